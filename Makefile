@@ -1,0 +1,128 @@
+# slurm-bridge: one non-recursive Makefile for the library, both daemons,
+# the tests and the local stack.  `make V=1` shows full commands.
+
+CC		?= cc
+PKGS		:= libcurl jansson libmicrohttpd gnutls yaml-0.1
+WARN		:= -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+		   -Wmissing-declarations -Wshadow -Wpointer-arith -Wcast-qual \
+		   -Wwrite-strings -Wformat=2
+OPT		?= -O2 -g
+CFLAGS		+= -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
+		   -Iinclude $(shell pkg-config --cflags $(PKGS))
+LDLIBS		+= $(shell pkg-config --libs $(PKGS)) -lslurm -pthread
+CHECK_CFLAGS	:= $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
+
+BUILD		?= build
+STACK_DIR	?= /var/lib/slurm-bridge-stack
+export STACK_DIR
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
+		   libk8s/client.c libk8s/request.c libk8s/object.c \
+		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c
+BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/slurm.c \
+		   $(BRIDGE_LIB_SRCS)
+ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c
+TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
+		   test/check_config.c test/check_translate.c \
+		   test/check_queue.c test/check_cache.c
+
+LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
+BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
+ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
+		   $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o)
+DEPS		:= $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
+		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
+
+all: libk8s.a slurm-bridge slurm-bridge-admission
+
+libk8s.a: $(LIBK8S_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+slurm-bridge: $(BRIDGE_OBJS) libk8s.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BRIDGE_OBJS) libk8s.a $(LDLIBS)
+
+slurm-bridge-admission: $(ADMISSION_OBJS) libk8s.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) libk8s.a $(LDLIBS)
+
+$(BUILD)/test/%.o: test/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Ibridge -c -o $@ $<
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/check_unit: $(TEST_OBJS) libk8s.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) libk8s.a \
+		$(CHECK_LIBS) $(LDLIBS)
+
+# Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
+check: $(BUILD)/check_unit
+	$(Q)$(BUILD)/check_unit
+
+check-valgrind: $(BUILD)/check_unit
+	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
+		--errors-for-leak-kinds=definite --track-origins=yes \
+		$(BUILD)/check_unit
+
+asan:
+	$(Q)$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" check
+
+# Debian packages for the build, the tests and the stack.
+deps:
+	$(Q)scripts/deps.sh
+
+cluster-up:
+	$(Q)scripts/cluster-up.sh
+
+cluster-down:
+	$(Q)scripts/cluster-down.sh
+
+bridge-up: all
+	$(Q)scripts/bridge-up.sh
+
+# End-to-end scenarios on the real stack (brought up if needed).
+e2e: all
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/bridge-up.sh
+	$(Q)test/e2e/run.sh
+
+# Everything CI runs: install, build, unit tests, end-to-end.
+test: deps
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) check
+	$(Q)$(MAKE) e2e
+
+demo: deps
+	$(Q)$(MAKE) all
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/demo.sh
+
+fmt:
+	$(Q)clang-format -i $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
+		$(TEST_SRCS) include/*.h bridge/*.h admission/*.h
+
+clean:
+	rm -rf build build-asan libk8s.a slurm-bridge slurm-bridge-admission
+
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down \
+	bridge-up e2e test demo fmt clean
+
+-include $(DEPS)

@@ -1,0 +1,178 @@
+/*
+ * slurm-bridge internals.  Threads: main (signals), one informer per watched
+ * kind (pods, nodes, namespaces), and the reconcile thread, which owns the
+ * cache and is the only caller of libslurm (through slurm.c).  They meet only
+ * in the event queue.
+ */
+#ifndef BRIDGE_H
+#define BRIDGE_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "k8s.h"
+
+#define BRIDGE_SCHEDULER_NAME	"slurm-bridge"
+#define BRIDGE_PARTITION	"slurm-bridge"
+#define BRIDGE_NS_LABEL		"slurm-bridge"
+#define BRIDGE_NS_LABEL_VALUE	"enabled"
+/* Every bridge job's comment starts with this marker. */
+#define BRIDGE_COMMENT_MARKER	"slurm-bridge:"
+
+#define ANN_PREFIX		"slurmjob.slinky.slurm.net/"
+#define LABEL_JOBID		"scheduler.slinky.slurm.net/slurm-jobid"
+#define ANN_SLURM_NODE		"slinky.slurm.net/slurm-node"
+#define LABEL_SLURM_NODENAME	"slinky.slurm.net/slurm-nodename"
+
+struct bridge_conf {
+	const char	*kubeconfig;
+	const char	*scheduler_name;
+	const char	*partition;
+	const char	*listen;
+	int		 verbose;
+	int		 poll_ms;	/* Slurm poll interval with pending jobs */
+	int		 idle_poll_ms;	/* ... with none */
+};
+
+/* queue.c: the one multi-producer, single-consumer event queue. */
+enum event_kind {
+	EV_POD,
+	EV_NODE,
+	EV_NAMESPACE
+};
+
+struct event {
+	enum event_kind		 kind;
+	enum k8s_event_type	 type;
+	json_t			*obj;	/* owned; NULL for SYNCED */
+	TAILQ_ENTRY(event)	 entry;
+};
+
+struct queue;
+
+struct queue	*queue_new(void);
+/* Frees queued events too. */
+void		 queue_free(struct queue *);
+/* Takes ev. */
+void		 queue_push(struct queue *, struct event *);
+/* Waits up to timeout_ms; returns an owned event or NULL. */
+struct event	*queue_pop(struct queue *, int timeout_ms);
+/* Makes pop return NULL at once from now on. */
+void		 queue_close(struct queue *);
+size_t		 queue_len(struct queue *);
+void		 event_free(struct event *);
+
+/* cache.c: a string-keyed hash map (owned by one thread). */
+struct map;
+
+typedef void	(*map_free_cb)(void *);
+
+struct map	*map_new(map_free_cb);
+/* Frees the values with the map's free callback. */
+void		 map_free(struct map *);
+void		*map_get(const struct map *, const char *key);
+/* Replaces (and frees) any old value; copies the key. */
+void		 map_put(struct map *, const char *key, void *value);
+/* Removes and frees. */
+void		 map_del(struct map *, const char *key);
+/* Removes without freeing; returns the value. */
+void		*map_take(struct map *, const char *key);
+size_t		 map_count(const struct map *);
+/* Iteration: *iter starts at 0; returns 0 when done. */
+int		 map_next(const struct map *, size_t *iter, const char **key,
+		    void **value);
+
+/* translate.c: pod -> Slurm job description (pure). */
+struct jobspec {
+	char		*name;
+	char		*comment;
+	char		*admin_comment;
+	char		*partition;
+	char		*account;
+	char		*qos;
+	char		*reservation;
+	char		*constraints;
+	char		*tres_per_task;	/* "gres:gpu:2" or NULL */
+	uint32_t	 ntasks;
+	uint32_t	 cpus_per_task;
+	uint64_t	 mem_per_cpu_mb;	/* 0: Slurm default */
+	uint32_t	 time_limit;	/* minutes; 0: partition default */
+	uint32_t	 priority;	/* 0: Slurm decides */
+	int		 exclusive;
+};
+
+struct translate_conf {
+	const char	*partition;	/* default partition */
+	int		 exclusive;	/* default placement */
+};
+
+void	jobspec_init(struct jobspec *);
+void	jobspec_cleanup(struct jobspec *);
+/*
+ * Fills js for one pod.  On invalid input returns -1 with a message naming
+ * the field and the accepted form in err.
+ */
+int	translate_pod(const json_t *pod, const struct translate_conf *,
+	    struct jobspec *js, char *err, size_t errlen);
+/* Pod resources: CPU in millicores and memory in bytes, GPUs in units. */
+int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
+	    int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen);
+/* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
+json_t	*translate_admin_pods(const char *admin_comment);
+
+/* slurm.c: the only libslurm user.  Runs on the reconcile thread. */
+enum sjob_phase {
+	SJOB_PENDING,
+	SJOB_RUNNING,
+	SJOB_ENDED
+};
+
+struct sjob {
+	uint32_t	 id;
+	enum sjob_phase	 phase;
+	const char	*state;		/* "PENDING", "CANCELLED", ... */
+	const char	*reason;	/* pending/end reason, "None" if none */
+	const char	*nodes;		/* hostlist expression or NULL */
+	const char	*admin_comment;
+	const char	*name;
+	time_t		 submit_time;
+	time_t		 start_time;
+};
+
+typedef void	(*sjob_cb)(const struct sjob *, void *arg);
+
+int	sctl_init(void);
+void	sctl_fini(void);
+/*
+ * Submits an allocation-only placeholder.  Returns 0 with *jobid and, when
+ * Slurm allocated at once, *nodes (a new string) set; -1 with err filled.
+ */
+int	sctl_submit(const struct jobspec *, uint32_t *jobid, char **nodes,
+	    char *err, size_t errlen);
+int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
+/*
+ * Calls cb for every bridge job when anything changed since *since (0: load
+ * everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
+ * error.
+ */
+int	sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err,
+	    size_t errlen);
+/* Expands a hostlist ("n[1-3]") into a new array of node names. */
+json_t	*sctl_hostlist_expand(const char *hostlist);
+
+/* reconcile.c */
+struct reconcile;
+
+struct reconcile	*reconcile_new(const struct bridge_conf *,
+			    const struct k8s_config *, struct queue *);
+void			 reconcile_free(struct reconcile *);
+int			 reconcile_start(struct reconcile *);
+/* Sets the stop flag, closes nothing; join with reconcile_join. */
+void			 reconcile_stop(struct reconcile *);
+void			 reconcile_join(struct reconcile *);
+
+#endif /* BRIDGE_H */

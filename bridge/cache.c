@@ -1,0 +1,190 @@
+/*
+ * A string-keyed hash map with open addressing and linear probing, used by
+ * the reconcile thread for its pod, node, namespace and job indexes.  Not
+ * thread-safe: it belongs to the thread that made it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+
+struct map_slot {
+	char	*key;		/* NULL: empty; MAP_TOMB: deleted */
+	void	*value;
+	uint64_t hash;
+};
+
+struct map {
+	struct map_slot	*slots;
+	size_t		 cap;		/* power of two */
+	size_t		 count;
+	size_t		 used;		/* count + tombstones */
+	map_free_cb	 free_cb;
+};
+
+static char	map_tomb;
+#define MAP_TOMB	(&map_tomb)
+
+/* FNV-1a. */
+static uint64_t
+map_hash(const char *s)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return (h);
+}
+
+struct map *
+map_new(map_free_cb free_cb)
+{
+	struct map	*m;
+
+	m = xcalloc(1, sizeof(*m));
+	m->cap = 64;
+	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	m->free_cb = free_cb;
+	return (m);
+}
+
+void
+map_free(struct map *m)
+{
+	size_t	i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->cap; i++) {
+		if (m->slots[i].key == NULL || m->slots[i].key == MAP_TOMB)
+			continue;
+		if (m->free_cb != NULL)
+			m->free_cb(m->slots[i].value);
+		free(m->slots[i].key);
+	}
+	free(m->slots);
+	free(m);
+}
+
+/* Returns the slot holding key, or NULL. */
+static struct map_slot *
+map_find(const struct map *m, const char *key, uint64_t h)
+{
+	size_t	i, mask = m->cap - 1;
+
+	for (i = h & mask;; i = (i + 1) & mask) {
+		struct map_slot *s = &m->slots[i];
+		if (s->key == NULL)
+			return (NULL);
+		if (s->key != MAP_TOMB && s->hash == h &&
+		    strcmp(s->key, key) == 0)
+			return (s);
+	}
+}
+
+static void
+map_resize(struct map *m, size_t cap)
+{
+	struct map_slot	*old = m->slots;
+	size_t		 i, j, oldcap = m->cap, mask = cap - 1;
+
+	m->slots = xcalloc(cap, sizeof(*m->slots));
+	m->cap = cap;
+	m->used = m->count;
+	for (i = 0; i < oldcap; i++) {
+		if (old[i].key == NULL || old[i].key == MAP_TOMB)
+			continue;
+		for (j = old[i].hash & mask; m->slots[j].key != NULL;
+		    j = (j + 1) & mask)
+			;
+		m->slots[j] = old[i];
+	}
+	free(old);
+}
+
+void *
+map_get(const struct map *m, const char *key)
+{
+	struct map_slot	*s = map_find(m, key, map_hash(key));
+
+	return (s != NULL ? s->value : NULL);
+}
+
+void
+map_put(struct map *m, const char *key, void *value)
+{
+	uint64_t	 h = map_hash(key);
+	struct map_slot	*s;
+	size_t		 i, mask;
+
+	if ((s = map_find(m, key, h)) != NULL) {
+		if (m->free_cb != NULL && s->value != value)
+			m->free_cb(s->value);
+		s->value = value;
+		return;
+	}
+	if ((m->used + 1) * 4 >= m->cap * 3)
+		map_resize(m, m->count * 2 >= m->cap / 2 ? m->cap * 2 :
+		    m->cap);
+	mask = m->cap - 1;
+	for (i = h & mask; m->slots[i].key != NULL &&
+	    m->slots[i].key != MAP_TOMB; i = (i + 1) & mask)
+		;
+	if (m->slots[i].key == NULL)
+		m->used++;
+	m->slots[i].key = xstrdup(key);
+	m->slots[i].value = value;
+	m->slots[i].hash = h;
+	m->count++;
+}
+
+void *
+map_take(struct map *m, const char *key)
+{
+	struct map_slot	*s = map_find(m, key, map_hash(key));
+	void		*v;
+
+	if (s == NULL)
+		return (NULL);
+	v = s->value;
+	free(s->key);
+	s->key = MAP_TOMB;
+	s->value = NULL;
+	m->count--;
+	return (v);
+}
+
+void
+map_del(struct map *m, const char *key)
+{
+	void	*v = map_take(m, key);
+
+	if (v != NULL && m->free_cb != NULL)
+		m->free_cb(v);
+}
+
+size_t
+map_count(const struct map *m)
+{
+	return (m->count);
+}
+
+int
+map_next(const struct map *m, size_t *iter, const char **key, void **value)
+{
+	while (*iter < m->cap) {
+		struct map_slot *s = &m->slots[(*iter)++];
+		if (s->key == NULL || s->key == MAP_TOMB)
+			continue;
+		if (key != NULL)
+			*key = s->key;
+		if (value != NULL)
+			*value = s->value;
+		return (1);
+	}
+	return (0);
+}

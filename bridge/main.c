@@ -1,0 +1,219 @@
+/*
+ * slurm-bridge: places Kubernetes pods through Slurm.  main parses flags,
+ * initializes libcurl, jansson and libslurm in that order, starts one
+ * informer thread per watched kind and the reconcile thread, then waits for
+ * SIGINT/SIGTERM with sigwait() and shuts everything down in order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "k8s.h"
+#include "bridge.h"
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: slurm-bridge [options]\n"
+"  --kubeconfig PATH      kubeconfig (default: $KUBECONFIG, in-cluster,\n"
+"                         ~/.kube/config)             [BRIDGE_KUBECONFIG]\n"
+"  --scheduler-name NAME  pods to schedule (default " BRIDGE_SCHEDULER_NAME ")\n"
+"  --partition NAME       default Slurm partition (default "
+	    BRIDGE_PARTITION ")\n"
+"  --poll-ms N            Slurm poll interval with pending jobs (100)\n"
+"  -n                     check the configuration and exit\n"
+"  -v                     more logging (repeatable)\n"
+"  -h, --help             this text\n");
+}
+
+struct informer_ctx {
+	struct queue	*queue;
+	enum event_kind	 kind;
+};
+
+/* Runs on an informer thread: moves the object into the queue. */
+static void
+informer_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
+    void *arg)
+{
+	struct informer_ctx	*ctx = arg;
+	struct event		*ev;
+
+	(void)old;
+	ev = calloc(1, sizeof(*ev));
+	if (ev == NULL)
+		fatalx("%s: calloc", __func__);
+	ev->kind = ctx->kind;
+	ev->type = type;
+	ev->obj = obj;
+	queue_push(ctx->queue, ev);
+}
+
+static const char *
+env_or(const char *name, const char *def)
+{
+	const char	*v = getenv(name);
+
+	return (v != NULL && *v != '\0' ? v : def);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option	 longopts[] = {
+		{ "kubeconfig",		required_argument, NULL, 'k' },
+		{ "scheduler-name",	required_argument, NULL, 's' },
+		{ "partition",		required_argument, NULL, 'p' },
+		{ "poll-ms",		required_argument, NULL, 'P' },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ NULL,			0,		   NULL, 0 }
+	};
+	struct bridge_conf	 conf;
+	struct k8s_config	*kconf;
+	struct k8s_error	 err;
+	struct queue		*queue;
+	struct reconcile	*rec;
+	struct k8s_informer	*inf[3];
+	struct informer_ctx	 ctx[3];
+	struct k8s_informer_opts o;
+	char			*sel, *end;
+	sigset_t		 set;
+	int			 ch, sig, checkonly = 0, i;
+	long			 n;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.kubeconfig = env_or("BRIDGE_KUBECONFIG", NULL);
+	conf.scheduler_name = env_or("BRIDGE_SCHEDULER_NAME",
+	    BRIDGE_SCHEDULER_NAME);
+	conf.partition = env_or("BRIDGE_PARTITION", BRIDGE_PARTITION);
+	conf.poll_ms = 100;
+	conf.idle_poll_ms = 1000;
+	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'k':
+			conf.kubeconfig = optarg;
+			break;
+		case 's':
+			conf.scheduler_name = optarg;
+			break;
+		case 'p':
+			conf.partition = optarg;
+			break;
+		case 'P':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (*end != '\0' || errno != 0 || n < 10 || n > 60000) {
+				fprintf(stderr, "slurm-bridge: --poll-ms: "
+				    "\"%s\" is not a number of milliseconds "
+				    "from 10 to 60000\n", optarg);
+				return (2);
+			}
+			conf.poll_ms = (int)n;
+			break;
+		case 'n':
+			checkonly = 1;
+			break;
+		case 'v':
+			conf.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return (0);
+		default:
+			usage(stderr);
+			return (2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return (2);
+	}
+	log_init(conf.verbose);
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		fatalx("curl_global_init failed");
+	json_object_seed(0);
+	if ((kconf = k8s_config_default(conf.kubeconfig, &err)) == NULL)
+		fatalx("kubeconfig: %s", err.text);
+	if (checkonly) {
+		printf("configuration OK\n");
+		k8s_config_free(kconf);
+		curl_global_cleanup();
+		return (0);
+	}
+	sctl_init();
+
+	/* Threads inherit this mask; only main receives the signals. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	queue = queue_new();
+	if ((rec = reconcile_new(&conf, kconf, queue)) == NULL ||
+	    reconcile_start(rec) == -1)
+		fatalx("cannot start the reconcile thread");
+
+	xasprintf(&sel, "spec.schedulerName=%s", conf.scheduler_name);
+	for (i = 0; i < 3; i++) {
+		memset(&o, 0, sizeof(o));
+		ctx[i].queue = queue;
+		switch (i) {
+		case 0:
+			ctx[i].kind = EV_POD;
+			o.path = "/api/v1/pods";
+			o.field_selector = sel;
+			o.name = "watch/pods";
+			break;
+		case 1:
+			ctx[i].kind = EV_NODE;
+			o.path = "/api/v1/nodes";
+			o.name = "watch/nodes";
+			break;
+		default:
+			ctx[i].kind = EV_NAMESPACE;
+			o.path = "/api/v1/namespaces";
+			o.name = "watch/namespaces";
+			break;
+		}
+		inf[i] = k8s_informer_new(kconf, &o, informer_cb, &ctx[i]);
+		if (k8s_informer_start(inf[i]) == -1)
+			fatal("%s: start", o.name);
+	}
+	free(sel);
+	log_info("slurm-bridge: scheduling pods with schedulerName %s via "
+	    "partition %s on %s", conf.scheduler_name, conf.partition,
+	    k8s_config_server(kconf));
+
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+	}
+	log_info("slurm-bridge: signal %d, stopping", sig);
+	for (i = 0; i < 3; i++)
+		k8s_informer_stop(inf[i]);
+	reconcile_stop(rec);
+	queue_close(queue);
+	reconcile_join(rec);
+	for (i = 0; i < 3; i++)
+		k8s_informer_free(inf[i]);
+	reconcile_free(rec);
+	queue_free(queue);
+	sctl_fini();
+	k8s_config_free(kconf);
+	curl_global_cleanup();
+	return (0);
+}

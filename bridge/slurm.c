@@ -1,0 +1,175 @@
+/*
+ * The only libslurm user.  Submits allocation-only placeholder jobs (the way
+ * salloc holds an allocation with no command: no process runs on any node),
+ * cancels them, and polls job state incrementally with slurm_load_jobs'
+ * update_time.  Runs on the reconcile thread only.  The function prefix is
+ * sctl_ because libslurm owns the slurm_ namespace.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+
+/* Exported by libslurm but not declared in slurm.h (22.05). */
+extern char	*slurm_job_state_string(uint32_t);
+extern char	*slurm_job_reason_string(enum job_state_reason);
+
+static const char *
+sctl_strerror(void)
+{
+	return (slurm_strerror(slurm_get_errno()));
+}
+
+int
+sctl_init(void)
+{
+	slurm_init(NULL);
+	return (0);
+}
+
+void
+sctl_fini(void)
+{
+	slurm_fini();
+}
+
+/* The strings are borrowed from js: libslurm only reads them here. */
+static void
+sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
+{
+	slurm_init_job_desc_msg(d);
+	d->name = js->name;
+	d->comment = js->comment;
+	d->admin_comment = js->admin_comment;
+	d->partition = js->partition;
+	d->account = js->account;
+	d->qos = js->qos;
+	d->reservation = js->reservation;
+	d->features = js->constraints;
+	d->tres_per_task = js->tres_per_task;
+	d->num_tasks = js->ntasks;
+	d->cpus_per_task = (uint16_t)js->cpus_per_task;
+	d->min_cpus = js->ntasks * js->cpus_per_task;
+	d->min_nodes = 1;
+	if (js->exclusive) {
+		/* One pod per node, and the node is not shared. */
+		d->min_nodes = d->max_nodes = js->ntasks;
+		d->ntasks_per_node = 1;
+		d->shared = JOB_SHARED_NONE;
+	} else if (js->ntasks == 1)
+		d->max_nodes = 1;
+	if (js->mem_per_cpu_mb > 0)
+		d->pn_min_memory = js->mem_per_cpu_mb | MEM_PER_CPU;
+	if (js->time_limit > 0)
+		d->time_limit = js->time_limit;
+	if (js->priority > 0)
+		d->priority = js->priority;
+	d->user_id = getuid();
+	d->group_id = getgid();
+	d->work_dir = (char *)(uintptr_t)"/";
+}
+
+int
+sctl_submit(const struct jobspec *js, uint32_t *jobid, char **nodes,
+    char *err, size_t errlen)
+{
+	job_desc_msg_t				 d;
+	resource_allocation_response_msg_t	*resp = NULL;
+
+	*jobid = 0;
+	*nodes = NULL;
+	sctl_desc_fill(&d, js);
+	if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
+		snprintf(err, errlen, "slurm_allocate_resources: %s",
+		    sctl_strerror());
+		slurm_free_resource_allocation_response_msg(resp);
+		return (-1);
+	}
+	*jobid = resp->job_id;
+	if (resp->node_list != NULL && *resp->node_list != '\0')
+		*nodes = xstrdup(resp->node_list);
+	slurm_free_resource_allocation_response_msg(resp);
+	return (0);
+}
+
+int
+sctl_cancel(uint32_t jobid, char *err, size_t errlen)
+{
+	if (slurm_kill_job(jobid, SIGKILL, 0) == SLURM_SUCCESS)
+		return (0);
+	/* Already gone is what we wanted. */
+	if (slurm_get_errno() == ESLURM_ALREADY_DONE ||
+	    slurm_get_errno() == ESLURM_INVALID_JOB_ID)
+		return (0);
+	snprintf(err, errlen, "slurm_kill_job %u: %s", jobid, sctl_strerror());
+	return (-1);
+}
+
+int
+sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
+{
+	job_info_msg_t	*msg = NULL;
+	slurm_job_info_t *j;
+	struct sjob	 sj;
+	uint32_t	 i, base;
+
+	if (slurm_load_jobs(*since, &msg, SHOW_ALL | SHOW_DETAIL) !=
+	    SLURM_SUCCESS) {
+		if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA)
+			return (1);
+		snprintf(err, errlen, "slurm_load_jobs: %s", sctl_strerror());
+		return (-1);
+	}
+	*since = msg->last_update;
+	for (i = 0; i < msg->record_count; i++) {
+		j = &msg->job_array[i];
+		if (j->comment == NULL || strncmp(j->comment,
+		    BRIDGE_COMMENT_MARKER, strlen(BRIDGE_COMMENT_MARKER)) != 0)
+			continue;
+		memset(&sj, 0, sizeof(sj));
+		sj.id = j->job_id;
+		base = j->job_state & JOB_STATE_BASE;
+		if (base == JOB_PENDING)
+			sj.phase = SJOB_PENDING;
+		else if (base == JOB_RUNNING || base == JOB_SUSPENDED)
+			sj.phase = SJOB_RUNNING;
+		else
+			sj.phase = SJOB_ENDED;
+		sj.state = slurm_job_state_string(j->job_state);
+		sj.reason = slurm_job_reason_string(j->state_reason);
+		sj.nodes = j->nodes;
+		sj.admin_comment = j->admin_comment;
+		sj.name = j->name;
+		sj.submit_time = j->submit_time;
+		sj.start_time = j->start_time;
+		cb(&sj, arg);
+	}
+	slurm_free_job_info_msg(msg);
+	return (0);
+}
+
+json_t *
+sctl_hostlist_expand(const char *hostlist)
+{
+	hostlist_t	 hl;
+	json_t		*arr;
+	char		*h;
+
+	if (hostlist == NULL || (hl = slurm_hostlist_create(hostlist)) == NULL)
+		return (NULL);
+	arr = json_array();
+	while ((h = slurm_hostlist_shift(hl)) != NULL) {
+		json_array_append_new(arr, json_string(h));
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return (arr);
+}

@@ -1,0 +1,177 @@
+/*
+ * libk8s: a small Kubernetes API client.
+ *
+ * - Config: kubeconfig (current or named context; certificates and CA as
+ *   files or inline *-data; bearer token) or in-cluster service account.
+ * - Client: one curl easy handle per client; a client belongs to one thread
+ *   and is never shared.  Errors come back in a caller-owned struct
+ *   k8s_error; the library never logs and never exits on runtime errors.
+ * - Watch: a streaming parser for the JSON watch protocol, and an informer
+ *   thread that lists, watches from the list's resourceVersion, follows
+ *   bookmarks, relists on 410 Gone (HTTP or in-stream) and keeps a keyed
+ *   store so that a relist produces synthetic deletes.
+ *
+ * Ownership: every _new has a _free (which accepts NULL).  json_t results
+ * passed out through a json_t ** are new references owned by the caller.
+ */
+#ifndef K8S_H
+#define K8S_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct k8s_error {
+	long	status;		/* HTTP status, or 0 when no response */
+	char	reason[64];	/* Status.reason, or a short local reason */
+	char	text[256];	/* Status.message, or a local description */
+};
+
+/* config.c */
+struct k8s_config;
+
+/*
+ * Loads a kubeconfig file.  context may be NULL for the current context.
+ * Returns a new config or NULL with err filled.
+ */
+struct k8s_config	*k8s_config_load(const char *path, const char *context,
+			    struct k8s_error *err);
+/* In-cluster config from the service-account mount; NULL if not in a pod. */
+struct k8s_config	*k8s_config_incluster(struct k8s_error *err);
+/*
+ * The usual lookup: path if given, else $KUBECONFIG, else in-cluster, else
+ * ~/.kube/config.
+ */
+struct k8s_config	*k8s_config_default(const char *path,
+			    struct k8s_error *err);
+void			 k8s_config_free(struct k8s_config *);
+/* Borrowed strings, valid while the config lives. */
+const char		*k8s_config_server(const struct k8s_config *);
+const char		*k8s_config_namespace(const struct k8s_config *);
+
+/* client.c */
+struct k8s_client;
+
+/* The config must outlive the client; it is read-only and may be shared. */
+struct k8s_client	*k8s_client_new(const struct k8s_config *,
+			    struct k8s_error *err);
+void			 k8s_client_free(struct k8s_client *);
+/* Client-side rate limit (token bucket); 0 disables.  Default 50/100. */
+void			 k8s_client_set_rate(struct k8s_client *, double qps,
+			    int burst);
+/* Whole-request timeout in milliseconds (default 30000). */
+void			 k8s_client_set_timeout(struct k8s_client *, long ms);
+
+enum k8s_patch {
+	K8S_PATCH_MERGE,	/* application/merge-patch+json */
+	K8S_PATCH_STRATEGIC,	/* application/strategic-merge-patch+json */
+	K8S_PATCH_JSON		/* application/json-patch+json */
+};
+
+/*
+ * Performs one request.  path is absolute ("/api/v1/pods?limit=1").  body
+ * may be NULL.  On success (2xx) returns 0 and, if out is not NULL, stores
+ * the parsed response (or NULL for an empty body).  Otherwise returns -1
+ * with err filled from the API's Status object or the transport error.
+ */
+int	k8s_request(struct k8s_client *, const char *method, const char *path,
+	    const char *content_type, const json_t *body, json_t **out,
+	    struct k8s_error *err);
+int	k8s_get(struct k8s_client *, const char *path, json_t **out,
+	    struct k8s_error *err);
+int	k8s_create(struct k8s_client *, const char *path, const json_t *body,
+	    json_t **out, struct k8s_error *err);
+int	k8s_patch(struct k8s_client *, const char *path, enum k8s_patch,
+	    const json_t *patch, json_t **out, struct k8s_error *err);
+int	k8s_delete(struct k8s_client *, const char *path, const json_t *opts,
+	    struct k8s_error *err);
+
+/* Binds a pod, with its UID as precondition. */
+int	k8s_pod_bind(struct k8s_client *, const char *ns, const char *name,
+	    const char *uid, const char *node, struct k8s_error *err);
+
+/* object.c: borrowed accessors; NULL or 0 when absent. */
+const char	*k8s_obj_str(const json_t *obj, const char *dotted_path);
+json_t		*k8s_obj_get(const json_t *obj, const char *dotted_path);
+const char	*k8s_obj_name(const json_t *);
+const char	*k8s_obj_namespace(const json_t *);
+const char	*k8s_obj_uid(const json_t *);
+const char	*k8s_obj_label(const json_t *, const char *key);
+const char	*k8s_obj_annotation(const json_t *, const char *key);
+/* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */
+char		*k8s_obj_key(const json_t *, char *key, size_t keylen);
+/* Percent-encodes s for a query string into a new string. */
+char		*k8s_urlencode(const char *s);
+
+/* quantity.c: Kubernetes resource quantities ("500m", "2Gi", "1e3"). */
+/* Value rounded up to a whole unit.  0, or -1 on syntax or overflow. */
+int	k8s_quantity_value(const char *s, int64_t *out);
+/* Value in thousandths, rounded up.  0, or -1 on syntax or overflow. */
+int	k8s_quantity_milli(const char *s, int64_t *out);
+
+/* watch.c: the streaming watch parser (pure; used by the informer). */
+enum k8s_event_type {
+	K8S_EVENT_ADDED,
+	K8S_EVENT_MODIFIED,
+	K8S_EVENT_DELETED,
+	K8S_EVENT_BOOKMARK,
+	K8S_EVENT_ERROR,
+	K8S_EVENT_SYNCED	/* informer only: list done, store complete */
+};
+
+const char	*k8s_event_type_name(enum k8s_event_type);
+
+struct k8s_watch_parser;
+
+/*
+ * Called once per complete watch event.  obj is a new reference that the
+ * callback takes.  Return 0 to go on, -1 to stop feeding.
+ */
+typedef int	(*k8s_watch_cb)(enum k8s_event_type, json_t *obj, void *arg);
+
+/* max is the largest single event accepted, in bytes (0: 64 MiB). */
+struct k8s_watch_parser	*k8s_watch_parser_new(size_t max);
+void			 k8s_watch_parser_free(struct k8s_watch_parser *);
+/*
+ * Feeds bytes of the stream; objects may be split across calls and several
+ * may arrive in one.  Returns 0, or -1 on malformed input or when the
+ * callback asked to stop; err says which.
+ */
+int	k8s_watch_parser_feed(struct k8s_watch_parser *, const char *data,
+	    size_t len, k8s_watch_cb cb, void *arg, struct k8s_error *err);
+/* Bytes of an incomplete event still buffered (a truncated final object). */
+size_t	k8s_watch_parser_pending(const struct k8s_watch_parser *);
+
+/* informer.c */
+struct k8s_informer;
+
+/*
+ * Informer callback, run on the informer's thread.  obj is a new reference
+ * that the callback takes (NULL for K8S_EVENT_SYNCED).  For updates, old
+ * (borrowed, may be NULL) is the previous stored version.
+ */
+typedef void	(*k8s_informer_cb)(enum k8s_event_type, json_t *obj,
+		    const json_t *old, void *arg);
+
+struct k8s_informer_opts {
+	const char	*path;		/* collection, e.g. "/api/v1/pods" */
+	const char	*field_selector;	/* may be NULL */
+	const char	*label_selector;	/* may be NULL */
+	const char	*name;		/* thread/log name, e.g. "watch/pods" */
+	int		 timeout_seconds;	/* per watch; 0: 300 */
+};
+
+/* The config must outlive the informer.  The opts strings are copied. */
+struct k8s_informer	*k8s_informer_new(const struct k8s_config *,
+			    const struct k8s_informer_opts *, k8s_informer_cb,
+			    void *arg);
+int			 k8s_informer_start(struct k8s_informer *);
+/* Asks the thread to stop and joins it; returns within about a second. */
+void			 k8s_informer_stop(struct k8s_informer *);
+void			 k8s_informer_free(struct k8s_informer *);
+/* Counters, readable from any thread. */
+uint64_t		 k8s_informer_relists(const struct k8s_informer *);
+uint64_t		 k8s_informer_restarts(const struct k8s_informer *);
+
+#endif /* K8S_H */

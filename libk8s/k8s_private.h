@@ -1,0 +1,51 @@
+/*
+ * Internals shared between libk8s files.  Never included from outside
+ * libk8s.
+ */
+#ifndef K8S_PRIVATE_H
+#define K8S_PRIVATE_H
+
+#include <sys/types.h>
+
+#include <stdatomic.h>
+
+#include "k8s.h"
+#include "xmalloc.h"
+
+struct k8s_config {
+	char	*server;	/* https://host:port, no trailing slash */
+	char	*ns;		/* context namespace, "default" if unset */
+	char	*ca_file;
+	char	*ca_pem;	/* decoded certificate-authority-data */
+	size_t	 ca_len;
+	char	*cert_file;
+	char	*key_file;
+	char	*cert_pem;
+	size_t	 cert_len;
+	char	*key_pem;
+	size_t	 key_len;
+	char	*token;		/* static bearer token */
+	char	*token_file;	/* re-read when it changes (rotation) */
+	int	 insecure;	/* insecure-skip-tls-verify */
+};
+
+/* config.c */
+json_t	*k8s_yaml_load(const char *path, struct k8s_error *);
+int	 k8s_base64_decode(const char *in, char **out, size_t *outlen);
+
+/* client.c */
+void	 k8s_error_set(struct k8s_error *, long status, const char *reason,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void	 k8s_error_from_status(struct k8s_error *, long status,
+	    const char *body, size_t len);
+/*
+ * Streams a GET: write_cb receives the body as it arrives; abort_cb is
+ * polled at least once a second and stops the transfer when it returns
+ * nonzero.  Returns 0 on a 2xx response that ended normally, -1 otherwise.
+ */
+typedef size_t	(*k8s_write_cb)(char *, size_t, size_t, void *);
+int	 k8s_stream(struct k8s_client *, const char *path, k8s_write_cb,
+	    void *arg, int (*abort_cb)(void *), void *abort_arg,
+	    struct k8s_error *);
+
+#endif /* K8S_PRIVATE_H */

@@ -1,0 +1,176 @@
+/*
+ * Allocation wrappers and the growable byte buffer.  Out of memory is fatal:
+ * a daemon that cannot allocate is restarted by Kubernetes, which is simpler
+ * and safer than threading ENOMEM through every caller.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+
+void *
+xmalloc(size_t size)
+{
+	void	*p;
+
+	if ((p = malloc(size == 0 ? 1 : size)) == NULL)
+		fatalx("xmalloc: out of memory (%zu bytes)", size);
+	return (p);
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size)) == NULL)
+		fatalx("xcalloc: out of memory (%zu x %zu bytes)", n, size);
+	return (p);
+}
+
+void *
+xreallocarray(void *old, size_t n, size_t size)
+{
+	void	*p;
+
+	if (size != 0 && n > SIZE_MAX / size)
+		fatalx("xreallocarray: %zu x %zu overflows", n, size);
+	if ((p = realloc(old, n * size == 0 ? 1 : n * size)) == NULL)
+		fatalx("xreallocarray: out of memory (%zu x %zu bytes)", n,
+		    size);
+	return (p);
+}
+
+char *
+xstrdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s)) == NULL)
+		fatalx("xstrdup: out of memory");
+	return (p);
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char	*p;
+
+	if ((p = strndup(s, n)) == NULL)
+		fatalx("xstrndup: out of memory");
+	return (p);
+}
+
+int
+xasprintf(char **ret, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vasprintf(ret, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		fatalx("xasprintf: out of memory");
+	return (n);
+}
+
+void
+buf_init(struct buf *b)
+{
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+buf_cleanup(struct buf *b)
+{
+	free(b->data);
+	buf_init(b);
+}
+
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data != NULL)
+		b->data[0] = '\0';
+}
+
+static void
+buf_grow(struct buf *b, size_t more)
+{
+	size_t	need;
+
+	if (more > SIZE_MAX - b->len - 1)
+		fatalx("buf_grow: size overflow");
+	need = b->len + more + 1;
+	if (need <= b->cap)
+		return;
+	if (b->cap == 0)
+		b->cap = 256;
+	while (b->cap < need)
+		b->cap = b->cap > SIZE_MAX / 2 ? need : b->cap * 2;
+	b->data = xreallocarray(b->data, 1, b->cap);
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	if (n != 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_addstr(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatalx("buf_printf: bad format");
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_consume(struct buf *b, size_t n)
+{
+	if (n >= b->len) {
+		buf_reset(b);
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+	b->data[b->len] = '\0';
+}
+
+char *
+buf_release(struct buf *b)
+{
+	char	*p = b->data;
+
+	if (p == NULL)
+		p = xstrdup("");
+	buf_init(b);
+	return (p);
+}

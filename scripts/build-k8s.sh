@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes side of the local stack from Go modules and caches the
+# binaries outside the tree, keyed by version:
+#   $K8S_CACHE/k8s-$K8S_VERSION/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   $K8S_CACHE/kwok-$KWOK_VERSION/kwok
+# Usage: build-k8s.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kwok|etcd ...]
+# With no argument it builds everything the stack needs. Binaries already in
+# the cache are reused; the first build takes several minutes on two cores.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.34.4}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+
+staging_version() { echo "v0.${K8S_VERSION#v1.}"; }
+
+# A helper module that requires k8s.io/kubernetes and points every staging
+# module (which upstream replaces with ./staging/...) at its published v0.x.
+k8s_module() {
+	local dir=$K8S_CACHE/k8s-$K8S_VERSION/src
+	if [ -f "$dir/.ready" ]; then echo "$dir"; return; fi
+	mkdir -p "$dir"
+	local gomod
+	gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
+		sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+	{
+		echo "module slurm-bridge.local/k8sbuild"
+		echo
+		echo "go 1.24"
+		echo
+		echo "require k8s.io/kubernetes $K8S_VERSION"
+		echo
+		sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$gomod" |
+			while read -r m; do echo "replace $m => $m $(staging_version)"; done
+	} >"$dir/go.mod"
+	cat >"$dir/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+	(cd "$dir" && go mod tidy -e >/dev/null 2>&1 || true)
+	(cd "$dir" && go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null)
+	touch "$dir/.ready"
+	echo "$dir"
+}
+
+build_k8s() {
+	local name=$1 out=$K8S_CACHE/k8s-$K8S_VERSION/$1
+	[ -x "$out" ] && { echo "build-k8s: cached $out"; return; }
+	local dir; dir=$(k8s_module)
+	echo "build-k8s: building $name $K8S_VERSION (slow the first time)"
+	local pkg=k8s.io/component-base/version
+	(cd "$dir" && go build -trimpath -o "$out.tmp" \
+		-ldflags "-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
+		"k8s.io/kubernetes/cmd/$name")
+	mv "$out.tmp" "$out"
+	echo "build-k8s: built $out"
+}
+
+build_kwok() {
+	local dir=$K8S_CACHE/kwok-$KWOK_VERSION
+	[ -x "$dir/kwok" ] && { echo "build-k8s: cached $dir/kwok"; return; }
+	mkdir -p "$dir"
+	echo "build-k8s: building kwok $KWOK_VERSION"
+	GOBIN=$dir go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+	echo "build-k8s: built $dir/kwok"
+}
+
+build_etcd() {
+	local dir=$K8S_CACHE/etcd-$ETCD_VERSION
+	[ -x "$dir/etcd" ] && { echo "build-k8s: cached $dir/etcd"; return; }
+	mkdir -p "$dir"
+	echo "build-k8s: building etcd $ETCD_VERSION"
+	GOBIN=$dir go install -trimpath -ldflags "-s -w" "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+	[ -x "$dir/server" ] && mv "$dir/server" "$dir/etcd"
+	echo "build-k8s: built $dir/etcd"
+}
+
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(kube-apiserver kube-controller-manager kwok)
+for t in "${targets[@]}"; do
+	case $t in
+	kube-apiserver|kube-controller-manager|kube-scheduler) build_k8s "$t" ;;
+	kwok) build_kwok ;;
+	etcd) build_etcd ;;
+	*) echo "build-k8s: unknown target $t" >&2; exit 2 ;;
+	esac
+done

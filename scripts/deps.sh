@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that the build, the tests and the local stack
+# need. Idempotent: packages already present are not touched, and nothing is
+# started by the maintainer scripts (policy-rc.d answers 101 while we install).
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential pkg-config libcurl4-openssl-dev libjansson-dev
+	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev
+	# stack
+	munge slurmctld slurmd slurmdbd slurm-client mariadb-server
+	etcd-server openssl curl procps psmisc iproute2 kmod
+	# test tooling
+	valgrind clang
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: must run as root to install packages" >&2
+	exit 1
+fi
+created_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 0755 /usr/sbin/policy-rc.d
+	created_policy=1
+fi
+cleanup() { [ "$created_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d; }
+trap cleanup EXIT
+export DEBIAN_FRONTEND=noninteractive
+# An old or empty package list finds nothing: refresh it when older than a day.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -n1)" ]; then
+	apt-get update -q
+fi
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The packages may have started daemons despite policy-rc.d on some images;
+# the stack runs its own instances, so stop the system ones.
+for d in slurmctld slurmd slurmdbd munged mariadbd etcd; do
+	pkill -x "$d" 2>/dev/null || true
+done
+echo "deps: done"

@@ -1,0 +1,27 @@
+/*
+ * The unit-test runner: one suite per module, all in one SRunner so that
+ * Check prints its standard summary line.  CK_RUN_SUITE picks one suite.
+ */
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "check_suites.h"
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(quantity_suite());
+	srunner_add_suite(sr, watch_suite());
+	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, translate_suite());
+	srunner_add_suite(sr, queue_suite());
+	srunner_add_suite(sr, cache_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

@@ -1,0 +1,90 @@
+/* The event queue: order, timeout, close, and a producer thread. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <check.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+#include "check_suites.h"
+
+static struct event *
+ev_new(int n)
+{
+	struct event	*ev = xcalloc(1, sizeof(*ev));
+
+	ev->kind = EV_POD;
+	ev->obj = json_integer(n);
+	return (ev);
+}
+
+START_TEST(test_queue_fifo_timeout)
+{
+	struct queue	*q = queue_new();
+	struct event	*ev;
+	struct timespec	 a, b;
+	int		 i;
+
+	for (i = 0; i < 5; i++)
+		queue_push(q, ev_new(i));
+	ck_assert_uint_eq(queue_len(q), 5);
+	for (i = 0; i < 5; i++) {
+		ev = queue_pop(q, 0);
+		ck_assert_ptr_nonnull(ev);
+		ck_assert_int_eq(json_integer_value(ev->obj), i);
+		event_free(ev);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_ptr_null(queue_pop(q, 50));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ck_assert_int_ge((b.tv_sec - a.tv_sec) * 1000 +
+	    (b.tv_nsec - a.tv_nsec) / 1000000, 45);
+	/* Freeing with queued events releases them. */
+	queue_push(q, ev_new(9));
+	queue_free(q);
+}
+END_TEST
+
+static void *
+producer(void *arg)
+{
+	int	i;
+
+	for (i = 0; i < 1000; i++)
+		queue_push(arg, ev_new(i));
+	return (NULL);
+}
+
+START_TEST(test_queue_threads_close)
+{
+	struct queue	*q = queue_new();
+	struct event	*ev;
+	pthread_t	 t;
+	int		 i;
+
+	pthread_create(&t, NULL, producer, q);
+	for (i = 0; i < 1000; i++) {
+		ev = queue_pop(q, 5000);
+		ck_assert_ptr_nonnull(ev);
+		ck_assert_int_eq(json_integer_value(ev->obj), i);
+		event_free(ev);
+	}
+	pthread_join(t, NULL);
+	queue_close(q);
+	ck_assert_ptr_null(queue_pop(q, 5000));	/* returns at once */
+	queue_free(q);
+}
+END_TEST
+
+Suite *
+queue_suite(void)
+{
+	Suite	*s = suite_create("queue");
+	TCase	*tc = tcase_create("queue");
+
+	tcase_add_test(tc, test_queue_fifo_timeout);
+	tcase_add_test(tc, test_queue_threads_close);
+	suite_add_tcase(s, tc);
+	return (s);
+}

@@ -1,0 +1,18 @@
+/* Suites of the unit-test runner, one per tested module. */
+#ifndef CHECK_SUITES_H
+#define CHECK_SUITES_H
+
+#include <check.h>
+
+#ifndef TEST_DATA
+#define TEST_DATA	"test/data"
+#endif
+
+Suite	*quantity_suite(void);
+Suite	*watch_suite(void);
+Suite	*config_suite(void);
+Suite	*translate_suite(void);
+Suite	*queue_suite(void);
+Suite	*cache_suite(void);
+
+#endif /* CHECK_SUITES_H */

@@ -1,0 +1,231 @@
+/*
+ * The watch-stream parser on canned byte streams: every split point, one
+ * byte at a time, malformed JSON, an in-stream 410, bookmarks, and a
+ * truncated final object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "k8s.h"
+#include "xmalloc.h"
+#include "check_suites.h"
+
+struct seen {
+	char	 log[1024];
+	int	 n;
+	int	 stop_after;	/* 0: never ask to stop */
+};
+
+static int
+seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
+{
+	struct seen	*s = arg;
+	const char	*rv = json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "resourceVersion"));
+	json_int_t	 code = json_integer_value(json_object_get(obj,
+	    "code"));
+	size_t		 len = strlen(s->log);
+
+	snprintf(s->log + len, sizeof(s->log) - len, "%s:%s%s%.0lld ",
+	    k8s_event_type_name(t), rv != NULL ? rv : "-",
+	    code != 0 ? ":" : "", (long long)code);
+	json_decref(obj);
+	s->n++;
+	return (s->stop_after != 0 && s->n >= s->stop_after ? -1 : 0);
+}
+
+static char *
+slurp(const char *name, size_t *len)
+{
+	char	 path[256], *data;
+	FILE	*fp;
+	long	 n;
+
+	snprintf(path, sizeof(path), TEST_DATA "/watch/%s", name);
+	fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "cannot open %s", path);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	data = xmalloc((size_t)n + 1);
+	ck_assert_int_eq(fread(data, 1, (size_t)n, fp), (size_t)n);
+	data[n] = '\0';
+	fclose(fp);
+	*len = (size_t)n;
+	return (data);
+}
+
+#define STREAM_LOG "ADDED:101 MODIFIED:102 BOOKMARK:150 DELETED:160 "
+
+START_TEST(test_watch_every_split)
+{
+	struct k8s_watch_parser	*p;
+	struct k8s_error	 err;
+	struct seen		 s;
+	size_t			 len, cut;
+	char			*data = slurp("stream.json", &len);
+
+	for (cut = 0; cut <= len; cut++) {
+		memset(&s, 0, sizeof(s));
+		p = k8s_watch_parser_new(0);
+		ck_assert_int_eq(k8s_watch_parser_feed(p, data, cut, seen_cb,
+		    &s, &err), 0);
+		ck_assert_int_eq(k8s_watch_parser_feed(p, data + cut,
+		    len - cut, seen_cb, &s, &err), 0);
+		ck_assert_msg(strcmp(s.log, STREAM_LOG) == 0,
+		    "cut at %zu: got \"%s\"", cut, s.log);
+		ck_assert_uint_eq(k8s_watch_parser_pending(p), 0);
+		k8s_watch_parser_free(p);
+	}
+	free(data);
+}
+END_TEST
+
+START_TEST(test_watch_byte_at_a_time)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_error	 err;
+	struct seen		 s;
+	size_t			 len, i;
+	char			*data = slurp("stream.json", &len);
+
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < len; i++)
+		ck_assert_int_eq(k8s_watch_parser_feed(p, data + i, 1,
+		    seen_cb, &s, &err), 0);
+	ck_assert_str_eq(s.log, STREAM_LOG);
+	k8s_watch_parser_free(p);
+	free(data);
+}
+END_TEST
+
+START_TEST(test_watch_no_newlines)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_error	 err;
+	struct seen		 s;
+	const char		*in = "{\"type\":\"ADDED\",\"object\":{\"metadata\":"
+	    "{\"resourceVersion\":\"1\"}}}{\"type\":\"DELETED\",\"object\":"
+	    "{\"metadata\":{\"resourceVersion\":\"2\"}}}";
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(k8s_watch_parser_feed(p, in, strlen(in), seen_cb, &s,
+	    &err), 0);
+	ck_assert_str_eq(s.log, "ADDED:1 DELETED:2 ");
+	k8s_watch_parser_free(p);
+}
+END_TEST
+
+START_TEST(test_watch_gone)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_error	 err;
+	struct seen		 s;
+	size_t			 len;
+	char			*data = slurp("gone.json", &len);
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
+	    &err), 0);
+	ck_assert_str_eq(s.log, "ADDED:101 ERROR:-:410 ");
+	k8s_watch_parser_free(p);
+	free(data);
+}
+END_TEST
+
+static const char *const malformed[] = {
+	"{\"type\":\"ADDED\",\"object\":{\"a\":}}\n",	/* bad JSON */
+	"garbage\n",					/* not an object */
+	"{\"type\":\"ADDED\"}\n",			/* no object */
+	"{\"type\":\"WHAT\",\"object\":{}}\n",		/* unknown type */
+	"{\"type\":7,\"object\":{}}\n",			/* type not string */
+	"[1,2]\n",					/* array */
+};
+
+START_TEST(test_watch_malformed)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_error	 err;
+	struct seen		 s;
+	const char		*good = "{\"type\":\"ADDED\",\"object\":"
+	    "{\"metadata\":{\"resourceVersion\":\"9\"}}}\n";
+
+	memset(&s, 0, sizeof(s));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(k8s_watch_parser_feed(p, malformed[_i],
+	    strlen(malformed[_i]), seen_cb, &s, &err), -1);
+	ck_assert_str_eq(err.reason, "BadWatchEvent");
+	ck_assert_int_eq(s.n, 0);
+	/* The parser is reusable after an error. */
+	ck_assert_int_eq(k8s_watch_parser_feed(p, good, strlen(good), seen_cb,
+	    &s, &err), 0);
+	ck_assert_str_eq(s.log, "ADDED:9 ");
+	k8s_watch_parser_free(p);
+}
+END_TEST
+
+START_TEST(test_watch_truncated)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_error	 err;
+	struct seen		 s;
+	size_t			 len;
+	char			*data = slurp("stream.json", &len);
+
+	memset(&s, 0, sizeof(s));
+	/* Drop the last 10 bytes: the DELETED event never completes. */
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - 10, seen_cb, &s,
+	    &err), 0);
+	ck_assert_str_eq(s.log, "ADDED:101 MODIFIED:102 BOOKMARK:150 ");
+	ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
+	k8s_watch_parser_free(p);
+	free(data);
+}
+END_TEST
+
+START_TEST(test_watch_limit_and_stop)
+{
+	struct k8s_watch_parser	*p = k8s_watch_parser_new(64);
+	struct k8s_error	 err;
+	struct seen		 s;
+	size_t			 len;
+	char			*data = slurp("stream.json", &len);
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
+	    &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "larger than 64"));
+	k8s_watch_parser_free(p);
+
+	p = k8s_watch_parser_new(0);
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
+	    &err), -1);
+	ck_assert_str_eq(err.reason, "Stopped");
+	ck_assert_int_eq(s.n, 2);
+	k8s_watch_parser_free(p);
+	free(data);
+}
+END_TEST
+
+Suite *
+watch_suite(void)
+{
+	Suite	*s = suite_create("watch");
+	TCase	*tc = tcase_create("parser");
+
+	tcase_add_test(tc, test_watch_every_split);
+	tcase_add_test(tc, test_watch_byte_at_a_time);
+	tcase_add_test(tc, test_watch_no_newlines);
+	tcase_add_test(tc, test_watch_gone);
+	tcase_add_loop_test(tc, test_watch_malformed, 0,
+	    sizeof(malformed) / sizeof(malformed[0]));
+	tcase_add_test(tc, test_watch_truncated);
+	tcase_add_test(tc, test_watch_limit_and_stop);
+	suite_add_tcase(s, tc);
+	return (s);
+}
