@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# Helpers for the end-to-end scenarios: assertions that count, waits with
+# timeouts, and cleanup.  Each scenario runs against the real stack.
+set -uo pipefail
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$E2E_DIR/../../scripts/stack-env.sh"
+
+E2E_PASSED=0
+E2E_FAILED=0
+E2E_FAILURES=()
+
+k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
+
+pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "  ok   $*"; }
+fail() {
+	E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$E2E_SCENARIO: $*")
+	echo "  FAIL $*"
+}
+
+# check DESCRIPTION CMD...: passes when CMD succeeds.
+check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+
+# check_eq DESCRIPTION GOT WANT
+check_eq() {
+	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# check_match DESCRIPTION GOT REGEX
+check_match() {
+	if [[ $2 =~ $3 ]]; then pass "$1"; else fail "$1: '$2' does not match /$3/"; fi
+}
+
+# wait_for TIMEOUT_S CMD...: polls every 0.2 s; prints nothing.
+wait_for() {
+	local t=$1 i; shift
+	for ((i = 0; i < t * 5; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+scenario() { E2E_SCENARIO=$1; echo "== $1"; }
+
+# new_ns [enabled]: creates a fresh namespace and prints its name.
+new_ns() {
+	local ns=e2e-$(date +%s%N | tail -c 7)-$RANDOM
+	k create namespace "$ns" >/dev/null
+	[ "${1:-}" = enabled ] && k label namespace "$ns" slurm-bridge=enabled >/dev/null
+	echo "$ns"
+}
+
+pod_field() { k -n "$1" get pod "$2" -o "jsonpath=$3" 2>/dev/null; }
+pod_gone() { ! k -n "$1" get pod "$2" >/dev/null 2>&1; }
+
+# job_field JOBID FIELD: a field of `scontrol show job` (e.g. JobState).
+job_field() {
+	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+
+# A pod for the bridge: tolerates the managed-node taint.
+pod_yaml() {
+	local ns=$1 name=$2 cpu=${3:-1} mem=${4:-256Mi} extra=${5:-}
+	cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+  namespace: $ns
+$extra
+spec:
+  schedulerName: slurm-bridge
+  terminationGracePeriodSeconds: 0
+  tolerations:
+  - key: slinky.slurm.net/managed-node
+    operator: Exists
+    effect: NoExecute
+  containers:
+  - name: main
+    image: busybox
+    command: ["sleep", "3600"]
+    resources:
+      requests: {cpu: "$cpu", memory: "$mem"}
+YAML
+}
+
+e2e_summary() {
+	echo
+	local f
+	for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
+	echo "e2e: $E2E_PASSED passed, $E2E_FAILED failed"
+	[ "$E2E_FAILED" -eq 0 ]
+}
+
+# Predicates for wait_for (evaluated on every poll).
+pod_has() { [ -n "$(pod_field "$1" "$2" "$3")" ]; }
+pod_is() { [ "$(pod_field "$1" "$2" "$3")" = "$4" ]; }
+job_is() { [ "$(job_field "$1" JobState)" = "$2" ]; }
+
+JP_JOBID='{.metadata.labels.scheduler\.slinky\.slurm\.net/slurm-jobid}'
+JP_NODE='{.spec.nodeName}'
+JP_PHASE='{.status.phase}'

@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# The walking skeleton: one pod through Slurm and back.
+scenario "one pod through Slurm and back"
+ns=$(new_ns enabled)
+pod=skel
+pod_yaml "$ns" "$pod" 1 256Mi | k apply -f - >/dev/null
+
+check "pod gets the slurm-jobid label" wait_for 30 pod_has "$ns" $pod "$JP_JOBID"
+jobid=$(pod_field "$ns" $pod "$JP_JOBID")
+check "pod is bound to a node" wait_for 30 pod_has "$ns" $pod "$JP_NODE"
+node=$(pod_field "$ns" $pod "$JP_NODE")
+check_match "node is one of the stack's nodes" "$node" '^n[0-9]+$'
+check_eq "slurm-node annotation names the node" \
+	"$(pod_field "$ns" $pod '{.metadata.annotations.slinky\.slurm\.net/slurm-node}')" "$node"
+
+if [ -n "$jobid" ]; then
+	check_eq "slurm job is RUNNING" "$(job_field "$jobid" JobState)" RUNNING
+	check_eq "slurm job runs on the pod's node" "$(job_field "$jobid" NodeList)" "$node"
+	check_eq "slurm job name is ns/pod" "$(job_field "$jobid" JobName)" "$ns/$pod"
+	check_eq "slurm job admin_comment lists the pod" \
+		"$(job_field "$jobid" AdminComment)" "{\"pods\":[\"$ns/$pod\"]}"
+	check_eq "slurm job is in partition slurm-bridge" "$(job_field "$jobid" Partition)" slurm-bridge
+	check_eq "placeholder holds one CPU" "$(job_field "$jobid" NumCPUs)" 1
+else
+	fail "no job id: skipping the Slurm checks"
+fi
+check "kwok makes the pod Running" wait_for 30 pod_is "$ns" $pod "$JP_PHASE" Running
+
+k -n "$ns" delete pod $pod --wait=false >/dev/null
+check "pod deletion completes" wait_for 30 pod_gone "$ns" $pod
+if [ -n "$jobid" ]; then
+	check "slurm job is cancelled after the pod is deleted" \
+		wait_for 30 job_is "$jobid" CANCELLED
+	# sacct reads slurmdbd, which lags slurmctld by a moment.
+	row=""
+	for _ in $(seq 1 50); do
+		row=$(sacct -n -X -P -j "$jobid" -o JobID,JobName,Partition,State,NodeList,AdminComment 2>/dev/null | head -n1)
+		[[ $row == *"|$ns/$pod|"*CANCELLED* ]] && break
+		sleep 0.2
+	done
+	echo "  sacct: $row"
+	check_match "sacct row: id, name, partition, CANCELLED, node, admin_comment" "$row" \
+		"^$jobid\\|$ns/$pod\\|slurm-bridge\\|CANCELLED.*\\|$node\\|\\{\"pods\":\\[\"$ns/$pod\"\\]\\}$"
+fi
+k delete namespace "$ns" --wait=false >/dev/null
