@@ -25,7 +25,8 @@ endif
 
 LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
-		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c
+		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
+		   libk8s/event.c libk8s/lease.c
 BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
@@ -39,7 +40,7 @@ BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o)
-DEPS		:= $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
+DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
 
 all: libk8s.a slurm-bridge slurm-bridge-admission
@@ -71,6 +72,10 @@ $(BUILD)/check_unit: $(TEST_OBJS) libk8s.a
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) libk8s.a \
 		$(CHECK_LIBS) $(LDLIBS)
 
+$(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o libk8s.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< libk8s.a $(CHECK_LIBS) $(LDLIBS)
+
 # Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
 check: $(BUILD)/check_unit
 	$(Q)$(BUILD)/check_unit
@@ -97,6 +102,12 @@ cluster-down:
 bridge-up: all
 	$(Q)scripts/bridge-up.sh
 
+# libk8s against the real API server of the local stack.
+integration: $(BUILD)/check_integration
+	$(Q)scripts/cluster-up.sh
+	$(Q)KUBECONFIG=$(STACK_DIR)/kubeconfig STACK_SCRIPTS=$(CURDIR)/scripts \
+		$(BUILD)/check_integration
+
 # End-to-end scenarios on the real stack (brought up if needed).
 e2e: all
 	$(Q)scripts/cluster-up.sh
@@ -107,6 +118,7 @@ e2e: all
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
+	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
 
 demo: deps
@@ -122,7 +134,7 @@ fmt:
 clean:
 	rm -rf build build-asan libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down \
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration \
 	bridge-up e2e test demo fmt clean
 
 -include $(DEPS)

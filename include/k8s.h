@@ -17,6 +17,8 @@
 #ifndef K8S_H
 #define K8S_H
 
+#include <sys/time.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +84,9 @@ int	k8s_get(struct k8s_client *, const char *path, json_t **out,
 	    struct k8s_error *err);
 int	k8s_create(struct k8s_client *, const char *path, const json_t *body,
 	    json_t **out, struct k8s_error *err);
+/* PUT: replaces the object (optimistic concurrency via its resourceVersion). */
+int	k8s_update(struct k8s_client *, const char *path, const json_t *body,
+	    json_t **out, struct k8s_error *err);
 int	k8s_patch(struct k8s_client *, const char *path, enum k8s_patch,
 	    const json_t *patch, json_t **out, struct k8s_error *err);
 int	k8s_delete(struct k8s_client *, const char *path, const json_t *opts,
@@ -101,6 +106,9 @@ const char	*k8s_obj_label(const json_t *, const char *key);
 const char	*k8s_obj_annotation(const json_t *, const char *key);
 /* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */
 char		*k8s_obj_key(const json_t *, char *key, size_t keylen);
+/* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */
+char		*k8s_microtime(char *buf, size_t len,
+		    const struct timeval *when);
 /* Percent-encodes s for a query string into a new string. */
 char		*k8s_urlencode(const char *s);
 
@@ -173,5 +181,59 @@ void			 k8s_informer_free(struct k8s_informer *);
 /* Counters, readable from any thread. */
 uint64_t		 k8s_informer_relists(const struct k8s_informer *);
 uint64_t		 k8s_informer_restarts(const struct k8s_informer *);
+
+/* event.c: events.k8s.io/v1 Events with de-duplication. */
+struct k8s_recorder;
+
+/*
+ * A recorder belongs to one thread and uses that thread's client.  A
+ * repeated (object, type, reason, note) increments the first Event's series
+ * instead of creating a new object.  controller and instance name the
+ * reporter (reportingController, reportingInstance).
+ */
+struct k8s_recorder	*k8s_recorder_new(struct k8s_client *,
+			    const char *controller, const char *instance);
+void			 k8s_recorder_free(struct k8s_recorder *);
+/*
+ * Records an Event about obj (a Kubernetes object; borrowed).  type is
+ * "Normal" or "Warning".  Returns 0, or -1 with err filled.
+ */
+int	k8s_event_record(struct k8s_recorder *, const json_t *obj,
+	    const char *type, const char *reason, const char *action,
+	    struct k8s_error *err, const char *fmt, ...)
+	    __attribute__((format(printf, 7, 8)));
+
+/* lease.c: leader election with coordination.k8s.io/v1 Leases. */
+struct k8s_lease_opts {
+	const char	*ns;
+	const char	*name;
+	const char	*identity;	/* this candidate, e.g. hostname_pid */
+	int		 duration_s;	/* leaseDurationSeconds; 0: 15 */
+	int		 renew_deadline_s;	/* 0: 10 */
+	int		 retry_period_s;	/* 0: 2 */
+};
+
+struct k8s_lease;
+
+/* The strings are copied.  The lease uses the caller's client. */
+struct k8s_lease	*k8s_lease_new(struct k8s_client *,
+			    const struct k8s_lease_opts *);
+void			 k8s_lease_free(struct k8s_lease *);
+/*
+ * One election step: acquires the lease if it is free or expired, renews it
+ * if held.  Returns 1 if this candidate holds the lease afterwards, 0 if
+ * another does, -1 on an API error (err filled).  A holder whose renewals
+ * failed for renew_deadline_s must consider itself no longer leader: the
+ * step returns 0 then.  Call it every retry_period_s.
+ */
+int			 k8s_lease_step(struct k8s_lease *,
+			    struct k8s_error *err);
+/* Gives the lease up at once (holderIdentity cleared) if held. */
+int			 k8s_lease_release(struct k8s_lease *,
+			    struct k8s_error *err);
+int			 k8s_lease_held(const struct k8s_lease *);
+int			 k8s_lease_retry_period(const struct k8s_lease *);
+/* Holder as last observed (borrowed; may be NULL). */
+const char		*k8s_lease_holder(const struct k8s_lease *);
 
 #endif /* K8S_H */

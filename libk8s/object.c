@@ -2,8 +2,11 @@
  * Borrowed accessors for Kubernetes objects held as jansson trees, and URL
  * encoding for selectors.  Pure; any thread.
  */
+#include <sys/time.h>
+
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "k8s_private.h"
 
@@ -102,4 +105,21 @@ k8s_urlencode(const char *s)
 		}
 	}
 	return (buf_release(&b));
+}
+
+char *
+k8s_microtime(char *buf, size_t len, const struct timeval *when)
+{
+	struct timeval	tv;
+	struct tm	tm;
+
+	if (when != NULL)
+		tv = *when;
+	else
+		gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec);
+	return (buf);
 }

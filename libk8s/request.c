@@ -71,3 +71,11 @@ k8s_pod_bind(struct k8s_client *c, const char *ns, const char *name,
 	json_decref(b);
 	return (rc);
 }
+
+int
+k8s_update(struct k8s_client *c, const char *path, const json_t *body,
+    json_t **out, struct k8s_error *err)
+{
+	return (k8s_request(c, "PUT", path, "application/json", body, out,
+	    err));
+}

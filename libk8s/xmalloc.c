@@ -137,19 +137,17 @@ buf_addstr(struct buf *b, const char *s)
 void
 buf_printf(struct buf *b, const char *fmt, ...)
 {
-	va_list	ap;
-	int	n;
+	va_list	 ap;
+	char	*s;
+	int	 n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		fatalx("buf_printf: bad format");
-	buf_grow(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
+	if (n == -1)
+		fatalx("buf_printf: out of memory");
+	buf_add(b, s, (size_t)n);
+	free(s);
 }
 
 void

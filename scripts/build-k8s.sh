@@ -77,10 +77,15 @@ build_kwok() {
 build_etcd() {
 	local dir=$K8S_CACHE/etcd-$ETCD_VERSION
 	[ -x "$dir/etcd" ] && { echo "build-k8s: cached $dir/etcd"; return; }
-	mkdir -p "$dir"
+	mkdir -p "$dir/src"
 	echo "build-k8s: building etcd $ETCD_VERSION"
-	GOBIN=$dir go install -trimpath -ldflags "-s -w" "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-	[ -x "$dir/server" ] && mv "$dir/server" "$dir/etcd"
+	# `go install go.etcd.io/etcd/server/v3@VERSION` is refused: that go.mod
+	# has replace directives (../api, ...). A helper module that requires it
+	# ignores them and takes the published api/client/pkg modules instead.
+	printf 'module slurm-bridge.local/etcdbuild\n\ngo 1.23\n' >"$dir/src/go.mod"
+	(cd "$dir/src" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null &&
+		go build -trimpath -ldflags "-s -w" -o "$dir/etcd.tmp" go.etcd.io/etcd/server/v3)
+	mv "$dir/etcd.tmp" "$dir/etcd"
 	echo "build-k8s: built $dir/etcd"
 }
 

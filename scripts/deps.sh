@@ -10,7 +10,7 @@ PKGS=(
 	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev
 	# stack
 	munge slurmctld slurmd slurmdbd slurm-client mariadb-server
-	etcd-server openssl curl procps psmisc iproute2 kmod
+	etcd-server etcd-client openssl curl procps psmisc iproute2 kmod
 	# test tooling
 	valgrind clang
 )
@@ -45,9 +45,4 @@ if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>
 	apt-get update -q
 fi
 apt-get install -y -q --no-install-recommends "${missing[@]}"
-# The packages may have started daemons despite policy-rc.d on some images;
-# the stack runs its own instances, so stop the system ones.
-for d in slurmctld slurmd slurmdbd munged mariadbd etcd; do
-	pkill -x "$d" 2>/dev/null || true
-done
 echo "deps: done"

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# make cluster-up: starts the local stack that tests, demo and bench share.
+#
+#   Slurm:      munged, MariaDB, slurmdbd, slurmctld, slurmd n1..nN
+#   Kubernetes: etcd, kube-apiserver, kube-controller-manager, kwok, Nodes n1..nN
+#
+# Idempotent: daemons whose PID file points at a live process are kept; only
+# what is down is (re)started. Changing NODES reconfigures the running stack
+# (Slurm configs rewritten, slurmctld/slurmds restarted, kwok Nodes created or
+# deleted). Without NODES the size of the existing stack is kept (default 4).
+#
+# Environment: STACK_DIR (default /var/lib/slurm-bridge-stack), NODES (1..64),
+# KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, ETCD, KWOK (binary overrides).
+# Logs: $STACK_DIR/log/<daemon>.log, PID files: $STACK_DIR/run/.
+set -euo pipefail
+t0=$EPOCHREALTIME
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/stack-env.sh
+. "$here/stack-env.sh"
+stack_validate_nodes
+
+elapsed() { awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1fs", b - a }'; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "cluster-up: must run as root (daemons run as root, config goes to /etc/slurm)" >&2
+	exit 1
+fi
+
+# One cluster-up/down at a time (e.g. make integration and make e2e run in
+# parallel): re-run this script under flock. -o: the daemons we start must not
+# inherit the lock's file descriptor.
+if [ -z "${STACK_LOCKED:-}" ]; then
+	mkdir -p "$STACK_DIR"
+	STACK_LOCKED=1 STACK_T0=$t0 exec flock -o "$STACK_DIR/.lock" "$0" "$@"
+fi
+t0=${STACK_T0:-$t0}
+
+"$here/deps.sh"
+
+mkdir -p "$STACK_DIR" "$RUN_DIR" "$LOG_DIR"
+touch "$STACK_MARKER"
+if [ -s "$STACK_DIR/nodes" ] && [ "$(cat "$STACK_DIR/nodes")" != "$NODES" ]; then
+	echo "cluster-up: resizing the stack from $(cat "$STACK_DIR/nodes") to $NODES nodes"
+fi
+echo "$NODES" >"$STACK_DIR/nodes"
+export NODES STACK_DIR
+
+# The two halves do not depend on each other: bring them up concurrently
+# (MariaDB initialisation and apiserver start-up overlap).
+"$here/slurm/up.sh" &
+slurm_pid=$!
+"$here/k8s/up.sh" &
+k8s_pid=$!
+rc=0
+wait "$slurm_pid" || { echo "cluster-up: the Slurm half failed" >&2; rc=1; }
+wait "$k8s_pid" || { echo "cluster-up: the Kubernetes half failed" >&2; rc=1; }
+if [ "$rc" -ne 0 ]; then
+	echo "cluster-up: FAILED after $(elapsed); logs in $LOG_DIR" >&2
+	exit 1
+fi
+
+cat <<EOF
+cluster-up: $NODES nodes; Slurm: sinfo/squeue/sacct work as is;
+cluster-up: Kubernetes: export KUBECONFIG=$KUBECONFIG (bridge: $BRIDGE_KUBECONFIG)
+cluster-up: ready in $(elapsed)
+EOF

@@ -1,0 +1,222 @@
+# shellcheck shell=bash
+# Variables are used by the scripts that source this file:
+# shellcheck disable=SC2034
+# Shared settings and helpers for the local development stack.
+#
+# Source it (". scripts/stack-env.sh") from cluster-up/down, bridge-up and the
+# e2e scripts. Sourcing only defines variables and functions (and exports
+# KUBECONFIG, pointing kubectl at the stack). From the environment:
+#
+#   STACK_DIR   state root (default /var/lib/slurm-bridge-stack)
+#   NODES       number of nodes, Slurm and Kubernetes share names n1..nN;
+#               defaults to the size of the existing stack ($STACK_DIR/nodes,
+#               written by cluster-up), else 4
+#   KUBE_APISERVER KUBE_CONTROLLER_MANAGER ETCD KWOK   binary overrides
+#   K8S_VERSION KWOK_VERSION ETCD_VERSION K8S_CACHE    see build-k8s.sh
+#
+# KUBECONFIG is always $STACK_DIR/kubeconfig (admin). Everything listens on
+# 127.0.0.1, on the fixed *_PORT values below.
+
+STACK_SCRIPTS=${STACK_SCRIPTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+STACK_DIR=${STACK_DIR:-/var/lib/slurm-bridge-stack}
+if [ -z "${NODES:-}" ] && [ -s "$STACK_DIR/nodes" ]; then NODES=$(cat "$STACK_DIR/nodes"); fi
+NODES=${NODES:-4}
+
+STACK_MARKER=$STACK_DIR/.slurm-bridge-stack   # guards cluster-down --purge
+RUN_DIR=$STACK_DIR/run        # PID files, MariaDB socket
+LOG_DIR=$STACK_DIR/log        # one <daemon>.log per daemon
+PKI_DIR=$STACK_DIR/pki        # CA, serving and client certificates
+GPU_DEV_DIR=$STACK_DIR/dev    # fake /dev/nvidia<i> character devices
+export KUBECONFIG=$STACK_DIR/kubeconfig
+BRIDGE_KUBECONFIG=$STACK_DIR/bridge.kubeconfig
+ADMISSION_CERT=$PKI_DIR/admission.crt
+ADMISSION_KEY=$PKI_DIR/admission.key
+CA_CERT=$PKI_DIR/ca.crt
+
+# PID files of the two daemons that `make bridge-up` starts; cluster-down
+# stops them too.
+BRIDGE_PIDFILE=$RUN_DIR/slurm-bridge.pid
+ADMISSION_PIDFILE=$RUN_DIR/slurm-bridge-admission.pid
+
+# --- Ports (all on 127.0.0.1) ----------------------------------------------
+LOCAL_IP=127.0.0.1
+SLURMCTLD_PORT=6817
+SLURMDBD_PORT=6819
+SLURMD_PORT_BASE=17000        # node nK listens on SLURMD_PORT_BASE + K
+MYSQL_PORT=3307
+ETCD_PORT=2379
+ETCD_PEER_PORT=2380
+APISERVER_PORT=6443
+KCM_PORT=10257                # kube-controller-manager healthz (https)
+KWOK_PORT=10247               # kwok healthz/metrics (http)
+APISERVER_URL=https://$LOCAL_IP:$APISERVER_PORT
+
+# --- Slurm ---------------------------------------------------------------
+SLURM_CLUSTER=bridge
+SLURM_PARTITION=slurm-bridge
+SLURM_CONF_DIR=/etc/slurm     # default path, so clients need no SLURM_CONF
+SLURM_STATE_DIR=$STACK_DIR/slurm
+MYSQL_DIR=$STACK_DIR/mysql
+MYSQL_SOCKET=$RUN_DIR/mysqld.sock
+MUNGE_SOCKET=/run/munge/munge.socket.2   # munge's default: clients need no env
+
+# --- Versions and binaries -------------------------------------------------
+K8S_VERSION=${K8S_VERSION:-v1.34.4}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
+
+# stack_cache_path NAME: where scripts/build-k8s.sh caches binary NAME.
+stack_cache_path() {
+	case $1 in
+	kube-apiserver|kube-controller-manager|kube-scheduler)
+		echo "$K8S_CACHE/k8s-$K8S_VERSION/$1" ;;
+	kwok) echo "$K8S_CACHE/kwok-$KWOK_VERSION/kwok" ;;
+	etcd) echo "$K8S_CACHE/etcd-$ETCD_VERSION/etcd" ;;
+	*) return 1 ;;
+	esac
+}
+
+# stack_resolve_bin VAR NAME [build]: sets $VAR to the binary NAME, looking at
+# (1) the environment variable VAR, (2) PATH, (3) the build-k8s.sh cache.
+# With "build" as third argument a missing cached binary is built (slow).
+# Debian's /usr/bin/etcd (3.4) is found on PATH, which is what we want.
+stack_resolve_bin() {
+	local var=$1 name=$2 build=${3:-} path
+	path=${!var:-}
+	if [ -z "$path" ]; then path=$(command -v "$name" 2>/dev/null || true); fi
+	if [ -z "$path" ]; then
+		path=$(stack_cache_path "$name")
+		if [ ! -x "$path" ] && [ "$build" = build ]; then
+			"$STACK_SCRIPTS/build-k8s.sh" "$name" >&2
+		fi
+	fi
+	if [ ! -x "$path" ]; then
+		echo "stack-env: no $name binary (set $var, put it on PATH, or run scripts/build-k8s.sh $name)" >&2
+		return 1
+	fi
+	printf -v "$var" '%s' "$path"
+}
+
+# --- Nodes and topology -----------------------------------------------------
+# Leaf switches hold at most 16 nodes, and there are always at least two (so
+# topology-aware placement has something to choose), unless NODES=1.
+stack_leaf_count() {
+	local n=$(( (NODES + 15) / 16 ))
+	[ "$n" -lt 2 ] && n=2
+	[ "$n" -gt "$NODES" ] && n=$NODES
+	echo "$n"
+}
+# Nodes per leaf: spread evenly, e.g. 4 -> 2+2, 8 -> 4+4, 64 -> 16*4.
+stack_nodes_per_leaf() {
+	local leaves; leaves=$(stack_leaf_count)
+	echo $(( (NODES + leaves - 1) / leaves ))
+}
+stack_node_names() { local k; for ((k = 1; k <= NODES; k++)); do echo "n$k"; done; }
+# stack_node_leaf K: leaf switch name of node nK.
+stack_node_leaf() { echo "leaf$(( ($1 - 1) / $(stack_nodes_per_leaf) + 1 ))"; }
+stack_node_port() { echo $(( SLURMD_PORT_BASE + $1 )); }
+
+stack_validate_nodes() {
+	if ! [[ $NODES =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt 64 ]; then
+		echo "stack-env: NODES must be 1..64 (got '$NODES')" >&2
+		return 1
+	fi
+}
+
+# --- Process helpers ----------------------------------------------------------
+# Every daemon is tracked by a PID file in $RUN_DIR; nothing is found by name.
+
+# stack_pid PIDFILE: prints the PID recorded in PIDFILE (empty if none).
+stack_pid() { if [ -s "$1" ]; then tr -dc '0-9' <"$1"; fi; }
+
+# stack_alive PIDFILE [COMM]: true if the recorded process exists and, when
+# COMM is given, its /proc/PID/comm (max 15 chars) matches, so that a recycled
+# PID is not mistaken for our daemon.
+stack_alive() {
+	local pid comm
+	pid=$(stack_pid "$1")
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+	[ -z "${2:-}" ] && return 0
+	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+	[ "$comm" = "${2:0:15}" ]
+}
+
+# stack_stop NAME PIDFILE [COMM] [TIMEOUT_S]: SIGTERM, wait, then SIGKILL.
+stack_stop() { stack_stop_many "${4:-10}" "$1|$2|${3:-}"; }
+
+# stack_stop_many TIMEOUT_S "NAME|PIDFILE|COMM"...: stops several daemons at
+# once: SIGTERM to all, wait up to TIMEOUT_S for all, SIGKILL the rest. Only
+# processes recorded in our PID files are signalled. Parallel because e.g. a
+# slurmd takes ~1-2 s to exit and there may be 64 of them.
+stack_stop_many() {
+	local timeout=$1 e name pidfile comm pid i left; shift
+	local -a names=() pids=()
+	for e in "$@"; do
+		IFS='|' read -r name pidfile comm <<<"$e"
+		if stack_alive "$pidfile" "$comm"; then
+			pid=$(stack_pid "$pidfile")
+			kill -TERM "$pid" 2>/dev/null || true
+			names+=("$name"); pids+=("$pid")
+		fi
+		rm -f "$pidfile"
+	done
+	[ ${#pids[@]} -eq 0 ] && return 0
+	for ((i = 0; i < timeout * 10; i++)); do
+		left=0
+		for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1 && break; done
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	for i in "${!pids[@]}"; do
+		if kill -0 "${pids[$i]}" 2>/dev/null; then
+			echo "stack: ${names[$i]} (pid ${pids[$i]}) ignored SIGTERM for ${timeout}s, sending SIGKILL" >&2
+			kill -KILL "${pids[$i]}" 2>/dev/null || true
+		fi
+	done
+	for pid in "${pids[@]}"; do
+		for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	done
+	if [ ${#names[@]} -le 8 ]; then
+		echo "stack: stopped ${names[*]}"
+	else
+		echo "stack: stopped ${#names[@]} daemons (${names[*]:0:4} ...)"
+	fi
+}
+
+# stack_spawn NAME CMD...: runs a foreground daemon in its own session, with
+# stdin from /dev/null and output appended to $LOG_DIR/NAME.log (so it holds
+# no pipe of the caller, e.g. make), and records its PID in $RUN_DIR/NAME.pid.
+# setsid does not fork here (a background job is not a group leader), so $! is
+# the daemon itself.
+stack_spawn() {
+	local name=$1; shift
+	mkdir -p "$RUN_DIR" "$LOG_DIR"
+	echo "=== $(date '+%F %T') starting: $*" >>"$LOG_DIR/$name.log"
+	setsid "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+	echo $! >"$RUN_DIR/$name.pid"
+}
+
+# stack_wait DESCRIPTION TIMEOUT_S CMD...: polls CMD every 0.2 s until it
+# succeeds; fails after TIMEOUT_S seconds.
+stack_wait() {
+	local what=$1 timeout=$2 i; shift 2
+	for ((i = 0; i < timeout * 5; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "stack: timed out after ${timeout}s waiting for $what" >&2
+	return 1
+}
+
+# stack_log_tail NAME: last lines of a daemon log, for error messages.
+stack_log_tail() {
+	if [ -f "$LOG_DIR/$1.log" ]; then tail -n "${2:-15}" "$LOG_DIR/$1.log" | sed "s/^/  $1.log: /" >&2; fi
+}
+
+# stack_kubectl ARGS...: kubectl against the stack as admin.
+stack_kubectl() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
+
+# Convenience lists for the current NODES, e.g. "n1 n2 n3 n4" and "n[1-4]".
+NODE_NAMES=$(stack_node_names | paste -sd' ')
+if [ "$NODES" -eq 1 ] 2>/dev/null; then SLURM_NODELIST=n1; else SLURM_NODELIST="n[1-$NODES]"; fi
