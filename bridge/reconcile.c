@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -52,6 +53,7 @@ struct reconcile {
 	const struct k8s_config	*kconf;
 	struct queue		*queue;
 	struct k8s_client	*client;
+	struct k8s_recorder	*recorder;
 	pthread_t		 thread;
 	int			 started;
 	atomic_int		 stop;
@@ -135,10 +137,23 @@ pod_path(struct pod_entry *e, const char *sub, char *buf, size_t len)
 	return (buf);
 }
 
+/* Records an Event about the pod; failures are logged, never fatal. */
+static void
+pod_event(struct reconcile *r, struct pod_entry *e, const char *type,
+    const char *reason, const char *action, const char *msg)
+{
+	struct k8s_error	err;
+
+	if (k8s_event_record(r->recorder, e->obj, type, reason, action, &err,
+	    "%s", msg) == -1)
+		log_warnx("pod %s: event %s: %ld %s: %s", e->key, reason,
+		    err.status, err.reason, err.text);
+}
+
 /* Writes PodScheduled=False with msg, once per distinct message. */
 static void
 pod_condition(struct reconcile *r, struct pod_entry *e, const char *reason,
-    const char *msg)
+    const char *msg, int warn)
 {
 	struct k8s_error	 err;
 	json_t			*patch;
@@ -148,6 +163,9 @@ pod_condition(struct reconcile *r, struct pod_entry *e, const char *reason,
 
 	if (strcmp(e->cond, msg) == 0)
 		return;
+	if (warn)
+		pod_event(r, e, "Warning", "FailedScheduling", "Scheduling",
+		    msg);
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
@@ -249,7 +267,7 @@ pod_bind(struct reconcile *r, struct pod_entry *e)
 		    "node labelled " LABEL_SLURM_NODENAME "=%s)", e->jobid,
 		    snode, snode);
 		log_warnx("pod %s: %s", e->key, msg);
-		pod_condition(r, e, "Unschedulable", msg);
+		pod_condition(r, e, "Unschedulable", msg, 1);
 		json_decref(hosts);
 		return;
 	}
@@ -267,6 +285,9 @@ pod_bind(struct reconcile *r, struct pod_entry *e)
 	e->state = PS_BOUND;
 	log_info("pod %s: bound to node %s (slurm job %u)", e->key, knode,
 	    e->jobid);
+	snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node %s to "
+	    "job %u", knode, snode, e->jobid);
+	pod_event(r, e, "Normal", "Scheduled", "Binding", msg);
  done:
 	json_decref(hosts);
 }
@@ -303,7 +324,7 @@ pod_submit(struct reconcile *r, struct pod_entry *e)
 	if (translate_pod(e->obj, &r->tconf, &js, err, sizeof(err)) == -1) {
 		log_warnx("pod %s: not submitted: %s", e->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		pod_condition(r, e, "Unschedulable", msg);
+		pod_condition(r, e, "Unschedulable", msg, 1);
 		free(e->invalid_rv);
 		e->invalid_rv = xstrdup(rv != NULL ? rv : "");
 		return;
@@ -312,7 +333,7 @@ pod_submit(struct reconcile *r, struct pod_entry *e)
 		log_warnx("pod %s: submit: %s", e->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
 		    "job: %s", err);
-		pod_condition(r, e, "Unschedulable", msg);
+		pod_condition(r, e, "Unschedulable", msg, 1);
 		pod_retry_later(e);
 		jobspec_cleanup(&js);
 		return;
@@ -323,6 +344,8 @@ pod_submit(struct reconcile *r, struct pod_entry *e)
 	jobs_put(r, jobid, e->key);
 	log_info("pod %s: submitted slurm job %u%s%s", e->key, jobid,
 	    nodes != NULL ? ", allocated " : "", nodes != NULL ? nodes : "");
+	snprintf(msg, sizeof(msg), "submitted Slurm job %u", jobid);
+	pod_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
 	if (nodes != NULL) {
 		e->state = PS_ALLOCATED;
 		e->nodes = nodes;
@@ -357,7 +380,7 @@ pod_evaluate(struct reconcile *r, struct pod_entry *e)
 		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
 		    "slurm-bridge; enable it with: kubectl label namespace %s "
 		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, e->ns, e->ns);
-		pod_condition(r, e, "Unschedulable", msg);
+		pod_condition(r, e, "Unschedulable", msg, 1);
 		return;
 	}
 	rv = k8s_obj_str(e->obj, "metadata.resourceVersion");
@@ -512,7 +535,7 @@ job_update_cb(const struct sjob *j, void *arg)
 		    "(job %u, Reason=%s)", j->id, j->reason);
 		if (e->state == PS_PENDING || e->state == PS_WAITING) {
 			e->state = PS_PENDING;
-			pod_condition(r, e, "Unschedulable", msg);
+			pod_condition(r, e, "Unschedulable", msg, 0);
 		}
 		if (!e->labelled)
 			pod_label(r, e, NULL);
@@ -530,6 +553,13 @@ job_update_cb(const struct sjob *j, void *arg)
 	case SJOB_ENDED:
 		log_info("pod %s: slurm job %u ended: %s (reason %s)", e->key,
 		    j->id, j->state, j->reason);
+		if (e->state != PS_ENDED && !pod_is_over(e->obj)) {
+			snprintf(msg, sizeof(msg), "Slurm job %u ended: %s "
+			    "(Reason=%s); deleting the pod", j->id, j->state,
+			    j->reason);
+			pod_event(r, e, "Warning", "SlurmJobEnded", "Delete",
+			    msg);
+		}
 		e->cancelled = 1;
 		if (e->state != PS_ENDED && !pod_is_over(e->obj)) {
 			struct k8s_error	kerr;
@@ -641,12 +671,18 @@ reconcile_main(void *arg)
 	struct event		*ev;
 	struct k8s_error	 err;
 	int64_t			 now, wait;
+	char			 host[256];
 
 	log_setname("reconcile");
 	if ((r->client = k8s_client_new(r->kconf, &err)) == NULL) {
 		log_warnx("reconcile: client: %s", err.text);
 		return (NULL);
 	}
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "slurm-bridge");
+	host[sizeof(host) - 1] = '\0';
+	r->recorder = k8s_recorder_new(r->client, r->conf->scheduler_name,
+	    host);
 	while (!atomic_load(&r->stop)) {
 		now = now_ms();
 		wait = r->next_poll > now ? r->next_poll - now : 0;
@@ -666,6 +702,8 @@ reconcile_main(void *arg)
 		r->next_poll = now_ms() + (reconcile_has_pending(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
+	k8s_recorder_free(r->recorder);
+	r->recorder = NULL;
 	k8s_client_free(r->client);
 	r->client = NULL;
 	return (NULL);

@@ -157,6 +157,25 @@ informer_deliver(struct k8s_informer *inf, enum k8s_event_type t,
 }
 
 /*
+ * List items carry no kind or apiVersion; watch events do.  Fill them in
+ * from the list ("PodList" -> "Pod") so consumers see one shape.
+ */
+static void
+informer_typemeta(const json_t *list, json_t *item)
+{
+	const char	*kind = json_string_value(json_object_get(list, "kind"));
+	const char	*av = json_string_value(json_object_get(list,
+			    "apiVersion"));
+	size_t		 n;
+
+	if (kind != NULL && json_object_get(item, "kind") == NULL &&
+	    (n = strlen(kind)) > 4 && strcmp(kind + n - 4, "List") == 0)
+		json_object_set_new(item, "kind", json_stringn(kind, n - 4));
+	if (av != NULL && json_object_get(item, "apiVersion") == NULL)
+		json_object_set_new(item, "apiVersion", json_string(av));
+}
+
+/*
  * Lists the collection page by page into a fresh store, delivering adds and
  * updates against the old store and synthetic deletes for what vanished.
  */
@@ -188,6 +207,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		free(url);
 		items = json_object_get(resp, "items");
 		json_array_foreach(items, i, item) {
+			informer_typemeta(resp, item);
 			k8s_obj_key(item, key, sizeof(key));
 			json_object_set(fresh, key, item);
 		}

@@ -119,6 +119,27 @@ lease_failed(struct k8s_lease *l)
 	return (-1);
 }
 
+/*
+ * The outcome of a create or update of the lease record: a 409 means
+ * another candidate wrote first, so we do not hold it.
+ */
+static int
+lease_written(struct k8s_lease *l, int rc, const char *now,
+    struct k8s_error *err)
+{
+	if (rc == -1) {
+		if (err->status == 409) {
+			l->held = 0;
+			return (0);
+		}
+		return (lease_failed(l));
+	}
+	l->held = 1;
+	l->last_renew = lease_mono();
+	lease_observe(l, l->identity, now);
+	return (1);
+}
+
 int
 k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 {
@@ -143,21 +164,9 @@ k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 		    "namespace", l->ns, "spec", "holderIdentity", l->identity,
 		    "leaseDurationSeconds", l->duration, "acquireTime", now,
 		    "renewTime", now, "leaseTransitions", 0);
-		rc = k8s_create(l->client, cpath, body, NULL, err);
+		rc = lease_written(l, k8s_create(l->client, cpath, body, NULL,
+		    err), now, err);
 		json_decref(body);
-		if (rc == -1) {
-			/* 409: another candidate created it first. */
-			if (err->status == 409) {
-				l->held = 0;
-				rc = 0;
-			} else
-				rc = lease_failed(l);
-			goto done;
-		}
-		l->held = 1;
-		l->last_renew = lease_mono();
-		lease_observe(l, l->identity, now);
-		rc = 1;
 		goto done;
 	}
 	spec = json_object_get(cur, "spec");
@@ -187,19 +196,8 @@ k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 		json_object_set_new(spec, "leaseTransitions",
 		    json_integer(trans + 1));
 	}
-	if (k8s_update(l->client, path, cur, NULL, err) == -1) {
-		/* 409: someone else wrote first; we are not the holder. */
-		if (err->status == 409) {
-			l->held = 0;
-			rc = 0;
-		} else
-			rc = lease_failed(l);
-		goto done;
-	}
-	l->held = 1;
-	l->last_renew = lease_mono();
-	lease_observe(l, l->identity, now);
-	rc = 1;
+	rc = lease_written(l, k8s_update(l->client, path, cur, NULL, err), now,
+	    err);
  done:
 	json_decref(cur);
 	free(path);

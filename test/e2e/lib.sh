@@ -47,6 +47,9 @@ new_ns() {
 	local ns=e2e-$(date +%s%N | tail -c 7)-$RANDOM
 	k create namespace "$ns" >/dev/null
 	[ "${1:-}" = enabled ] && k label namespace "$ns" slurm-bridge=enabled >/dev/null
+	# Pods are refused until the controller-manager made the default
+	# service account.
+	wait_for 30 k -n "$ns" get serviceaccount default
 	echo "$ns"
 }
 

@@ -10,8 +10,10 @@ jobid=$(pod_field "$ns" $pod "$JP_JOBID")
 check "pod is bound to a node" wait_for 30 pod_has "$ns" $pod "$JP_NODE"
 node=$(pod_field "$ns" $pod "$JP_NODE")
 check_match "node is one of the stack's nodes" "$node" '^n[0-9]+$'
-check_eq "slurm-node annotation names the node" \
-	"$(pod_field "$ns" $pod '{.metadata.annotations.slinky\.slurm\.net/slurm-node}')" "$node"
+if [ -n "$node" ]; then
+	check_eq "slurm-node annotation names the node" \
+		"$(pod_field "$ns" $pod '{.metadata.annotations.slinky\.slurm\.net/slurm-node}')" "$node"
+fi
 
 if [ -n "$jobid" ]; then
 	check_eq "slurm job is RUNNING" "$(job_field "$jobid" JobState)" RUNNING
@@ -24,6 +26,13 @@ if [ -n "$jobid" ]; then
 else
 	fail "no job id: skipping the Slurm checks"
 fi
+pod_events() {
+	k -n "$ns" get events --field-selector "involvedObject.name=$pod" \
+		-o jsonpath='{range .items[*]}{.reason}{" "}{end}'
+}
+events_have() { pod_events | grep -qw "$1"; }
+check "Event SlurmJobSubmitted recorded" wait_for 10 events_have SlurmJobSubmitted
+check "Event Scheduled recorded" wait_for 10 events_have Scheduled
 check "kwok makes the pod Running" wait_for 30 pod_is "$ns" $pod "$JP_PHASE" Running
 
 k -n "$ns" delete pod $pod --wait=false >/dev/null
