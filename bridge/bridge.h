@@ -149,10 +149,12 @@ int	sctl_init(void);
 void	sctl_fini(void);
 /*
  * Submits an allocation-only placeholder.  Returns 0 with *jobid and, when
- * Slurm allocated at once, *nodes (a new string) set; -1 with err filled.
+ * Slurm allocated at once, *nodes (a new string) set; -1 with err filled
+ * and *permanent set when resubmitting the same request cannot succeed
+ * (invalid account, impossible node configuration, ...).
  */
 int	sctl_submit(const struct jobspec *, uint32_t *jobid, char **nodes,
-	    char *err, size_t errlen);
+	    int *permanent, char *err, size_t errlen);
 int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*
  * Calls cb for every bridge job when anything changed since *since (0: load

@@ -21,8 +21,15 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
+/* Transient failures (slurmctld unreachable) retry quickly... */
 #define RETRY_MIN_MS	2000
 #define RETRY_MAX_MS	300000
+/*
+ * ...refusals that only a change on the Slurm side can fix slowly: every
+ * refused allocation leaves a FAILED row in sacct.
+ */
+#define REFUSED_MIN_MS	60000
+#define REFUSED_MAX_MS	1800000
 
 enum pod_state {
 	PS_WAITING,	/* not submitted: namespace, gates, error, retry */
@@ -305,11 +312,14 @@ ns_enabled(struct reconcile *r, const char *ns)
 }
 
 static void
-pod_retry_later(struct pod_entry *e)
+pod_retry_later(struct pod_entry *e, int refused)
 {
-	e->retry_ms = e->retry_ms == 0 ? RETRY_MIN_MS : e->retry_ms * 2;
-	if (e->retry_ms > RETRY_MAX_MS)
-		e->retry_ms = RETRY_MAX_MS;
+	long	min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
+	long	max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
+
+	e->retry_ms = e->retry_ms < min ? min : e->retry_ms * 2;
+	if (e->retry_ms > max)
+		e->retry_ms = max;
 	e->next_try = now_ms() + e->retry_ms;
 }
 
@@ -320,6 +330,7 @@ pod_submit(struct reconcile *r, struct pod_entry *e)
 	char		 err[256], msg[320], *nodes = NULL;
 	const char	*rv = k8s_obj_str(e->obj, "metadata.resourceVersion");
 	uint32_t	 jobid;
+	int		 refused;
 
 	if (translate_pod(e->obj, &r->tconf, &js, err, sizeof(err)) == -1) {
 		log_warnx("pod %s: not submitted: %s", e->key, err);
@@ -329,12 +340,14 @@ pod_submit(struct reconcile *r, struct pod_entry *e)
 		e->invalid_rv = xstrdup(rv != NULL ? rv : "");
 		return;
 	}
-	if (sctl_submit(&js, &jobid, &nodes, err, sizeof(err)) == -1) {
-		log_warnx("pod %s: submit: %s", e->key, err);
+	if (sctl_submit(&js, &jobid, &nodes, &refused, err, sizeof(err)) ==
+	    -1) {
+		pod_retry_later(e, refused);
+		log_warnx("pod %s: submit: %s; retrying in %lds", e->key, err,
+		    e->retry_ms / 1000);
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
 		    "job: %s", err);
 		pod_condition(r, e, "Unschedulable", msg, 1);
-		pod_retry_later(e);
 		jobspec_cleanup(&js);
 		return;
 	}

@@ -77,17 +77,48 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->work_dir = (char *)(uintptr_t)"/";
 }
 
+/* Errors that resubmitting the same request cannot fix. */
+static int
+sctl_error_permanent(int e)
+{
+	switch (e) {
+	case ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE:
+	case ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE:
+	case ESLURM_INVALID_ACCOUNT:
+	case ESLURM_INVALID_PARTITION_NAME:
+	case ESLURM_PARTITION_NOT_AVAIL:
+	case ESLURM_INVALID_QOS:
+	case ESLURM_INVALID_GRES:
+	case ESLURM_INVALID_TRES:
+	case ESLURM_INVALID_TIME_LIMIT:
+	case ESLURM_INVALID_NODE_COUNT:
+	case ESLURM_INVALID_CPU_COUNT:
+	case ESLURM_TOO_MANY_REQUESTED_CPUS:
+	case ESLURM_INVALID_TASK_MEMORY:
+	case ESLURM_INVALID_FEATURE:
+	case ESLURM_INVALID_LICENSES:
+	case ESLURM_INVALID_WCKEY:
+	case ESLURM_RESERVATION_INVALID:
+	case ESLURM_ACCESS_DENIED:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 int
 sctl_submit(const struct jobspec *js, uint32_t *jobid, char **nodes,
-    char *err, size_t errlen)
+    int *permanent, char *err, size_t errlen)
 {
 	job_desc_msg_t				 d;
 	resource_allocation_response_msg_t	*resp = NULL;
 
 	*jobid = 0;
 	*nodes = NULL;
+	*permanent = 0;
 	sctl_desc_fill(&d, js);
 	if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
+		*permanent = sctl_error_permanent(slurm_get_errno());
 		snprintf(err, errlen, "slurm_allocate_resources: %s",
 		    sctl_strerror());
 		slurm_free_resource_allocation_response_msg(resp);
