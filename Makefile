@@ -89,6 +89,34 @@ asan:
 	$(Q)$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" check
 
+# libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from
+# test/fuzz/corpus/; what the fuzzers learn goes to build-fuzz/corpus/, and
+# a crash leaves its input in build-fuzz/ to turn into a regression case.
+FUZZ_TIME	?= 60
+FUZZ_TARGETS	:= watch quantity
+FUZZ_CFLAGS	:= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude \
+		   $(shell pkg-config --cflags $(PKGS)) \
+		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB	:= libk8s/xmalloc.c libk8s/log.c libk8s/client.c \
+		   libk8s/quantity.c libk8s/watch.c libk8s/object.c
+
+build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h
+	@mkdir -p build-fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) \
+		$(shell pkg-config --libs $(PKGS)) -pthread
+
+fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $$t for $(FUZZ_TIME)s"; \
+		mkdir -p build-fuzz/corpus/$$t; \
+		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) \
+			-artifact_prefix=build-fuzz/$$t- -print_final_stats=1 \
+			build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::new_units_added|==.*ERROR|SUMMARY)' \
+			|| true; \
+		ls build-fuzz/$$t-* >/dev/null 2>&1 && { echo "fuzz: $$t crashed"; exit 1; }; \
+	done; echo "fuzz: no crashes"
+
 # Debian packages for the build, the tests and the stack.
 deps:
 	$(Q)scripts/deps.sh
@@ -114,10 +142,12 @@ e2e: all
 	$(Q)scripts/bridge-up.sh
 	$(Q)test/e2e/run.sh
 
-# Everything CI runs: install, build, unit tests, end-to-end.
+# Everything CI runs: install, build, unit tests, a short fuzz pass,
+# integration and end-to-end tests on the real stack.
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
+	$(Q)$(MAKE) fuzz FUZZ_TIME=10
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
 
@@ -132,9 +162,9 @@ fmt:
 		$(TEST_SRCS) include/*.h bridge/*.h admission/*.h
 
 clean:
-	rm -rf build build-asan libk8s.a slurm-bridge slurm-bridge-admission
+	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
 .PHONY: all check check-valgrind asan deps cluster-up cluster-down integration \
-	bridge-up e2e test demo fmt clean
+	bridge-up e2e test demo fmt clean fuzz
 
 -include $(DEPS)
