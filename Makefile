@@ -27,13 +27,14 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c
-BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c
+BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c \
+		   bridge/sched.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_config.c test/check_translate.c \
-		   test/check_queue.c test/check_cache.c
+		   test/check_queue.c test/check_cache.c test/check_sched.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)

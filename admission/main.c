@@ -86,6 +86,10 @@ main(int argc, char *argv[])
 		fatalx("--tls-cert and --tls-key are required: the API server "
 		    "calls webhooks over HTTPS only");
 	if (checkonly) {
+		/* A full start proves the certificate and key load. */
+		if ((srv = server_start(&conf, err, sizeof(err))) == NULL)
+			fatalx("%s", err);
+		server_stop(srv);
 		printf("configuration OK\n");
 		return (0);
 	}

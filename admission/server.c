@@ -97,10 +97,10 @@ server_start(const struct admission_conf *conf, char *err, size_t errlen)
 	}
 	s->mhd = MHD_start_daemon(MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD |
 	    MHD_USE_ERROR_LOG, 0, NULL, NULL, server_handle, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, server_log_cb, NULL,
 	    MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&conf->addr,
 	    MHD_OPTION_HTTPS_MEM_CERT, s->cert,
 	    MHD_OPTION_HTTPS_MEM_KEY, s->key,
-	    MHD_OPTION_EXTERNAL_LOGGER, server_log_cb, NULL,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
 	    MHD_OPTION_END);

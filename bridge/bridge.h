@@ -27,6 +27,10 @@
 #define LABEL_JOBID		"scheduler.slinky.slurm.net/slurm-jobid"
 #define ANN_SLURM_NODE		"slinky.slurm.net/slurm-node"
 #define LABEL_SLURM_NODENAME	"slinky.slurm.net/slurm-nodename"
+#define ANN_SLURM_GRES		"scheduler.slinky.slurm.net/slurm-gres"
+#define LABEL_POD_GROUP		"scheduling.x-k8s.io/pod-group"
+#define ANN_MIN_MEMBER		"scheduler.slinky.slurm.net/min-member"
+#define FINALIZER		"scheduler.slinky.slurm.net/finalizer"
 
 struct bridge_conf {
 	const char	*kubeconfig;
@@ -123,6 +127,41 @@ int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
 	    int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t	*translate_admin_pods(const char *admin_comment);
+
+/* sched.c: pure scheduling decisions. */
+#define SCHED_MAX_GANG	4096
+
+struct group_id {
+	char	key[320];	/* "gang:ns/group" or "pod:ns/name" */
+	char	name[256];	/* group or pod name */
+	int	gang;
+	int	min_member;	/* 0: from the PodGroup CR */
+};
+
+struct assignment {
+	char	 node[256];	/* Slurm node */
+	char	*gres;		/* this task's share, e.g. gpu:1(IDX:3) */
+};
+
+/*
+ * Finds the group of a pod: the pod-group label (with min-member, or 0 for
+ * a PodGroup CR), else an Indexed Job owner (owner may be NULL), else the
+ * pod alone.  The gang annotation overrides.  -1 with err on bad input.
+ */
+int	sched_pod_group(const json_t *pod, const json_t *owner,
+	    struct group_id *, char *err, size_t errlen);
+/* Sorts members into placement order (completion index, then name). */
+void	sched_sort_members(json_t **pods, size_t n);
+/* The k-th task's share of a node's GRES detail; new string or NULL. */
+char	*sched_gres_share(const char *detail, int per_task, int k);
+/*
+ * Places nmembers tasks on an allocation layout ([{node, cpus, gres}]):
+ * per_node tasks per node (exclusive), or cpus / cpus_per_task (shared).
+ * Fills out[0..nmembers); -1 with err if the layout holds fewer tasks.
+ */
+int	sched_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
+	    int per_node, int gpus_per_task, struct assignment *out,
+	    char *err, size_t errlen);
 
 /* slurm.c: the only libslurm user.  Runs on the reconcile thread. */
 enum sjob_phase {

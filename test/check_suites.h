@@ -14,5 +14,6 @@ Suite	*config_suite(void);
 Suite	*translate_suite(void);
 Suite	*queue_suite(void);
 Suite	*cache_suite(void);
+Suite	*sched_suite(void);
 
 #endif /* CHECK_SUITES_H */

@@ -226,7 +226,8 @@ START_TEST(it_informer_stop_prompt)
 	k8s_informer_stop(inf);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	dt = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-	ck_assert_msg(dt < 1.5, "stop took %.2fs", dt);
+	printf("informer stop on an idle watch took %.3f s\n", dt);
+	ck_assert_msg(dt < 1.2, "stop took %.2fs", dt);
 	k8s_informer_free(inf);
 	seen_cleanup(&s);
 }
@@ -260,15 +261,25 @@ START_TEST(it_informer_apiserver_restart)
 
 	ck_assert_msg(scripts != NULL, "STACK_SCRIPTS is not set");
 	seen_init(&s);
+	cm_create("doomed", "0");
 	inf = cm_informer(&s, 0);
+	ck_assert(seen_wait(&s, "ADDED:doomed ", 10));
 	relists = k8s_informer_relists(inf);
+	/*
+	 * While the API server is down, the object vanishes from etcd: no
+	 * watch can report it, only the relist can (a synthetic delete).
+	 */
 	snprintf(cmd, sizeof(cmd), ". %s/stack-env.sh && stack_stop "
 	    "kube-apiserver \"$RUN_DIR/kube-apiserver.pid\" kube-apiserver "
-	    ">/dev/null && %s/cluster-up.sh >/dev/null", scripts, scripts);
+	    ">/dev/null && ETCDCTL_API=3 etcdctl "
+	    "--endpoints=http://127.0.0.1:2379 del "
+	    "/registry/configmaps/%s/doomed | grep -qx 1 && "
+	    "%s/cluster-up.sh >/dev/null", scripts, ns, scripts);
 	ck_assert_int_eq(run(cmd), 0);
 	/* The informer relists when the API server is back. */
 	ck_assert_msg(seen_synced(&s, 2, 60), "no relist after restart");
 	ck_assert_uint_gt(k8s_informer_relists(inf), relists);
+	ck_assert(seen_wait(&s, "DELETED:doomed ", 5));
 	cm_create("after-restart", "1");
 	ck_assert(seen_wait(&s, "ADDED:after-restart ", 20));
 	k8s_informer_free(inf);
