@@ -46,7 +46,10 @@ struct bridge_conf {
 enum event_kind {
 	EV_POD,
 	EV_NODE,
-	EV_NAMESPACE
+	EV_NAMESPACE,
+	EV_JOB,		/* batch/v1 Jobs: Indexed Job gangs */
+	EV_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroups */
+	EV_KINDS
 };
 
 struct event {
@@ -103,6 +106,7 @@ struct jobspec {
 	char		*tres_per_task;	/* "gres:gpu:2" or NULL */
 	uint32_t	 ntasks;
 	uint32_t	 cpus_per_task;
+	uint32_t	 gpus_per_task;	/* for splitting GRES detail */
 	uint64_t	 mem_per_cpu_mb;	/* 0: Slurm default */
 	uint32_t	 time_limit;	/* minutes; 0: partition default */
 	uint32_t	 priority;	/* 0: Slurm decides */
@@ -125,6 +129,14 @@ int	translate_pod(const json_t *pod, const struct translate_conf *,
 /* Pod resources: CPU in millicores and memory in bytes, GPUs in units. */
 int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
 	    int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen);
+/*
+ * Fills js for a gang: one task per pod, the largest CPU, memory and GPU
+ * request of the members, annotations from the first member (they share a
+ * template).  pods are in placement order.
+ */
+int	translate_group(json_t *const *pods, size_t n, const char *group,
+	    const struct translate_conf *, struct jobspec *js, char *err,
+	    size_t errlen);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t	*translate_admin_pods(const char *admin_comment);
 
@@ -180,6 +192,7 @@ struct sjob {
 	const char	*name;
 	time_t		 submit_time;
 	time_t		 start_time;
+	json_t		*layout;	/* running: [{node, cpus, gres}] */
 };
 
 typedef void	(*sjob_cb)(const struct sjob *, void *arg);
@@ -188,11 +201,11 @@ int	sctl_init(void);
 void	sctl_fini(void);
 /*
  * Submits an allocation-only placeholder.  Returns 0 with *jobid and, when
- * Slurm allocated at once, *nodes (a new string) set; -1 with err filled
- * and *permanent set when resubmitting the same request cannot succeed
- * (invalid account, impossible node configuration, ...).
+ * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
+ * set; -1 with err filled and *permanent set when resubmitting the same
+ * request cannot succeed (invalid account, impossible configuration, ...).
  */
-int	sctl_submit(const struct jobspec *, uint32_t *jobid, char **nodes,
+int	sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
 	    int *permanent, char *err, size_t errlen);
 int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*

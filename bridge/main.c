@@ -35,6 +35,21 @@ usage(FILE *fp)
 "  -h, --help             this text\n");
 }
 
+/* What the bridge watches: one informer thread each. */
+static const struct {
+	enum event_kind	 kind;
+	const char	*path;
+	const char	*name;
+} watched[] = {
+	{ EV_POD,	"/api/v1/pods",				"watch/pods" },
+	{ EV_NODE,	"/api/v1/nodes",			"watch/nodes" },
+	{ EV_NAMESPACE,	"/api/v1/namespaces",			"watch/namespaces" },
+	{ EV_JOB,	"/apis/batch/v1/jobs",			"watch/jobs" },
+	{ EV_PODGROUP,	"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+							"watch/podgroups" },
+};
+#define NINFORMERS	((int)(sizeof(watched) / sizeof(watched[0])))
+
 struct informer_ctx {
 	struct queue	*queue;
 	enum event_kind	 kind;
@@ -82,8 +97,8 @@ main(int argc, char *argv[])
 	struct k8s_error	 err;
 	struct queue		*queue;
 	struct reconcile	*rec;
-	struct k8s_informer	*inf[3];
-	struct informer_ctx	 ctx[3];
+	struct k8s_informer	*inf[NINFORMERS];
+	struct informer_ctx	 ctx[NINFORMERS];
 	struct k8s_informer_opts o;
 	char			*sel, *end;
 	sigset_t		 set;
@@ -166,27 +181,14 @@ main(int argc, char *argv[])
 		fatalx("cannot start the reconcile thread");
 
 	xasprintf(&sel, "spec.schedulerName=%s", conf.scheduler_name);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < NINFORMERS; i++) {
 		memset(&o, 0, sizeof(o));
-		ctx[i].queue = queue;
-		switch (i) {
-		case 0:
-			ctx[i].kind = EV_POD;
-			o.path = "/api/v1/pods";
+		o.path = watched[i].path;
+		o.name = watched[i].name;
+		if (watched[i].kind == EV_POD)
 			o.field_selector = sel;
-			o.name = "watch/pods";
-			break;
-		case 1:
-			ctx[i].kind = EV_NODE;
-			o.path = "/api/v1/nodes";
-			o.name = "watch/nodes";
-			break;
-		default:
-			ctx[i].kind = EV_NAMESPACE;
-			o.path = "/api/v1/namespaces";
-			o.name = "watch/namespaces";
-			break;
-		}
+		ctx[i].queue = queue;
+		ctx[i].kind = watched[i].kind;
 		inf[i] = k8s_informer_new(kconf, &o, informer_cb, &ctx[i]);
 		if (k8s_informer_start(inf[i]) == -1)
 			fatal("%s: start", o.name);
@@ -203,12 +205,12 @@ main(int argc, char *argv[])
 			break;
 	}
 	log_info("slurm-bridge: signal %d, stopping", sig);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_stop(inf[i]);
 	reconcile_stop(rec);
 	queue_close(queue);
 	reconcile_join(rec);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_free(inf[i]);
 	reconcile_free(rec);
 	queue_free(queue);

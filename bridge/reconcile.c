@@ -1,12 +1,18 @@
 /*
- * The reconcile thread: the single owner of the pod, node and namespace
- * caches and the only caller of slurm.c.  It pops informer events from the
- * queue, submits one allocation-only placeholder job per pod, polls Slurm
- * incrementally (slurm_load_jobs with update_time), binds pods when their job
- * is allocated, and cancels jobs whose pods are gone.  On start it adopts
- * existing bridge jobs (by the jobid label and the admin_comment pod list)
- * before submitting anything, so a restart neither duplicates nor orphans a
- * job.
+ * The reconcile thread: the single owner of the caches (pods, groups, nodes,
+ * namespaces, Jobs, PodGroups) and the only caller of slurm.c.  It pops
+ * informer events from the queue and drives one state machine per group (a
+ * gang, or a pod alone):
+ *
+ *   WAITING -> PENDING(job) -> ALLOCATED(layout) -> BOUND -> ENDED
+ *
+ * A group is submitted as one allocation-only placeholder job once all its
+ * members are present.  When Slurm allocates it, the job id, node and GRES
+ * are written on every member before any member is bound, then all are
+ * bound.  Slurm is polled incrementally (slurm_load_jobs with update_time).
+ * On start, existing bridge jobs are adopted (by the jobid label and the
+ * admin_comment pod list) before anything is submitted, so a restart neither
+ * duplicates nor orphans a job.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -32,11 +38,9 @@
 #define REFUSED_MAX_MS	1800000
 
 enum pod_state {
-	PS_WAITING,	/* not submitted: namespace, gates, error, retry */
-	PS_PENDING,	/* job submitted, not allocated */
-	PS_ALLOCATED,	/* job allocated, pod not yet bound */
+	PS_UNBOUND,
 	PS_BOUND,
-	PS_ENDED	/* terminal or deleting; job cancelled */
+	PS_ENDED	/* terminal, or deleting past its grace period */
 };
 
 struct pod_entry {
@@ -44,15 +48,41 @@ struct pod_entry {
 	char		*ns;
 	char		*name;
 	json_t		*obj;
-	uint32_t	 jobid;
+	char		*group;		/* group key, NULL if invalid */
 	enum pod_state	 state;
-	char		*nodes;		/* Slurm hostlist of the allocation */
-	int		 labelled;	/* jobid label written */
-	int		 cancelled;
-	char		*invalid_rv;	/* resourceVersion that failed checks */
+	uint32_t	 label_jobid;	/* jobid label on the pod */
+	int		 finalizer;	/* carries our finalizer */
+	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
+	char		 cond[256];	/* last PodScheduled message written */
+};
+
+enum group_state {
+	G_WAITING,	/* not submitted */
+	G_PENDING,	/* job submitted, not allocated */
+	G_ALLOCATED,	/* allocated, members not all bound */
+	G_BOUND,
+	G_ENDED		/* job gone; members being cleaned up */
+};
+
+struct group {
+	char		*key;		/* "gang:ns/g" or "pod:ns/p" */
+	char		*ns;
+	char		*name;
+	int		 gang;
+	int		 min_member;	/* 0: from the PodGroup CR */
+	json_t		*members;	/* pod keys */
+	enum group_state state;
+	uint32_t	 jobid;
+	json_t		*job_pods;	/* pod keys in the job, placement order */
+	json_t		*layout;	/* [{node, cpus, gres}] once allocated */
+	uint32_t	 cpus_per_task;
+	uint32_t	 gpus_per_task;
+	int		 exclusive;
+	int		 cancelled;	/* we asked Slurm to end the job */
+	int		 invalid;	/* translation failed; wait for a change */
+	int		 seen;		/* its job was in the last full load */
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
-	char		 cond[256];	/* last PodScheduled message written */
 };
 
 struct reconcile {
@@ -65,18 +95,22 @@ struct reconcile {
 	int			 started;
 	atomic_int		 stop;
 
-	struct map		*pods;		/* key -> pod_entry */
-	struct map		*jobs;		/* jobid -> pod key (string) */
-	struct map		*nodes;		/* k8s node name -> json */
+	struct map		*pods;		/* ns/name -> pod_entry */
+	struct map		*groups;	/* group key -> group */
+	struct map		*jobs;		/* jobid -> group key */
+	struct map		*nodes;		/* node name -> json */
 	struct map		*namespaces;	/* name -> json */
+	struct map		*k8s_jobs;	/* ns/name -> batch/v1 Job */
+	struct map		*podgroups;	/* ns/name -> PodGroup */
 	struct translate_conf	 tconf;
-	int			 pods_synced;
-	int			 nodes_synced;
-	int			 ns_synced;
+	int			 synced[EV_KINDS];
 	int			 recovered;
 	time_t			 slurm_since;
 	int64_t			 next_poll;
+	int64_t			 next_sweep;
 };
+
+static void	group_evaluate(struct reconcile *, struct group *);
 
 static int64_t
 now_ms(void)
@@ -97,10 +131,25 @@ pod_entry_free(void *p)
 	free(e->key);
 	free(e->ns);
 	free(e->name);
+	free(e->group);
 	json_decref(e->obj);
-	free(e->nodes);
-	free(e->invalid_rv);
 	free(e);
+}
+
+static void
+group_free(void *p)
+{
+	struct group	*g = p;
+
+	if (g == NULL)
+		return;
+	free(g->key);
+	free(g->ns);
+	free(g->name);
+	json_decref(g->members);
+	json_decref(g->job_pods);
+	json_decref(g->layout);
+	free(g);
 }
 
 static void
@@ -109,22 +158,29 @@ json_free_cb(void *p)
 	json_decref(p);
 }
 
-static void
-jobs_put(struct reconcile *r, uint32_t jobid, const char *key)
+static const char *
+jobid_str(uint32_t jobid, char *buf, size_t len)
 {
-	char	id[16];
-
-	snprintf(id, sizeof(id), "%u", jobid);
-	map_put(r->jobs, id, xstrdup(key));
+	snprintf(buf, len, "%u", jobid);
+	return (buf);
 }
 
-static const char *
-jobs_get(struct reconcile *r, uint32_t jobid)
+static void
+jobs_put(struct reconcile *r, uint32_t jobid, const char *gkey)
 {
 	char	id[16];
 
-	snprintf(id, sizeof(id), "%u", jobid);
-	return (map_get(r->jobs, id));
+	map_put(r->jobs, jobid_str(jobid, id, sizeof(id)), xstrdup(gkey));
+}
+
+static struct group *
+jobs_group(struct reconcile *r, uint32_t jobid)
+{
+	char		 id[16];
+	const char	*gkey = map_get(r->jobs, jobid_str(jobid, id,
+			    sizeof(id)));
+
+	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
 }
 
 static void
@@ -132,8 +188,7 @@ jobs_del(struct reconcile *r, uint32_t jobid)
 {
 	char	id[16];
 
-	snprintf(id, sizeof(id), "%u", jobid);
-	map_del(r->jobs, id);
+	map_del(r->jobs, jobid_str(jobid, id, sizeof(id)));
 }
 
 static const char *
@@ -157,27 +212,30 @@ pod_event(struct reconcile *r, struct pod_entry *e, const char *type,
 		    err.status, err.reason, err.text);
 }
 
-/* Writes PodScheduled=False with msg, once per distinct message. */
+/*
+ * Writes PodScheduled=False with msg, once per distinct message; warn also
+ * records a FailedScheduling Event.
+ */
 static void
-pod_condition(struct reconcile *r, struct pod_entry *e, const char *reason,
-    const char *msg, int warn)
+pod_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
+    int warn)
 {
 	struct k8s_error	 err;
 	json_t			*patch;
-	char			 path[512], ts[32];
-	time_t			 t = time(NULL);
-	struct tm		 tm;
+	char			 path[512], ts[64];
 
 	if (strcmp(e->cond, msg) == 0)
 		return;
 	if (warn)
 		pod_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	k8s_microtime(ts, sizeof(ts), NULL);
+	/* Conditions take RFC 3339 seconds. */
+	snprintf(ts + 19, sizeof(ts) - 19, "Z");
 	patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
 	    "conditions", "type", "PodScheduled", "status", "False",
-	    "reason", reason, "message", msg, "lastTransitionTime", ts);
+	    "reason", "Unschedulable", "message", msg, "lastTransitionTime",
+	    ts);
 	if (k8s_patch(r->client, pod_path(e, "/status", path, sizeof(path)),
 	    K8S_PATCH_STRATEGIC, patch, NULL, &err) == -1)
 		log_warnx("pod %s: condition: %ld %s: %s", e->key, err.status,
@@ -187,20 +245,99 @@ pod_condition(struct reconcile *r, struct pod_entry *e, const char *reason,
 	json_decref(patch);
 }
 
+/* Writes a message on every unbound, live member of the group. */
 static void
-pod_cancel(struct pod_entry *e, const char *why)
+group_condition(struct reconcile *r, struct group *g, const char *msg,
+    int warn)
+{
+	json_t			*v;
+	struct pod_entry	*e;
+	size_t			 i;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e != NULL && e->state == PS_UNBOUND)
+			pod_condition(r, e, msg, warn);
+	}
+}
+
+/*
+ * Writes bridge metadata on a pod in one strategic merge patch: the jobid
+ * label (or removes it with jobid 0), our finalizer (finalizers merge as a
+ * set, so nobody else's are touched and no resourceVersion is needed), and
+ * the node and GRES annotations when known.  Returns 0, or -1 (err filled).
+ */
+static int
+pod_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
+    const char *node, const char *gres, struct k8s_error *err)
+{
+	json_t		*patch, *md;
+	char		 path[512], id[16];
+	int		 rc;
+
+	md = json_object();
+	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
+	    jobid != 0 ? json_string(jobid_str(jobid, id, sizeof(id))) :
+	    json_null()));
+	if (node != NULL)
+		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
+		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
+		    json_string(gres) : json_null()));
+	if (jobid != 0 && !e->finalizer)
+		json_object_set_new(md, "finalizers", json_pack("[s]",
+		    FINALIZER));
+	patch = json_pack("{s:o}", "metadata", md);
+	rc = k8s_patch(r->client, pod_path(e, "", path, sizeof(path)),
+	    K8S_PATCH_STRATEGIC, patch, NULL, err);
+	json_decref(patch);
+	if (rc == 0) {
+		e->label_jobid = jobid;
+		if (jobid != 0)
+			e->finalizer = 1;
+	}
+	return (rc);
+}
+
+/* Removes our finalizer (the job is gone), keeping everyone else's. */
+static void
+pod_release(struct reconcile *r, struct pod_entry *e)
+{
+	struct k8s_error	 err;
+	json_t			*patch;
+	char			 path[512];
+	int			 rc;
+
+	if (!e->finalizer)
+		return;
+	patch = json_pack("{s:{s:[s]}}", "metadata",
+	    "$deleteFromPrimitiveList/finalizers", FINALIZER);
+	rc = k8s_patch(r->client, pod_path(e, "", path, sizeof(path)),
+	    K8S_PATCH_STRATEGIC, patch, NULL, &err);
+	json_decref(patch);
+	if (rc == 0 || err.status == 404) {
+		e->finalizer = 0;
+		log_debug("pod %s: finalizer removed", e->key);
+	} else
+		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
+		    err.status, err.reason, err.text);
+}
+
+static void
+group_cancel(struct reconcile *r, struct group *g, const char *why)
 {
 	char	err[256];
 
-	if (e->jobid == 0 || e->cancelled)
+	(void)r;
+	if (g->jobid == 0 || g->cancelled)
 		return;
-	if (sctl_cancel(e->jobid, err, sizeof(err)) == -1) {
-		log_warnx("pod %s: cancel slurm job %u: %s", e->key, e->jobid,
-		    err);
+	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
+		log_warnx("group %s: cancel slurm job %u: %s", g->key,
+		    g->jobid, err);
 		return;
 	}
-	e->cancelled = 1;
-	log_info("pod %s: cancelled slurm job %u (%s)", e->key, e->jobid, why);
+	g->cancelled = 1;
+	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
+	    why);
 }
 
 /* Maps a Slurm node to its Kubernetes node: label first, then same name. */
@@ -222,83 +359,6 @@ node_k8s_name(struct reconcile *r, const char *slurm_node)
 	return (NULL);
 }
 
-/* Writes the jobid label (and node annotation once allocated). */
-static int
-pod_label(struct reconcile *r, struct pod_entry *e, const char *slurm_node)
-{
-	struct k8s_error	 err;
-	json_t			*patch;
-	char			 path[512], id[16];
-	int			 rc;
-
-	snprintf(id, sizeof(id), "%u", e->jobid);
-	patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", LABEL_JOBID,
-	    id);
-	if (slurm_node != NULL)
-		json_object_set_new(json_object_get(patch, "metadata"),
-		    "annotations", json_pack("{s:s}", ANN_SLURM_NODE,
-		    slurm_node));
-	rc = k8s_patch(r->client, pod_path(e, "", path, sizeof(path)),
-	    K8S_PATCH_MERGE, patch, NULL, &err);
-	json_decref(patch);
-	if (rc == -1) {
-		log_warnx("pod %s: label slurm job %u: %ld %s: %s", e->key,
-		    e->jobid, err.status, err.reason, err.text);
-		if (err.status == 404)
-			pod_cancel(e, "pod is gone");
-		return (-1);
-	}
-	e->labelled = 1;
-	return (0);
-}
-
-/* Binds an allocated pod; retried from the timer when it fails. */
-static void
-pod_bind(struct reconcile *r, struct pod_entry *e)
-{
-	struct k8s_error	 err;
-	json_t			*hosts;
-	const char		*snode, *knode;
-	char			 msg[256];
-
-	if ((hosts = sctl_hostlist_expand(e->nodes)) == NULL ||
-	    (snode = json_string_value(json_array_get(hosts, 0))) == NULL) {
-		log_warnx("pod %s: slurm job %u: bad node list \"%s\"",
-		    e->key, e->jobid, e->nodes);
-		json_decref(hosts);
-		return;
-	}
-	if ((knode = node_k8s_name(r, snode)) == NULL) {
-		snprintf(msg, sizeof(msg), "slurm job %u was allocated Slurm "
-		    "node %s, which has no Kubernetes node (same name, or a "
-		    "node labelled " LABEL_SLURM_NODENAME "=%s)", e->jobid,
-		    snode, snode);
-		log_warnx("pod %s: %s", e->key, msg);
-		pod_condition(r, e, "Unschedulable", msg, 1);
-		json_decref(hosts);
-		return;
-	}
-	/* The jobid must be on the pod before it is bound (restart safety). */
-	if (pod_label(r, e, snode) == -1)
-		goto done;
-	if (k8s_pod_bind(r->client, e->ns, e->name, k8s_obj_uid(e->obj),
-	    knode, &err) == -1) {
-		log_warnx("pod %s: bind to %s: %ld %s: %s", e->key, knode,
-		    err.status, err.reason, err.text);
-		if (err.status == 404)
-			pod_cancel(e, "pod is gone");
-		goto done;
-	}
-	e->state = PS_BOUND;
-	log_info("pod %s: bound to node %s (slurm job %u)", e->key, knode,
-	    e->jobid);
-	snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node %s to "
-	    "job %u", knode, snode, e->jobid);
-	pod_event(r, e, "Normal", "Scheduled", "Binding", msg);
- done:
-	json_decref(hosts);
-}
-
 static int
 ns_enabled(struct reconcile *r, const char *ns)
 {
@@ -312,115 +372,424 @@ ns_enabled(struct reconcile *r, const char *ns)
 }
 
 static void
-pod_retry_later(struct pod_entry *e, int refused)
+group_retry_later(struct group *g, int refused)
 {
 	long	min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
 	long	max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
 
-	e->retry_ms = e->retry_ms < min ? min : e->retry_ms * 2;
-	if (e->retry_ms > max)
-		e->retry_ms = max;
-	e->next_try = now_ms() + e->retry_ms;
+	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
+	if (g->retry_ms > max)
+		g->retry_ms = max;
+	g->next_try = now_ms() + g->retry_ms;
+}
+
+/* Live members in placement order (borrowed objects); returns the count. */
+static size_t
+group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
+    int unbound_only)
+{
+	json_t			*v;
+	struct pod_entry	*e;
+	size_t			 i, n = 0;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED ||
+		    (unbound_only && e->state != PS_UNBOUND))
+			continue;
+		if (n < max)
+			out[n] = e->obj;
+		n++;
+	}
+	if (n > 1 && n <= max)
+		sched_sort_members(out, n);
+	return (n);
+}
+
+/*
+ * Binds an allocated group: writes job id, node and GRES on every member
+ * still unbound, and only then binds them.  Anything that fails is retried
+ * from the timer; the assignment is a pure function of the job's pod list
+ * and layout, so a restarted bridge picks the same nodes.
+ */
+static void
+group_bind(struct reconcile *r, struct group *g)
+{
+	struct k8s_error	 err;
+	struct assignment	*a;
+	struct pod_entry	*e;
+	const char		*knode;
+	char			 msg[256], errs[256];
+	size_t			 i, n = json_array_size(g->job_pods);
+	int			 pending = 0;
+
+	a = xcalloc(n ? n : 1, sizeof(*a));
+	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
+	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+	    sizeof(errs)) == -1) {
+		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid,
+		    errs);
+		free(a);
+		return;
+	}
+	/* Phase 1: metadata on every member before any binding. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		if ((knode = node_k8s_name(r, a[i].node)) == NULL) {
+			snprintf(msg, sizeof(msg), "Slurm job %u was "
+			    "allocated node %s, which has no Kubernetes node "
+			    "(same name, or a node labelled "
+			    LABEL_SLURM_NODENAME "=%s)", g->jobid, a[i].node,
+			    a[i].node);
+			log_warnx("pod %s: %s", e->key, msg);
+			pod_condition(r, e, msg, 1);
+			goto done;
+		}
+		if (pod_metadata(r, e, g->jobid, a[i].node, a[i].gres, &err)
+		    == -1) {
+			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
+			    e->key, g->jobid, err.status, err.reason,
+			    err.text);
+			goto done;
+		}
+	}
+	/* Phase 2: bind. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		knode = node_k8s_name(r, a[i].node);
+		if (k8s_pod_bind(r->client, e->ns, e->name, k8s_obj_uid(e->obj),
+		    knode, &err) == -1) {
+			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
+			    knode, err.status, err.reason, err.text);
+			pending++;
+			continue;
+		}
+		e->state = PS_BOUND;
+		log_info("pod %s: bound to node %s (slurm job %u)", e->key,
+		    knode, g->jobid);
+		snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node "
+		    "%s to job %u%s%s", knode, a[i].node, g->jobid,
+		    a[i].gres != NULL ? ", GRES " : "",
+		    a[i].gres != NULL ? a[i].gres : "");
+		pod_event(r, e, "Normal", "Scheduled", "Binding", msg);
+	}
+	if (pending == 0)
+		g->state = G_BOUND;
+ done:
+	for (i = 0; i < n; i++)
+		free(a[i].gres);
+	free(a);
 }
 
 static void
-pod_submit(struct reconcile *r, struct pod_entry *e)
+group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
+{
+	json_decref(g->layout);
+	g->layout = json_deep_copy(layout);
+	g->state = G_ALLOCATED;
+	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
+	group_bind(r, g);
+}
+
+static void
+group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 {
 	struct jobspec	 js;
-	char		 err[256], msg[320], *nodes = NULL;
-	const char	*rv = k8s_obj_str(e->obj, "metadata.resourceVersion");
+	struct k8s_error kerr;
+	struct pod_entry *e;
+	json_t		*layout = NULL;
+	char		 err[256], msg[320], key[512];
 	uint32_t	 jobid;
-	int		 refused;
+	size_t		 i;
+	int		 refused, rc;
 
-	if (translate_pod(e->obj, &r->tconf, &js, err, sizeof(err)) == -1) {
-		log_warnx("pod %s: not submitted: %s", e->key, err);
+	rc = g->gang ? translate_group(pods, n, g->name, &r->tconf, &js, err,
+	    sizeof(err)) : translate_pod(pods[0], &r->tconf, &js, err,
+	    sizeof(err));
+	if (rc == -1) {
+		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		pod_condition(r, e, "Unschedulable", msg, 1);
-		free(e->invalid_rv);
-		e->invalid_rv = xstrdup(rv != NULL ? rv : "");
+		group_condition(r, g, msg, 1);
+		g->invalid = 1;
 		return;
 	}
-	if (sctl_submit(&js, &jobid, &nodes, &refused, err, sizeof(err)) ==
+	if (sctl_submit(&js, &jobid, &layout, &refused, err, sizeof(err)) ==
 	    -1) {
-		pod_retry_later(e, refused);
-		log_warnx("pod %s: submit: %s; retrying in %lds", e->key, err,
-		    e->retry_ms / 1000);
+		group_retry_later(g, refused);
+		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
+		    err, g->retry_ms / 1000);
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
 		    "job: %s", err);
-		pod_condition(r, e, "Unschedulable", msg, 1);
+		group_condition(r, g, msg, 1);
 		jobspec_cleanup(&js);
 		return;
 	}
+	g->jobid = jobid;
+	g->cancelled = 0;
+	g->retry_ms = 0;
+	g->cpus_per_task = js.cpus_per_task;
+	g->gpus_per_task = js.gpus_per_task;
+	g->exclusive = js.exclusive;
 	jobspec_cleanup(&js);
-	e->jobid = jobid;
-	e->retry_ms = 0;
-	jobs_put(r, jobid, e->key);
-	log_info("pod %s: submitted slurm job %u%s%s", e->key, jobid,
-	    nodes != NULL ? ", allocated " : "", nodes != NULL ? nodes : "");
-	snprintf(msg, sizeof(msg), "submitted Slurm job %u", jobid);
-	pod_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
-	if (nodes != NULL) {
-		e->state = PS_ALLOCATED;
-		e->nodes = nodes;
-		pod_bind(r, e);
-		return;
+	json_decref(g->job_pods);
+	g->job_pods = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(g->job_pods, json_string(k8s_obj_key(
+		    pods[i], key, sizeof(key))));
+	jobs_put(r, jobid, g->key);
+	g->state = G_PENDING;
+	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
+	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
+	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s", jobid,
+	    g->gang ? " for the gang" : "");
+	/* The job id goes on every member before anything else happens. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL)
+			continue;
+		pod_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
+		if (layout == NULL && pod_metadata(r, e, jobid, NULL, NULL,
+		    &kerr) == -1)
+			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
+			    e->key, jobid, kerr.status, kerr.reason,
+			    kerr.text);
 	}
-	e->state = PS_PENDING;
-	pod_label(r, e, NULL);
-}
-
-/* Decides what an unbound, live pod needs next. */
-static void
-pod_evaluate(struct reconcile *r, struct pod_entry *e)
-{
-	const char	*rv;
-	char		 msg[256];
-
-	if (!r->recovered)
-		return;
-	switch (e->state) {
-	case PS_ALLOCATED:
-		pod_bind(r, e);
-		return;
-	case PS_WAITING:
-		break;
-	default:
-		return;
+	if (layout != NULL) {
+		group_allocated(r, g, layout);
+		json_decref(layout);
 	}
-	if (json_array_size(k8s_obj_get(e->obj, "spec.schedulingGates")) > 0)
-		return;
-	if (!ns_enabled(r, e->ns)) {
-		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
-		    "slurm-bridge; enable it with: kubectl label namespace %s "
-		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, e->ns, e->ns);
-		pod_condition(r, e, "Unschedulable", msg, 1);
-		return;
-	}
-	rv = k8s_obj_str(e->obj, "metadata.resourceVersion");
-	if (e->invalid_rv != NULL && rv != NULL &&
-	    strcmp(e->invalid_rv, rv) == 0)
-		return;
-	if (e->next_try > now_ms())
-		return;
-	pod_submit(r, e);
 }
 
 static int
-pod_is_over(const json_t *pod)
+group_min(struct reconcile *r, struct group *g)
 {
-	const char	*phase = k8s_obj_str(pod, "status.phase");
+	json_t	*pg;
+	char	 key[512];
 
-	return (k8s_obj_get(pod, "metadata.deletionTimestamp") != NULL ||
-	    (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
-	    strcmp(phase, "Failed") == 0)));
+	if (g->min_member > 0)
+		return (g->min_member);
+	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
+	if ((pg = map_get(r->podgroups, key)) == NULL)
+		return (0);
+	return ((int)json_integer_value(k8s_obj_get(pg, "spec.minMember")));
+}
+
+/* Decides what a group needs next. */
+static void
+group_evaluate(struct reconcile *r, struct group *g)
+{
+	json_t		*pods[SCHED_MAX_GANG];
+	char		 msg[256];
+	size_t		 n, i;
+	int		 min;
+
+	if (!r->recovered)
+		return;
+	if (g->state == G_ALLOCATED) {
+		group_bind(r, g);
+		return;
+	}
+	if (g->state != G_WAITING || g->invalid || g->next_try > now_ms())
+		return;
+	n = group_live(r, g, pods, SCHED_MAX_GANG, 1);
+	if (n == 0)
+		return;
+	if (n > SCHED_MAX_GANG) {
+		snprintf(msg, sizeof(msg), "gang %s has %zu pods; at most %d "
+		    "are supported", g->name, n, SCHED_MAX_GANG);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (json_array_size(k8s_obj_get(pods[i],
+		    "spec.schedulingGates")) > 0)
+			return;
+	if (!ns_enabled(r, g->ns)) {
+		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
+		    "slurm-bridge; enable it with: kubectl label namespace %s "
+		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, g->ns, g->ns);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	if ((min = group_min(r, g)) == 0) {
+		snprintf(msg, sizeof(msg), "waiting for PodGroup %s/%s (or "
+		    "the " ANN_MIN_MEMBER " annotation)", g->ns, g->name);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	if ((int)n < min) {
+		snprintf(msg, sizeof(msg), "waiting for gang %s: %zu of %d "
+		    "pods present", g->name, n, min);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	group_submit(r, g, pods, n);
+}
+
+static void
+group_add(struct group *g, const char *pkey)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(g->members, i, v)
+		if (strcmp(json_string_value(v), pkey) == 0)
+			return;
+	json_array_append_new(g->members, json_string(pkey));
+}
+
+static void
+group_remove(struct group *g, const char *pkey)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(g->members, i, v) {
+		if (strcmp(json_string_value(v), pkey) == 0) {
+			json_array_remove(g->members, i);
+			return;
+		}
+	}
+}
+
+/* Frees a group with no members and no live job. */
+static void
+group_gc(struct reconcile *r, struct group *g)
+{
+	if (json_array_size(g->members) > 0 ||
+	    (g->jobid != 0 && !g->cancelled))
+		return;
+	if (g->jobid != 0)
+		jobs_del(r, g->jobid);
+	map_del(r->groups, g->key);
+}
+
+/*
+ * A member ended or left.  A pending gang that lost a member gives its job
+ * up (the gang is resubmitted once complete again); an allocated group's
+ * job is cancelled once no member runs any more; finalizers are released
+ * once the job is gone.
+ */
+static void
+group_member_gone(struct reconcile *r, struct group *g)
+{
+	json_t			*live[SCHED_MAX_GANG], *v;
+	struct pod_entry	*e;
+	struct k8s_error	 err;
+	size_t			 n, i;
+
+	n = group_live(r, g, live, SCHED_MAX_GANG, 0);
+	if (g->jobid != 0 && !g->cancelled) {
+		if (g->state == G_PENDING && n < json_array_size(g->job_pods)) {
+			group_cancel(r, g, "the gang lost a member while "
+			    "pending");
+			/* Clear the stale job id so a restart cannot adopt it. */
+			json_array_foreach(g->members, i, v) {
+				e = map_get(r->pods, json_string_value(v));
+				if (e != NULL && e->state == PS_UNBOUND &&
+				    e->label_jobid == g->jobid)
+					(void)pod_metadata(r, e, 0, NULL, NULL,
+					    &err);
+			}
+			jobs_del(r, g->jobid);
+			g->jobid = 0;
+			g->state = G_WAITING;
+		} else if (n == 0)
+			group_cancel(r, g, "no member runs any more");
+	}
+	if (g->jobid == 0 || g->cancelled) {
+		json_array_foreach(g->members, i, v) {
+			e = map_get(r->pods, json_string_value(v));
+			if (e != NULL && e->state == PS_ENDED)
+				pod_release(r, e);
+		}
+	}
+	group_gc(r, g);
+}
+
+static time_t
+parse_time(const char *s)
+{
+	struct tm	tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return (0);
+	return (timegm(&tm));
+}
+
+/* Terminal, or deleted and past its grace period. */
+static int
+pod_over(struct pod_entry *e)
+{
+	const char	*phase = k8s_obj_str(e->obj, "status.phase");
+
+	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
+	    strcmp(phase, "Failed") == 0))
+		return (1);
+	/* No kubelet ends an unbound pod: it is over at once. */
+	if (e->delete_at != 0 && (e->state == PS_UNBOUND ||
+	    time(NULL) >= e->delete_at))
+		return (1);
+	return (0);
+}
+
+static struct group *
+group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
+{
+	struct group	*g;
+
+	if ((g = map_get(r->groups, gid->key)) != NULL)
+		return (g);
+	g = xcalloc(1, sizeof(*g));
+	g->key = xstrdup(gid->key);
+	g->ns = xstrdup(ns);
+	g->name = xstrdup(gid->name);
+	g->gang = gid->gang;
+	g->min_member = gid->min_member;
+	g->members = json_array();
+	map_put(r->groups, g->key, g);
+	return (g);
+}
+
+/* The controlling batch/v1 Job of a pod, from the Job cache. */
+static const json_t *
+pod_owner_job(struct reconcile *r, const json_t *pod)
+{
+	json_t		*ref;
+	const char	*kind, *name;
+	char		 key[512];
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(pod, "metadata.ownerReferences"), i,
+	    ref) {
+		kind = json_string_value(json_object_get(ref, "kind"));
+		name = json_string_value(json_object_get(ref, "name"));
+		if (kind == NULL || name == NULL || strcmp(kind, "Job") != 0 ||
+		    !json_is_true(json_object_get(ref, "controller")))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(pod),
+		    name);
+		return (map_get(r->k8s_jobs, key));
+	}
+	return (NULL);
 }
 
 static void
 pod_update(struct reconcile *r, json_t *obj)
 {
 	struct pod_entry	*e;
+	struct group		*g, *old;
+	struct group_id		 gid;
 	const char		*label, *node;
-	char			 key[512], *end;
+	char			 key[512], err[256], msg[320], *end;
 	unsigned long		 id;
 
 	k8s_obj_key(obj, key, sizeof(key));
@@ -433,102 +802,190 @@ pod_update(struct reconcile *r, json_t *obj)
 	}
 	json_decref(e->obj);
 	e->obj = obj;
-
-	/* The jobid label is how a restarted bridge finds the pod's job. */
-	label = k8s_obj_label(obj, LABEL_JOBID);
-	if (e->jobid == 0 && label != NULL) {
-		id = strtoul(label, &end, 10);
-		if (*end == '\0' && id > 0 && id < UINT32_MAX) {
-			e->jobid = (uint32_t)id;
-			e->labelled = 1;
-			e->state = PS_PENDING;
-			jobs_put(r, e->jobid, e->key);
-		}
+	e->delete_at = parse_time(k8s_obj_str(obj,
+	    "metadata.deletionTimestamp"));
+	e->finalizer = 0;
+	{
+		json_t	*v;
+		size_t	 i;
+		json_array_foreach(k8s_obj_get(obj, "metadata.finalizers"), i,
+		    v)
+			if (strcmp(json_string_value(v) ? json_string_value(v)
+			    : "", FINALIZER) == 0)
+				e->finalizer = 1;
 	}
+	label = k8s_obj_label(obj, LABEL_JOBID);
+	e->label_jobid = 0;
+	if (label != NULL) {
+		id = strtoul(label, &end, 10);
+		if (*end == '\0' && id > 0 && id < UINT32_MAX)
+			e->label_jobid = (uint32_t)id;
+	}
+
+	if (sched_pod_group(obj, pod_owner_job(r, obj), &gid, err,
+	    sizeof(err)) == -1) {
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		pod_condition(r, e, msg, 1);
+		return;
+	}
+	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
+	    (old = map_get(r->groups, e->group)) != NULL) {
+		group_remove(old, e->key);
+		group_member_gone(r, old);
+	}
+	free(e->group);
+	e->group = xstrdup(gid.key);
+	g = group_get(r, &gid, e->ns);
+	group_add(g, e->key);
+	g->invalid = 0;
+	/* The jobid label is how a restarted bridge finds the job. */
+	if (g->jobid == 0 && e->label_jobid != 0 && g->state == G_WAITING) {
+		g->jobid = e->label_jobid;
+		g->state = G_PENDING;
+		jobs_put(r, g->jobid, g->key);
+	}
+
 	node = k8s_obj_str(obj, "spec.nodeName");
-	if (pod_is_over(obj)) {
-		if (e->state != PS_ENDED)
-			pod_cancel(e, "pod is terminating or finished");
-		e->state = PS_ENDED;
-	} else if (node != NULL && *node != '\0')
+	if (node != NULL && *node != '\0')
 		e->state = PS_BOUND;
 	else
-		pod_evaluate(r, e);
+		e->state = PS_UNBOUND;
+	if (pod_over(e)) {
+		e->state = PS_ENDED;
+		group_member_gone(r, g);
+		return;
+	}
+	group_evaluate(r, g);
 }
 
 static void
 pod_deleted(struct reconcile *r, json_t *obj)
 {
 	struct pod_entry	*e;
+	struct group		*g;
 	char			 key[512];
 
 	k8s_obj_key(obj, key, sizeof(key));
-	if ((e = map_get(r->pods, key)) != NULL) {
-		pod_cancel(e, "pod deleted");
-		if (e->jobid != 0)
-			jobs_del(r, e->jobid);
-		map_del(r->pods, key);
+	if ((e = map_take(r->pods, key)) != NULL) {
+		if (e->group != NULL &&
+		    (g = map_get(r->groups, e->group)) != NULL) {
+			group_remove(g, key);
+			group_member_gone(r, g);
+		}
+		pod_entry_free(e);
 	}
 	json_decref(obj);
 }
 
-/* Re-evaluates every unbound pod (namespace or node changes, timer). */
+/* Re-evaluates every group, and ends members past their grace period. */
 static void
-pods_evaluate_all(struct reconcile *r)
+groups_sweep(struct reconcile *r)
 {
-	size_t			 it = 0;
-	void			*v;
+	size_t		 it = 0;
+	void		*v;
+	json_t		*keys = json_array(), *k;
+	size_t		 i;
 
+	/* Collect first: evaluating may free groups. */
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		if (e->state == PS_WAITING || e->state == PS_ALLOCATED)
-			pod_evaluate(r, e);
+		if (e->state != PS_ENDED && e->delete_at != 0 && pod_over(e))
+			json_array_append_new(keys, json_string(e->key));
 	}
+	json_array_foreach(keys, i, k) {
+		struct pod_entry *e = map_get(r->pods, json_string_value(k));
+		struct group *g = e != NULL && e->group != NULL ?
+		    map_get(r->groups, e->group) : NULL;
+		if (e == NULL)
+			continue;
+		e->state = PS_ENDED;
+		if (g != NULL)
+			group_member_gone(r, g);
+	}
+	json_array_clear(keys);
+	it = 0;
+	while (map_next(r->groups, &it, NULL, &v))
+		json_array_append_new(keys, json_string(((struct group *)v)->
+		    key));
+	json_array_foreach(keys, i, k) {
+		struct group *g = map_get(r->groups, json_string_value(k));
+		if (g != NULL)
+			group_evaluate(r, g);
+	}
+	json_decref(keys);
 }
 
-/* Finds the live pod an unknown job was submitted for, if any. */
-static struct pod_entry *
+/* Finds the waiting group an unknown job was submitted for, if any. */
+static struct group *
 job_adopt(struct reconcile *r, const struct sjob *j)
 {
-	json_t			*pods;
-	struct pod_entry	*e = NULL;
-	const char		*key;
+	json_t			*pods, *v;
+	struct pod_entry	*e;
+	struct group		*g = NULL;
 	size_t			 i;
-	json_t			*v;
 
 	if ((pods = translate_admin_pods(j->admin_comment)) == NULL)
 		return (NULL);
 	json_array_foreach(pods, i, v) {
-		if ((key = json_string_value(v)) == NULL)
-			continue;
-		e = map_get(r->pods, key);
-		if (e != NULL && e->jobid == 0 && e->state != PS_ENDED)
+		e = map_get(r->pods, json_string_value(v));
+		if (e != NULL && e->group != NULL &&
+		    (g = map_get(r->groups, e->group)) != NULL &&
+		    g->jobid == 0 && g->state == G_WAITING)
 			break;
-		e = NULL;
+		g = NULL;
+	}
+	if (g != NULL) {
+		g->jobid = j->id;
+		g->state = G_PENDING;
+		json_decref(g->job_pods);
+		g->job_pods = json_incref(pods);
+		jobs_put(r, j->id, g->key);
+		log_info("group %s: adopted slurm job %u", g->key, j->id);
 	}
 	json_decref(pods);
-	if (e == NULL)
-		return (NULL);
-	e->jobid = j->id;
-	e->state = PS_PENDING;
-	jobs_put(r, j->id, e->key);
-	log_info("pod %s: adopted slurm job %u", e->key, j->id);
-	return (e);
+	return (g);
+}
+
+/* Fills the per-task sizes of an adopted job from its members. */
+static void
+group_adopt_sizes(struct reconcile *r, struct group *g)
+{
+	json_t		*pods[SCHED_MAX_GANG];
+	struct jobspec	 js;
+	char		 err[256];
+	size_t		 n;
+	int		 rc;
+
+	if (g->cpus_per_task != 0)
+		return;
+	n = group_live(r, g, pods, SCHED_MAX_GANG, 0);
+	if (n == 0 || n > SCHED_MAX_GANG)
+		return;
+	rc = g->gang ? translate_group(pods, n, g->name, &r->tconf, &js, err,
+	    sizeof(err)) : translate_pod(pods[0], &r->tconf, &js, err,
+	    sizeof(err));
+	if (rc == -1)
+		return;
+	g->cpus_per_task = js.cpus_per_task;
+	g->gpus_per_task = js.gpus_per_task;
+	g->exclusive = js.exclusive;
+	jobspec_cleanup(&js);
 }
 
 static void
 job_update_cb(const struct sjob *j, void *arg)
 {
 	struct reconcile	*r = arg;
-	struct pod_entry	*e = NULL;
-	const char		*key;
-	char			 msg[256], err[256];
+	struct group		*g;
+	struct pod_entry	*e;
+	struct k8s_error	 kerr;
+	json_t			*v;
+	char			 msg[256], err[256], path[512];
+	size_t			 i;
 
-	if ((key = jobs_get(r, j->id)) != NULL)
-		e = map_get(r->pods, key);
-	if (e == NULL && j->phase != SJOB_ENDED)
-		e = job_adopt(r, j);
-	if (e == NULL || e->jobid != j->id) {
+	if ((g = jobs_group(r, j->id)) == NULL && j->phase != SJOB_ENDED)
+		g = job_adopt(r, j);
+	if (g == NULL) {
 		if (j->phase != SJOB_ENDED) {
 			/* No live pod wants this job: an orphan. */
 			if (sctl_cancel(j->id, err, sizeof(err)) == -1)
@@ -538,47 +995,43 @@ job_update_cb(const struct sjob *j, void *arg)
 				log_info("slurm job %u: cancelled, no pod "
 				    "(%s)", j->id, j->name != NULL ? j->name :
 				    "?");
-		} else if (key != NULL)
-			jobs_del(r, j->id);
+		}
 		return;
+	}
+	g->seen = 1;
+	if (g->job_pods == NULL) {
+		/* Adopted through the jobid label: the job lists its pods. */
+		g->job_pods = translate_admin_pods(j->admin_comment);
+		if (g->job_pods == NULL)
+			g->job_pods = json_array();
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
-		snprintf(msg, sizeof(msg), "waiting for Slurm allocation "
-		    "(job %u, Reason=%s)", j->id, j->reason);
-		if (e->state == PS_PENDING || e->state == PS_WAITING) {
-			e->state = PS_PENDING;
-			pod_condition(r, e, "Unschedulable", msg, 0);
-		}
-		if (!e->labelled)
-			pod_label(r, e, NULL);
+		snprintf(msg, sizeof(msg), "waiting for Slurm job %u "
+		    "(Reason=%s)", j->id, j->reason);
+		if (g->state == G_PENDING)
+			group_condition(r, g, msg, 0);
 		break;
 	case SJOB_RUNNING:
-		if (e->state == PS_PENDING || e->state == PS_WAITING) {
-			free(e->nodes);
-			e->nodes = j->nodes != NULL ? xstrdup(j->nodes) : NULL;
-			e->state = PS_ALLOCATED;
-			log_info("pod %s: slurm job %u allocated %s", e->key,
-			    j->id, e->nodes != NULL ? e->nodes : "?");
-			pod_bind(r, e);
+		if (g->state == G_PENDING && j->layout != NULL) {
+			group_adopt_sizes(r, g);
+			group_allocated(r, g, j->layout);
 		}
 		break;
 	case SJOB_ENDED:
-		log_info("pod %s: slurm job %u ended: %s (reason %s)", e->key,
-		    j->id, j->state, j->reason);
-		if (e->state != PS_ENDED && !pod_is_over(e->obj)) {
+		log_info("group %s: slurm job %u ended: %s (reason %s)",
+		    g->key, j->id, j->state, j->reason);
+		/* The job is the pods' lease on the nodes: end them too. */
+		json_array_foreach(g->members, i, v) {
+			e = map_get(r->pods, json_string_value(v));
+			if (e == NULL || e->state == PS_ENDED ||
+			    e->delete_at != 0 || g->cancelled)
+				continue;
 			snprintf(msg, sizeof(msg), "Slurm job %u ended: %s "
 			    "(Reason=%s); deleting the pod", j->id, j->state,
 			    j->reason);
 			pod_event(r, e, "Warning", "SlurmJobEnded", "Delete",
 			    msg);
-		}
-		e->cancelled = 1;
-		if (e->state != PS_ENDED && !pod_is_over(e->obj)) {
-			struct k8s_error	kerr;
-			char			path[512];
-
-			/* The job is the pod's lease on the node: end it. */
 			if (k8s_delete(r->client, pod_path(e, "", path,
 			    sizeof(path)), NULL, &kerr) == -1 &&
 			    kerr.status != 404)
@@ -589,8 +1042,9 @@ job_update_cb(const struct sjob *j, void *arg)
 				log_info("pod %s: deleted: slurm job %u %s",
 				    e->key, j->id, j->state);
 		}
-		e->state = PS_ENDED;
-		jobs_del(r, j->id);
+		g->cancelled = 1;
+		g->state = G_ENDED;
+		group_member_gone(r, g);
 		break;
 	}
 }
@@ -599,11 +1053,52 @@ static void
 reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
-	int	rc;
 
-	rc = sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err));
-	if (rc == -1)
+	if (sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err)) ==
+	    -1)
 		log_warnx("slurm: %s", err);
+}
+
+/*
+ * Groups whose labelled job Slurm no longer knows (it ended and was purged
+ * while the bridge was down): bound members lost their allocation and are
+ * deleted; unbound ones are submitted again.
+ */
+static void
+reconcile_vanished(struct reconcile *r)
+{
+	struct sjob	 j;
+	json_t		*keys = json_array(), *k;
+	size_t		 it = 0, i;
+	void		*v;
+
+	while (map_next(r->groups, &it, NULL, &v)) {
+		struct group *g = v;
+		if (g->jobid != 0 && !g->seen)
+			json_array_append_new(keys, json_string(g->key));
+	}
+	json_array_foreach(keys, i, k) {
+		struct group *g = map_get(r->groups, json_string_value(k));
+		if (g == NULL)
+			continue;
+		log_info("group %s: slurm job %u is gone from Slurm", g->key,
+		    g->jobid);
+		if (g->state == G_PENDING && group_live(r, g, NULL, 0, 0) ==
+		    group_live(r, g, NULL, 0, 1)) {
+			/* Nothing was bound: submit again. */
+			jobs_del(r, g->jobid);
+			g->jobid = 0;
+			g->state = G_WAITING;
+			continue;
+		}
+		memset(&j, 0, sizeof(j));
+		j.id = g->jobid;
+		j.phase = SJOB_ENDED;
+		j.state = "PURGED";
+		j.reason = "the job is no longer known to Slurm";
+		job_update_cb(&j, r);
+	}
+	json_decref(keys);
 }
 
 /* First full Slurm load after the caches sync: adopt before submitting. */
@@ -618,60 +1113,73 @@ reconcile_recover(struct reconcile *r)
 		log_warnx("slurm: recovery: %s; retrying", err);
 		return;
 	}
+	reconcile_vanished(r);
 	r->recovered = 1;
-	log_info("recovered: %zu pods, %zu slurm jobs tracked",
-	    map_count(r->pods), map_count(r->jobs));
-	pods_evaluate_all(r);
+	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
+	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
+	groups_sweep(r);
+}
+
+static struct map *
+reconcile_map(struct reconcile *r, enum event_kind kind)
+{
+	switch (kind) {
+	case EV_NODE:
+		return (r->nodes);
+	case EV_NAMESPACE:
+		return (r->namespaces);
+	case EV_JOB:
+		return (r->k8s_jobs);
+	case EV_PODGROUP:
+		return (r->podgroups);
+	default:
+		return (NULL);
+	}
 }
 
 static void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
-	char	key[512];
+	struct map	*m;
+	char		 key[512];
 
-	switch (ev->kind) {
-	case EV_POD:
-		if (ev->type == K8S_EVENT_SYNCED)
-			r->pods_synced = 1;
-		else if (ev->type == K8S_EVENT_DELETED)
+	if (ev->type == K8S_EVENT_SYNCED) {
+		r->synced[ev->kind] = 1;
+		event_free(ev);
+		return;
+	}
+	if (ev->kind == EV_POD) {
+		if (ev->type == K8S_EVENT_DELETED)
 			pod_deleted(r, ev->obj);
 		else
 			pod_update(r, ev->obj);
 		ev->obj = NULL;
-		break;
-	case EV_NODE:
-	case EV_NAMESPACE:
-		if (ev->type == K8S_EVENT_SYNCED) {
-			if (ev->kind == EV_NODE)
-				r->nodes_synced = 1;
-			else
-				r->ns_synced = 1;
-			break;
-		}
-		k8s_obj_key(ev->obj, key, sizeof(key));
-		if (ev->type == K8S_EVENT_DELETED)
-			map_del(ev->kind == EV_NODE ? r->nodes :
-			    r->namespaces, key);
-		else {
-			map_put(ev->kind == EV_NODE ? r->nodes :
-			    r->namespaces, key, ev->obj);
-			ev->obj = NULL;
-		}
-		pods_evaluate_all(r);
-		break;
+		event_free(ev);
+		return;
 	}
+	m = reconcile_map(r, ev->kind);
+	k8s_obj_key(ev->obj, key, sizeof(key));
+	if (ev->type == K8S_EVENT_DELETED)
+		map_del(m, key);
+	else {
+		map_put(m, key, ev->obj);
+		ev->obj = NULL;
+	}
+	/* Nodes change every heartbeat: their changes wait for the sweep. */
+	if (ev->kind != EV_NODE && r->recovered)
+		groups_sweep(r);
 	event_free(ev);
 }
 
 static int
-reconcile_has_pending(struct reconcile *r)
+reconcile_busy(struct reconcile *r)
 {
 	size_t	 it = 0;
 	void	*v;
 
-	while (map_next(r->pods, &it, NULL, &v)) {
-		enum pod_state s = ((struct pod_entry *)v)->state;
-		if (s == PS_PENDING || s == PS_ALLOCATED || s == PS_WAITING)
+	while (map_next(r->groups, &it, NULL, &v)) {
+		enum group_state s = ((struct group *)v)->state;
+		if (s == G_PENDING || s == G_ALLOCATED)
 			return (1);
 	}
 	return (0);
@@ -705,14 +1213,19 @@ reconcile_main(void *arg)
 		}
 		if (atomic_load(&r->stop))
 			break;
+		now = now_ms();
 		if (!r->recovered) {
-			if (r->pods_synced && r->nodes_synced && r->ns_synced)
+			if (r->synced[EV_POD] && r->synced[EV_NODE] &&
+			    r->synced[EV_NAMESPACE] && r->synced[EV_JOB])
 				reconcile_recover(r);
 		} else {
 			reconcile_poll(r);
-			pods_evaluate_all(r);
+			if (now >= r->next_sweep) {
+				groups_sweep(r);
+				r->next_sweep = now + r->conf->idle_poll_ms;
+			}
 		}
-		r->next_poll = now_ms() + (reconcile_has_pending(r) ?
+		r->next_poll = now_ms() + (reconcile_busy(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
 	k8s_recorder_free(r->recorder);
@@ -733,9 +1246,12 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->kconf = kconf;
 	r->queue = q;
 	r->pods = map_new(pod_entry_free);
+	r->groups = map_new(group_free);
 	r->jobs = map_new(free);
 	r->nodes = map_new(json_free_cb);
 	r->namespaces = map_new(json_free_cb);
+	r->k8s_jobs = map_new(json_free_cb);
+	r->podgroups = map_new(json_free_cb);
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = 0;
 	atomic_init(&r->stop, 0);
@@ -748,9 +1264,12 @@ reconcile_free(struct reconcile *r)
 	if (r == NULL)
 		return;
 	map_free(r->pods);
+	map_free(r->groups);
 	map_free(r->jobs);
 	map_free(r->nodes);
 	map_free(r->namespaces);
+	map_free(r->k8s_jobs);
+	map_free(r->podgroups);
 	free(r);
 }
 

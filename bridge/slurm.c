@@ -106,15 +106,62 @@ sctl_error_permanent(int e)
 	}
 }
 
+/*
+ * The allocation as [{node, cpus, gres}], one entry per node in hostlist
+ * order; gres is the node's GRES detail ("gpu:2(IDX:0-1)") when known.
+ */
+static json_t *
+sctl_layout(slurm_job_info_t *j)
+{
+	hostlist_t	 hl;
+	json_t		*arr, *ent;
+	char		*h;
+	uint32_t	 i = 0;
+	int		 cpus;
+
+	if (j->nodes == NULL || (hl = slurm_hostlist_create(j->nodes)) == NULL)
+		return (NULL);
+	arr = json_array();
+	while ((h = slurm_hostlist_shift(hl)) != NULL) {
+		cpus = j->job_resrcs != NULL ?
+		    slurm_job_cpus_allocated_on_node(j->job_resrcs, h) : 0;
+		ent = json_pack("{s:s, s:i}", "node", h, "cpus",
+		    cpus > 0 ? cpus : 0);
+		if (i < j->gres_detail_cnt && j->gres_detail_str[i] != NULL)
+			json_object_set_new(ent, "gres",
+			    json_string(j->gres_detail_str[i]));
+		json_array_append_new(arr, ent);
+		free(h);
+		i++;
+	}
+	slurm_hostlist_destroy(hl);
+	return (arr);
+}
+
+/* Loads one job's layout (after a synchronous allocation). */
+static json_t *
+sctl_job_layout(uint32_t jobid)
+{
+	job_info_msg_t	*msg = NULL;
+	json_t		*layout = NULL;
+
+	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
+		return (NULL);
+	if (msg->record_count > 0)
+		layout = sctl_layout(&msg->job_array[0]);
+	slurm_free_job_info_msg(msg);
+	return (layout);
+}
+
 int
-sctl_submit(const struct jobspec *js, uint32_t *jobid, char **nodes,
+sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen)
 {
 	job_desc_msg_t				 d;
 	resource_allocation_response_msg_t	*resp = NULL;
 
 	*jobid = 0;
-	*nodes = NULL;
+	*layout = NULL;
 	*permanent = 0;
 	sctl_desc_fill(&d, js);
 	if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
@@ -125,8 +172,12 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, char **nodes,
 		return (-1);
 	}
 	*jobid = resp->job_id;
+	/*
+	 * Allocated at once: fetch the per-node layout now rather than wait
+	 * for the next poll.  If that fails the poll will bring it.
+	 */
 	if (resp->node_list != NULL && *resp->node_list != '\0')
-		*nodes = xstrdup(resp->node_list);
+		*layout = sctl_job_layout(resp->job_id);
 	slurm_free_resource_allocation_response_msg(resp);
 	return (0);
 }
@@ -181,7 +232,9 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 		sj.name = j->name;
 		sj.submit_time = j->submit_time;
 		sj.start_time = j->start_time;
+		sj.layout = sj.phase == SJOB_RUNNING ? sctl_layout(j) : NULL;
 		cb(&sj, arg);
+		json_decref(sj.layout);
 	}
 	slurm_free_job_info_msg(msg);
 	return (0);

@@ -227,6 +227,28 @@ gres_valid(const char *s)
 	return (p != s);
 }
 
+/* The GPU count of a valid gres string ("gpu:a100:2,nic:1" -> 2). */
+static uint32_t
+gres_gpu_count(const char *gres)
+{
+	const char	*p = gres, *end, *colon;
+
+	while (*p != '\0') {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		if (strncmp(p, "gpu", 3) == 0 && (p[3] == ':' || p + 3 == end)) {
+			for (colon = end; colon > p && colon[-1] != ':'; colon--)
+				;
+			if (colon == p)
+				return (1);
+			return ((uint32_t)strtoul(colon, NULL, 10));
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	return (0);
+}
+
 int
 translate_pod(const json_t *pod, const struct translate_conf *conf,
     struct jobspec *js, char *err, size_t errlen)
@@ -285,8 +307,11 @@ translate_pod(const json_t *pod, const struct translate_conf *conf,
 			goto fail;
 		}
 		xasprintf(&js->tres_per_task, "gres:%s", gres);
-	} else if (gpus > 0)
+		js->gpus_per_task = gres_gpu_count(gres);
+	} else if (gpus > 0) {
 		xasprintf(&js->tres_per_task, "gres:gpu:%" PRId64, gpus);
+		js->gpus_per_task = (uint32_t)gpus;
+	}
 	if (js->name == NULL)
 		xasprintf(&js->name, "%s/%s", ns, name);
 	xasprintf(&js->comment, BRIDGE_COMMENT_MARKER " pod %s/%s", ns, name);
@@ -317,4 +342,59 @@ translate_admin_pods(const char *admin_comment)
 	json_incref(pods);
 	json_decref(ac);
 	return (pods);
+}
+
+int
+translate_group(json_t *const *pods, size_t n, const char *group,
+    const struct translate_conf *conf, struct jobspec *js, char *err,
+    size_t errlen)
+{
+	struct jobspec	 one;
+	json_t		*ac, *list;
+	const char	*ns;
+	size_t		 i;
+	char		 key[512];
+
+	if (n == 0) {
+		snprintf(err, errlen, "group %s has no pods", group);
+		return (-1);
+	}
+	if (translate_pod(pods[0], conf, js, err, errlen) == -1)
+		return (-1);
+	ns = k8s_obj_namespace(pods[0]);
+	/* The largest member decides the per-task size. */
+	for (i = 1; i < n; i++) {
+		if (translate_pod(pods[i], conf, &one, err, errlen) == -1) {
+			jobspec_cleanup(js);
+			return (-1);
+		}
+		if (one.cpus_per_task > js->cpus_per_task)
+			js->cpus_per_task = one.cpus_per_task;
+		if (one.mem_per_cpu_mb > js->mem_per_cpu_mb)
+			js->mem_per_cpu_mb = one.mem_per_cpu_mb;
+		if (one.gpus_per_task > js->gpus_per_task) {
+			js->gpus_per_task = one.gpus_per_task;
+			free(js->tres_per_task);
+			js->tres_per_task = one.tres_per_task;
+			one.tres_per_task = NULL;
+		}
+		jobspec_cleanup(&one);
+	}
+	js->ntasks = (uint32_t)n;
+	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL) {
+		free(js->name);
+		xasprintf(&js->name, "%s/%s", ns, group);
+	}
+	free(js->comment);
+	xasprintf(&js->comment, BRIDGE_COMMENT_MARKER " gang %s/%s (%zu pods)",
+	    ns, group, n);
+	list = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_string(k8s_obj_key(pods[i],
+		    key, sizeof(key))));
+	ac = json_pack("{s:o}", "pods", list);
+	free(js->admin_comment);
+	js->admin_comment = json_dumps(ac, JSON_COMPACT);
+	json_decref(ac);
+	return (0);
 }

@@ -59,6 +59,10 @@ bridge_ready() {
 }
 
 mkdir -p "$LOG_DIR"
+# The bridge's CRDs (PodGroup) before the bridge that watches them.
+kubectl --kubeconfig="$KUBECONFIG" apply -f "$top/manifests/crds/" >/dev/null
+kubectl --kubeconfig="$KUBECONFIG" wait --for=condition=Established \
+	crd/podgroups.scheduling.x-k8s.io --timeout=30s >/dev/null
 daemon slurm-bridge-admission admission_ready \
 	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY"
 daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" ${BRIDGE_ARGS:-}

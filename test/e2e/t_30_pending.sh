@@ -14,7 +14,7 @@ check "$NODES whole-node pods fill the cluster" wait_for 60 all_bound
 pod_yaml "$ns" waiter 32 1Gi | k apply -f - >/dev/null
 waiting_msg() {
 	pod_field "$ns" waiter '{.status.conditions[?(@.type=="PodScheduled")].message}' |
-		grep -q 'waiting for Slurm allocation (job [0-9]*, Reason=\(Resources\|Priority\))'
+		grep -q 'waiting for Slurm job [0-9]* (Reason=\(Resources\|Priority\))'
 }
 check "the extra pod waits with Slurm's pending reason" wait_for 30 waiting_msg
 jobid=$(pod_field "$ns" waiter "$JP_JOBID")
