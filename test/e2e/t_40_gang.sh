@@ -1,0 +1,131 @@
+# shellcheck shell=bash
+# Gangs: all-or-nothing, one Slurm job per group, from each group source.
+
+# gang_pod NS NAME GROUP MIN CPU [GPU]: a member with the group label and,
+# when MIN is not "-", the min-member annotation.
+gang_pod() {
+	local ns=$1 name=$2 group=$3 min=$4 cpu=$5 gpu=${6:-0} meta
+	meta="  labels: {scheduling.x-k8s.io/pod-group: $group}"
+	[ "$min" != - ] && meta="$meta
+  annotations: {scheduler.slinky.slurm.net/min-member: \"$min\"}"
+	pod_yaml "$ns" "$name" "$cpu" 256Mi "$meta" | if [ "$gpu" -gt 0 ]; then
+		sed "s/      requests: {cpu: \"$cpu\", memory: \"256Mi\"}/&\n      limits: {nvidia.com\/gpu: \"$gpu\"}/"
+	else cat; fi | k apply -f - >/dev/null
+}
+cond_msg() { pod_field "$1" "$2" '{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+cond_has() { cond_msg "$1" "$2" | grep -q "$3"; }
+bound_count() {
+	local ns=$1 n=0 p; shift
+	for p in "$@"; do [ -n "$(pod_field "$ns" "$p" "$JP_NODE")" ] && n=$((n + 1)); done
+	echo $n
+}
+all_bound() { local ns=$1; shift; [ "$(bound_count "$ns" "$@")" -eq $# ]; }
+same_jobid() {
+	local ns=$1 first p j; shift
+	first=$(pod_field "$ns" "$1" "$JP_JOBID")
+	[ -n "$first" ] || return 1
+	for p in "$@"; do j=$(pod_field "$ns" "$p" "$JP_JOBID"); [ "$j" = "$first" ] || return 1; done
+}
+
+scenario "gang from the pod-group label: nothing before the last member"
+ns=$(new_ns enabled)
+for i in 1 2 3; do gang_pod "$ns" "w$i" train 4 1 1; done
+check "3 of 4 members wait with a count" wait_for 20 cond_has "$ns" w1 'waiting for gang train: 3 of 4 pods present'
+check_eq "no member is bound" "$(bound_count "$ns" w1 w2 w3)" 0
+check_eq "no job id yet" "$(pod_field "$ns" w1 "$JP_JOBID")" ""
+gang_pod "$ns" w4 train 4 1 1
+check "the 4th member releases the whole gang" wait_for 30 all_bound "$ns" w1 w2 w3 w4
+check "all members carry one job id" same_jobid "$ns" w1 w2 w3 w4
+jobid=$(pod_field "$ns" w1 "$JP_JOBID")
+check_eq "one Slurm job with 4 tasks" "$(job_field "$jobid" NumTasks)" 4
+check_eq "job named after the group" "$(job_field "$jobid" JobName)" "$ns/train"
+nodes=$(for p in w1 w2 w3 w4; do pod_field "$ns" $p "$JP_NODE"; echo; done | sort -u | wc -l)
+check_eq "shared placement packs 4 one-CPU pods on one node" "$nodes" 1
+gres=$(for p in w1 w2 w3 w4; do pod_field "$ns" $p '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}'; echo; done | sort -u)
+check_eq "each member has its own GPU" "$(echo "$gres" | grep -c 'gpu:1(IDX:[0-9])')" 4
+k delete namespace "$ns" --wait=false >/dev/null
+check "deleting the gang cancels its job" wait_for 60 job_is "$jobid" CANCELLED
+
+scenario "gang larger than the free capacity"
+ns=$(new_ns enabled)
+pod_yaml "$ns" big-1 32 1Gi | k apply -f - >/dev/null
+pod_yaml "$ns" big-2 32 1Gi | k apply -f - >/dev/null
+check "two whole-node singles run" wait_for 30 all_bound "$ns" big-1 big-2
+want=$((NODES - 1))
+members=()
+for i in $(seq 1 "$want"); do gang_pod "$ns" "g$i" wide "$want" 32; members+=("g$i"); done
+check "the gang waits on Reason=Resources" wait_for 30 cond_has "$ns" g1 'waiting for Slurm job [0-9]* (Reason=Resources)'
+gjob=$(pod_field "$ns" g1 "$JP_JOBID")
+check_eq "its job is PENDING" "$(job_field "$gjob" JobState)" PENDING
+sleep 2
+check_eq "no member of the pending gang is bound" "$(bound_count "$ns" "${members[@]}")" 0
+k -n "$ns" delete pod big-1 --wait=false >/dev/null
+check "all members bind once a node frees" wait_for 60 all_bound "$ns" "${members[@]}"
+check_eq "the gang's job runs" "$(job_field "$gjob" JobState)" RUNNING
+nodes=$(for p in "${members[@]}"; do pod_field "$ns" "$p" "$JP_NODE"; echo; done | sort -u | wc -l)
+check_eq "whole-node members land on distinct nodes" "$nodes" "$want"
+k delete namespace "$ns" --wait=false >/dev/null
+wait_for 60 job_is "$gjob" CANCELLED
+
+scenario "a pending gang that loses a member gives its job up"
+ns=$(new_ns enabled)
+for i in $(seq 1 "$NODES"); do pod_yaml "$ns" "fill-$i" 32 1Gi | k apply -f - >/dev/null; done
+for i in 1 2; do gang_pod "$ns" "s$i" shrink 2 32; done
+check "the gang is pending" wait_for 30 cond_has "$ns" s1 'waiting for Slurm job'
+sjob=$(pod_field "$ns" s1 "$JP_JOBID")
+k -n "$ns" delete pod s2 --wait=false >/dev/null
+check "its job is cancelled" wait_for 30 job_is "$sjob" CANCELLED
+check "the survivor waits for the gang again" wait_for 30 cond_has "$ns" s1 'waiting for gang shrink: 1 of 2 pods present'
+check_eq "the survivor's stale job id is removed" "$(pod_field "$ns" s1 "$JP_JOBID")" ""
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "gang from a PodGroup"
+ns=$(new_ns enabled)
+for i in 1 2 3; do gang_pod "$ns" "p$i" pg1 - 1; done
+check "members wait for the PodGroup" wait_for 20 cond_has "$ns" p1 'waiting for PodGroup'
+k apply -f - >/dev/null <<YAML
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg1, namespace: $ns}
+spec: {minMember: 3}
+YAML
+check "the PodGroup releases the gang" wait_for 30 all_bound "$ns" p1 p2 p3
+check "one job for the PodGroup" same_jobid "$ns" p1 p2 p3
+check_eq "with 3 tasks" "$(job_field "$(pod_field "$ns" p1 "$JP_JOBID")" NumTasks)" 3
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "gang from an Indexed Job (real Job controller)"
+ns=$(new_ns enabled)
+k apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sim, namespace: $ns}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  template:
+    spec:
+      schedulerName: slurm-bridge
+      restartPolicy: Never
+      tolerations:
+      - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
+      containers:
+      - name: main
+        image: busybox
+        command: ["sleep", "30"]
+        resources: {requests: {cpu: "1", memory: 128Mi}}
+YAML
+job_pods() { k -n "$ns" get pods -l batch.kubernetes.io/job-name=sim -o jsonpath='{.items[*].metadata.name}'; }
+three_labelled() {
+	local p n=0
+	for p in $(job_pods); do [ -n "$(pod_field "$ns" "$p" "$JP_JOBID")" ] && n=$((n + 1)); done
+	[ "$n" -eq 3 ]
+}
+check "the Job's 3 pods get a job id" wait_for 30 three_labelled
+# shellcheck disable=SC2046
+check "all 3 share one Slurm job" same_jobid "$ns" $(job_pods)
+ijob=$(pod_field "$ns" "$(job_pods | cut -d' ' -f1)" "$JP_JOBID")
+check_eq "one Slurm job with 3 tasks" "$(job_field "$ijob" NumTasks)" 3
+check_eq "named after the Job" "$(job_field "$ijob" JobName)" "$ns/sim"
+k delete namespace "$ns" --wait=false >/dev/null
