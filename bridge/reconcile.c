@@ -36,6 +36,8 @@
  */
 #define REFUSED_MIN_MS	60000
 #define REFUSED_MAX_MS	1800000
+/* How long past its grace period a deleted pod may wait for its node. */
+#define FORCE_DELETE_SLACK_S	5
 
 enum pod_state {
 	PS_UNBOUND,
@@ -320,6 +322,34 @@ pod_release(struct reconcile *r, struct pod_entry *e)
 	} else
 		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
 		    err.status, err.reason, err.text);
+}
+
+/*
+ * A deleted pod whose grace period is over and whose node never confirmed
+ * the deletion (no kubelet, or a dead node) would stay Terminating: with
+ * the job gone, finish the deletion (grace 0, UID precondition).
+ */
+static void
+pod_force_delete(struct reconcile *r, struct pod_entry *e)
+{
+	struct k8s_error	 err;
+	json_t			*opts;
+	char			 path[512];
+
+	if (e->delete_at == 0 || e->state == PS_UNBOUND ||
+	    time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
+		return;
+	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
+	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
+	    "preconditions", "uid", k8s_obj_uid(e->obj));
+	if (k8s_delete(r->client, pod_path(e, "", path, sizeof(path)), opts,
+	    &err) == 0)
+		log_info("pod %s: deleted: grace period over and its node "
+		    "never confirmed", e->key);
+	else if (err.status != 404 && err.status != 409)
+		log_warnx("pod %s: force delete: %ld %s: %s", e->key,
+		    err.status, err.reason, err.text);
+	json_decref(opts);
 }
 
 static void
@@ -707,8 +737,10 @@ group_member_gone(struct reconcile *r, struct group *g)
 	if (g->jobid == 0 || g->cancelled) {
 		json_array_foreach(g->members, i, v) {
 			e = map_get(r->pods, json_string_value(v));
-			if (e != NULL && e->state == PS_ENDED)
-				pod_release(r, e);
+			if (e == NULL || e->state != PS_ENDED)
+				continue;
+			pod_release(r, e);
+			pod_force_delete(r, e);
 		}
 	}
 	group_gc(r, g);
@@ -734,9 +766,13 @@ pod_over(struct pod_entry *e)
 	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
 	    strcmp(phase, "Failed") == 0))
 		return (1);
-	/* No kubelet ends an unbound pod: it is over at once. */
+	/*
+	 * Deleted: over once the node confirmed (grace shortened to 0), the
+	 * grace period ran out, or at once if it never ran anywhere.
+	 */
 	if (e->delete_at != 0 && (e->state == PS_UNBOUND ||
-	    time(NULL) >= e->delete_at))
+	    time(NULL) >= e->delete_at || json_integer_value(k8s_obj_get(
+	    e->obj, "metadata.deletionGracePeriodSeconds")) == 0))
 		return (1);
 	return (0);
 }
@@ -886,10 +922,17 @@ groups_sweep(struct reconcile *r)
 	json_t		*keys = json_array(), *k;
 	size_t		 i;
 
-	/* Collect first: evaluating may free groups. */
+	/*
+	 * Collect first (evaluating may free groups): deleted pods whose grace
+	 * period ran out, and ended ones still waiting for their node.
+	 */
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		if (e->state != PS_ENDED && e->delete_at != 0 && pod_over(e))
+		if (e->delete_at == 0)
+			continue;
+		if ((e->state != PS_ENDED && pod_over(e)) ||
+		    (e->state == PS_ENDED && time(NULL) >= e->delete_at +
+		    FORCE_DELETE_SLACK_S))
 			json_array_append_new(keys, json_string(e->key));
 	}
 	json_array_foreach(keys, i, k) {

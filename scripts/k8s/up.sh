@@ -145,11 +145,13 @@ prestart_kwok() {
 }
 
 start_kwok() {
-	# kwok.yaml holds options only, so kwok uses its default ("fast") node and
-	# pod stages, unless KWOK_STAGES names a file of Stage objects (e.g.
-	# kwok-stages-keep-finalizers.yaml), which replaces the default pod stages.
-	local stages=()
-	[ -n "${KWOK_STAGES:-}" ] && stages=(--config="$(realpath "$KWOK_STAGES")")
+	# kwok.yaml holds options only. Pod stages come from KWOK_STAGES, by
+	# default kwok-stages-keep-finalizers.yaml: kwok's "fast" set, except
+	# that a deleted pod keeps its finalizers the way it does with a real
+	# kubelet (the bridge's finalizer must be honoured). KWOK_STAGES=builtin
+	# uses kwok's own set, which strips every finalizer.
+	local stages=() file=${KWOK_STAGES:-$K8S_DIR/kwok-stages-keep-finalizers.yaml}
+	[ "$file" != builtin ] && stages=(--config="$(realpath "$file")")
 	ensure kwok kwok kwok_ok 30 "$KWOK" \
 		--kubeconfig="$STACK_DIR/kwok.kubeconfig" \
 		--config="$K8S_DIR/kwok.yaml" "${stages[@]}" \
