@@ -103,3 +103,20 @@ job_is() { [ "$(job_field "$1" JobState)" = "$2" ]; }
 JP_JOBID='{.metadata.labels.scheduler\.slinky\.slurm\.net/slurm-jobid}'
 JP_NODE='{.spec.nodeName}'
 JP_PHASE='{.status.phase}'
+
+# Group helpers: conditions, binding counts, shared job ids.
+cond_msg() { pod_field "$1" "$2" '{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+cond_has() { cond_msg "$1" "$2" | grep -q "$3"; }
+bound_count() {
+	local ns=$1 n=0 p; shift
+	for p in "$@"; do [ -n "$(pod_field "$ns" "$p" "$JP_NODE")" ] && n=$((n + 1)); done
+	echo $n
+}
+all_bound() { local ns=$1; shift; [ "$(bound_count "$ns" "$@")" -eq $# ]; }
+same_jobid() {
+	local ns=$1 first p j; shift
+	first=$(pod_field "$ns" "$1" "$JP_JOBID")
+	[ -n "$first" ] || return 1
+	for p in "$@"; do j=$(pod_field "$ns" "$p" "$JP_JOBID"); [ "$j" = "$first" ] || return 1; done
+}
+

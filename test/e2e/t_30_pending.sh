@@ -6,11 +6,11 @@ ns=$(new_ns enabled)
 for i in $(seq 1 "$NODES"); do
 	pod_yaml "$ns" "full-$i" 32 1Gi | k apply -f - >/dev/null
 done
-all_bound() {
+full_bound() {
 	local i
 	for i in $(seq 1 "$NODES"); do pod_has "$ns" "full-$i" "$JP_NODE" || return 1; done
 }
-check "$NODES whole-node pods fill the cluster" wait_for 60 all_bound
+check "$NODES whole-node pods fill the cluster" wait_for 60 full_bound
 pod_yaml "$ns" waiter 32 1Gi | k apply -f - >/dev/null
 waiting_msg() {
 	pod_field "$ns" waiter '{.status.conditions[?(@.type=="PodScheduled")].message}' |

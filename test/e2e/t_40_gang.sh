@@ -12,21 +12,6 @@ gang_pod() {
 		sed "s/      requests: {cpu: \"$cpu\", memory: \"256Mi\"}/&\n      limits: {nvidia.com\/gpu: \"$gpu\"}/"
 	else cat; fi | k apply -f - >/dev/null
 }
-cond_msg() { pod_field "$1" "$2" '{.status.conditions[?(@.type=="PodScheduled")].message}'; }
-cond_has() { cond_msg "$1" "$2" | grep -q "$3"; }
-bound_count() {
-	local ns=$1 n=0 p; shift
-	for p in "$@"; do [ -n "$(pod_field "$ns" "$p" "$JP_NODE")" ] && n=$((n + 1)); done
-	echo $n
-}
-all_bound() { local ns=$1; shift; [ "$(bound_count "$ns" "$@")" -eq $# ]; }
-same_jobid() {
-	local ns=$1 first p j; shift
-	first=$(pod_field "$ns" "$1" "$JP_JOBID")
-	[ -n "$first" ] || return 1
-	for p in "$@"; do j=$(pod_field "$ns" "$p" "$JP_JOBID"); [ "$j" = "$first" ] || return 1; done
-}
-
 scenario "gang from the pod-group label: nothing before the last member"
 ns=$(new_ns enabled)
 for i in 1 2 3; do gang_pod "$ns" "w$i" train 4 1 1; done

@@ -1,0 +1,75 @@
+# shellcheck shell=bash
+# Lifecycle in both directions, and restart recovery.
+
+bridge_kill9() {
+	local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
+}
+bridge_restart() { "$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null; }
+pod_events_has() {
+	k -n "$1" get events --field-selector "involvedObject.name=$2" \
+		-o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | grep -qx "$3"
+}
+# Jobs Slurm ever had under a name (sacct lags: also count squeue).
+jobs_named() {
+	{ squeue -h -n "$1" -o %i; sacct -n -X -P -S now-1hour --name "$1" -o JobID; } | sort -u | grep -c .
+}
+
+scenario "scancel deletes the pod with the Slurm reason"
+ns=$(new_ns enabled)
+pod_yaml "$ns" victim | k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" victim "$JP_NODE"
+jobid=$(pod_field "$ns" victim "$JP_JOBID")
+scancel "$jobid"
+check "scancel deletes the pod" wait_for 30 pod_gone "$ns" victim
+check "an Event SlurmJobEnded explains it" wait_for 10 pod_events_has "$ns" victim SlurmJobEnded
+
+scenario "no kubelet: the grace period is honoured, then nothing stays Terminating"
+pod_yaml "$ns" graceful | sed 's/terminationGracePeriodSeconds: 0/terminationGracePeriodSeconds: 4/' |
+	k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" graceful "$JP_NODE"
+gjob=$(pod_field "$ns" graceful "$JP_JOBID")
+stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
+k -n "$ns" delete pod graceful --wait=false >/dev/null
+sleep 1
+check_eq "within the grace period the job still runs" "$(job_field "$gjob" JobState)" RUNNING
+check "after the grace period the job is cancelled" wait_for 20 job_is "$gjob" CANCELLED
+check "and the pod does not stay Terminating" wait_for 30 pod_gone "$ns" graceful
+"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+
+scenario "restart: a bound workload is adopted, nothing is resubmitted"
+for i in 1 2; do pod_yaml "$ns" "keep-$i" | k apply -f - >/dev/null; done
+check "two pods bound" wait_for 30 all_bound "$ns" keep-1 keep-2
+j1=$(pod_field "$ns" keep-1 "$JP_JOBID"); j2=$(pod_field "$ns" keep-2 "$JP_JOBID")
+bridge_kill9
+bridge_restart
+sleep 3
+check_eq "keep-1 keeps its job" "$(pod_field "$ns" keep-1 "$JP_JOBID")" "$j1"
+check_eq "its job still runs" "$(job_field "$j1" JobState)" RUNNING
+check_eq "keep-2 keeps its job" "$(job_field "$j2" JobState)" RUNNING
+check_eq "no second job for keep-1" "$(jobs_named "$ns/keep-1")" 1
+
+scenario "restart after a submit whose label was never written"
+bridge_kill9
+pod_yaml "$ns" orphan-risk | k apply -f - >/dev/null
+# What a bridge killed between submit and label leaves behind: a job for
+# the pod, found only through its comment marker and admin_comment.
+salloc --no-shell -Q -J "$ns/orphan-risk" -p slurm-bridge -n1 \
+	--comment "slurm-bridge: pod $ns/orphan-risk" >/dev/null 2>&1
+ajob=$(squeue -h -n "$ns/orphan-risk" -o %i | head -n1)
+scontrol update jobid="$ajob" AdminComment="{\"pods\":[\"$ns/orphan-risk\"]}"
+bridge_restart
+check "the pod is bound" wait_for 30 pod_has "$ns" orphan-risk "$JP_NODE"
+check_eq "to the job it already had" "$(pod_field "$ns" orphan-risk "$JP_JOBID")" "$ajob"
+check_eq "exactly one job for the pod" "$(jobs_named "$ns/orphan-risk")" 1
+
+scenario "restart: an orphaned job is cancelled"
+bridge_kill9
+salloc --no-shell -Q -J "$ns/ghost" -p slurm-bridge -n1 \
+	--comment "slurm-bridge: pod $ns/ghost" >/dev/null 2>&1
+gh=$(squeue -h -n "$ns/ghost" -o %i | head -n1)
+scontrol update jobid="$gh" AdminComment="{\"pods\":[\"$ns/ghost\"]}"
+bridge_restart
+check "a bridge job with no pod is cancelled" wait_for 20 job_is "$gh" CANCELLED
+k delete namespace "$ns" --wait=false >/dev/null
