@@ -31,6 +31,10 @@
 #define LABEL_POD_GROUP		"scheduling.x-k8s.io/pod-group"
 #define ANN_MIN_MEMBER		"scheduler.slinky.slurm.net/min-member"
 #define FINALIZER		"scheduler.slinky.slurm.net/finalizer"
+#define ANN_ALLOWED_ACCOUNTS	"scheduler.slinky.slurm.net/allowed-accounts"
+#define MANAGED_TAINT_KEY	"slinky.slurm.net/managed-node"
+#define MANAGED_TAINT_VALUE	"slurm-bridge"
+#define MANAGED_TAINT_EFFECT	"NoExecute"
 
 struct bridge_conf {
 	const char	*kubeconfig;
@@ -104,10 +108,21 @@ struct jobspec {
 	char		*reservation;
 	char		*constraints;
 	char		*tres_per_task;	/* "gres:gpu:2" or NULL */
+	char		*licenses;
+	char		*wckey;
 	uint32_t	 ntasks;
 	uint32_t	 cpus_per_task;
 	uint32_t	 gpus_per_task;	/* for splitting GRES detail */
 	uint64_t	 mem_per_cpu_mb;	/* 0: Slurm default */
+	uint64_t	 mem_per_node_mb;	/* mem-per-node; wins if set */
+	uint32_t	 min_nodes;	/* 0: unset */
+	uint32_t	 max_nodes;
+	uint32_t	 req_switch;	/* switches: max leaf switches */
+	uint32_t	 wait4switch;	/* ... and max wait, seconds */
+	uint32_t	 user_id;
+	uint32_t	 group_id;
+	int		 has_user_id;
+	int		 has_group_id;
 	uint32_t	 time_limit;	/* minutes; 0: partition default */
 	uint32_t	 priority;	/* 0: Slurm decides */
 	int		 exclusive;
@@ -118,14 +133,26 @@ struct translate_conf {
 	int		 exclusive;	/* default placement */
 };
 
+/* Where a pod's settings come from (borrowed; root and ns may be NULL). */
+struct translate_src {
+	const json_t	*pod;
+	const json_t	*root;	/* workload root: PodGroup, Job, ... */
+	const json_t	*ns;	/* its Namespace: defaults, allowed accounts */
+};
+
 void	jobspec_init(struct jobspec *);
 void	jobspec_cleanup(struct jobspec *);
 /*
- * Fills js for one pod.  On invalid input returns -1 with a message naming
- * the field and the accepted form in err.
+ * Fills js for one pod.  Annotations come from the namespace (defaults for
+ * account, partition, qos), the workload root, then the pod, later ones
+ * winning.  On invalid input returns -1 with a message naming the field
+ * and the accepted form in err.
  */
-int	translate_pod(const json_t *pod, const struct translate_conf *,
-	    struct jobspec *js, char *err, size_t errlen);
+int	translate_pod(const struct translate_src *,
+	    const struct translate_conf *, struct jobspec *js, char *err,
+	    size_t errlen);
+/* Does the pod tolerate the managed-node taint? */
+int	translate_tolerates(const json_t *pod);
 /* Pod resources: CPU in millicores and memory in bytes, GPUs in units. */
 int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
 	    int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen);
@@ -135,6 +162,7 @@ int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
  * template).  pods are in placement order.
  */
 int	translate_group(json_t *const *pods, size_t n, const char *group,
+	    const json_t *root, const json_t *ns,
 	    const struct translate_conf *, struct jobspec *js, char *err,
 	    size_t errlen);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */

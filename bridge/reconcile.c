@@ -113,6 +113,7 @@ struct reconcile {
 };
 
 static void	group_evaluate(struct reconcile *, struct group *);
+static const json_t *pod_owner_job(struct reconcile *, const json_t *);
 
 static int64_t
 now_ms(void)
@@ -527,6 +528,30 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 	group_bind(r, g);
 }
 
+/*
+ * Translates a group's members (placement order) into one job description,
+ * with the workload root (PodGroup, else the owning Job) and the namespace
+ * for defaults and the account allow-list.
+ */
+static int
+group_translate(struct reconcile *r, struct group *g, json_t **pods,
+    size_t n, struct jobspec *js, char *err, size_t errlen)
+{
+	struct translate_src	 src;
+	char			 key[512];
+
+	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
+	src.pod = pods[0];
+	src.ns = map_get(r->namespaces, g->ns);
+	src.root = g->gang ? map_get(r->podgroups, key) : NULL;
+	if (src.root == NULL)
+		src.root = pod_owner_job(r, pods[0]);
+	if (g->gang)
+		return (translate_group(pods, n, g->name, src.root, src.ns,
+		    &r->tconf, js, err, errlen));
+	return (translate_pod(&src, &r->tconf, js, err, errlen));
+}
+
 static void
 group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 {
@@ -539,9 +564,7 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 	size_t		 i;
 	int		 refused, rc;
 
-	rc = g->gang ? translate_group(pods, n, g->name, &r->tconf, &js, err,
-	    sizeof(err)) : translate_pod(pods[0], &r->tconf, &js, err,
-	    sizeof(err));
+	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
 	if (rc == -1) {
 		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
@@ -1004,9 +1027,7 @@ group_adopt_sizes(struct reconcile *r, struct group *g)
 	n = group_live(r, g, pods, SCHED_MAX_GANG, 0);
 	if (n == 0 || n > SCHED_MAX_GANG)
 		return;
-	rc = g->gang ? translate_group(pods, n, g->name, &r->tconf, &js, err,
-	    sizeof(err)) : translate_pod(pods[0], &r->tconf, &js, err,
-	    sizeof(err));
+	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
 	if (rc == -1)
 		return;
 	g->cpus_per_task = js.cpus_per_task;

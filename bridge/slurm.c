@@ -66,14 +66,26 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->shared = JOB_SHARED_NONE;
 	} else if (js->ntasks == 1)
 		d->max_nodes = 1;
-	if (js->mem_per_cpu_mb > 0)
+	if (js->mem_per_node_mb > 0)
+		d->pn_min_memory = js->mem_per_node_mb;
+	else if (js->mem_per_cpu_mb > 0)
 		d->pn_min_memory = js->mem_per_cpu_mb | MEM_PER_CPU;
+	if (js->min_nodes > 0)
+		d->min_nodes = js->min_nodes;
+	if (js->max_nodes > 0)
+		d->max_nodes = js->max_nodes;
+	if (js->req_switch > 0) {
+		d->req_switch = js->req_switch;
+		d->wait4switch = js->wait4switch;
+	}
+	d->licenses = js->licenses;
+	d->wckey = js->wckey;
 	if (js->time_limit > 0)
 		d->time_limit = js->time_limit;
 	if (js->priority > 0)
 		d->priority = js->priority;
-	d->user_id = getuid();
-	d->group_id = getgid();
+	d->user_id = js->has_user_id ? js->user_id : getuid();
+	d->group_id = js->has_group_id ? js->group_id : getgid();
 	d->work_dir = (char *)(uintptr_t)"/";
 }
 

@@ -35,6 +35,8 @@ jobspec_cleanup(struct jobspec *js)
 	free(js->reservation);
 	free(js->constraints);
 	free(js->tres_per_task);
+	free(js->licenses);
+	free(js->wckey);
 	jobspec_init(js);
 }
 
@@ -249,24 +251,197 @@ gres_gpu_count(const char *gres)
 	return (0);
 }
 
-int
-translate_pod(const json_t *pod, const struct translate_conf *conf,
-    struct jobspec *js, char *err, size_t errlen)
+/*
+ * The annotations that apply to a pod, as one object: namespace defaults
+ * (account, partition, qos only), then the workload root, then the pod,
+ * later ones winning.  Returned as {"metadata":{"annotations":{...}}} so the
+ * ann_* readers take it like a pod.  New reference.
+ */
+static json_t *
+translate_view(const json_t *pod, const json_t *root, const json_t *ns)
 {
+	static const char *const defaults[] = { "account", "partition",
+	    "qos" };
+	json_t		*merged = json_object();
+	const char	*v;
+	char		 key[128];
+	size_t		 i;
+
+	for (i = 0; ns != NULL && i < sizeof(defaults) / sizeof(defaults[0]);
+	    i++) {
+		snprintf(key, sizeof(key), ANN_PREFIX "%s", defaults[i]);
+		if ((v = k8s_obj_annotation(ns, key)) != NULL)
+			json_object_set_new(merged, key, json_string(v));
+	}
+	if (root != NULL)
+		json_object_update(merged, k8s_obj_get(root,
+		    "metadata.annotations"));
+	json_object_update(merged, k8s_obj_get(pod, "metadata.annotations"));
+	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
+}
+
+/* Does the pod tolerate the managed-node taint? */
+int
+translate_tolerates(const json_t *pod)
+{
+	const json_t	*t;
+	const char	*key, *op, *val, *eff;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(pod, "spec.tolerations"), i, t) {
+		key = json_string_value(json_object_get(t, "key"));
+		op = json_string_value(json_object_get(t, "operator"));
+		val = json_string_value(json_object_get(t, "value"));
+		eff = json_string_value(json_object_get(t, "effect"));
+		if (eff != NULL && *eff != '\0' &&
+		    strcmp(eff, MANAGED_TAINT_EFFECT) != 0)
+			continue;
+		if (op != NULL && strcmp(op, "Exists") == 0) {
+			if (key == NULL || *key == '\0' ||
+			    strcmp(key, MANAGED_TAINT_KEY) == 0)
+				return (1);
+			continue;
+		}
+		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0 &&
+		    val != NULL && strcmp(val, MANAGED_TAINT_VALUE) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Is account in the comma-separated allow-list? */
+static int
+account_allowed(const char *list, const char *account)
+{
+	const char	*p = list, *end;
+	size_t		 n = strlen(account);
+
+	while (*p != '\0') {
+		while (*p == ' ' || *p == ',')
+			p++;
+		for (end = p; *end != '\0' && *end != ','; end++)
+			;
+		while (end > p && end[-1] == ' ')
+			end--;
+		if ((size_t)(end - p) == n && strncmp(p, account, n) == 0)
+			return (1);
+		p = end;
+		while (*p != '\0' && *p != ',')
+			p++;
+	}
+	return (0);
+}
+
+/* "N" or "N@MINUTES": at most N leaf switches, waiting up to MINUTES. */
+static int
+parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
+{
+	char		*end;
+	unsigned long	 n, m = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return (-1);
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno != 0 || n < 1 || n > 65535)
+		return (-1);
+	if (*end == '@') {
+		if (!isdigit((unsigned char)end[1]))
+			return (-1);
+		m = strtoul(end + 1, &end, 10);
+		if (errno != 0 || m > 525600)
+			return (-1);
+	}
+	if (*end != '\0')
+		return (-1);
+	*count = (uint32_t)n;
+	*wait_s = (uint32_t)m * 60;
+	return (0);
+}
+
+int
+translate_pod(const struct translate_src *src,
+    const struct translate_conf *conf, struct jobspec *js, char *err,
+    size_t errlen)
+{
+	const json_t	*pod = src->pod;
 	const char	*ns = k8s_obj_namespace(pod);
 	const char	*name = k8s_obj_name(pod);
-	int64_t		 cpu_milli, mem, gpus, cpus;
-	char		*gres = NULL;
-	json_t		*ac;
+	const char	*allowed, *v;
+	int64_t		 cpu_milli, mem, gpus, cpus, q;
+	json_int_t	 deadline;
+	char		*gres = NULL, *sw = NULL, *memq = NULL, *cpuq = NULL;
+	json_t		*ac, *view;
 
 	jobspec_init(js);
+	view = translate_view(pod, src->root, src->ns);
 	if (ns == NULL || name == NULL) {
 		snprintf(err, errlen, "pod has no namespace or name");
+		goto fail;
+	}
+	if (!translate_tolerates(pod)) {
+		snprintf(err, errlen, "the pod does not tolerate the taint "
+		    MANAGED_TAINT_KEY "=" MANAGED_TAINT_VALUE ":"
+		    MANAGED_TAINT_EFFECT " of bridged nodes; add that "
+		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
 	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err, errlen)
 	    == -1)
 		goto fail;
+	js->ntasks = 1;
+	js->exclusive = conf->exclusive;
+
+	if (ann_str(view, "partition", &js->partition, err, errlen) == -1 ||
+	    ann_str(view, "account", &js->account, err, errlen) == -1 ||
+	    ann_str(view, "qos", &js->qos, err, errlen) == -1 ||
+	    ann_str(view, "reservation", &js->reservation, err, errlen) == -1 ||
+	    ann_str(view, "constraints", &js->constraints, err, errlen) == -1 ||
+	    ann_str(view, "licenses", &js->licenses, err, errlen) == -1 ||
+	    ann_str(view, "wckey", &js->wckey, err, errlen) == -1 ||
+	    ann_str(view, "job-name", &js->name, err, errlen) == -1 ||
+	    ann_str(view, "gres", &gres, err, errlen) == -1 ||
+	    ann_str(view, "switches", &sw, err, errlen) == -1 ||
+	    ann_str(view, "mem-per-node", &memq, err, errlen) == -1 ||
+	    ann_str(view, "cpu-per-task", &cpuq, err, errlen) == -1 ||
+	    ann_uint(view, "timelimit", 1, 0x7ffffffe,
+	    "a whole number of minutes (1 or more)", &js->time_limit, err,
+	    errlen) == -1 ||
+	    ann_uint(view, "priority", 1, 0x7ffffffe,
+	    "a whole number from 1 to 2147483646", &js->priority, err,
+	    errlen) == -1 ||
+	    ann_uint(view, "min-nodes", 1, 100000,
+	    "a whole number of nodes from 1 to 100000", &js->min_nodes, err,
+	    errlen) == -1 ||
+	    ann_uint(view, "max-nodes", 1, 100000,
+	    "a whole number of nodes from 1 to 100000", &js->max_nodes, err,
+	    errlen) == -1 ||
+	    ann_uint(view, "user-id", 0, 0x7ffffffe,
+	    "a numeric user id", &js->user_id, err, errlen) == -1 ||
+	    ann_uint(view, "group-id", 0, 0x7ffffffe,
+	    "a numeric group id", &js->group_id, err, errlen) == -1 ||
+	    ann_bool(view, "exclusive", &js->exclusive, err, errlen) == -1)
+		goto fail;
+	js->has_user_id = k8s_obj_annotation(view, ANN_PREFIX "user-id") !=
+	    NULL;
+	js->has_group_id = k8s_obj_annotation(view, ANN_PREFIX "group-id") !=
+	    NULL;
+	if (js->min_nodes != 0 && js->max_nodes != 0 &&
+	    js->max_nodes < js->min_nodes) {
+		snprintf(err, errlen, "annotation " ANN_PREFIX "max-nodes (%u) "
+		    "is below " ANN_PREFIX "min-nodes (%u)", js->max_nodes,
+		    js->min_nodes);
+		goto fail;
+	}
+	if (cpuq != NULL) {
+		if (k8s_quantity_milli(cpuq, &q) == -1 || q <= 0) {
+			snprintf(err, errlen, "annotation " ANN_PREFIX
+			    "cpu-per-task: \"%.32s\" is not a CPU quantity "
+			    "(e.g. 2 or 1500m)", cpuq);
+			goto fail;
+		}
+		cpu_milli = q;
+	}
 	cpus = (cpu_milli + 999) / 1000;
 	if (cpus < 1)
 		cpus = 1;
@@ -275,30 +450,54 @@ translate_pod(const json_t *pod, const struct translate_conf *conf,
 		    "than Slurm accepts per task (65535)", cpus);
 		goto fail;
 	}
-	js->ntasks = 1;
 	js->cpus_per_task = (uint32_t)cpus;
-	if (mem > 0)
+	if (memq != NULL) {
+		if (k8s_quantity_value(memq, &q) == -1 || q <= 0) {
+			snprintf(err, errlen, "annotation " ANN_PREFIX
+			    "mem-per-node: \"%.32s\" is not a memory quantity "
+			    "(e.g. 64Gi or 500M)", memq);
+			goto fail;
+		}
+		js->mem_per_node_mb = (uint64_t)((q + MIB - 1) / MIB);
+	} else if (mem > 0)
 		js->mem_per_cpu_mb = (uint64_t)((mem + MIB - 1) / MIB +
 		    cpus - 1) / (uint64_t)cpus;
-	js->exclusive = conf->exclusive;
-
-	if (ann_str(pod, "partition", &js->partition, err, errlen) == -1 ||
-	    ann_str(pod, "account", &js->account, err, errlen) == -1 ||
-	    ann_str(pod, "qos", &js->qos, err, errlen) == -1 ||
-	    ann_str(pod, "reservation", &js->reservation, err, errlen) == -1 ||
-	    ann_str(pod, "constraints", &js->constraints, err, errlen) == -1 ||
-	    ann_str(pod, "job-name", &js->name, err, errlen) == -1 ||
-	    ann_str(pod, "gres", &gres, err, errlen) == -1 ||
-	    ann_uint(pod, "timelimit", 1, 0x7ffffffe,
-	    "a whole number of minutes (1 or more)", &js->time_limit, err,
-	    errlen) == -1 ||
-	    ann_uint(pod, "priority", 1, 0x7ffffffe,
-	    "a whole number from 1 to 2147483646", &js->priority, err,
-	    errlen) == -1 ||
-	    ann_bool(pod, "exclusive", &js->exclusive, err, errlen) == -1)
+	if (sw != NULL && parse_switches(sw, &js->req_switch,
+	    &js->wait4switch) == -1) {
+		snprintf(err, errlen, "annotation " ANN_PREFIX "switches: "
+		    "\"%.32s\" is not N or N@MINUTES (e.g. 1 or 2@10)", sw);
 		goto fail;
+	}
+	/* A Job's deadline bounds the allocation when no timelimit is set. */
+	if (js->time_limit == 0) {
+		deadline = json_integer_value(k8s_obj_get(pod,
+		    "spec.activeDeadlineSeconds"));
+		if (deadline <= 0 && src->root != NULL)
+			deadline = json_integer_value(k8s_obj_get(src->root,
+			    "spec.activeDeadlineSeconds"));
+		if (deadline > 0 && deadline < (json_int_t)0x7ffffffe * 60)
+			js->time_limit = (uint32_t)((deadline + 59) / 60);
+	}
 	if (js->partition == NULL)
 		js->partition = xstrdup(conf->partition);
+	allowed = src->ns != NULL ? k8s_obj_annotation(src->ns,
+	    ANN_ALLOWED_ACCOUNTS) : NULL;
+	if (allowed != NULL) {
+		v = js->account;
+		if (v == NULL) {
+			snprintf(err, errlen, "namespace %s only allows the "
+			    "Slurm accounts \"%.64s\" (" ANN_ALLOWED_ACCOUNTS
+			    "); set annotation " ANN_PREFIX "account to one of "
+			    "them", ns, allowed);
+			goto fail;
+		}
+		if (!account_allowed(allowed, v)) {
+			snprintf(err, errlen, "annotation " ANN_PREFIX
+			    "account: \"%.32s\" is not allowed in namespace "
+			    "%s; allowed: %.64s", v, ns, allowed);
+			goto fail;
+		}
+	}
 	if (gres != NULL) {
 		if (!gres_valid(gres)) {
 			snprintf(err, errlen, "annotation " ANN_PREFIX "gres: "
@@ -319,9 +518,17 @@ translate_pod(const json_t *pod, const struct translate_conf *conf,
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);
 	json_decref(ac);
 	free(gres);
+	free(sw);
+	free(memq);
+	free(cpuq);
+	json_decref(view);
 	return (0);
  fail:
 	free(gres);
+	free(sw);
+	free(memq);
+	free(cpuq);
+	json_decref(view);
 	jobspec_cleanup(js);
 	return (-1);
 }
@@ -346,9 +553,11 @@ translate_admin_pods(const char *admin_comment)
 
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
+    const json_t *root, const json_t *nsobj,
     const struct translate_conf *conf, struct jobspec *js, char *err,
     size_t errlen)
 {
+	struct translate_src src = { pods[0], root, nsobj };
 	struct jobspec	 one;
 	json_t		*ac, *list;
 	const char	*ns;
@@ -359,12 +568,13 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		snprintf(err, errlen, "group %s has no pods", group);
 		return (-1);
 	}
-	if (translate_pod(pods[0], conf, js, err, errlen) == -1)
+	if (translate_pod(&src, conf, js, err, errlen) == -1)
 		return (-1);
 	ns = k8s_obj_namespace(pods[0]);
 	/* The largest member decides the per-task size. */
 	for (i = 1; i < n; i++) {
-		if (translate_pod(pods[i], conf, &one, err, errlen) == -1) {
+		src.pod = pods[i];
+		if (translate_pod(&src, conf, &one, err, errlen) == -1) {
 			jobspec_cleanup(js);
 			return (-1);
 		}

@@ -23,6 +23,13 @@ set_str(json_t *o, const char *k, const char *v)
 		json_object_set_new(o, k, json_string(v));
 }
 
+static void
+set_uint(json_t *o, const char *k, uint64_t v)
+{
+	if (v != 0)
+		json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
 static json_t *
 jobspec_json(const struct jobspec *js)
 {
@@ -48,6 +55,19 @@ jobspec_json(const struct jobspec *js)
 	if (js->priority != 0)
 		json_object_set_new(o, "priority", json_integer(js->priority));
 	json_object_set_new(o, "exclusive", json_boolean(js->exclusive));
+	set_str(o, "licenses", js->licenses);
+	set_str(o, "wckey", js->wckey);
+	/* Optional numbers appear only when set, to keep cases short. */
+	set_uint(o, "gpus_per_task", js->gpus_per_task);
+	set_uint(o, "mem_per_node_mb", js->mem_per_node_mb);
+	set_uint(o, "min_nodes", js->min_nodes);
+	set_uint(o, "max_nodes", js->max_nodes);
+	set_uint(o, "req_switch", js->req_switch);
+	set_uint(o, "wait4switch", js->wait4switch);
+	if (js->has_user_id)
+		json_object_set_new(o, "user_id", json_integer(js->user_id));
+	if (js->has_group_id)
+		json_object_set_new(o, "group_id", json_integer(js->group_id));
 	return (o);
 }
 
@@ -68,6 +88,7 @@ static void
 translate_case(const char *cname)
 {
 	struct translate_conf	 conf = { "slurm-bridge", 0 };
+	struct translate_src	 src;
 	struct jobspec		 js;
 	json_t			*pod, *expect, *got;
 	const char		*want;
@@ -76,7 +97,16 @@ translate_case(const char *cname)
 
 	pod = load(cname, "input.json");
 	expect = load(cname, "expect.json");
-	rc = translate_pod(pod, &conf, &js, err, sizeof(err));
+	/* A plain pod, or {"pod", "root", "namespace"}. */
+	if (json_object_get(pod, "pod") != NULL) {
+		src.pod = json_object_get(pod, "pod");
+		src.root = json_object_get(pod, "root");
+		src.ns = json_object_get(pod, "namespace");
+	} else {
+		src.pod = pod;
+		src.root = src.ns = NULL;
+	}
+	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
 	if ((want = json_string_value(json_object_get(expect, "error")))
 	    != NULL) {
 		ck_assert_msg(rc == -1, "%s: accepted, expected an error",
