@@ -35,6 +35,8 @@
 #define MANAGED_TAINT_KEY	"slinky.slurm.net/managed-node"
 #define MANAGED_TAINT_VALUE	"slurm-bridge"
 #define MANAGED_TAINT_EFFECT	"NoExecute"
+/* Drains the bridge makes carry this reason prefix; it undoes only those. */
+#define DRAIN_REASON_PREFIX	"slurm-bridge:"
 
 struct bridge_conf {
 	const char	*kubeconfig;
@@ -243,6 +245,18 @@ int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
  */
 int	sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err,
 	    size_t errlen);
+/*
+ * Drains a Slurm node with reason (for a cordoned Kubernetes node), unless
+ * it is drained already: an existing drain keeps its owner and reason.
+ */
+int	sctl_node_drain(const char *node, const char *reason, char *err,
+	    size_t errlen);
+/*
+ * Resumes a Slurm node only if it is drained with a reason starting with
+ * prefix (a drain the bridge made); *resumed says whether it did.
+ */
+int	sctl_node_resume_ours(const char *node, const char *prefix,
+	    int *resumed, char *err, size_t errlen);
 /* Expands a hostlist ("n[1-3]") into a new array of node names. */
 json_t	*sctl_hostlist_expand(const char *hostlist);
 

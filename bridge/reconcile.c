@@ -1113,6 +1113,156 @@ job_update_cb(const struct sjob *j, void *arg)
 	}
 }
 
+static int
+node_managed(const json_t *node)
+{
+	const json_t	*t;
+	const char	*key;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(node, "spec.taints"), i, t) {
+		key = json_string_value(json_object_get(t, "key"));
+		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+static int
+node_ready(const json_t *node)
+{
+	const json_t	*c;
+	const char	*type, *st;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(node, "status.conditions"), i, c) {
+		type = json_string_value(json_object_get(c, "type"));
+		st = json_string_value(json_object_get(c, "status"));
+		if (type != NULL && strcmp(type, "Ready") == 0)
+			return (st != NULL && strcmp(st, "True") == 0);
+	}
+	return (0);
+}
+
+static int
+node_cordoned(const json_t *node)
+{
+	return (json_is_true(k8s_obj_get(node, "spec.unschedulable")));
+}
+
+/*
+ * Fails every live member of a group whose node was lost, and ends its
+ * job: a gang is all or nothing.
+ */
+static void
+group_fail(struct reconcile *r, struct group *g, const char *reason,
+    const char *msg)
+{
+	struct k8s_error	 err;
+	struct pod_entry	*e;
+	json_t			*v, *patch, *keys;
+	char			 path[512];
+	size_t			 i;
+
+	group_cancel(r, g, msg);
+	keys = json_deep_copy(g->members);
+	json_array_foreach(keys, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED)
+			continue;
+		patch = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
+		    "Failed", "reason", reason, "message", msg);
+		if (k8s_patch(r->client, pod_path(e, "/status", path,
+		    sizeof(path)), K8S_PATCH_MERGE, patch, NULL, &err) == -1)
+			log_warnx("pod %s: fail: %ld %s: %s", e->key,
+			    err.status, err.reason, err.text);
+		else
+			log_info("pod %s: failed: %s", e->key, msg);
+		json_decref(patch);
+		pod_event(r, e, "Warning", reason, "Fail", msg);
+		e->state = PS_ENDED;
+	}
+	json_decref(keys);
+	group_member_gone(r, g);
+}
+
+/* A bridged node became NotReady: fail its pods and end their jobs. */
+static void
+node_lost(struct reconcile *r, const char *knode)
+{
+	json_t		*gkeys = json_array(), *k;
+	size_t		 it = 0, i;
+	void		*v;
+	const char	*node;
+	char		 msg[256];
+
+	while (map_next(r->pods, &it, NULL, &v)) {
+		struct pod_entry *e = v;
+		node = k8s_obj_str(e->obj, "spec.nodeName");
+		if (e->state == PS_BOUND && e->group != NULL && node != NULL &&
+		    strcmp(node, knode) == 0)
+			json_array_append_new(gkeys, json_string(e->group));
+	}
+	snprintf(msg, sizeof(msg), "node %s is NotReady: the pod is failed "
+	    "and its Slurm job ended", knode);
+	json_array_foreach(gkeys, i, k) {
+		struct group *g = map_get(r->groups, json_string_value(k));
+		if (g != NULL)
+			group_fail(r, g, "NodeNotReady", msg);
+	}
+	json_decref(gkeys);
+}
+
+/*
+ * Keeps a bridged node's Slurm side in step: cordon drains the Slurm node
+ * (reason "slurm-bridge: ..."), uncordon resumes only such a drain, and a
+ * node turning NotReady fails its pods.  old is NULL when the node is first
+ * seen (or at recovery).
+ */
+static void
+node_changed(struct reconcile *r, const json_t *old, const json_t *node)
+{
+	const char	*name = k8s_obj_name(node);
+	const char	*sname = k8s_obj_label(node, LABEL_SLURM_NODENAME);
+	char		 err[256];
+	int		 resumed;
+
+	if (!node_managed(node) || name == NULL)
+		return;
+	if (sname == NULL)
+		sname = name;
+	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
+		if (sctl_node_drain(sname, DRAIN_REASON_PREFIX " node cordoned "
+		    "in Kubernetes", err, sizeof(err)) == -1)
+			log_warnx("node %s: %s", name, err);
+		else
+			log_info("node %s: cordoned: drained slurm node %s",
+			    name, sname);
+	} else if (!node_cordoned(node) && (old == NULL ||
+	    node_cordoned(old))) {
+		if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX, &resumed,
+		    err, sizeof(err)) == -1)
+			log_warnx("node %s: %s", name, err);
+		else if (resumed)
+			log_info("node %s: uncordoned: resumed slurm node %s",
+			    name, sname);
+	}
+	if (!node_ready(node) && (old == NULL || node_ready(old))) {
+		log_info("node %s: NotReady", name);
+		node_lost(r, name);
+	}
+}
+
+static void
+nodes_sync_all(struct reconcile *r)
+{
+	size_t	 it = 0;
+	void	*v;
+
+	while (map_next(r->nodes, &it, NULL, &v))
+		node_changed(r, NULL, v);
+}
+
 static void
 reconcile_poll(struct reconcile *r)
 {
@@ -1179,6 +1329,7 @@ reconcile_recover(struct reconcile *r)
 	}
 	reconcile_vanished(r);
 	r->recovered = 1;
+	nodes_sync_all(r);
 	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
 	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
 	groups_sweep(r);
@@ -1223,6 +1374,9 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	}
 	m = reconcile_map(r, ev->kind);
 	k8s_obj_key(ev->obj, key, sizeof(key));
+	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
+	    r->recovered)
+		node_changed(r, map_get(m, key), ev->obj);
 	if (ev->type == K8S_EVENT_DELETED)
 		map_del(m, key);
 	else {

@@ -269,3 +269,68 @@ sctl_hostlist_expand(const char *hostlist)
 	slurm_hostlist_destroy(hl);
 	return (arr);
 }
+
+int
+sctl_node_drain(const char *node, const char *reason, char *err,
+    size_t errlen)
+{
+	node_info_msg_t		*msg = NULL;
+	update_node_msg_t	 u;
+	int			 drained;
+
+	if (slurm_load_node_single(&msg, (char *)(uintptr_t)node, SHOW_ALL) !=
+	    SLURM_SUCCESS) {
+		snprintf(err, errlen, "load node %s: %s", node,
+		    sctl_strerror());
+		return (-1);
+	}
+	drained = msg->record_count > 0 &&
+	    (msg->node_array[0].node_state & NODE_STATE_DRAIN);
+	slurm_free_node_info_msg(msg);
+	/* Already drained by someone: keep their reason (and their drain). */
+	if (drained)
+		return (0);
+	slurm_init_update_node_msg(&u);
+	u.node_names = (char *)(uintptr_t)node;
+	u.node_state = NODE_STATE_DRAIN;
+	u.reason = (char *)(uintptr_t)reason;
+	if (slurm_update_node(&u) == SLURM_SUCCESS)
+		return (0);
+	snprintf(err, errlen, "drain %s: %s", node, sctl_strerror());
+	return (-1);
+}
+
+int
+sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
+    char *err, size_t errlen)
+{
+	node_info_msg_t		*msg = NULL;
+	update_node_msg_t	 u;
+	const char		*reason;
+	int			 ours;
+
+	*resumed = 0;
+	if (slurm_load_node_single(&msg, (char *)(uintptr_t)node, SHOW_ALL) !=
+	    SLURM_SUCCESS) {
+		snprintf(err, errlen, "load node %s: %s", node,
+		    sctl_strerror());
+		return (-1);
+	}
+	reason = msg->record_count > 0 ? msg->node_array[0].reason : NULL;
+	ours = msg->record_count > 0 &&
+	    (msg->node_array[0].node_state & NODE_STATE_DRAIN) &&
+	    reason != NULL && strncmp(reason, prefix, strlen(prefix)) == 0;
+	slurm_free_node_info_msg(msg);
+	/* A drain someone else made is theirs to undo. */
+	if (!ours)
+		return (0);
+	slurm_init_update_node_msg(&u);
+	u.node_names = (char *)(uintptr_t)node;
+	u.node_state = NODE_RESUME;
+	if (slurm_update_node(&u) != SLURM_SUCCESS) {
+		snprintf(err, errlen, "resume %s: %s", node, sctl_strerror());
+		return (-1);
+	}
+	*resumed = 1;
+	return (0);
+}

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# Nodes in both directions: cordon/drain, NotReady, a dead slurmd, and
+# exclusive placement.
+A=slurmjob.slinky.slurm.net
+slurm_node_state() { sinfo -h -n "$1" -o '%T' | head -n1; }
+slurm_node_reason() { sinfo -h -n "$1" -o '%E' | head -n1; }
+state_is() { [[ $(slurm_node_state "$1") == $2 ]]; }
+last_node=n$NODES
+
+scenario "cordon drains the Slurm node; uncordon resumes only our drain"
+k cordon "$last_node" >/dev/null
+check "cordon drains $last_node" wait_for 20 state_is "$last_node" 'drain*'
+check_match "with a slurm-bridge reason" "$(slurm_node_reason "$last_node")" '^slurm-bridge: '
+k uncordon "$last_node" >/dev/null
+check "uncordon resumes it" wait_for 20 state_is "$last_node" idle
+scontrol update nodename="$last_node" state=drain reason="maintenance by admin"
+k cordon "$last_node" >/dev/null
+sleep 1
+k uncordon "$last_node" >/dev/null
+sleep 2
+check_match "an admin's drain survives uncordon" "$(slurm_node_state "$last_node")" '^drain'
+check_eq "with the admin's reason" "$(slurm_node_reason "$last_node")" "maintenance by admin"
+scontrol update nodename="$last_node" state=resume
+
+scenario "exclusive placement"
+ns=$(new_ns enabled)
+for i in 1 2; do
+	pod_yaml "$ns" "ex-$i" 1 256Mi "  annotations: {$A/exclusive: \"true\"}" | k apply -f - >/dev/null
+done
+check "exclusive pods are bound" wait_for 30 all_bound "$ns" ex-1 ex-2
+check "on different nodes" test "$(pod_field "$ns" ex-1 "$JP_NODE")" != "$(pod_field "$ns" ex-2 "$JP_NODE")"
+check_eq "their job does not share its node" \
+	"$(job_field "$(pod_field "$ns" ex-1 "$JP_JOBID")" OverSubscribe)" NO
+k -n "$ns" delete pod ex-1 ex-2 --wait=false >/dev/null
+
+scenario "a Kubernetes node turning NotReady fails its pods and ends their jobs"
+pod_yaml "$ns" on-sick | k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" on-sick "$JP_NODE"
+sick=$(pod_field "$ns" on-sick "$JP_NODE"); sjob=$(pod_field "$ns" on-sick "$JP_JOBID")
+# No kubelet to heartbeat while we mark the node NotReady by hand.
+stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
+k patch node "$sick" --subresource=status --type=strategic -p \
+	'{"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletDown","message":"e2e"}]}}' >/dev/null
+check "the pod is failed" wait_for 20 pod_is "$ns" on-sick "$JP_PHASE" Failed
+check "its job is cancelled" wait_for 20 job_is "$sjob" CANCELLED
+"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+
+scenario "a dead slurmd: NODE_FAIL deletes the pods with the reason"
+pod_yaml "$ns" on-dead 32 1Gi | k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" on-dead "$JP_NODE"
+dead=$(pod_field "$ns" on-dead "$JP_NODE"); djob=$(pod_field "$ns" on-dead "$JP_JOBID")
+kill -9 "$(stack_pid "$RUN_DIR/slurmd-$dead.pid")"
+check "Slurm ends the job NODE_FAIL" wait_for 90 job_is "$djob" NODE_FAIL
+check "the pod is deleted" wait_for 30 pod_gone "$ns" on-dead
+check "with an Event naming NODE_FAIL" wait_for 10 bash -c \
+	"kubectl --kubeconfig=$KUBECONFIG -n $ns get events --field-selector involvedObject.name=on-dead -o jsonpath='{.items[*].message}' | grep -q NODE_FAIL"
+"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+scontrol update nodename="$dead" state=resume 2>/dev/null || true
+wait_for 30 state_is "$dead" idle
+k delete namespace "$ns" --wait=false >/dev/null
