@@ -131,6 +131,10 @@ cluster-down:
 bridge-up: all
 	$(Q)scripts/bridge-up.sh
 
+# JobSet and LeaderWorkerSet controllers (from their Go modules).
+workload-controllers:
+	$(Q)scripts/workloads-up.sh
+
 # libk8s against the real API server of the local stack.
 integration: $(BUILD)/check_integration
 	$(Q)scripts/cluster-up.sh
@@ -140,6 +144,7 @@ integration: $(BUILD)/check_integration
 # End-to-end scenarios on the real stack (brought up if needed).
 e2e: all
 	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/workloads-up.sh
 	$(Q)scripts/bridge-up.sh
 	$(Q)test/e2e/run.sh
 
@@ -166,6 +171,6 @@ clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
 .PHONY: all check check-valgrind asan deps cluster-up cluster-down integration \
-	bridge-up e2e test demo fmt clean fuzz
+	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

@@ -30,6 +30,10 @@
 #define ANN_SLURM_GRES		"scheduler.slinky.slurm.net/slurm-gres"
 #define LABEL_POD_GROUP		"scheduling.x-k8s.io/pod-group"
 #define ANN_MIN_MEMBER		"scheduler.slinky.slurm.net/min-member"
+#define JOBSET_LABEL_NAME	"jobset.sigs.k8s.io/jobset-name"
+#define LWS_LABEL_NAME		"leaderworkerset.sigs.k8s.io/name"
+#define LWS_LABEL_GROUP_INDEX	"leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_ANN_SIZE		"leaderworkerset.sigs.k8s.io/size"
 #define FINALIZER		"scheduler.slinky.slurm.net/finalizer"
 #define ANN_ALLOWED_ACCOUNTS	"scheduler.slinky.slurm.net/allowed-accounts"
 #define MANAGED_TAINT_KEY	"slinky.slurm.net/managed-node"
@@ -55,6 +59,8 @@ enum event_kind {
 	EV_NAMESPACE,
 	EV_JOB,		/* batch/v1 Jobs: Indexed Job gangs */
 	EV_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroups */
+	EV_JOBSET,	/* jobset.x-k8s.io/v1alpha2 JobSets */
+	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_KINDS
 };
 
@@ -187,11 +193,16 @@ struct assignment {
 
 /*
  * Finds the group of a pod: the pod-group label (with min-member, or 0 for
- * a PodGroup CR), else an Indexed Job owner (owner may be NULL), else the
- * pod alone.  The gang annotation overrides.  -1 with err on bad input.
+ * a PodGroup CR), else a LeaderWorkerSet group (size annotation), else a
+ * JobSet (its size from jobset, 0 while unknown), else an Indexed Job owner
+ * (owner may be NULL), else the pod alone.  The gang annotation overrides.
+ * -1 with err on bad input.
  */
 int	sched_pod_group(const json_t *pod, const json_t *owner,
-	    struct group_id *, char *err, size_t errlen);
+	    const json_t *jobset, struct group_id *, char *err,
+	    size_t errlen);
+/* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
+int	sched_jobset_size(const json_t *jobset);
 /* Sorts members into placement order (completion index, then name). */
 void	sched_sort_members(json_t **pods, size_t n);
 /* The k-th task's share of a node's GRES detail; new string or NULL. */

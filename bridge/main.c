@@ -47,6 +47,10 @@ static const struct {
 	{ EV_JOB,	"/apis/batch/v1/jobs",			"watch/jobs" },
 	{ EV_PODGROUP,	"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 							"watch/podgroups" },
+	{ EV_JOBSET,	"/apis/jobset.x-k8s.io/v1alpha2/jobsets",
+							"watch/jobsets" },
+	{ EV_LWS,	"/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+							"watch/lws" },
 };
 #define NINFORMERS	((int)(sizeof(watched) / sizeof(watched[0])))
 

@@ -104,6 +104,8 @@ struct reconcile {
 	struct map		*namespaces;	/* name -> json */
 	struct map		*k8s_jobs;	/* ns/name -> batch/v1 Job */
 	struct map		*podgroups;	/* ns/name -> PodGroup */
+	struct map		*jobsets;	/* ns/name -> JobSet */
+	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
 	struct translate_conf	 tconf;
 	int			 synced[EV_KINDS];
 	int			 recovered;
@@ -544,6 +546,14 @@ group_translate(struct reconcile *r, struct group *g, json_t **pods,
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
 	src.root = g->gang ? map_get(r->podgroups, key) : NULL;
+	if (src.root == NULL && g->gang)
+		src.root = map_get(r->jobsets, key);
+	if (src.root == NULL && g->gang && k8s_obj_label(pods[0],
+	    LWS_LABEL_NAME) != NULL) {
+		snprintf(key, sizeof(key), "%s/%s", g->ns, k8s_obj_label(pods[0],
+		    LWS_LABEL_NAME));
+		src.root = map_get(r->lwss, key);
+	}
 	if (src.root == NULL)
 		src.root = pod_owner_job(r, pods[0]);
 	if (g->gang)
@@ -629,9 +639,12 @@ group_min(struct reconcile *r, struct group *g)
 	if (g->min_member > 0)
 		return (g->min_member);
 	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
-	if ((pg = map_get(r->podgroups, key)) == NULL)
-		return (0);
-	return ((int)json_integer_value(k8s_obj_get(pg, "spec.minMember")));
+	if ((pg = map_get(r->podgroups, key)) != NULL)
+		return ((int)json_integer_value(k8s_obj_get(pg,
+		    "spec.minMember")));
+	if ((pg = map_get(r->jobsets, key)) != NULL)
+		return (sched_jobset_size(pg) > 0 ? sched_jobset_size(pg) : 0);
+	return (0);
 }
 
 /* Decides what a group needs next. */
@@ -672,8 +685,9 @@ group_evaluate(struct reconcile *r, struct group *g)
 		return;
 	}
 	if ((min = group_min(r, g)) == 0) {
-		snprintf(msg, sizeof(msg), "waiting for PodGroup %s/%s (or "
-		    "the " ANN_MIN_MEMBER " annotation)", g->ns, g->name);
+		snprintf(msg, sizeof(msg), "waiting for PodGroup or JobSet "
+		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
+		    "gang's size", g->ns, g->name);
 		group_condition(r, g, msg, 0);
 		return;
 	}
@@ -847,8 +861,8 @@ pod_update(struct reconcile *r, json_t *obj)
 	struct pod_entry	*e;
 	struct group		*g, *old;
 	struct group_id		 gid;
-	const char		*label, *node;
-	char			 key[512], err[256], msg[320], *end;
+	const char		*label, *node, *js;
+	char			 key[512], err[256], msg[320], jskey[512], *end;
 	unsigned long		 id;
 
 	k8s_obj_key(obj, key, sizeof(key));
@@ -881,8 +895,11 @@ pod_update(struct reconcile *r, json_t *obj)
 			e->label_jobid = (uint32_t)id;
 	}
 
-	if (sched_pod_group(obj, pod_owner_job(r, obj), &gid, err,
-	    sizeof(err)) == -1) {
+	js = k8s_obj_label(obj, JOBSET_LABEL_NAME);
+	if (js != NULL)
+		snprintf(jskey, sizeof(jskey), "%s/%s", e->ns, js);
+	if (sched_pod_group(obj, pod_owner_job(r, obj), js != NULL ?
+	    map_get(r->jobsets, jskey) : NULL, &gid, err, sizeof(err)) == -1) {
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		pod_condition(r, e, msg, 1);
 		return;
@@ -1347,6 +1364,10 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 		return (r->k8s_jobs);
 	case EV_PODGROUP:
 		return (r->podgroups);
+	case EV_JOBSET:
+		return (r->jobsets);
+	case EV_LWS:
+		return (r->lwss);
 	default:
 		return (NULL);
 	}
@@ -1470,6 +1491,8 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->namespaces = map_new(json_free_cb);
 	r->k8s_jobs = map_new(json_free_cb);
 	r->podgroups = map_new(json_free_cb);
+	r->jobsets = map_new(json_free_cb);
+	r->lwss = map_new(json_free_cb);
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = 0;
 	atomic_init(&r->stop, 0);
@@ -1488,6 +1511,8 @@ reconcile_free(struct reconcile *r)
 	map_free(r->namespaces);
 	map_free(r->k8s_jobs);
 	map_free(r->podgroups);
+	map_free(r->jobsets);
+	map_free(r->lwss);
 	free(r);
 }
 

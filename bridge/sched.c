@@ -29,11 +29,38 @@ sched_count(const char *s, long max)
 }
 
 int
-sched_pod_group(const json_t *pod, const json_t *owner, struct group_id *gid,
-    char *err, size_t errlen)
+sched_jobset_size(const json_t *jobset)
+{
+	const json_t	*rj;
+	json_int_t	 replicas, par;
+	long		 total = 0;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(jobset, "spec.replicatedJobs"), i, rj) {
+		replicas = json_integer_value(json_object_get(rj, "replicas"));
+		par = json_integer_value(k8s_obj_get(rj,
+		    "template.spec.parallelism"));
+		/* The API's defaults: one replica, parallelism one. */
+		if (json_object_get(rj, "replicas") == NULL)
+			replicas = 1;
+		if (k8s_obj_get(rj, "template.spec.parallelism") == NULL)
+			par = 1;
+		if (replicas < 0 || par < 0 || replicas > SCHED_MAX_GANG ||
+		    par > SCHED_MAX_GANG)
+			return (-1);
+		total += (long)(replicas * par);
+		if (total > SCHED_MAX_GANG)
+			return (-1);
+	}
+	return ((int)total);
+}
+
+int
+sched_pod_group(const json_t *pod, const json_t *owner,
+    const json_t *jobset, struct group_id *gid, char *err, size_t errlen)
 {
 	const char	*ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
-	const char	*group, *min, *gang, *mode;
+	const char	*group, *min, *gang, *mode, *lws, *idx, *size, *js;
 	long		 n;
 	int		 gang_override = -1;
 
@@ -72,6 +99,39 @@ sched_pod_group(const json_t *pod, const json_t *owner, struct group_id *gid,
 		snprintf(gid->key, sizeof(gid->key), "gang:%s/%s", ns, group);
 		snprintf(gid->name, sizeof(gid->name), "%s", group);
 		gid->gang = 1;
+		return (0);
+	}
+	/* A LeaderWorkerSet group: leader and workers, "size" pods. */
+	lws = k8s_obj_label(pod, LWS_LABEL_NAME);
+	idx = k8s_obj_label(pod, LWS_LABEL_GROUP_INDEX);
+	size = k8s_obj_annotation(pod, LWS_ANN_SIZE);
+	if (gang_override != 0 && lws != NULL && idx != NULL) {
+		if ((n = sched_count(size, SCHED_MAX_GANG)) == -1) {
+			snprintf(err, errlen, "annotation " LWS_ANN_SIZE ": "
+			    "\"%.32s\" is not a whole number from 1 to %d",
+			    size != NULL ? size : "", SCHED_MAX_GANG);
+			return (-1);
+		}
+		snprintf(gid->key, sizeof(gid->key), "gang:%s/%s-%s", ns, lws,
+		    idx);
+		snprintf(gid->name, sizeof(gid->name), "%s-%s", lws, idx);
+		gid->min_member = (int)n;
+		gid->gang = 1;
+		return (0);
+	}
+	/* A JobSet: all its pods, replicas x parallelism over its jobs. */
+	js = k8s_obj_label(pod, JOBSET_LABEL_NAME);
+	if (gang_override != 0 && js != NULL) {
+		snprintf(gid->key, sizeof(gid->key), "gang:%s/%s", ns, js);
+		snprintf(gid->name, sizeof(gid->name), "%s", js);
+		gid->gang = 1;
+		gid->min_member = jobset != NULL ? sched_jobset_size(jobset) : 0;
+		if (gid->min_member < 0) {
+			snprintf(err, errlen, "JobSet %s: more than %d pods, or "
+			    "negative replicas or parallelism", js,
+			    SCHED_MAX_GANG);
+			return (-1);
+		}
 		return (0);
 	}
 	/* No label: an Indexed Job with parallelism > 1 is a gang. */

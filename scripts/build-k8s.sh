@@ -3,7 +3,7 @@
 # binaries outside the tree, keyed by version:
 #   $K8S_CACHE/k8s-$K8S_VERSION/{kube-apiserver,kube-controller-manager,kube-scheduler}
 #   $K8S_CACHE/kwok-$KWOK_VERSION/kwok
-# Usage: build-k8s.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kwok|etcd ...]
+# Usage: build-k8s.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kwok|etcd|jobset|lws ...]
 # With no argument it builds everything the stack needs. Binaries already in
 # the cache are reused; the first build takes several minutes on two cores.
 set -euo pipefail
@@ -11,6 +11,8 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+JOBSET_VERSION=${JOBSET_VERSION:-v0.10.1}
+LWS_VERSION=${LWS_VERSION:-v0.7.0}
 K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
@@ -89,6 +91,35 @@ build_etcd() {
 	echo "build-k8s: built $dir/etcd"
 }
 
+# A controller from its module at an exact version, built through a helper
+# module: `go install pkg@version` asks the proxy for the version list,
+# which it refuses for some modules.
+# build_controller NAME MODULE VERSION PACKAGE
+build_controller() {
+	local name=$1 mod=$2 ver=$3 pkg=$4 dir=$K8S_CACHE/$1-$3
+	[ -x "$dir/$name" ] && { echo "build-k8s: cached $dir/$name"; return; }
+	mkdir -p "$dir/src"
+	echo "build-k8s: building $name $ver"
+	cat >"$dir/src/go.mod" <<MOD
+module slurm-bridge.local/${name}build
+
+go 1.24
+
+require $mod $ver
+MOD
+	cat >"$dir/src/tools.go" <<GO
+//go:build tools
+
+package tools
+
+import _ "$pkg"
+GO
+	(cd "$dir/src" && go mod download "$mod@$ver" && go mod tidy >/dev/null 2>&1 || true)
+	(cd "$dir/src" && go build -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" "$pkg")
+	mv "$dir/$name.tmp" "$dir/$name"
+	echo "build-k8s: built $dir/$name"
+}
+
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(kube-apiserver kube-controller-manager kwok)
 for t in "${targets[@]}"; do
@@ -96,6 +127,8 @@ for t in "${targets[@]}"; do
 	kube-apiserver|kube-controller-manager|kube-scheduler) build_k8s "$t" ;;
 	kwok) build_kwok ;;
 	etcd) build_etcd ;;
+	jobset) build_controller jobset sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset ;;
+	lws) build_controller lws sigs.k8s.io/lws "$LWS_VERSION" sigs.k8s.io/lws/cmd ;;
 	*) echo "build-k8s: unknown target $t" >&2; exit 2 ;;
 	esac
 done

@@ -34,6 +34,7 @@ stop_bridge() {
 
 stop_k8s() {
 	stack_stop_many 10 "kwok|$RUN_DIR/kwok.pid|kwok" \
+		"jobset|$RUN_DIR/jobset.pid|jobset" "lws|$RUN_DIR/lws.pid|lws" \
 		"kube-controller-manager|$RUN_DIR/kube-controller-manager.pid|kube-controller-manager"
 	# The apiserver drains for a few seconds; etcd goes last.
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver 30

@@ -34,7 +34,7 @@ START_TEST(test_sched_groups)
 	json_t		*p, *job;
 
 	p = pod("a", "train", "8", NULL);
-	ck_assert_int_eq(sched_pod_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_str_eq(g.key, "gang:ns/train");
 	ck_assert_int_eq(g.min_member, 8);
 	ck_assert_int_eq(g.gang, 1);
@@ -42,13 +42,13 @@ START_TEST(test_sched_groups)
 
 	/* Label without min-member: the PodGroup CR decides (0). */
 	p = pod("a", "pg", NULL, NULL);
-	ck_assert_int_eq(sched_pod_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_int_eq(g.min_member, 0);
 	json_decref(p);
 
 	/* gang: "false" wins over the label. */
 	p = pod("solo", "train", "8", "false");
-	ck_assert_int_eq(sched_pod_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_str_eq(g.key, "pod:ns/solo");
 	ck_assert_int_eq(g.gang, 0);
 	json_decref(p);
@@ -57,23 +57,59 @@ START_TEST(test_sched_groups)
 	job = json_pack("{s:{s:s}, s:{s:s, s:i}}", "metadata", "name", "sim",
 	    "spec", "completionMode", "Indexed", "parallelism", 4);
 	p = pod("sim-0-abc", NULL, NULL, NULL);
-	ck_assert_int_eq(sched_pod_group(p, job, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_pod_group(p, job, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_str_eq(g.key, "gang:ns/sim");
 	ck_assert_int_eq(g.min_member, 4);
 	json_object_set_new(json_object_get(job, "spec"), "completionMode",
 	    json_string("NonIndexed"));
-	ck_assert_int_eq(sched_pod_group(p, job, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_pod_group(p, job, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_str_eq(g.key, "pod:ns/sim-0-abc");
 	json_decref(p);
 	json_decref(job);
 
+	/* LeaderWorkerSet: name + group index, size from the annotation. */
+	p = pod("lws-1-2", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"), LWS_LABEL_NAME,
+	    json_string("lws"));
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
+	    LWS_LABEL_GROUP_INDEX, json_string("1"));
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    LWS_ANN_SIZE, json_string("4"));
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(g.key, "gang:ns/lws-1");
+	ck_assert_int_eq(g.min_member, 4);
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    LWS_ANN_SIZE, json_string("0"));
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)),
+	    -1);
+	json_decref(p);
+
+	/* JobSet: 2 x 3 + 1 (defaults) pods; the Job owner does not win. */
+	job = json_pack("{s:{s:s}, s:{s:[{s:i, s:{s:{s:i}}}, {s:{}}]}}",
+	    "metadata", "name", "js", "spec", "replicatedJobs", "replicas", 2,
+	    "template", "spec", "parallelism", 3, "template");
+	ck_assert_int_eq(sched_jobset_size(job), 7);
+	p = pod("js-w-0-0", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
+	    JOBSET_LABEL_NAME, json_string("js"));
+	ck_assert_int_eq(sched_pod_group(p, NULL, job, &g, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(g.key, "gang:ns/js");
+	ck_assert_int_eq(g.min_member, 7);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(g.min_member, 0);	/* JobSet not seen yet */
+	json_decref(p);
+	json_decref(job);
+
 	p = pod("a", "train", "lots", NULL);
-	ck_assert_int_eq(sched_pod_group(p, NULL, &g, err, sizeof(err)), -1);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ANN_MIN_MEMBER ": \"lots\" is not "
 	    "a whole number"));
 	json_decref(p);
 	p = pod("a", NULL, NULL, "maybe");
-	ck_assert_int_eq(sched_pod_group(p, NULL, &g, err, sizeof(err)), -1);
+	ck_assert_int_eq(sched_pod_group(p, NULL, NULL, &g, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "gang: \"maybe\""));
 	json_decref(p);
 }
