@@ -2,10 +2,9 @@
 # make workload-controllers: runs the JobSet and LeaderWorkerSet controllers
 # against the local stack, built from their Go modules (sigs.k8s.io/jobset,
 # sigs.k8s.io/lws) and cached like kube-apiserver, with their CRDs applied
-# from the same module versions.  Their own admission webhooks are served
-# (controller-runtime needs a certificate: the stack CA signs it) but not
-# registered with the API server, so they are effectively disabled; the
-# CRDs' schema defaults still apply.  Idempotent; cluster-down stops them.
+# from the same module versions.  Their admission webhooks are served on
+# 127.0.0.1 with a certificate from the stack CA and registered by URL.
+# Idempotent; cluster-down stops them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/stack-env.sh"
@@ -73,6 +72,63 @@ controller() {
 	echo "workloads-up: $name started (pid $(stack_pid "$RUN_DIR/$name.pid"))"
 }
 
+# webhook NAME PORT PATH GROUP VERSION RESOURCE OPS [LABEL]: one webhook
+# entry calling a controller on 127.0.0.1 with the stack CA.  Pod webhooks
+# are limited to the controller's own pods by LABEL (as their kustomize
+# overlays do), so other pods never depend on these controllers.
+webhook() {
+	local name=$1 port=$2 path=$3 group=$4 version=$5 res=$6 ops=$7 label=${8:-}
+	cat <<YAML
+- name: $name
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://$LOCAL_IP:$port$path
+    caBundle: $ca
+  rules:
+  - apiGroups: ["$group"]
+    apiVersions: [$version]
+    operations: [$ops]
+    resources: [$res]
+YAML
+	if [ -n "$label" ]; then
+		printf '  objectSelector:\n    matchExpressions:\n    - {key: %s, operator: Exists}\n' "$label"
+	fi
+}
+
+# The controllers default and validate their objects in these webhooks;
+# without them they dereference unset fields and panic.  Paths and rules
+# are those of their modules' config/.../webhook/manifests.yaml.
+register_webhooks() {
+	ca=$(base64 -w0 <"$CA_CERT")
+	{
+		echo "apiVersion: admissionregistration.k8s.io/v1"
+		echo "kind: MutatingWebhookConfiguration"
+		echo "metadata: {name: stack-workload-controllers}"
+		echo "webhooks:"
+		webhook mjobset.kb.io 9444 /mutate-jobset-x-k8s-io-v1alpha2-jobset \
+			jobset.x-k8s.io v1alpha2 jobsets CREATE
+		webhook mpod.jobset.kb.io 9444 /mutate--v1-pod "" v1 pods CREATE \
+			jobset.sigs.k8s.io/jobset-name
+		webhook mleaderworkerset.kb.io 9445 /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset \
+			leaderworkerset.x-k8s.io v1 leaderworkersets "CREATE, UPDATE"
+		webhook mpod.lws.kb.io 9445 /mutate--v1-pod "" v1 pods CREATE \
+			leaderworkerset.sigs.k8s.io/name
+		echo "---"
+		echo "apiVersion: admissionregistration.k8s.io/v1"
+		echo "kind: ValidatingWebhookConfiguration"
+		echo "metadata: {name: stack-workload-controllers}"
+		echo "webhooks:"
+		webhook vjobset.kb.io 9444 /validate-jobset-x-k8s-io-v1alpha2-jobset \
+			jobset.x-k8s.io v1alpha2 jobsets "CREATE, UPDATE"
+		webhook vleaderworkerset.kb.io 9445 /validate-leaderworkerset-x-k8s-io-v1-leaderworkerset \
+			leaderworkerset.x-k8s.io v1 leaderworkersets "CREATE, UPDATE"
+	} | kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
+}
+
 controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io 9444 8091 8441)" 8091
 controller lws "$LWS" "$(config lws config.lws.x-k8s.io 9445 8092 8442)" 8092
+register_webhooks
 awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "workloads-up: ready in %.1fs\n", b - a }'
