@@ -29,7 +29,8 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/event.c libk8s/lease.c
 BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c \
 		   bridge/sched.c
-BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/slurm.c \
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
+		   bridge/writer.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \

@@ -9,6 +9,8 @@
 
 #include <sys/queue.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -281,5 +283,137 @@ int			 reconcile_start(struct reconcile *);
 /* Sets the stop flag, closes nothing; join with reconcile_join. */
 void			 reconcile_stop(struct reconcile *);
 void			 reconcile_join(struct reconcile *);
+
+/*
+ * reconcile.c, group.c, writer.c: the state the reconcile thread owns.  No
+ * other thread touches these structures.
+ */
+/* How long past its grace period a deleted pod may wait for its node. */
+#define FORCE_DELETE_SLACK_S	5
+
+enum pod_state {
+	PS_UNBOUND,
+	PS_BOUND,
+	PS_ENDED	/* terminal, or deleting past its grace period */
+};
+
+struct pod_entry {
+	char		*key;		/* ns/name */
+	char		*ns;
+	char		*name;
+	json_t		*obj;
+	char		*group;		/* group key, NULL if invalid */
+	enum pod_state	 state;
+	uint32_t	 label_jobid;	/* jobid label on the pod */
+	int		 finalizer;	/* carries our finalizer */
+	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
+	char		 cond[256];	/* last PodScheduled message written */
+};
+
+enum group_state {
+	G_WAITING,	/* not submitted */
+	G_PENDING,	/* job submitted, not allocated */
+	G_ALLOCATED,	/* allocated, members not all bound */
+	G_BOUND,
+	G_ENDED		/* job gone; members being cleaned up */
+};
+
+struct group {
+	char		*key;		/* "gang:ns/g" or "pod:ns/p" */
+	char		*ns;
+	char		*name;
+	int		 gang;
+	int		 min_member;	/* 0: from the PodGroup CR */
+	json_t		*members;	/* pod keys */
+	enum group_state state;
+	uint32_t	 jobid;
+	json_t		*job_pods;	/* pod keys in the job, placement order */
+	json_t		*layout;	/* [{node, cpus, gres}] once allocated */
+	uint32_t	 cpus_per_task;
+	uint32_t	 gpus_per_task;
+	int		 exclusive;
+	int		 cancelled;	/* we asked Slurm to end the job */
+	int		 invalid;	/* translation failed; wait for a change */
+	int		 seen;		/* its job was in the last full load */
+	long		 retry_ms;
+	int64_t		 next_try;	/* monotonic ms */
+};
+
+struct reconcile {
+	const struct bridge_conf *conf;
+	const struct k8s_config	*kconf;
+	struct queue		*queue;
+	struct k8s_client	*client;
+	struct k8s_recorder	*recorder;
+	pthread_t		 thread;
+	int			 started;
+	atomic_int		 stop;
+
+	struct map		*pods;		/* ns/name -> pod_entry */
+	struct map		*groups;	/* group key -> group */
+	struct map		*jobs;		/* jobid -> group key */
+	struct map		*nodes;		/* node name -> json */
+	struct map		*namespaces;	/* name -> json */
+	struct map		*k8s_jobs;	/* ns/name -> batch/v1 Job */
+	struct map		*podgroups;	/* ns/name -> PodGroup */
+	struct map		*jobsets;	/* ns/name -> JobSet */
+	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
+	struct translate_conf	 tconf;
+	int			 synced[EV_KINDS];
+	int			 recovered;
+	time_t			 slurm_since;
+	int64_t			 next_poll;
+	int64_t			 next_sweep;
+};
+
+/* reconcile.c */
+int64_t		 reconcile_now_ms(void);
+/* The controlling batch/v1 Job of a pod, from the Job cache (borrowed). */
+const json_t	*reconcile_owner_job(struct reconcile *, const json_t *pod);
+
+/* group.c: the group state machine (pods are borrowed from r->pods). */
+void		 group_free(void *);
+/* Finds or makes the group for gid; it lives in r->groups. */
+struct group	*group_get(struct reconcile *, const struct group_id *gid,
+		    const char *ns);
+void		 group_add(struct group *, const char *pkey);
+void		 group_remove(struct group *, const char *pkey);
+/* The job id -> group index. */
+void		 group_index_put(struct reconcile *, uint32_t jobid,
+		    const char *gkey);
+struct group	*group_by_job(struct reconcile *, uint32_t jobid);
+void		 group_index_del(struct reconcile *, uint32_t jobid);
+/* Live members in placement order into out[max]; returns their count. */
+size_t		 group_live(struct reconcile *, struct group *, json_t **out,
+		    size_t max, int unbound_only);
+/* Decides and does what the group needs next (submit, bind). */
+void		 group_evaluate(struct reconcile *, struct group *);
+/* Slurm allocated the group's job: layout is copied. */
+void		 group_allocated(struct reconcile *, struct group *,
+		    const json_t *layout);
+/* Per-task sizes of an adopted job, from its members. */
+void		 group_adopt_sizes(struct reconcile *, struct group *);
+/* A member ended or left (may free g). */
+void		 group_member_gone(struct reconcile *, struct group *);
+/* Fails every live member and ends the job (node lost; may free g). */
+void		 group_fail(struct reconcile *, struct group *,
+		    const char *reason, const char *msg);
+/* Writes msg on every unbound member's PodScheduled condition. */
+void		 group_condition(struct reconcile *, struct group *,
+		    const char *msg, int warn);
+
+/* writer.c: writes about pods, on the reconcile thread's client. */
+const char	*writer_path(struct pod_entry *, const char *sub, char *buf,
+		    size_t len);
+void		 writer_event(struct reconcile *, struct pod_entry *,
+		    const char *type, const char *reason, const char *action,
+		    const char *msg);
+void		 writer_condition(struct reconcile *, struct pod_entry *,
+		    const char *msg, int warn);
+int		 writer_metadata(struct reconcile *, struct pod_entry *,
+		    uint32_t jobid, const char *node, const char *gres,
+		    struct k8s_error *err);
+void		 writer_release(struct reconcile *, struct pod_entry *);
+void		 writer_force_delete(struct reconcile *, struct pod_entry *);
 
 #endif /* BRIDGE_H */

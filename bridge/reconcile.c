@@ -1,18 +1,13 @@
 /*
  * The reconcile thread: the single owner of the caches (pods, groups, nodes,
- * namespaces, Jobs, PodGroups) and the only caller of slurm.c.  It pops
- * informer events from the queue and drives one state machine per group (a
- * gang, or a pod alone):
- *
- *   WAITING -> PENDING(job) -> ALLOCATED(layout) -> BOUND -> ENDED
- *
- * A group is submitted as one allocation-only placeholder job once all its
- * members are present.  When Slurm allocates it, the job id, node and GRES
- * are written on every member before any member is bound, then all are
- * bound.  Slurm is polled incrementally (slurm_load_jobs with update_time).
- * On start, existing bridge jobs are adopted (by the jobid label and the
- * admin_comment pod list) before anything is submitted, so a restart neither
- * duplicates nor orphans a job.
+ * namespaces, Jobs, PodGroups, JobSets, LeaderWorkerSets) and the only
+ * caller of slurm.c.  It pops informer events from the queue, files pods
+ * into groups (group.c runs each group's state machine; writer.c does the
+ * writes), keeps nodes in step (cordon -> drain, NotReady -> fail), and
+ * polls Slurm incrementally (slurm_load_jobs with update_time) to follow
+ * job state.  On start it adopts existing bridge jobs (by the jobid label
+ * and the admin_comment pod list) before anything is submitted, so a
+ * restart neither duplicates nor orphans a job.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -27,98 +22,8 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-/* Transient failures (slurmctld unreachable) retry quickly... */
-#define RETRY_MIN_MS	2000
-#define RETRY_MAX_MS	300000
-/*
- * ...refusals that only a change on the Slurm side can fix slowly: every
- * refused allocation leaves a FAILED row in sacct.
- */
-#define REFUSED_MIN_MS	60000
-#define REFUSED_MAX_MS	1800000
-/* How long past its grace period a deleted pod may wait for its node. */
-#define FORCE_DELETE_SLACK_S	5
-
-enum pod_state {
-	PS_UNBOUND,
-	PS_BOUND,
-	PS_ENDED	/* terminal, or deleting past its grace period */
-};
-
-struct pod_entry {
-	char		*key;		/* ns/name */
-	char		*ns;
-	char		*name;
-	json_t		*obj;
-	char		*group;		/* group key, NULL if invalid */
-	enum pod_state	 state;
-	uint32_t	 label_jobid;	/* jobid label on the pod */
-	int		 finalizer;	/* carries our finalizer */
-	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
-	char		 cond[256];	/* last PodScheduled message written */
-};
-
-enum group_state {
-	G_WAITING,	/* not submitted */
-	G_PENDING,	/* job submitted, not allocated */
-	G_ALLOCATED,	/* allocated, members not all bound */
-	G_BOUND,
-	G_ENDED		/* job gone; members being cleaned up */
-};
-
-struct group {
-	char		*key;		/* "gang:ns/g" or "pod:ns/p" */
-	char		*ns;
-	char		*name;
-	int		 gang;
-	int		 min_member;	/* 0: from the PodGroup CR */
-	json_t		*members;	/* pod keys */
-	enum group_state state;
-	uint32_t	 jobid;
-	json_t		*job_pods;	/* pod keys in the job, placement order */
-	json_t		*layout;	/* [{node, cpus, gres}] once allocated */
-	uint32_t	 cpus_per_task;
-	uint32_t	 gpus_per_task;
-	int		 exclusive;
-	int		 cancelled;	/* we asked Slurm to end the job */
-	int		 invalid;	/* translation failed; wait for a change */
-	int		 seen;		/* its job was in the last full load */
-	long		 retry_ms;
-	int64_t		 next_try;	/* monotonic ms */
-};
-
-struct reconcile {
-	const struct bridge_conf *conf;
-	const struct k8s_config	*kconf;
-	struct queue		*queue;
-	struct k8s_client	*client;
-	struct k8s_recorder	*recorder;
-	pthread_t		 thread;
-	int			 started;
-	atomic_int		 stop;
-
-	struct map		*pods;		/* ns/name -> pod_entry */
-	struct map		*groups;	/* group key -> group */
-	struct map		*jobs;		/* jobid -> group key */
-	struct map		*nodes;		/* node name -> json */
-	struct map		*namespaces;	/* name -> json */
-	struct map		*k8s_jobs;	/* ns/name -> batch/v1 Job */
-	struct map		*podgroups;	/* ns/name -> PodGroup */
-	struct map		*jobsets;	/* ns/name -> JobSet */
-	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
-	struct translate_conf	 tconf;
-	int			 synced[EV_KINDS];
-	int			 recovered;
-	time_t			 slurm_since;
-	int64_t			 next_poll;
-	int64_t			 next_sweep;
-};
-
-static void	group_evaluate(struct reconcile *, struct group *);
-static const json_t *pod_owner_job(struct reconcile *, const json_t *);
-
-static int64_t
-now_ms(void)
+int64_t
+reconcile_now_ms(void)
 {
 	struct timespec	ts;
 
@@ -142,645 +47,9 @@ pod_entry_free(void *p)
 }
 
 static void
-group_free(void *p)
-{
-	struct group	*g = p;
-
-	if (g == NULL)
-		return;
-	free(g->key);
-	free(g->ns);
-	free(g->name);
-	json_decref(g->members);
-	json_decref(g->job_pods);
-	json_decref(g->layout);
-	free(g);
-}
-
-static void
 json_free_cb(void *p)
 {
 	json_decref(p);
-}
-
-static const char *
-jobid_str(uint32_t jobid, char *buf, size_t len)
-{
-	snprintf(buf, len, "%u", jobid);
-	return (buf);
-}
-
-static void
-jobs_put(struct reconcile *r, uint32_t jobid, const char *gkey)
-{
-	char	id[16];
-
-	map_put(r->jobs, jobid_str(jobid, id, sizeof(id)), xstrdup(gkey));
-}
-
-static struct group *
-jobs_group(struct reconcile *r, uint32_t jobid)
-{
-	char		 id[16];
-	const char	*gkey = map_get(r->jobs, jobid_str(jobid, id,
-			    sizeof(id)));
-
-	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
-}
-
-static void
-jobs_del(struct reconcile *r, uint32_t jobid)
-{
-	char	id[16];
-
-	map_del(r->jobs, jobid_str(jobid, id, sizeof(id)));
-}
-
-static const char *
-pod_path(struct pod_entry *e, const char *sub, char *buf, size_t len)
-{
-	snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", e->ns, e->name,
-	    sub);
-	return (buf);
-}
-
-/* Records an Event about the pod; failures are logged, never fatal. */
-static void
-pod_event(struct reconcile *r, struct pod_entry *e, const char *type,
-    const char *reason, const char *action, const char *msg)
-{
-	struct k8s_error	err;
-
-	if (k8s_event_record(r->recorder, e->obj, type, reason, action, &err,
-	    "%s", msg) == -1)
-		log_warnx("pod %s: event %s: %ld %s: %s", e->key, reason,
-		    err.status, err.reason, err.text);
-}
-
-/*
- * Writes PodScheduled=False with msg, once per distinct message; warn also
- * records a FailedScheduling Event.
- */
-static void
-pod_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
-    int warn)
-{
-	struct k8s_error	 err;
-	json_t			*patch;
-	char			 path[512], ts[64];
-
-	if (strcmp(e->cond, msg) == 0)
-		return;
-	if (warn)
-		pod_event(r, e, "Warning", "FailedScheduling", "Scheduling",
-		    msg);
-	k8s_microtime(ts, sizeof(ts), NULL);
-	/* Conditions take RFC 3339 seconds. */
-	snprintf(ts + 19, sizeof(ts) - 19, "Z");
-	patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
-	    "conditions", "type", "PodScheduled", "status", "False",
-	    "reason", "Unschedulable", "message", msg, "lastTransitionTime",
-	    ts);
-	if (k8s_patch(r->client, pod_path(e, "/status", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, &err) == -1)
-		log_warnx("pod %s: condition: %ld %s: %s", e->key, err.status,
-		    err.reason, err.text);
-	else
-		snprintf(e->cond, sizeof(e->cond), "%s", msg);
-	json_decref(patch);
-}
-
-/* Writes a message on every unbound, live member of the group. */
-static void
-group_condition(struct reconcile *r, struct group *g, const char *msg,
-    int warn)
-{
-	json_t			*v;
-	struct pod_entry	*e;
-	size_t			 i;
-
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
-		if (e != NULL && e->state == PS_UNBOUND)
-			pod_condition(r, e, msg, warn);
-	}
-}
-
-/*
- * Writes bridge metadata on a pod in one strategic merge patch: the jobid
- * label (or removes it with jobid 0), our finalizer (finalizers merge as a
- * set, so nobody else's are touched and no resourceVersion is needed), and
- * the node and GRES annotations when known.  Returns 0, or -1 (err filled).
- */
-static int
-pod_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
-    const char *node, const char *gres, struct k8s_error *err)
-{
-	json_t		*patch, *md;
-	char		 path[512], id[16];
-	int		 rc;
-
-	md = json_object();
-	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
-	    jobid != 0 ? json_string(jobid_str(jobid, id, sizeof(id))) :
-	    json_null()));
-	if (node != NULL)
-		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
-		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
-		    json_string(gres) : json_null()));
-	if (jobid != 0 && !e->finalizer)
-		json_object_set_new(md, "finalizers", json_pack("[s]",
-		    FINALIZER));
-	patch = json_pack("{s:o}", "metadata", md);
-	rc = k8s_patch(r->client, pod_path(e, "", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, err);
-	json_decref(patch);
-	if (rc == 0) {
-		e->label_jobid = jobid;
-		if (jobid != 0)
-			e->finalizer = 1;
-	}
-	return (rc);
-}
-
-/* Removes our finalizer (the job is gone), keeping everyone else's. */
-static void
-pod_release(struct reconcile *r, struct pod_entry *e)
-{
-	struct k8s_error	 err;
-	json_t			*patch;
-	char			 path[512];
-	int			 rc;
-
-	if (!e->finalizer)
-		return;
-	patch = json_pack("{s:{s:[s]}}", "metadata",
-	    "$deleteFromPrimitiveList/finalizers", FINALIZER);
-	rc = k8s_patch(r->client, pod_path(e, "", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, &err);
-	json_decref(patch);
-	if (rc == 0 || err.status == 404) {
-		e->finalizer = 0;
-		log_debug("pod %s: finalizer removed", e->key);
-	} else
-		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
-		    err.status, err.reason, err.text);
-}
-
-/*
- * A deleted pod whose grace period is over and whose node never confirmed
- * the deletion (no kubelet, or a dead node) would stay Terminating: with
- * the job gone, finish the deletion (grace 0, UID precondition).
- */
-static void
-pod_force_delete(struct reconcile *r, struct pod_entry *e)
-{
-	struct k8s_error	 err;
-	json_t			*opts;
-	char			 path[512];
-
-	if (e->delete_at == 0 || e->state == PS_UNBOUND ||
-	    time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
-		return;
-	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
-	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
-	    "preconditions", "uid", k8s_obj_uid(e->obj));
-	if (k8s_delete(r->client, pod_path(e, "", path, sizeof(path)), opts,
-	    &err) == 0)
-		log_info("pod %s: deleted: grace period over and its node "
-		    "never confirmed", e->key);
-	else if (err.status != 404 && err.status != 409)
-		log_warnx("pod %s: force delete: %ld %s: %s", e->key,
-		    err.status, err.reason, err.text);
-	json_decref(opts);
-}
-
-static void
-group_cancel(struct reconcile *r, struct group *g, const char *why)
-{
-	char	err[256];
-
-	(void)r;
-	if (g->jobid == 0 || g->cancelled)
-		return;
-	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
-		log_warnx("group %s: cancel slurm job %u: %s", g->key,
-		    g->jobid, err);
-		return;
-	}
-	g->cancelled = 1;
-	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
-	    why);
-}
-
-/* Maps a Slurm node to its Kubernetes node: label first, then same name. */
-static const char *
-node_k8s_name(struct reconcile *r, const char *slurm_node)
-{
-	size_t		 it = 0;
-	const char	*name, *label;
-	void		*v;
-
-	while (map_next(r->nodes, &it, &name, &v)) {
-		label = k8s_obj_label(v, LABEL_SLURM_NODENAME);
-		if (label != NULL && strcmp(label, slurm_node) == 0)
-			return (name);
-	}
-	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
-	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
-		return (slurm_node);
-	return (NULL);
-}
-
-static int
-ns_enabled(struct reconcile *r, const char *ns)
-{
-	json_t		*obj = map_get(r->namespaces, ns);
-	const char	*v;
-
-	if (obj == NULL)
-		return (0);
-	v = k8s_obj_label(obj, BRIDGE_NS_LABEL);
-	return (v != NULL && strcmp(v, BRIDGE_NS_LABEL_VALUE) == 0);
-}
-
-static void
-group_retry_later(struct group *g, int refused)
-{
-	long	min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
-	long	max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
-
-	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
-	if (g->retry_ms > max)
-		g->retry_ms = max;
-	g->next_try = now_ms() + g->retry_ms;
-}
-
-/* Live members in placement order (borrowed objects); returns the count. */
-static size_t
-group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
-    int unbound_only)
-{
-	json_t			*v;
-	struct pod_entry	*e;
-	size_t			 i, n = 0;
-
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
-		if (e == NULL || e->state == PS_ENDED ||
-		    (unbound_only && e->state != PS_UNBOUND))
-			continue;
-		if (n < max)
-			out[n] = e->obj;
-		n++;
-	}
-	if (n > 1 && n <= max)
-		sched_sort_members(out, n);
-	return (n);
-}
-
-/*
- * Binds an allocated group: writes job id, node and GRES on every member
- * still unbound, and only then binds them.  Anything that fails is retried
- * from the timer; the assignment is a pure function of the job's pod list
- * and layout, so a restarted bridge picks the same nodes.
- */
-static void
-group_bind(struct reconcile *r, struct group *g)
-{
-	struct k8s_error	 err;
-	struct assignment	*a;
-	struct pod_entry	*e;
-	const char		*knode;
-	char			 msg[256], errs[256];
-	size_t			 i, n = json_array_size(g->job_pods);
-	int			 pending = 0;
-
-	a = xcalloc(n ? n : 1, sizeof(*a));
-	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
-	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-	    sizeof(errs)) == -1) {
-		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid,
-		    errs);
-		free(a);
-		return;
-	}
-	/* Phase 1: metadata on every member before any binding. */
-	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
-		if (e == NULL || e->state != PS_UNBOUND)
-			continue;
-		if ((knode = node_k8s_name(r, a[i].node)) == NULL) {
-			snprintf(msg, sizeof(msg), "Slurm job %u was "
-			    "allocated node %s, which has no Kubernetes node "
-			    "(same name, or a node labelled "
-			    LABEL_SLURM_NODENAME "=%s)", g->jobid, a[i].node,
-			    a[i].node);
-			log_warnx("pod %s: %s", e->key, msg);
-			pod_condition(r, e, msg, 1);
-			goto done;
-		}
-		if (pod_metadata(r, e, g->jobid, a[i].node, a[i].gres, &err)
-		    == -1) {
-			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
-			    e->key, g->jobid, err.status, err.reason,
-			    err.text);
-			goto done;
-		}
-	}
-	/* Phase 2: bind. */
-	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
-		if (e == NULL || e->state != PS_UNBOUND)
-			continue;
-		knode = node_k8s_name(r, a[i].node);
-		if (k8s_pod_bind(r->client, e->ns, e->name, k8s_obj_uid(e->obj),
-		    knode, &err) == -1) {
-			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
-			    knode, err.status, err.reason, err.text);
-			pending++;
-			continue;
-		}
-		e->state = PS_BOUND;
-		log_info("pod %s: bound to node %s (slurm job %u)", e->key,
-		    knode, g->jobid);
-		snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node "
-		    "%s to job %u%s%s", knode, a[i].node, g->jobid,
-		    a[i].gres != NULL ? ", GRES " : "",
-		    a[i].gres != NULL ? a[i].gres : "");
-		pod_event(r, e, "Normal", "Scheduled", "Binding", msg);
-	}
-	if (pending == 0)
-		g->state = G_BOUND;
- done:
-	for (i = 0; i < n; i++)
-		free(a[i].gres);
-	free(a);
-}
-
-static void
-group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
-{
-	json_decref(g->layout);
-	g->layout = json_deep_copy(layout);
-	g->state = G_ALLOCATED;
-	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
-	group_bind(r, g);
-}
-
-/*
- * Translates a group's members (placement order) into one job description,
- * with the workload root (PodGroup, else the owning Job) and the namespace
- * for defaults and the account allow-list.
- */
-static int
-group_translate(struct reconcile *r, struct group *g, json_t **pods,
-    size_t n, struct jobspec *js, char *err, size_t errlen)
-{
-	struct translate_src	 src;
-	char			 key[512];
-
-	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
-	src.pod = pods[0];
-	src.ns = map_get(r->namespaces, g->ns);
-	src.root = g->gang ? map_get(r->podgroups, key) : NULL;
-	if (src.root == NULL && g->gang)
-		src.root = map_get(r->jobsets, key);
-	if (src.root == NULL && g->gang && k8s_obj_label(pods[0],
-	    LWS_LABEL_NAME) != NULL) {
-		snprintf(key, sizeof(key), "%s/%s", g->ns, k8s_obj_label(pods[0],
-		    LWS_LABEL_NAME));
-		src.root = map_get(r->lwss, key);
-	}
-	if (src.root == NULL)
-		src.root = pod_owner_job(r, pods[0]);
-	if (g->gang)
-		return (translate_group(pods, n, g->name, src.root, src.ns,
-		    &r->tconf, js, err, errlen));
-	return (translate_pod(&src, &r->tconf, js, err, errlen));
-}
-
-static void
-group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
-{
-	struct jobspec	 js;
-	struct k8s_error kerr;
-	struct pod_entry *e;
-	json_t		*layout = NULL;
-	char		 err[256], msg[320], key[512];
-	uint32_t	 jobid;
-	size_t		 i;
-	int		 refused, rc;
-
-	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
-	if (rc == -1) {
-		log_warnx("group %s: not submitted: %s", g->key, err);
-		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		group_condition(r, g, msg, 1);
-		g->invalid = 1;
-		return;
-	}
-	if (sctl_submit(&js, &jobid, &layout, &refused, err, sizeof(err)) ==
-	    -1) {
-		group_retry_later(g, refused);
-		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
-		    err, g->retry_ms / 1000);
-		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
-		    "job: %s", err);
-		group_condition(r, g, msg, 1);
-		jobspec_cleanup(&js);
-		return;
-	}
-	g->jobid = jobid;
-	g->cancelled = 0;
-	g->retry_ms = 0;
-	g->cpus_per_task = js.cpus_per_task;
-	g->gpus_per_task = js.gpus_per_task;
-	g->exclusive = js.exclusive;
-	jobspec_cleanup(&js);
-	json_decref(g->job_pods);
-	g->job_pods = json_array();
-	for (i = 0; i < n; i++)
-		json_array_append_new(g->job_pods, json_string(k8s_obj_key(
-		    pods[i], key, sizeof(key))));
-	jobs_put(r, jobid, g->key);
-	g->state = G_PENDING;
-	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
-	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
-	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s", jobid,
-	    g->gang ? " for the gang" : "");
-	/* The job id goes on every member before anything else happens. */
-	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
-		if (e == NULL)
-			continue;
-		pod_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
-		if (layout == NULL && pod_metadata(r, e, jobid, NULL, NULL,
-		    &kerr) == -1)
-			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
-			    e->key, jobid, kerr.status, kerr.reason,
-			    kerr.text);
-	}
-	if (layout != NULL) {
-		group_allocated(r, g, layout);
-		json_decref(layout);
-	}
-}
-
-static int
-group_min(struct reconcile *r, struct group *g)
-{
-	json_t	*pg;
-	char	 key[512];
-
-	if (g->min_member > 0)
-		return (g->min_member);
-	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
-	if ((pg = map_get(r->podgroups, key)) != NULL)
-		return ((int)json_integer_value(k8s_obj_get(pg,
-		    "spec.minMember")));
-	if ((pg = map_get(r->jobsets, key)) != NULL)
-		return (sched_jobset_size(pg) > 0 ? sched_jobset_size(pg) : 0);
-	return (0);
-}
-
-/* Decides what a group needs next. */
-static void
-group_evaluate(struct reconcile *r, struct group *g)
-{
-	json_t		*pods[SCHED_MAX_GANG];
-	char		 msg[256];
-	size_t		 n, i;
-	int		 min;
-
-	if (!r->recovered)
-		return;
-	if (g->state == G_ALLOCATED) {
-		group_bind(r, g);
-		return;
-	}
-	if (g->state != G_WAITING || g->invalid || g->next_try > now_ms())
-		return;
-	n = group_live(r, g, pods, SCHED_MAX_GANG, 1);
-	if (n == 0)
-		return;
-	if (n > SCHED_MAX_GANG) {
-		snprintf(msg, sizeof(msg), "gang %s has %zu pods; at most %d "
-		    "are supported", g->name, n, SCHED_MAX_GANG);
-		group_condition(r, g, msg, 1);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		if (json_array_size(k8s_obj_get(pods[i],
-		    "spec.schedulingGates")) > 0)
-			return;
-	if (!ns_enabled(r, g->ns)) {
-		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
-		    "slurm-bridge; enable it with: kubectl label namespace %s "
-		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, g->ns, g->ns);
-		group_condition(r, g, msg, 1);
-		return;
-	}
-	if ((min = group_min(r, g)) == 0) {
-		snprintf(msg, sizeof(msg), "waiting for PodGroup or JobSet "
-		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
-		    "gang's size", g->ns, g->name);
-		group_condition(r, g, msg, 0);
-		return;
-	}
-	if ((int)n < min) {
-		snprintf(msg, sizeof(msg), "waiting for gang %s: %zu of %d "
-		    "pods present", g->name, n, min);
-		group_condition(r, g, msg, 0);
-		return;
-	}
-	group_submit(r, g, pods, n);
-}
-
-static void
-group_add(struct group *g, const char *pkey)
-{
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(g->members, i, v)
-		if (strcmp(json_string_value(v), pkey) == 0)
-			return;
-	json_array_append_new(g->members, json_string(pkey));
-}
-
-static void
-group_remove(struct group *g, const char *pkey)
-{
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(g->members, i, v) {
-		if (strcmp(json_string_value(v), pkey) == 0) {
-			json_array_remove(g->members, i);
-			return;
-		}
-	}
-}
-
-/* Frees a group with no members and no live job. */
-static void
-group_gc(struct reconcile *r, struct group *g)
-{
-	if (json_array_size(g->members) > 0 ||
-	    (g->jobid != 0 && !g->cancelled))
-		return;
-	if (g->jobid != 0)
-		jobs_del(r, g->jobid);
-	map_del(r->groups, g->key);
-}
-
-/*
- * A member ended or left.  A pending gang that lost a member gives its job
- * up (the gang is resubmitted once complete again); an allocated group's
- * job is cancelled once no member runs any more; finalizers are released
- * once the job is gone.
- */
-static void
-group_member_gone(struct reconcile *r, struct group *g)
-{
-	json_t			*live[SCHED_MAX_GANG], *v;
-	struct pod_entry	*e;
-	struct k8s_error	 err;
-	size_t			 n, i;
-
-	n = group_live(r, g, live, SCHED_MAX_GANG, 0);
-	if (g->jobid != 0 && !g->cancelled) {
-		if (g->state == G_PENDING && n < json_array_size(g->job_pods)) {
-			group_cancel(r, g, "the gang lost a member while "
-			    "pending");
-			/* Clear the stale job id so a restart cannot adopt it. */
-			json_array_foreach(g->members, i, v) {
-				e = map_get(r->pods, json_string_value(v));
-				if (e != NULL && e->state == PS_UNBOUND &&
-				    e->label_jobid == g->jobid)
-					(void)pod_metadata(r, e, 0, NULL, NULL,
-					    &err);
-			}
-			jobs_del(r, g->jobid);
-			g->jobid = 0;
-			g->state = G_WAITING;
-		} else if (n == 0)
-			group_cancel(r, g, "no member runs any more");
-	}
-	if (g->jobid == 0 || g->cancelled) {
-		json_array_foreach(g->members, i, v) {
-			e = map_get(r->pods, json_string_value(v));
-			if (e == NULL || e->state != PS_ENDED)
-				continue;
-			pod_release(r, e);
-			pod_force_delete(r, e);
-		}
-	}
-	group_gc(r, g);
 }
 
 static time_t
@@ -814,27 +83,9 @@ pod_over(struct pod_entry *e)
 	return (0);
 }
 
-static struct group *
-group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
-{
-	struct group	*g;
-
-	if ((g = map_get(r->groups, gid->key)) != NULL)
-		return (g);
-	g = xcalloc(1, sizeof(*g));
-	g->key = xstrdup(gid->key);
-	g->ns = xstrdup(ns);
-	g->name = xstrdup(gid->name);
-	g->gang = gid->gang;
-	g->min_member = gid->min_member;
-	g->members = json_array();
-	map_put(r->groups, g->key, g);
-	return (g);
-}
-
 /* The controlling batch/v1 Job of a pod, from the Job cache. */
-static const json_t *
-pod_owner_job(struct reconcile *r, const json_t *pod)
+const json_t *
+reconcile_owner_job(struct reconcile *r, const json_t *pod)
 {
 	json_t		*ref;
 	const char	*kind, *name;
@@ -898,10 +149,10 @@ pod_update(struct reconcile *r, json_t *obj)
 	js = k8s_obj_label(obj, JOBSET_LABEL_NAME);
 	if (js != NULL)
 		snprintf(jskey, sizeof(jskey), "%s/%s", e->ns, js);
-	if (sched_pod_group(obj, pod_owner_job(r, obj), js != NULL ?
+	if (sched_pod_group(obj, reconcile_owner_job(r, obj), js != NULL ?
 	    map_get(r->jobsets, jskey) : NULL, &gid, err, sizeof(err)) == -1) {
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		pod_condition(r, e, msg, 1);
+		writer_condition(r, e, msg, 1);
 		return;
 	}
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
@@ -918,7 +169,7 @@ pod_update(struct reconcile *r, json_t *obj)
 	if (g->jobid == 0 && e->label_jobid != 0 && g->state == G_WAITING) {
 		g->jobid = e->label_jobid;
 		g->state = G_PENDING;
-		jobs_put(r, g->jobid, g->key);
+		group_index_put(r, g->jobid, g->key);
 	}
 
 	node = k8s_obj_str(obj, "spec.nodeName");
@@ -1022,35 +273,11 @@ job_adopt(struct reconcile *r, const struct sjob *j)
 		g->state = G_PENDING;
 		json_decref(g->job_pods);
 		g->job_pods = json_incref(pods);
-		jobs_put(r, j->id, g->key);
+		group_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
 	}
 	json_decref(pods);
 	return (g);
-}
-
-/* Fills the per-task sizes of an adopted job from its members. */
-static void
-group_adopt_sizes(struct reconcile *r, struct group *g)
-{
-	json_t		*pods[SCHED_MAX_GANG];
-	struct jobspec	 js;
-	char		 err[256];
-	size_t		 n;
-	int		 rc;
-
-	if (g->cpus_per_task != 0)
-		return;
-	n = group_live(r, g, pods, SCHED_MAX_GANG, 0);
-	if (n == 0 || n > SCHED_MAX_GANG)
-		return;
-	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
-	if (rc == -1)
-		return;
-	g->cpus_per_task = js.cpus_per_task;
-	g->gpus_per_task = js.gpus_per_task;
-	g->exclusive = js.exclusive;
-	jobspec_cleanup(&js);
 }
 
 static void
@@ -1064,7 +291,7 @@ job_update_cb(const struct sjob *j, void *arg)
 	char			 msg[256], err[256], path[512];
 	size_t			 i;
 
-	if ((g = jobs_group(r, j->id)) == NULL && j->phase != SJOB_ENDED)
+	if ((g = group_by_job(r, j->id)) == NULL && j->phase != SJOB_ENDED)
 		g = job_adopt(r, j);
 	if (g == NULL) {
 		if (j->phase != SJOB_ENDED) {
@@ -1111,9 +338,9 @@ job_update_cb(const struct sjob *j, void *arg)
 			snprintf(msg, sizeof(msg), "Slurm job %u ended: %s "
 			    "(Reason=%s); deleting the pod", j->id, j->state,
 			    j->reason);
-			pod_event(r, e, "Warning", "SlurmJobEnded", "Delete",
+			writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
 			    msg);
-			if (k8s_delete(r->client, pod_path(e, "", path,
+			if (k8s_delete(r->client, writer_path(e, "", path,
 			    sizeof(path)), NULL, &kerr) == -1 &&
 			    kerr.status != 404)
 				log_warnx("pod %s: delete after job end: "
@@ -1165,42 +392,6 @@ static int
 node_cordoned(const json_t *node)
 {
 	return (json_is_true(k8s_obj_get(node, "spec.unschedulable")));
-}
-
-/*
- * Fails every live member of a group whose node was lost, and ends its
- * job: a gang is all or nothing.
- */
-static void
-group_fail(struct reconcile *r, struct group *g, const char *reason,
-    const char *msg)
-{
-	struct k8s_error	 err;
-	struct pod_entry	*e;
-	json_t			*v, *patch, *keys;
-	char			 path[512];
-	size_t			 i;
-
-	group_cancel(r, g, msg);
-	keys = json_deep_copy(g->members);
-	json_array_foreach(keys, i, v) {
-		e = map_get(r->pods, json_string_value(v));
-		if (e == NULL || e->state == PS_ENDED)
-			continue;
-		patch = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
-		    "Failed", "reason", reason, "message", msg);
-		if (k8s_patch(r->client, pod_path(e, "/status", path,
-		    sizeof(path)), K8S_PATCH_MERGE, patch, NULL, &err) == -1)
-			log_warnx("pod %s: fail: %ld %s: %s", e->key,
-			    err.status, err.reason, err.text);
-		else
-			log_info("pod %s: failed: %s", e->key, msg);
-		json_decref(patch);
-		pod_event(r, e, "Warning", reason, "Fail", msg);
-		e->state = PS_ENDED;
-	}
-	json_decref(keys);
-	group_member_gone(r, g);
 }
 
 /* A bridged node became NotReady: fail its pods and end their jobs. */
@@ -1317,7 +508,7 @@ reconcile_vanished(struct reconcile *r)
 		if (g->state == G_PENDING && group_live(r, g, NULL, 0, 0) ==
 		    group_live(r, g, NULL, 0, 1)) {
 			/* Nothing was bound: submit again. */
-			jobs_del(r, g->jobid);
+			group_index_del(r, g->jobid);
 			g->jobid = 0;
 			g->state = G_WAITING;
 			continue;
@@ -1444,7 +635,7 @@ reconcile_main(void *arg)
 	r->recorder = k8s_recorder_new(r->client, r->conf->scheduler_name,
 	    host);
 	while (!atomic_load(&r->stop)) {
-		now = now_ms();
+		now = reconcile_now_ms();
 		wait = r->next_poll > now ? r->next_poll - now : 0;
 		if ((ev = queue_pop(r->queue, (int)wait)) != NULL) {
 			reconcile_event(r, ev);
@@ -1452,7 +643,7 @@ reconcile_main(void *arg)
 		}
 		if (atomic_load(&r->stop))
 			break;
-		now = now_ms();
+		now = reconcile_now_ms();
 		if (!r->recovered) {
 			if (r->synced[EV_POD] && r->synced[EV_NODE] &&
 			    r->synced[EV_NAMESPACE] && r->synced[EV_JOB])
@@ -1464,7 +655,7 @@ reconcile_main(void *arg)
 				r->next_sweep = now + r->conf->idle_poll_ms;
 			}
 		}
-		r->next_poll = now_ms() + (reconcile_busy(r) ?
+		r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
 	k8s_recorder_free(r->recorder);

@@ -1,0 +1,603 @@
+/*
+ * The group state machine, run by the reconcile thread: a group (a gang,
+ * or a pod alone) goes WAITING -> PENDING(job) -> ALLOCATED(layout) ->
+ * BOUND -> ENDED.  It is submitted as one allocation-only placeholder job
+ * once all its members are present; when Slurm allocates it, the job id,
+ * node and GRES are written on every member before any member is bound.
+ * A member that ends or leaves may give the job up (pending gang) or end
+ * it (no member runs); finalizers are released once the job is gone.
+ */
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+/* Transient failures (slurmctld unreachable) retry quickly... */
+#define RETRY_MIN_MS	2000
+#define RETRY_MAX_MS	300000
+/*
+ * ...refusals that only a change on the Slurm side can fix slowly: every
+ * refused allocation leaves a FAILED row in sacct.
+ */
+#define REFUSED_MIN_MS	60000
+#define REFUSED_MAX_MS	1800000
+
+void
+group_free(void *p)
+{
+	struct group	*g = p;
+
+	if (g == NULL)
+		return;
+	free(g->key);
+	free(g->ns);
+	free(g->name);
+	json_decref(g->members);
+	json_decref(g->job_pods);
+	json_decref(g->layout);
+	free(g);
+}
+
+static const char *
+jobid_str(uint32_t jobid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", jobid);
+	return (buf);
+}
+
+void
+group_index_put(struct reconcile *r, uint32_t jobid, const char *gkey)
+{
+	char	id[16];
+
+	map_put(r->jobs, jobid_str(jobid, id, sizeof(id)), xstrdup(gkey));
+}
+
+struct group *
+group_by_job(struct reconcile *r, uint32_t jobid)
+{
+	char		 id[16];
+	const char	*gkey = map_get(r->jobs, jobid_str(jobid, id,
+			    sizeof(id)));
+
+	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
+}
+
+void
+group_index_del(struct reconcile *r, uint32_t jobid)
+{
+	char	id[16];
+
+	map_del(r->jobs, jobid_str(jobid, id, sizeof(id)));
+}
+
+/* Writes a message on every unbound, live member of the group. */
+void
+group_condition(struct reconcile *r, struct group *g, const char *msg,
+    int warn)
+{
+	json_t			*v;
+	struct pod_entry	*e;
+	size_t			 i;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e != NULL && e->state == PS_UNBOUND)
+			writer_condition(r, e, msg, warn);
+	}
+}
+
+static void
+group_cancel(struct reconcile *r, struct group *g, const char *why)
+{
+	char	err[256];
+
+	(void)r;
+	if (g->jobid == 0 || g->cancelled)
+		return;
+	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
+		log_warnx("group %s: cancel slurm job %u: %s", g->key,
+		    g->jobid, err);
+		return;
+	}
+	g->cancelled = 1;
+	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
+	    why);
+}
+
+/* Maps a Slurm node to its Kubernetes node: label first, then same name. */
+static const char *
+group_node_name(struct reconcile *r, const char *slurm_node)
+{
+	size_t		 it = 0;
+	const char	*name, *label;
+	void		*v;
+
+	while (map_next(r->nodes, &it, &name, &v)) {
+		label = k8s_obj_label(v, LABEL_SLURM_NODENAME);
+		if (label != NULL && strcmp(label, slurm_node) == 0)
+			return (name);
+	}
+	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
+	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
+		return (slurm_node);
+	return (NULL);
+}
+
+static int
+group_ns_enabled(struct reconcile *r, const char *ns)
+{
+	json_t		*obj = map_get(r->namespaces, ns);
+	const char	*v;
+
+	if (obj == NULL)
+		return (0);
+	v = k8s_obj_label(obj, BRIDGE_NS_LABEL);
+	return (v != NULL && strcmp(v, BRIDGE_NS_LABEL_VALUE) == 0);
+}
+
+static void
+group_retry_later(struct group *g, int refused)
+{
+	long	min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
+	long	max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
+
+	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
+	if (g->retry_ms > max)
+		g->retry_ms = max;
+	g->next_try = reconcile_now_ms() + g->retry_ms;
+}
+
+/* Live members in placement order (borrowed objects); returns the count. */
+size_t
+group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
+    int unbound_only)
+{
+	json_t			*v;
+	struct pod_entry	*e;
+	size_t			 i, n = 0;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED ||
+		    (unbound_only && e->state != PS_UNBOUND))
+			continue;
+		if (n < max)
+			out[n] = e->obj;
+		n++;
+	}
+	if (n > 1 && n <= max)
+		sched_sort_members(out, n);
+	return (n);
+}
+
+/*
+ * Binds an allocated group: writes job id, node and GRES on every member
+ * still unbound, and only then binds them.  Anything that fails is retried
+ * from the timer; the assignment is a pure function of the job's pod list
+ * and layout, so a restarted bridge picks the same nodes.
+ */
+static void
+group_bind(struct reconcile *r, struct group *g)
+{
+	struct k8s_error	 err;
+	struct assignment	*a;
+	struct pod_entry	*e;
+	const char		*knode;
+	char			 msg[256], errs[256];
+	size_t			 i, n = json_array_size(g->job_pods);
+	int			 pending = 0;
+
+	a = xcalloc(n ? n : 1, sizeof(*a));
+	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
+	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+	    sizeof(errs)) == -1) {
+		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid,
+		    errs);
+		free(a);
+		return;
+	}
+	/* Phase 1: metadata on every member before any binding. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		if ((knode = group_node_name(r, a[i].node)) == NULL) {
+			snprintf(msg, sizeof(msg), "Slurm job %u was "
+			    "allocated node %s, which has no Kubernetes node "
+			    "(same name, or a node labelled "
+			    LABEL_SLURM_NODENAME "=%s)", g->jobid, a[i].node,
+			    a[i].node);
+			log_warnx("pod %s: %s", e->key, msg);
+			writer_condition(r, e, msg, 1);
+			goto done;
+		}
+		if (writer_metadata(r, e, g->jobid, a[i].node, a[i].gres, &err)
+		    == -1) {
+			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
+			    e->key, g->jobid, err.status, err.reason,
+			    err.text);
+			goto done;
+		}
+	}
+	/* Phase 2: bind. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		knode = group_node_name(r, a[i].node);
+		if (k8s_pod_bind(r->client, e->ns, e->name, k8s_obj_uid(e->obj),
+		    knode, &err) == -1) {
+			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
+			    knode, err.status, err.reason, err.text);
+			pending++;
+			continue;
+		}
+		e->state = PS_BOUND;
+		log_info("pod %s: bound to node %s (slurm job %u)", e->key,
+		    knode, g->jobid);
+		snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node "
+		    "%s to job %u%s%s", knode, a[i].node, g->jobid,
+		    a[i].gres != NULL ? ", GRES " : "",
+		    a[i].gres != NULL ? a[i].gres : "");
+		writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+	}
+	if (pending == 0)
+		g->state = G_BOUND;
+ done:
+	for (i = 0; i < n; i++)
+		free(a[i].gres);
+	free(a);
+}
+
+void
+group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
+{
+	json_decref(g->layout);
+	g->layout = json_deep_copy(layout);
+	g->state = G_ALLOCATED;
+	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
+	group_bind(r, g);
+}
+
+/*
+ * Translates a group's members (placement order) into one job description,
+ * with the workload root (PodGroup, else the owning Job) and the namespace
+ * for defaults and the account allow-list.
+ */
+static int
+group_translate(struct reconcile *r, struct group *g, json_t **pods,
+    size_t n, struct jobspec *js, char *err, size_t errlen)
+{
+	struct translate_src	 src;
+	char			 key[512];
+
+	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
+	src.pod = pods[0];
+	src.ns = map_get(r->namespaces, g->ns);
+	src.root = g->gang ? map_get(r->podgroups, key) : NULL;
+	if (src.root == NULL && g->gang)
+		src.root = map_get(r->jobsets, key);
+	if (src.root == NULL && g->gang && k8s_obj_label(pods[0],
+	    LWS_LABEL_NAME) != NULL) {
+		snprintf(key, sizeof(key), "%s/%s", g->ns, k8s_obj_label(pods[0],
+		    LWS_LABEL_NAME));
+		src.root = map_get(r->lwss, key);
+	}
+	if (src.root == NULL)
+		src.root = reconcile_owner_job(r, pods[0]);
+	if (g->gang)
+		return (translate_group(pods, n, g->name, src.root, src.ns,
+		    &r->tconf, js, err, errlen));
+	return (translate_pod(&src, &r->tconf, js, err, errlen));
+}
+
+static void
+group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
+{
+	struct jobspec	 js;
+	struct k8s_error kerr;
+	struct pod_entry *e;
+	json_t		*layout = NULL;
+	char		 err[256], msg[320], key[512];
+	uint32_t	 jobid;
+	size_t		 i;
+	int		 refused, rc;
+
+	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
+	if (rc == -1) {
+		log_warnx("group %s: not submitted: %s", g->key, err);
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		group_condition(r, g, msg, 1);
+		g->invalid = 1;
+		return;
+	}
+	if (sctl_submit(&js, &jobid, &layout, &refused, err, sizeof(err)) ==
+	    -1) {
+		group_retry_later(g, refused);
+		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
+		    err, g->retry_ms / 1000);
+		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
+		    "job: %s", err);
+		group_condition(r, g, msg, 1);
+		jobspec_cleanup(&js);
+		return;
+	}
+	g->jobid = jobid;
+	g->cancelled = 0;
+	g->retry_ms = 0;
+	g->cpus_per_task = js.cpus_per_task;
+	g->gpus_per_task = js.gpus_per_task;
+	g->exclusive = js.exclusive;
+	jobspec_cleanup(&js);
+	json_decref(g->job_pods);
+	g->job_pods = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(g->job_pods, json_string(k8s_obj_key(
+		    pods[i], key, sizeof(key))));
+	group_index_put(r, jobid, g->key);
+	g->state = G_PENDING;
+	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
+	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
+	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s", jobid,
+	    g->gang ? " for the gang" : "");
+	/* The job id goes on every member before anything else happens. */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL)
+			continue;
+		writer_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
+		if (layout == NULL && writer_metadata(r, e, jobid, NULL, NULL,
+		    &kerr) == -1)
+			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
+			    e->key, jobid, kerr.status, kerr.reason,
+			    kerr.text);
+	}
+	if (layout != NULL) {
+		group_allocated(r, g, layout);
+		json_decref(layout);
+	}
+}
+
+static int
+group_min(struct reconcile *r, struct group *g)
+{
+	json_t	*pg;
+	char	 key[512];
+
+	if (g->min_member > 0)
+		return (g->min_member);
+	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
+	if ((pg = map_get(r->podgroups, key)) != NULL)
+		return ((int)json_integer_value(k8s_obj_get(pg,
+		    "spec.minMember")));
+	if ((pg = map_get(r->jobsets, key)) != NULL)
+		return (sched_jobset_size(pg) > 0 ? sched_jobset_size(pg) : 0);
+	return (0);
+}
+
+/* Decides what a group needs next. */
+void
+group_evaluate(struct reconcile *r, struct group *g)
+{
+	json_t		*pods[SCHED_MAX_GANG];
+	char		 msg[256];
+	size_t		 n, i;
+	int		 min;
+
+	if (!r->recovered)
+		return;
+	if (g->state == G_ALLOCATED) {
+		group_bind(r, g);
+		return;
+	}
+	if (g->state != G_WAITING || g->invalid || g->next_try > reconcile_now_ms())
+		return;
+	n = group_live(r, g, pods, SCHED_MAX_GANG, 1);
+	if (n == 0)
+		return;
+	if (n > SCHED_MAX_GANG) {
+		snprintf(msg, sizeof(msg), "gang %s has %zu pods; at most %d "
+		    "are supported", g->name, n, SCHED_MAX_GANG);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (json_array_size(k8s_obj_get(pods[i],
+		    "spec.schedulingGates")) > 0)
+			return;
+	if (!group_ns_enabled(r, g->ns)) {
+		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
+		    "slurm-bridge; enable it with: kubectl label namespace %s "
+		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, g->ns, g->ns);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	if ((min = group_min(r, g)) == 0) {
+		snprintf(msg, sizeof(msg), "waiting for PodGroup or JobSet "
+		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
+		    "gang's size", g->ns, g->name);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	if ((int)n < min) {
+		snprintf(msg, sizeof(msg), "waiting for gang %s: %zu of %d "
+		    "pods present", g->name, n, min);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	group_submit(r, g, pods, n);
+}
+
+void
+group_add(struct group *g, const char *pkey)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(g->members, i, v)
+		if (strcmp(json_string_value(v), pkey) == 0)
+			return;
+	json_array_append_new(g->members, json_string(pkey));
+}
+
+void
+group_remove(struct group *g, const char *pkey)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(g->members, i, v) {
+		if (strcmp(json_string_value(v), pkey) == 0) {
+			json_array_remove(g->members, i);
+			return;
+		}
+	}
+}
+
+/* Frees a group with no members and no live job. */
+static void
+group_gc(struct reconcile *r, struct group *g)
+{
+	if (json_array_size(g->members) > 0 ||
+	    (g->jobid != 0 && !g->cancelled))
+		return;
+	if (g->jobid != 0)
+		group_index_del(r, g->jobid);
+	map_del(r->groups, g->key);
+}
+
+/*
+ * A member ended or left.  A pending gang that lost a member gives its job
+ * up (the gang is resubmitted once complete again); an allocated group's
+ * job is cancelled once no member runs any more; finalizers are released
+ * once the job is gone.
+ */
+void
+group_member_gone(struct reconcile *r, struct group *g)
+{
+	json_t			*live[SCHED_MAX_GANG], *v;
+	struct pod_entry	*e;
+	struct k8s_error	 err;
+	size_t			 n, i;
+
+	n = group_live(r, g, live, SCHED_MAX_GANG, 0);
+	if (g->jobid != 0 && !g->cancelled) {
+		if (g->state == G_PENDING && n < json_array_size(g->job_pods)) {
+			group_cancel(r, g, "the gang lost a member while "
+			    "pending");
+			/* Clear the stale job id so a restart cannot adopt it. */
+			json_array_foreach(g->members, i, v) {
+				e = map_get(r->pods, json_string_value(v));
+				if (e != NULL && e->state == PS_UNBOUND &&
+				    e->label_jobid == g->jobid)
+					(void)writer_metadata(r, e, 0, NULL, NULL,
+					    &err);
+			}
+			group_index_del(r, g->jobid);
+			g->jobid = 0;
+			g->state = G_WAITING;
+		} else if (n == 0)
+			group_cancel(r, g, "no member runs any more");
+	}
+	if (g->jobid == 0 || g->cancelled) {
+		json_array_foreach(g->members, i, v) {
+			e = map_get(r->pods, json_string_value(v));
+			if (e == NULL || e->state != PS_ENDED)
+				continue;
+			writer_release(r, e);
+			writer_force_delete(r, e);
+		}
+	}
+	group_gc(r, g);
+}
+
+struct group *
+group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
+{
+	struct group	*g;
+
+	if ((g = map_get(r->groups, gid->key)) != NULL)
+		return (g);
+	g = xcalloc(1, sizeof(*g));
+	g->key = xstrdup(gid->key);
+	g->ns = xstrdup(ns);
+	g->name = xstrdup(gid->name);
+	g->gang = gid->gang;
+	g->min_member = gid->min_member;
+	g->members = json_array();
+	map_put(r->groups, g->key, g);
+	return (g);
+}
+
+/* Fills the per-task sizes of an adopted job from its members. */
+void
+group_adopt_sizes(struct reconcile *r, struct group *g)
+{
+	json_t		*pods[SCHED_MAX_GANG];
+	struct jobspec	 js;
+	char		 err[256];
+	size_t		 n;
+	int		 rc;
+
+	if (g->cpus_per_task != 0)
+		return;
+	n = group_live(r, g, pods, SCHED_MAX_GANG, 0);
+	if (n == 0 || n > SCHED_MAX_GANG)
+		return;
+	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
+	if (rc == -1)
+		return;
+	g->cpus_per_task = js.cpus_per_task;
+	g->gpus_per_task = js.gpus_per_task;
+	g->exclusive = js.exclusive;
+	jobspec_cleanup(&js);
+}
+
+/*
+ * Fails every live member of a group whose node was lost, and ends its
+ * job: a gang is all or nothing.
+ */
+void
+group_fail(struct reconcile *r, struct group *g, const char *reason,
+    const char *msg)
+{
+	struct k8s_error	 err;
+	struct pod_entry	*e;
+	json_t			*v, *patch, *keys;
+	char			 path[512];
+	size_t			 i;
+
+	group_cancel(r, g, msg);
+	keys = json_deep_copy(g->members);
+	json_array_foreach(keys, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED)
+			continue;
+		patch = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
+		    "Failed", "reason", reason, "message", msg);
+		if (k8s_patch(r->client, writer_path(e, "/status", path,
+		    sizeof(path)), K8S_PATCH_MERGE, patch, NULL, &err) == -1)
+			log_warnx("pod %s: fail: %ld %s: %s", e->key,
+			    err.status, err.reason, err.text);
+		else
+			log_info("pod %s: failed: %s", e->key, msg);
+		json_decref(patch);
+		writer_event(r, e, "Warning", reason, "Fail", msg);
+		e->state = PS_ENDED;
+	}
+	json_decref(keys);
+	group_member_gone(r, g);
+}

@@ -1,0 +1,163 @@
+/*
+ * What the reconcile thread writes about pods: Events, the PodScheduled
+ * condition, bridge metadata (job id label, node and GRES annotations, the
+ * finalizer), finalizer release and the final deletion of a pod whose node
+ * never confirmed.  Each write is one request on the thread's client.
+ */
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+const char *
+writer_path(struct pod_entry *e, const char *sub, char *buf, size_t len)
+{
+	snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", e->ns, e->name,
+	    sub);
+	return (buf);
+}
+
+/* Records an Event about the pod; failures are logged, never fatal. */
+void
+writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
+    const char *reason, const char *action, const char *msg)
+{
+	struct k8s_error	err;
+
+	if (k8s_event_record(r->recorder, e->obj, type, reason, action, &err,
+	    "%s", msg) == -1)
+		log_warnx("pod %s: event %s: %ld %s: %s", e->key, reason,
+		    err.status, err.reason, err.text);
+}
+
+/*
+ * Writes PodScheduled=False with msg, once per distinct message; warn also
+ * records a FailedScheduling Event.
+ */
+void
+writer_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
+    int warn)
+{
+	struct k8s_error	 err;
+	json_t			*patch;
+	char			 path[512], ts[64];
+
+	if (strcmp(e->cond, msg) == 0)
+		return;
+	if (warn)
+		writer_event(r, e, "Warning", "FailedScheduling", "Scheduling",
+		    msg);
+	k8s_microtime(ts, sizeof(ts), NULL);
+	/* Conditions take RFC 3339 seconds. */
+	snprintf(ts + 19, sizeof(ts) - 19, "Z");
+	patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+	    "conditions", "type", "PodScheduled", "status", "False",
+	    "reason", "Unschedulable", "message", msg, "lastTransitionTime",
+	    ts);
+	if (k8s_patch(r->client, writer_path(e, "/status", path, sizeof(path)),
+	    K8S_PATCH_STRATEGIC, patch, NULL, &err) == -1)
+		log_warnx("pod %s: condition: %ld %s: %s", e->key, err.status,
+		    err.reason, err.text);
+	else
+		snprintf(e->cond, sizeof(e->cond), "%s", msg);
+	json_decref(patch);
+}
+
+/*
+ * Writes bridge metadata on a pod in one strategic merge patch: the jobid
+ * label (or removes it with jobid 0), our finalizer (finalizers merge as a
+ * set, so nobody else's are touched and no resourceVersion is needed), and
+ * the node and GRES annotations when known.  Returns 0, or -1 (err filled).
+ */
+int
+writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
+    const char *node, const char *gres, struct k8s_error *err)
+{
+	json_t		*patch, *md;
+	char		 path[512], id[16];
+	int		 rc;
+
+	snprintf(id, sizeof(id), "%u", jobid);
+	md = json_object();
+	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
+	    jobid != 0 ? json_string(id) :
+	    json_null()));
+	if (node != NULL)
+		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
+		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
+		    json_string(gres) : json_null()));
+	if (jobid != 0 && !e->finalizer)
+		json_object_set_new(md, "finalizers", json_pack("[s]",
+		    FINALIZER));
+	patch = json_pack("{s:o}", "metadata", md);
+	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
+	    K8S_PATCH_STRATEGIC, patch, NULL, err);
+	json_decref(patch);
+	if (rc == 0) {
+		e->label_jobid = jobid;
+		if (jobid != 0)
+			e->finalizer = 1;
+	}
+	return (rc);
+}
+
+/* Removes our finalizer (the job is gone), keeping everyone else's. */
+void
+writer_release(struct reconcile *r, struct pod_entry *e)
+{
+	struct k8s_error	 err;
+	json_t			*patch;
+	char			 path[512];
+	int			 rc;
+
+	if (!e->finalizer)
+		return;
+	patch = json_pack("{s:{s:[s]}}", "metadata",
+	    "$deleteFromPrimitiveList/finalizers", FINALIZER);
+	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
+	    K8S_PATCH_STRATEGIC, patch, NULL, &err);
+	json_decref(patch);
+	if (rc == 0 || err.status == 404) {
+		e->finalizer = 0;
+		log_debug("pod %s: finalizer removed", e->key);
+	} else
+		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
+		    err.status, err.reason, err.text);
+}
+
+/*
+ * A deleted pod whose grace period is over and whose node never confirmed
+ * the deletion (no kubelet, or a dead node) would stay Terminating: with
+ * the job gone, finish the deletion (grace 0, UID precondition).
+ */
+void
+writer_force_delete(struct reconcile *r, struct pod_entry *e)
+{
+	struct k8s_error	 err;
+	json_t			*opts;
+	char			 path[512];
+
+	if (e->delete_at == 0 || e->state == PS_UNBOUND ||
+	    time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
+		return;
+	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
+	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
+	    "preconditions", "uid", k8s_obj_uid(e->obj));
+	if (k8s_delete(r->client, writer_path(e, "", path, sizeof(path)), opts,
+	    &err) == 0)
+		log_info("pod %s: deleted: grace period over and its node "
+		    "never confirmed", e->key);
+	else if (err.status != 404 && err.status != 409)
+		log_warnx("pod %s: force delete: %ld %s: %s", e->key,
+		    err.status, err.reason, err.text);
+	json_decref(opts);
+}
