@@ -120,3 +120,12 @@ same_jobid() {
 	for p in "$@"; do j=$(pod_field "$ns" "$p" "$JP_JOBID"); [ "$j" = "$first" ] || return 1; done
 }
 
+
+# Controller-made pods: names by label selector, and how many carry a field.
+pods_by() { k -n "$1" get pods -l "$2" -o jsonpath='{.items[*].metadata.name}'; }
+# n_with NS SELECTOR JSONPATH N: exactly N of the selected pods have JSONPATH.
+n_with() {
+	local p n=0
+	for p in $(pods_by "$1" "$2"); do [ -n "$(pod_field "$1" "$p" "$3")" ] && n=$((n + 1)); done
+	[ "$n" -eq "$4" ]
+}

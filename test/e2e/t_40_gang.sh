@@ -101,13 +101,9 @@ spec:
         command: ["sleep", "30"]
         resources: {requests: {cpu: "1", memory: 128Mi}}
 YAML
-job_pods() { k -n "$ns" get pods -l batch.kubernetes.io/job-name=sim -o jsonpath='{.items[*].metadata.name}'; }
-three_labelled() {
-	local p n=0
-	for p in $(job_pods); do [ -n "$(pod_field "$ns" "$p" "$JP_JOBID")" ] && n=$((n + 1)); done
-	[ "$n" -eq 3 ]
-}
-check "the Job's 3 pods get a job id" wait_for 30 three_labelled
+sel=batch.kubernetes.io/job-name=sim
+job_pods() { pods_by "$ns" "$sel"; }
+check "the Job's 3 pods get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 3
 # shellcheck disable=SC2046
 check "all 3 share one Slurm job" same_jobid "$ns" $(job_pods)
 ijob=$(pod_field "$ns" "$(job_pods | cut -d' ' -f1)" "$JP_JOBID")

@@ -25,13 +25,9 @@ spec:
             containers:
             - {name: main, image: busybox, command: [sleep, "30"], resources: {requests: {cpu: "1", memory: 64Mi}}}
 YAML
-js_pods() { k -n "$ns" get pods -l jobset.sigs.k8s.io/jobset-name=train -o jsonpath='{.items[*].metadata.name}'; }
-js_labelled() {
-	local p n=0
-	for p in $(js_pods); do [ -n "$(pod_field "$ns" "$p" "$JP_JOBID")" ] && n=$((n + 1)); done
-	[ "$n" -eq 4 ]
-}
-check "the JobSet's 4 pods get a job id" wait_for 60 js_labelled
+sel=jobset.sigs.k8s.io/jobset-name=train
+js_pods() { pods_by "$ns" "$sel"; }
+check "the JobSet's 4 pods get a job id" wait_for 60 n_with "$ns" "$sel" "$JP_JOBID" 4
 # shellcheck disable=SC2046
 check "all 4 share one Slurm job" same_jobid "$ns" $(js_pods)
 jsjob=$(pod_field "$ns" "$(js_pods | cut -d' ' -f1)" "$JP_JOBID")
@@ -56,17 +52,10 @@ spec:
         containers:
         - {name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: "1", memory: 64Mi}}}
 YAML
-lws_pods() {
-	k -n "$ns" get pods -l "leaderworkerset.sigs.k8s.io/name=serve,leaderworkerset.sigs.k8s.io/group-index=$1" \
-		-o jsonpath='{.items[*].metadata.name}'
-}
-lws_bound() {
-	local p n=0
-	for p in $(lws_pods "$1"); do [ -n "$(pod_field "$ns" "$p" "$JP_NODE")" ] && n=$((n + 1)); done
-	[ "$n" -eq 3 ]
-}
-check "group 0 (leader + 2 workers) is bound" wait_for 60 lws_bound 0
-check "group 1 is bound" wait_for 60 lws_bound 1
+lsel() { echo "leaderworkerset.sigs.k8s.io/name=serve,leaderworkerset.sigs.k8s.io/group-index=$1"; }
+lws_pods() { pods_by "$ns" "$(lsel "$1")"; }
+check "group 0 (leader + 2 workers) is bound" wait_for 60 n_with "$ns" "$(lsel 0)" "$JP_NODE" 3
+check "group 1 is bound" wait_for 60 n_with "$ns" "$(lsel 1)" "$JP_NODE" 3
 # shellcheck disable=SC2046
 check "group 0 shares one Slurm job" same_jobid "$ns" $(lws_pods 0)
 # shellcheck disable=SC2046
