@@ -73,3 +73,41 @@ scontrol update jobid="$gh" AdminComment="{\"pods\":[\"$ns/ghost\"]}"
 bridge_restart
 check "a bridge job with no pod is cancelled" wait_for 20 job_is "$gh" CANCELLED
 k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "restart in the middle of binding a gang"
+ns=$(new_ns enabled)
+bridge_kill9
+for i in 0 1 2; do
+	pod_yaml "$ns" "mid-$i" 1 256Mi "  labels: {scheduling.x-k8s.io/pod-group: mid}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"3\"}" | k apply -f - >/dev/null
+done
+# What a bridge killed mid-gang-bind leaves: one allocated job for the gang,
+# the job id on every member, and only the first member bound.
+salloc --no-shell -Q -J "$ns/mid" -p slurm-bridge -n3 \
+	--comment "slurm-bridge: gang $ns/mid (3 pods)" >/dev/null 2>&1
+mjob=$(squeue -h -n "$ns/mid" -o %i | head -n1)
+scontrol update jobid="$mjob" AdminComment="{\"pods\":[\"$ns/mid-0\",\"$ns/mid-1\",\"$ns/mid-2\"]}"
+mnode=$(job_field "$mjob" NodeList)
+for i in 0 1 2; do k -n "$ns" label pod "mid-$i" "scheduler.slinky.slurm.net/slurm-jobid=$mjob" >/dev/null; done
+k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Binding
+metadata: {name: mid-0, namespace: $ns}
+target: {apiVersion: v1, kind: Node, name: $mnode}
+YAML
+bridge_restart
+check "the rest of the gang is bound" wait_for 30 all_bound "$ns" mid-0 mid-1 mid-2
+check_eq "mid-1 on the job's node" "$(pod_field "$ns" mid-1 "$JP_NODE")" "$mnode"
+check_eq "still exactly one job for the gang" "$(jobs_named "$ns/mid")" 1
+check_eq "and it is the same job" "$(pod_field "$ns" mid-2 "$JP_JOBID")" "$mjob"
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "the time limit ends the job and deletes the pod"
+ns=$(new_ns enabled)
+pod_yaml "$ns" short 1 256Mi "  annotations: {slurmjob.slinky.slurm.net/timelimit: \"1\"}" | k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" short "$JP_NODE"
+tjob=$(pod_field "$ns" short "$JP_JOBID")
+check_eq "its job has a one-minute limit" "$(job_field "$tjob" TimeLimit)" 00:01:00
+check "Slurm ends the job TIMEOUT" wait_for 150 job_is "$tjob" TIMEOUT
+check "the pod is deleted" wait_for 30 pod_gone "$ns" short
+k delete namespace "$ns" --wait=false >/dev/null
