@@ -248,6 +248,10 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1024
 GresTypes=gpu
 TopologyPlugin=topology/tree
+# Preemption by QOS: a job in QOS "urgent" cancels "normal" jobs it needs
+# the room of (the bridge then deletes their pods, reason PREEMPTED).
+PreemptType=preempt/qos
+PreemptMode=CANCEL
 
 # Accounting through slurmdbd (sacct, associations, job comments).
 AccountingStorageType=accounting_storage/slurmdbd
@@ -317,6 +321,7 @@ setup_accounting() {
 	assocs=$(sacctmgr -n -P show assoc where cluster="$SLURM_CLUSTER" format=account,user 2>/dev/null || true)
 	if grep -qx 'bridge|root' <<<"$assocs" && grep -qx 'research|root' <<<"$assocs" &&
 		sacctmgr -n -P show user root format=defaultaccount | grep -qx bridge; then
+		setup_qos
 		return 0
 	fi
 	if ! sacctmgr -n -P show cluster format=cluster | grep -qx "$SLURM_CLUSTER"; then
@@ -337,6 +342,17 @@ setup_accounting() {
 	if ! sacctmgr -n -P show user root format=defaultaccount | grep -qx bridge; then
 		sacctmgr -i modify user root set DefaultAccount=bridge >/dev/null
 		log "default account of root is bridge"
+	fi
+	setup_qos
+}
+
+# QOS "urgent" preempts "normal" (PreemptType=preempt/qos in slurm.conf).
+setup_qos() {
+	if ! sacctmgr -n -P show qos urgent format=name | grep -qx urgent; then
+		sacctmgr -i add qos urgent Preempt=normal PreemptMode=cancel \
+			Priority=1000 >/dev/null
+		sacctmgr -i modify user root set qos+=urgent >/dev/null
+		log "added QOS urgent (preempts normal)"
 	fi
 }
 

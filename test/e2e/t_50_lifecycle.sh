@@ -111,3 +111,23 @@ check_eq "its job has a one-minute limit" "$(job_field "$tjob" TimeLimit)" 00:01
 check "Slurm ends the job TIMEOUT" wait_for 150 job_is "$tjob" TIMEOUT
 check "the pod is deleted" wait_for 30 pod_gone "$ns" short
 k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "preemption deletes the preempted pods with the reason"
+ns=$(new_ns enabled)
+for i in $(seq 1 "$NODES"); do pod_yaml "$ns" "low-$i" 32 1Gi | k apply -f - >/dev/null; done
+low_bound() { local i; for i in $(seq 1 "$NODES"); do pod_has "$ns" "low-$i" "$JP_NODE" || return 1; done; }
+check "normal pods fill the cluster" wait_for 60 low_bound
+pod_yaml "$ns" vip 32 1Gi "  annotations: {slurmjob.slinky.slurm.net/qos: urgent}" | k apply -f - >/dev/null
+check "the urgent pod is bound" wait_for 60 pod_has "$ns" vip "$JP_NODE"
+victims() {
+	local i n=0
+	for i in $(seq 1 "$NODES"); do pod_gone "$ns" "low-$i" && n=$((n + 1)); done
+	[ "$n" -ge 1 ]
+}
+check "a preempted pod is deleted" wait_for 30 victims
+preempted_event() {
+	k -n "$ns" get events -o jsonpath='{range .items[*]}{.reason}{" "}{.message}{"\n"}{end}' |
+		grep -q '^SlurmJobEnded .*PREEMPTED'
+}
+check "with an Event naming PREEMPTED" wait_for 10 preempted_event
+k delete namespace "$ns" --wait=false >/dev/null
