@@ -270,6 +270,8 @@ int	sctl_node_drain(const char *node, const char *reason, char *err,
  */
 int	sctl_node_resume_ours(const char *node, const char *prefix,
 	    int *resumed, char *err, size_t errlen);
+/* The Slurm nodes, as a new object {name: true}; NULL with err. */
+json_t	*sctl_node_names(char *err, size_t errlen);
 /* Expands a hostlist ("n[1-3]") into a new array of node names. */
 json_t	*sctl_hostlist_expand(const char *hostlist);
 
@@ -358,6 +360,7 @@ struct reconcile {
 	struct map		*podgroups;	/* ns/name -> PodGroup */
 	struct map		*jobsets;	/* ns/name -> JobSet */
 	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
+	json_t			*slurm_nodes;	/* {name: true}, at recovery */
 	struct translate_conf	 tconf;
 	int			 synced[EV_KINDS];
 	int			 recovered;

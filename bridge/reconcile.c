@@ -372,6 +372,40 @@ node_managed(const json_t *node)
 	return (0);
 }
 
+/*
+ * Taints a Kubernetes node whose Slurm node exists with the managed-node
+ * taint, so only pods that tolerate it (bridge pods) run there.
+ */
+static void
+node_taint(struct reconcile *r, const json_t *node, const char *sname)
+{
+	struct k8s_error	 err;
+	json_t			*patch, *taint;
+	char			 path[512];
+
+	if (r->slurm_nodes == NULL || json_object_get(r->slurm_nodes, sname) ==
+	    NULL)
+		return;
+	taint = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
+	    "value", MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT);
+	/* Append to the list, or create it; nobody else's taint is touched. */
+	if (k8s_obj_get(node, "spec.taints") != NULL)
+		patch = json_pack("[{s:s, s:s, s:o}]", "op", "add", "path",
+		    "/spec/taints/-", "value", taint);
+	else
+		patch = json_pack("[{s:s, s:s, s:[o]}]", "op", "add", "path",
+		    "/spec/taints", "value", taint);
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", k8s_obj_name(node));
+	if (k8s_patch(r->client, path, K8S_PATCH_JSON, patch, NULL, &err) == -1)
+		log_warnx("node %s: taint: %ld %s: %s", k8s_obj_name(node),
+		    err.status, err.reason, err.text);
+	else
+		log_info("node %s: tainted " MANAGED_TAINT_KEY "=" 
+		    MANAGED_TAINT_VALUE ":" MANAGED_TAINT_EFFECT
+		    " (slurm node %s)", k8s_obj_name(node), sname);
+	json_decref(patch);
+}
+
 static int
 node_ready(const json_t *node)
 {
@@ -435,10 +469,16 @@ node_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	char		 err[256];
 	int		 resumed;
 
-	if (!node_managed(node) || name == NULL)
+	if (name == NULL)
 		return;
 	if (sname == NULL)
 		sname = name;
+	if (!node_managed(node)) {
+		/* A Slurm node's twin is bridged: taint it (once). */
+		if (old == NULL)
+			node_taint(r, node, sname);
+		return;
+	}
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
 		if (sctl_node_drain(sname, DRAIN_REASON_PREFIX " node cordoned "
 		    "in Kubernetes", err, sizeof(err)) == -1)
@@ -537,6 +577,9 @@ reconcile_recover(struct reconcile *r)
 	}
 	reconcile_vanished(r);
 	r->recovered = 1;
+	json_decref(r->slurm_nodes);
+	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)
+		log_warnx("slurm: %s; nodes are not tainted", err);
 	nodes_sync_all(r);
 	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
 	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
@@ -704,6 +747,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->podgroups);
 	map_free(r->jobsets);
 	map_free(r->lwss);
+	json_decref(r->slurm_nodes);
 	free(r);
 }
 

@@ -353,3 +353,23 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	*resumed = 1;
 	return (0);
 }
+
+json_t *
+sctl_node_names(char *err, size_t errlen)
+{
+	node_info_msg_t	*msg = NULL;
+	json_t		*names;
+	uint32_t	 i;
+
+	if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+		snprintf(err, errlen, "slurm_load_node: %s", sctl_strerror());
+		return (NULL);
+	}
+	names = json_object();
+	for (i = 0; i < msg->record_count; i++)
+		if (msg->node_array[i].name != NULL)
+			json_object_set_new(names, msg->node_array[i].name,
+			    json_true());
+	slurm_free_node_info_msg(msg);
+	return (names);
+}

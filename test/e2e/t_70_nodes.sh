@@ -58,3 +58,18 @@ check "with an Event naming NODE_FAIL" wait_for 10 bash -c \
 scontrol update nodename="$dead" state=resume 2>/dev/null || true
 wait_for 30 state_is "$dead" idle
 k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "a Kubernetes node behind a Slurm node is tainted"
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: alias-$last_node
+  labels: {slinky.slurm.net/slurm-nodename: $last_node}
+YAML
+alias_taint() {
+	k get node "alias-$last_node" -o jsonpath='{range .spec.taints[*]}{.key}={.value}:{.effect}{"\n"}{end}' |
+		grep -qx 'slinky.slurm.net/managed-node=slurm-bridge:NoExecute'
+}
+check "the bridge taints it managed-node=slurm-bridge:NoExecute" wait_for 20 alias_taint
+k delete node "alias-$last_node" >/dev/null
