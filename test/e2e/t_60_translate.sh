@@ -47,3 +47,41 @@ pod_yaml "$ns" intolerant | sed '/tolerations:/,/effect: NoExecute/d' | k apply 
 check "are refused with the toleration to add" \
 	wait_for 30 cond_has "$ns" intolerant 'does not tolerate the taint slinky.slurm.net/managed-node=slurm-bridge:NoExecute'
 k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "annotations reach the Slurm job"
+ns=$(new_ns enabled)
+pod_yaml "$ns" full 1 256Mi "  annotations:
+    $A/job-name: custom-name
+    $A/account: research
+    $A/priority: \"4242\"
+    $A/timelimit: \"90\"
+    $A/cpu-per-task: \"3\"
+    $A/mem-per-node: 2Gi
+    $A/max-nodes: \"1\"
+    $A/switches: 1@5
+    $A/gres: gpu:2" | k apply -f - >/dev/null
+check "the pod is bound" wait_for 30 pod_has "$ns" full "$JP_NODE"
+fj=$(pod_field "$ns" full "$JP_JOBID")
+check_eq "job-name" "$(job_field "$fj" JobName)" custom-name
+check_eq "account" "$(job_field "$fj" Account)" research
+check_eq "priority" "$(job_field "$fj" Priority)" 4242
+check_eq "timelimit (minutes)" "$(job_field "$fj" TimeLimit)" 01:30:00
+check_eq "cpu-per-task" "$(job_field "$fj" NumCPUs)" 3
+check_eq "mem-per-node" "$(job_field "$fj" MinMemoryNode)" 2G
+check_eq "switches" "$(job_field "$fj" Switches)" 1@00:05:00
+check_match "gres" "$(scontrol show job "$fj" | tr ' ' '\n' | grep -E '^(TresPerTask|TRES)=' | tr '\n' ' ')" 'gres/gpu=2|gres:gpu:2'
+check_match "the pod's GRES annotation" \
+	"$(pod_field "$ns" full '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')" '^gpu:2\(IDX:[0-9,-]+\)$'
+
+scenario "an invalid annotation leaves the pod pending with the field named"
+pod_yaml "$ns" bad 1 256Mi "  annotations: {$A/timelimit: soon}" | k apply -f - >/dev/null
+check "the condition names the key and the accepted form" wait_for 30 cond_has "$ns" bad \
+	"annotation $A/timelimit: \"soon\" is not a whole number of minutes"
+bad_event() {
+	k -n "$ns" get events --field-selector involvedObject.name=bad -o jsonpath='{.items[*].reason}' | grep -qw FailedScheduling
+}
+check "a FailedScheduling Event says it too" wait_for 10 bad_event
+check_eq "nothing is submitted" "$(pod_field "$ns" bad "$JP_JOBID")" ""
+k -n "$ns" annotate pod bad "$A/timelimit=10" --overwrite >/dev/null
+check "fixing the value lets it through" wait_for 30 pod_has "$ns" bad "$JP_NODE"
+k delete namespace "$ns" --wait=false >/dev/null

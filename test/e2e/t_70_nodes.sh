@@ -73,3 +73,31 @@ alias_taint() {
 }
 check "the bridge taints it managed-node=slurm-bridge:NoExecute" wait_for 20 alias_taint
 k delete node "alias-$last_node" >/dev/null
+
+scenario "a Slurm node maps to the Kubernetes node labelled with its name"
+# A kwok node that stands for Slurm's last node under another name.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: twin-$last_node
+  annotations: {kwok.x-k8s.io/node: fake}
+  labels: {slinky.slurm.net/slurm-nodename: $last_node, type: kwok}
+spec:
+  taints: [{key: slinky.slurm.net/managed-node, value: slurm-bridge, effect: NoExecute}]
+status:
+  allocatable: {cpu: "32", memory: 128Gi, pods: "256"}
+  capacity: {cpu: "32", memory: 128Gi, pods: "256"}
+YAML
+wait_for 30 bash -c "kubectl --kubeconfig=$KUBECONFIG get node twin-$last_node -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+ns=$(new_ns enabled)
+for i in $(seq 1 $((NODES - 1))); do pod_yaml "$ns" "fill-$i" 32 1Gi | k apply -f - >/dev/null; done
+fills_bound() { local i; for i in $(seq 1 $((NODES - 1))); do pod_has "$ns" "fill-$i" "$JP_NODE" || return 1; done; }
+check "all Slurm nodes but the last are full" wait_for 60 fills_bound
+pod_yaml "$ns" twin 32 1Gi | k apply -f - >/dev/null
+check "the next pod is bound" wait_for 30 pod_has "$ns" twin "$JP_NODE"
+check_eq "to the labelled node, not the one named $last_node" "$(pod_field "$ns" twin "$JP_NODE")" "twin-$last_node"
+check_eq "its job runs on Slurm node $last_node" "$(job_field "$(pod_field "$ns" twin "$JP_JOBID")" NodeList)" "$last_node"
+k delete namespace "$ns" --wait=false >/dev/null
+wait_for 60 bash -c "! kubectl --kubeconfig=$KUBECONFIG get namespace $ns >/dev/null 2>&1"
+k delete node "twin-$last_node" >/dev/null
