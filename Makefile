@@ -14,6 +14,8 @@ CHECK_CFLAGS	:= $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
 
 BUILD		?= build
+# Instrumented builds (asan) keep their own library under their BUILD dir.
+LIBK8S_A	?= libk8s.a
 STACK_DIR	?= /var/lib/slurm-bridge-stack
 export STACK_DIR
 
@@ -45,19 +47,19 @@ TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
 
-all: libk8s.a slurm-bridge slurm-bridge-admission
+all: $(LIBK8S_A) slurm-bridge slurm-bridge-admission
 
-libk8s.a: $(LIBK8S_OBJS)
+$(LIBK8S_A): $(LIBK8S_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-slurm-bridge: $(BRIDGE_OBJS) libk8s.a
+slurm-bridge: $(BRIDGE_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BRIDGE_OBJS) libk8s.a $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BRIDGE_OBJS) $(LIBK8S_A) $(LDLIBS)
 
-slurm-bridge-admission: $(ADMISSION_OBJS) libk8s.a
+slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) libk8s.a $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) $(LIBK8S_A) $(LDLIBS)
 
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
@@ -69,14 +71,14 @@ $(BUILD)/%.o: %.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/check_unit: $(TEST_OBJS) libk8s.a
+$(BUILD)/check_unit: $(TEST_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) libk8s.a \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIBK8S_A) \
 		$(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o libk8s.a
+$(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< libk8s.a $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
 
 # Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
 check: $(BUILD)/check_unit
@@ -88,7 +90,8 @@ check-valgrind: $(BUILD)/check_unit
 		$(BUILD)/check_unit
 
 asan:
-	$(Q)$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	$(Q)$(MAKE) BUILD=build-asan LIBK8S_A=build-asan/libk8s.a \
+		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" check
 
 # libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from

@@ -388,6 +388,67 @@ group_min(struct reconcile *r, struct group *g)
 	return (0);
 }
 
+/* Is pkey one of the pods the group's job was made for? */
+static int
+group_in_job(struct group *g, const char *pkey)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(g->job_pods, i, v)
+		if (strcmp(json_string_value(v), pkey) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * A member that arrives after its gang's job was allocated (a controller's
+ * replacement for a member that ended) takes the slot of an ended or
+ * vanished member: the allocation still holds it.  A member recreated
+ * under the same name has its slot already.  Returns how many members now
+ * need binding; one that finds no slot is told why.
+ */
+static size_t
+group_refill(struct reconcile *r, struct group *g)
+{
+	json_t			*v, *slot;
+	struct pod_entry	*e, *old;
+	size_t			 i, j, filled = 0;
+	char			 msg[256];
+	int			 found;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		/* Recreated under the same name: its slot is waiting. */
+		if (group_in_job(g, e->key)) {
+			filled++;
+			continue;
+		}
+		found = 0;
+		json_array_foreach(g->job_pods, j, slot) {
+			old = map_get(r->pods, json_string_value(slot));
+			if (old != NULL && old->state != PS_ENDED)
+				continue;
+			log_info("pod %s: takes the slot of %s in slurm job %u",
+			    e->key, json_string_value(slot), g->jobid);
+			json_array_set_new(g->job_pods, j,
+			    json_string(e->key));
+			filled++;
+			found = 1;
+			break;
+		}
+		if (!found) {
+			snprintf(msg, sizeof(msg), "gang %s: Slurm job %u has "
+			    "no free slot for this pod; it waits until the "
+			    "gang's job ends", g->name, g->jobid);
+			writer_condition(r, e, msg, 0);
+		}
+	}
+	return (filled);
+}
+
 /* Decides what a group needs next. */
 void
 group_evaluate(struct reconcile *r, struct group *g)
@@ -399,6 +460,9 @@ group_evaluate(struct reconcile *r, struct group *g)
 
 	if (!r->recovered)
 		return;
+	if ((g->state == G_ALLOCATED || g->state == G_BOUND) &&
+	    group_refill(r, g) > 0)
+		g->state = G_ALLOCATED;
 	if (g->state == G_ALLOCATED) {
 		group_bind(r, g);
 		return;
@@ -512,7 +576,12 @@ group_member_gone(struct reconcile *r, struct group *g)
 		} else if (n == 0)
 			group_cancel(r, g, "no member runs any more");
 	}
-	if (g->jobid == 0 || g->cancelled) {
+	/*
+	 * The finalizer guards the job's cleanup: once the job is gone, or
+	 * while other members still run (the last one to end holds it), an
+	 * ended member may go.
+	 */
+	if (g->jobid == 0 || g->cancelled || n > 0) {
 		json_array_foreach(g->members, i, v) {
 			e = map_get(r->pods, json_string_value(v));
 			if (e == NULL || e->state != PS_ENDED)

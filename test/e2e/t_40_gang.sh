@@ -28,6 +28,14 @@ nodes=$(for p in w1 w2 w3 w4; do pod_field "$ns" $p "$JP_NODE"; echo; done | sor
 check_eq "shared placement packs 4 one-CPU pods on one node" "$nodes" 1
 gres=$(for p in w1 w2 w3 w4; do pod_field "$ns" $p '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}'; echo; done | sort -u)
 check_eq "each member has its own GPU" "$(echo "$gres" | grep -c 'gpu:1(IDX:[0-9])')" 4
+# A member replaced by its controller takes the old member's slot.
+k -n "$ns" delete pod w2 --wait=true --timeout=30s >/dev/null
+check_eq "one member gone, the gang's job keeps running" "$(job_field "$jobid" JobState)" RUNNING
+gang_pod "$ns" w2 train 4 1 1
+check "the replacement is bound" wait_for 30 pod_has "$ns" w2 "$JP_NODE"
+check_eq "into the same Slurm job" "$(pod_field "$ns" w2 "$JP_JOBID")" "$jobid"
+gang_pod "$ns" w5 train 4 1 1
+check "a fifth member finds no slot and says so" wait_for 20 cond_has "$ns" w5 'has no free slot for this pod'
 k delete namespace "$ns" --wait=false >/dev/null
 check "deleting the gang cancels its job" wait_for 60 job_is "$jobid" CANCELLED
 
