@@ -96,28 +96,40 @@ build_etcd() {
 # which it refuses for some modules.
 # build_controller NAME MODULE VERSION PACKAGE
 build_controller() {
-	local name=$1 mod=$2 ver=$3 pkg=$4 dir=$K8S_CACHE/$1-$3
-	[ -x "$dir/$name" ] && { echo "build-k8s: cached $dir/$name"; return; }
-	mkdir -p "$dir/src"
-	echo "build-k8s: building $name $ver"
-	cat >"$dir/src/go.mod" <<MOD
+	local name=$1 mod=$2 ver=$3 pkg=$4 dir=$K8S_CACHE/$1-$3 src
+	if [ ! -x "$dir/$name" ]; then
+		mkdir -p "$dir/src"
+		echo "build-k8s: building $name $ver"
+		cat >"$dir/src/go.mod" <<MOD
 module slurm-bridge.local/${name}build
 
 go 1.24
 
 require $mod $ver
 MOD
-	cat >"$dir/src/tools.go" <<GO
+		cat >"$dir/src/tools.go" <<GO
 //go:build tools
 
 package tools
 
 import _ "$pkg"
 GO
-	(cd "$dir/src" && go mod download "$mod@$ver" && go mod tidy >/dev/null 2>&1 || true)
-	(cd "$dir/src" && go build -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" "$pkg")
-	mv "$dir/$name.tmp" "$dir/$name"
-	echo "build-k8s: built $dir/$name"
+		(cd "$dir/src" && go mod download "$mod@$ver" &&
+			go mod tidy >/dev/null 2>&1 || true)
+		(cd "$dir/src" && go build -trimpath -ldflags "-s -w" \
+			-o "$dir/$name.tmp" "$pkg")
+		mv "$dir/$name.tmp" "$dir/$name"
+		echo "build-k8s: built $dir/$name"
+	else
+		echo "build-k8s: cached $dir/$name"
+	fi
+	# Keep the CRDs of the same version next to the binary.
+	if [ ! -d "$dir/crds" ]; then
+		src=$(go mod download -json "$mod@$ver" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+		mkdir -p "$dir/crds.tmp"
+		find "$src/config" -path '*crd/bases/*.yaml' -exec cp {} "$dir/crds.tmp/" \;
+		mv "$dir/crds.tmp" "$dir/crds"
+	fi
 }
 
 targets=("$@")

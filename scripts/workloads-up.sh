@@ -19,9 +19,9 @@ bin() {
 }
 JOBSET=$(bin jobset "$JOBSET_VERSION")
 LWS=$(bin lws "$LWS_VERSION")
-modcache=$(go env GOMODCACHE)
-crd_jobset=$modcache/sigs.k8s.io/jobset@$JOBSET_VERSION/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml
-crd_lws=$modcache/sigs.k8s.io/lws@$LWS_VERSION/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml
+# build-k8s.sh keeps each controller's CRDs next to its binary.
+crd_jobset=$(dirname "$JOBSET")/crds/jobset.x-k8s.io_jobsets.yaml
+crd_lws=$(dirname "$LWS")/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml
 for f in "$crd_jobset" "$crd_lws"; do
 	[ -f "$f" ] || { echo "workloads-up: CRD $f is missing" >&2; exit 1; }
 	kubectl --kubeconfig="$KUBECONFIG" apply --server-side -f "$f" >/dev/null
