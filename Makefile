@@ -34,16 +34,20 @@ BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c \
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writer.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
-ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c
+ADMISSION_LIB_SRCS := admission/review.c
+ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c \
+		   $(ADMISSION_LIB_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_config.c test/check_translate.c \
-		   test/check_queue.c test/check_cache.c test/check_sched.c
+		   test/check_queue.c test/check_cache.c test/check_sched.c \
+		   test/check_review.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
-		   $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o)
+		   $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
+		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o)
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
 

@@ -284,29 +284,8 @@ translate_view(const json_t *pod, const json_t *root, const json_t *ns)
 int
 translate_tolerates(const json_t *pod)
 {
-	const json_t	*t;
-	const char	*key, *op, *val, *eff;
-	size_t		 i;
-
-	json_array_foreach(k8s_obj_get(pod, "spec.tolerations"), i, t) {
-		key = json_string_value(json_object_get(t, "key"));
-		op = json_string_value(json_object_get(t, "operator"));
-		val = json_string_value(json_object_get(t, "value"));
-		eff = json_string_value(json_object_get(t, "effect"));
-		if (eff != NULL && *eff != '\0' &&
-		    strcmp(eff, MANAGED_TAINT_EFFECT) != 0)
-			continue;
-		if (op != NULL && strcmp(op, "Exists") == 0) {
-			if (key == NULL || *key == '\0' ||
-			    strcmp(key, MANAGED_TAINT_KEY) == 0)
-				return (1);
-			continue;
-		}
-		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0 &&
-		    val != NULL && strcmp(val, MANAGED_TAINT_VALUE) == 0)
-			return (1);
-	}
-	return (0);
+	return (k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
+	    MANAGED_TAINT_EFFECT));
 }
 
 /* Is account in the comma-separated allow-list? */

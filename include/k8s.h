@@ -109,6 +109,20 @@ char		*k8s_obj_key(const json_t *, char *key, size_t keylen);
 /* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */
 char		*k8s_microtime(char *buf, size_t len,
 		    const struct timeval *when);
+/*
+ * Does the pod tolerate the taint key=value:effect?  Kubernetes' rules:
+ * Exists with an empty key tolerates everything, an empty effect every
+ * effect, Equal (the default) needs the value.
+ */
+int		 k8s_pod_tolerates(const json_t *pod, const char *key,
+		    const char *value, const char *effect);
+/* Standard base64 of len bytes, as a new string. */
+char		*k8s_base64_encode(const void *data, size_t len);
+/*
+ * Decodes base64 (whitespace ignored) into *out, a new NUL-terminated
+ * buffer of *outlen bytes.  0, or -1 on a character outside the alphabet.
+ */
+int		 k8s_base64_decode(const char *in, char **out, size_t *outlen);
 /* Percent-encodes s for a query string into a new string. */
 char		*k8s_urlencode(const char *s);
 

@@ -31,7 +31,6 @@ struct k8s_config {
 
 /* config.c */
 json_t	*k8s_yaml_load(const char *path, struct k8s_error *);
-int	 k8s_base64_decode(const char *in, char **out, size_t *outlen);
 
 /* client.c */
 void	 k8s_error_set(struct k8s_error *, long status, const char *reason,

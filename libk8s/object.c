@@ -123,3 +123,60 @@ k8s_microtime(char *buf, size_t len, const struct timeval *when)
 	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec);
 	return (buf);
 }
+
+int
+k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
+    const char *effect)
+{
+	const json_t	*t;
+	const char	*tk, *op, *tv, *te;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(pod, "spec.tolerations"), i, t) {
+		tk = json_string_value(json_object_get(t, "key"));
+		op = json_string_value(json_object_get(t, "operator"));
+		tv = json_string_value(json_object_get(t, "value"));
+		te = json_string_value(json_object_get(t, "effect"));
+		/* An empty effect tolerates every effect. */
+		if (te != NULL && *te != '\0' && strcmp(te, effect) != 0)
+			continue;
+		if (op != NULL && strcmp(op, "Exists") == 0) {
+			/* An empty key with Exists tolerates every taint. */
+			if (tk == NULL || *tk == '\0' || strcmp(tk, key) == 0)
+				return (1);
+			continue;
+		}
+		/* Equal is the default operator. */
+		if (tk != NULL && strcmp(tk, key) == 0 && tv != NULL &&
+		    strcmp(tv, value) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+char *
+k8s_base64_encode(const void *data, size_t len)
+{
+	static const char	 tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char	*in = data;
+	struct buf		 out;
+	unsigned int		 v;
+	size_t			 i;
+	char			 q[4];
+
+	buf_init(&out);
+	for (i = 0; i < len; i += 3) {
+		v = (unsigned int)in[i] << 16;
+		if (i + 1 < len)
+			v |= (unsigned int)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		q[0] = tab[(v >> 18) & 63];
+		q[1] = tab[(v >> 12) & 63];
+		q[2] = i + 1 < len ? tab[(v >> 6) & 63] : '=';
+		q[3] = i + 2 < len ? tab[v & 63] : '=';
+		buf_add(&out, q, 4);
+	}
+	return (buf_release(&out));
+}

@@ -21,6 +21,7 @@ main(void)
 	srunner_add_suite(sr, queue_suite());
 	srunner_add_suite(sr, cache_suite());
 	srunner_add_suite(sr, sched_suite());
+	srunner_add_suite(sr, review_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -15,5 +15,6 @@ Suite	*translate_suite(void);
 Suite	*queue_suite(void);
 Suite	*cache_suite(void);
 Suite	*sched_suite(void);
+Suite	*review_suite(void);
 
 #endif /* CHECK_SUITES_H */
