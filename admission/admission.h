@@ -14,6 +14,7 @@ struct admission_conf {
 	const char		*listen;	/* "ADDR:PORT" */
 	const char		*tls_cert;	/* PEM file */
 	const char		*tls_key;	/* PEM file */
+	const char		*scheduler_name;
 	int			 verbose;
 	struct sockaddr_in	 addr;		/* parsed listen */
 };

@@ -54,6 +54,7 @@ main(int argc, char *argv[])
 	conf.listen = env_or("ADMISSION_LISTEN", ":9443");
 	conf.tls_cert = env_or("ADMISSION_TLS_CERT", NULL);
 	conf.tls_key = env_or("ADMISSION_TLS_KEY", NULL);
+	conf.scheduler_name = env_or("ADMISSION_SCHEDULER_NAME", "slurm-bridge");
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':

@@ -182,7 +182,7 @@ json_t	*translate_admin_pods(const char *admin_comment);
 #define SCHED_MAX_GANG	4096
 
 struct group_id {
-	char	key[320];	/* "gang:ns/group" or "pod:ns/name" */
+	char	key[384];	/* "gang:ns/group" or "pod:ns/name" */
 	char	name[256];	/* group or pod name */
 	int	gang;
 	int	min_member;	/* 0: from the PodGroup CR */
@@ -309,7 +309,7 @@ struct pod_entry {
 	uint32_t	 label_jobid;	/* jobid label on the pod */
 	int		 finalizer;	/* carries our finalizer */
 	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
-	char		 cond[256];	/* last PodScheduled message written */
+	char		 cond[512];	/* last PodScheduled message written */
 };
 
 enum group_state {
@@ -396,6 +396,8 @@ void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);
 /* Per-task sizes of an adopted job, from its members. */
 void		 group_adopt_sizes(struct reconcile *, struct group *);
+/* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
+void		 group_reset(struct reconcile *, struct group *);
 /* A member ended or left (may free g). */
 void		 group_member_gone(struct reconcile *, struct group *);
 /* Fails every live member and ends the job (node lost; may free g). */

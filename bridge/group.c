@@ -320,7 +320,12 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		group_condition(r, g, msg, 1);
+		/*
+		 * Retried on any member change, and slowly anyway: the fix may
+		 * be in the namespace, the PodGroup or the owning workload.
+		 */
 		g->invalid = 1;
+		group_retry_later(g, 1);
 		return;
 	}
 	if (sctl_submit(&js, &jobid, &layout, &refused, err, sizeof(err)) ==
@@ -386,6 +391,22 @@ group_min(struct reconcile *r, struct group *g)
 	if ((pg = map_get(r->jobsets, key)) != NULL)
 		return (sched_jobset_size(pg) > 0 ? sched_jobset_size(pg) : 0);
 	return (0);
+}
+
+/* Forgets the group's job so it can be submitted again. */
+void
+group_reset(struct reconcile *r, struct group *g)
+{
+	if (g->jobid != 0)
+		group_index_del(r, g->jobid);
+	g->jobid = 0;
+	g->cancelled = 0;
+	g->state = G_WAITING;
+	json_decref(g->job_pods);
+	g->job_pods = NULL;
+	json_decref(g->layout);
+	g->layout = NULL;
+	g->cpus_per_task = g->gpus_per_task = 0;
 }
 
 /* Is pkey one of the pods the group's job was made for? */
@@ -460,6 +481,17 @@ group_evaluate(struct reconcile *r, struct group *g)
 
 	if (!r->recovered)
 		return;
+	/*
+	 * A job that is over (ended, or cancelled by us) serves no new pod:
+	 * once its bound members are gone, the group starts afresh, so a
+	 * controller's new pods get a new job rather than a dead slot.
+	 */
+	if (g->jobid != 0 && (g->cancelled || g->state == G_ENDED)) {
+		if (group_live(r, g, NULL, 0, 0) != group_live(r, g, NULL, 0,
+		    1))
+			return;
+		group_reset(r, g);
+	}
 	if ((g->state == G_ALLOCATED || g->state == G_BOUND) &&
 	    group_refill(r, g) > 0)
 		g->state = G_ALLOCATED;
@@ -467,7 +499,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		group_bind(r, g);
 		return;
 	}
-	if (g->state != G_WAITING || g->invalid || g->next_try > reconcile_now_ms())
+	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
 		return;
 	n = group_live(r, g, pods, SCHED_MAX_GANG, 1);
 	if (n == 0)
@@ -570,9 +602,9 @@ group_member_gone(struct reconcile *r, struct group *g)
 					(void)writer_metadata(r, e, 0, NULL, NULL,
 					    &err);
 			}
-			group_index_del(r, g->jobid);
-			g->jobid = 0;
-			g->state = G_WAITING;
+			/* Only a job Slurm took back may be forgotten. */
+			if (g->cancelled)
+				group_reset(r, g);
 		} else if (n == 0)
 			group_cancel(r, g, "no member runs any more");
 	}

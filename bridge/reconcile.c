@@ -113,9 +113,15 @@ pod_update(struct reconcile *r, json_t *obj)
 	struct group		*g, *old;
 	struct group_id		 gid;
 	const char		*label, *node, *js;
+	int			 same_uid, was_bound;
 	char			 key[512], err[256], msg[320], jskey[512], *end;
 	unsigned long		 id;
 
+	if (k8s_obj_name(obj) == NULL || k8s_obj_namespace(obj) == NULL) {
+		log_warnx("pod event without name or namespace: ignored");
+		json_decref(obj);
+		return;
+	}
 	k8s_obj_key(obj, key, sizeof(key));
 	if ((e = map_get(r->pods, key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
@@ -124,6 +130,14 @@ pod_update(struct reconcile *r, json_t *obj)
 		e->name = xstrdup(k8s_obj_name(obj));
 		map_put(r->pods, key, e);
 	}
+	/*
+	 * A pod we bound stays bound for its UID: an older event (say, of
+	 * our own metadata patch) can still arrive without the nodeName.
+	 */
+	same_uid = e->obj != NULL && k8s_obj_uid(e->obj) != NULL &&
+	    k8s_obj_uid(obj) != NULL && strcmp(k8s_obj_uid(e->obj),
+	    k8s_obj_uid(obj)) == 0;
+	was_bound = e->state == PS_BOUND && same_uid;
 	json_decref(e->obj);
 	e->obj = obj;
 	e->delete_at = parse_time(k8s_obj_str(obj,
@@ -164,16 +178,23 @@ pod_update(struct reconcile *r, json_t *obj)
 	e->group = xstrdup(gid.key);
 	g = group_get(r, &gid, e->ns);
 	group_add(g, e->key);
-	g->invalid = 0;
+	if (g->invalid) {
+		/* A member changed: try a translation that failed again. */
+		g->invalid = 0;
+		g->next_try = 0;
+		g->retry_ms = 0;
+	}
 	/* The jobid label is how a restarted bridge finds the job. */
-	if (g->jobid == 0 && e->label_jobid != 0 && g->state == G_WAITING) {
+	/* Only at start: later, a label can be older than what we know. */
+	if (!r->recovered && g->jobid == 0 && e->label_jobid != 0 &&
+	    g->state == G_WAITING) {
 		g->jobid = e->label_jobid;
 		g->state = G_PENDING;
 		group_index_put(r, g->jobid, g->key);
 	}
 
 	node = k8s_obj_str(obj, "spec.nodeName");
-	if (node != NULL && *node != '\0')
+	if ((node != NULL && *node != '\0') || was_bound)
 		e->state = PS_BOUND;
 	else
 		e->state = PS_UNBOUND;
@@ -388,15 +409,11 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 		return;
 	taint = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
 	    "value", MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT);
-	/* Append to the list, or create it; nobody else's taint is touched. */
-	if (k8s_obj_get(node, "spec.taints") != NULL)
-		patch = json_pack("[{s:s, s:s, s:o}]", "op", "add", "path",
-		    "/spec/taints/-", "value", taint);
-	else
-		patch = json_pack("[{s:s, s:s, s:[o]}]", "op", "add", "path",
-		    "/spec/taints", "value", taint);
+	/* Taints merge by key: nobody else's taint is touched. */
+	patch = json_pack("{s:{s:[o]}}", "spec", "taints", taint);
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", k8s_obj_name(node));
-	if (k8s_patch(r->client, path, K8S_PATCH_JSON, patch, NULL, &err) == -1)
+	if (k8s_patch(r->client, path, K8S_PATCH_STRATEGIC, patch, NULL,
+	    &err) == -1)
 		log_warnx("node %s: taint: %ld %s: %s", k8s_obj_name(node),
 		    err.status, err.reason, err.text);
 	else
@@ -474,9 +491,8 @@ node_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	if (sname == NULL)
 		sname = name;
 	if (!node_managed(node)) {
-		/* A Slurm node's twin is bridged: taint it (once). */
-		if (old == NULL)
-			node_taint(r, node, sname);
+		/* A Slurm node's twin is bridged: taint it (until it is). */
+		node_taint(r, node, sname);
 		return;
 	}
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
@@ -548,9 +564,7 @@ reconcile_vanished(struct reconcile *r)
 		if (g->state == G_PENDING && group_live(r, g, NULL, 0, 0) ==
 		    group_live(r, g, NULL, 0, 1)) {
 			/* Nothing was bound: submit again. */
-			group_index_del(r, g->jobid);
-			g->jobid = 0;
-			g->state = G_WAITING;
+			group_reset(r, g);
 			continue;
 		}
 		memset(&j, 0, sizeof(j));
@@ -680,7 +694,8 @@ reconcile_main(void *arg)
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
 		wait = r->next_poll > now ? r->next_poll - now : 0;
-		if ((ev = queue_pop(r->queue, (int)wait)) != NULL) {
+		/* A busy queue must not starve the Slurm poll. */
+		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {
 			reconcile_event(r, ev);
 			continue;
 		}

@@ -148,7 +148,11 @@ sched_pod_group(const json_t *pod, const json_t *owner,
 		gid->gang = 1;
 		return (0);
 	}
-	snprintf(gid->key, sizeof(gid->key), "pod:%s/%s", ns, name);
+	if ((size_t)snprintf(gid->key, sizeof(gid->key), "pod:%s/%s", ns,
+	    name) >= sizeof(gid->key)) {
+		snprintf(err, errlen, "namespace and pod name are too long");
+		return (-1);
+	}
 	snprintf(gid->name, sizeof(gid->name), "%s", name);
 	gid->min_member = 1;
 	gid->gang = 0;

@@ -421,7 +421,8 @@ translate_pod(const struct translate_src *src,
 		}
 		cpu_milli = q;
 	}
-	cpus = (cpu_milli + 999) / 1000;
+	/* Rounded up without overflowing near INT64_MAX. */
+	cpus = cpu_milli / 1000 + (cpu_milli % 1000 != 0);
 	if (cpus < 1)
 		cpus = 1;
 	if (cpus > 65535) {
@@ -437,10 +438,10 @@ translate_pod(const struct translate_src *src,
 			    "(e.g. 64Gi or 500M)", memq);
 			goto fail;
 		}
-		js->mem_per_node_mb = (uint64_t)((q + MIB - 1) / MIB);
+		js->mem_per_node_mb = (uint64_t)(q / MIB + (q % MIB != 0));
 	} else if (mem > 0)
-		js->mem_per_cpu_mb = (uint64_t)((mem + MIB - 1) / MIB +
-		    cpus - 1) / (uint64_t)cpus;
+		js->mem_per_cpu_mb = ((uint64_t)(mem / MIB + (mem % MIB !=
+		    0)) + (uint64_t)cpus - 1) / (uint64_t)cpus;
 	if (sw != NULL && parse_switches(sw, &js->req_switch,
 	    &js->wait4switch) == -1) {
 		snprintf(err, errlen, "annotation " ANN_PREFIX "switches: "

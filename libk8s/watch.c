@@ -111,8 +111,12 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	}
 	json_incref(obj);
 	json_decref(ev);
+	if (err != NULL)
+		err->reason[0] = '\0';
 	if (cb(t, obj, arg) == -1) {
-		k8s_error_set(err, 0, "Stopped", "stopped by callback");
+		/* Keep what the callback reported (an in-stream ERROR). */
+		if (err != NULL && err->reason[0] == '\0')
+			k8s_error_set(err, 0, "Stopped", "stopped by callback");
 		return (-1);
 	}
 	return (0);

@@ -65,6 +65,34 @@ kubectl --kubeconfig="$KUBECONFIG" wait --for=condition=Established \
 	crd/podgroups.scheduling.x-k8s.io --timeout=30s >/dev/null
 daemon slurm-bridge-admission admission_ready \
 	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY"
+# The mutating webhook, for namespaces labelled slurm-bridge=enabled.
+# failurePolicy Fail: in an opted-in namespace a pod must not reach the
+# scheduler unmutated (it would wait forever for default-scheduler, or run
+# on a bridged node without Slurm knowing); while the webhook is down, pod
+# creation there fails loudly instead.  Other namespaces never call it.
+ca=$(base64 -w0 <"$CA_CERT")
+kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: slurm-bridge}
+webhooks:
+- name: mutate.pods.slurm-bridge.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  reinvocationPolicy: IfNeeded
+  namespaceSelector:
+    matchLabels: {slurm-bridge: enabled}
+  rules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [pods]
+  clientConfig:
+    url: https://$ADMISSION_LISTEN/mutate
+    caBundle: $ca
+YAML
 daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" ${BRIDGE_ARGS:-}
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 printf 'bridge-up: ready in %d.%01ds\n' $((ms / 1000)) $((ms % 1000 / 100))

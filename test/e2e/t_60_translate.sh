@@ -42,8 +42,13 @@ check "the Job's pod is submitted" wait_for 30 dlabelled
 djob=$(pod_field "$ns" "$(dpod)" "$JP_JOBID")
 check_eq "activeDeadlineSeconds 150 becomes a 3-minute time limit" "$(job_field "$djob" TimeLimit)" 00:03:00
 
+k delete namespace "$ns" --wait=false >/dev/null
+
 scenario "pods without the managed-node toleration"
+# Created before the namespace is enabled, so the webhook cannot add it.
+ns=$(new_ns)
 pod_yaml "$ns" intolerant | sed '/tolerations:/,/effect: NoExecute/d' | k apply -f - >/dev/null
+k label namespace "$ns" slurm-bridge=enabled >/dev/null
 check "are refused with the toleration to add" \
 	wait_for 30 cond_has "$ns" intolerant 'does not tolerate the taint slinky.slurm.net/managed-node=slurm-bridge:NoExecute'
 k delete namespace "$ns" --wait=false >/dev/null
