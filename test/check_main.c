@@ -2,11 +2,30 @@
  * The unit-test runner: one suite per module, all in one SRunner so that
  * Check prints its standard summary line.  CK_RUN_SUITE picks one suite.
  */
+#include <dirent.h>
 #include <stdlib.h>
 
 #include <check.h>
 
 #include "check_suites.h"
+
+int
+check_each_case(const char *dir, void (*fn)(const char *name))
+{
+	DIR		*d = opendir(dir);
+	struct dirent	*de;
+	int		 n = 0;
+
+	ck_assert_msg(d != NULL, "cannot open %s", dir);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		fn(de->d_name);
+		n++;
+	}
+	closedir(d);
+	return (n);
+}
 
 int
 main(void)

@@ -4,7 +4,6 @@
  * expect.json is {"status":200,"response":<AdmissionReview with the patch
  * decoded>} or {"status":400,"error":"<substring>"}.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +86,7 @@ review_case(const char *name)
 
 START_TEST(test_review_fixtures)
 {
-	DIR		*d = opendir(RV_DIR);
-	struct dirent	*de;
-	int		 n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		review_case(de->d_name);
-		n++;
-	}
-	closedir(d);
-	ck_assert_int_ge(n, 11);
+	ck_assert_int_ge(check_each_case(RV_DIR, review_case), 11);
 }
 END_TEST
 

@@ -8,6 +8,9 @@
 #define TEST_DATA	"test/data"
 #endif
 
+/* Runs fn on every case directory under dir; returns how many. */
+int	 check_each_case(const char *dir, void (*fn)(const char *name));
+
 Suite	*quantity_suite(void);
 Suite	*watch_suite(void);
 Suite	*config_suite(void);

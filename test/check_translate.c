@@ -3,7 +3,6 @@
  * input.json is the pod; expect.json is the job description as JSON, or
  * {"error": "<substring of the message>"}.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,19 +128,7 @@ translate_case(const char *cname)
 
 START_TEST(test_translate_cases)
 {
-	DIR		*d = opendir(TR_DIR);
-	struct dirent	*de;
-	int		 n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		translate_case(de->d_name);
-		n++;
-	}
-	closedir(d);
-	ck_assert_int_ge(n, 10);
+	ck_assert_int_ge(check_each_case(TR_DIR, translate_case), 10);
 }
 END_TEST
 
