@@ -337,6 +337,7 @@ struct group {
 	int		 cancelled;	/* we asked Slurm to end the job */
 	int		 invalid;	/* translation failed; wait for a change */
 	int		 seen;		/* its job was in the last full load */
+	char		*end_msg;	/* Slurm ended the job: why (Events) */
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
 };
@@ -396,6 +397,8 @@ void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);
 /* Per-task sizes of an adopted job, from its members. */
 void		 group_adopt_sizes(struct reconcile *, struct group *);
+/* Deletes the live members of a job Slurm ended (retried by the sweep). */
+void		 group_end_members(struct reconcile *, struct group *);
 /* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
 void		 group_reset(struct reconcile *, struct group *);
 /* A member ended or left (may free g). */

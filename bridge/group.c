@@ -44,6 +44,7 @@ group_free(void *p)
 	json_decref(g->members);
 	json_decref(g->job_pods);
 	json_decref(g->layout);
+	free(g->end_msg);
 	free(g);
 }
 
@@ -393,6 +394,36 @@ group_min(struct reconcile *r, struct group *g)
 	return (0);
 }
 
+/*
+ * Deletes the live members of a group whose job Slurm ended, with an Event
+ * carrying Slurm's state and reason.  A failed delete is retried from the
+ * sweep (group_evaluate) until the pod is deleting or gone.
+ */
+void
+group_end_members(struct reconcile *r, struct group *g)
+{
+	struct k8s_error	 err;
+	struct pod_entry	*e;
+	json_t			*v;
+	char			 path[512];
+	size_t			 i;
+
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED || e->delete_at != 0)
+			continue;
+		writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
+		    g->end_msg);
+		if (k8s_delete(r->client, writer_path(e, "", path,
+		    sizeof(path)), NULL, &err) == -1 && err.status != 404)
+			log_warnx("pod %s: delete after job end: %ld %s: %s; "
+			    "retrying", e->key, err.status, err.reason,
+			    err.text);
+		else
+			log_info("pod %s: deleted: %s", e->key, g->end_msg);
+	}
+}
+
 /* Forgets the group's job so it can be submitted again. */
 void
 group_reset(struct reconcile *r, struct group *g)
@@ -407,6 +438,8 @@ group_reset(struct reconcile *r, struct group *g)
 	json_decref(g->layout);
 	g->layout = NULL;
 	g->cpus_per_task = g->gpus_per_task = 0;
+	free(g->end_msg);
+	g->end_msg = NULL;
 }
 
 /* Is pkey one of the pods the group's job was made for? */
@@ -487,6 +520,8 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 * controller's new pods get a new job rather than a dead slot.
 	 */
 	if (g->jobid != 0 && (g->cancelled || g->state == G_ENDED)) {
+		if (g->end_msg != NULL)
+			group_end_members(r, g);
 		if (group_live(r, g, NULL, 0, 0) != group_live(r, g, NULL, 0,
 		    1))
 			return;

@@ -306,11 +306,7 @@ job_update_cb(const struct sjob *j, void *arg)
 {
 	struct reconcile	*r = arg;
 	struct group		*g;
-	struct pod_entry	*e;
-	struct k8s_error	 kerr;
-	json_t			*v;
-	char			 msg[256], err[256], path[512];
-	size_t			 i;
+	char			 msg[256], err[256];
 
 	if ((g = group_by_job(r, j->id)) == NULL && j->phase != SJOB_ENDED)
 		g = job_adopt(r, j);
@@ -350,26 +346,15 @@ job_update_cb(const struct sjob *j, void *arg)
 	case SJOB_ENDED:
 		log_info("group %s: slurm job %u ended: %s (reason %s)",
 		    g->key, j->id, j->state, j->reason);
-		/* The job is the pods' lease on the nodes: end them too. */
-		json_array_foreach(g->members, i, v) {
-			e = map_get(r->pods, json_string_value(v));
-			if (e == NULL || e->state == PS_ENDED ||
-			    e->delete_at != 0 || g->cancelled)
-				continue;
-			snprintf(msg, sizeof(msg), "Slurm job %u ended: %s "
+		/*
+		 * The job is the pods' lease on the nodes: end them too, unless
+		 * we ended the job ourselves (its pods were gone already).
+		 */
+		if (!g->cancelled && g->end_msg == NULL) {
+			xasprintf(&g->end_msg, "Slurm job %u ended: %s "
 			    "(Reason=%s); deleting the pod", j->id, j->state,
 			    j->reason);
-			writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
-			    msg);
-			if (k8s_delete(r->client, writer_path(e, "", path,
-			    sizeof(path)), NULL, &kerr) == -1 &&
-			    kerr.status != 404)
-				log_warnx("pod %s: delete after job end: "
-				    "%ld %s: %s", e->key, kerr.status,
-				    kerr.reason, kerr.text);
-			else
-				log_info("pod %s: deleted: slurm job %u %s",
-				    e->key, j->id, j->state);
+			group_end_members(r, g);
 		}
 		g->cancelled = 1;
 		g->state = G_ENDED;
