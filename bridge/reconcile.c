@@ -264,8 +264,18 @@ groups_sweep(struct reconcile *r)
 		    key));
 	json_array_foreach(keys, i, k) {
 		struct group *g = map_get(r->groups, json_string_value(k));
-		if (g != NULL)
-			group_evaluate(r, g);
+		if (g == NULL)
+			continue;
+		/*
+		 * A job whose members have all ended but whose cancel failed
+		 * (slurmctld unreachable) is cancelled again here.
+		 */
+		if (g->jobid != 0 && !g->cancelled &&
+		    group_live(r, g, NULL, 0, 0) == 0) {
+			group_member_gone(r, g);
+			continue;	/* may have freed g */
+		}
+		group_evaluate(r, g);
 	}
 	json_decref(keys);
 }
