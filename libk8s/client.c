@@ -48,22 +48,29 @@ k8s_error_set(struct k8s_error *err, long status, const char *reason,
 	va_end(ap);
 }
 
+/* Fills err from a metav1.Status object (st may be NULL). */
+void
+k8s_error_from_status_obj(struct k8s_error *err, long status,
+    const json_t *st, const char *fallback)
+{
+	const char	*reason, *msg;
+
+	reason = json_string_value(json_object_get(st, "reason"));
+	msg = json_string_value(json_object_get(st, "message"));
+	k8s_error_set(err, status, reason != NULL ? reason : "HTTPError",
+	    "%s", msg != NULL ? msg : fallback);
+}
+
 /* Fills err from a response body that should be a metav1.Status. */
 void
 k8s_error_from_status(struct k8s_error *err, long status, const char *body,
     size_t len)
 {
-	json_t		*st;
-	const char	*reason = NULL, *msg = NULL;
+	json_t	*st;
 
 	st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
-	if (st != NULL) {
-		reason = json_string_value(json_object_get(st, "reason"));
-		msg = json_string_value(json_object_get(st, "message"));
-	}
-	k8s_error_set(err, status, reason != NULL ? reason : "HTTPError",
-	    "%s", msg != NULL ? msg : (body != NULL && len > 0 ?
-	    body : "no response body"));
+	k8s_error_from_status_obj(err, status, st, body != NULL && len > 0 ?
+	    body : "no response body");
 	json_decref(st);
 }
 

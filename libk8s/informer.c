@@ -271,15 +271,9 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		    "metadata.resourceVersion"));
 		break;
 	case K8S_EVENT_ERROR:
+		/* The object of an ERROR event is a metav1.Status. */
 		code = json_integer_value(json_object_get(obj, "code"));
-		k8s_error_from_status(&inf->werr, (long)code, NULL, 0);
-		snprintf(inf->werr.reason, sizeof(inf->werr.reason), "%s",
-		    json_string_value(json_object_get(obj, "reason")) ?
-		    json_string_value(json_object_get(obj, "reason")) :
-		    "WatchError");
-		snprintf(inf->werr.text, sizeof(inf->werr.text), "%s",
-		    json_string_value(json_object_get(obj, "message")) ?
-		    json_string_value(json_object_get(obj, "message")) :
+		k8s_error_from_status_obj(&inf->werr, (long)code, obj,
 		    "watch error");
 		if (code == 410)
 			inf->gone = 1;

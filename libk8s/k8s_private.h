@@ -37,6 +37,8 @@ void	 k8s_error_set(struct k8s_error *, long status, const char *reason,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void	 k8s_error_from_status(struct k8s_error *, long status,
 	    const char *body, size_t len);
+void	 k8s_error_from_status_obj(struct k8s_error *, long status,
+	    const json_t *st, const char *fallback);
 /*
  * Streams a GET: write_cb receives the body as it arrives; abort_cb is
  * polled at least once a second and stops the transfer when it returns
