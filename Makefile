@@ -29,25 +29,29 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c
-BRIDGE_LIB_SRCS	:= bridge/translate.c bridge/queue.c bridge/cache.c \
-		   bridge/sched.c
+# The pure policy (translate, sched), the config file and the metrics
+# writer are shared: both daemons link them.
+SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
+		   bridge/metrics.c
+BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writer.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
-ADMISSION_LIB_SRCS := admission/review.c
-ADMISSION_SRCS	:= admission/main.c admission/conf.c admission/server.c \
-		   $(ADMISSION_LIB_SRCS)
+ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
+		   admission/validate.c admission/owners.c admission/conf.c
+ADMISSION_SRCS	:= admission/main.c admission/server.c \
+		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_config.c test/check_translate.c \
 		   test/check_queue.c test/check_cache.c test/check_sched.c \
-		   test/check_review.c
+		   test/check_review.c test/check_settings.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
-		   $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
-		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o)
+		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
+		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
 
@@ -69,6 +73,11 @@ $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Ibridge -c -o $@ $<
+
+$(BUILD)/admission/%.o: admission/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -Ibridge -c -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

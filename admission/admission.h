@@ -10,11 +10,16 @@
 
 #include <jansson.h>
 
+#include "k8s.h"
+#include "config.h"
+
 struct admission_conf {
 	const char		*listen;	/* "ADDR:PORT" */
 	const char		*tls_cert;	/* PEM file */
 	const char		*tls_key;	/* PEM file */
-	const char		*scheduler_name;
+	const char		*config_path;	/* --config, or NULL */
+	const char		*kubeconfig;	/* --kubeconfig, or NULL */
+	const char		**bridge_users;	/* --bridge-user, NULL-ended */
 	int			 verbose;
 	struct sockaddr_in	 addr;		/* parsed listen */
 };
@@ -26,7 +31,46 @@ int	conf_parse_listen(const char *, struct sockaddr_in *sin, char *err,
 /* Reads a whole file into a new NUL-terminated string; NULL on error. */
 char	*conf_read_file(const char *path, size_t max);
 
-/* review.c: AdmissionReview handling for pods (pure). */
+/* owners.c: the watch-based store of namespaces and workload owners. */
+enum owner_kind {
+	OWN_NAMESPACE,
+	OWN_JOB,	/* batch/v1 */
+	OWN_JOBSET,	/* jobset.x-k8s.io/v1alpha2 */
+	OWN_LWS,	/* leaderworkerset.x-k8s.io/v1 */
+	OWN_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 */
+	OWN_KINDS
+};
+
+struct owners;
+
+struct owners_stats {
+	unsigned long	hits, misses, waits, relists;
+	size_t		objects[OWN_KINDS];
+};
+
+/*
+ * A store that watches every kind through kconf (which must outlive it);
+ * with kconf NULL it watches nothing and is filled with owners_put (tests).
+ */
+struct owners	*owners_new(const struct k8s_config *kconf);
+int		 owners_start(struct owners *);
+/* Stops the informers and frees the store. */
+void		 owners_free(struct owners *);
+/* Stores a copy of obj (as an informer would). */
+void		 owners_put(struct owners *, enum owner_kind, const json_t *obj);
+/*
+ * The stored object (a new reference, slimmed to metadata and the spec
+ * fields the policy reads) or NULL.  ns is ignored for namespaces.  When it
+ * is missing, waits up to wait_ms for the watch to bring it.  Any thread.
+ */
+json_t		*owners_get(struct owners *, enum owner_kind, const char *ns,
+		    const char *name, int wait_ms);
+/* Has the kind's first list completed (always true without a watch)? */
+int		 owners_synced(struct owners *, enum owner_kind);
+void		 owners_stats(struct owners *, struct owners_stats *);
+const char	*owners_kind_name(enum owner_kind);
+
+/* review.c: AdmissionReview handling for pods (pure but for the store). */
 #define REVIEW_MAX_BODY	(3 * 1024 * 1024)
 
 enum review_mode {
@@ -35,7 +79,17 @@ enum review_mode {
 };
 
 struct review_conf {
-	const char	*scheduler_name;	/* "slurm-bridge" */
+	const struct config	*config;	/* names, tables, defaults */
+	struct owners		*owners;	/* namespaces and owners */
+	const char *const	*bridge_users;	/* may write bridge keys */
+	int			 owner_wait_ms;	/* for an owner not yet seen */
+};
+
+/* What one review decided; filled by mutate.c and validate.c. */
+struct review_result {
+	json_t	*patch;		/* JSON Patch array, owned */
+	json_t	*warnings;	/* array of strings, owned */
+	char	*denied;	/* the refusal message, or NULL */
 };
 
 /*
@@ -45,18 +99,33 @@ struct review_conf {
 int	 review_handle(const char *body, size_t len, enum review_mode,
 	    const struct review_conf *, json_t **out, char *err,
 	    size_t errlen);
-/* The JSON Patch that mutates pod (a new reference; [] if none). */
-json_t	*review_mutate(const json_t *pod, const char *operation,
-	    const struct review_conf *);
 /* RFC 6901 escaping of one path token; a new string. */
 char	*review_pointer_escape(const char *token);
+/* Appends a warning to the result. */
+void	 review_warn(struct review_result *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The pod's owning batch/v1 Job from the store (new ref) or NULL. */
+json_t	*review_job_owner(const json_t *pod, const struct review_conf *);
+/* The workload root the scheduler reads annotations from (new ref). */
+json_t	*review_root(const json_t *pod, const struct review_conf *);
+
+/* mutate.c: the JSON Patch for a pod (idempotent). */
+void	 mutate_pod(const json_t *pod, const char *operation,
+	    const struct review_conf *, struct review_result *);
+
+/* validate.c: refuses bad annotations and writes to bridge-owned keys. */
+void	 validate_pod(const json_t *request, const json_t *pod,
+	    const struct review_conf *, struct review_result *);
 
 /* server.c */
 struct server;
 
-/* Starts serving; the conf must outlive the server.  NULL on error. */
-struct server	*server_start(const struct admission_conf *, char *err,
-		    size_t errlen);
+/*
+ * Starts serving; conf and review must outlive the server.  One server per
+ * process (GnuTLS's certificate callback has no argument).  NULL on error.
+ */
+struct server	*server_start(const struct admission_conf *,
+		    const struct review_conf *, char *err, size_t errlen);
 void		 server_stop(struct server *);
 
 #endif /* ADMISSION_H */

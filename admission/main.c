@@ -1,6 +1,7 @@
 /*
  * slurm-bridge-admission: the HTTPS webhook server for pods.  main parses
- * flags, starts the server (libmicrohttpd runs it on its own thread) and
+ * flags and the config file, starts the watch-based owner store (one
+ * informer thread per kind) and the server (libmicrohttpd's threads), and
  * waits for SIGINT/SIGTERM with sigwait().
  */
 #include <pthread.h>
@@ -8,22 +9,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <getopt.h>
 
+#include <curl/curl.h>
+
 #include "log.h"
+#include "xmalloc.h"
 #include "admission.h"
+
+/* The in-cluster scheduler's identity (manifests/); --bridge-user adds. */
+#define DEFAULT_BRIDGE_USER	"system:serviceaccount:slurm-bridge:slurm-bridge"
+#define MAX_BRIDGE_USERS	16
+/* How long a request waits for an owner its watch has not brought yet. */
+#define OWNER_WAIT_MS		200
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: slurm-bridge-admission [options]\n"
+"  --config FILE       configuration (default " CONFIG_DEFAULT_PATH "\n"
+"                      if it exists)                   [ADMISSION_CONFIG]\n"
+"  --kubeconfig FILE   API server access for the owner and namespace\n"
+"                      watches (default: $KUBECONFIG, then in-cluster)\n"
 "  --listen ADDR:PORT  HTTPS address (default :9443)    [ADMISSION_LISTEN]\n"
-"  --tls-cert FILE     serving certificate (PEM)       [ADMISSION_TLS_CERT]\n"
+"  --tls-cert FILE     serving certificate (PEM); reloaded when it\n"
+"                      changes                         [ADMISSION_TLS_CERT]\n"
 "  --tls-key FILE      serving key (PEM)               [ADMISSION_TLS_KEY]\n"
+"  --bridge-user NAME  a user that may write bridge-owned labels and\n"
+"                      annotations (repeatable; default\n"
+"                      " DEFAULT_BRIDGE_USER ")\n"
 "  -n                  check the configuration and exit\n"
 "  -v                  more logging (repeatable)\n"
-"  -h, --help          this text\n");
+"  -h, --help          this text\n"
+"Serves POST /mutate and /validate (AdmissionReview v1 for pods), GET\n"
+"/healthz, /readyz and /metrics.\n");
 }
 
 static const char *
@@ -41,20 +62,30 @@ main(int argc, char *argv[])
 		{ "listen",	required_argument, NULL, 'l' },
 		{ "tls-cert",	required_argument, NULL, 'c' },
 		{ "tls-key",	required_argument, NULL, 'k' },
+		{ "config",	required_argument, NULL, 'C' },
+		{ "kubeconfig",	required_argument, NULL, 'K' },
+		{ "bridge-user", required_argument, NULL, 'u' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL,		0,		   NULL, 0 }
 	};
 	struct admission_conf	 conf;
+	struct review_conf	 rconf;
+	struct config		*config;
+	struct k8s_config	*kconf;
+	struct k8s_error	 kerr;
+	struct owners		*owners;
 	struct server		*srv;
-	char			 err[256];
+	const char		*users[MAX_BRIDGE_USERS + 1];
+	char			 err[512];
 	sigset_t		 set;
-	int			 ch, sig, checkonly = 0;
+	int			 ch, sig, checkonly = 0, nusers = 0;
 
 	memset(&conf, 0, sizeof(conf));
 	conf.listen = env_or("ADMISSION_LISTEN", ":9443");
 	conf.tls_cert = env_or("ADMISSION_TLS_CERT", NULL);
 	conf.tls_key = env_or("ADMISSION_TLS_KEY", NULL);
-	conf.scheduler_name = env_or("ADMISSION_SCHEDULER_NAME", "slurm-bridge");
+	conf.config_path = env_or("ADMISSION_CONFIG", NULL);
+	memset(users, 0, sizeof(users));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
@@ -65,6 +96,18 @@ main(int argc, char *argv[])
 			break;
 		case 'k':
 			conf.tls_key = optarg;
+			break;
+		case 'C':
+			conf.config_path = optarg;
+			break;
+		case 'K':
+			conf.kubeconfig = optarg;
+			break;
+		case 'u':
+			if (nusers == MAX_BRIDGE_USERS)
+				fatalx("--bridge-user: at most %d",
+				    MAX_BRIDGE_USERS);
+			users[nusers++] = optarg;
 			break;
 		case 'n':
 			checkonly = 1;
@@ -80,20 +123,31 @@ main(int argc, char *argv[])
 			return (2);
 		}
 	}
+	if (optind != argc) {
+		usage(stderr);
+		return (2);
+	}
 	log_init(conf.verbose);
+	if (nusers == 0)
+		users[nusers++] = DEFAULT_BRIDGE_USER;
+	conf.bridge_users = users;
 	if (conf_parse_listen(conf.listen, &conf.addr, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (conf.tls_cert == NULL || conf.tls_key == NULL)
 		fatalx("--tls-cert and --tls-key are required: the API server "
 		    "calls webhooks over HTTPS only");
-	if (checkonly) {
-		/* A full start proves the certificate and key load. */
-		if ((srv = server_start(&conf, err, sizeof(err))) == NULL)
-			fatalx("%s", err);
-		server_stop(srv);
-		printf("configuration OK\n");
-		return (0);
-	}
+	config = config_new();
+	if (conf.config_path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
+		conf.config_path = CONFIG_DEFAULT_PATH;
+	if (conf.config_path != NULL &&
+	    config_load(config, conf.config_path, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		fatalx("curl_global_init failed");
+	json_object_seed(0);
+	if ((kconf = k8s_config_default(conf.kubeconfig, &kerr)) == NULL)
+		fatalx("kubeconfig: %s (the webhook watches namespaces and "
+		    "workloads)", kerr.text);
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -102,8 +156,26 @@ main(int argc, char *argv[])
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((srv = server_start(&conf, err, sizeof(err))) == NULL)
+	owners = owners_new(checkonly ? NULL : kconf);
+	memset(&rconf, 0, sizeof(rconf));
+	rconf.config = config;
+	rconf.owners = owners;
+	rconf.bridge_users = conf.bridge_users;
+	rconf.owner_wait_ms = OWNER_WAIT_MS;
+	/* A full start proves the address, certificate and key. */
+	if ((srv = server_start(&conf, &rconf, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	if (checkonly) {
+		server_stop(srv);
+		owners_free(owners);
+		k8s_config_free(kconf);
+		config_free(config);
+		curl_global_cleanup();
+		printf("configuration OK\n");
+		return (0);
+	}
+	if (owners_start(owners) == -1)
+		fatalx("cannot start the owner watches");
 	log_info("slurm-bridge-admission: serving https on %s", conf.listen);
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
@@ -113,5 +185,9 @@ main(int argc, char *argv[])
 	}
 	log_info("slurm-bridge-admission: signal %d, stopping", sig);
 	server_stop(srv);
+	owners_free(owners);
+	k8s_config_free(kconf);
+	config_free(config);
+	curl_global_cleanup();
 	return (0);
 }

@@ -5,18 +5,16 @@
  * libmicrohttpd's thread, inside the request; it makes no API or Slurm
  * call.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "k8s.h"
 #include "xmalloc.h"
+#include "policy.h"
 #include "admission.h"
 
-#define TOL_KEY		"slinky.slurm.net/managed-node"
-#define TOL_VALUE	"slurm-bridge"
-#define TOL_EFFECT	"NoExecute"
-#define ANN_GRES	"slurmjob.slinky.slurm.net/gres"
 
 /* JSON Pointer escaping of one path token (RFC 6901): ~ -> ~0, / -> ~1. */
 char *
@@ -36,106 +34,143 @@ review_pointer_escape(const char *token)
 	return (buf_release(&b));
 }
 
-static void
-patch_op(json_t *patch, const char *op, const char *path, json_t *value)
+void
+review_warn(struct review_result *r, const char *fmt, ...)
 {
-	json_t	*o = json_pack("{s:s, s:s}", "op", op, "path", path);
+	va_list	 ap;
+	char	*msg;
 
-	if (value != NULL)
-		json_object_set_new(o, "value", value);
-	json_array_append_new(patch, o);
-}
-
-/* Adds key=value under /metadata/<map>, creating the map if needed. */
-static void
-patch_meta(json_t *patch, const json_t *pod, const char *map,
-    const char *key, const char *value)
-{
-	char	*esc, *path;
-
-	if (json_object_get(k8s_obj_get(pod, "metadata"), map) == NULL) {
-		xasprintf(&path, "/metadata/%s", map);
-		patch_op(patch, "add", path, json_pack("{s:s}", key, value));
-		free(path);
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
 		return;
-	}
-	esc = review_pointer_escape(key);
-	xasprintf(&path, "/metadata/%s/%s", map, esc);
-	patch_op(patch, "add", path, json_string(value));
-	free(esc);
-	free(path);
+	if (r->warnings == NULL)
+		r->warnings = json_array();
+	json_array_append_new(r->warnings, json_string(msg));
+	free(msg);
 }
 
-/* GPUs the pod asks for: the sum of its containers' GPU limits. */
-static int64_t
-review_gpus(const json_t *pod)
+/* The controller ownerReference of kind in apiVersion group, or NULL. */
+static const json_t *
+review_owner_ref(const json_t *pod, const char *kind, const char *apiv)
 {
-	static const char *const res[] = { "nvidia.com/gpu", "amd.com/gpu" };
-	const json_t	*c;
-	const char	*v;
-	int64_t		 n, total = 0;
-	size_t		 i, r;
+	const json_t	*ref;
+	const char	*k, *a;
+	size_t		 i;
 
-	json_array_foreach(k8s_obj_get(pod, "spec.containers"), i, c) {
-		for (r = 0; r < sizeof(res) / sizeof(res[0]); r++) {
-			v = json_string_value(json_object_get(k8s_obj_get(c,
-			    "resources.limits"), res[r]));
-			if (v != NULL && k8s_quantity_value(v, &n) == 0 &&
-			    n > 0 && total <= INT32_MAX)
-				total += n;
-		}
+	json_array_foreach(k8s_obj_get(pod, "metadata.ownerReferences"), i,
+	    ref) {
+		k = json_string_value(json_object_get(ref, "kind"));
+		a = json_string_value(json_object_get(ref, "apiVersion"));
+		if (json_is_true(json_object_get(ref, "controller")) &&
+		    k != NULL && a != NULL && strcmp(k, kind) == 0 &&
+		    strcmp(a, apiv) == 0)
+			return (ref);
 	}
-	return (total);
+	return (NULL);
 }
 
 json_t *
-review_mutate(const json_t *pod, const char *operation,
-    const struct review_conf *conf)
+review_job_owner(const json_t *pod, const struct review_conf *rc)
 {
-	json_t		*patch = json_array(), *tol;
-	const char	*sched, *node;
-	char		 gres[64];
-	int64_t		 gpus;
+	const json_t	*ref = review_owner_ref(pod, "Job", "batch/v1");
+	const char	*uid, *have;
+	json_t		*job;
 
-	sched = k8s_obj_str(pod, "spec.schedulerName");
-	if (sched == NULL)
-		patch_op(patch, "add", "/spec/schedulerName",
-		    json_string(conf->scheduler_name));
-	else if (strcmp(sched, "default-scheduler") == 0)
-		patch_op(patch, "replace", "/spec/schedulerName",
-		    json_string(conf->scheduler_name));
-	/* A preset node would bypass Slurm. */
-	node = k8s_obj_str(pod, "spec.nodeName");
-	if (strcmp(operation, "CREATE") == 0 && node != NULL && *node != '\0')
-		patch_op(patch, "remove", "/spec/nodeName", NULL);
-	if (!k8s_pod_tolerates(pod, TOL_KEY, TOL_VALUE, TOL_EFFECT)) {
-		tol = json_pack("{s:s, s:s, s:s}", "key", TOL_KEY, "operator",
-		    "Exists", "effect", TOL_EFFECT);
-		if (k8s_obj_get(pod, "spec.tolerations") == NULL)
-			patch_op(patch, "add", "/spec/tolerations",
-			    json_pack("[o]", tol));
-		else
-			patch_op(patch, "add", "/spec/tolerations/-", tol);
+	if (ref == NULL)
+		return (NULL);
+	job = owners_get(rc->owners, OWN_JOB, k8s_obj_namespace(pod),
+	    json_string_value(json_object_get(ref, "name")),
+	    rc->owner_wait_ms);
+	/* A Job of the same name made since is not this pod's owner. */
+	uid = json_string_value(json_object_get(ref, "uid"));
+	have = k8s_obj_str(job, "metadata.uid");
+	if (job != NULL && uid != NULL && have != NULL &&
+	    strcmp(uid, have) != 0) {
+		json_decref(job);
+		return (NULL);
 	}
-	/* GPU limits become the gres annotation, unless the user wrote one. */
-	if (k8s_obj_annotation(pod, ANN_GRES) == NULL &&
-	    (gpus = review_gpus(pod)) > 0) {
-		snprintf(gres, sizeof(gres), "gpu:%lld", (long long)gpus);
-		patch_meta(patch, pod, "annotations", ANN_GRES, gres);
-	}
-	return (patch);
+	return (job);
 }
 
-/* A response AdmissionReview for uid. */
+json_t *
+review_root(const json_t *pod, const struct review_conf *rc)
+{
+	const char	*ns = k8s_obj_namespace(pod), *v;
+	json_t		*root;
+
+	if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL &&
+	    (root = owners_get(rc->owners, OWN_PODGROUP, ns, v, 0)) != NULL)
+		return (root);
+	if ((v = k8s_obj_label(pod, LWS_LABEL_NAME)) != NULL)
+		return (owners_get(rc->owners, OWN_LWS, ns, v,
+		    rc->owner_wait_ms));
+	if ((v = k8s_obj_label(pod, JOBSET_LABEL_NAME)) != NULL)
+		return (owners_get(rc->owners, OWN_JOBSET, ns, v,
+		    rc->owner_wait_ms));
+	return (review_job_owner(pod, rc));
+}
+
+/*
+ * The pod as the policy reads it: on CREATE the object may lack its
+ * namespace and (with generateName) its name, so both come from the
+ * request.  A new reference sharing the object's other members.
+ */
 static json_t *
-review_response(const char *uid, int allowed, const char *msg)
+review_pod_view(const json_t *req, const json_t *obj)
+{
+	json_t		*pod, *md;
+	const char	*ns, *name, *gen;
+	char		*tmp;
+
+	pod = json_copy((json_t *)(uintptr_t)obj);
+	md = json_object_get(obj, "metadata");
+	md = md != NULL ? json_copy(md) : json_object();
+	ns = json_string_value(json_object_get(req, "namespace"));
+	if (json_object_get(md, "namespace") == NULL && ns != NULL)
+		json_object_set_new(md, "namespace", json_string(ns));
+	name = json_string_value(json_object_get(md, "name"));
+	if (name == NULL || *name == '\0') {
+		name = json_string_value(json_object_get(req, "name"));
+		gen = json_string_value(json_object_get(md, "generateName"));
+		if (name != NULL && *name != '\0')
+			json_object_set_new(md, "name", json_string(name));
+		else {
+			/* Named by the API server after admission. */
+			xasprintf(&tmp, "%s*", gen != NULL ? gen : "");
+			json_object_set_new(md, "name", json_string(tmp));
+			free(tmp);
+		}
+	}
+	json_object_set_new(pod, "metadata", md);
+	return (pod);
+}
+
+/* The response AdmissionReview for uid. */
+static json_t *
+review_response(const char *uid, const struct review_result *r)
 {
 	json_t	*resp;
+	char	*dump, *enc;
 
-	resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", allowed);
-	if (msg != NULL)
-		json_object_set_new(resp, "status", json_pack("{s:s, s:i}",
-		    "message", msg, "code", 403));
+	resp = json_pack("{s:s, s:b}", "uid", uid, "allowed",
+	    r->denied == NULL);
+	if (r->denied != NULL)
+		json_object_set_new(resp, "status", json_pack("{s:s, s:s, "
+		    "s:s, s:i}", "status", "Failure", "reason", "Forbidden",
+		    "message", r->denied, "code", 403));
+	else if (r->patch != NULL && json_array_size(r->patch) > 0) {
+		dump = json_dumps(r->patch, JSON_COMPACT);
+		enc = k8s_base64_encode(dump, strlen(dump));
+		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
+		json_object_set_new(resp, "patch", json_string(enc));
+		free(dump);
+		free(enc);
+	}
+	if (r->warnings != NULL)
+		json_object_set(resp, "warnings", r->warnings);
 	return (json_pack("{s:s, s:s, s:o}", "apiVersion",
 	    "admission.k8s.io/v1", "kind", "AdmissionReview", "response",
 	    resp));
@@ -145,18 +180,20 @@ int
 review_handle(const char *body, size_t len, enum review_mode mode,
     const struct review_conf *conf, json_t **out, char *err, size_t errlen)
 {
-	json_t		*rev, *req, *pod, *patch, *resp;
-	json_error_t	 jerr;
-	const char	*uid, *kind, *op, *av;
-	char		*dump, *enc;
+	struct review_result	 r;
+	json_t			*rev, *req, *obj, *pod;
+	json_error_t		 jerr;
+	const char		*uid, *kind, *op, *av;
 
 	*out = NULL;
+	memset(&r, 0, sizeof(r));
 	if (len > REVIEW_MAX_BODY) {
 		snprintf(err, errlen, "request body larger than %d bytes",
 		    REVIEW_MAX_BODY);
 		return (400);
 	}
-	if ((rev = json_loadb(body, len, 0, &jerr)) == NULL) {
+	if ((rev = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL) {
 		snprintf(err, errlen, "body is not JSON: %s (at byte %d)",
 		    jerr.text, jerr.position);
 		return (400);
@@ -175,11 +212,11 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		snprintf(err, errlen, "request.uid is missing");
 		goto bad;
 	}
-	pod = json_object_get(req, "object");
+	obj = json_object_get(req, "object");
 	op = json_string_value(json_object_get(req, "operation"));
-	if (!json_is_object(pod) || op == NULL) {
+	if (!json_is_object(obj) || op == NULL) {
 		/* DELETE and CONNECT carry no object: nothing to do. */
-		*out = review_response(uid, 1, NULL);
+		*out = review_response(uid, &r);
 		json_decref(rev);
 		return (200);
 	}
@@ -188,23 +225,16 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		snprintf(err, errlen, "request.kind must be Pod");
 		goto bad;
 	}
-	if (mode == REVIEW_MUTATE) {
-		patch = review_mutate(pod, op, conf);
-		resp = review_response(uid, 1, NULL);
-		if (json_array_size(patch) > 0) {
-			dump = json_dumps(patch, JSON_COMPACT);
-			enc = k8s_base64_encode(dump, strlen(dump));
-			json_object_set_new(json_object_get(resp, "response"),
-			    "patchType", json_string("JSONPatch"));
-			json_object_set_new(json_object_get(resp, "response"),
-			    "patch", json_string(enc));
-			free(dump);
-			free(enc);
-		}
-		json_decref(patch);
-		*out = resp;
-	} else
-		*out = review_response(uid, 1, NULL);
+	pod = review_pod_view(req, obj);
+	if (mode == REVIEW_MUTATE)
+		mutate_pod(pod, op, conf, &r);
+	else
+		validate_pod(req, pod, conf, &r);
+	json_decref(pod);
+	*out = review_response(uid, &r);
+	json_decref(r.patch);
+	json_decref(r.warnings);
+	free(r.denied);
 	json_decref(rev);
 	return (200);
  bad:

@@ -52,21 +52,6 @@ json_free_cb(void *p)
 	json_decref(p);
 }
 
-static int
-pod_has_finalizer(const json_t *pod)
-{
-	const json_t	*v;
-	const char	*f;
-	size_t		 i;
-
-	json_array_foreach(k8s_obj_get(pod, "metadata.finalizers"), i, v) {
-		f = json_string_value(v);
-		if (f != NULL && strcmp(f, FINALIZER) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 static time_t
 parse_time(const char *s)
 {
@@ -157,7 +142,7 @@ pod_update(struct reconcile *r, json_t *obj)
 	e->obj = obj;
 	e->delete_at = parse_time(k8s_obj_str(obj,
 	    "metadata.deletionTimestamp"));
-	e->finalizer = pod_has_finalizer(obj);
+	e->finalizer = k8s_obj_has_finalizer(obj, FINALIZER);
 	label = k8s_obj_label(obj, LABEL_JOBID);
 	e->label_jobid = 0;
 	if (label != NULL) {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "xmalloc.h"
-#include "bridge.h"
+#include "policy.h"
 
 /* Parses a positive decimal count; -1 if s is not one. */
 static long

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "xmalloc.h"
-#include "bridge.h"
+#include "policy.h"
 
 #define TR_MAX_STR	200	/* longest string we hand to Slurm */
 #define MIB		(1024LL * 1024)
@@ -229,9 +229,8 @@ gres_valid(const char *s)
 	return (p != s);
 }
 
-/* The GPU count of a valid gres string ("gpu:a100:2,nic:1" -> 2). */
-static uint32_t
-gres_gpu_count(const char *gres)
+uint32_t
+translate_gres_gpus(const char *gres)
 {
 	const char	*p = gres, *end, *colon;
 
@@ -486,7 +485,7 @@ translate_pod(const struct translate_src *src,
 			goto fail;
 		}
 		xasprintf(&js->tres_per_task, "gres:%s", gres);
-		js->gpus_per_task = gres_gpu_count(gres);
+		js->gpus_per_task = translate_gres_gpus(gres);
 	} else if (gpus > 0) {
 		xasprintf(&js->tres_per_task, "gres:gpu:%" PRId64, gpus);
 		js->gpus_per_task = (uint32_t)gpus;

@@ -104,6 +104,8 @@ const char	*k8s_obj_namespace(const json_t *);
 const char	*k8s_obj_uid(const json_t *);
 const char	*k8s_obj_label(const json_t *, const char *key);
 const char	*k8s_obj_annotation(const json_t *, const char *key);
+/* Does metadata.finalizers hold finalizer? */
+int		 k8s_obj_has_finalizer(const json_t *, const char *finalizer);
 /* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */
 char		*k8s_obj_key(const json_t *, char *key, size_t keylen);
 /* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */

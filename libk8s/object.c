@@ -71,6 +71,21 @@ k8s_obj_annotation(const json_t *obj, const char *key)
 	    "metadata.annotations"), key)));
 }
 
+int
+k8s_obj_has_finalizer(const json_t *obj, const char *finalizer)
+{
+	const json_t	*v;
+	const char	*f;
+	size_t		 i;
+
+	json_array_foreach(k8s_obj_get(obj, "metadata.finalizers"), i, v) {
+		f = json_string_value(v);
+		if (f != NULL && strcmp(f, finalizer) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 char *
 k8s_obj_key(const json_t *obj, char *key, size_t keylen)
 {

@@ -63,36 +63,49 @@ mkdir -p "$LOG_DIR"
 kubectl --kubeconfig="$KUBECONFIG" apply -f "$top/manifests/crds/" >/dev/null
 kubectl --kubeconfig="$KUBECONFIG" wait --for=condition=Established \
 	crd/podgroups.scheduling.x-k8s.io --timeout=30s >/dev/null
-daemon slurm-bridge-admission admission_ready \
-	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY"
-# The mutating webhook, for namespaces labelled slurm-bridge=enabled.
-# failurePolicy Fail: in an opted-in namespace a pod must not reach the
-# scheduler unmutated (it would wait forever for default-scheduler, or run
-# on a bridged node without Slurm knowing); while the webhook is down, pod
-# creation there fails loudly instead.  Other namespaces never call it.
-ca=$(base64 -w0 <"$CA_CERT")
-kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: slurm-bridge}
-webhooks:
-- name: mutate.pods.slurm-bridge.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 5
-  reinvocationPolicy: IfNeeded
-  namespaceSelector:
-    matchLabels: {slurm-bridge: enabled}
-  rules:
-  - apiGroups: [""]
-    apiVersions: [v1]
-    operations: [CREATE]
-    resources: [pods]
-  clientConfig:
-    url: https://$ADMISSION_LISTEN/mutate
-    caBundle: $ca
+# The config both daemons read: the GRES type and topology tables match
+# the stack's nodes (label slurm-bridge.io/leaf-switch, topology/tree).
+cat >"$BRIDGE_CONFIG.new" <<'YAML'
+# Written by scripts/bridge-up.sh for the local stack.
+schedulerName: slurm-bridge
+partition: slurm-bridge
+gresTypes:
+- nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+  type: a100
+- nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  type: h100
+topology:
+- {nodeLabel: slurm-bridge.io/leaf-switch, slurm: switch}
+- {nodeLabel: kubernetes.io/hostname, slurm: node}
+gangGpuSwitchThreshold: 16
+preferredTopologyWaitMinutes: 5
 YAML
+mv "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"
+# The webhook's read-only RBAC, bound to its local client identity too.
+kubectl --kubeconfig="$KUBECONFIG" apply -f "$top/manifests/admission/rbac.yaml" >/dev/null
+kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: slurm-bridge-admission-local}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: slurm-bridge-admission}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:slurm-bridge-admission"}
+YAML
+# The bridge's identity on the local stack (pki.sh): its writes to
+# bridge-owned keys are allowed, and never wait on the webhook.
+BRIDGE_USER=system:slurm-bridge
+daemon slurm-bridge-admission admission_ready \
+	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY" \
+	--config "$BRIDGE_CONFIG" --kubeconfig "$ADMISSION_KUBECONFIG" \
+	--bridge-user "$BRIDGE_USER"
+# Both webhook configurations, from manifests/admission/webhooks.yaml (see
+# there for the failurePolicy), pointed at the local webhook by URL.
+ca=$(base64 -w0 <"$CA_CERT")
+sed -e "s|service: {name: slurm-bridge-admission, namespace: slurm-bridge, path: \(/[a-z]*\), port: 443}|url: \"https://$ADMISSION_LISTEN\1\"|" \
+	-e "s|caBundle: \"\"|caBundle: $ca|" \
+	-e "s|system:serviceaccount:slurm-bridge:slurm-bridge|$BRIDGE_USER|" \
+	"$top/manifests/admission/webhooks.yaml" |
+	kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
 daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" ${BRIDGE_ARGS:-}
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 printf 'bridge-up: ready in %d.%01ds\n' $((ms / 1000)) $((ms % 1000 / 100))

@@ -29,6 +29,9 @@ PKI_DIR=$STACK_DIR/pki        # CA, serving and client certificates
 GPU_DEV_DIR=$STACK_DIR/dev    # fake /dev/nvidia<i> character devices
 export KUBECONFIG=$STACK_DIR/kubeconfig
 BRIDGE_KUBECONFIG=$STACK_DIR/bridge.kubeconfig
+ADMISSION_KUBECONFIG=$STACK_DIR/admission.kubeconfig
+# The config file both daemons read on the local stack (bridge-up writes it).
+BRIDGE_CONFIG=$STACK_DIR/config.yaml
 ADMISSION_CERT=$PKI_DIR/admission.crt
 ADMISSION_KEY=$PKI_DIR/admission.key
 CA_CERT=$PKI_DIR/ca.crt

@@ -18,7 +18,8 @@ check_each_case(const char *dir, void (*fn)(const char *name))
 
 	ck_assert_msg(d != NULL, "cannot open %s", dir);
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
+		/* Cases are directories; files beside them are shared. */
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
 			continue;
 		fn(de->d_name);
 		n++;
@@ -41,6 +42,7 @@ main(void)
 	srunner_add_suite(sr, cache_suite());
 	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, review_suite());
+	srunner_add_suite(sr, settings_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -19,5 +19,6 @@ Suite	*queue_suite(void);
 Suite	*cache_suite(void);
 Suite	*sched_suite(void);
 Suite	*review_suite(void);
+Suite	*settings_suite(void);
 
 #endif /* CHECK_SUITES_H */

@@ -9,6 +9,7 @@
 #   kube-controller-manager.*   CN=system:kube-controller-manager
 #   kwok.*                      CN=system:kwok, O=system:masters
 #   slurm-bridge.*              CN=system:slurm-bridge, O=system:masters -> bridge.kubeconfig
+#   admission-client.*          CN=system:slurm-bridge-admission -> admission.kubeconfig
 #   admission.crt/key           serving cert of our admission webhook (127.0.0.1, localhost)
 #   sa.key/sa.pub               service-account token signing key pair
 set -euo pipefail
@@ -96,12 +97,16 @@ main() {
 	make_cert kwok "/O=system:masters/CN=system:kwok" clientAuth
 	make_cert slurm-bridge "/O=system:masters/CN=system:slurm-bridge" clientAuth
 	make_cert admission "/CN=slurm-bridge-admission" serverAuth "IP:127.0.0.1,DNS:localhost"
+	# The webhook's own client identity: no group, so only the RBAC in
+	# manifests/admission/ (read-only watches) applies to it.
+	make_cert admission-client "/CN=system:slurm-bridge-admission" clientAuth
 	make_sa_keys
 	# Certificates are public; keys stay 0600.
 	chmod 0644 "$PKI_DIR"/*.crt "$PKI_DIR/sa.pub"
 
 	write_kubeconfig "$KUBECONFIG" admin
 	write_kubeconfig "$BRIDGE_KUBECONFIG" slurm-bridge
+	write_kubeconfig "$ADMISSION_KUBECONFIG" admission-client
 	write_kubeconfig "$STACK_DIR/kube-controller-manager.kubeconfig" kube-controller-manager
 	write_kubeconfig "$STACK_DIR/kwok.kubeconfig" kwok
 }

@@ -1,0 +1,308 @@
+/*
+ * The mutation of a pod in an enabled namespace, as one idempotent JSON
+ * Patch (a second pass over its own output adds nothing):
+ * - schedulerName, a preset nodeName on CREATE, the managed-node toleration;
+ * - the gang: pod-group label and min-member annotation from the owner
+ *   (PodGroup CR, LeaderWorkerSet, JobSet, Indexed Job), with the
+ *   scheduler's own grouping rules (sched_pod_group);
+ * - GPU limits as the gres annotation, typed by the config's gresTypes;
+ * - topology hints (Kueue's podset-*-topology annotations, the gang GPU
+ *   policy) as the switches annotation.
+ * Runs inside a request; owners come from the watch-based store.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s.h"
+#include "xmalloc.h"
+#include "policy.h"
+#include "admission.h"
+
+#define ANN_GRES	ANN_PREFIX "gres"
+#define ANN_SWITCHES	ANN_PREFIX "switches"
+#define ANN_MAX_NODES	ANN_PREFIX "max-nodes"
+
+/* Metadata the patch adds, collected so each map is created once. */
+struct meta_adds {
+	json_t	*labels;
+	json_t	*annotations;
+};
+
+static void
+patch_op(json_t *patch, const char *op, const char *path, json_t *value)
+{
+	json_t	*o = json_pack("{s:s, s:s}", "op", op, "path", path);
+
+	if (value != NULL)
+		json_object_set_new(o, "value", value);
+	json_array_append_new(patch, o);
+}
+
+/* Adds the collected keys under /metadata/<map>. */
+static void
+patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
+{
+	const char	*key;
+	json_t		*v;
+	char		*esc, *path;
+
+	if (json_object_size(adds) == 0)
+		return;
+	if (json_object_get(k8s_obj_get(pod, "metadata"), map) == NULL) {
+		xasprintf(&path, "/metadata/%s", map);
+		patch_op(patch, "add", path, json_incref(adds));
+		free(path);
+		return;
+	}
+	json_object_foreach(adds, key, v) {
+		esc = review_pointer_escape(key);
+		xasprintf(&path, "/metadata/%s/%s", map, esc);
+		patch_op(patch, "add", path, json_incref(v));
+		free(esc);
+		free(path);
+	}
+}
+
+/* Is s a valid label value (63 characters, alphanumeric ends, -_.)? */
+static int
+label_value_ok(const char *s)
+{
+	size_t	i, n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))
+			continue;
+		if ((s[i] == '-' || s[i] == '_' || s[i] == '.') && i > 0 &&
+		    i < n - 1)
+			continue;
+		return (0);
+	}
+	return (1);
+}
+
+/*
+ * The gang: writes the pod-group label and min-member annotation the
+ * scheduler would derive, so the pod says what it is part of.  Returns the
+ * gang size (0 for a single pod or when unknown).
+ */
+static int
+mutate_gang(const json_t *pod, const struct review_conf *rc,
+    struct meta_adds *adds)
+{
+	const char	*ns = k8s_obj_namespace(pod), *label, *js;
+	json_t		*job = NULL, *jobset = NULL, *pg;
+	struct group_id	 gid;
+	char		 err[256], n[16];
+	json_int_t	 min;
+
+	if ((js = k8s_obj_label(pod, JOBSET_LABEL_NAME)) != NULL)
+		jobset = owners_get(rc->owners, OWN_JOBSET, ns, js,
+		    rc->owner_wait_ms);
+	else if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
+	    k8s_obj_label(pod, LWS_LABEL_NAME) == NULL)
+		job = review_job_owner(pod, rc);
+	if (sched_pod_group(pod, job, jobset, &gid, err, sizeof(err)) == -1 ||
+	    !gid.gang) {
+		/* Bad input is the validating webhook's to refuse. */
+		json_decref(job);
+		json_decref(jobset);
+		return (0);
+	}
+	json_decref(job);
+	json_decref(jobset);
+	label = k8s_obj_label(pod, LABEL_POD_GROUP);
+	if (label == NULL && label_value_ok(gid.name))
+		json_object_set_new(adds->labels, LABEL_POD_GROUP,
+		    json_string(gid.name));
+	if (gid.min_member == 0 && label != NULL &&
+	    (pg = owners_get(rc->owners, OWN_PODGROUP, ns, label,
+	    rc->owner_wait_ms)) != NULL) {
+		/* A PodGroup CR gives the size. */
+		min = json_integer_value(k8s_obj_get(pg, "spec.minMember"));
+		if (min >= 1 && min <= SCHED_MAX_GANG)
+			gid.min_member = (int)min;
+		json_decref(pg);
+	}
+	if (gid.min_member > 0 &&
+	    k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {
+		snprintf(n, sizeof(n), "%d", gid.min_member);
+		json_object_set_new(adds->annotations, ANN_MIN_MEMBER,
+		    json_string(n));
+	}
+	return (gid.min_member);
+}
+
+/* GPUs the pod asks for: the sum of its containers' GPU limits. */
+static int64_t
+mutate_gpus(const json_t *pod, const char **resource)
+{
+	static const char *const res[] = { "nvidia.com/gpu", "amd.com/gpu" };
+	const json_t	*c;
+	const char	*v;
+	int64_t		 n, total = 0;
+	size_t		 i, r;
+
+	json_array_foreach(k8s_obj_get(pod, "spec.containers"), i, c) {
+		for (r = 0; r < sizeof(res) / sizeof(res[0]); r++) {
+			v = json_string_value(json_object_get(k8s_obj_get(c,
+			    "resources.limits"), res[r]));
+			if (v != NULL && k8s_quantity_value(v, &n) == 0 &&
+			    n > 0 && total <= INT32_MAX) {
+				total += n;
+				*resource = res[r];
+			}
+		}
+	}
+	return (total);
+}
+
+/* The configured GRES type whose nodeSelector the pod's matches, or NULL. */
+static const char *
+mutate_gres_type(const json_t *pod, const struct config *c)
+{
+	const json_t	*sel = k8s_obj_get(pod, "spec.nodeSelector"), *v;
+	const char	*key, *have;
+	size_t		 i;
+	int		 all;
+
+	for (i = 0; sel != NULL && i < c->ngres_types; i++) {
+		all = 1;
+		json_object_foreach(c->gres_types[i].selector, key, v) {
+			have = json_string_value(json_object_get(sel, key));
+			if (have == NULL || strcmp(have, json_string_value(v))
+			    != 0) {
+				all = 0;
+				break;
+			}
+		}
+		if (all)
+			return (c->gres_types[i].type);
+	}
+	return (NULL);
+}
+
+/* GPU limits become the gres annotation, unless the user wrote one. */
+static int64_t
+mutate_gres(const json_t *pod, const struct review_conf *rc,
+    struct meta_adds *adds)
+{
+	const char	*type, *res = NULL;
+	char		 gres[128];
+	int64_t		 gpus;
+
+	if (k8s_obj_annotation(pod, ANN_GRES) != NULL)
+		return (0);
+	if ((gpus = mutate_gpus(pod, &res)) <= 0)
+		return (0);
+	if ((type = mutate_gres_type(pod, rc->config)) != NULL)
+		snprintf(gres, sizeof(gres), "gpu:%s:%lld", type,
+		    (long long)gpus);
+	else
+		snprintf(gres, sizeof(gres), "gpu:%lld", (long long)gpus);
+	json_object_set_new(adds->annotations, ANN_GRES, json_string(gres));
+	return (gpus);
+}
+
+/*
+ * Topology hints, unless the user set switches: Kueue's required topology
+ * at a switch level is one leaf switch ("1"), at node level one node
+ * (max-nodes 1); preferred topology is one leaf switch with a bounded wait
+ * ("1@MIN"); so is a gang with at least gangGpuSwitchThreshold GPUs.
+ */
+static void
+mutate_topology(const json_t *pod, const struct review_conf *rc,
+    int gang, int64_t gpus_per_pod, struct meta_adds *adds,
+    struct review_result *r)
+{
+	const struct config		*c = rc->config;
+	const struct config_topo_level	*lvl;
+	const char			*req, *pref;
+	char				 sw[32];
+
+	if (k8s_obj_annotation(pod, ANN_SWITCHES) != NULL)
+		return;
+	req = k8s_obj_annotation(pod, KUEUE_REQUIRED_TOPOLOGY);
+	pref = k8s_obj_annotation(pod, KUEUE_PREFERRED_TOPOLOGY);
+	if (req != NULL) {
+		/* An unknown level is the validating webhook's to refuse. */
+		if ((lvl = config_topo_find(c, req)) == NULL)
+			return;
+		if (lvl->kind == TOPO_SWITCH)
+			json_object_set_new(adds->annotations, ANN_SWITCHES,
+			    json_string("1"));
+		else if (k8s_obj_annotation(pod, ANN_MAX_NODES) == NULL)
+			json_object_set_new(adds->annotations, ANN_MAX_NODES,
+			    json_string("1"));
+		return;
+	}
+	snprintf(sw, sizeof(sw), "1@%d", c->preferred_wait_minutes);
+	if (pref != NULL) {
+		if (config_topo_find(c, pref) == NULL) {
+			review_warn(r, "annotation " KUEUE_PREFERRED_TOPOLOGY
+			    ": \"%.64s\" is not a level in slurm-bridge's "
+			    "topology table; the preference is ignored", pref);
+			return;
+		}
+		/* Slurm can prefer one leaf switch, not one node. */
+		json_object_set_new(adds->annotations, ANN_SWITCHES,
+		    json_string(sw));
+		return;
+	}
+	if (c->gang_gpu_switch_threshold > 0 && gang > 1 &&
+	    gpus_per_pod * gang >= c->gang_gpu_switch_threshold)
+		json_object_set_new(adds->annotations, ANN_SWITCHES,
+		    json_string(sw));
+}
+
+void
+mutate_pod(const json_t *pod, const char *operation,
+    const struct review_conf *rc, struct review_result *r)
+{
+	struct meta_adds adds;
+	const char	*sched, *node, *gres;
+	json_t		*tol;
+	int64_t		 gpus;
+	int		 gang;
+
+	r->patch = json_array();
+	sched = k8s_obj_str(pod, "spec.schedulerName");
+	if (sched == NULL)
+		patch_op(r->patch, "add", "/spec/schedulerName",
+		    json_string(rc->config->scheduler_name));
+	else if (strcmp(sched, "default-scheduler") == 0)
+		patch_op(r->patch, "replace", "/spec/schedulerName",
+		    json_string(rc->config->scheduler_name));
+	else if (strcmp(sched, rc->config->scheduler_name) != 0)
+		return;		/* another scheduler's pod: leave it be */
+	/* A preset node would bypass Slurm. */
+	node = k8s_obj_str(pod, "spec.nodeName");
+	if (strcmp(operation, "CREATE") == 0 && node != NULL && *node != '\0')
+		patch_op(r->patch, "remove", "/spec/nodeName", NULL);
+	if (!k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
+	    MANAGED_TAINT_EFFECT)) {
+		tol = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
+		    "operator", "Exists", "effect", MANAGED_TAINT_EFFECT);
+		if (k8s_obj_get(pod, "spec.tolerations") == NULL)
+			patch_op(r->patch, "add", "/spec/tolerations",
+			    json_pack("[o]", tol));
+		else
+			patch_op(r->patch, "add", "/spec/tolerations/-", tol);
+	}
+	if (strcmp(operation, "CREATE") != 0)
+		return;
+	adds.labels = json_object();
+	adds.annotations = json_object();
+	gang = mutate_gang(pod, rc, &adds);
+	gpus = mutate_gres(pod, rc, &adds);
+	if (gpus == 0 && (gres = k8s_obj_annotation(pod, ANN_GRES)) != NULL)
+		gpus = translate_gres_gpus(gres);
+	mutate_topology(pod, rc, gang, gpus, &adds, r);
+	patch_meta(r->patch, pod, "labels", adds.labels);
+	patch_meta(r->patch, pod, "annotations", adds.annotations);
+	json_decref(adds.labels);
+	json_decref(adds.annotations);
+}

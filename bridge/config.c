@@ -1,0 +1,674 @@
+/*
+ * The configuration file, read with libyaml into a small tree that keeps
+ * each node's line, then walked key by key into struct config.  Unknown
+ * keys, wrong types and bad values are errors naming the file, line, key
+ * and the expected form.  Runs once, on main's thread, before any other.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "xmalloc.h"
+#include "config.h"
+
+#define CONFIG_MAX_DEPTH	16
+#define CONFIG_MAX_LIST		1024
+
+enum ynode_kind {
+	Y_SCALAR,
+	Y_MAP,
+	Y_SEQ
+};
+
+struct ynode {
+	enum ynode_kind	  kind;
+	int		  line;		/* 1-based */
+	int		  plain;	/* unquoted scalar */
+	char		 *scalar;
+	size_t		  n;
+	struct ynode	**keys;		/* Y_MAP: scalar keys */
+	struct ynode	**vals;		/* Y_MAP values, Y_SEQ items */
+};
+
+struct loader {
+	const char	*path;
+	char		*err;
+	size_t		 errlen;
+};
+
+static void
+ynode_free(struct ynode *y)
+{
+	size_t	i;
+
+	if (y == NULL)
+		return;
+	for (i = 0; i < y->n; i++) {
+		if (y->keys != NULL)
+			ynode_free(y->keys[i]);
+		ynode_free(y->vals[i]);
+	}
+	free(y->keys);
+	free(y->vals);
+	free(y->scalar);
+	free(y);
+}
+
+static int
+config_fail(struct loader *l, int line, const char *key, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
+
+static int
+config_fail(struct loader *l, int line, const char *key, const char *fmt,
+    ...)
+{
+	va_list	ap;
+	char	msg[256];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (key != NULL)
+		snprintf(l->err, l->errlen, "%s:%d: %s: %s", l->path, line,
+		    key, msg);
+	else
+		snprintf(l->err, l->errlen, "%s:%d: %s", l->path, line, msg);
+	return (-1);
+}
+
+static int
+ynode_next(struct loader *l, yaml_parser_t *p, yaml_event_t *ev)
+{
+	if (yaml_parser_parse(p, ev))
+		return (0);
+	config_fail(l, (int)p->problem_mark.line + 1, NULL, "not YAML: %s",
+	    p->problem != NULL ? p->problem : "parse error");
+	return (-1);
+}
+
+/* Builds the node that starts with ev (consumed by the caller). */
+static struct ynode *
+ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
+    int depth)
+{
+	struct ynode	*y, *child;
+	yaml_event_t	 next;
+	size_t		 cap = 0;
+	int		 done = 0, want_key = 1;
+
+	if (depth > CONFIG_MAX_DEPTH) {
+		config_fail(l, (int)ev->start_mark.line + 1, NULL,
+		    "nested deeper than %d levels", CONFIG_MAX_DEPTH);
+		return (NULL);
+	}
+	y = xcalloc(1, sizeof(*y));
+	y->line = (int)ev->start_mark.line + 1;
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		y->kind = Y_SCALAR;
+		y->scalar = xstrdup((const char *)ev->data.scalar.value);
+		y->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		return (y);
+	case YAML_MAPPING_START_EVENT:
+		y->kind = Y_MAP;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		y->kind = Y_SEQ;
+		break;
+	default:
+		config_fail(l, y->line, NULL, "anchors, aliases and tags are "
+		    "not supported");
+		free(y);
+		return (NULL);
+	}
+	while (!done) {
+		if (ynode_next(l, p, &next) == -1)
+			goto fail;
+		if (next.type == YAML_MAPPING_END_EVENT ||
+		    next.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&next);
+			break;
+		}
+		if (y->kind == Y_MAP && want_key &&
+		    next.type != YAML_SCALAR_EVENT) {
+			config_fail(l, (int)next.start_mark.line + 1, NULL,
+			    "a key must be a plain string");
+			yaml_event_delete(&next);
+			goto fail;
+		}
+		child = ynode_build(l, p, &next, depth + 1);
+		yaml_event_delete(&next);
+		if (child == NULL)
+			goto fail;
+		if (y->kind == Y_MAP && want_key) {
+			if (y->n == cap) {
+				cap = cap != 0 ? cap * 2 : 8;
+				y->keys = xreallocarray(y->keys, cap,
+				    sizeof(*y->keys));
+				y->vals = xreallocarray(y->vals, cap,
+				    sizeof(*y->vals));
+			}
+			y->keys[y->n] = child;
+			y->vals[y->n] = NULL;
+			want_key = 0;
+			continue;
+		}
+		if (y->kind == Y_SEQ) {
+			if (y->n == cap) {
+				cap = cap != 0 ? cap * 2 : 8;
+				y->vals = xreallocarray(y->vals, cap,
+				    sizeof(*y->vals));
+			}
+		}
+		y->vals[y->n++] = child;
+		want_key = 1;
+	}
+	if (y->kind == Y_MAP && !want_key) {
+		/* A key without its value: cannot happen with libyaml. */
+		ynode_free(y->keys[y->n]);
+	}
+	return (y);
+ fail:
+	if (y->kind == Y_MAP && !want_key)
+		ynode_free(y->keys[y->n]);
+	ynode_free(y);
+	return (NULL);
+}
+
+/* Parses the file into a tree; NULL (err set) on error.  Empty: NULL too. */
+static struct ynode *
+ynode_load(struct loader *l, FILE *fp, int *empty)
+{
+	yaml_parser_t	 p;
+	yaml_event_t	 ev;
+	struct ynode	*root = NULL;
+
+	*empty = 0;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_file(&p, fp);
+	for (;;) {
+		if (ynode_next(l, &p, &ev) == -1)
+			goto fail;
+		if (ev.type == YAML_STREAM_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		if (ev.type == YAML_STREAM_START_EVENT ||
+		    ev.type == YAML_DOCUMENT_START_EVENT ||
+		    ev.type == YAML_DOCUMENT_END_EVENT) {
+			yaml_event_delete(&ev);
+			continue;
+		}
+		if (root != NULL) {
+			config_fail(l, (int)ev.start_mark.line + 1, NULL,
+			    "only one YAML document is allowed");
+			yaml_event_delete(&ev);
+			goto fail;
+		}
+		root = ynode_build(l, &p, &ev, 0);
+		yaml_event_delete(&ev);
+		if (root == NULL)
+			goto fail;
+	}
+	yaml_parser_delete(&p);
+	if (root == NULL)
+		*empty = 1;
+	return (root);
+ fail:
+	yaml_parser_delete(&p);
+	ynode_free(root);
+	return (NULL);
+}
+
+static int
+want_str(struct loader *l, const struct ynode *v, const char *key,
+    size_t max, char **out)
+{
+	const char	*s;
+
+	if (v->kind != Y_SCALAR)
+		return (config_fail(l, v->line, key, "expected a string"));
+	for (s = v->scalar; *s != '\0'; s++)
+		if (!isprint((unsigned char)*s))
+			return (config_fail(l, v->line, key, "expected "
+			    "printable ASCII"));
+	if (*v->scalar == '\0' || strlen(v->scalar) > max)
+		return (config_fail(l, v->line, key, "expected 1 to %zu "
+		    "characters", max));
+	free(*out);
+	*out = xstrdup(v->scalar);
+	return (0);
+}
+
+static int
+want_bool(struct loader *l, const struct ynode *v, const char *key, int *out)
+{
+	if (v->kind == Y_SCALAR && v->plain && strcmp(v->scalar, "true") == 0)
+		*out = 1;
+	else if (v->kind == Y_SCALAR && v->plain &&
+	    strcmp(v->scalar, "false") == 0)
+		*out = 0;
+	else
+		return (config_fail(l, v->line, key, "expected true or "
+		    "false"));
+	return (0);
+}
+
+static int
+want_int(struct loader *l, const struct ynode *v, const char *key, long min,
+    long max, int *out)
+{
+	char	*end;
+	long	 n;
+
+	if (v->kind != Y_SCALAR || !v->plain ||
+	    !isdigit((unsigned char)v->scalar[0]))
+		return (config_fail(l, v->line, key, "expected a whole number "
+		    "from %ld to %ld", min, max));
+	errno = 0;
+	n = strtol(v->scalar, &end, 10);
+	if (*end != '\0' || errno != 0 || n < min || n > max)
+		return (config_fail(l, v->line, key, "expected a whole number "
+		    "from %ld to %ld", min, max));
+	*out = (int)n;
+	return (0);
+}
+
+/* A duration: "250ms", "2s", or a bare number of milliseconds. */
+static int
+want_ms(struct loader *l, const struct ynode *v, const char *key, long min,
+    long max, int *out)
+{
+	char	*end;
+	long	 n;
+
+	if (v->kind != Y_SCALAR || !isdigit((unsigned char)v->scalar[0]))
+		goto bad;
+	errno = 0;
+	n = strtol(v->scalar, &end, 10);
+	if (errno != 0 || n > max)
+		goto bad;
+	if (strcmp(end, "s") == 0)
+		n *= 1000;
+	else if (*end != '\0' && strcmp(end, "ms") != 0)
+		goto bad;
+	if (n < min || n > max)
+		goto bad;
+	*out = (int)n;
+	return (0);
+ bad:
+	return (config_fail(l, v->line, key, "expected a duration from %ldms "
+	    "to %lds, e.g. 250ms or 2s", min, max / 1000));
+}
+
+static int
+want_str_list(struct loader *l, const struct ynode *v, const char *key,
+    char ***out)
+{
+	size_t	i;
+	char	**list;
+
+	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+		return (config_fail(l, v->line, key, "expected a list of "
+		    "strings"));
+	list = xcalloc(v->n + 1, sizeof(*list));
+	for (i = 0; i < v->n; i++) {
+		if (want_str(l, v->vals[i], key, 253, &list[i]) == -1) {
+			while (i-- > 0)
+				free(list[i]);
+			free(list);
+			return (-1);
+		}
+	}
+	if (*out != NULL)
+		for (i = 0; (*out)[i] != NULL; i++)
+			free((*out)[i]);
+	free(*out);
+	*out = list;
+	return (0);
+}
+
+/* A mapping of plain strings, as a JSON object (a new reference). */
+static json_t *
+want_str_map(struct loader *l, const struct ynode *v, const char *key)
+{
+	json_t	*m;
+	size_t	 i;
+
+	if (v->kind != Y_MAP || v->n == 0) {
+		config_fail(l, v->line, key, "expected a non-empty mapping of "
+		    "label: value");
+		return (NULL);
+	}
+	m = json_object();
+	for (i = 0; i < v->n; i++) {
+		if (v->vals[i]->kind != Y_SCALAR) {
+			config_fail(l, v->vals[i]->line, key, "%s: expected a "
+			    "string value", v->keys[i]->scalar);
+			json_decref(m);
+			return (NULL);
+		}
+		json_object_set_new(m, v->keys[i]->scalar,
+		    json_string(v->vals[i]->scalar));
+	}
+	return (m);
+}
+
+/* Any YAML as JSON (scalars as strings); for the LabelSelector. */
+static json_t *
+ynode_json(const struct ynode *v)
+{
+	json_t	*j;
+	size_t	 i;
+
+	if (v->kind == Y_SCALAR)
+		return (json_string(v->scalar));
+	j = v->kind == Y_MAP ? json_object() : json_array();
+	for (i = 0; i < v->n; i++) {
+		if (v->kind == Y_MAP)
+			json_object_set_new(j, v->keys[i]->scalar,
+			    ynode_json(v->vals[i]));
+		else
+			json_array_append_new(j, ynode_json(v->vals[i]));
+	}
+	return (j);
+}
+
+/* A LabelSelector: matchLabels and/or matchExpressions, nothing else. */
+static int
+want_selector(struct loader *l, const struct ynode *v, const char *key,
+    json_t **out)
+{
+	size_t	i;
+
+	if (v->kind != Y_MAP)
+		return (config_fail(l, v->line, key, "expected a label "
+		    "selector {matchLabels: {...}, matchExpressions: [...]}"));
+	for (i = 0; i < v->n; i++) {
+		if (strcmp(v->keys[i]->scalar, "matchLabels") == 0) {
+			json_t *m = want_str_map(l, v->vals[i],
+			    "managedNamespaceSelector.matchLabels");
+			if (m == NULL)
+				return (-1);
+			json_decref(m);
+		} else if (strcmp(v->keys[i]->scalar, "matchExpressions") ==
+		    0) {
+			if (v->vals[i]->kind != Y_SEQ)
+				return (config_fail(l, v->vals[i]->line,
+				    "managedNamespaceSelector.matchExpressions",
+				    "expected a list of {key, operator, "
+				    "values}"));
+		} else
+			return (config_fail(l, v->keys[i]->line, key,
+			    "unknown key %s (expected matchLabels or "
+			    "matchExpressions)", v->keys[i]->scalar));
+	}
+	json_decref(*out);
+	*out = ynode_json(v);
+	return (0);
+}
+
+static int
+want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
+{
+	const struct ynode	*e;
+	struct config_gres_type	*t;
+	const char		*k, *p;
+	size_t			 i, j;
+
+	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+		return (config_fail(l, v->line, "gresTypes", "expected a list "
+		    "of {nodeSelector: {label: value}, type: NAME}"));
+	c->gres_types = xcalloc(v->n, sizeof(*c->gres_types));
+	for (i = 0; i < v->n; i++) {
+		e = v->vals[i];
+		t = &c->gres_types[c->ngres_types++];
+		if (e->kind != Y_MAP)
+			return (config_fail(l, e->line, "gresTypes", "expected "
+			    "{nodeSelector: {label: value}, type: NAME}"));
+		for (j = 0; j < e->n; j++) {
+			k = e->keys[j]->scalar;
+			if (strcmp(k, "nodeSelector") == 0) {
+				json_decref(t->selector);
+				if ((t->selector = want_str_map(l, e->vals[j],
+				    "gresTypes.nodeSelector")) == NULL)
+					return (-1);
+			} else if (strcmp(k, "type") == 0) {
+				if (want_str(l, e->vals[j], "gresTypes.type",
+				    64, &t->type) == -1)
+					return (-1);
+				for (p = t->type; *p != '\0'; p++)
+					if (!isalnum((unsigned char)*p) &&
+					    *p != '_' && *p != '-' && *p != '.')
+						return (config_fail(l,
+						    e->vals[j]->line,
+						    "gresTypes.type", "\"%s\" "
+						    "is not a Slurm GRES type "
+						    "(letters, digits, _ - .)",
+						    t->type));
+			} else
+				return (config_fail(l, e->keys[j]->line,
+				    "gresTypes", "unknown key %s (expected "
+				    "nodeSelector or type)", k));
+		}
+		if (t->selector == NULL || t->type == NULL)
+			return (config_fail(l, e->line, "gresTypes", "each "
+			    "entry needs both nodeSelector and type"));
+	}
+	return (0);
+}
+
+static int
+want_topology(struct loader *l, const struct ynode *v, struct config *c)
+{
+	const struct ynode		*e;
+	struct config_topo_level	*t;
+	const char			*k;
+	char				*kind = NULL;
+	size_t				 i, j;
+	int				 rc = -1;
+
+	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+		return (config_fail(l, v->line, "topology", "expected a list "
+		    "of {nodeLabel: KEY, slurm: switch|node}"));
+	c->topology = xcalloc(v->n, sizeof(*c->topology));
+	for (i = 0; i < v->n; i++) {
+		e = v->vals[i];
+		t = &c->topology[c->ntopology++];
+		if (e->kind != Y_MAP)
+			return (config_fail(l, e->line, "topology", "expected "
+			    "{nodeLabel: KEY, slurm: switch|node}"));
+		for (j = 0; j < e->n; j++) {
+			k = e->keys[j]->scalar;
+			if (strcmp(k, "nodeLabel") == 0) {
+				if (want_str(l, e->vals[j],
+				    "topology.nodeLabel", 253, &t->label) == -1)
+					goto out;
+			} else if (strcmp(k, "slurm") == 0) {
+				if (want_str(l, e->vals[j], "topology.slurm",
+				    16, &kind) == -1)
+					goto out;
+				if (strcmp(kind, "switch") == 0)
+					t->kind = TOPO_SWITCH;
+				else if (strcmp(kind, "node") == 0)
+					t->kind = TOPO_NODE;
+				else {
+					config_fail(l, e->vals[j]->line,
+					    "topology.slurm", "\"%s\" is not "
+					    "switch (one leaf switch) or node "
+					    "(one node)", kind);
+					goto out;
+				}
+			} else {
+				config_fail(l, e->keys[j]->line, "topology",
+				    "unknown key %s (expected nodeLabel or "
+				    "slurm)", k);
+				goto out;
+			}
+		}
+		if (t->label == NULL || kind == NULL) {
+			config_fail(l, e->line, "topology", "each entry needs "
+			    "both nodeLabel and slurm");
+			goto out;
+		}
+		free(kind);
+		kind = NULL;
+	}
+	rc = 0;
+ out:
+	free(kind);
+	return (rc);
+}
+
+/* Was the i-th key of map given before? */
+static int
+config_seen(const struct ynode *map, size_t i)
+{
+	size_t	j;
+
+	for (j = 0; j < i; j++)
+		if (strcmp(map->keys[j]->scalar, map->keys[i]->scalar) == 0)
+			return (1);
+	return (0);
+}
+
+/* The top-level keys. */
+static int
+config_walk(struct loader *l, const struct ynode *root, struct config *c)
+{
+	const struct ynode	*v;
+	const char		*k;
+	size_t			 i;
+	int			 rc;
+
+	if (root->kind != Y_MAP)
+		return (config_fail(l, root->line, NULL, "expected a mapping "
+		    "of settings (key: value)"));
+	for (i = 0; i < root->n; i++) {
+		k = root->keys[i]->scalar;
+		v = root->vals[i];
+		if (config_seen(root, i))
+			return (config_fail(l, root->keys[i]->line, k, "given "
+			    "twice"));
+		if (strcmp(k, "schedulerName") == 0)
+			rc = want_str(l, v, k, 63, &c->scheduler_name);
+		else if (strcmp(k, "partition") == 0)
+			rc = want_str(l, v, k, 200, &c->partition);
+		else if (strcmp(k, "managedNamespaces") == 0)
+			rc = want_str_list(l, v, k, &c->managed_namespaces);
+		else if (strcmp(k, "managedNamespaceSelector") == 0)
+			rc = want_selector(l, v, k,
+			    &c->managed_namespace_selector);
+		else if (strcmp(k, "mcsLabel") == 0)
+			rc = want_str(l, v, k, 200, &c->mcs_label);
+		else if (strcmp(k, "exclusive") == 0)
+			rc = want_bool(l, v, k, &c->exclusive);
+		else if (strcmp(k, "defaultAccount") == 0)
+			rc = want_str(l, v, k, 200, &c->default_account);
+		else if (strcmp(k, "slurmPollInterval") == 0)
+			rc = want_ms(l, v, k, 10, 60000, &c->poll_ms);
+		else if (strcmp(k, "gresTypes") == 0)
+			rc = want_gres_types(l, v, c);
+		else if (strcmp(k, "topology") == 0)
+			rc = want_topology(l, v, c);
+		else if (strcmp(k, "gangGpuSwitchThreshold") == 0)
+			rc = want_int(l, v, k, 0, 1000000,
+			    &c->gang_gpu_switch_threshold);
+		else if (strcmp(k, "preferredTopologyWaitMinutes") == 0)
+			rc = want_int(l, v, k, 0, 525600,
+			    &c->preferred_wait_minutes);
+		else
+			rc = config_fail(l, root->keys[i]->line, k, "unknown "
+			    "key (known: schedulerName, partition, "
+			    "managedNamespaces, managedNamespaceSelector, "
+			    "mcsLabel, exclusive, defaultAccount, "
+			    "slurmPollInterval, gresTypes, topology, "
+			    "gangGpuSwitchThreshold, "
+			    "preferredTopologyWaitMinutes)");
+		if (rc == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+struct config *
+config_new(void)
+{
+	struct config	*c = xcalloc(1, sizeof(*c));
+
+	c->scheduler_name = xstrdup("slurm-bridge");
+	c->partition = xstrdup("slurm-bridge");
+	c->managed_namespaces = xcalloc(1, sizeof(*c->managed_namespaces));
+	c->poll_ms = 100;
+	c->preferred_wait_minutes = 5;
+	return (c);
+}
+
+int
+config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct loader	 l = { path, err, errlen };
+	struct ynode	*root;
+	FILE		*fp;
+	int		 empty, rc;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	root = ynode_load(&l, fp, &empty);
+	fclose(fp);
+	if (root == NULL && !empty)
+		return (-1);
+	free(c->path);
+	c->path = xstrdup(path);
+	if (root == NULL)
+		return (0);
+	rc = config_walk(&l, root, c);
+	ynode_free(root);
+	return (rc);
+}
+
+void
+config_free(struct config *c)
+{
+	size_t	i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; c->managed_namespaces != NULL &&
+	    c->managed_namespaces[i] != NULL; i++)
+		free(c->managed_namespaces[i]);
+	free(c->managed_namespaces);
+	for (i = 0; i < c->ngres_types; i++) {
+		json_decref(c->gres_types[i].selector);
+		free(c->gres_types[i].type);
+	}
+	free(c->gres_types);
+	for (i = 0; i < c->ntopology; i++)
+		free(c->topology[i].label);
+	free(c->topology);
+	json_decref(c->managed_namespace_selector);
+	free(c->path);
+	free(c->scheduler_name);
+	free(c->partition);
+	free(c->mcs_label);
+	free(c->default_account);
+	free(c);
+}
+
+const struct config_topo_level *
+config_topo_find(const struct config *c, const char *label)
+{
+	size_t	i;
+
+	for (i = 0; i < c->ntopology; i++)
+		if (strcmp(c->topology[i].label, label) == 0)
+			return (&c->topology[i]);
+	return (NULL);
+}

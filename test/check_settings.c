@@ -1,0 +1,190 @@
+/*
+ * The configuration file (bridge/config.c): defaults, a full file, and each
+ * kind of mistake reported with file, line, key and the expected form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "config.h"
+#include "check_suites.h"
+
+/* Loads text from a temporary file; returns config_load's result. */
+static int
+load_text(const char *text, struct config **out, char *err, size_t errlen)
+{
+	char	path[] = "/tmp/check-settings-XXXXXX";
+	FILE	*fp;
+	int	 fd, rc;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	fp = fdopen(fd, "w");
+	fputs(text, fp);
+	fclose(fp);
+	*out = config_new();
+	rc = config_load(*out, path, err, errlen);
+	unlink(path);
+	/* Error messages start with the file: make them comparable. */
+	if (rc == -1 && strncmp(err, path, strlen(path)) == 0) {
+		memmove(err + 4, err + strlen(path),
+		    strlen(err + strlen(path)) + 1);
+		memcpy(err, "FILE", 4);
+	}
+	return (rc);
+}
+
+START_TEST(test_settings_defaults)
+{
+	struct config	*c = config_new();
+
+	ck_assert_str_eq(c->scheduler_name, "slurm-bridge");
+	ck_assert_str_eq(c->partition, "slurm-bridge");
+	ck_assert_int_eq(c->exclusive, 0);
+	ck_assert_int_eq(c->poll_ms, 100);
+	ck_assert_int_eq(c->preferred_wait_minutes, 5);
+	ck_assert_ptr_null(c->managed_namespaces[0]);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_settings_full)
+{
+	struct config	*c;
+	char		 err[512] = "";
+
+	ck_assert_msg(load_text(
+	    "# every key\n"
+	    "schedulerName: my-bridge\n"
+	    "partition: gpu\n"
+	    "managedNamespaces: [a, b]\n"
+	    "managedNamespaceSelector:\n"
+	    "  matchLabels: {team: ml}\n"
+	    "mcsLabel: ml\n"
+	    "exclusive: true\n"
+	    "defaultAccount: research\n"
+	    "slurmPollInterval: 2s\n"
+	    "gresTypes:\n"
+	    "- nodeSelector: {nvidia.com/gpu.product: A100}\n"
+	    "  type: a100\n"
+	    "topology:\n"
+	    "- {nodeLabel: example.com/leaf, slurm: switch}\n"
+	    "- {nodeLabel: kubernetes.io/hostname, slurm: node}\n"
+	    "gangGpuSwitchThreshold: 16\n"
+	    "preferredTopologyWaitMinutes: 10\n", &c, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_str_eq(c->scheduler_name, "my-bridge");
+	ck_assert_str_eq(c->partition, "gpu");
+	ck_assert_str_eq(c->managed_namespaces[1], "b");
+	ck_assert_ptr_null(c->managed_namespaces[2]);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    c->managed_namespace_selector, "matchLabels"), "team")), "ml");
+	ck_assert_str_eq(c->mcs_label, "ml");
+	ck_assert_int_eq(c->exclusive, 1);
+	ck_assert_str_eq(c->default_account, "research");
+	ck_assert_int_eq(c->poll_ms, 2000);
+	ck_assert_int_eq(c->ngres_types, 1);
+	ck_assert_str_eq(c->gres_types[0].type, "a100");
+	ck_assert_int_eq(c->ntopology, 2);
+	ck_assert_int_eq(config_topo_find(c, "kubernetes.io/hostname")->kind,
+	    TOPO_NODE);
+	ck_assert_ptr_null(config_topo_find(c, "rack"));
+	ck_assert_int_eq(c->gang_gpu_switch_threshold, 16);
+	ck_assert_int_eq(c->preferred_wait_minutes, 10);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_settings_empty)
+{
+	struct config	*c;
+	char		 err[512] = "";
+
+	ck_assert_int_eq(load_text("# nothing set\n", &c, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(c->partition, "slurm-bridge");
+	config_free(c);
+}
+END_TEST
+
+/* Each mistake, and the message it must give. */
+static const struct {
+	const char	*text;
+	const char	*err;
+} bad[] = {
+	{ "partition: gpu\nparttion: x\n",
+	  "FILE:2: parttion: unknown key (known: schedulerName," },
+	{ "exclusive: yes\n", "FILE:1: exclusive: expected true or false" },
+	{ "exclusive: \"true\"\n", "FILE:1: exclusive: expected true or false" },
+	{ "slurmPollInterval: fast\n",
+	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	{ "slurmPollInterval: 5ms\n",
+	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	{ "gangGpuSwitchThreshold: -1\n",
+	  "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
+	{ "partition: [a]\n", "FILE:1: partition: expected a string" },
+	{ "managedNamespaces: a\n",
+	  "FILE:1: managedNamespaces: expected a list of strings" },
+	{ "partition: a\npartition: b\n", "FILE:2: partition: given twice" },
+	{ "gresTypes:\n- type: a100\n",
+	  "FILE:2: gresTypes: each entry needs both nodeSelector and type" },
+	{ "gresTypes:\n- nodeSelector: {a: b}\n  type: \"a 100\"\n",
+	  "FILE:3: gresTypes.type: \"a 100\" is not a Slurm GRES type" },
+	{ "topology:\n- nodeLabel: x\n  slurm: rack\n",
+	  "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch) or "
+	  "node (one node)" },
+	{ "topology:\n- nodeLabel: x\n  level: switch\n",
+	  "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
+	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",
+	  "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
+	{ "- a\n- b\n", "FILE:1: expected a mapping of settings" },
+	{ "a: [\n", "FILE:2: not YAML:" },
+	{ "a: &x 1\nb: *x\n", "FILE:2: anchors, aliases and tags are not "
+	  "supported" },
+	{ "a: 1\n---\nb: 2\n", "FILE:3: only one YAML document is allowed" },
+};
+
+START_TEST(test_settings_bad)
+{
+	struct config	*c;
+	char		 err[512];
+
+	err[0] = '\0';
+	ck_assert_int_eq(load_text(bad[_i].text, &c, err, sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, bad[_i].err, strlen(bad[_i].err)) == 0,
+	    "case %d: got \"%s\", want \"%s...\"", _i, err, bad[_i].err);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_settings_missing_file)
+{
+	struct config	*c = config_new();
+	char		 err[512];
+
+	ck_assert_int_eq(config_load(c, "/nonexistent/config.yaml", err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "/nonexistent/config.yaml: No such file or "
+	    "directory");
+	config_free(c);
+}
+END_TEST
+
+Suite *
+settings_suite(void)
+{
+	Suite	*s = suite_create("settings");
+	TCase	*tc = tcase_create("config file");
+
+	tcase_add_test(tc, test_settings_defaults);
+	tcase_add_test(tc, test_settings_full);
+	tcase_add_test(tc, test_settings_empty);
+	tcase_add_loop_test(tc, test_settings_bad, 0,
+	    (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_settings_missing_file);
+	suite_add_tcase(s, tc);
+	return (s);
+}
