@@ -111,7 +111,7 @@ asan:
 # test/fuzz/corpus/; what the fuzzers learn goes to build-fuzz/corpus/, and
 # a crash leaves its input in build-fuzz/ to turn into a regression case.
 FUZZ_TIME	?= 60
-FUZZ_TARGETS	:= watch quantity
+FUZZ_TARGETS	:= watch quantity review
 FUZZ_CFLAGS	:= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude \
 		   $(shell pkg-config --cflags $(PKGS)) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -123,6 +123,15 @@ build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) \
 		$(shell pkg-config --libs $(PKGS)) -pthread
+
+# The webhook's whole request path: its library, the shared policy, libk8s.
+build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
+    $(SHARED_SRCS) $(LIBK8S_SRCS)
+	@mkdir -p build-fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(ADMISSION_LIB_SRCS) \
+		$(SHARED_SRCS) $(LIBK8S_SRCS) $(shell pkg-config --libs $(PKGS)) \
+		-pthread
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \

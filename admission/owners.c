@@ -226,8 +226,13 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 		atomic_fetch_add(&o->hits, 1);
 	else
 		atomic_fetch_add(&o->misses, 1);
-	if (waited)
+	if (waited) {
 		atomic_fetch_add(&o->waits, 1);
+		if (obj == NULL)
+			log_info("%s %s: not in the store after %d ms; the "
+			    "scheduler will derive it itself",
+			    owners_kind_name(kind), key, wait_ms);
+	}
 	return (obj);
 }
 
