@@ -12,7 +12,7 @@ PKGS=(
 	munge slurmctld slurmd slurmdbd slurm-client mariadb-server
 	etcd-server etcd-client openssl curl procps psmisc iproute2 kmod
 	# test tooling
-	valgrind clang libclang-rt-14-dev
+	valgrind clang libclang-rt-14-dev wrk jq python3-prometheus-client
 )
 
 missing=()
