@@ -164,6 +164,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	src.ns = ns;
 	tc.partition = rc->config->partition;
 	tc.exclusive = rc->config->exclusive;
+	tc.default_account = rc->config->default_account;
 	if (translate_pod(&src, &tc, &js, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
 	else

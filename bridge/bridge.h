@@ -25,6 +25,8 @@ struct bridge_conf {
 	const char	*scheduler_name;
 	const char	*partition;
 	const char	*listen;
+	const char	*default_account;	/* or NULL */
+	int		 exclusive;	/* default placement */
 	int		 verbose;
 	int		 poll_ms;	/* Slurm poll interval with pending jobs */
 	int		 idle_poll_ms;	/* ... with none */

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "log.h"
 #include "xmalloc.h"
 #include "k8s.h"
+#include "config.h"
 #include "bridge.h"
 
 static void
@@ -24,12 +26,17 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: slurm-bridge [options]\n"
+"  --config PATH          configuration file (default " CONFIG_DEFAULT_PATH "\n"
+"                         if it exists)                 [BRIDGE_CONFIG]\n"
 "  --kubeconfig PATH      kubeconfig (default: $KUBECONFIG, in-cluster,\n"
 "                         ~/.kube/config)             [BRIDGE_KUBECONFIG]\n"
-"  --scheduler-name NAME  pods to schedule (default " BRIDGE_SCHEDULER_NAME ")\n"
-"  --partition NAME       default Slurm partition (default "
-	    BRIDGE_PARTITION ")\n"
-"  --poll-ms N            Slurm poll interval with pending jobs (100)\n"
+"  --scheduler-name NAME  pods to schedule (default: config schedulerName,\n"
+"                         " BRIDGE_SCHEDULER_NAME ")\n"
+"  --partition NAME       default Slurm partition (default: config\n"
+"                         partition, " BRIDGE_PARTITION ")\n"
+"  --poll-ms N            Slurm poll interval with pending jobs (default:\n"
+"                         config slurmPollInterval, 100)\n"
+"Flags win over the config file.\n"
 "  -n                     check the configuration and exit\n"
 "  -v                     more logging (repeatable)\n"
 "  -h, --help             this text\n");
@@ -89,6 +96,7 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option	 longopts[] = {
+		{ "config",		required_argument, NULL, 'C' },
 		{ "kubeconfig",		required_argument, NULL, 'k' },
 		{ "scheduler-name",	required_argument, NULL, 's' },
 		{ "partition",		required_argument, NULL, 'p' },
@@ -97,6 +105,9 @@ main(int argc, char *argv[])
 		{ NULL,			0,		   NULL, 0 }
 	};
 	struct bridge_conf	 conf;
+	struct config		*config;
+	const char		*config_path;
+	char			 cerr[512];
 	struct k8s_config	*kconf;
 	struct k8s_error	 err;
 	struct queue		*queue;
@@ -111,13 +122,15 @@ main(int argc, char *argv[])
 
 	memset(&conf, 0, sizeof(conf));
 	conf.kubeconfig = env_or("BRIDGE_KUBECONFIG", NULL);
-	conf.scheduler_name = env_or("BRIDGE_SCHEDULER_NAME",
-	    BRIDGE_SCHEDULER_NAME);
-	conf.partition = env_or("BRIDGE_PARTITION", BRIDGE_PARTITION);
-	conf.poll_ms = 100;
+	config_path = env_or("BRIDGE_CONFIG", NULL);
+	conf.scheduler_name = env_or("BRIDGE_SCHEDULER_NAME", NULL);
+	conf.partition = env_or("BRIDGE_PARTITION", NULL);
 	conf.idle_poll_ms = 1000;
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'C':
+			config_path = optarg;
+			break;
 		case 'k':
 			conf.kubeconfig = optarg;
 			break;
@@ -157,6 +170,20 @@ main(int argc, char *argv[])
 		return (2);
 	}
 	log_init(conf.verbose);
+	config = config_new();
+	if (config_path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
+		config_path = CONFIG_DEFAULT_PATH;
+	if (config_path != NULL &&
+	    config_load(config, config_path, cerr, sizeof(cerr)) == -1)
+		fatalx("%s", cerr);
+	if (conf.scheduler_name == NULL)
+		conf.scheduler_name = config->scheduler_name;
+	if (conf.partition == NULL)
+		conf.partition = config->partition;
+	if (conf.poll_ms == 0)
+		conf.poll_ms = config->poll_ms;
+	conf.exclusive = config->exclusive;
+	conf.default_account = config->default_account;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");
@@ -165,6 +192,7 @@ main(int argc, char *argv[])
 		fatalx("kubeconfig: %s", err.text);
 	if (checkonly) {
 		printf("configuration OK\n");
+		config_free(config);
 		k8s_config_free(kconf);
 		curl_global_cleanup();
 		return (0);
@@ -220,6 +248,7 @@ main(int argc, char *argv[])
 	queue_free(queue);
 	sctl_fini();
 	k8s_config_free(kconf);
+	config_free(config);
 	curl_global_cleanup();
 	return (0);
 }

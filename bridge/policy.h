@@ -77,6 +77,7 @@ struct jobspec {
 
 struct translate_conf {
 	const char	*partition;	/* default partition */
+	const char	*default_account;	/* when none is named, or NULL */
 	int		 exclusive;	/* default placement */
 };
 

@@ -729,7 +729,8 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
 	r->tconf.partition = conf->partition;
-	r->tconf.exclusive = 0;
+	r->tconf.exclusive = conf->exclusive;
+	r->tconf.default_account = conf->default_account;
 	atomic_init(&r->stop, 0);
 	return (r);
 }

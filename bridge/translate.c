@@ -459,6 +459,8 @@ translate_pod(const struct translate_src *src,
 	}
 	if (js->partition == NULL)
 		js->partition = xstrdup(conf->partition);
+	if (js->account == NULL && conf->default_account != NULL)
+		js->account = xstrdup(conf->default_account);
 	allowed = src->ns != NULL ? k8s_obj_annotation(src->ns,
 	    ANN_ALLOWED_ACCOUNTS) : NULL;
 	if (allowed != NULL) {

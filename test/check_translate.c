@@ -86,7 +86,7 @@ load(const char *cname, const char *file)
 static void
 translate_case(const char *cname)
 {
-	struct translate_conf	 conf = { "slurm-bridge", 0 };
+	struct translate_conf	 conf = { "slurm-bridge", NULL, 0 };
 	struct translate_src	 src;
 	struct jobspec		 js;
 	json_t			*pod, *expect, *got;
@@ -96,11 +96,15 @@ translate_case(const char *cname)
 
 	pod = load(cname, "input.json");
 	expect = load(cname, "expect.json");
-	/* A plain pod, or {"pod", "root", "namespace"}. */
+	/* A plain pod, or {"pod", "root", "namespace", "conf"}. */
 	if (json_object_get(pod, "pod") != NULL) {
 		src.pod = json_object_get(pod, "pod");
 		src.root = json_object_get(pod, "root");
 		src.ns = json_object_get(pod, "namespace");
+		conf.default_account = k8s_obj_str(pod,
+		    "conf.default_account");
+		conf.exclusive = json_is_true(k8s_obj_get(pod,
+		    "conf.exclusive"));
 	} else {
 		src.pod = pod;
 		src.root = src.ns = NULL;
@@ -128,7 +132,7 @@ translate_case(const char *cname)
 
 START_TEST(test_translate_cases)
 {
-	ck_assert_int_ge(check_each_case(TR_DIR, translate_case), 10);
+	ck_assert_int_ge(check_each_case(TR_DIR, translate_case), 32);
 }
 END_TEST
 
