@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <getopt.h>
 
 #include <curl/curl.h>
@@ -47,14 +46,6 @@ usage(FILE *fp)
 "/healthz, /readyz and /metrics.\n");
 }
 
-static const char *
-env_or(const char *name, const char *def)
-{
-	const char	*v = getenv(name);
-
-	return (v != NULL && *v != '\0' ? v : def);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -81,10 +72,10 @@ main(int argc, char *argv[])
 	int			 ch, sig, checkonly = 0, nusers = 0;
 
 	memset(&conf, 0, sizeof(conf));
-	conf.listen = env_or("ADMISSION_LISTEN", ":9443");
-	conf.tls_cert = env_or("ADMISSION_TLS_CERT", NULL);
-	conf.tls_key = env_or("ADMISSION_TLS_KEY", NULL);
-	conf.config_path = env_or("ADMISSION_CONFIG", NULL);
+	conf.listen = config_env("ADMISSION_LISTEN", ":9443");
+	conf.tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
+	conf.tls_key = config_env("ADMISSION_TLS_KEY", NULL);
+	conf.config_path = config_env("ADMISSION_CONFIG", NULL);
 	memset(users, 0, sizeof(users));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -137,10 +128,8 @@ main(int argc, char *argv[])
 		fatalx("--tls-cert and --tls-key are required: the API server "
 		    "calls webhooks over HTTPS only");
 	config = config_new();
-	if (conf.config_path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
-		conf.config_path = CONFIG_DEFAULT_PATH;
-	if (conf.config_path != NULL &&
-	    config_load(config, conf.config_path, err, sizeof(err)) == -1)
+	if (config_load_default(config, conf.config_path, err, sizeof(err)) ==
+	    -1)
 		fatalx("%s", err);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -632,6 +633,25 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 	rc = config_walk(&l, root, c);
 	ynode_free(root);
 	return (rc);
+}
+
+int
+config_load_default(struct config *c, const char *path, char *err,
+    size_t errlen)
+{
+	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
+		path = CONFIG_DEFAULT_PATH;
+	if (path == NULL)
+		return (0);
+	return (config_load(c, path, err, errlen));
+}
+
+const char *
+config_env(const char *name, const char *def)
+{
+	const char	*v = getenv(name);
+
+	return (v != NULL && *v != '\0' ? v : def);
 }
 
 void

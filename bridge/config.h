@@ -60,6 +60,14 @@ void		 config_free(struct config *);
  */
 int		 config_load(struct config *c, const char *path, char *err,
 		    size_t errlen);
+/*
+ * Loads path, or CONFIG_DEFAULT_PATH when path is NULL and that file
+ * exists (none: the defaults stay).  Errors as config_load.
+ */
+int		 config_load_default(struct config *c, const char *path,
+		    char *err, size_t errlen);
+/* The environment variable name if set and not empty, else def. */
+const char	*config_env(const char *name, const char *def);
 /* The topology level for a node label key, or NULL. */
 const struct config_topo_level *config_topo_find(const struct config *,
 		    const char *label);

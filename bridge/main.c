@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -84,14 +83,6 @@ informer_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
 	queue_push(ctx->queue, ev);
 }
 
-static const char *
-env_or(const char *name, const char *def)
-{
-	const char	*v = getenv(name);
-
-	return (v != NULL && *v != '\0' ? v : def);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -121,10 +112,10 @@ main(int argc, char *argv[])
 	long			 n;
 
 	memset(&conf, 0, sizeof(conf));
-	conf.kubeconfig = env_or("BRIDGE_KUBECONFIG", NULL);
-	config_path = env_or("BRIDGE_CONFIG", NULL);
-	conf.scheduler_name = env_or("BRIDGE_SCHEDULER_NAME", NULL);
-	conf.partition = env_or("BRIDGE_PARTITION", NULL);
+	conf.kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
+	config_path = config_env("BRIDGE_CONFIG", NULL);
+	conf.scheduler_name = config_env("BRIDGE_SCHEDULER_NAME", NULL);
+	conf.partition = config_env("BRIDGE_PARTITION", NULL);
 	conf.idle_poll_ms = 1000;
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -171,10 +162,7 @@ main(int argc, char *argv[])
 	}
 	log_init(conf.verbose);
 	config = config_new();
-	if (config_path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
-		config_path = CONFIG_DEFAULT_PATH;
-	if (config_path != NULL &&
-	    config_load(config, config_path, cerr, sizeof(cerr)) == -1)
+	if (config_load_default(config, config_path, cerr, sizeof(cerr)) == -1)
 		fatalx("%s", cerr);
 	if (conf.scheduler_name == NULL)
 		conf.scheduler_name = config->scheduler_name;

@@ -105,20 +105,28 @@ ww_admitted() {
 	if out=$(ww_pod "$@" | k apply -f - 2>&1); then pass "$d"; else fail "$d: $out"; fi
 }
 
+# ww_gang NS SEL N GROUP WHAT SIZE_FROM: the N pods selected by SEL are
+# created, labelled as gang GROUP with min-member N (SIZE_FROM says where N
+# comes from), and share one Slurm job of N tasks.
+ww_gang() {
+	local ns=$1 sel=$2 n=$3 group=$4 what=$5 from=$6
+	check "the $what's $n pods are created" wait_for 60 ww_npods "$ns" "$sel" "$n"
+	check_eq "all get the pod-group label of the $what" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "${n}x $group"
+	check_eq "all get min-member = $from" "$(ww_values "$ns" "$sel" "$WW_MIN")" "${n}x $n"
+	check "all $n get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" "$n"
+	# shellcheck disable=SC2046
+	check "all $n share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
+	check_eq "of $n tasks" "$(job_field "$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$JP_JOBID")" NumTasks)" "$n"
+}
+
 # --- Mutations: gangs derived from the workload --------------------------
 
 scenario "webhook: an Indexed Job is labelled as one gang"
 ns=$(new_ns enabled)
 ww_job "$ns" sim Indexed 3 | k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=sim
-check "the Job's 3 pods are created" wait_for 20 ww_npods "$ns" "$sel" 3
+ww_gang "$ns" "$sel" 3 sim Job parallelism
 check_eq "all get schedulerName slurm-bridge" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "3x slurm-bridge"
-check_eq "all get the pod-group label of the Job" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "3x sim"
-check_eq "all get min-member = parallelism" "$(ww_values "$ns" "$sel" "$WW_MIN")" "3x 3"
-check "all 3 get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 3
-# shellcheck disable=SC2046
-check "all 3 share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
-check_eq "of 3 tasks" "$(job_field "$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$JP_JOBID")" NumTasks)" 3
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: a non-indexed Job is not a gang"
@@ -169,13 +177,7 @@ spec:
             - $WW_CONTAINER
 YAML
 sel=jobset.sigs.k8s.io/jobset-name=train
-check "the JobSet's 5 pods are created" wait_for 30 ww_npods "$ns" "$sel" 5
-check_eq "all get the pod-group label of the JobSet" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "5x train"
-check_eq "all get min-member = sum of replicas x parallelism" "$(ww_values "$ns" "$sel" "$WW_MIN")" "5x 5"
-check "all 5 get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 5
-# shellcheck disable=SC2046
-check "all 5 share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
-check_eq "of 5 tasks" "$(job_field "$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$JP_JOBID")" NumTasks)" 5
+ww_gang "$ns" "$sel" 5 train JobSet "sum of replicas x parallelism"
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: a LeaderWorkerSet group is labelled as one gang (real LWS controller)"
@@ -195,13 +197,7 @@ spec:
         - $WW_CONTAINER
 YAML
 sel=leaderworkerset.sigs.k8s.io/name=serve
-check "the group's 3 pods are created" wait_for 60 ww_npods "$ns" "$sel" 3
-check_eq "all get the pod-group label of the group" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "3x serve-0"
-check_eq "all get min-member = size" "$(ww_values "$ns" "$sel" "$WW_MIN")" "3x 3"
-check "all 3 get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 3
-# shellcheck disable=SC2046
-check "all 3 share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
-check_eq "of 3 tasks" "$(job_field "$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$JP_JOBID")" NumTasks)" 3
+ww_gang "$ns" "$sel" 3 serve-0 group size
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: PodGroup members get min-member from the PodGroup"
