@@ -168,6 +168,14 @@ integration: $(BUILD)/check_integration
 		$(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
+# Benchmarks report figures and never assert speed; each writes its JSON
+# under bench/results/ for history.  The webhook: p50/p99 and throughput
+# over TLS with wrk, and its memory under load.
+bench: all
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/bench-webhook.sh
+
 e2e: all
 	$(Q)scripts/cluster-up.sh
 	$(Q)scripts/workloads-up.sh
@@ -196,7 +204,7 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration \
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bench \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

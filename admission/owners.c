@@ -49,7 +49,14 @@ struct owners {
 	struct k8s_informer	*inf[OWN_KINDS];
 	struct owner_ctx	 ctx[OWN_KINDS];
 	atomic_ulong		 hits, misses, waits;
+	int			 waiters;	/* requests waiting now */
 };
+
+/*
+ * At most this many requests wait for an owner at once, so pods naming
+ * owners that never appear cannot hold the whole server pool.
+ */
+#define OWNERS_MAX_WAITERS	2
 
 /* The fields the policy reads; a new object. */
 static json_t *
@@ -172,6 +179,9 @@ owners_free(struct owners *o)
 		return;
 	for (k = 0; k < OWN_KINDS; k++)
 		if (o->inf[k] != NULL)
+			k8s_informer_cancel(o->inf[k]);
+	for (k = 0; k < OWN_KINDS; k++)
+		if (o->inf[k] != NULL)
 			k8s_informer_stop(o->inf[k]);
 	for (k = 0; k < OWN_KINDS; k++) {
 		k8s_informer_free(o->inf[k]);
@@ -213,12 +223,16 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 	 * An owner made a moment ago may not have reached our watch yet:
 	 * wait for it, but only as long as the caller allows.
 	 */
-	while ((obj = json_object_get(o->store[kind], key)) == NULL &&
-	    o->inf[kind] != NULL && wait_ms > 0) {
+	if ((obj = json_object_get(o->store[kind], key)) == NULL &&
+	    o->inf[kind] != NULL && wait_ms > 0 &&
+	    o->waiters < OWNERS_MAX_WAITERS) {
 		waited = 1;
-		if (pthread_cond_timedwait(&o->changed, &o->lock, &deadline) ==
-		    ETIMEDOUT)
-			break;
+		o->waiters++;
+		while ((obj = json_object_get(o->store[kind], key)) == NULL)
+			if (pthread_cond_timedwait(&o->changed, &o->lock,
+			    &deadline) == ETIMEDOUT)
+				break;
+		o->waiters--;
 	}
 	json_incref(obj);
 	pthread_mutex_unlock(&o->lock);

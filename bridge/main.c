@@ -226,6 +226,8 @@ main(int argc, char *argv[])
 	}
 	log_info("slurm-bridge: signal %d, stopping", sig);
 	for (i = 0; i < NINFORMERS; i++)
+		k8s_informer_cancel(inf[i]);
+	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_stop(inf[i]);
 	reconcile_stop(rec);
 	queue_close(queue);

@@ -191,6 +191,11 @@ struct k8s_informer	*k8s_informer_new(const struct k8s_config *,
 			    const struct k8s_informer_opts *, k8s_informer_cb,
 			    void *arg);
 int			 k8s_informer_start(struct k8s_informer *);
+/*
+ * Asks the thread to stop without waiting: cancel several informers, then
+ * stop each, and they wind down together.  Any thread.
+ */
+void			 k8s_informer_cancel(struct k8s_informer *);
 /* Asks the thread to stop and joins it; returns within about a second. */
 void			 k8s_informer_stop(struct k8s_informer *);
 void			 k8s_informer_free(struct k8s_informer *);

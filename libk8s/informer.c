@@ -427,6 +427,12 @@ k8s_informer_start(struct k8s_informer *inf)
 }
 
 void
+k8s_informer_cancel(struct k8s_informer *inf)
+{
+	atomic_store(&inf->stop, 1);
+}
+
+void
 k8s_informer_stop(struct k8s_informer *inf)
 {
 	if (!inf->started)
