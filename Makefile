@@ -29,16 +29,17 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c
-# The pure policy (translate, sched), the config file and the metrics
-# writer are shared: both daemons link them.
+# The pure policy (translate, sched), the config file, the metrics writer
+# and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
+# both daemons link them.
 SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
-		   bridge/metrics.c
+		   bridge/metrics.c bridge/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writer.c bridge/slurm.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
-		   admission/validate.c admission/owners.c admission/conf.c
+		   admission/validate.c admission/owners.c
 ADMISSION_SRCS	:= admission/main.c admission/server.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \

@@ -24,13 +24,6 @@ struct admission_conf {
 	struct sockaddr_in	 addr;		/* parsed listen */
 };
 
-/* conf.c */
-/* Parses "ADDR:PORT" (IPv4) into sin; -1 with a message in err. */
-int	conf_parse_listen(const char *, struct sockaddr_in *sin, char *err,
-	    size_t errlen);
-/* Reads a whole file into a new NUL-terminated string; NULL on error. */
-char	*conf_read_file(const char *path, size_t max);
-
 /* owners.c: the watch-based store of namespaces and workload owners. */
 enum owner_kind {
 	OWN_NAMESPACE,

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "xmalloc.h"
+#include "httpd.h"
 #include "admission.h"
 
 /* The in-cluster scheduler's identity (manifests/); --bridge-user adds. */
@@ -122,7 +123,8 @@ main(int argc, char *argv[])
 	if (nusers == 0)
 		users[nusers++] = DEFAULT_BRIDGE_USER;
 	conf.bridge_users = users;
-	if (conf_parse_listen(conf.listen, &conf.addr, err, sizeof(err)) == -1)
+	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
+	    sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (conf.tls_cert == NULL || conf.tls_key == NULL)
 		fatalx("--tls-cert and --tls-key are required: the API server "

@@ -1,0 +1,66 @@
+/*
+ * The HTTP(S) server both daemons use (libmicrohttpd, GnuTLS): the only
+ * file that includes <microhttpd.h>.  A small pool of threads collects each
+ * request's body (up to max_body) and calls the handler, which must be
+ * reentrant and must not block for long.  With a certificate and key it
+ * serves TLS only, and reloads the pair when either file changes.
+ */
+#ifndef HTTPD_H
+#define HTTPD_H
+
+#include <netinet/in.h>
+
+#include <stddef.h>
+
+struct httpd_request {
+	const char	*method;
+	const char	*url;		/* path, without the query */
+	const char	*content_type;	/* or NULL */
+	const char	*body;		/* NUL-terminated; "" if none */
+	size_t		 len;
+	int		 too_big;	/* the body was over max_body */
+};
+
+struct httpd_response {
+	unsigned int	 status;
+	const char	*content_type;	/* static string */
+	char		*body;		/* malloc'd, taken by the server */
+};
+
+typedef void	(*httpd_handler)(void *arg, const struct httpd_request *,
+		    struct httpd_response *);
+
+struct httpd_opts {
+	struct sockaddr_in	 addr;
+	const char		*listen;	/* for messages */
+	const char		*tls_cert;	/* PEM; NULL: plain HTTP */
+	const char		*tls_key;
+	size_t			 max_body;
+	unsigned int		 threads;
+	httpd_handler		 handler;
+	void			*arg;
+};
+
+struct httpd_stats {
+	unsigned long long	tls_reloads;
+	unsigned long long	tls_reload_errors;
+};
+
+struct httpd;
+
+/*
+ * Parses "ADDR:PORT" (IPv4; ":PORT" for any address) into sin; -1 with a
+ * message in err naming flag.
+ */
+int		 httpd_parse_listen(const char *flag, const char *s,
+		    struct sockaddr_in *sin, char *err, size_t errlen);
+/* Starts serving; opts is copied.  One TLS server per process. */
+struct httpd	*httpd_start(const struct httpd_opts *, char *err,
+		    size_t errlen);
+void		 httpd_stop(struct httpd *);
+void		 httpd_stats(struct httpd *, struct httpd_stats *);
+/* Sets a response: status, content type and a copy of text. */
+void		 httpd_reply(struct httpd_response *, unsigned int status,
+		    const char *content_type, const char *text);
+
+#endif /* HTTPD_H */
