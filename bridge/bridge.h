@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 #include <jansson.h>
 
 #include "k8s.h"
+#include "metrics.h"
 
 #include "policy.h"
 
@@ -24,13 +26,63 @@ struct bridge_conf {
 	const char	*kubeconfig;
 	const char	*scheduler_name;
 	const char	*partition;
-	const char	*listen;
+	const char	*listen;	/* --listen ADDR:PORT, or NULL */
+	const char	*tls_cert;	/* --tls-cert/--tls-key, or NULL */
+	const char	*tls_key;
+	int		 leader_elect;
 	const char	*default_account;	/* or NULL */
 	int		 exclusive;	/* default placement */
 	int		 verbose;
 	int		 poll_ms;	/* Slurm poll interval with pending jobs */
 	int		 idle_poll_ms;	/* ... with none */
 };
+
+/* stats.c: the scheduler's metrics, atomics updated from any thread. */
+enum stats_rpc {
+	RPC_ALLOCATE,		/* slurm_allocate_resources */
+	RPC_LOAD_JOBS,		/* slurm_load_jobs */
+	RPC_KILL_JOB,		/* slurm_kill_job */
+	RPC_LOAD_NODES,		/* slurm_load_node(_single) */
+	RPC_UPDATE_NODE,	/* slurm_update_node */
+	RPC_KINDS
+};
+
+/* How Slurm ended a bridge job (the label of jobs_ended_total). */
+enum stats_end {
+	END_COMPLETED,
+	END_CANCELLED,
+	END_TIMEOUT,
+	END_NODE_FAIL,
+	END_PREEMPTED,
+	END_FAILED,
+	END_OTHER,
+	END_KINDS
+};
+
+struct bridge_stats {
+	atomic_ullong		 pods_bound;
+	struct metrics_hist	 sched_latency;	/* pod creation -> bind */
+	struct metrics_hist	 rpc[RPC_KINDS];
+	atomic_ullong		 rpc_errors[RPC_KINDS];
+	atomic_ullong		 jobs_submitted;
+	atomic_ullong		 jobs_cancelled;
+	atomic_ullong		 jobs_ended[END_KINDS];
+	atomic_llong		 pending_pods;	/* gauges, set by reconcile */
+	atomic_llong		 pending_gangs;
+	atomic_int		 leader;	/* 1 while this replica leads */
+	atomic_int		 recovered;	/* caches synced, jobs adopted */
+	atomic_llong		 slurm_ok_at;	/* last good Slurm poll, s */
+};
+
+/* The one instance; main writes the Prometheus text from it. */
+extern struct bridge_stats bstats;
+
+/* Records one libslurm call that started at t0 (metrics_now()). */
+void	stats_rpc(enum stats_rpc, double t0, int ok);
+/* Records a job Slurm ended, by its state string ("TIMEOUT", ...). */
+void	stats_job_ended(const char *state);
+/* Appends the scheduler's metrics (not the watch counters) to b. */
+void	stats_write(struct buf *b);
 
 /* queue.c: the one multi-producer, single-consumer event queue. */
 enum event_kind {
@@ -142,8 +194,39 @@ json_t	*sctl_node_names(char *err, size_t errlen);
 /* Expands a hostlist ("n[1-3]") into a new array of node names. */
 json_t	*sctl_hostlist_expand(const char *hostlist);
 
+/* leader.c: --leader-elect, on main's thread. */
+struct leader;
+
+struct leader	*leader_new(const struct k8s_config *, const char *ns,
+		    const char *name, char *err, size_t errlen);
+void		 leader_free(struct leader *);
+/* Campaigns until elected (0) or until SIGINT/SIGTERM in set (the signal). */
+int		 leader_acquire(struct leader *, const sigset_t *set);
+/*
+ * Waits one retry period for a signal in set (returns it), then renews
+ * (returns 0).  Exits the process when the lease is lost.
+ */
+int		 leader_wait(struct leader *, const sigset_t *set);
+/* Gives the lease up if held, so a follower takes over at once. */
+void		 leader_release(struct leader *);
+
+/* api.c: the scheduler's HTTP endpoints on --listen. */
+struct api;
+
+struct api_source {
+	struct k8s_informer	*const *informers;	/* for watch counters */
+	const char		*const *names;
+	int			 ninformers;
+};
+
+/* Serves /healthz, /readyz, /metrics; the source must outlive it. */
+struct api	*api_start(const struct bridge_conf *,
+		    const struct api_source *, char *err, size_t errlen);
+void		 api_stop(struct api *);
+
 /* reconcile.c */
 struct reconcile;
+
 
 struct reconcile	*reconcile_new(const struct bridge_conf *,
 			    const struct k8s_config *, struct queue *);
@@ -176,8 +259,16 @@ struct pod_entry {
 	uint32_t	 label_jobid;	/* jobid label on the pod */
 	int		 finalizer;	/* carries our finalizer */
 	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
+	double		 seen_at;	/* when first seen, epoch seconds */
 	char		 cond[512];	/* last PodScheduled message written */
 };
+
+/*
+ * Seconds since the pod was created: from when the bridge first saw it if
+ * that was within two seconds of its creationTimestamp (which has
+ * one-second resolution), else from the creationTimestamp.
+ */
+double	pod_age(const struct pod_entry *);
 
 enum group_state {
 	G_WAITING,	/* not submitted */

@@ -246,6 +246,9 @@ group_bind(struct reconcile *r, struct group *g)
 			continue;
 		}
 		e->state = PS_BOUND;
+		atomic_fetch_add(&bstats.pods_bound, 1);
+		metrics_hist_observe(&bstats.sched_latency,
+		    pod_age(e));
 		log_info("pod %s: bound to node %s (slurm job %u)", e->key,
 		    knode, g->jobid);
 		snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node "

@@ -36,6 +36,12 @@ usage(FILE *fp)
 "  --poll-ms N            Slurm poll interval with pending jobs (default:\n"
 "                         config slurmPollInterval, 100)\n"
 "Flags win over the config file.\n"
+"  --listen ADDR:PORT     serve /healthz, /readyz, /metrics (default\n"
+"                         :8080; \"\" turns it off)         [BRIDGE_LISTEN]\n"
+"  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
+"  --tls-key FILE         ... and key (both reloaded when they change)\n"
+"  --leader-elect         act only while holding the Lease slurm-bridge in\n"
+"                         $POD_NAMESPACE (default kube-system)\n"
 "  -n                     check the configuration and exit\n"
 "  -v                     more logging (repeatable)\n"
 "  -h, --help             this text\n");
@@ -92,17 +98,25 @@ main(int argc, char *argv[])
 		{ "scheduler-name",	required_argument, NULL, 's' },
 		{ "partition",		required_argument, NULL, 'p' },
 		{ "poll-ms",		required_argument, NULL, 'P' },
+		{ "listen",		required_argument, NULL, 'l' },
+		{ "tls-cert",		required_argument, NULL, 'c' },
+		{ "tls-key",		required_argument, NULL, 'K' },
+		{ "leader-elect",	no_argument,	   NULL, 'L' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL,			0,		   NULL, 0 }
 	};
 	struct bridge_conf	 conf;
+	struct api_source	 src;
+	struct api		*api = NULL;
+	struct leader		*le = NULL;
+	struct reconcile	*rec = NULL;
+	const char		*names[NINFORMERS];
 	struct config		*config;
 	const char		*config_path;
 	char			 cerr[512];
 	struct k8s_config	*kconf;
 	struct k8s_error	 err;
 	struct queue		*queue;
-	struct reconcile	*rec;
 	struct k8s_informer	*inf[NINFORMERS];
 	struct informer_ctx	 ctx[NINFORMERS];
 	struct k8s_informer_opts o;
@@ -117,10 +131,23 @@ main(int argc, char *argv[])
 	conf.scheduler_name = config_env("BRIDGE_SCHEDULER_NAME", NULL);
 	conf.partition = config_env("BRIDGE_PARTITION", NULL);
 	conf.idle_poll_ms = 1000;
+	conf.listen = config_env("BRIDGE_LISTEN", ":8080");
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
 			config_path = optarg;
+			break;
+		case 'l':
+			conf.listen = optarg;
+			break;
+		case 'c':
+			conf.tls_cert = optarg;
+			break;
+		case 'K':
+			conf.tls_key = optarg;
+			break;
+		case 'L':
+			conf.leader_elect = 1;
 			break;
 		case 'k':
 			conf.kubeconfig = optarg;
@@ -171,6 +198,10 @@ main(int argc, char *argv[])
 	if (conf.poll_ms == 0)
 		conf.poll_ms = config->poll_ms;
 	conf.exclusive = config->exclusive;
+	if (conf.listen != NULL && *conf.listen == '\0')
+		conf.listen = NULL;
+	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
+		fatalx("--tls-cert and --tls-key go together");
 	conf.default_account = config->default_account;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
@@ -195,11 +226,8 @@ main(int argc, char *argv[])
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Informers are made now so the API can count them; started later. */
 	queue = queue_new();
-	if ((rec = reconcile_new(&conf, kconf, queue)) == NULL ||
-	    reconcile_start(rec) == -1)
-		fatalx("cannot start the reconcile thread");
-
 	xasprintf(&sel, "spec.schedulerName=%s", conf.scheduler_name);
 	for (i = 0; i < NINFORMERS; i++) {
 		memset(&o, 0, sizeof(o));
@@ -210,28 +238,57 @@ main(int argc, char *argv[])
 		ctx[i].queue = queue;
 		ctx[i].kind = watched[i].kind;
 		inf[i] = k8s_informer_new(kconf, &o, informer_cb, &ctx[i]);
-		if (k8s_informer_start(inf[i]) == -1)
-			fatal("%s: start", o.name);
+		names[i] = watched[i].name + strlen("watch/");
 	}
 	free(sel);
-	log_info("slurm-bridge: scheduling pods with schedulerName %s via "
-	    "partition %s on %s", conf.scheduler_name, conf.partition,
-	    k8s_config_server(kconf));
+	src.informers = inf;
+	src.names = names;
+	src.ninformers = NINFORMERS;
+	if (conf.listen != NULL &&
+	    (api = api_start(&conf, &src, cerr, sizeof(cerr))) == NULL)
+		fatalx("%s", cerr);
 
-	for (;;) {
-		if (sigwait(&set, &sig) != 0)
-			continue;
-		if (sig == SIGINT || sig == SIGTERM)
-			break;
+	/* Followers serve health and metrics, and wait. */
+	sig = 0;
+	if (conf.leader_elect) {
+		if ((le = leader_new(kconf, config_env("POD_NAMESPACE",
+		    "kube-system"), "slurm-bridge", cerr, sizeof(cerr))) == NULL)
+			fatalx("%s", cerr);
+		sig = leader_acquire(le, &set);
+	}
+	if (sig == 0) {
+		atomic_store(&bstats.leader, 1);
+		if ((rec = reconcile_new(&conf, kconf, queue)) == NULL ||
+		    reconcile_start(rec) == -1)
+			fatalx("cannot start the reconcile thread");
+		for (i = 0; i < NINFORMERS; i++)
+			if (k8s_informer_start(inf[i]) == -1)
+				fatal("%s: start", watched[i].name);
+		log_info("slurm-bridge: scheduling pods with schedulerName %s "
+		    "via partition %s on %s", conf.scheduler_name,
+		    conf.partition, k8s_config_server(kconf));
+	}
+	while (sig != SIGINT && sig != SIGTERM) {
+		if (le != NULL)
+			sig = leader_wait(le, &set);
+		else if (sigwait(&set, &sig) != 0)
+			sig = 0;
 	}
 	log_info("slurm-bridge: signal %d, stopping", sig);
 	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_cancel(inf[i]);
 	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_stop(inf[i]);
-	reconcile_stop(rec);
-	queue_close(queue);
-	reconcile_join(rec);
+	if (rec != NULL) {
+		reconcile_stop(rec);
+		queue_close(queue);
+		reconcile_join(rec);
+	}
+	/* Only once nothing acts any more may a follower take over. */
+	if (le != NULL)
+		leader_release(le);
+	leader_free(le);
+	api_stop(api);
 	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_free(inf[i]);
 	reconcile_free(rec);

@@ -52,6 +52,15 @@ json_free_cb(void *p)
 	json_decref(p);
 }
 
+static double
+reconcile_epoch(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+}
+
 static time_t
 parse_time(const char *s)
 {
@@ -61,6 +70,18 @@ parse_time(const char *s)
 	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
 		return (0);
 	return (timegm(&tm));
+}
+
+double
+pod_age(const struct pod_entry *e)
+{
+	time_t	created = parse_time(k8s_obj_str(e->obj,
+		    "metadata.creationTimestamp"));
+	double	now = reconcile_epoch();
+
+	if (created == 0 || e->seen_at - (double)created < 2.0)
+		return (now - e->seen_at);
+	return (now - (double)created);
 }
 
 /* Terminal, or deleted and past its grace period. */
@@ -128,6 +149,7 @@ pod_update(struct reconcile *r, json_t *obj)
 		e->key = xstrdup(key);
 		e->ns = xstrdup(k8s_obj_namespace(obj));
 		e->name = xstrdup(k8s_obj_name(obj));
+		e->seen_at = reconcile_epoch();
 		map_put(r->pods, key, e);
 	}
 	/*
@@ -214,6 +236,30 @@ pod_deleted(struct reconcile *r, json_t *obj)
 		pod_entry_free(e);
 	}
 	json_decref(obj);
+}
+
+/* Pending pods and gangs, for /metrics. */
+static void
+reconcile_gauges(struct reconcile *r)
+{
+	size_t		 it = 0;
+	void		*v;
+	long long	 pods = 0, gangs = 0;
+
+	while (map_next(r->pods, &it, NULL, &v)) {
+		struct pod_entry *e = v;
+		if (e->state == PS_UNBOUND && e->delete_at == 0)
+			pods++;
+	}
+	it = 0;
+	while (map_next(r->groups, &it, NULL, &v)) {
+		struct group *g = v;
+		if (g->gang && (g->state == G_WAITING || g->state ==
+		    G_PENDING))
+			gangs++;
+	}
+	atomic_store(&bstats.pending_pods, pods);
+	atomic_store(&bstats.pending_gangs, gangs);
 }
 
 /* Re-evaluates every group, and ends members past their grace period. */
@@ -345,6 +391,8 @@ job_update_cb(const struct sjob *j, void *arg)
 		}
 		break;
 	case SJOB_ENDED:
+		if (g->state != G_ENDED)
+			stats_job_ended(j->state);
 		log_info("group %s: slurm job %u ended: %s (reason %s)",
 		    g->key, j->id, j->state, j->reason);
 		/*
@@ -581,6 +629,7 @@ reconcile_recover(struct reconcile *r)
 	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)
 		log_warnx("slurm: %s; nodes are not tainted", err);
 	nodes_sync_all(r);
+	atomic_store(&bstats.recovered, 1);
 	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
 	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
 	groups_sweep(r);
@@ -696,6 +745,7 @@ reconcile_main(void *arg)
 			reconcile_poll(r);
 			if (now >= r->next_sweep) {
 				groups_sweep(r);
+				reconcile_gauges(r);
 				r->next_sweep = now + r->conf->idle_poll_ms;
 			}
 		}

@@ -175,8 +175,12 @@ sctl_job_layout(uint32_t jobid)
 {
 	job_info_msg_t	*msg = NULL;
 	json_t		*layout = NULL;
+	double		 t0 = metrics_now();
+	int		 rc;
 
-	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
+	rc = slurm_load_job(&msg, jobid, SHOW_DETAIL);
+	stats_rpc(RPC_LOAD_JOBS, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS)
 		return (NULL);
 	if (msg->record_count > 0)
 		layout = sctl_layout(&msg->job_array[0]);
@@ -190,12 +194,17 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 {
 	job_desc_msg_t				 d;
 	resource_allocation_response_msg_t	*resp = NULL;
+	double					 t0;
+	int					 rc;
 
 	*jobid = 0;
 	*layout = NULL;
 	*permanent = 0;
 	sctl_desc_fill(&d, js);
-	if (slurm_allocate_resources(&d, &resp) != SLURM_SUCCESS) {
+	t0 = metrics_now();
+	rc = slurm_allocate_resources(&d, &resp);
+	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS) {
 		*permanent = sctl_error_permanent(slurm_get_errno());
 		snprintf(err, errlen, "slurm_allocate_resources: %s",
 		    sctl_strerror());
@@ -203,6 +212,7 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 		return (-1);
 	}
 	*jobid = resp->job_id;
+	atomic_fetch_add(&bstats.jobs_submitted, 1);
 	/*
 	 * Allocated at once: fetch the per-node layout now rather than wait
 	 * for the next poll.  If that fails the poll will bring it.
@@ -216,12 +226,21 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 int
 sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 {
-	if (slurm_kill_job(jobid, SIGKILL, 0) == SLURM_SUCCESS)
-		return (0);
+	double	t0 = metrics_now();
+	int	rc;
+
+	rc = slurm_kill_job(jobid, SIGKILL, 0);
 	/* Already gone is what we wanted. */
-	if (slurm_get_errno() == ESLURM_ALREADY_DONE ||
-	    slurm_get_errno() == ESLURM_INVALID_JOB_ID)
+	if (rc != SLURM_SUCCESS && (slurm_get_errno() == ESLURM_ALREADY_DONE ||
+	    slurm_get_errno() == ESLURM_INVALID_JOB_ID)) {
+		stats_rpc(RPC_KILL_JOB, t0, 1);
 		return (0);
+	}
+	stats_rpc(RPC_KILL_JOB, t0, rc == SLURM_SUCCESS);
+	if (rc == SLURM_SUCCESS) {
+		atomic_fetch_add(&bstats.jobs_cancelled, 1);
+		return (0);
+	}
 	snprintf(err, errlen, "slurm_kill_job %u: %s", jobid, sctl_strerror());
 	return (-1);
 }
@@ -233,14 +252,22 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 	slurm_job_info_t *j;
 	struct sjob	 sj;
 	uint32_t	 i, base;
+	double		 t0;
+	int		 rc;
 
-	if (slurm_load_jobs(*since, &msg, SHOW_ALL | SHOW_DETAIL) !=
-	    SLURM_SUCCESS) {
-		if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA)
-			return (1);
+	t0 = metrics_now();
+	rc = slurm_load_jobs(*since, &msg, SHOW_ALL | SHOW_DETAIL);
+	if (rc != SLURM_SUCCESS && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+		stats_rpc(RPC_LOAD_JOBS, t0, 1);
+		atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
+		return (1);
+	}
+	stats_rpc(RPC_LOAD_JOBS, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS) {
 		snprintf(err, errlen, "slurm_load_jobs: %s", sctl_strerror());
 		return (-1);
 	}
+	atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
 	*since = msg->last_update;
 	for (i = 0; i < msg->record_count; i++) {
 		j = &msg->job_array[i];
@@ -289,6 +316,29 @@ sctl_hostlist_expand(const char *hostlist)
 	return (arr);
 }
 
+/* One node's record, timed. */
+static int
+sctl_load_node_one(const char *node, node_info_msg_t **msg)
+{
+	double	t0 = metrics_now();
+	int	rc;
+
+	rc = slurm_load_node_single(msg, (char *)(uintptr_t)node, SHOW_ALL);
+	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
+	return (rc);
+}
+
+static int
+sctl_update_node(update_node_msg_t *u)
+{
+	double	t0 = metrics_now();
+	int	rc;
+
+	rc = slurm_update_node(u);
+	stats_rpc(RPC_UPDATE_NODE, t0, rc == SLURM_SUCCESS);
+	return (rc);
+}
+
 int
 sctl_node_drain(const char *node, const char *reason, char *err,
     size_t errlen)
@@ -297,8 +347,7 @@ sctl_node_drain(const char *node, const char *reason, char *err,
 	update_node_msg_t	 u;
 	int			 drained;
 
-	if (slurm_load_node_single(&msg, (char *)(uintptr_t)node, SHOW_ALL) !=
-	    SLURM_SUCCESS) {
+	if (sctl_load_node_one(node, &msg) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "load node %s: %s", node,
 		    sctl_strerror());
 		return (-1);
@@ -313,7 +362,7 @@ sctl_node_drain(const char *node, const char *reason, char *err,
 	u.node_names = (char *)(uintptr_t)node;
 	u.node_state = NODE_STATE_DRAIN;
 	u.reason = (char *)(uintptr_t)reason;
-	if (slurm_update_node(&u) == SLURM_SUCCESS)
+	if (sctl_update_node(&u) == SLURM_SUCCESS)
 		return (0);
 	snprintf(err, errlen, "drain %s: %s", node, sctl_strerror());
 	return (-1);
@@ -329,8 +378,7 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	int			 ours;
 
 	*resumed = 0;
-	if (slurm_load_node_single(&msg, (char *)(uintptr_t)node, SHOW_ALL) !=
-	    SLURM_SUCCESS) {
+	if (sctl_load_node_one(node, &msg) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "load node %s: %s", node,
 		    sctl_strerror());
 		return (-1);
@@ -346,7 +394,7 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	slurm_init_update_node_msg(&u);
 	u.node_names = (char *)(uintptr_t)node;
 	u.node_state = NODE_RESUME;
-	if (slurm_update_node(&u) != SLURM_SUCCESS) {
+	if (sctl_update_node(&u) != SLURM_SUCCESS) {
 		snprintf(err, errlen, "resume %s: %s", node, sctl_strerror());
 		return (-1);
 	}
@@ -360,8 +408,13 @@ sctl_node_names(char *err, size_t errlen)
 	node_info_msg_t	*msg = NULL;
 	json_t		*names;
 	uint32_t	 i;
+	double		 t0;
+	int		 rc;
 
-	if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+	t0 = metrics_now();
+	rc = slurm_load_node(0, &msg, SHOW_ALL);
+	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS) {
 		snprintf(err, errlen, "slurm_load_node: %s", sctl_strerror());
 		return (NULL);
 	}

@@ -1,0 +1,145 @@
+/*
+ * --leader-elect: a coordination.k8s.io/v1 Lease (libk8s/lease.c), driven
+ * from main's thread between signals.  A replica campaigns until it holds
+ * the lease and only then starts acting; a leader that cannot renew within
+ * the renew deadline, or sees another holder, exits at once, because the
+ * next leader may already be acting.  On SIGTERM the leader releases the
+ * lease so a follower takes over without waiting for it to expire.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+struct leader {
+	struct k8s_client	*client;
+	struct k8s_lease	*lease;
+	char			 identity[300];
+	char			 where[300];	/* ns/name, for messages */
+};
+
+struct leader *
+leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
+    char *err, size_t errlen)
+{
+	struct leader		*l = xcalloc(1, sizeof(*l));
+	struct k8s_lease_opts	 o;
+	struct k8s_error	 kerr;
+	char			 host[256];
+
+	if ((l->client = k8s_client_new(kconf, &kerr)) == NULL) {
+		snprintf(err, errlen, "leader election: %s", kerr.text);
+		free(l);
+		return (NULL);
+	}
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "slurm-bridge");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(l->identity, sizeof(l->identity), "%s_%ld", host,
+	    (long)getpid());
+	snprintf(l->where, sizeof(l->where), "%s/%s", ns, name);
+	memset(&o, 0, sizeof(o));
+	o.ns = ns;
+	o.name = name;
+	o.identity = l->identity;
+	l->lease = k8s_lease_new(l->client, &o);
+	return (l);
+}
+
+void
+leader_free(struct leader *l)
+{
+	if (l == NULL)
+		return;
+	k8s_lease_free(l->lease);
+	k8s_client_free(l->client);
+	free(l);
+}
+
+/* Waits up to s seconds for one of set's signals; 0 if none came. */
+static int
+leader_sleep(const sigset_t *set, int s)
+{
+	struct timespec	ts = { s, 0 };
+	int		sig;
+
+	sig = sigtimedwait(set, NULL, &ts);
+	return (sig > 0 ? sig : 0);
+}
+
+int
+leader_acquire(struct leader *l, const sigset_t *set)
+{
+	struct k8s_error	 err;
+	const char		*holder;
+	int			 rc, sig, told = 0;
+
+	for (;;) {
+		rc = k8s_lease_step(l->lease, &err);
+		if (rc == 1) {
+			log_info("leader: %s: elected as %s", l->where,
+			    l->identity);
+			return (0);
+		}
+		if (rc == -1)
+			log_warnx("leader: %s: %ld %s: %s", l->where,
+			    err.status, err.reason, err.text);
+		else if (!told) {
+			holder = k8s_lease_holder(l->lease);
+			log_info("leader: %s: held by %s; waiting", l->where,
+			    holder != NULL ? holder : "?");
+			told = 1;
+		}
+		sig = leader_sleep(set, k8s_lease_retry_period(l->lease));
+		if (sig == SIGINT || sig == SIGTERM)
+			return (sig);
+	}
+}
+
+int
+leader_wait(struct leader *l, const sigset_t *set)
+{
+	struct k8s_error	 err;
+	int			 sig, rc;
+
+	sig = leader_sleep(set, k8s_lease_retry_period(l->lease));
+	if (sig != 0)
+		return (sig);
+	rc = k8s_lease_step(l->lease, &err);
+	if (rc == 1)
+		return (0);
+	if (rc == -1 && k8s_lease_held(l->lease)) {
+		log_warnx("leader: %s: renew failed: %ld %s: %s; retrying",
+		    l->where, err.status, err.reason, err.text);
+		return (0);
+	}
+	/*
+	 * Lost: another replica may be acting already.  Stop at once; the
+	 * restarted process campaigns again as a follower.
+	 */
+	log_warnx("leader: %s: lost the lease (holder now %s); exiting",
+	    l->where, k8s_lease_holder(l->lease) != NULL ?
+	    k8s_lease_holder(l->lease) : "none");
+	atomic_store(&bstats.leader, 0);
+	_exit(1);
+}
+
+void
+leader_release(struct leader *l)
+{
+	struct k8s_error	err;
+
+	if (!k8s_lease_held(l->lease))
+		return;
+	if (k8s_lease_release(l->lease, &err) == -1)
+		log_warnx("leader: %s: release: %s", l->where, err.text);
+	else
+		log_info("leader: %s: released", l->where);
+}

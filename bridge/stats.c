@@ -1,0 +1,108 @@
+/*
+ * The scheduler's metrics: one struct of atomics that the reconcile thread
+ * (and slurm.c, on that thread) updates and the HTTP threads read.  Written
+ * as Prometheus text with the slurm_bridge_ prefix.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bridge.h"
+
+struct bridge_stats	bstats;
+
+static const char *const rpc_names[RPC_KINDS] = {
+	[RPC_ALLOCATE] = "allocate_resources",
+	[RPC_LOAD_JOBS] = "load_jobs",
+	[RPC_KILL_JOB] = "kill_job",
+	[RPC_LOAD_NODES] = "load_node",
+	[RPC_UPDATE_NODE] = "update_node",
+};
+
+static const char *const end_names[END_KINDS] = {
+	[END_COMPLETED] = "COMPLETED",
+	[END_CANCELLED] = "CANCELLED",
+	[END_TIMEOUT] = "TIMEOUT",
+	[END_NODE_FAIL] = "NODE_FAIL",
+	[END_PREEMPTED] = "PREEMPTED",
+	[END_FAILED] = "FAILED",
+	[END_OTHER] = "other",
+};
+
+void
+stats_rpc(enum stats_rpc rpc, double t0, int ok)
+{
+	metrics_hist_observe(&bstats.rpc[rpc], metrics_now() - t0);
+	if (!ok)
+		atomic_fetch_add(&bstats.rpc_errors[rpc], 1);
+}
+
+void
+stats_job_ended(const char *state)
+{
+	int	i;
+
+	for (i = 0; i < END_OTHER; i++)
+		if (state != NULL && strcmp(state, end_names[i]) == 0)
+			break;
+	atomic_fetch_add(&bstats.jobs_ended[i], 1);
+}
+
+void
+stats_write(struct buf *b)
+{
+	char	l[64];
+	int	i;
+
+	metrics_family(b, "slurm_bridge_pods_bound_total", "counter",
+	    "Pods bound to the node Slurm allocated.");
+	metrics_sample(b, "slurm_bridge_pods_bound_total", NULL,
+	    (double)atomic_load(&bstats.pods_bound));
+	metrics_family(b, "slurm_bridge_scheduling_latency_seconds",
+	    "histogram", "Pod creation to bind (to the millisecond when the "
+	    "bridge saw the pod within its first second, else from its "
+	    "creationTimestamp).");
+	metrics_hist_write(b, "slurm_bridge_scheduling_latency_seconds", NULL,
+	    &bstats.sched_latency);
+	metrics_family(b, "slurm_bridge_slurm_rpc_duration_seconds",
+	    "histogram", "Duration of libslurm calls, by call.");
+	for (i = 0; i < RPC_KINDS; i++) {
+		snprintf(l, sizeof(l), "rpc=\"%s\"", rpc_names[i]);
+		metrics_hist_write(b, "slurm_bridge_slurm_rpc_duration_seconds",
+		    l, &bstats.rpc[i]);
+	}
+	metrics_family(b, "slurm_bridge_slurm_rpc_errors_total", "counter",
+	    "libslurm calls that failed, by call.");
+	for (i = 0; i < RPC_KINDS; i++) {
+		snprintf(l, sizeof(l), "rpc=\"%s\"", rpc_names[i]);
+		metrics_sample(b, "slurm_bridge_slurm_rpc_errors_total", l,
+		    (double)atomic_load(&bstats.rpc_errors[i]));
+	}
+	metrics_family(b, "slurm_bridge_jobs_submitted_total", "counter",
+	    "Placeholder jobs submitted to Slurm.");
+	metrics_sample(b, "slurm_bridge_jobs_submitted_total", NULL,
+	    (double)atomic_load(&bstats.jobs_submitted));
+	metrics_family(b, "slurm_bridge_jobs_cancelled_total", "counter",
+	    "Placeholder jobs the bridge cancelled.");
+	metrics_sample(b, "slurm_bridge_jobs_cancelled_total", NULL,
+	    (double)atomic_load(&bstats.jobs_cancelled));
+	metrics_family(b, "slurm_bridge_jobs_ended_total", "counter",
+	    "Placeholder jobs that ended in Slurm, by final state.");
+	for (i = 0; i < END_KINDS; i++) {
+		snprintf(l, sizeof(l), "state=\"%s\"", end_names[i]);
+		metrics_sample(b, "slurm_bridge_jobs_ended_total", l,
+		    (double)atomic_load(&bstats.jobs_ended[i]));
+	}
+	metrics_family(b, "slurm_bridge_pending_pods", "gauge",
+	    "Pods waiting for an allocation (not bound, not ended).");
+	metrics_sample(b, "slurm_bridge_pending_pods", NULL,
+	    (double)atomic_load(&bstats.pending_pods));
+	metrics_family(b, "slurm_bridge_pending_gangs", "gauge",
+	    "Gangs not yet allocated (waiting for members or for Slurm).");
+	metrics_sample(b, "slurm_bridge_pending_gangs", NULL,
+	    (double)atomic_load(&bstats.pending_gangs));
+	metrics_family(b, "slurm_bridge_leader", "gauge",
+	    "1 while this replica holds the leader lease (or runs without "
+	    "leader election).");
+	metrics_sample(b, "slurm_bridge_leader", NULL,
+	    (double)atomic_load(&bstats.leader));
+}
