@@ -106,6 +106,7 @@ sed -e "s|service: {name: slurm-bridge-admission, namespace: slurm-bridge, path:
 	-e "s|system:serviceaccount:slurm-bridge:slurm-bridge|$BRIDGE_USER|" \
 	"$top/manifests/admission/webhooks.yaml" |
 	kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
-daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" ${BRIDGE_ARGS:-}
+daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+	--listen "$LOCAL_IP:$BRIDGE_PORT" ${BRIDGE_ARGS:-}
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 printf 'bridge-up: ready in %d.%01ds\n' $((ms / 1000)) $((ms % 1000 / 100))

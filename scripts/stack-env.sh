@@ -52,6 +52,7 @@ ETCD_PEER_PORT=2380
 APISERVER_PORT=6443
 KCM_PORT=10257                # kube-controller-manager healthz (https)
 KWOK_PORT=10247               # kwok healthz/metrics (http)
+BRIDGE_PORT=8080              # slurm-bridge --listen: metrics, health, extender
 APISERVER_URL=https://$LOCAL_IP:$APISERVER_PORT
 
 # --- Slurm ---------------------------------------------------------------
