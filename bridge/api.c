@@ -2,8 +2,11 @@
  * The scheduler's HTTP endpoints on --listen, served by httpd.c:
  * GET /healthz (the process is up), /readyz (leader, caches synced and
  * jobs adopted, Slurm answered within SLURM_STALE_S), /metrics (Prometheus
- * text).  Handlers run on the server's threads and read only atomics: the
- * reconcile thread's state is never touched here.
+ * text), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
+ * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
+ * to Slurm.  Handlers run on the server's threads and read only atomics;
+ * an extender call is queued to the reconcile thread, which owns all state,
+ * and its answer awaited for up to EXT_WAIT_MS.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,8 @@
 #define API_MAX_BODY	(4 * 1024 * 1024)
 /* Slurm is "reachable" when a poll succeeded this recently. */
 #define SLURM_STALE_S	30
+/* How long an extender call waits for the reconcile thread. */
+#define EXT_WAIT_MS	8000
 
 struct api {
 	struct httpd		*httpd;
@@ -67,13 +72,223 @@ api_unready(void)
 }
 
 static void
+api_json(struct httpd_response *resp, json_t *out)
+{
+	resp->status = 200;
+	resp->content_type = "application/json";
+	resp->body = json_dumps(out, JSON_COMPACT);
+	json_decref(out);
+}
+
+/* Queues the call and waits for its answer; -1 if none came in time. */
+static int
+api_call(struct api *a, struct ext_call *c)
+{
+	struct event	*ev = xcalloc(1, sizeof(*ev));
+
+	ev->kind = EV_EXTENDER;
+	ev->call = c;
+	queue_push(a->src.queue, ev);
+	return (ext_call_wait(c, EXT_WAIT_MS));
+}
+
+/* The candidate node names of ExtenderArgs (NodeNames or Nodes.items). */
+static json_t *
+api_node_names(const json_t *args)
+{
+	const json_t	*v;
+	json_t		*names = json_array();
+	size_t		 i;
+
+	if (json_is_array(json_object_get(args, "NodeNames")))
+		json_array_extend(names, json_object_get(args, "NodeNames"));
+	else
+		json_array_foreach(k8s_obj_get(args, "Nodes.items"), i, v)
+			if (k8s_obj_name(v) != NULL)
+				json_array_append_new(names,
+				    json_string(k8s_obj_name(v)));
+	return (names);
+}
+
+/*
+ * ExtenderFilterResult with only keep among the candidates (keep NULL:
+ * none), every other one failed with msg, in the form the call used.
+ */
+static json_t *
+api_filter_result(const json_t *args, const char *keep, const char *msg,
+    int resolvable)
+{
+	json_t		*res = json_object(), *failed = json_object(), *names;
+	json_t		*kept = json_array(), *items, *v;
+	const char	*n;
+	size_t		 i;
+
+	names = api_node_names(args);
+	json_array_foreach(names, i, v) {
+		n = json_string_value(v);
+		if (keep != NULL && n != NULL && strcmp(n, keep) == 0)
+			json_array_append(kept, v);
+		else if (n != NULL)
+			json_object_set_new(failed, n, json_string(msg));
+	}
+	if (json_is_array(json_object_get(args, "NodeNames")))
+		json_object_set(res, "NodeNames", kept);
+	else {
+		items = json_array();
+		json_array_foreach(k8s_obj_get(args, "Nodes.items"), i, v)
+			if (keep != NULL && k8s_obj_name(v) != NULL &&
+			    strcmp(k8s_obj_name(v), keep) == 0)
+				json_array_append(items, v);
+		json_object_set_new(res, "Nodes", json_pack("{s:o}", "items",
+		    items));
+	}
+	json_object_set_new(res, resolvable ? "FailedNodes" :
+	    "FailedAndUnresolvableNodes", failed);
+	json_object_set_new(res, "Error", json_string(""));
+	json_decref(kept);
+	json_decref(names);
+	return (res);
+}
+
+/* Not a bridged pod: every candidate stays. */
+static json_t *
+api_passthrough(const json_t *args)
+{
+	json_t	*res = json_pack("{s:{}, s:s}", "FailedNodes", "Error", "");
+
+	if (json_is_array(json_object_get(args, "NodeNames")))
+		json_object_set(res, "NodeNames", json_object_get(args,
+		    "NodeNames"));
+	else
+		json_object_set(res, "Nodes", json_object_get(args, "Nodes"));
+	return (res);
+}
+
+static void
+api_filter(struct api *a, const json_t *args, struct httpd_response *resp)
+{
+	struct ext_call	*c;
+	json_t		*pod = json_object_get(args, "Pod"), *out;
+	char		 msg[700];
+
+	if (!json_is_object(pod) || k8s_obj_name(pod) == NULL) {
+		api_json(resp, json_pack("{s:s}", "Error", "ExtenderArgs.Pod "
+		    "is missing or has no name"));
+		return;
+	}
+	c = ext_call_new(EXT_FILTER);
+	c->pod = json_incref(pod);
+	if (api_call(a, c) == -1)
+		out = json_pack("{s:s}", "Error", "slurm-bridge did not answer "
+		    "in time; try again");
+	else if (!c->managed)
+		out = api_passthrough(args);
+	else if (c->node_out[0] != '\0') {
+		snprintf(msg, sizeof(msg), "Slurm allocated node %s to this pod",
+		    c->node_out);
+		out = api_filter_result(args, c->node_out, msg, 1);
+	} else
+		out = api_filter_result(args, NULL, c->msg, c->resolvable);
+	ext_call_release(c);
+	api_json(resp, out);
+}
+
+/* HostPriorityList: the node Slurm chose scores the most. */
+static void
+api_prioritize(const json_t *args, struct httpd_response *resp)
+{
+	const char	*slurm = k8s_obj_annotation(json_object_get(args, "Pod"),
+			    ANN_SLURM_NODE);
+	json_t		*names = api_node_names(args), *out = json_array(), *v;
+	size_t		 i;
+
+	json_array_foreach(names, i, v)
+		json_array_append_new(out, json_pack("{s:O, s:i}", "Host", v,
+		    "Score", slurm != NULL && strcmp(slurm,
+		    json_string_value(v)) == 0 ? 10 : 0));
+	json_decref(names);
+	api_json(resp, out);
+}
+
+static void
+api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
+{
+	struct ext_call	*c;
+	const char	*ns, *name, *uid, *node;
+	json_t		*out;
+
+	ns = json_string_value(json_object_get(args, "PodNamespace"));
+	name = json_string_value(json_object_get(args, "PodName"));
+	uid = json_string_value(json_object_get(args, "PodUID"));
+	node = json_string_value(json_object_get(args, "Node"));
+	if (ns == NULL || name == NULL || node == NULL) {
+		api_json(resp, json_pack("{s:s}", "Error", "ExtenderBindingArgs "
+		    "needs PodNamespace, PodName and Node"));
+		return;
+	}
+	c = ext_call_new(EXT_BIND);
+	snprintf(c->ns, sizeof(c->ns), "%s", ns);
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->uid, sizeof(c->uid), "%s", uid != NULL ? uid : "");
+	snprintf(c->node, sizeof(c->node), "%s", node);
+	if (api_call(a, c) == -1)
+		out = json_pack("{s:s}", "Error", "slurm-bridge did not answer "
+		    "in time; try again");
+	else
+		out = json_pack("{s:s}", "Error", c->msg);
+	ext_call_release(c);
+	api_json(resp, out);
+}
+
+/* POST /filter, /prioritize, /bind. */
+static void
+api_extender(struct api *a, const struct httpd_request *req,
+    struct httpd_response *resp)
+{
+	json_t		*args;
+	json_error_t	 jerr;
+	char		 err[256];
+
+	if (strcmp(req->method, "POST") != 0) {
+		httpd_reply(resp, 405, "text/plain", "use POST\n");
+		return;
+	}
+	if (req->too_big) {
+		httpd_reply(resp, 400, "text/plain", "body too large\n");
+		return;
+	}
+	if ((args = json_loadb(req->body, req->len, 0, &jerr)) == NULL ||
+	    !json_is_object(args)) {
+		snprintf(err, sizeof(err), "body is not a JSON object: %s\n",
+		    args == NULL ? jerr.text : "not an object");
+		json_decref(args);
+		httpd_reply(resp, 400, "text/plain", err);
+		return;
+	}
+	if (!atomic_load(&bstats.leader) || !atomic_load(&bstats.recovered))
+		api_json(resp, json_pack("{s:s}", "Error", "slurm-bridge is not "
+		    "ready (not the leader, or still syncing)"));
+	else if (strcmp(req->url, "/filter") == 0)
+		api_filter(a, args, resp);
+	else if (strcmp(req->url, "/prioritize") == 0)
+		api_prioritize(args, resp);
+	else
+		api_bind(a, args, resp);
+	json_decref(args);
+}
+
+static void
 api_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
 	struct api	*a = arg;
 	const char	*why;
 
-	if (strcmp(req->url, "/healthz") != 0 &&
+	if (strcmp(req->url, "/filter") == 0 ||
+	    strcmp(req->url, "/prioritize") == 0 ||
+	    strcmp(req->url, "/bind") == 0)
+		api_extender(a, req, resp);
+	else if (strcmp(req->url, "/healthz") != 0 &&
 	    strcmp(req->url, "/readyz") != 0 &&
 	    strcmp(req->url, "/metrics") != 0)
 		httpd_reply(resp, 404, "text/plain", "not found\n");

@@ -32,6 +32,8 @@ struct bridge_conf {
 	int		 leader_elect;
 	const char	*default_account;	/* or NULL */
 	int		 exclusive;	/* default placement */
+	char *const	*managed_namespaces;	/* NULL-ended, besides the label */
+	const json_t	*managed_namespace_selector;	/* or NULL */
 	int		 verbose;
 	int		 poll_ms;	/* Slurm poll interval with pending jobs */
 	int		 idle_poll_ms;	/* ... with none */
@@ -93,13 +95,50 @@ enum event_kind {
 	EV_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroups */
 	EV_JOBSET,	/* jobset.x-k8s.io/v1alpha2 JobSets */
 	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
+	EV_EXTENDER,	/* a scheduler-extender call (api.c) to answer */
 	EV_KINDS
 };
+
+/*
+ * A scheduler-extender call, made on an HTTP thread and answered by the
+ * reconcile thread.  Two references: the caller's and the event's; the
+ * last release frees it, so a caller that gave up waiting is safe.
+ */
+enum ext_op {
+	EXT_FILTER,	/* pod: submit or look up its job; which node? */
+	EXT_BIND	/* bind ns/name (uid) to node */
+};
+
+struct ext_call {
+	enum ext_op	 op;
+	json_t		*pod;		/* EXT_FILTER: the pod, owned */
+	char		 ns[256];	/* EXT_BIND */
+	char		 name[256];
+	char		 uid[128];
+	char		 node[256];
+	/* The answer. */
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+	int		 done;
+	int		 managed;	/* a bridged pod (else: not ours) */
+	int		 resolvable;	/* waiting can help (else invalid) */
+	char		 node_out[256];	/* EXT_FILTER: its node, or "" */
+	char		 msg[512];	/* why not (filter), or the error */
+	atomic_int	 refs;
+};
+
+struct ext_call	*ext_call_new(enum ext_op);
+void		 ext_call_release(struct ext_call *);
+/* The reconcile thread's answer: wakes the caller. */
+void		 ext_call_done(struct ext_call *);
+/* Waits up to ms for the answer; 0 when done, -1 on timeout. */
+int		 ext_call_wait(struct ext_call *, int ms);
 
 struct event {
 	enum event_kind		 kind;
 	enum k8s_event_type	 type;
 	json_t			*obj;	/* owned; NULL for SYNCED */
+	struct ext_call		*call;	/* EV_EXTENDER, one reference */
 	TAILQ_ENTRY(event)	 entry;
 };
 
@@ -214,18 +253,25 @@ void		 leader_release(struct leader *);
 struct api;
 
 struct api_source {
+	struct queue		*queue;		/* extender calls go here */
 	struct k8s_informer	*const *informers;	/* for watch counters */
 	const char		*const *names;
 	int			 ninformers;
 };
 
-/* Serves /healthz, /readyz, /metrics; the source must outlive it. */
+/*
+ * Serves /healthz, /readyz, /metrics and the scheduler-extender API
+ * (/filter, /prioritize, /bind); the source must outlive it.
+ */
 struct api	*api_start(const struct bridge_conf *,
 		    const struct api_source *, char *err, size_t errlen);
 void		 api_stop(struct api *);
 
 /* reconcile.c */
 struct reconcile;
+
+/* group.c: is the namespace enabled (label, or the config's lists)? */
+int	group_ns_enabled(struct reconcile *, const char *ns);
 
 
 struct reconcile	*reconcile_new(const struct bridge_conf *,
@@ -260,6 +306,7 @@ struct pod_entry {
 	int		 finalizer;	/* carries our finalizer */
 	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
 	double		 seen_at;	/* when first seen, epoch seconds */
+	char		 bound_node[256];	/* the node we bound it to */
 	char		 cond[512];	/* last PodScheduled message written */
 };
 
@@ -296,6 +343,7 @@ struct group {
 	int		 invalid;	/* translation failed; wait for a change */
 	int		 seen;		/* its job was in the last full load */
 	char		*end_msg;	/* Slurm ended the job: why (Events) */
+	char		 pending_reason[64];	/* Slurm's, while pending */
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
 };

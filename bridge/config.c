@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "xmalloc.h"
+#include "k8s.h"
 #include "config.h"
 
 #define CONFIG_MAX_DEPTH	16
@@ -411,6 +412,10 @@ want_selector(struct loader *l, const struct ynode *v, const char *key,
 	}
 	json_decref(*out);
 	*out = ynode_json(v);
+	if (k8s_selector_matches(*out, NULL) == -1)
+		return (config_fail(l, v->line, key, "a matchExpressions entry "
+		    "needs key and operator In or NotIn (with values), Exists "
+		    "or DoesNotExist"));
 	return (0);
 }
 

@@ -134,16 +134,26 @@ group_node_name(struct reconcile *r, const char *slurm_node)
 	return (NULL);
 }
 
-static int
+int
 group_ns_enabled(struct reconcile *r, const char *ns)
 {
 	json_t		*obj = map_get(r->namespaces, ns);
 	const char	*v;
+	size_t		 i;
 
 	if (obj == NULL)
 		return (0);
 	v = k8s_obj_label(obj, BRIDGE_NS_LABEL);
-	return (v != NULL && strcmp(v, BRIDGE_NS_LABEL_VALUE) == 0);
+	if (v != NULL && strcmp(v, BRIDGE_NS_LABEL_VALUE) == 0)
+		return (1);
+	/* The config's (compat) managedNamespaces and selector. */
+	for (i = 0; r->conf->managed_namespaces != NULL &&
+	    r->conf->managed_namespaces[i] != NULL; i++)
+		if (strcmp(r->conf->managed_namespaces[i], ns) == 0)
+			return (1);
+	return (r->conf->managed_namespace_selector != NULL &&
+	    k8s_selector_matches(r->conf->managed_namespace_selector,
+	    k8s_obj_get(obj, "metadata.labels")) == 1);
 }
 
 static void
@@ -246,6 +256,7 @@ group_bind(struct reconcile *r, struct group *g)
 			continue;
 		}
 		e->state = PS_BOUND;
+		snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
 		atomic_fetch_add(&bstats.pods_bound, 1);
 		metrics_hist_observe(&bstats.sched_latency,
 		    pod_age(e));

@@ -54,6 +54,8 @@ static const struct {
 	const char	*name;
 } watched[] = {
 	{ EV_POD,	"/api/v1/pods",				"watch/pods" },
+	/* Pods a stock kube-scheduler placed through the extender API. */
+	{ EV_POD,	"/api/v1/pods",			"watch/extender-pods" },
 	{ EV_NODE,	"/api/v1/nodes",			"watch/nodes" },
 	{ EV_NAMESPACE,	"/api/v1/namespaces",			"watch/namespaces" },
 	{ EV_JOB,	"/apis/batch/v1/jobs",			"watch/jobs" },
@@ -120,7 +122,7 @@ main(int argc, char *argv[])
 	struct k8s_informer	*inf[NINFORMERS];
 	struct informer_ctx	 ctx[NINFORMERS];
 	struct k8s_informer_opts o;
-	char			*sel, *end;
+	char			*sel, *othersel, *end;
 	sigset_t		 set;
 	int			 ch, sig, checkonly = 0, i;
 	long			 n;
@@ -203,6 +205,8 @@ main(int argc, char *argv[])
 	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
 		fatalx("--tls-cert and --tls-key go together");
 	conf.default_account = config->default_account;
+	conf.managed_namespaces = config->managed_namespaces;
+	conf.managed_namespace_selector = config->managed_namespace_selector;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");
@@ -229,18 +233,25 @@ main(int argc, char *argv[])
 	/* Informers are made now so the API can count them; started later. */
 	queue = queue_new();
 	xasprintf(&sel, "spec.schedulerName=%s", conf.scheduler_name);
+	xasprintf(&othersel, "spec.schedulerName!=%s", conf.scheduler_name);
 	for (i = 0; i < NINFORMERS; i++) {
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
 		o.name = watched[i].name;
-		if (watched[i].kind == EV_POD)
+		if (watched[i].kind == EV_POD && i == 0)
 			o.field_selector = sel;
+		else if (watched[i].kind == EV_POD) {
+			o.field_selector = othersel;
+			o.label_selector = LABEL_JOBID;
+		}
 		ctx[i].queue = queue;
 		ctx[i].kind = watched[i].kind;
 		inf[i] = k8s_informer_new(kconf, &o, informer_cb, &ctx[i]);
 		names[i] = watched[i].name + strlen("watch/");
 	}
 	free(sel);
+	free(othersel);
+	src.queue = queue;
 	src.informers = inf;
 	src.names = names;
 	src.ninformers = NINFORMERS;

@@ -379,6 +379,8 @@ job_update_cb(const struct sjob *j, void *arg)
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
+		snprintf(g->pending_reason, sizeof(g->pending_reason), "%s",
+		    j->reason);
 		snprintf(msg, sizeof(msg), "waiting for Slurm job %u "
 		    "(Reason=%s)", j->id, j->reason);
 		if (g->state == G_PENDING)
@@ -656,12 +658,81 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 	}
 }
 
+/*
+ * A scheduler-extender call.  Filter: a pod of an enabled namespace is
+ * taken in as if its watch had brought it (submitted, or found), and the
+ * answer is the node it was bound to, or why it waits.  Bind: a bridged pod
+ * is already bound by the bridge, to Slurm's node; any other pod is bound
+ * as asked, since the extender is the scheduler's binder for all pods.
+ */
+static void
+reconcile_extender(struct reconcile *r, struct ext_call *c)
+{
+	struct pod_entry	*e;
+	struct group		*g;
+	struct k8s_error	 err;
+	char			 key[600];
+
+	if (c->op == EXT_FILTER) {
+		k8s_obj_key(c->pod, key, sizeof(key));
+		c->managed = group_ns_enabled(r, k8s_obj_namespace(c->pod));
+		if (c->managed) {
+			/* A known pod's own watch is newer than this copy. */
+			if (map_get(r->pods, key) == NULL)
+				pod_update(r, json_incref(c->pod));
+			e = map_get(r->pods, key);
+			g = e != NULL && e->group != NULL ?
+			    map_get(r->groups, e->group) : NULL;
+			c->resolvable = g == NULL || !g->invalid;
+			if (e != NULL && e->state == PS_BOUND)
+				snprintf(c->node_out, sizeof(c->node_out),
+				    "%s", e->bound_node[0] != '\0' ?
+				    e->bound_node : k8s_obj_str(e->obj,
+				    "spec.nodeName"));
+			else if (g != NULL && g->jobid != 0)
+				snprintf(c->msg, sizeof(c->msg), "waiting for "
+				    "Slurm allocation (Reason=%s, job %u)",
+				    g->pending_reason[0] != '\0' ?
+				    g->pending_reason : "None", g->jobid);
+			else
+				snprintf(c->msg, sizeof(c->msg), "waiting for "
+				    "Slurm allocation: %.400s", e != NULL &&
+				    e->cond[0] != '\0' ? e->cond :
+				    "not submitted yet");
+		}
+	} else {
+		snprintf(key, sizeof(key), "%s/%s", c->ns, c->name);
+		e = map_get(r->pods, key);
+		c->managed = e != NULL;
+		if (e != NULL && e->state == PS_BOUND &&
+		    strcmp(e->bound_node, c->node) == 0)
+			c->msg[0] = '\0';
+		else if (e != NULL)
+			snprintf(c->msg, sizeof(c->msg), "pod %.200s is placed "
+			    "by Slurm, and Slurm has not allocated node %.64s to "
+			    "it", key, c->node);
+		else if (k8s_pod_bind(r->client, c->ns, c->name,
+		    c->uid[0] != '\0' ? c->uid : NULL, c->node, &err) == -1)
+			snprintf(c->msg, sizeof(c->msg), "bind %.200s to "
+			    "%.64s: %.200s", key, c->node, err.text);
+		else
+			log_info("pod %s: bound to node %s for kube-scheduler "
+			    "(not a bridged pod)", key, c->node);
+	}
+	ext_call_done(c);
+}
+
 static void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
 	char		 key[512];
 
+	if (ev->kind == EV_EXTENDER) {
+		reconcile_extender(r, ev->call);
+		event_free(ev);
+		return;
+	}
 	if (ev->type == K8S_EVENT_SYNCED) {
 		r->synced[ev->kind] = 1;
 		event_free(ev);

@@ -104,6 +104,13 @@ const char	*k8s_obj_namespace(const json_t *);
 const char	*k8s_obj_uid(const json_t *);
 const char	*k8s_obj_label(const json_t *, const char *key);
 const char	*k8s_obj_annotation(const json_t *, const char *key);
+/*
+ * Does a LabelSelector ({matchLabels, matchExpressions} with In, NotIn,
+ * Exists, DoesNotExist) match labels (an object, may be NULL)?  1 or 0; -1
+ * when the selector is malformed.  An empty selector matches everything.
+ */
+int		 k8s_selector_matches(const json_t *selector,
+		    const json_t *labels);
 /* Does metadata.finalizers hold finalizer? */
 int		 k8s_obj_has_finalizer(const json_t *, const char *finalizer);
 /* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */

@@ -195,3 +195,60 @@ k8s_base64_encode(const void *data, size_t len)
 	}
 	return (buf_release(&out));
 }
+
+/* One matchExpressions entry: 1, 0, or -1 when malformed. */
+static int
+selector_expr(const json_t *x, const json_t *labels)
+{
+	const char	*key = json_string_value(json_object_get(x, "key"));
+	const char	*op = json_string_value(json_object_get(x, "operator"));
+	const json_t	*values = json_object_get(x, "values"), *v;
+	const char	*have;
+	size_t		 i;
+	int		 in = 0;
+
+	if (key == NULL || op == NULL)
+		return (-1);
+	have = json_string_value(json_object_get(labels, key));
+	if (strcmp(op, "Exists") == 0)
+		return (have != NULL);
+	if (strcmp(op, "DoesNotExist") == 0)
+		return (have == NULL);
+	if (!json_is_array(values) || json_array_size(values) == 0)
+		return (-1);
+	json_array_foreach(values, i, v)
+		if (have != NULL && json_is_string(v) &&
+		    strcmp(json_string_value(v), have) == 0)
+			in = 1;
+	if (strcmp(op, "In") == 0)
+		return (in);
+	if (strcmp(op, "NotIn") == 0)
+		return (!in);
+	return (-1);
+}
+
+int
+k8s_selector_matches(const json_t *selector, const json_t *labels)
+{
+	const json_t	*v, *x;
+	const char	*key, *have;
+	size_t		 i;
+	int		 rc;
+
+	if (!json_is_object(selector))
+		return (-1);
+	json_object_foreach((json_t *)(uintptr_t)json_object_get(selector,
+	    "matchLabels"), key, v) {
+		have = json_string_value(json_object_get(labels, key));
+		if (!json_is_string(v))
+			return (-1);
+		if (have == NULL || strcmp(have, json_string_value(v)) != 0)
+			return (0);
+	}
+	json_array_foreach(json_object_get(selector, "matchExpressions"), i,
+	    x) {
+		if ((rc = selector_expr(x, labels)) != 1)
+			return (rc);
+	}
+	return (1);
+}

@@ -19,14 +19,14 @@ for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY"; do
 done
 
 # up_to_date PIDFILE BINARY: the daemon runs and was started after the
-# binary was last built.
+# binary was last built and the config file last changed.
 up_to_date() {
 	local pid exe
 	stack_alive "$1" "$(basename "$2")" || return 1
 	pid=$(stack_pid "$1")
 	exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
 	case $exe in *"(deleted)") return 1 ;; esac
-	[ "/proc/$pid" -nt "$2" ]
+	[ "/proc/$pid" -nt "$2" ] && { [ ! -f "$BRIDGE_CONFIG" ] || [ "/proc/$pid" -nt "$BRIDGE_CONFIG" ]; }
 }
 
 # daemon NAME READY_CMD ARGS...: (re)starts NAME unless it is current.
@@ -79,8 +79,15 @@ topology:
 - {nodeLabel: kubernetes.io/hostname, slurm: node}
 gangGpuSwitchThreshold: 16
 preferredTopologyWaitMinutes: 5
+# Namespaces the scheduler manages without the webhook (no label
+# slurm-bridge=enabled): the scheduler-extender e2e places pods there with
+# a stock kube-scheduler.
+managedNamespaceSelector:
+  matchLabels: {slurm-bridge.io/managed: "true"}
 YAML
-mv "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"
+# Rewritten only when it changed: a newer config restarts both daemons.
+if cmp -s "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; then rm -f "$BRIDGE_CONFIG.new"
+else mv "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; fi
 # The webhook's read-only RBAC, bound to its local client identity too.
 kubectl --kubeconfig="$KUBECONFIG" apply -f "$top/manifests/admission/rbac.yaml" >/dev/null
 kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null <<YAML

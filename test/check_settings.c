@@ -9,6 +9,7 @@
 
 #include <check.h>
 
+#include "k8s.h"
 #include "config.h"
 #include "check_suites.h"
 
@@ -140,6 +141,9 @@ static const struct {
 	  "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
 	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",
 	  "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
+	{ "managedNamespaceSelector:\n  matchExpressions:\n  - {key: a, "
+	  "operator: In}\n", "FILE:2: managedNamespaceSelector: a "
+	  "matchExpressions entry needs key and operator" },
 	{ "- a\n- b\n", "FILE:1: expected a mapping of settings" },
 	{ "a: [\n", "FILE:2: not YAML:" },
 	{ "a: &x 1\nb: *x\n", "FILE:2: anchors, aliases and tags are not "
@@ -173,6 +177,48 @@ START_TEST(test_settings_missing_file)
 }
 END_TEST
 
+/* managedNamespaceSelector matching (k8s_selector_matches). */
+START_TEST(test_settings_selector)
+{
+	json_t	*labels = json_pack("{s:s, s:s}", "team", "ml", "tier", "gpu");
+	json_t	*sel;
+
+	sel = json_loads("{\"matchLabels\":{\"team\":\"ml\"}}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	sel = json_loads("{\"matchLabels\":{\"team\":\"web\"}}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
+	    "\"operator\":\"In\",\"values\":[\"cpu\",\"gpu\"]},{\"key\":"
+	    "\"x\",\"operator\":\"DoesNotExist\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
+	    "\"operator\":\"NotIn\",\"values\":[\"gpu\"]}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"Exists\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, NULL), 0);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	/* Malformed: an operator Kubernetes does not know, In with no values. */
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"Like\",\"values\":[\"m\"]}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"In\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
+	json_decref(sel);
+	sel = json_object();
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	json_decref(labels);
+}
+END_TEST
+
 Suite *
 settings_suite(void)
 {
@@ -185,6 +231,7 @@ settings_suite(void)
 	tcase_add_loop_test(tc, test_settings_bad, 0,
 	    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_settings_missing_file);
+	tcase_add_test(tc, test_settings_selector);
 	suite_add_tcase(s, tc);
 	return (s);
 }

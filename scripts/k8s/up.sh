@@ -20,6 +20,8 @@ resolve_binaries() {
 	stack_resolve_bin KUBE_APISERVER kube-apiserver build
 	stack_resolve_bin KUBE_CONTROLLER_MANAGER kube-controller-manager build
 	stack_resolve_bin KWOK kwok build
+	# Not run by the stack: the extender e2e and the bench start it.
+	stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
 }
 
 # api_curl PATH [CURL_ARGS...]: curl as admin (client cert) against the apiserver.
