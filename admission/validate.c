@@ -165,6 +165,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	tc.partition = rc->config->partition;
 	tc.exclusive = rc->config->exclusive;
 	tc.default_account = rc->config->default_account;
+	tc.mcs_label = rc->config->mcs_label;
 	if (translate_pod(&src, &tc, &js, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
 	else

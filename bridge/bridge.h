@@ -31,6 +31,7 @@ struct bridge_conf {
 	const char	*tls_key;
 	int		 leader_elect;
 	const char	*default_account;	/* or NULL */
+	const char	*mcs_label;	/* config mcsLabel, or NULL */
 	int		 exclusive;	/* default placement */
 	char *const	*managed_namespaces;	/* NULL-ended, besides the label */
 	const json_t	*managed_namespace_selector;	/* or NULL */

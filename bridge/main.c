@@ -205,6 +205,7 @@ main(int argc, char *argv[])
 	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
 		fatalx("--tls-cert and --tls-key go together");
 	conf.default_account = config->default_account;
+	conf.mcs_label = config->mcs_label;
 	conf.managed_namespaces = config->managed_namespaces;
 	conf.managed_namespace_selector = config->managed_namespace_selector;
 

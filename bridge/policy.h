@@ -57,6 +57,7 @@ struct jobspec {
 	char		*tres_per_task;	/* "gres:gpu:2" or NULL */
 	char		*licenses;
 	char		*wckey;
+	char		*mcs_label;	/* config mcsLabel, or NULL */
 	uint32_t	 ntasks;
 	uint32_t	 cpus_per_task;
 	uint32_t	 gpus_per_task;	/* for splitting GRES detail */
@@ -78,6 +79,7 @@ struct jobspec {
 struct translate_conf {
 	const char	*partition;	/* default partition */
 	const char	*default_account;	/* when none is named, or NULL */
+	const char	*mcs_label;	/* Slurm MCS label for every job */
 	int		 exclusive;	/* default placement */
 };
 

@@ -852,6 +852,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
+	r->tconf.mcs_label = conf->mcs_label;
 	atomic_init(&r->stop, 0);
 	return (r);
 }

@@ -37,6 +37,7 @@ jobspec_cleanup(struct jobspec *js)
 	free(js->tres_per_task);
 	free(js->licenses);
 	free(js->wckey);
+	free(js->mcs_label);
 	jobspec_init(js);
 }
 
@@ -461,6 +462,8 @@ translate_pod(const struct translate_src *src,
 		js->partition = xstrdup(conf->partition);
 	if (js->account == NULL && conf->default_account != NULL)
 		js->account = xstrdup(conf->default_account);
+	if (conf->mcs_label != NULL)
+		js->mcs_label = xstrdup(conf->mcs_label);
 	allowed = src->ns != NULL ? k8s_obj_annotation(src->ns,
 	    ANN_ALLOWED_ACCOUNTS) : NULL;
 	if (allowed != NULL) {

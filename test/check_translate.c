@@ -56,6 +56,7 @@ jobspec_json(const struct jobspec *js)
 	json_object_set_new(o, "exclusive", json_boolean(js->exclusive));
 	set_str(o, "licenses", js->licenses);
 	set_str(o, "wckey", js->wckey);
+	set_str(o, "mcs_label", js->mcs_label);
 	/* Optional numbers appear only when set, to keep cases short. */
 	set_uint(o, "gpus_per_task", js->gpus_per_task);
 	set_uint(o, "mem_per_node_mb", js->mem_per_node_mb);
@@ -86,7 +87,7 @@ load(const char *cname, const char *file)
 static void
 translate_case(const char *cname)
 {
-	struct translate_conf	 conf = { "slurm-bridge", NULL, 0 };
+	struct translate_conf	 conf = { "slurm-bridge", NULL, NULL, 0 };
 	struct translate_src	 src;
 	struct jobspec		 js;
 	json_t			*pod, *expect, *got;
@@ -103,6 +104,7 @@ translate_case(const char *cname)
 		src.ns = json_object_get(pod, "namespace");
 		conf.default_account = k8s_obj_str(pod,
 		    "conf.default_account");
+		conf.mcs_label = k8s_obj_str(pod, "conf.mcs_label");
 		conf.exclusive = json_is_true(k8s_obj_get(pod,
 		    "conf.exclusive"));
 	} else {
