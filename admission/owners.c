@@ -211,13 +211,7 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 	if (name == NULL)
 		return (NULL);
 	owners_key(key, sizeof(key), kind, ns, name);
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += wait_ms / 1000;
-	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&deadline, CLOCK_MONOTONIC, wait_ms);
 	pthread_mutex_lock(&o->lock);
 	/*
 	 * An owner made a moment ago may not have reached our watch yet:

@@ -88,8 +88,9 @@ server_review(struct server *s, const struct httpd_request *req,
 
 /* Prometheus text for /metrics. */
 static char *
-server_metrics(struct server *s)
+server_metrics(void *arg)
 {
+	struct server		*s = arg;
 	static const char *const paths[NPATHS] = { "/mutate", "/validate" };
 	struct httpd_stats	 hs;
 	struct owners_stats	 st;
@@ -158,13 +159,23 @@ server_metrics(struct server *s)
 	return (buf_release(&b));
 }
 
+/* Namespaces (allowed accounts) and Jobs (gangs) at least. */
+static const char *
+server_unready(void *arg)
+{
+	struct server	*s = arg;
+
+	if (!owners_synced(s->review->owners, OWN_NAMESPACE) ||
+	    !owners_synced(s->review->owners, OWN_JOB))
+		return ("caches are not synced yet\n");
+	return (NULL);
+}
+
 static void
 server_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
 	struct server	*s = arg;
-	int		 get = strcmp(req->method, "GET") == 0 ||
-			    strcmp(req->method, "HEAD") == 0;
 
 	if (strcmp(req->url, "/mutate") == 0 ||
 	    strcmp(req->url, "/validate") == 0) {
@@ -173,27 +184,9 @@ server_handle(void *arg, const struct httpd_request *req,
 		else
 			server_review(s, req, resp, req->url[1] == 'm' ?
 			    REVIEW_MUTATE : REVIEW_VALIDATE);
-	} else if (strcmp(req->url, "/healthz") != 0 &&
-	    strcmp(req->url, "/readyz") != 0 &&
-	    strcmp(req->url, "/metrics") != 0)
-		httpd_reply(resp, 404, "text/plain", "not found\n");
-	else if (!get)
-		httpd_reply(resp, 405, "text/plain", "use GET\n");
-	else if (strcmp(req->url, "/healthz") == 0)
-		httpd_reply(resp, 200, "text/plain", "ok\n");
-	else if (strcmp(req->url, "/readyz") == 0) {
-		/* Namespaces (allowed accounts) and Jobs (gangs) at least. */
-		if (!owners_synced(s->review->owners, OWN_NAMESPACE) ||
-		    !owners_synced(s->review->owners, OWN_JOB))
-			httpd_reply(resp, 503, "text/plain",
-			    "caches are not synced yet\n");
-		else
-			httpd_reply(resp, 200, "text/plain", "ok\n");
-	} else {
-		resp->status = 200;
-		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		resp->body = server_metrics(s);
-	}
+	} else
+		httpd_health(req, resp, &(struct httpd_health){
+		    server_unready, server_metrics, s });
 }
 
 struct server *

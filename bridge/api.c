@@ -31,8 +31,9 @@ struct api {
 };
 
 static char *
-api_metrics(struct api *a)
+api_metrics(void *arg)
 {
+	struct api	*a = arg;
 	struct buf	 b;
 	char		 l[128];
 	int		 i;
@@ -58,10 +59,11 @@ api_metrics(struct api *a)
 
 /* Why the scheduler is not ready, or NULL. */
 static const char *
-api_unready(void)
+api_unready(void *arg)
 {
 	long long	ok_at = atomic_load(&bstats.slurm_ok_at);
 
+	(void)arg;
 	if (!atomic_load(&bstats.leader))
 		return ("not the leader\n");
 	if (!atomic_load(&bstats.recovered))
@@ -282,31 +284,14 @@ api_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
 	struct api	*a = arg;
-	const char	*why;
 
 	if (strcmp(req->url, "/filter") == 0 ||
 	    strcmp(req->url, "/prioritize") == 0 ||
 	    strcmp(req->url, "/bind") == 0)
 		api_extender(a, req, resp);
-	else if (strcmp(req->url, "/healthz") != 0 &&
-	    strcmp(req->url, "/readyz") != 0 &&
-	    strcmp(req->url, "/metrics") != 0)
-		httpd_reply(resp, 404, "text/plain", "not found\n");
-	else if (strcmp(req->method, "GET") != 0 &&
-	    strcmp(req->method, "HEAD") != 0)
-		httpd_reply(resp, 405, "text/plain", "use GET\n");
-	else if (strcmp(req->url, "/healthz") == 0)
-		httpd_reply(resp, 200, "text/plain", "ok\n");
-	else if (strcmp(req->url, "/readyz") == 0) {
-		if ((why = api_unready()) != NULL)
-			httpd_reply(resp, 503, "text/plain", why);
-		else
-			httpd_reply(resp, 200, "text/plain", "ok\n");
-	} else {
-		resp->status = 200;
-		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		resp->body = api_metrics(a);
-	}
+	else
+		httpd_health(req, resp, &(struct httpd_health){
+		    api_unready, api_metrics, a });
 }
 
 struct api *

@@ -302,6 +302,34 @@ httpd_reply(struct httpd_response *r, unsigned int status,
 	r->body = xstrdup(text);
 }
 
+void
+httpd_health(const struct httpd_request *req, struct httpd_response *resp,
+    const struct httpd_health *h)
+{
+	const char	*why;
+
+	if (strcmp(req->url, "/healthz") != 0 &&
+	    strcmp(req->url, "/readyz") != 0 &&
+	    strcmp(req->url, "/metrics") != 0)
+		httpd_reply(resp, 404, "text/plain", "not found\n");
+	else if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0)
+		httpd_reply(resp, 405, "text/plain", "use GET\n");
+	else if (strcmp(req->url, "/healthz") == 0)
+		httpd_reply(resp, 200, "text/plain", "ok\n");
+	else if (strcmp(req->url, "/readyz") == 0) {
+		if ((why = h->unready(h->arg)) != NULL)
+			httpd_reply(resp, 503, "text/plain", why);
+		else
+			httpd_reply(resp, 200, "text/plain", "ok\n");
+	} else {
+		free(resp->body);
+		resp->status = 200;
+		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		resp->body = h->metrics(h->arg);
+	}
+}
+
 /* Per-request state: the body collected so far. */
 struct request {
 	struct buf	body;

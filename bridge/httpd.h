@@ -59,6 +59,21 @@ struct httpd	*httpd_start(const struct httpd_opts *, char *err,
 		    size_t errlen);
 void		 httpd_stop(struct httpd *);
 void		 httpd_stats(struct httpd *, struct httpd_stats *);
+/* What a daemon says about itself on GET /readyz and /metrics. */
+struct httpd_health {
+	/* NULL when ready, else why not (a static string). */
+	const char	*(*unready)(void *arg);
+	/* Prometheus text, a new string. */
+	char		*(*metrics)(void *arg);
+	void		*arg;
+};
+
+/*
+ * Answers GET /healthz ("ok": the process is up), /readyz and /metrics,
+ * and 404 for any other path; 405 for other methods.
+ */
+void		 httpd_health(const struct httpd_request *,
+		    struct httpd_response *, const struct httpd_health *);
 /* Sets a response: status, content type and a copy of text. */
 void		 httpd_reply(struct httpd_response *, unsigned int status,
 		    const char *content_type, const char *text);

@@ -85,6 +85,29 @@ metrics_hist_write(struct buf *b, const char *name, const char *labels,
 	metrics_sample(b, n, labels, (double)cum);
 }
 
+void
+metrics_one(struct buf *b, const char *name, const char *type,
+    const char *help, double value)
+{
+	metrics_family(b, name, type, help);
+	metrics_sample(b, name, NULL, value);
+}
+
+void
+metrics_counters(struct buf *b, const char *name, const char *help,
+    const char *label, const char *const *names, atomic_ullong *values,
+    int n)
+{
+	char	l[128];
+	int	i;
+
+	metrics_family(b, name, "counter", help);
+	for (i = 0; i < n; i++) {
+		snprintf(l, sizeof(l), "%s=\"%s\"", label, names[i]);
+		metrics_sample(b, name, l, (double)atomic_load(&values[i]));
+	}
+}
+
 double
 metrics_now(void)
 {

@@ -31,6 +31,13 @@ void	metrics_sample(struct buf *, const char *name, const char *labels,
 /* The _bucket, _sum and _count lines of a histogram (family written). */
 void	metrics_hist_write(struct buf *, const char *name, const char *labels,
 	    const struct metrics_hist *);
+/* A family of one unlabelled sample. */
+void	metrics_one(struct buf *, const char *name, const char *type,
+	    const char *help, double value);
+/* A counter family with one sample per label value: label="names[i]". */
+void	metrics_counters(struct buf *, const char *name, const char *help,
+	    const char *label, const char *const *names,
+	    atomic_ullong *values, int n);
 /* Seconds on the monotonic clock. */
 double	metrics_now(void);
 

@@ -83,13 +83,7 @@ ext_call_wait(struct ext_call *c, int ms)
 	struct timespec	ts;
 	int		rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&ts, CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&c->lock);
 	while (!c->done && rc == 0)
 		rc = pthread_cond_timedwait(&c->cond, &c->lock, &ts);
@@ -130,13 +124,7 @@ queue_pop(struct queue *q, int timeout_ms)
 	struct event	*ev;
 	struct timespec	 ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&ts, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&q->mtx);
 	while (!q->closed && TAILQ_EMPTY(&q->events)) {
 		if (pthread_cond_timedwait(&q->cond, &q->mtx, &ts) ==

@@ -53,13 +53,12 @@ stats_write(struct buf *b)
 	char	l[64];
 	int	i;
 
-	metrics_family(b, "slurm_bridge_pods_bound_total", "counter",
-	    "Pods bound to the node Slurm allocated.");
-	metrics_sample(b, "slurm_bridge_pods_bound_total", NULL,
+	metrics_one(b, "slurm_bridge_pods_bound_total", "counter",
+	    "Pods bound to the node Slurm allocated.",
 	    (double)atomic_load(&bstats.pods_bound));
 	metrics_family(b, "slurm_bridge_scheduling_latency_seconds",
 	    "histogram", "Pod creation to bind (to the millisecond when the "
-	    "bridge saw the pod within its first second, else from its "
+	    "bridge saw the pod within two seconds, else from its "
 	    "creationTimestamp).");
 	metrics_hist_write(b, "slurm_bridge_scheduling_latency_seconds", NULL,
 	    &bstats.sched_latency);
@@ -70,39 +69,25 @@ stats_write(struct buf *b)
 		metrics_hist_write(b, "slurm_bridge_slurm_rpc_duration_seconds",
 		    l, &bstats.rpc[i]);
 	}
-	metrics_family(b, "slurm_bridge_slurm_rpc_errors_total", "counter",
-	    "libslurm calls that failed, by call.");
-	for (i = 0; i < RPC_KINDS; i++) {
-		snprintf(l, sizeof(l), "rpc=\"%s\"", rpc_names[i]);
-		metrics_sample(b, "slurm_bridge_slurm_rpc_errors_total", l,
-		    (double)atomic_load(&bstats.rpc_errors[i]));
-	}
-	metrics_family(b, "slurm_bridge_jobs_submitted_total", "counter",
-	    "Placeholder jobs submitted to Slurm.");
-	metrics_sample(b, "slurm_bridge_jobs_submitted_total", NULL,
+	metrics_counters(b, "slurm_bridge_slurm_rpc_errors_total",
+	    "libslurm calls that failed, by call.", "rpc", rpc_names,
+	    bstats.rpc_errors, RPC_KINDS);
+	metrics_one(b, "slurm_bridge_jobs_submitted_total", "counter",
+	    "Placeholder jobs submitted to Slurm.",
 	    (double)atomic_load(&bstats.jobs_submitted));
-	metrics_family(b, "slurm_bridge_jobs_cancelled_total", "counter",
-	    "Placeholder jobs the bridge cancelled.");
-	metrics_sample(b, "slurm_bridge_jobs_cancelled_total", NULL,
+	metrics_one(b, "slurm_bridge_jobs_cancelled_total", "counter",
+	    "Placeholder jobs the bridge cancelled.",
 	    (double)atomic_load(&bstats.jobs_cancelled));
-	metrics_family(b, "slurm_bridge_jobs_ended_total", "counter",
-	    "Placeholder jobs that ended in Slurm, by final state.");
-	for (i = 0; i < END_KINDS; i++) {
-		snprintf(l, sizeof(l), "state=\"%s\"", end_names[i]);
-		metrics_sample(b, "slurm_bridge_jobs_ended_total", l,
-		    (double)atomic_load(&bstats.jobs_ended[i]));
-	}
-	metrics_family(b, "slurm_bridge_pending_pods", "gauge",
-	    "Pods waiting for an allocation (not bound, not ended).");
-	metrics_sample(b, "slurm_bridge_pending_pods", NULL,
+	metrics_counters(b, "slurm_bridge_jobs_ended_total",
+	    "Placeholder jobs that ended in Slurm, by final state.", "state",
+	    end_names, bstats.jobs_ended, END_KINDS);
+	metrics_one(b, "slurm_bridge_pending_pods", "gauge",
+	    "Pods waiting for an allocation (not bound, not ended).",
 	    (double)atomic_load(&bstats.pending_pods));
-	metrics_family(b, "slurm_bridge_pending_gangs", "gauge",
-	    "Gangs not yet allocated (waiting for members or for Slurm).");
-	metrics_sample(b, "slurm_bridge_pending_gangs", NULL,
+	metrics_one(b, "slurm_bridge_pending_gangs", "gauge",
+	    "Gangs not yet allocated (waiting for members or for Slurm).",
 	    (double)atomic_load(&bstats.pending_gangs));
-	metrics_family(b, "slurm_bridge_leader", "gauge",
+	metrics_one(b, "slurm_bridge_leader", "gauge",
 	    "1 while this replica holds the leader lease (or runs without "
-	    "leader election).");
-	metrics_sample(b, "slurm_bridge_leader", NULL,
-	    (double)atomic_load(&bstats.leader));
+	    "leader election).", (double)atomic_load(&bstats.leader));
 }

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
@@ -34,5 +35,8 @@ void	 buf_printf(struct buf *, const char *, ...)
 void	 buf_consume(struct buf *, size_t);
 /* Returns the data (caller frees) and leaves the buffer empty. */
 char	*buf_release(struct buf *);
+
+/* A deadline ms milliseconds from now on clock (for timed waits). */
+void	 deadline_after_ms(struct timespec *ts, clockid_t clock, long ms);
 
 #endif /* XMALLOC_H */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "log.h"
@@ -171,4 +172,16 @@ buf_release(struct buf *b)
 		p = xstrdup("");
 	buf_init(b);
 	return (p);
+}
+
+void
+deadline_after_ms(struct timespec *ts, clockid_t clock, long ms)
+{
+	clock_gettime(clock, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
 }
