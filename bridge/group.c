@@ -208,6 +208,9 @@ group_bind(struct reconcile *r, struct group *g)
 	size_t			 i, n = json_array_size(g->job_pods);
 	int			 pending = 0;
 
+	/* A write that failed (say, a namespace being deleted) waits. */
+	if (g->next_try > reconcile_now_ms())
+		return;
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
 	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
@@ -268,9 +271,13 @@ group_bind(struct reconcile *r, struct group *g)
 		    a[i].gres != NULL ? a[i].gres : "");
 		writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
 	}
-	if (pending == 0)
+	if (pending == 0) {
 		g->state = G_BOUND;
+		g->retry_ms = 0;
+	}
  done:
+	if (g->state != G_BOUND)
+		group_retry_later(g, 0);
 	for (i = 0; i < n; i++)
 		free(a[i].gres);
 	free(a);
