@@ -192,10 +192,10 @@ test: deps
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
 
+# The demo brings the stack, both daemons and the LWS/JobSet controllers up
+# itself (quietly: their output goes to $(STACK_DIR)/log/demo.log).
 demo: deps
-	$(Q)$(MAKE) all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)$(MAKE) --no-print-directory $(if $(Q),-s) all
 	$(Q)scripts/demo.sh
 
 fmt:

@@ -147,24 +147,25 @@ main(int argc, char *argv[])
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	owners = owners_new(checkonly ? NULL : kconf);
-	memset(&rconf, 0, sizeof(rconf));
-	rconf.config = config;
-	rconf.owners = owners;
-	rconf.bridge_users = conf.bridge_users;
-	rconf.owner_wait_ms = OWNER_WAIT_MS;
-	/* A full start proves the address, certificate and key. */
-	if ((srv = server_start(&conf, &rconf, err, sizeof(err))) == NULL)
-		fatalx("%s", err);
 	if (checkonly) {
-		server_stop(srv);
-		owners_free(owners);
+		/* Without binding the port: the real webhook may hold it. */
+		if (httpd_check_tls(conf.tls_cert, conf.tls_key, err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
 		k8s_config_free(kconf);
 		config_free(config);
 		curl_global_cleanup();
 		printf("configuration OK\n");
 		return (0);
 	}
+	owners = owners_new(kconf);
+	memset(&rconf, 0, sizeof(rconf));
+	rconf.config = config;
+	rconf.owners = owners;
+	rconf.bridge_users = conf.bridge_users;
+	rconf.owner_wait_ms = OWNER_WAIT_MS;
+	if ((srv = server_start(&conf, &rconf, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
 	if (owners_start(owners) == -1)
 		fatalx("cannot start the owner watches");
 	log_info("slurm-bridge-admission: serving https on %s", conf.listen);

@@ -465,6 +465,18 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	return (NULL);
 }
 
+int
+httpd_check_tls(const char *certfile, const char *keyfile, char *err,
+    size_t errlen)
+{
+	struct cred	*c;
+
+	if ((c = cred_load(certfile, keyfile, err, errlen)) == NULL)
+		return (-1);
+	cred_free(c);
+	return (0);
+}
+
 void
 httpd_stop(struct httpd *s)
 {

@@ -58,6 +58,9 @@ int		 httpd_parse_listen(const char *flag, const char *s,
 struct httpd	*httpd_start(const struct httpd_opts *, char *err,
 		    size_t errlen);
 void		 httpd_stop(struct httpd *);
+/* Loads the PEM pair as httpd_start would; -1 with err if it cannot. */
+int		 httpd_check_tls(const char *cert, const char *key, char *err,
+		    size_t errlen);
 void		 httpd_stats(struct httpd *, struct httpd_stats *);
 /* What a daemon says about itself on GET /readyz and /metrics. */
 struct httpd_health {

@@ -41,7 +41,8 @@ usage(FILE *fp)
 "  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
 "  --tls-key FILE         ... and key (both reloaded when they change)\n"
 "  --leader-elect         act only while holding the Lease slurm-bridge in\n"
-"                         $POD_NAMESPACE (default kube-system)\n"
+"                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
+"                         service account's namespace)\n"
 "  -n                     check the configuration and exit\n"
 "  -v                     more logging (repeatable)\n"
 "  -h, --help             this text\n");
@@ -263,8 +264,11 @@ main(int argc, char *argv[])
 	/* Followers serve health and metrics, and wait. */
 	sig = 0;
 	if (conf.leader_elect) {
+		/* $POD_NAMESPACE, else the service account's, else default. */
 		if ((le = leader_new(kconf, config_env("POD_NAMESPACE",
-		    "kube-system"), "slurm-bridge", cerr, sizeof(cerr))) == NULL)
+		    k8s_config_namespace(kconf) != NULL ?
+		    k8s_config_namespace(kconf) : "default"), "slurm-bridge",
+		    cerr, sizeof(cerr))) == NULL)
 			fatalx("%s", cerr);
 		sig = leader_acquire(le, &set);
 	}

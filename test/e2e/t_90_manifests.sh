@@ -63,8 +63,10 @@ check_eq "the PodGroup CRD is among them" \
 	"$(grep -c '^customresourcedefinition[^ ]*/podgroups\.scheduling\.x-k8s\.io ' <<<"$mf_out")" 1
 # The sample pods went through the stack's webhook: the GPU limit became
 # Slurm GRES (samples use namespace demo, labelled slurm-bridge=enabled).
+# Renamed, so that a GPU sample already running in demo does not matter.
 check_eq "the webhook mutates the GPU sample (dry run)" \
-	"$(k create --dry-run=server -f "$MF_DIR/samples/gpu-pod.yaml" \
+	"$(sed 's/^  name: gpu-pod$/  name: t90-gpu-pod/' "$MF_DIR/samples/gpu-pod.yaml" |
+		k create --dry-run=server -f - \
 		-o jsonpath='{.metadata.annotations.slurmjob\.slinky\.slurm\.net/gres}' 2>&1)" "gpu:1"
 
 scenario "manifests: least-privilege RBAC that covers what the code watches"
