@@ -37,6 +37,7 @@ SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writer.c bridge/slurm.c bridge/leader.c bridge/api.c \
+		   bridge/eventer.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c
@@ -169,10 +170,14 @@ integration: $(BUILD)/check_integration
 		$(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
-# Benchmarks report figures and never assert speed; each writes its JSON
-# under bench/results/ for history.  The webhook: p50/p99 and throughput
-# over TLS with wrk, and its memory under load.
-bench: all
+# Benchmarks report figures and never assert speed; the JSON goes under
+# bench/results/ for history.  make bench: every scenario of scripts/bench.sh
+# (singles, gangs, churn, backlog, webhook) on a BENCH_NODES (64) stack.
+bench: all bench-tools
+	$(Q)scripts/bench.sh
+
+# The webhook alone: p50/p99 and throughput over TLS with wrk.
+bench-webhook: all
 	$(Q)scripts/cluster-up.sh
 	$(Q)scripts/bridge-up.sh
 	$(Q)scripts/bench-webhook.sh
@@ -205,7 +210,8 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bench \
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)
+include bench/bench.mk

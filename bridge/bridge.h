@@ -33,6 +33,8 @@ struct bridge_conf {
 	const char	*default_account;	/* or NULL */
 	const char	*mcs_label;	/* config mcsLabel, or NULL */
 	int		 exclusive;	/* default placement */
+	int		 api_qps;	/* the reconcile thread's API rate */
+	int		 api_burst;
 	char *const	*managed_namespaces;	/* NULL-ended, besides the label */
 	const json_t	*managed_namespace_selector;	/* or NULL */
 	int		 verbose;
@@ -65,6 +67,8 @@ enum stats_end {
 struct bridge_stats {
 	atomic_ullong		 pods_bound;
 	struct metrics_hist	 sched_latency;	/* pod creation -> bind */
+	struct metrics_hist	 decision;	/* one pod event, handled */
+	struct metrics_hist	 sweep;		/* one pass over all groups */
 	struct metrics_hist	 rpc[RPC_KINDS];
 	atomic_ullong		 rpc_errors[RPC_KINDS];
 	atomic_ullong		 jobs_submitted;
@@ -234,6 +238,19 @@ json_t	*sctl_node_names(char *err, size_t errlen);
 /* Expands a hostlist ("n[1-3]") into a new array of node names. */
 json_t	*sctl_hostlist_expand(const char *hostlist);
 
+/* eventer.c: Events posted from their own thread, in order, best effort. */
+struct eventer;
+
+/* A thread with its own client; kconf must outlive it. */
+struct eventer	*eventer_new(const struct k8s_config *, const char *controller,
+		    const char *instance);
+/* Stops the thread; Events still queued are dropped. */
+void		 eventer_free(struct eventer *);
+/* Queues an Event about obj (borrowed; its identity is copied). */
+void		 eventer_post(struct eventer *, const json_t *obj,
+		    const char *type, const char *reason, const char *action,
+		    const char *note);
+
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
 
@@ -354,7 +371,7 @@ struct reconcile {
 	const struct k8s_config	*kconf;
 	struct queue		*queue;
 	struct k8s_client	*client;
-	struct k8s_recorder	*recorder;
+	struct eventer		*eventer;
 	pthread_t		 thread;
 	int			 started;
 	atomic_int		 stop;

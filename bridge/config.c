@@ -588,6 +588,10 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 		else if (strcmp(k, "preferredTopologyWaitMinutes") == 0)
 			rc = want_int(l, v, k, 0, 525600,
 			    &c->preferred_wait_minutes);
+		else if (strcmp(k, "kubeAPIQPS") == 0)
+			rc = want_int(l, v, k, 1, 100000, &c->api_qps);
+		else if (strcmp(k, "kubeAPIBurst") == 0)
+			rc = want_int(l, v, k, 1, 100000, &c->api_burst);
 		else
 			rc = config_fail(l, root->keys[i]->line, k, "unknown "
 			    "key (known: schedulerName, partition, "
@@ -595,7 +599,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			    "mcsLabel, exclusive, defaultAccount, "
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
-			    "preferredTopologyWaitMinutes)");
+			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
+			    "kubeAPIBurst)");
 		if (rc == -1)
 			return (-1);
 	}
@@ -612,6 +617,8 @@ config_new(void)
 	c->managed_namespaces = xcalloc(1, sizeof(*c->managed_namespaces));
 	c->poll_ms = 100;
 	c->preferred_wait_minutes = 5;
+	c->api_qps = 200;
+	c->api_burst = 400;
 	return (c);
 }
 

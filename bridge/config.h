@@ -48,6 +48,8 @@ struct config {
 	size_t	 ntopology;
 	int	 gang_gpu_switch_threshold;	/* 0: off */
 	int	 preferred_wait_minutes;	/* for preferred topology */
+	int	 api_qps;		/* Kubernetes API requests per second */
+	int	 api_burst;
 };
 
 /* A config with the built-in defaults; never NULL.  Free with config_free. */

@@ -201,6 +201,8 @@ main(int argc, char *argv[])
 	if (conf.poll_ms == 0)
 		conf.poll_ms = config->poll_ms;
 	conf.exclusive = config->exclusive;
+	conf.api_qps = config->api_qps;
+	conf.api_burst = config->api_burst;
 	if (conf.listen != NULL && *conf.listen == '\0')
 		conf.listen = NULL;
 	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))

@@ -266,6 +266,7 @@ reconcile_gauges(struct reconcile *r)
 static void
 groups_sweep(struct reconcile *r)
 {
+	double		 t0 = metrics_now();
 	size_t		 it = 0;
 	void		*v;
 	json_t		*keys = json_array(), *k;
@@ -315,6 +316,7 @@ groups_sweep(struct reconcile *r)
 		group_evaluate(r, g);
 	}
 	json_decref(keys);
+	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
 }
 
 /* Finds the waiting group an unknown job was submitted for, if any. */
@@ -727,6 +729,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
 	char		 key[512];
+	double		 t0;
 
 	if (ev->kind == EV_EXTENDER) {
 		reconcile_extender(r, ev->call);
@@ -739,10 +742,12 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		return;
 	}
 	if (ev->kind == EV_POD) {
+		t0 = metrics_now();
 		if (ev->type == K8S_EVENT_DELETED)
 			pod_deleted(r, ev->obj);
 		else
 			pod_update(r, ev->obj);
+		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
 		ev->obj = NULL;
 		event_free(ev);
 		return;
@@ -792,10 +797,11 @@ reconcile_main(void *arg)
 		log_warnx("reconcile: client: %s", err.text);
 		return (NULL);
 	}
+	k8s_client_set_rate(r->client, r->conf->api_qps, r->conf->api_burst);
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
-	r->recorder = k8s_recorder_new(r->client, r->conf->scheduler_name,
+	r->eventer = eventer_new(r->kconf, r->conf->scheduler_name,
 	    host);
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
@@ -823,8 +829,8 @@ reconcile_main(void *arg)
 		r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
-	k8s_recorder_free(r->recorder);
-	r->recorder = NULL;
+	eventer_free(r->eventer);
+	r->eventer = NULL;
 	k8s_client_free(r->client);
 	r->client = NULL;
 	return (NULL);

@@ -62,6 +62,16 @@ stats_write(struct buf *b)
 	    "creationTimestamp).");
 	metrics_hist_write(b, "slurm_bridge_scheduling_latency_seconds", NULL,
 	    &bstats.sched_latency);
+	metrics_family(b, "slurm_bridge_decision_seconds", "histogram",
+	    "Time to handle one pod event on the reconcile thread: grouping, "
+	    "translation, and the submit or bind it leads to.");
+	metrics_hist_write(b, "slurm_bridge_decision_seconds", NULL,
+	    &bstats.decision);
+	metrics_family(b, "slurm_bridge_sweep_seconds", "histogram",
+	    "Time for one pass over every group (periodic, and after owner "
+	    "or namespace changes).");
+	metrics_hist_write(b, "slurm_bridge_sweep_seconds", NULL,
+	    &bstats.sweep);
 	metrics_family(b, "slurm_bridge_slurm_rpc_duration_seconds",
 	    "histogram", "Duration of libslurm calls, by call.");
 	for (i = 0; i < RPC_KINDS; i++) {

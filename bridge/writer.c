@@ -26,17 +26,12 @@ writer_path(struct pod_entry *e, const char *sub, char *buf, size_t len)
 	return (buf);
 }
 
-/* Records an Event about the pod; failures are logged, never fatal. */
+/* Records an Event about the pod, from the events thread. */
 void
 writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
     const char *reason, const char *action, const char *msg)
 {
-	struct k8s_error	err;
-
-	if (k8s_event_record(r->recorder, e->obj, type, reason, action, &err,
-	    "%s", msg) == -1)
-		log_warnx("pod %s: event %s: %ld %s: %s", e->key, reason,
-		    err.status, err.reason, err.text);
+	eventer_post(r->eventer, e->obj, type, reason, action, msg);
 }
 
 /*

@@ -1,0 +1,33 @@
+# The benchmark tools of `make bench`, included by the main Makefile:
+#   $(BUILD)/bench/slurm-baseline  placeholders straight through libslurm
+#   $(BUILD)/bench/bindwatch       bind times of a namespace's pods (libk8s)
+# `make bench-tools` builds both.
+
+# Included before the main Makefile's first target, don't become the default.
+ifeq ($(.DEFAULT_GOAL),)
+.DEFAULT_GOAL := all
+endif
+
+BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c
+BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch
+
+bench-tools: $(BENCH_TOOLS)
+
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# libslurm only: no Kubernetes on this path.
+$(BUILD)/bench/slurm-baseline: $(BUILD)/bench/slurm_baseline.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lslurm
+
+$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(LDLIBS)
+
+.PHONY: bench-tools
+
+-include $(BENCH_OBJS:.o=.d)
