@@ -123,6 +123,17 @@ informer_sleep(struct k8s_informer *inf, long ms)
 	}
 }
 
+/*
+ * Drops metadata.managedFields: the API server's record of which client
+ * wrote which field, often the largest part of an object, and read by
+ * nobody here.  With thousands of pods it is most of the memory.
+ */
+static void
+informer_trim(json_t *obj)
+{
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+}
+
 /* Builds "<path>?<params>&fieldSelector=..&labelSelector=..". */
 static char *
 informer_url(struct k8s_informer *inf, const char *params)
@@ -208,6 +219,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		items = json_object_get(resp, "items");
 		json_array_foreach(items, i, item) {
 			informer_typemeta(resp, item);
+			informer_trim(item);
 			k8s_obj_key(item, key, sizeof(key));
 			json_object_set(fresh, key, item);
 		}
@@ -284,6 +296,7 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
+		informer_trim(obj);
 		old = json_object_get(inf->store, key);
 		json_incref(old);
 		json_object_set(inf->store, key, obj);

@@ -102,7 +102,10 @@ new_ns() {  # new_ns NAME [enabled]
 # drop_ns NAME: its pods first in one collection delete (the namespace
 # controller alone deletes them one by one at its own client rate), then it.
 drop_ns() {
-	k -n "$1" delete pods --all --wait=false >/dev/null 2>&1 || true
+	# Waiting for the pods first: a namespace deleted while its pods
+	# still terminate is retried by its controller with a growing backoff
+	# (minutes with thousands of pods).
+	k -n "$1" delete pods --all --wait=true --timeout=900s >/dev/null 2>&1 || true
 	k delete namespace "$1" --wait=true --timeout=600s >/dev/null 2>&1 || true
 }
 no_bridge_jobs() { ! squeue -h -t PD,R,CG -o '%k' | grep -q '^slurm-bridge:'; }
