@@ -8,7 +8,7 @@ ifeq ($(.DEFAULT_GOAL),)
 .DEFAULT_GOAL := all
 endif
 
-BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c
+BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c bench/pct.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch
 
@@ -20,13 +20,16 @@ $(BUILD)/bench/%.o: bench/%.c
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 # libslurm only: no Kubernetes on this path.
-$(BUILD)/bench/slurm-baseline: $(BUILD)/bench/slurm_baseline.o
+$(BUILD)/bench/slurm-baseline: $(BUILD)/bench/slurm_baseline.o \
+    $(BUILD)/bench/pct.o
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lslurm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lslurm
 
-$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(LIBK8S_A)
+$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(BUILD)/bench/pct.o \
+    $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BUILD)/bench/bindwatch.o \
+	    $(BUILD)/bench/pct.o $(LIBK8S_A) $(LDLIBS)
 
 .PHONY: bench-tools
 

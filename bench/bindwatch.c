@@ -33,6 +33,7 @@
 #include "log.h"
 #include "xmalloc.h"
 #include "k8s.h"
+#include "pct.h"
 
 #define BW_ANN_SLURM_NODE	"slinky.slurm.net/slurm-node"
 #define BW_ANN_MIN_MEMBER	"scheduler.slinky.slurm.net/min-member"
@@ -332,27 +333,6 @@ bw_event_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
 	json_decref(obj);
 }
 
-static int
-bw_cmp(const void *a, const void *b)
-{
-	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
-/* Nearest-rank percentile (p in percent) of n sorted values (n > 0). */
-static int64_t
-bw_pct(const int64_t *v, size_t n, unsigned int p)
-{
-	size_t	rank = (p * n + 99) / 100;
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return (v[rank - 1]);
-}
-
 /* Gangs left with some but not all members bound count as partial. */
 static size_t
 bw_partial_gangs(struct bw *w)
@@ -380,7 +360,8 @@ static json_t *
 bw_report(struct bw *w)
 {
 	json_t		*out, *lat;
-	int64_t		*v, span;
+	double		*v;
+	int64_t		 span;
 	size_t		 i, n = 0, bound = 0, partial;
 
 	v = xcalloc(w->npods > 0 ? w->npods : 1, sizeof(*v));
@@ -389,9 +370,10 @@ bw_report(struct bw *w)
 			continue;
 		bound++;
 		if (w->t0_ms > 0)
-			v[n++] = w->pods[i].bind_ms - w->t0_ms;
+			v[n++] = (double)(w->pods[i].bind_ms - w->t0_ms);
 		else if (w->pods[i].created_ms >= 0)
-			v[n++] = w->pods[i].bind_ms - w->pods[i].created_ms;
+			v[n++] = (double)(w->pods[i].bind_ms -
+			    w->pods[i].created_ms);
 	}
 	partial = bw_partial_gangs(w);
 	out = json_object();
@@ -407,11 +389,14 @@ bw_report(struct bw *w)
 	    100.0) : json_null());
 	lat = json_object();
 	if (n > 0) {
-		qsort(v, n, sizeof(*v), bw_cmp);
-		json_object_set_new(lat, "p50", json_integer(bw_pct(v, n, 50)));
-		json_object_set_new(lat, "p90", json_integer(bw_pct(v, n, 90)));
-		json_object_set_new(lat, "p99", json_integer(bw_pct(v, n, 99)));
-		json_object_set_new(lat, "max", json_integer(v[n - 1]));
+		pct_sort(v, n);
+		json_object_set_new(lat, "p50",
+		    json_integer((json_int_t)pct_rank(v, n, 50)));
+		json_object_set_new(lat, "p90",
+		    json_integer((json_int_t)pct_rank(v, n, 90)));
+		json_object_set_new(lat, "p99",
+		    json_integer((json_int_t)pct_rank(v, n, 99)));
+		json_object_set_new(lat, "max", json_integer((json_int_t)v[n - 1]));
 	} else {
 		json_object_set_new(lat, "p50", json_null());
 		json_object_set_new(lat, "p90", json_null());

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <slurm/slurm.h>
+
+#include "pct.h"
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
@@ -337,27 +339,6 @@ bl_drain(struct bl_run *r)
 	return (-1);
 }
 
-static int
-bl_double_cmp(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
-/* Nearest-rank percentile (p in percent) of n sorted values (n > 0). */
-static double
-bl_pct(const double *v, size_t n, unsigned int p)
-{
-	size_t	rank = (p * n + 99) / 100;
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return (v[rank - 1]);
-}
-
 static void
 bl_report(const struct bl_run *r)
 {
@@ -390,10 +371,10 @@ bl_report(const struct bl_run *r)
 	else
 		printf("\"jobs_per_s\":null,\"tasks_per_s\":null,");
 	if (n > 0) {
-		qsort(lat, n, sizeof(*lat), bl_double_cmp);
+		pct_sort(lat, n);
 		printf("\"latency_ms\":{\"p50\":%.3f,\"p90\":%.3f,"
-		    "\"p99\":%.3f,\"max\":%.3f},", bl_pct(lat, n, 50),
-		    bl_pct(lat, n, 90), bl_pct(lat, n, 99), lat[n - 1]);
+		    "\"p99\":%.3f,\"max\":%.3f},", pct_rank(lat, n, 50),
+		    pct_rank(lat, n, 90), pct_rank(lat, n, 99), lat[n - 1]);
 	} else
 		printf("\"latency_ms\":{\"p50\":null,\"p90\":null,"
 		    "\"p99\":null,\"max\":null},");

@@ -1,0 +1,12 @@
+/* Percentiles for the benchmark tools: sort, then nearest rank. */
+#ifndef PCT_H
+#define PCT_H
+
+#include <stddef.h>
+
+/* Sorts v ascending. */
+void	pct_sort(double *v, size_t n);
+/* Nearest-rank percentile (p in percent) of n sorted values (n > 0). */
+double	pct_rank(const double *v, size_t n, unsigned int p);
+
+#endif /* PCT_H */
