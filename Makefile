@@ -34,7 +34,8 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 # both daemons link them.
 SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 		   bridge/metrics.c bridge/httpd.c
-BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c
+BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c \
+		   bridge/extcall.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writer.c bridge/slurm.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c \

@@ -20,20 +20,26 @@
 
 enum { PATH_MUTATE, PATH_VALIDATE, NPATHS };
 
+/* What became of a request (the outcome label of requests_total). */
+enum outcome { OUT_ALLOWED, OUT_PATCHED, OUT_DENIED, OUT_BAD, NOUTCOMES };
+
+static const char *const outcome_names[NOUTCOMES] = {
+	"allowed", "patched", "denied", "bad_request"
+};
+
 struct server {
 	struct httpd		*httpd;
 	const struct review_conf *review;
 	/* Requests by path and outcome, and their latency. */
-	atomic_ullong		 allowed[NPATHS], denied[NPATHS],
-				 patched[NPATHS], bad[NPATHS];
+	atomic_ullong		 requests[NPATHS][NOUTCOMES];
 	struct metrics_hist	 latency[NPATHS];
 };
 
 static void
-server_count(struct server *s, int path, atomic_ullong *outcome,
+server_count(struct server *s, int path, enum outcome outcome,
     double start)
 {
-	atomic_fetch_add(outcome, 1);
+	atomic_fetch_add(&s->requests[path][outcome], 1);
 	metrics_hist_observe(&s->latency[path], metrics_now() - start);
 }
 
@@ -50,13 +56,13 @@ server_review(struct server *s, const struct httpd_request *req,
 
 	if (req->content_type == NULL ||
 	    strncmp(req->content_type, "application/json", 16) != 0) {
-		server_count(s, path, &s->bad[path], start);
+		server_count(s, path, OUT_BAD, start);
 		httpd_reply(resp, 415, "text/plain",
 		    "Content-Type must be application/json\n");
 		return;
 	}
 	if (req->too_big) {
-		server_count(s, path, &s->bad[path], start);
+		server_count(s, path, OUT_BAD, start);
 		snprintf(err, sizeof(err), "request body larger than %d "
 		    "bytes\n", REVIEW_MAX_BODY);
 		httpd_reply(resp, 400, "text/plain", err);
@@ -65,7 +71,7 @@ server_review(struct server *s, const struct httpd_request *req,
 	status = review_handle(req->body, req->len, mode, s->review, &out,
 	    err, sizeof(err) - 1);
 	if (status != 200) {
-		server_count(s, path, &s->bad[path], start);
+		server_count(s, path, OUT_BAD, start);
 		log_warnx("review: refused a malformed request: %s", err);
 		strcat(err, "\n");
 		httpd_reply(resp, 400, "text/plain", err);
@@ -75,11 +81,11 @@ server_review(struct server *s, const struct httpd_request *req,
 	if (!json_is_true(json_object_get(r, "allowed"))) {
 		log_info("review: %s denied: %s", mode == REVIEW_MUTATE ?
 		    "mutate" : "validate", k8s_obj_str(r, "status.message"));
-		server_count(s, path, &s->denied[path], start);
+		server_count(s, path, OUT_DENIED, start);
 	} else if (json_object_get(r, "patch") != NULL)
-		server_count(s, path, &s->patched[path], start);
+		server_count(s, path, OUT_PATCHED, start);
 	else
-		server_count(s, path, &s->allowed[path], start);
+		server_count(s, path, OUT_ALLOWED, start);
 	resp->status = 200;
 	resp->content_type = "application/json";
 	resp->body = json_dumps(out, JSON_COMPACT);
@@ -101,24 +107,14 @@ server_metrics(void *arg)
 	buf_init(&b);
 	metrics_family(&b, "slurm_bridge_admission_requests_total", "counter",
 	    "AdmissionReview requests by path and outcome.");
-	for (i = 0; i < NPATHS; i++) {
-		snprintf(l, sizeof(l), "path=\"%s\",outcome=\"allowed\"",
-		    paths[i]);
-		metrics_sample(&b, "slurm_bridge_admission_requests_total", l,
-		    (double)atomic_load(&s->allowed[i]));
-		snprintf(l, sizeof(l), "path=\"%s\",outcome=\"patched\"",
-		    paths[i]);
-		metrics_sample(&b, "slurm_bridge_admission_requests_total", l,
-		    (double)atomic_load(&s->patched[i]));
-		snprintf(l, sizeof(l), "path=\"%s\",outcome=\"denied\"",
-		    paths[i]);
-		metrics_sample(&b, "slurm_bridge_admission_requests_total", l,
-		    (double)atomic_load(&s->denied[i]));
-		snprintf(l, sizeof(l), "path=\"%s\",outcome=\"bad_request\"",
-		    paths[i]);
-		metrics_sample(&b, "slurm_bridge_admission_requests_total", l,
-		    (double)atomic_load(&s->bad[i]));
-	}
+	for (i = 0; i < NPATHS; i++)
+		for (k = 0; k < NOUTCOMES; k++) {
+			snprintf(l, sizeof(l), "path=\"%s\",outcome=\"%s\"",
+			    paths[i], outcome_names[k]);
+			metrics_sample(&b,
+			    "slurm_bridge_admission_requests_total", l,
+			    (double)atomic_load(&s->requests[i][k]));
+		}
 	metrics_family(&b, "slurm_bridge_admission_request_duration_seconds",
 	    "histogram", "Time to answer an AdmissionReview, body received "
 	    "to response queued.");

@@ -105,9 +105,9 @@ enum event_kind {
 };
 
 /*
- * A scheduler-extender call, made on an HTTP thread and answered by the
- * reconcile thread.  Two references: the caller's and the event's; the
- * last release frees it, so a caller that gave up waiting is safe.
+ * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
+ * by the reconcile thread.  Two references: the caller's and the event's;
+ * the last release frees it, so a caller that gave up waiting is safe.
  */
 enum ext_op {
 	EXT_FILTER,	/* pod: submit or look up its job; which node? */

@@ -101,7 +101,7 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 	struct ynode	*y, *child;
 	yaml_event_t	 next;
 	size_t		 cap = 0;
-	int		 done = 0, want_key = 1;
+	int		 want_key = 1;
 
 	if (depth > CONFIG_MAX_DEPTH) {
 		config_fail(l, (int)ev->start_mark.line + 1, NULL,
@@ -128,7 +128,7 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 		free(y);
 		return (NULL);
 	}
-	while (!done) {
+	for (;;) {
 		if (ynode_next(l, p, &next) == -1)
 			goto fail;
 		if (next.type == YAML_MAPPING_END_EVENT ||
@@ -147,32 +147,21 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 		yaml_event_delete(&next);
 		if (child == NULL)
 			goto fail;
-		if (y->kind == Y_MAP && want_key) {
-			if (y->n == cap) {
-				cap = cap != 0 ? cap * 2 : 8;
+		/* Room for one more entry (a map's key and its value). */
+		if (want_key && y->n == cap) {
+			cap = cap != 0 ? cap * 2 : 8;
+			y->vals = xreallocarray(y->vals, cap, sizeof(*y->vals));
+			if (y->kind == Y_MAP)
 				y->keys = xreallocarray(y->keys, cap,
 				    sizeof(*y->keys));
-				y->vals = xreallocarray(y->vals, cap,
-				    sizeof(*y->vals));
-			}
+		}
+		if (y->kind == Y_MAP && want_key) {
 			y->keys[y->n] = child;
-			y->vals[y->n] = NULL;
 			want_key = 0;
 			continue;
 		}
-		if (y->kind == Y_SEQ) {
-			if (y->n == cap) {
-				cap = cap != 0 ? cap * 2 : 8;
-				y->vals = xreallocarray(y->vals, cap,
-				    sizeof(*y->vals));
-			}
-		}
 		y->vals[y->n++] = child;
 		want_key = 1;
-	}
-	if (y->kind == Y_MAP && !want_key) {
-		/* A key without its value: cannot happen with libyaml. */
-		ynode_free(y->keys[y->n]);
 	}
 	return (y);
  fail:
