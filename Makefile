@@ -28,7 +28,7 @@ endif
 LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
-		   libk8s/event.c libk8s/lease.c
+		   libk8s/event.c libk8s/lease.c libk8s/limiter.c
 # The pure policy (translate, sched), the config file, the metrics writer
 # and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
 # both daemons link them.
@@ -36,7 +36,7 @@ SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 		   bridge/metrics.c bridge/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c \
 		   bridge/extcall.c
-BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c bridge/writepool.c \
 		   bridge/writer.c bridge/slurm.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c \
 		   $(BRIDGE_LIB_SRCS)
@@ -114,11 +114,11 @@ asan:
 # test/fuzz/corpus/; what the fuzzers learn goes to build-fuzz/corpus/, and
 # a crash leaves its input in build-fuzz/ to turn into a regression case.
 FUZZ_TIME	?= 60
-FUZZ_TARGETS	:= watch quantity review
+FUZZ_TARGETS	:= watch quantity review translate config assign
 FUZZ_CFLAGS	:= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude \
 		   $(shell pkg-config --cflags $(PKGS)) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB	:= libk8s/xmalloc.c libk8s/log.c libk8s/client.c \
+FUZZ_LIB	:= libk8s/xmalloc.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/object.c
 
 build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h
@@ -136,13 +136,26 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 		$(SHARED_SRCS) $(LIBK8S_SRCS) $(shell pkg-config --libs $(PKGS)) \
 		-pthread
 
+# The shared policy (translate, sched) and the config file over libk8s's
+# pure parts.
+FUZZ_POLICY	:= translate config assign
+FUZZ_POLICY_SRCS := bridge/translate.c bridge/sched.c bridge/config.c
+
+$(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
+    $(FUZZ_POLICY_SRCS) $(FUZZ_LIB) bridge/policy.h bridge/config.h \
+    include/k8s.h include/xmalloc.h
+	@mkdir -p build-fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(FUZZ_POLICY_SRCS) \
+		$(FUZZ_LIB) $(shell pkg-config --libs $(PKGS)) -pthread
+
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $$t for $(FUZZ_TIME)s"; \
 		mkdir -p build-fuzz/corpus/$$t; \
 		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) \
 			-artifact_prefix=build-fuzz/$$t- -print_final_stats=1 \
-			build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::new_units_added|==.*ERROR|SUMMARY)' \
+			build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|==.*ERROR|SUMMARY)' \
 			|| true; \
 		ls build-fuzz/$$t-* >/dev/null 2>&1 && { echo "fuzz: $$t crashed"; exit 1; }; \
 	done; echo "fuzz: no crashes"

@@ -251,6 +251,40 @@ void		 eventer_post(struct eventer *, const json_t *obj,
 		    const char *type, const char *reason, const char *action,
 		    const char *note);
 
+/*
+ * writepool.c: pod writes made in parallel for the reconcile thread, within
+ * one shared rate limit.
+ */
+enum wreq_kind {
+	WREQ_METADATA,	/* strategic merge patch of the pod */
+	WREQ_BIND	/* pods/binding */
+};
+
+struct wreq {
+	enum wreq_kind		 kind;
+	const char		*ns;	/* borrowed, like every pointer here */
+	const char		*name;
+	const char		*uid;	/* WREQ_BIND: precondition, or NULL */
+	const char		*node;	/* WREQ_BIND: the Kubernetes node */
+	json_t			*patch;	/* WREQ_METADATA */
+	void			*arg;	/* the caller's */
+	size_t			 idx;	/* the caller's */
+	int			 rc;	/* result: 0, or -1 with err */
+	struct k8s_error	 err;
+};
+
+struct writepool;
+
+/* nthreads threads with their own clients; kconf and lim outlive it. */
+struct writepool	*writepool_new(const struct k8s_config *,
+			    struct k8s_limiter *, int nthreads, char *err,
+			    size_t errlen);
+/* Joins the threads; call with no batch running. */
+void			 writepool_free(struct writepool *);
+/* Runs the n requests concurrently and returns when all are done. */
+void			 writepool_run(struct writepool *, struct wreq *,
+			    size_t n);
+
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
 
@@ -306,6 +340,14 @@ void			 reconcile_join(struct reconcile *);
  */
 /* How long past its grace period a deleted pod may wait for its node. */
 #define FORCE_DELETE_SLACK_S	5
+/*
+ * Pod writes: WRITERS requests in flight at once (within the API rate),
+ * flushed once WRITE_BATCH groups ask or the oldest asked WRITE_DELAY_MS
+ * ago, or at once when no event waits.
+ */
+#define WRITERS			8
+#define WRITE_BATCH		64
+#define WRITE_DELAY_MS		50
 
 enum pod_state {
 	PS_UNBOUND,
@@ -371,6 +413,8 @@ struct reconcile {
 	const struct k8s_config	*kconf;
 	struct queue		*queue;
 	struct k8s_client	*client;
+	struct k8s_limiter	*limiter;	/* client's and writers' */
+	struct writepool	*writers;
 	struct eventer		*eventer;
 	pthread_t		 thread;
 	int			 started;
@@ -392,6 +436,9 @@ struct reconcile {
 	time_t			 slurm_since;
 	int64_t			 next_poll;
 	int64_t			 next_sweep;
+	json_t			*writes;	/* group keys with pod writes due */
+	json_t			*releases;	/* pod keys whose finalizer may go */
+	int64_t			 writes_since;	/* monotonic ms */
 };
 
 /* reconcile.c */
@@ -416,6 +463,11 @@ size_t		 group_live(struct reconcile *, struct group *, json_t **out,
 		    size_t max, int unbound_only);
 /* Decides and does what the group needs next (submit, bind). */
 void		 group_evaluate(struct reconcile *, struct group *);
+/*
+ * Makes the pod writes groups asked for (job id labels, node annotations,
+ * bindings), in parallel on the writer pool.
+ */
+void		 group_flush_writes(struct reconcile *);
 /* Slurm allocated the group's job: layout is copied. */
 void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);
@@ -442,10 +494,12 @@ void		 writer_event(struct reconcile *, struct pod_entry *,
 		    const char *msg);
 void		 writer_condition(struct reconcile *, struct pod_entry *,
 		    const char *msg, int warn);
+json_t		*writer_metadata_patch(const struct pod_entry *, uint32_t jobid,
+		    const char *node, const char *gres);
 int		 writer_metadata(struct reconcile *, struct pod_entry *,
 		    uint32_t jobid, const char *node, const char *gres,
 		    struct k8s_error *err);
-void		 writer_release(struct reconcile *, struct pod_entry *);
+json_t		*writer_release_patch(void);
 void		 writer_force_delete(struct reconcile *, struct pod_entry *);
 
 #endif /* BRIDGE_H */

@@ -191,96 +191,280 @@ group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
 	return (n);
 }
 
-/*
- * Binds an allocated group: writes job id, node and GRES on every member
- * still unbound, and only then binds them.  Anything that fails is retried
- * from the timer; the assignment is a pure function of the job's pod list
- * and layout, so a restarted bridge picks the same nodes.
- */
+/* Asks for the group's pod writes at the next flush. */
 static void
-group_bind(struct reconcile *r, struct group *g)
+group_want_writes(struct reconcile *r, struct group *g)
 {
-	struct k8s_error	 err;
-	struct assignment	*a;
-	struct pod_entry	*e;
-	const char		*knode;
-	char			 msg[256], errs[256];
-	size_t			 i, n = json_array_size(g->job_pods);
-	int			 pending = 0;
+	if (json_object_size(r->writes) + json_object_size(r->releases) == 0)
+		r->writes_since = reconcile_now_ms();
+	json_object_set_new(r->writes, g->key, json_true());
+}
 
-	/* A write that failed (say, a namespace being deleted) waits. */
-	if (g->next_try > reconcile_now_ms())
-		return;
-	a = xcalloc(n ? n : 1, sizeof(*a));
-	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
-	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-	    sizeof(errs)) == -1) {
-		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid,
-		    errs);
-		free(a);
-		return;
+/* Asks for an ended member's finalizer to go at the next flush. */
+static void
+group_want_release(struct reconcile *r, struct pod_entry *e)
+{
+	if (json_object_size(r->writes) + json_object_size(r->releases) == 0)
+		r->writes_since = reconcile_now_ms();
+	json_object_set_new(r->releases, e->key, json_true());
+}
+
+/* Plans the finalizer releases asked for into w; returns their count. */
+static size_t
+group_plan_releases(struct reconcile *r, json_t *keys, struct wreq *w)
+{
+	struct pod_entry	*e;
+	const char		*k;
+	json_t			*v;
+	size_t			 nw = 0;
+
+	json_object_foreach(keys, k, v) {
+		e = map_get(r->pods, k);
+		if (e == NULL || e->state != PS_ENDED || !e->finalizer)
+			continue;
+		w[nw].kind = WREQ_METADATA;
+		w[nw].ns = e->ns;
+		w[nw].name = e->name;
+		w[nw].patch = writer_release_patch();
+		w[nw].arg = e;
+		w[nw].idx = SIZE_MAX;
+		nw++;
 	}
-	/* Phase 1: metadata on every member before any binding. */
-	for (i = 0; i < n; i++) {
+	return (nw);
+}
+
+/* A finalizer release came back. */
+static void
+group_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
+{
+	if (w->rc == 0 || w->err.status == 404) {
+		e->finalizer = 0;
+		log_debug("pod %s: finalizer removed", e->key);
+		writer_force_delete(r, e);
+	} else
+		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
+		    w->err.status, w->err.reason, w->err.text);
+}
+
+/* One group of a flush: what its members get. */
+struct plan {
+	struct group		*g;
+	struct assignment	*a;	/* G_ALLOCATED: member i's share */
+	size_t			 n;
+	int			 failed;	/* a metadata write failed */
+	int			 pending;	/* binds that failed */
+};
+
+/* Does the pod carry the job id, our finalizer and (if set) the node? */
+static int
+group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
+{
+	const char	*have;
+
+	if (e->label_jobid != jobid || !e->finalizer)
+		return (0);
+	if (node == NULL)
+		return (1);
+	have = k8s_obj_annotation(e->obj, ANN_SLURM_NODE);
+	return (have != NULL && strcmp(have, node) == 0);
+}
+
+/* Plans a group's metadata writes into w; returns their count. */
+static size_t
+group_plan_metadata(struct reconcile *r, struct plan *p, size_t pi,
+    struct wreq *w)
+{
+	struct group		*g = p->g;
+	struct pod_entry	*e;
+	char			 msg[384], errs[256];
+	size_t			 i, nw = 0;
+
+	if (g->state == G_ALLOCATED) {
+		p->a = xcalloc(p->n ? p->n : 1, sizeof(*p->a));
+		if (sched_assign(g->layout, p->n, (int)g->cpus_per_task,
+		    g->exclusive ? 1 : 0, (int)g->gpus_per_task, p->a, errs,
+		    sizeof(errs)) == -1) {
+			log_warnx("group %s: slurm job %u: %s", g->key,
+			    g->jobid, errs);
+			p->failed = 1;
+			return (0);
+		}
+	}
+	for (i = 0; i < p->n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
 		    g->job_pods, i)));
-		if (e == NULL || e->state != PS_UNBOUND)
+		if (e == NULL || e->state == PS_ENDED ||
+		    (g->state == G_ALLOCATED && e->state != PS_UNBOUND))
 			continue;
-		if ((knode = group_node_name(r, a[i].node)) == NULL) {
+		if (p->a != NULL && group_node_name(r, p->a[i].node) == NULL) {
 			snprintf(msg, sizeof(msg), "Slurm job %u was "
-			    "allocated node %s, which has no Kubernetes node "
-			    "(same name, or a node labelled "
-			    LABEL_SLURM_NODENAME "=%s)", g->jobid, a[i].node,
-			    a[i].node);
+			    "allocated node %.100s, which has no Kubernetes "
+			    "node (same name, or a node labelled "
+			    LABEL_SLURM_NODENAME "=%.100s)", g->jobid,
+			    p->a[i].node, p->a[i].node);
 			log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
-			goto done;
+			p->failed = 1;
+			continue;
 		}
-		if (writer_metadata(r, e, g->jobid, a[i].node, a[i].gres, &err)
-		    == -1) {
-			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
-			    e->key, g->jobid, err.status, err.reason,
-			    err.text);
-			goto done;
-		}
+		if (group_meta_done(e, g->jobid, p->a != NULL ?
+		    p->a[i].node : NULL))
+			continue;
+		w[nw].kind = WREQ_METADATA;
+		w[nw].ns = e->ns;
+		w[nw].name = e->name;
+		w[nw].patch = writer_metadata_patch(e, g->jobid, p->a != NULL ?
+		    p->a[i].node : NULL, p->a != NULL ? p->a[i].gres : NULL);
+		w[nw].arg = e;
+		w[nw].idx = pi;
+		nw++;
 	}
-	/* Phase 2: bind. */
-	for (i = 0; i < n; i++) {
+	return (nw);
+}
+
+/* Plans the binds of an allocated group whose metadata is all written. */
+static size_t
+group_plan_binds(struct reconcile *r, struct plan *p, size_t pi,
+    struct wreq *w)
+{
+	struct pod_entry	*e;
+	size_t			 i, nw = 0;
+
+	if (p->g->state != G_ALLOCATED || p->failed)
+		return (0);
+	for (i = 0; i < p->n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
+		    p->g->job_pods, i)));
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
-		knode = group_node_name(r, a[i].node);
-		if (k8s_pod_bind(r->client, e->ns, e->name, k8s_obj_uid(e->obj),
-		    knode, &err) == -1) {
-			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
-			    knode, err.status, err.reason, err.text);
-			pending++;
+		w[nw].kind = WREQ_BIND;
+		w[nw].ns = e->ns;
+		w[nw].name = e->name;
+		w[nw].uid = k8s_obj_uid(e->obj);
+		w[nw].node = group_node_name(r, p->a[i].node);
+		w[nw].arg = e;
+		w[nw].idx = pi * SCHED_MAX_GANG + i;
+		nw++;
+	}
+	return (nw);
+}
+
+/* Member i of p's group was bound to knode. */
+static void
+group_bound(struct reconcile *r, struct plan *p, struct pod_entry *e,
+    size_t i, const char *knode)
+{
+	char	msg[256];
+
+	e->state = PS_BOUND;
+	snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
+	atomic_fetch_add(&bstats.pods_bound, 1);
+	metrics_hist_observe(&bstats.sched_latency, pod_age(e));
+	log_info("pod %s: bound to node %s (slurm job %u)", e->key, knode,
+	    p->g->jobid);
+	snprintf(msg, sizeof(msg), "bound to %.100s: Slurm allocated node "
+	    "%.100s to job %u%s%.100s", knode, p->a[i].node, p->g->jobid,
+	    p->a[i].gres != NULL ? ", GRES " : "",
+	    p->a[i].gres != NULL ? p->a[i].gres : "");
+	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+}
+
+/*
+ * Makes the pod writes that groups asked for, many at once on the writer
+ * pool: the job id on the members of a submitted job; and for an allocated
+ * one, job id, node and GRES on every member still unbound, and only once
+ * all of those are written, the bindings.  So a gang is never partly bound
+ * for want of its metadata, and a restarted bridge finds every job.  What
+ * fails is retried from the timer; the assignment is a pure function of the
+ * job's pod list and layout, so a restarted bridge picks the same nodes.
+ */
+void
+group_flush_writes(struct reconcile *r)
+{
+	json_t		*keys = r->writes, *rel = r->releases, *v;
+	struct plan	*plans;
+	struct wreq	*w;
+	struct pod_entry *e;
+	struct group	*g;
+	const char	*k;
+	size_t		 np = 0, nw = 0, max = 0, i, j;
+	int64_t		 now = reconcile_now_ms();
+
+	r->writes = json_object();
+	r->releases = json_object();
+	plans = xcalloc(json_object_size(keys) + 1, sizeof(*plans));
+	json_object_foreach(keys, k, v) {
+		g = map_get(r->groups, k);
+		if (g == NULL || (g->state != G_ALLOCATED && g->state !=
+		    G_PENDING) || (g->state == G_ALLOCATED && g->next_try >
+		    now))
+			continue;
+		plans[np].g = g;
+		plans[np].n = json_array_size(g->job_pods);
+		max += plans[np].n;
+		np++;
+	}
+	json_decref(keys);
+	max += json_object_size(rel);
+	w = xcalloc(max + 1, sizeof(*w));
+	/* Phase 1: metadata on every member of every group, and releases. */
+	for (i = 0; i < np; i++)
+		nw += group_plan_metadata(r, &plans[i], i, w + nw);
+	nw += group_plan_releases(r, rel, w + nw);
+	json_decref(rel);
+	writepool_run(r->writers, w, nw);
+	for (j = 0; j < nw; j++) {
+		e = w[j].arg;
+		if (w[j].idx == SIZE_MAX) {
+			group_released(r, e, &w[j]);
+			json_decref(w[j].patch);
 			continue;
 		}
-		e->state = PS_BOUND;
-		snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
-		atomic_fetch_add(&bstats.pods_bound, 1);
-		metrics_hist_observe(&bstats.sched_latency,
-		    pod_age(e));
-		log_info("pod %s: bound to node %s (slurm job %u)", e->key,
-		    knode, g->jobid);
-		snprintf(msg, sizeof(msg), "bound to %s: Slurm allocated node "
-		    "%s to job %u%s%s", knode, a[i].node, g->jobid,
-		    a[i].gres != NULL ? ", GRES " : "",
-		    a[i].gres != NULL ? a[i].gres : "");
-		writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+		g = plans[w[j].idx].g;
+		if (w[j].rc == 0) {
+			e->label_jobid = g->jobid;
+			e->finalizer = 1;
+		} else {
+			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
+			    e->key, g->jobid, w[j].err.status,
+			    w[j].err.reason, w[j].err.text);
+			plans[w[j].idx].failed = 1;
+		}
+		json_decref(w[j].patch);
 	}
-	if (pending == 0) {
-		g->state = G_BOUND;
-		g->retry_ms = 0;
+	/* Phase 2: bind the allocated groups whose metadata is complete. */
+	memset(w, 0, (max + 1) * sizeof(*w));
+	for (nw = 0, i = 0; i < np; i++)
+		nw += group_plan_binds(r, &plans[i], i, w + nw);
+	writepool_run(r->writers, w, nw);
+	for (j = 0; j < nw; j++) {
+		struct plan *p = &plans[w[j].idx / SCHED_MAX_GANG];
+		e = w[j].arg;
+		if (w[j].rc == 0)
+			group_bound(r, p, e, w[j].idx % SCHED_MAX_GANG,
+			    w[j].node);
+		else {
+			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
+			    w[j].node, w[j].err.status, w[j].err.reason,
+			    w[j].err.text);
+			p->pending++;
+		}
 	}
- done:
-	if (g->state != G_BOUND)
-		group_retry_later(g, 0);
-	for (i = 0; i < n; i++)
-		free(a[i].gres);
-	free(a);
+	for (i = 0; i < np; i++) {
+		g = plans[i].g;
+		if (g->state == G_ALLOCATED) {
+			if (!plans[i].failed && plans[i].pending == 0) {
+				g->state = G_BOUND;
+				g->retry_ms = 0;
+			} else
+				group_retry_later(g, 0);
+		}
+		for (j = 0; plans[i].a != NULL && j < plans[i].n; j++)
+			free(plans[i].a[j].gres);
+		free(plans[i].a);
+	}
+	free(w);
+	free(plans);
 }
 
 void
@@ -290,7 +474,7 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 	g->layout = json_deep_copy(layout);
 	g->state = G_ALLOCATED;
 	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
-	group_bind(r, g);
+	group_want_writes(r, g);
 }
 
 /*
@@ -329,7 +513,6 @@ static void
 group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 {
 	struct jobspec	 js;
-	struct k8s_error kerr;
 	struct pod_entry *e;
 	json_t		*layout = NULL;
 	char		 err[256], msg[320], key[512];
@@ -379,23 +562,20 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s", jobid,
 	    g->gang ? " for the gang" : "");
-	/* The job id goes on every member before anything else happens. */
+	/* The job id goes on every member at the next flush, first thing. */
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
 		    g->job_pods, i)));
-		if (e == NULL)
-			continue;
-		writer_event(r, e, "Normal", "SlurmJobSubmitted", "Submit", msg);
-		if (layout == NULL && writer_metadata(r, e, jobid, NULL, NULL,
-		    &kerr) == -1)
-			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
-			    e->key, jobid, kerr.status, kerr.reason,
-			    kerr.text);
+		if (e != NULL)
+			writer_event(r, e, "Normal", "SlurmJobSubmitted",
+			    "Submit", msg);
 	}
 	if (layout != NULL) {
 		group_allocated(r, g, layout);
 		json_decref(layout);
+		return;
 	}
+	group_want_writes(r, g);
 }
 
 static int
@@ -552,7 +732,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	    group_refill(r, g) > 0)
 		g->state = G_ALLOCATED;
 	if (g->state == G_ALLOCATED) {
-		group_bind(r, g);
+		group_want_writes(r, g);
 		return;
 	}
 	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
@@ -674,8 +854,10 @@ group_member_gone(struct reconcile *r, struct group *g)
 			e = map_get(r->pods, json_string_value(v));
 			if (e == NULL || e->state != PS_ENDED)
 				continue;
-			writer_release(r, e);
-			writer_force_delete(r, e);
+			if (e->finalizer)
+				group_want_release(r, e);
+			else
+				writer_force_delete(r, e);
 		}
 	}
 	group_gc(r, g);

@@ -242,6 +242,9 @@ main(int argc, char *argv[])
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
 		o.name = watched[i].name;
+		/* Thousands of pods: cache only what the scheduler reads. */
+		if (watched[i].kind == EV_POD)
+			o.transform = translate_slim_pod;
 		if (watched[i].kind == EV_POD && i == 0)
 			o.field_selector = sel;
 		else if (watched[i].kind == EV_POD) {

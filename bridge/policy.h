@@ -117,6 +117,12 @@ int	translate_group(json_t *const *pods, size_t n, const char *group,
 	    size_t errlen);
 /* The GPU count of a gres string ("gpu:a100:2,nic:1" -> 2; 0 if none). */
 uint32_t translate_gres_gpus(const char *gres);
+/*
+ * Drops, in place, every part of a pod that neither translation nor the
+ * scheduler reads (images, env, volumes, probes, statuses, kubectl's
+ * last-applied copy): what the scheduler caches per pod.
+ */
+void	translate_slim_pod(json_t *pod);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t	*translate_admin_pods(const char *admin_comment);
 
@@ -154,7 +160,8 @@ char	*sched_gres_share(const char *detail, int per_task, int k);
 /*
  * Places nmembers tasks on an allocation layout ([{node, cpus, gres}]):
  * per_node tasks per node (exclusive), or cpus / cpus_per_task (shared).
- * Fills out[0..nmembers); -1 with err if the layout holds fewer tasks.
+ * Fills out[0..nmembers); -1 with err, and no share left in out, if the
+ * layout holds fewer tasks or an entry has no node.
  */
 int	sched_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
 	    int per_node, int gpus_per_task, struct assignment *out,

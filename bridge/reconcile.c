@@ -682,6 +682,9 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			/* A known pod's own watch is newer than this copy. */
 			if (map_get(r->pods, key) == NULL)
 				pod_update(r, json_incref(c->pod));
+			/* Allocated at once: bind now, answer with the node. */
+			if (json_object_size(r->writes) > 0)
+				group_flush_writes(r);
 			e = map_get(r->pods, key);
 			g = e != NULL && e->group != NULL ?
 			    map_get(r->groups, e->group) : NULL;
@@ -790,14 +793,21 @@ reconcile_main(void *arg)
 	struct event		*ev;
 	struct k8s_error	 err;
 	int64_t			 now, wait;
-	char			 host[256];
+	char			 host[256], ebuf[256];
+	size_t			 pending;
 
 	log_setname("reconcile");
 	if ((r->client = k8s_client_new(r->kconf, &err)) == NULL) {
 		log_warnx("reconcile: client: %s", err.text);
 		return (NULL);
 	}
-	k8s_client_set_rate(r->client, r->conf->api_qps, r->conf->api_burst);
+	r->limiter = k8s_limiter_new(r->conf->api_qps, r->conf->api_burst);
+	k8s_client_set_limiter(r->client, r->limiter);
+	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS, ebuf,
+	    sizeof(ebuf))) == NULL) {
+		log_warnx("reconcile: %s", ebuf);
+		goto out;
+	}
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
@@ -805,6 +815,16 @@ reconcile_main(void *arg)
 	    host);
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
+		/*
+		 * Pod writes wait for a batch while events keep coming, but
+		 * never past WRITE_BATCH groups or WRITE_DELAY_MS, and never
+		 * while the thread would sleep.
+		 */
+		pending = json_object_size(r->writes) +
+		    json_object_size(r->releases);
+		if (pending > 0 && (queue_len(r->queue) == 0 || pending >=
+		    WRITE_BATCH || now - r->writes_since >= WRITE_DELAY_MS))
+			group_flush_writes(r);
 		wait = r->next_poll > now ? r->next_poll - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
 		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {
@@ -829,10 +849,15 @@ reconcile_main(void *arg)
 		r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
+ out:
+	writepool_free(r->writers);
+	r->writers = NULL;
 	eventer_free(r->eventer);
 	r->eventer = NULL;
 	k8s_client_free(r->client);
 	r->client = NULL;
+	k8s_limiter_free(r->limiter);
+	r->limiter = NULL;
 	return (NULL);
 }
 
@@ -855,6 +880,8 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->podgroups = map_new(json_free_cb);
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
+	r->writes = json_object();
+	r->releases = json_object();
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
@@ -878,6 +905,8 @@ reconcile_free(struct reconcile *r)
 	map_free(r->jobsets);
 	map_free(r->lwss);
 	json_decref(r->slurm_nodes);
+	json_decref(r->writes);
+	json_decref(r->releases);
 	free(r);
 }
 

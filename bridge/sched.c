@@ -219,14 +219,18 @@ sched_gres_share(const char *detail, int per_task, int k)
 		p = end;
 		if (*p == '-') {
 			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
+			if (end == p + 1 || errno != 0 || b < a)
 				return (NULL);
 			p = end;
 		}
-		for (; a <= b; a++) {
+		/* Stops at b rather than past it: b may be LONG_MAX. */
+		for (;;) {
 			if (n == sizeof(ids) / sizeof(ids[0]))
 				return (NULL);
 			ids[n++] = a;
+			if (a == b)
+				break;
+			a++;
 		}
 		if (*p == ',')
 			p++;
@@ -276,7 +280,7 @@ sched_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
 		if (node == NULL) {
 			snprintf(err, errlen, "allocation entry %zu has no "
 			    "node", i);
-			return (-1);
+			goto fail;
 		}
 		/* Shared: as many tasks as the node's CPUs hold. */
 		slots = per_node > 0 ? per_node : (int)(cpus /
@@ -291,11 +295,13 @@ sched_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
 	if (m < nmembers) {
 		snprintf(err, errlen, "allocation holds %zu of %zu tasks", m,
 		    nmembers);
-		for (i = 0; i < m; i++) {
-			free(out[i].gres);
-			out[i].gres = NULL;
-		}
-		return (-1);
+		goto fail;
 	}
 	return (0);
+ fail:
+	for (i = 0; i < m; i++) {
+		free(out[i].gres);
+		out[i].gres = NULL;
+	}
+	return (-1);
 }

@@ -592,3 +592,52 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	json_decref(ac);
 	return (0);
 }
+
+/* Deletes every key of obj not in keep (NULL-ended). */
+static void
+slim_keep(json_t *obj, const char *const *keep)
+{
+	const char	*k;
+	json_t		*v;
+	void		*tmp;
+	size_t		 i;
+
+	json_object_foreach_safe(obj, tmp, k, v) {
+		for (i = 0; keep[i] != NULL && strcmp(keep[i], k) != 0; i++)
+			;
+		if (keep[i] == NULL)
+			json_object_del(obj, k);
+	}
+}
+
+void
+translate_slim_pod(json_t *pod)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata",
+	    "spec", "status", NULL };
+	static const char *const md[] = { "name", "namespace", "uid",
+	    "resourceVersion", "labels", "annotations", "ownerReferences",
+	    "creationTimestamp", "deletionTimestamp",
+	    "deletionGracePeriodSeconds", "finalizers", NULL };
+	static const char *const spec[] = { "nodeName", "schedulerName",
+	    "activeDeadlineSeconds", "schedulingGates", "containers",
+	    "initContainers", "tolerations", NULL };
+	static const char *const ctr[] = { "name", "resources", NULL };
+	static const char *const status[] = { "phase", NULL };
+	json_t	*c;
+	size_t	 i;
+
+	if (!json_is_object(pod))
+		return;
+	slim_keep(pod, top);
+	slim_keep(json_object_get(pod, "metadata"), md);
+	/* kubectl apply keeps the whole manifest here. */
+	json_object_del(k8s_obj_get(pod, "metadata.annotations"),
+	    "kubectl.kubernetes.io/last-applied-configuration");
+	slim_keep(json_object_get(pod, "spec"), spec);
+	json_array_foreach(k8s_obj_get(pod, "spec.containers"), i, c)
+		slim_keep(c, ctr);
+	json_array_foreach(k8s_obj_get(pod, "spec.initContainers"), i, c)
+		slim_keep(c, ctr);
+	slim_keep(json_object_get(pod, "status"), status);
+}

@@ -68,24 +68,22 @@ writer_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
 }
 
 /*
- * Writes bridge metadata on a pod in one strategic merge patch: the jobid
- * label (or removes it with jobid 0), our finalizer (finalizers merge as a
- * set, so nobody else's are touched and no resourceVersion is needed), and
- * the node and GRES annotations when known.  Returns 0, or -1 (err filled).
+ * Bridge metadata for a pod as one strategic merge patch (new reference):
+ * the jobid label (removed with jobid 0), our finalizer (finalizers merge
+ * as a set, so nobody else's are touched and no resourceVersion is
+ * needed), and the node and GRES annotations when node is set.
  */
-int
-writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
-    const char *node, const char *gres, struct k8s_error *err)
+json_t *
+writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
+    const char *node, const char *gres)
 {
-	json_t		*patch, *md;
-	char		 path[512], id[16];
-	int		 rc;
+	json_t	*md;
+	char	 id[16];
 
 	snprintf(id, sizeof(id), "%u", jobid);
 	md = json_object();
 	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
-	    jobid != 0 ? json_string(id) :
-	    json_null()));
+	    jobid != 0 ? json_string(id) : json_null()));
 	if (node != NULL)
 		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
 		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
@@ -93,7 +91,19 @@ writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
 	if (jobid != 0 && !e->finalizer)
 		json_object_set_new(md, "finalizers", json_pack("[s]",
 		    FINALIZER));
-	patch = json_pack("{s:o}", "metadata", md);
+	return (json_pack("{s:o}", "metadata", md));
+}
+
+/* Writes writer_metadata_patch() now; 0, or -1 with err filled. */
+int
+writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
+    const char *node, const char *gres, struct k8s_error *err)
+{
+	json_t		*patch;
+	char		 path[512];
+	int		 rc;
+
+	patch = writer_metadata_patch(e, jobid, node, gres);
 	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
 	    K8S_PATCH_STRATEGIC, patch, NULL, err);
 	json_decref(patch);
@@ -105,28 +115,12 @@ writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
 	return (rc);
 }
 
-/* Removes our finalizer (the job is gone), keeping everyone else's. */
-void
-writer_release(struct reconcile *r, struct pod_entry *e)
+/* The patch that removes our finalizer, keeping everyone else's. */
+json_t *
+writer_release_patch(void)
 {
-	struct k8s_error	 err;
-	json_t			*patch;
-	char			 path[512];
-	int			 rc;
-
-	if (!e->finalizer)
-		return;
-	patch = json_pack("{s:{s:[s]}}", "metadata",
-	    "$deleteFromPrimitiveList/finalizers", FINALIZER);
-	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, &err);
-	json_decref(patch);
-	if (rc == 0 || err.status == 404) {
-		e->finalizer = 0;
-		log_debug("pod %s: finalizer removed", e->key);
-	} else
-		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
-		    err.status, err.reason, err.text);
+	return (json_pack("{s:{s:[s]}}", "metadata",
+	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
 }
 
 /*

@@ -52,6 +52,17 @@ void			 k8s_config_free(struct k8s_config *);
 const char		*k8s_config_server(const struct k8s_config *);
 const char		*k8s_config_namespace(const struct k8s_config *);
 
+/* limiter.c: a token bucket, safe to share between threads. */
+struct k8s_limiter;
+
+/* qps <= 0: unlimited. */
+struct k8s_limiter	*k8s_limiter_new(double qps, int burst);
+void			 k8s_limiter_free(struct k8s_limiter *);
+void			 k8s_limiter_set(struct k8s_limiter *, double qps,
+			    int burst);
+/* Takes a token, sleeping until one is due. */
+void			 k8s_limiter_wait(struct k8s_limiter *);
+
 /* client.c */
 struct k8s_client;
 
@@ -62,6 +73,12 @@ void			 k8s_client_free(struct k8s_client *);
 /* Client-side rate limit (token bucket); 0 disables.  Default 50/100. */
 void			 k8s_client_set_rate(struct k8s_client *, double qps,
 			    int burst);
+/*
+ * Shares l (borrowed; it must outlive the client) instead of the client's
+ * own rate; NULL goes back to the own one.
+ */
+void			 k8s_client_set_limiter(struct k8s_client *,
+			    struct k8s_limiter *);
 /* Whole-request timeout in milliseconds (default 30000). */
 void			 k8s_client_set_timeout(struct k8s_client *, long ms);
 
@@ -191,6 +208,12 @@ struct k8s_informer_opts {
 	const char	*label_selector;	/* may be NULL */
 	const char	*name;		/* thread/log name, e.g. "watch/pods" */
 	int		 timeout_seconds;	/* per watch; 0: 300 */
+	/*
+	 * Called on every object before it is stored and delivered, to drop
+	 * what the caller never reads (managedFields are always dropped).
+	 * May be NULL.
+	 */
+	void		(*transform)(json_t *obj);
 };
 
 /* The config must outlive the informer.  The opts strings are copied. */

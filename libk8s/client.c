@@ -23,11 +23,8 @@ struct k8s_client {
 	CURL			*curl;
 	char			 errbuf[CURL_ERROR_SIZE];
 	long			 timeout_ms;
-	/* rate limit */
-	double			 qps;
-	double			 burst;
-	double			 tokens;
-	struct timespec		 last;
+	struct k8s_limiter	*own;		/* the client's own rate */
+	struct k8s_limiter	*lim;		/* own, or a shared one */
 	/* bearer token, re-read from token_file when it changes */
 	char			*token;
 	struct timespec		 token_mtime;
@@ -110,35 +107,6 @@ client_token_refresh(struct k8s_client *c)
 	c->token_mtime = st.st_mtim;
 }
 
-/* Blocks until the token bucket has a token. */
-static void
-client_throttle(struct k8s_client *c)
-{
-	struct timespec	now, ts;
-	double		dt, wait;
-
-	if (c->qps <= 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	dt = (now.tv_sec - c->last.tv_sec) +
-	    (now.tv_nsec - c->last.tv_nsec) / 1e9;
-	c->last = now;
-	c->tokens += dt * c->qps;
-	if (c->tokens > c->burst)
-		c->tokens = c->burst;
-	if (c->tokens >= 1) {
-		c->tokens -= 1;
-		return;
-	}
-	wait = (1 - c->tokens) / c->qps;
-	ts.tv_sec = (time_t)wait;
-	ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-	clock_gettime(CLOCK_MONOTONIC, &c->last);
-	c->tokens = 0;
-}
-
 struct k8s_client *
 k8s_client_new(const struct k8s_config *conf, struct k8s_error *err)
 {
@@ -147,15 +115,12 @@ k8s_client_new(const struct k8s_config *conf, struct k8s_error *err)
 	c = xcalloc(1, sizeof(*c));
 	c->conf = conf;
 	c->timeout_ms = 30000;
-	c->qps = 50;
-	c->burst = 100;
-	c->tokens = c->burst;
-	clock_gettime(CLOCK_MONOTONIC, &c->last);
 	if ((c->curl = curl_easy_init()) == NULL) {
 		k8s_error_set(err, 0, "ClientError", "curl_easy_init failed");
 		free(c);
 		return (NULL);
 	}
+	c->own = c->lim = k8s_limiter_new(50, 100);
 	if (conf->token != NULL)
 		c->token = xstrdup(conf->token);
 	return (c);
@@ -167,6 +132,7 @@ k8s_client_free(struct k8s_client *c)
 	if (c == NULL)
 		return;
 	curl_easy_cleanup(c->curl);
+	k8s_limiter_free(c->own);
 	if (c->token != NULL)
 		explicit_bzero(c->token, strlen(c->token));
 	free(c->token);
@@ -176,9 +142,14 @@ k8s_client_free(struct k8s_client *c)
 void
 k8s_client_set_rate(struct k8s_client *c, double qps, int burst)
 {
-	c->qps = qps;
-	c->burst = burst < 1 ? 1 : burst;
-	c->tokens = c->burst;
+	k8s_limiter_set(c->own, qps, burst);
+	c->lim = c->own;
+}
+
+void
+k8s_client_set_limiter(struct k8s_client *c, struct k8s_limiter *l)
+{
+	c->lim = l != NULL ? l : c->own;
 }
 
 void
@@ -267,7 +238,7 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	if (out != NULL)
 		*out = NULL;
 	buf_init(&resp);
-	client_throttle(c);
+	k8s_limiter_wait(c->lim);
 	if (body != NULL && ctype == NULL)
 		ctype = "application/json";
 	hdr = client_setup(c, path, ctype);
@@ -371,7 +342,7 @@ k8s_stream(struct k8s_client *c, const char *path, k8s_write_cb cb,
 	s.write_arg = arg;
 	s.curl = c->curl;
 	buf_init(&s.errbody);
-	client_throttle(c);
+	k8s_limiter_wait(c->lim);
 	hdr = client_setup(c, path, NULL);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, stream_write_cb);

@@ -31,6 +31,7 @@ struct k8s_informer {
 	char			*name;
 	int			 timeout;
 	k8s_informer_cb		 cb;
+	void			(*transform)(json_t *);
 	void			*arg;
 
 	pthread_t		 thread;
@@ -63,6 +64,7 @@ k8s_informer_new(const struct k8s_config *conf,
 		inf->label_selector = k8s_urlencode(o->label_selector);
 	inf->name = xstrdup(o->name != NULL ? o->name : "informer");
 	inf->timeout = o->timeout_seconds > 0 ? o->timeout_seconds : 300;
+	inf->transform = o->transform;
 	inf->cb = cb;
 	inf->arg = arg;
 	atomic_init(&inf->stop, 0);
@@ -129,9 +131,11 @@ informer_sleep(struct k8s_informer *inf, long ms)
  * nobody here.  With thousands of pods it is most of the memory.
  */
 static void
-informer_trim(json_t *obj)
+informer_trim(struct k8s_informer *inf, json_t *obj)
 {
 	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	if (inf->transform != NULL)
+		inf->transform(obj);
 }
 
 /* Builds "<path>?<params>&fieldSelector=..&labelSelector=..". */
@@ -219,7 +223,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		items = json_object_get(resp, "items");
 		json_array_foreach(items, i, item) {
 			informer_typemeta(resp, item);
-			informer_trim(item);
+			informer_trim(inf, item);
 			k8s_obj_key(item, key, sizeof(key));
 			json_object_set(fresh, key, item);
 		}
@@ -296,7 +300,7 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
-		informer_trim(obj);
+		informer_trim(inf, obj);
 		old = json_object_get(inf->store, key);
 		json_incref(old);
 		json_object_set(inf->store, key, obj);

@@ -233,22 +233,28 @@ k8s_selector_matches(const json_t *selector, const json_t *labels)
 	const json_t	*v, *x;
 	const char	*key, *have;
 	size_t		 i;
-	int		 rc;
+	int		 rc, match = 1;
 
 	if (!json_is_object(selector))
 		return (-1);
+	/*
+	 * Every entry is checked even after a mismatch, so that a malformed
+	 * selector is -1 whatever the labels (config.c validates with none).
+	 */
 	json_object_foreach((json_t *)(uintptr_t)json_object_get(selector,
 	    "matchLabels"), key, v) {
 		have = json_string_value(json_object_get(labels, key));
 		if (!json_is_string(v))
 			return (-1);
 		if (have == NULL || strcmp(have, json_string_value(v)) != 0)
-			return (0);
+			match = 0;
 	}
 	json_array_foreach(json_object_get(selector, "matchExpressions"), i,
 	    x) {
-		if ((rc = selector_expr(x, labels)) != 1)
-			return (rc);
+		if ((rc = selector_expr(x, labels)) == -1)
+			return (-1);
+		if (rc == 0)
+			match = 0;
 	}
-	return (1);
+	return (match);
 }

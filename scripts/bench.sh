@@ -22,6 +22,7 @@
 #             native Slurm job fills: the bridge's RSS, and the time per
 #             decision and per Slurm poll as the backlog grows.
 #   webhook   scripts/bench-webhook.sh (BENCH_WEBHOOK=0 skips it).
+# BENCH_SCENARIOS picks some ("singles gangs"); the default is all five.
 # Output: one table on stdout, and the figures as JSON in
 # bench/results/bench-<UTC date>.json.  Pods latencies are from t0 (the
 # release: the scheduler's start, or the first submit) to the bind seen on
@@ -49,6 +50,8 @@ k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
 say() { printf 'bench: %s\n' "$*" >&2; }
 now_ms() { date +%s%3N; }
 record() { printf '%s\n' "$1" >>"$RESULTS"; }   # one JSON object per line
+SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs churn backlog webhook} "
+want() { [[ $SCENARIOS == *" $1 "* ]]; }
 
 cleanup() {
 	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
@@ -138,6 +141,7 @@ for d in $(k get namespaces -o name | sed -n 's#^namespace/\(bench-.*\)$#\1#p');
 wait_no_jobs
 
 # --- 1. singles -----------------------------------------------------------------
+if want singles; then
 say "singles: baseline A (libslurm alone), $SINGLES placeholders"
 record "{\"scenario\":\"singles\",\"system\":\"slurm\",\"result\":$("$BASELINE" singles "$SINGLES")}"
 
@@ -168,8 +172,10 @@ bindwatch_wait bench-kube
 kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null || true; sched_pid=
 record "{\"scenario\":\"singles\",\"system\":\"kube-scheduler\",\"t0_ms\":$t0,\"result\":$res}"
 drop_ns bench-kube
+fi
 
 # --- 2. gangs ---------------------------------------------------------------------
+if want gangs; then
 say "gangs: baseline A, $GANGS allocations of $GANG_SIZE one-GPU tasks"
 record "{\"scenario\":\"gangs\",\"system\":\"slurm\",\"result\":$("$BASELINE" gangs "$GANGS" "$GANG_SIZE" 1)}"
 say "gangs: slurm-bridge, $GANGS gangs of $GANG_SIZE one-GPU pods present when it starts"
@@ -182,8 +188,10 @@ bindwatch_wait bench-gangs
 record "{\"scenario\":\"gangs\",\"system\":\"bridge\",\"t0_ms\":$t0,\"result\":$res}"
 drop_ns bench-gangs
 wait_no_jobs
+fi
 
 # --- 3. churn ---------------------------------------------------------------------
+if want churn; then
 say "churn: ${CHURN_S}s at $CHURN_RATE pods/s created, each deleted 3 s later"
 new_ns bench-churn enabled
 pid=$(bridge_pid)
@@ -215,8 +223,10 @@ drop_ns bench-churn
 sleep 10
 idle0=$(proc_cpu "$pid"); sleep 20; idle1=$(proc_cpu "$pid")
 record "{\"scenario\":\"idle\",\"system\":\"bridge\",\"cpu_percent\":$(echo "scale=2; ($idle1 - $idle0) * 100 / 20" | bc)}"
+fi
 
 # --- 4. backlog -------------------------------------------------------------------
+if want backlog; then
 say "backlog: a native job fills the cluster; $BACKLOG pods pile up behind it"
 native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
 	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
@@ -244,9 +254,10 @@ record "{\"scenario\":\"backlog\",\"system\":\"bridge\",\"bands\":[$bands]}"
 scancel "$native_job"; native_job=
 drop_ns bench-backlog
 wait_no_jobs
+fi
 
 # --- 5. webhook -------------------------------------------------------------------
-if [ "${BENCH_WEBHOOK:-1}" != 0 ]; then
+if want webhook && [ "${BENCH_WEBHOOK:-1}" != 0 ]; then
 	say "webhook: scripts/bench-webhook.sh"
 	BENCH_OUT=$WORK/webhook.json DURATION=${BENCH_WEBHOOK_S:-15} WARMUP=3 SAT_DURATION=5 \
 		HANDSHAKE_DURATION=0 "$here/bench-webhook.sh" >"$WORK/webhook.out" 2>&1 || true

@@ -85,12 +85,12 @@ load(const char *cname, const char *file)
 }
 
 static void
-translate_case(const char *cname)
+translate_run(const char *cname, int slim)
 {
 	struct translate_conf	 conf = { "slurm-bridge", NULL, NULL, 0 };
 	struct translate_src	 src;
 	struct jobspec		 js;
-	json_t			*pod, *expect, *got;
+	json_t			*pod, *expect, *got, *copy = NULL;
 	const char		*want;
 	char			 err[256] = "", *dump;
 	int			 rc;
@@ -111,7 +111,14 @@ translate_case(const char *cname)
 		src.pod = pod;
 		src.root = src.ns = NULL;
 	}
+	/* What the scheduler caches must translate the same. */
+	if (slim) {
+		copy = json_deep_copy(src.pod);
+		translate_slim_pod(copy);
+		src.pod = copy;
+	}
 	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
+	json_decref(copy);
 	if ((want = json_string_value(json_object_get(expect, "error")))
 	    != NULL) {
 		ck_assert_msg(rc == -1, "%s: accepted, expected an error",
@@ -132,9 +139,28 @@ translate_case(const char *cname)
 	json_decref(expect);
 }
 
+static void
+translate_case(const char *cname)
+{
+	translate_run(cname, 0);
+}
+
+static void
+translate_case_slim(const char *cname)
+{
+	translate_run(cname, 1);
+}
+
 START_TEST(test_translate_cases)
 {
 	ck_assert_int_ge(check_each_case(TR_DIR, translate_case), 32);
+}
+END_TEST
+
+/* Every case again on the slimmed pod the scheduler caches. */
+START_TEST(test_translate_cases_slim)
+{
+	ck_assert_int_ge(check_each_case(TR_DIR, translate_case_slim), 32);
 }
 END_TEST
 
@@ -159,6 +185,7 @@ translate_suite(void)
 	TCase	*tc = tcase_create("pod");
 
 	tcase_add_test(tc, test_translate_cases);
+	tcase_add_test(tc, test_translate_cases_slim);
 	tcase_add_test(tc, test_translate_admin_pods);
 	suite_add_tcase(s, tc);
 	return (s);
