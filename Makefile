@@ -202,14 +202,24 @@ e2e: all
 	$(Q)scripts/bridge-up.sh
 	$(Q)test/e2e/run.sh
 
+# Faults on the real stack (scheduler kill -9, slurmctld and API server
+# restarts, a dead slurmd, the webhook down, leader failover) with the
+# invariants of test/fault/invariants.py after each.
+fault: all
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/workloads-up.sh
+	$(Q)scripts/bridge-up.sh
+	$(Q)test/fault/run.sh
+
 # Everything CI runs: install, build, unit tests, a short fuzz pass,
-# integration and end-to-end tests on the real stack.
+# integration and end-to-end tests and the fault suite on the real stack.
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
 	$(Q)$(MAKE) fuzz FUZZ_TIME=10
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
+	$(Q)$(MAKE) fault
 
 # The demo brings the stack, both daemons and the LWS/JobSet controllers up
 # itself (quietly: their output goes to $(STACK_DIR)/log/demo.log).
@@ -224,7 +234,7 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bench bench-webhook \
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration fault bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

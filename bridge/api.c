@@ -28,6 +28,7 @@
 struct api {
 	struct httpd		*httpd;
 	struct api_source	 src;
+	int			 client_ca;	/* extender needs client certs */
 };
 
 static char *
@@ -255,6 +256,12 @@ api_extender(struct api *a, const struct httpd_request *req,
 		httpd_reply(resp, 405, "text/plain", "use POST\n");
 		return;
 	}
+	/* Binding is a privilege: with --client-ca, only its clients. */
+	if (a->client_ca && !req->client_verified) {
+		httpd_reply(resp, 403, "text/plain", "the extender API needs a "
+		    "client certificate signed by the --client-ca\n");
+		return;
+	}
 	if (req->too_big) {
 		httpd_reply(resp, 400, "text/plain", "body too large\n");
 		return;
@@ -309,6 +316,8 @@ api_start(const struct bridge_conf *conf, const struct api_source *src,
 	o.listen = conf->listen;
 	o.tls_cert = conf->tls_cert;
 	o.tls_key = conf->tls_key;
+	o.client_ca = conf->client_ca;
+	a->client_ca = conf->client_ca != NULL;
 	o.max_body = API_MAX_BODY;
 	o.threads = API_THREADS;
 	o.handler = api_handle;

@@ -29,6 +29,7 @@ struct bridge_conf {
 	const char	*listen;	/* --listen ADDR:PORT, or NULL */
 	const char	*tls_cert;	/* --tls-cert/--tls-key, or NULL */
 	const char	*tls_key;
+	const char	*client_ca;	/* --client-ca: extender clients */
 	int		 leader_elect;
 	const char	*default_account;	/* or NULL */
 	const char	*mcs_label;	/* config mcsLabel, or NULL */
@@ -345,7 +346,7 @@ void			 reconcile_join(struct reconcile *);
  * flushed once WRITE_BATCH groups ask or the oldest asked WRITE_DELAY_MS
  * ago, or at once when no event waits.
  */
-#define WRITERS			8
+#define WRITERS			16
 #define WRITE_BATCH		64
 #define WRITE_DELAY_MS		50
 

@@ -25,6 +25,7 @@
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include "log.h"
@@ -57,6 +58,7 @@ struct httpd {
 	struct cred		*cred;		/* current; older ones chained */
 	struct file_id		 cert_id, key_id;
 	time_t			 checked;	/* last look at the files */
+	char			*client_ca;	/* PEM, or NULL */
 	atomic_ullong		 reloads, reload_errors;
 };
 
@@ -330,6 +332,38 @@ httpd_health(const struct httpd_request *req, struct httpd_response *resp,
 	}
 }
 
+/*
+ * Did the client present a certificate chain that verifies against the
+ * client CA?  Fills the subject CN when it did.
+ */
+static int
+httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
+{
+	const union MHD_ConnectionInfo	*ci;
+	const gnutls_datum_t		*peers;
+	gnutls_session_t		 tls;
+	gnutls_x509_crt_t		 crt;
+	unsigned int			 status = 0, n = 0;
+	size_t				 len = cnlen;
+
+	cn[0] = '\0';
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci == NULL || (tls = ci->tls_session) == NULL)
+		return (0);
+	if ((peers = gnutls_certificate_get_peers(tls, &n)) == NULL || n == 0)
+		return (0);
+	if (gnutls_certificate_verify_peers2(tls, &status) < 0 || status != 0)
+		return (0);
+	if (gnutls_x509_crt_init(&crt) == 0) {
+		if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER)
+		    == 0 && gnutls_x509_crt_get_dn_by_oid(crt,
+		    GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) < 0)
+			cn[0] = '\0';
+		gnutls_x509_crt_deinit(crt);
+	}
+	return (1);
+}
+
 /* Per-request state: the body collected so far. */
 struct request {
 	struct buf	body;
@@ -391,6 +425,9 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
 	hr.body = req->body.data != NULL ? req->body.data : "";
 	hr.len = req->body.len;
 	hr.too_big = req->too_big;
+	if (s->client_ca != NULL)
+		hr.client_verified = httpd_client_verified(conn, hr.client_cn,
+		    sizeof(hr.client_cn));
 	memset(&out, 0, sizeof(out));
 	s->opts.handler(s->opts.arg, &hr, &out);
 	if (out.body == NULL)
@@ -423,8 +460,10 @@ httpd_log_cb(void *cls, const char *fmt, va_list ap)
 struct httpd *
 httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 {
-	struct httpd	*s;
-	int		 tls = opts->tls_cert != NULL;
+	struct httpd		*s;
+	struct MHD_OptionItem	 trust[2] = { { MHD_OPTION_END, 0, NULL },
+				    { MHD_OPTION_END, 0, NULL } };
+	int			 tls = opts->tls_cert != NULL;
 
 	if (tls && httpd_current != NULL) {
 		snprintf(err, errlen, "one TLS server per process");
@@ -442,6 +481,18 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 		s->checked = time(NULL);
 		httpd_current = s;
 	}
+	if (opts->client_ca != NULL && (!tls || (s->client_ca =
+	    httpd_read_file(opts->client_ca, HTTPD_MAX_PEM)) == NULL)) {
+		snprintf(err, errlen, tls ? "%s: cannot read the client CA" :
+		    "a client CA (%s) needs a certificate and key",
+		    opts->client_ca);
+		goto fail;
+	}
+	/* A trust list makes the server ask for client certificates. */
+	if (s->client_ca != NULL) {
+		trust[0].option = MHD_OPTION_HTTPS_MEM_TRUST;
+		trust[0].ptr_value = s->client_ca;
+	}
 	/* The certificate callback comes last: plain HTTP ends the list. */
 	s->mhd = MHD_start_daemon((tls ? MHD_USE_TLS : 0) |
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -452,6 +503,7 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
 	    MHD_OPTION_NOTIFY_COMPLETED, httpd_done_cb, NULL,
+	    MHD_OPTION_ARRAY, trust,
 	    tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
 	    httpd_cert_cb, MHD_OPTION_END);
 	if (s->mhd == NULL) {
@@ -487,6 +539,7 @@ httpd_stop(struct httpd *s)
 	if (httpd_current == s)
 		httpd_current = NULL;
 	cred_free(s->cred);
+	free(s->client_ca);
 	pthread_mutex_destroy(&s->cred_lock);
 	free(s);
 }

@@ -19,6 +19,12 @@ struct httpd_request {
 	const char	*body;		/* NUL-terminated; "" if none */
 	size_t		 len;
 	int		 too_big;	/* the body was over max_body */
+	/*
+	 * With a client CA: the client presented a certificate chain that
+	 * verifies against it (else 0); client_cn is its subject CN.
+	 */
+	int		 client_verified;
+	char		 client_cn[128];
 };
 
 struct httpd_response {
@@ -35,6 +41,12 @@ struct httpd_opts {
 	const char		*listen;	/* for messages */
 	const char		*tls_cert;	/* PEM; NULL: plain HTTP */
 	const char		*tls_key;
+	/*
+	 * PEM CA bundle: clients are asked for a certificate, and requests
+	 * say whether theirs verified (the handler decides what needs one).
+	 * Read at start.  NULL: no client certificates.
+	 */
+	const char		*client_ca;
 	size_t			 max_body;
 	unsigned int		 threads;
 	httpd_handler		 handler;

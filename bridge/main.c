@@ -20,6 +20,8 @@
 #include "config.h"
 #include "bridge.h"
 
+#define MUNGE_KEY_PATH	"/etc/munge/munge.key"
+
 static void
 usage(FILE *fp)
 {
@@ -40,6 +42,10 @@ usage(FILE *fp)
 "                         :8080; \"\" turns it off)         [BRIDGE_LISTEN]\n"
 "  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
 "  --tls-key FILE         ... and key (both reloaded when they change)\n"
+"  --client-ca FILE       the extender API (/filter, /prioritize, /bind)\n"
+"                         answers only clients whose certificate this CA\n"
+"                         signed (needs --tls-cert); health and metrics\n"
+"                         stay open to probes and scrapers\n"
 "  --leader-elect         act only while holding the Lease slurm-bridge in\n"
 "                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
 "                         service account's namespace)\n"
@@ -104,6 +110,7 @@ main(int argc, char *argv[])
 		{ "listen",		required_argument, NULL, 'l' },
 		{ "tls-cert",		required_argument, NULL, 'c' },
 		{ "tls-key",		required_argument, NULL, 'K' },
+		{ "client-ca",		required_argument, NULL, 'A' },
 		{ "leader-elect",	no_argument,	   NULL, 'L' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL,			0,		   NULL, 0 }
@@ -148,6 +155,9 @@ main(int argc, char *argv[])
 			break;
 		case 'K':
 			conf.tls_key = optarg;
+			break;
+		case 'A':
+			conf.client_ca = optarg;
 			break;
 		case 'L':
 			conf.leader_elect = 1;
@@ -207,6 +217,9 @@ main(int argc, char *argv[])
 		conf.listen = NULL;
 	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
 		fatalx("--tls-cert and --tls-key go together");
+	if (conf.client_ca != NULL && conf.tls_cert == NULL)
+		fatalx("--client-ca needs --tls-cert and --tls-key: client "
+		    "certificates come with TLS");
 	conf.default_account = config->default_account;
 	conf.mcs_label = config->mcs_label;
 	conf.managed_namespaces = config->managed_namespaces;
@@ -217,6 +230,13 @@ main(int argc, char *argv[])
 	json_object_seed(0);
 	if ((kconf = k8s_config_default(conf.kubeconfig, &err)) == NULL)
 		fatalx("kubeconfig: %s", err.text);
+	/*
+	 * libslurm authenticates through munged, which reads the key; a key
+	 * others can read lets them act as any Slurm user, so refuse to run.
+	 */
+	if (k8s_file_check_perms(config_env("MUNGE_KEY", MUNGE_KEY_PATH),
+	    "munge key", 1, &err) == -1)
+		fatalx("%s", err.text);
 	if (checkonly) {
 		printf("configuration OK\n");
 		config_free(config);

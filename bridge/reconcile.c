@@ -262,6 +262,22 @@ reconcile_gauges(struct reconcile *r)
 	atomic_store(&bstats.pending_gangs, gangs);
 }
 
+/*
+ * Makes the pod writes groups asked for once WRITE_BATCH wait, or (with
+ * delay) the oldest waited WRITE_DELAY_MS, or at once when idle (nothing
+ * else to do).
+ */
+static void
+reconcile_writes(struct reconcile *r, int idle, int delay)
+{
+	size_t	n = json_object_size(r->writes) +
+	    json_object_size(r->releases);
+
+	if (n > 0 && (idle || n >= WRITE_BATCH || (delay &&
+	    reconcile_now_ms() - r->writes_since >= WRITE_DELAY_MS)))
+		group_flush_writes(r);
+}
+
 /* Re-evaluates every group, and ends members past their grace period. */
 static void
 groups_sweep(struct reconcile *r)
@@ -314,6 +330,11 @@ groups_sweep(struct reconcile *r)
 			continue;	/* may have freed g */
 		}
 		group_evaluate(r, g);
+		/*
+		 * Thousands of submits: bind the first while the rest wait,
+		 * in batches big enough to keep the writers busy.
+		 */
+		reconcile_writes(r, 0, 0);
 	}
 	json_decref(keys);
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
@@ -794,7 +815,6 @@ reconcile_main(void *arg)
 	struct k8s_error	 err;
 	int64_t			 now, wait;
 	char			 host[256], ebuf[256];
-	size_t			 pending;
 
 	log_setname("reconcile");
 	if ((r->client = k8s_client_new(r->kconf, &err)) == NULL) {
@@ -820,11 +840,7 @@ reconcile_main(void *arg)
 		 * never past WRITE_BATCH groups or WRITE_DELAY_MS, and never
 		 * while the thread would sleep.
 		 */
-		pending = json_object_size(r->writes) +
-		    json_object_size(r->releases);
-		if (pending > 0 && (queue_len(r->queue) == 0 || pending >=
-		    WRITE_BATCH || now - r->writes_since >= WRITE_DELAY_MS))
-			group_flush_writes(r);
+		reconcile_writes(r, queue_len(r->queue) == 0, 1);
 		wait = r->next_poll > now ? r->next_poll - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
 		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {

@@ -52,6 +52,14 @@ void			 k8s_config_free(struct k8s_config *);
 const char		*k8s_config_server(const struct k8s_config *);
 const char		*k8s_config_namespace(const struct k8s_config *);
 
+/*
+ * Checks a file that holds or protects credentials: -1 with err (naming
+ * the file, its mode and the fix) when group or others may write it, or,
+ * with secret, when everyone may read it.  A missing file passes.
+ */
+int			 k8s_file_check_perms(const char *path,
+			    const char *what, int secret, struct k8s_error *);
+
 /* limiter.c: a token bucket, safe to share between threads. */
 struct k8s_limiter;
 

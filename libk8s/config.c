@@ -244,6 +244,37 @@ kc_data(json_t *obj, const char *key, char **out, size_t *len,
 	return (0);
 }
 
+/*
+ * Refuses a credential file others could rewrite (group or world writable:
+ * they could point us at their server, or swap the key), or read (world
+ * readable, when secret holds: it has a key or a token).  A file that does
+ * not exist is left to whoever opens it.
+ */
+int
+k8s_file_check_perms(const char *path, const char *what, int secret,
+    struct k8s_error *err)
+{
+	struct stat	st;
+
+	if (path == NULL || stat(path, &st) == -1)
+		return (0);
+	if (!S_ISREG(st.st_mode)) {
+		k8s_error_set(err, 0, "BadPermissions", "%s %s is not a regular "
+		    "file", what, path);
+		return (-1);
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
+	    (secret && (st.st_mode & S_IROTH) != 0)) {
+		k8s_error_set(err, 0, "BadPermissions", "%s %s has mode %04o: "
+		    "it holds credentials, so it must not be %s by others "
+		    "(chmod 600 it)", what, path, (unsigned)(st.st_mode & 07777),
+		    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ? "writable" :
+		    "readable");
+		return (-1);
+	}
+	return (0);
+}
+
 struct k8s_config *
 k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 {
@@ -314,6 +345,11 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 		c->token_file = kc_path(dir, json_string_value(
 		    json_object_get(user, "tokenFile")));
 	}
+	if (k8s_file_check_perms(path, "kubeconfig", c->key_pem != NULL ||
+	    c->token != NULL, err) == -1 ||
+	    k8s_file_check_perms(c->key_file, "client key", 1, err) == -1 ||
+	    k8s_file_check_perms(c->token_file, "token file", 1, err) == -1)
+		goto fail;
 	free(tmp);
 	json_decref(root);
 	return (c);

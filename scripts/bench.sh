@@ -33,6 +33,9 @@ top=$(cd "$here/.." && pwd)
 export NODES=${BENCH_NODES:-64}
 . "$here/stack-env.sh"
 
+# Both schedulers get the same client-side API rate (kube-scheduler's
+# default is 50/100, the bridge's 200/400).
+export BRIDGE_API_QPS=${BENCH_API_QPS:-1000} BRIDGE_API_BURST=${BENCH_API_BURST:-2000}
 SINGLES=${BENCH_SINGLES:-2000}
 GANG_SIZE=8
 GANGS=${BENCH_GANGS:-$(( NODES * 8 / GANG_SIZE < 100 ? NODES * 8 / GANG_SIZE : 100 ))}
@@ -107,8 +110,14 @@ new_ns() {  # new_ns NAME [enabled]
 drop_ns() {
 	# Waiting for the pods first: a namespace deleted while its pods
 	# still terminate is retried by its controller with a growing backoff
-	# (minutes with thousands of pods).
-	k -n "$1" delete pods --all --wait=true --timeout=900s >/dev/null 2>&1 || true
+	# (minutes with thousands of pods).  kubectl's own --wait watches them
+	# one by one and takes minutes for thousands; counting is enough.
+	local i
+	k -n "$1" delete pods --all --wait=false >/dev/null 2>&1 || true
+	for ((i = 0; i < 900; i++)); do
+		[ "$(k -n "$1" get pods --no-headers 2>/dev/null | wc -l)" -eq 0 ] && break
+		sleep 1
+	done
 	k delete namespace "$1" --wait=true --timeout=600s >/dev/null 2>&1 || true
 }
 no_bridge_jobs() { ! squeue -h -t PD,R,CG -o '%k' | grep -q '^slurm-bridge:'; }
@@ -162,7 +171,7 @@ pods bench-kube p "$SINGLES" default-scheduler | create_pods
 cat >"$WORK/sched.yaml" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: $KUBECONFIG, qps: 1000, burst: 2000}
+clientConnection: {kubeconfig: $KUBECONFIG, qps: $BRIDGE_API_QPS, burst: $BRIDGE_API_BURST}
 leaderElection: {leaderElect: false}
 YAML
 bindwatch_start bench-kube "$SINGLES"

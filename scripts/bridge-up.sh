@@ -85,6 +85,11 @@ preferredTopologyWaitMinutes: 5
 managedNamespaceSelector:
   matchLabels: {slurm-bridge.io/managed: "true"}
 YAML
+# The bench gives the bridge the API rate it gives kube-scheduler.
+if [ -n "${BRIDGE_API_QPS:-}" ]; then
+	printf 'kubeAPIQPS: %s\nkubeAPIBurst: %s\n' "$BRIDGE_API_QPS" \
+		"${BRIDGE_API_BURST:-$((BRIDGE_API_QPS * 2))}" >>"$BRIDGE_CONFIG.new"
+fi
 # Rewritten only when it changed: a newer config restarts both daemons.
 if cmp -s "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; then rm -f "$BRIDGE_CONFIG.new"
 else mv "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; fi

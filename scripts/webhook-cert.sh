@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Makes the in-cluster webhook's TLS: a CA and a serving certificate for the
-# Service slurm-bridge-admission.slurm-bridge.svc, stored in the Secret
-# slurm-bridge-admission-tls, and applies manifests/admission/webhooks.yaml
-# with caBundle filled in.  Run again to rotate: the webhook reloads the
+# Makes the in-cluster TLS from one CA:
+#   - the webhook's serving certificate for slurm-bridge-admission.slurm-
+#     bridge.svc, in the Secret slurm-bridge-admission-tls; and applies
+#     manifests/admission/webhooks.yaml with caBundle filled in;
+#   - the scheduler's serving certificate for slurm-bridge.slurm-bridge.svc
+#     (metrics, health, extender), in the Secret slurm-bridge-tls with the CA
+#     as ca.crt, which the scheduler trusts for extender clients
+#     (--client-ca);
+#   - a client certificate for a kube-scheduler that uses the extender
+#     (CN=slurm-bridge-extender-client), in the Secret
+#     slurm-bridge-extender-client (tls.crt, tls.key, ca.crt): the files of
+#     its extenders[].tlsConfig.  Run again to rotate: the webhook reloads the
 # mounted files without a restart (the kubelet updates Secret volumes within
 # about a minute).
 #
@@ -34,20 +42,34 @@ if [ ! -s "$dir/ca.key" ]; then
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" \
 		-days "$((days * 2))" -subj "/CN=slurm-bridge-admission-ca" 2>/dev/null
 fi
-sans="DNS:$SVC,DNS:$SVC.$NS,DNS:$SVC.$NS.svc,DNS:$SVC.$NS.svc.cluster.local"
-openssl req -new -newkey rsa:2048 -nodes -keyout "$dir/tls.key" \
-	-subj "/CN=$SVC.$NS.svc" 2>/dev/null |
-	openssl x509 -req -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
-		-set_serial "0x$(openssl rand -hex 16)" -days "$days" -sha256 \
-		-extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans") \
-		-out "$dir/tls.crt" 2>/dev/null
+# issue NAME CN EKU [SANS]: $dir/NAME.crt and .key, signed by the CA.
+issue() {
+	local ext="extendedKeyUsage=$3"
+	[ -n "${4:-}" ] && ext="subjectAltName=$4"$'\n'"$ext"
+	openssl req -new -newkey rsa:2048 -nodes -keyout "$dir/$1.key" \
+		-subj "/CN=$2" 2>/dev/null |
+		openssl x509 -req -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+			-set_serial "0x$(openssl rand -hex 16)" -days "$days" -sha256 \
+			-extfile <(printf '%s\n' "$ext") -out "$dir/$1.crt" 2>/dev/null
+}
+svc_sans() { echo "DNS:$1,DNS:$1.$NS,DNS:$1.$NS.svc,DNS:$1.$NS.svc.cluster.local"; }
+issue tls "$SVC.$NS.svc" serverAuth "$(svc_sans "$SVC")"
+issue scheduler "slurm-bridge.$NS.svc" serverAuth "$(svc_sans slurm-bridge)"
+issue extender-client slurm-bridge-extender-client clientAuth
 # (A server-side dry run cannot place the Secret in a namespace it did not
 # create, so those two are checked client-side only.)
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
 kubectl -n "$NS" create secret tls "$SECRET" --cert "$dir/tls.crt" --key "$dir/tls.key" \
 	--dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
+for pair in "slurm-bridge-tls scheduler" "slurm-bridge-extender-client extender-client"; do
+	set -- $pair
+	kubectl -n "$NS" create secret generic "$1" --from-file=tls.crt="$dir/$2.crt" \
+		--from-file=tls.key="$dir/$2.key" --from-file=ca.crt="$dir/ca.crt" \
+		--dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
+done
 ca=$(base64 -w0 <"$dir/ca.crt")
 sed "s|caBundle: \"\"|caBundle: $ca|" "$top/manifests/admission/webhooks.yaml" |
 	kubectl apply "${dry[@]}" -f - >/dev/null
-echo "webhook-cert: Secret $NS/$SECRET and both webhook configurations updated" \
+echo "webhook-cert: Secrets $NS/$SECRET, $NS/slurm-bridge-tls," \
+	"$NS/slurm-bridge-extender-client and both webhook configurations updated" \
 	"(certificate valid $days days)${dry:+ (dry run)}"

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# The extender over TLS with client certificates (--client-ca): a stock
+# kube-scheduler that presents a certificate the CA signed places a pod
+# through it; a client without one, or with one from another CA, cannot
+# bind; health and metrics stay open to probes.
+# The stack's bridge steps aside for one on 8099 serving the stack's
+# 127.0.0.1 certificate (pki/admission.crt) and trusting the cluster CA.
+
+scenario "extender over TLS: only clients the --client-ca signed may call it"
+tls_dir=$(mktemp -d)
+pki=$STACK_DIR/pki
+stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
+[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
+"$E2E_DIR/../../slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+	--listen 127.0.0.1:8099 --tls-cert "$pki/admission.crt" --tls-key "$pki/admission.key" \
+	--client-ca "$pki/ca.crt" >"$tls_dir/bridge.log" 2>&1 &
+tls_bridge=$!
+url=https://127.0.0.1:8099
+check "it serves /healthz over TLS without a client certificate" \
+	wait_for 20 curl -sf --cacert "$pki/ca.crt" "$url/healthz"
+check "and /readyz once synced" wait_for 30 curl -sf --cacert "$pki/ca.crt" "$url/readyz"
+body='{"PodName": "x", "PodNamespace": "y", "PodUID": "u", "Node": "n1"}'
+code=$(curl -s -o "$tls_dir/out" -w '%{http_code}' --cacert "$pki/ca.crt" \
+	-H 'Content-Type: application/json' --data-binary "$body" "$url/bind")
+check_eq "/bind without a client certificate is refused" "$code" 403
+check_match "saying what is needed" "$(cat "$tls_dir/out")" "client certificate signed by the --client-ca"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj /CN=intruder -keyout "$tls_dir/other.key" -out "$tls_dir/other.crt" >/dev/null 2>&1
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
+	--cert "$tls_dir/other.crt" --key "$tls_dir/other.key" \
+	-H 'Content-Type: application/json' --data-binary "$body" "$url/filter")
+check "a certificate from another CA gets no answer from /filter" test "$code" = 403 -o "$code" = 000
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
+	--cert "$pki/admin.crt" --key "$pki/admin.key" \
+	-H 'Content-Type: application/json' --data-binary '{"NodeNames": ["n1"]}' "$url/filter")
+check_eq "a certificate the CA signed gets an answer" "$code" 200
+check "plain HTTP is not served" bash -c "! curl -sf http://127.0.0.1:8099/healthz"
+
+ns=$(new_ns)
+k label namespace "$ns" slurm-bridge.io/managed=true >/dev/null
+cat >"$tls_dir/config.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $KUBECONFIG}
+leaderElection: {leaderElect: false}
+extenders:
+- urlPrefix: $url
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  bindVerb: bind
+  weight: 1
+  nodeCacheCapable: true
+  enableHTTPS: true
+  tlsConfig: {certFile: $pki/admin.crt, keyFile: $pki/admin.key, caFile: $pki/ca.crt}
+  httpTimeout: 10s
+YAML
+cat <<YAML | k apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: placed, namespace: $ns}
+spec:
+  schedulerName: default-scheduler
+  terminationGracePeriodSeconds: 0
+  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]
+  containers:
+  - {name: main, image: busybox, resources: {requests: {cpu: "1", memory: 64Mi}}}
+YAML
+stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
+"$KUBE_SCHEDULER" --config "$tls_dir/config.yaml" --secure-port 0 \
+	>"$tls_dir/kube-scheduler.log" 2>&1 &
+tls_sched=$!
+check "kube-scheduler with a client certificate binds the pod through the extender" \
+	wait_for 60 pod_has "$ns" placed "$JP_NODE"
+jobid=$(pod_field "$ns" placed "$JP_JOBID")
+check_eq "on the node Slurm allocated" "$(job_field "$jobid" NodeList)" "$(pod_field "$ns" placed "$JP_NODE")"
+kill "$tls_sched" 2>/dev/null; wait "$tls_sched" 2>/dev/null
+k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
+kill "$tls_bridge" 2>/dev/null; wait "$tls_bridge" 2>/dev/null
+out=$("$E2E_DIR/../../slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+	--listen 127.0.0.1:8099 --client-ca "$pki/ca.crt" 2>&1)
+check_match "--client-ca without a certificate is a startup error" "$out" "needs --tls-cert"
+rm -rf "$tls_dir"
+"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null

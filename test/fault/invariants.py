@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The fault suite's invariants, checked against the live stack.
+
+Usage: invariants.py --ns NS [--ns NS ...] [--submitted FILE] [--grace S]
+
+  1. every pod is bound exactly once (one Scheduled Event at most, its node
+     the one Slurm gave its job) or pending with a PodScheduled=False reason;
+  2. every live Slurm job of the bridge belongs to a live pod;
+  3. no pod is in two live jobs, and a bound pod's job-id label names the
+     live job that holds it;
+  4. no pod is stuck Terminating (deleted more than --grace s ago);
+  5. sacct has every job id listed in --submitted (one per line).
+
+Prints one line per broken invariant and a last line "checked N"; exits 1
+if anything is broken.  Reads: kubectl (admin kubeconfig), scontrol, sacct.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+JOBID = "scheduler.slinky.slurm.net/slurm-jobid"
+NODE_ANN = "slinky.slurm.net/slurm-node"
+LIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED",
+        "RESIZING", "REQUEUED"}
+
+
+def kubectl(*args):
+    out = subprocess.run(["kubectl", "--kubeconfig",
+                          os.environ["KUBECONFIG"], *args],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def slurm_jobs():
+    """Every job slurmctld knows: {id: {field: value}} (scontrol -o)."""
+    out = subprocess.run(["scontrol", "show", "job", "-o"],
+                         capture_output=True, text=True).stdout
+    jobs = {}
+    for line in out.splitlines():
+        if not line.startswith("JobId="):
+            continue
+        f = {}
+        # Values never hold " Key=" except AdminComment/Comment, which come
+        # last-ish; split on known keys instead of spaces for those.
+        for part in line.split(" "):
+            if "=" in part:
+                k, v = part.split("=", 1)
+                f[k] = v
+            elif f:
+                # a value with spaces (Comment): glue it back
+                last = list(f)[-1]
+                f[last] += " " + part
+        jobs[int(f["JobId"])] = f
+    return jobs
+
+
+def admin_pods(job):
+    try:
+        return json.loads(job.get("AdminComment", "")).get("pods", [])
+    except (ValueError, AttributeError):
+        return []
+
+
+def ts(s):
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ns", action="append", default=[])
+    ap.add_argument("--submitted")
+    ap.add_argument("--grace", type=int, default=45)
+    a = ap.parse_args()
+    broken, checked = [], 0
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    pods = {}
+    for ns in a.ns:
+        for p in kubectl("-n", ns, "get", "pods", "-o", "json")["items"]:
+            pods[ns + "/" + p["metadata"]["name"]] = p
+    events = {}
+    for ns in a.ns:
+        for e in kubectl("-n", ns, "get", "events.events.k8s.io",
+                         "-o", "json")["items"]:
+            if e.get("reason") != "Scheduled":
+                continue
+            uid = e.get("regarding", {}).get("uid")
+            n = (e.get("series") or {}).get("count", 1)
+            events[uid] = events.get(uid, 0) + n
+    jobs = slurm_jobs()
+    live = {i: j for i, j in jobs.items()
+            if j.get("JobState") in LIVE and
+            j.get("Comment", "").startswith("slurm-bridge")}
+    holders = {}
+    for i, j in live.items():
+        for p in admin_pods(j):
+            holders.setdefault(p, []).append(i)
+
+    for key, p in sorted(pods.items()):
+        md, spec, st = p["metadata"], p["spec"], p.get("status", {})
+        node = spec.get("nodeName")
+        label = md.get("labels", {}).get(JOBID)
+        deleted = md.get("deletionTimestamp")
+        phase = st.get("phase")
+        # 4. stuck Terminating
+        checked += 1
+        if deleted and (now - ts(deleted)).total_seconds() > a.grace:
+            broken.append("%s: Terminating since %s" % (key, deleted))
+            continue
+        if deleted or phase in ("Succeeded", "Failed"):
+            continue
+        # 1. bound once, or pending with a reason
+        checked += 1
+        if node:
+            n = events.get(md["uid"], 0)
+            if n > 1:
+                broken.append("%s: %d Scheduled Events" % (key, n))
+            ann = md.get("annotations", {}).get(NODE_ANN)
+            if label is None or ann is None:
+                broken.append("%s: bound to %s without job id or node "
+                              "annotation" % (key, node))
+        else:
+            conds = [c for c in st.get("conditions", [])
+                     if c.get("type") == "PodScheduled"]
+            if spec.get("schedulerName") == "slurm-bridge" and \
+                    not (conds and conds[0].get("message")) and \
+                    not (label and int(label) in live):
+                broken.append("%s: pending with no reason and no job" % key)
+        # 3. one live job, and the label names it
+        checked += 1
+        h = holders.get(key, [])
+        if len(h) > 1:
+            broken.append("%s: in %d live jobs %s" % (key, len(h), h))
+        if node and label is not None and int(label) not in h:
+            broken.append("%s: bound, but its job %s is not live or does "
+                          "not list it (live: %s)" % (key, label, h))
+
+    # 2. no job without a live pod
+    for i, j in sorted(live.items()):
+        checked += 1
+        owners = [p for p in admin_pods(j) if p in pods and
+                  not pods[p]["metadata"].get("deletionTimestamp") and
+                  pods[p].get("status", {}).get("phase") not in
+                  ("Succeeded", "Failed")]
+        mine = [p for p in admin_pods(j) if p.split("/")[0] in a.ns]
+        if mine and not owners:
+            broken.append("slurm job %d (%s) has no live pod: %s" %
+                          (i, j.get("JobState"), mine))
+
+    # 5. sacct knows every submitted job
+    if a.submitted:
+        ids = sorted({int(x) for x in open(a.submitted).read().split()
+                      if x.isdigit()})
+        if ids:
+            out = subprocess.run(
+                ["sacct", "-X", "-n", "-P", "-o", "JobID", "-S",
+                 "now-1days", "-j", ",".join(map(str, ids))],
+                capture_output=True, text=True).stdout.split()
+            known = {int(x) for x in out if x.isdigit()}
+            for i in ids:
+                checked += 1
+                if i not in known:
+                    broken.append("slurm job %d: not in sacct" % i)
+
+    for b in broken:
+        print(b)
+    print("checked %d" % checked)
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# The fault suite: each scenario runs singles and gangs on the real stack,
+# injects a fault, and checks the invariants of test/fault/invariants.py.
+# Prints "ok"/"FAIL" lines and "fault: N passed, N failed (F faults
+# injected, I invariants checked)".
+# Usage: test/fault/run.sh [scenario-name-substring]
+FAULT_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$FAULT_DIR/../e2e/lib.sh"
+top=$(cd "$FAULT_DIR/../.." && pwd)
+FAULTS=0
+INVARIANTS=0
+ONLY=${1:-}
+BLOG=$LOG_DIR/slurm-bridge.log
+
+want() { [ -z "$ONLY" ] || [[ $1 == *"$ONLY"* ]]; }
+
+# Every job id the bridge logged as submitted from here on lands in
+# $SUBMITTED (the log survives restarts; replicas log elsewhere).
+SUBMITTED=$(mktemp)
+log_mark() { wc -c <"$1"; }
+collect_submitted() {  # collect_submitted LOG FROM_BYTE
+	tail -c +"$(($2 + 1))" "$1" | sed -n 's/.*submitted slurm job \([0-9]*\).*/\1/p' >>"$SUBMITTED"
+}
+trap 'rm -f "$SUBMITTED"' EXIT
+
+# invariants NS...: waits up to 90 s for them to hold, then reports.
+invariants() {
+	local out i
+	for ((i = 0; i < 45; i++)); do
+		out=$("$FAULT_DIR/invariants.py" --submitted "$SUBMITTED" $(printf -- '--ns %s ' "$@") 2>&1) && break
+		sleep 2
+	done
+	INVARIANTS=$((INVARIANTS + $(sed -n 's/^checked //p' <<<"$out" | tail -1)))
+	if grep -q . <<<"$(grep -v '^checked ' <<<"$out")"; then
+		fail "invariants: $(grep -v '^checked ' <<<"$out" | head -5 | tr '\n' ';')"
+	else
+		pass "invariants hold ($(tail -1 <<<"$out"))"
+	fi
+}
+
+# A gang of N one-CPU pods (pod-group label and min-member).
+gang_yaml() {  # gang_yaml NS NAME N
+	local i
+	for ((i = 0; i < $3; i++)); do
+		echo "---"
+		pod_yaml "$1" "$2-$i" 1 128Mi "  labels: {scheduling.x-k8s.io/pod-group: $2}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"$3\"}"
+	done
+}
+# An Indexed Job gang the Job controller recreates.
+indexed_job_yaml() {  # indexed_job_yaml NS NAME N CPU
+	cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $2, namespace: $1}
+spec:
+  completionMode: Indexed
+  completions: $3
+  parallelism: $3
+  backoffLimit: 100
+  template:
+    spec:
+      schedulerName: slurm-bridge
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 0
+      tolerations:
+      - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: "$4", memory: 128Mi}}
+YAML
+}
+# workload NS TAG: 3 singles and a gang of 3.
+workload() {
+	{ for i in 1 2 3; do echo "---"; pod_yaml "$1" "$2-s$i" 1 128Mi; done
+	  gang_yaml "$1" "$2-g" 3; } | k apply -f - >/dev/null
+}
+bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
+metric() { curl -s "http://127.0.0.1:${2:-$BRIDGE_PORT}/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+
+# --- 1. kill -9 of the scheduler at chosen points, 20 times ---------------------
+if want kill; then
+	scenario "kill -9 of the scheduler mid-submit, mid-bind and mid-cancel, 20 times"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+	points=("submitted slurm job" "allocated" "cancelled slurm job")
+	hits=0
+	for ((i = 0; i < 20; i++)); do
+		point=${points[$((i % 3))]}
+		bridge_up
+		from=$(log_mark "$BLOG")
+		pid=$(stack_pid "$BRIDGE_PIDFILE")
+		# Watch the log for the point and kill at once.
+		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null | grep -m1 -q "$point" &&
+		  kill -9 "$pid" 2>/dev/null ) &
+		watcher=$!
+		if [ "$point" = "cancelled slurm job" ] && [ "$i" -ge 3 ]; then
+			k -n "$ns" delete pods -l "round=r$((i - 3))" --wait=false >/dev/null 2>&1
+		fi
+		{ for j in 1 2; do echo "---"; pod_yaml "$ns" "r$i-s$j" 1 128Mi "  labels: {round: r$i}"; done
+		  gang_yaml "$ns" "r$i-g" 3 | sed "s/^  labels: {/  labels: {round: r$i, /"; } | k apply -f - >/dev/null
+		wait "$watcher" && hits=$((hits + 1))
+		kill -9 "$pid" 2>/dev/null   # a point not reached: killed anyway
+		FAULTS=$((FAULTS + 1))
+	done
+	collect_submitted "$BLOG" "$mark"
+	check "the kills landed on their point (${hits}/20)" test "$hits" -ge 10
+	mark=$(log_mark "$BLOG")
+	bridge_up
+	check "the scheduler restarts" wait_for 30 curl -sf "http://127.0.0.1:$BRIDGE_PORT/readyz"
+	# Everything still there must converge: bound or pending with a job.
+	sleep 5
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=true --timeout=120s >/dev/null
+	check "no bridge job is left once the namespace is gone" wait_for 60 bash -c \
+		"! squeue -h -o '%k' | grep -q '^slurm-bridge: .* $ns/'"
+fi
+
+# --- 2. slurmctld restart with jobs pending and running -----------------------------
+if want slurmctld; then
+	scenario "slurmctld restarts while jobs are pending and running"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+	workload "$ns" a
+	# Whole-node pods: two run, the rest wait for room.
+	{ for i in 1 2 3 4 5 6; do echo "---"; pod_yaml "$ns" "big$i" 24 1Gi; done; } | k apply -f - >/dev/null
+	check "singles and the gang are bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
+	sleep 3
+	stack_stop slurmctld "$RUN_DIR/slurmctld.pid" slurmctld 20 >/dev/null
+	FAULTS=$((FAULTS + 1))
+	# While it is down: a new pod, and a running pod deleted.
+	pod_yaml "$ns" during 1 128Mi | k apply -f - >/dev/null
+	k -n "$ns" delete pod a-s1 --wait=false >/dev/null
+	sleep 8
+	check "the scheduler is not ready while Slurm is down" \
+		bash -c "! curl -sf http://127.0.0.1:$BRIDGE_PORT/readyz >/dev/null || true"
+	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
+	"$top/scripts/cluster-up.sh" >/dev/null
+	check "the pod created during the outage is bound" wait_for 60 pod_has "$ns" during "$JP_NODE"
+	check "the pod deleted during the outage is gone" wait_for 60 pod_gone "$ns" a-s1
+	k -n "$ns" delete pod big1 big2 --wait=false >/dev/null 2>&1
+	check "pending pods start when room frees" wait_for 60 bash -c \
+		"[ \$(kubectl --kubeconfig=$KUBECONFIG -n $ns get pods -o jsonpath='{.items[*].spec.nodeName}' | wc -w) -ge 7 ]"
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=false >/dev/null
+fi
+
+# --- 3. a dead slurmd: NODE_FAIL, and a controller's gang comes back -----------------
+if want slurmd; then
+	scenario "kill -9 of one slurmd: NODE_FAIL removes its pods, the Job's gang is resubmitted"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+	indexed_job_yaml "$ns" gang 2 20 | k apply -f - >/dev/null
+	check "the Job's gang is bound" wait_for 60 n_with "$ns" job-name=gang "$JP_NODE" 2
+	first=$(pod_field "$ns" "$(pods_by "$ns" job-name=gang | awk '{print $1}')" "$JP_JOBID")
+	dead=$(pod_field "$ns" "$(pods_by "$ns" job-name=gang | awk '{print $1}')" "$JP_NODE")
+	kill -9 "$(stack_pid "$RUN_DIR/slurmd-$dead.pid")"
+	FAULTS=$((FAULTS + 1))
+	check "Slurm ends the job NODE_FAIL" wait_for 90 job_is "$first" NODE_FAIL
+	check "an Event names NODE_FAIL" wait_for 30 bash -c \
+		"kubectl --kubeconfig=$KUBECONFIG -n $ns get events -o jsonpath='{.items[*].message}' | grep -q NODE_FAIL"
+	newjob() {
+		local p j
+		for p in $(pods_by "$ns" job-name=gang); do
+			j=$(pod_field "$ns" "$p" "$JP_JOBID")
+			[ -n "$j" ] && [ "$j" != "$first" ] || return 1
+		done
+		n_with "$ns" job-name=gang "$JP_NODE" 2
+	}
+	check "the recreated gang runs as a new job on live nodes" wait_for 90 newjob
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=false >/dev/null
+	"$top/scripts/cluster-up.sh" >/dev/null
+	scontrol update nodename="$dead" state=resume 2>/dev/null || true
+fi
+
+# --- 4. API server restart, with etcd compacted: every watch gets 410 ----------------
+if want apiserver; then
+	scenario "kube-apiserver restarts and etcd is compacted: the watches relist"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+	workload "$ns" a
+	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
+	gone_job=$(pod_field "$ns" a-s2 "$JP_JOBID")
+	relists0=$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')
+	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver >/dev/null
+	FAULTS=$((FAULTS + 1))
+	# While it is down a pod vanishes (only a relist can tell) and the
+	# history is compacted away.
+	ETCDCTL_API=3 etcdctl --endpoints="http://$LOCAL_IP:$ETCD_PORT" del "/registry/pods/$ns/a-s2" >/dev/null
+	rev=$(ETCDCTL_API=3 etcdctl --endpoints="http://$LOCAL_IP:$ETCD_PORT" endpoint status -w json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')
+	ETCDCTL_API=3 etcdctl --endpoints="http://$LOCAL_IP:$ETCD_PORT" compact "$rev" >/dev/null
+	FAULTS=$((FAULTS + 1))
+	sleep 3
+	"$top/scripts/cluster-up.sh" >/dev/null
+	relisted() { [ "$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
+	check "the pod watch relisted" wait_for 60 relisted
+	check "the vanished pod's job is cancelled" wait_for 60 bash -c \
+		"scontrol show job $gone_job 2>/dev/null | grep -q 'JobState=CANCELLED\|JobState=COMPLETED' || ! scontrol show job $gone_job >/dev/null 2>&1"
+	workload "$ns" b
+	check "new pods are bound after the restart" wait_for 60 all_bound "$ns" b-s1 b-s2 b-s3 b-g-0 b-g-1 b-g-2
+	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=false >/dev/null
+fi
+
+# --- 5. the webhook down ----------------------------------------------------------------
+if want webhook; then
+	scenario "the webhook is down: creates in enabled namespaces fail closed"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+	stack_stop slurm-bridge-admission "$ADMISSION_PIDFILE" slurm-bridge-admission >/dev/null
+	FAULTS=$((FAULTS + 1))
+	out=$(pod_yaml "$ns" while-down 1 128Mi | k apply -f - 2>&1)
+	check_match "a pod create is refused, naming the webhook" "$out" "failed calling webhook"
+	check "and no such pod exists" pod_gone "$ns" while-down
+	indexed_job_yaml "$ns" later 2 1 | k apply -f - >/dev/null
+	sleep 5
+	check_eq "the Job controller cannot create pods either" "$(pods_by "$ns" job-name=later | wc -w)" 0
+	check "the scheduler keeps running" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
+	bridge_up
+	check "once it is back the Job's pods appear" wait_for 60 bash -c \
+		"[ \$(kubectl --kubeconfig=$KUBECONFIG -n $ns get pods -l job-name=later -o name | wc -l) -eq 2 ]"
+	check "mutated (gang label from the Job)" wait_for 10 n_with "$ns" job-name=later \
+		'{.metadata.labels.scheduling\.x-k8s\.io/pod-group}' 2
+	check "and bound as one gang" wait_for 60 n_with "$ns" job-name=later "$JP_NODE" 2
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=false >/dev/null
+fi
+
+# --- 6. leader failover with two replicas, under load --------------------------------------
+if want leader; then
+	scenario "leader failover: two replicas, the leader is killed mid-workload"
+	ha_dir=$(mktemp -d)
+	stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
+	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
+	ha_start() {
+		POD_NAMESPACE=kube-system "$top/slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" \
+			--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
+			>"$ha_dir/$1.log" 2>&1 &
+		echo $!
+	}
+	leader_on() { [ "$(metric slurm_bridge_leader "$1")" = 1 ]; }
+	a=$(ha_start a 8097)
+	check "replica a leads" wait_for 15 leader_on 8097
+	b=$(ha_start b 8098)
+	ns=$(new_ns enabled)
+	workload "$ns" a
+	# Killed while it works through the second workload.
+	workload "$ns" b
+	sleep 0.3
+	kill -9 "$a"
+	FAULTS=$((FAULTS + 1))
+	workload "$ns" c
+	check "replica b takes over" wait_for 30 leader_on 8098
+	check "every workload is bound" wait_for 60 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2 \
+		b-s1 b-s2 b-s3 b-g-0 b-g-1 b-g-2 c-s1 c-s2 c-s3 c-g-0 c-g-1 c-g-2
+	collect_submitted "$ha_dir/a.log" 0
+	collect_submitted "$ha_dir/b.log" 0
+	invariants "$ns"
+	k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
+	kill "$b"; wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
+	rm -rf "$ha_dir"
+	bridge_up
+fi
+
+echo
+for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
+echo "fault: $E2E_PASSED passed, $E2E_FAILED failed ($FAULTS faults injected, $INVARIANTS invariants checked)"
+[ "$E2E_FAILED" -eq 0 ]
