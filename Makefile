@@ -211,6 +211,13 @@ fault: all
 	$(Q)scripts/bridge-up.sh
 	$(Q)test/fault/run.sh
 
+# The bad-input corpus (test/data/bad/): to a private webhook instance, 20
+# passes with memory watched, and through the API straight to the scheduler.
+bad-input: all
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/bridge-up.sh
+	$(Q)test/bad/run.sh --api
+
 # Everything CI runs: install, build, unit tests, a short fuzz pass,
 # integration and end-to-end tests and the fault suite on the real stack.
 test: deps
@@ -219,6 +226,7 @@ test: deps
 	$(Q)$(MAKE) fuzz FUZZ_TIME=10
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
+	$(Q)$(MAKE) bad-input
 	$(Q)$(MAKE) fault
 
 # The demo brings the stack, both daemons and the LWS/JobSet controllers up
@@ -234,7 +242,7 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration fault bench bench-webhook \
+.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

@@ -214,11 +214,22 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	}
 	obj = json_object_get(req, "object");
 	op = json_string_value(json_object_get(req, "operation"));
-	if (!json_is_object(obj) || op == NULL) {
-		/* DELETE and CONNECT carry no object: nothing to do. */
+	if (op == NULL || (strcmp(op, "CREATE") != 0 && strcmp(op, "UPDATE")
+	    != 0 && strcmp(op, "DELETE") != 0 && strcmp(op, "CONNECT") != 0)) {
+		snprintf(err, errlen, "request.operation must be CREATE, "
+		    "UPDATE, DELETE or CONNECT");
+		goto bad;
+	}
+	if (strcmp(op, "DELETE") == 0 || strcmp(op, "CONNECT") == 0) {
+		/* They carry no pod to change or check: nothing to do. */
 		*out = review_response(uid, &r);
 		json_decref(rev);
 		return (200);
+	}
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "request.object must be the pod (an "
+		    "object) for %s", op);
+		goto bad;
 	}
 	kind = k8s_obj_str(req, "kind.kind");
 	if (kind == NULL || strcmp(kind, "Pod") != 0) {

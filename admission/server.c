@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -44,6 +45,24 @@ server_count(struct server *s, int path, enum outcome outcome,
 }
 
 /* Answers an AdmissionReview POST to /mutate or /validate. */
+/* Is the media type application/json (any case, parameters allowed)? */
+static int
+server_is_json(const char *ctype)
+{
+	size_t	n = sizeof("application/json") - 1;
+
+	if (ctype == NULL)
+		return (0);
+	while (*ctype == ' ' || *ctype == '\t')
+		ctype++;
+	if (strncasecmp(ctype, "application/json", n) != 0)
+		return (0);
+	ctype += n;
+	while (*ctype == ' ' || *ctype == '\t')
+		ctype++;
+	return (*ctype == '\0' || *ctype == ';');
+}
+
 static void
 server_review(struct server *s, const struct httpd_request *req,
     struct httpd_response *resp, enum review_mode mode)
@@ -54,8 +73,7 @@ server_review(struct server *s, const struct httpd_request *req,
 			    PATH_VALIDATE;
 	double		 start = metrics_now();
 
-	if (req->content_type == NULL ||
-	    strncmp(req->content_type, "application/json", 16) != 0) {
+	if (!server_is_json(req->content_type)) {
 		server_count(s, path, OUT_BAD, start);
 		httpd_reply(resp, 415, "text/plain",
 		    "Content-Type must be application/json\n");

@@ -364,10 +364,17 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
 	return (1);
 }
 
-/* Per-request state: the body collected so far. */
+/*
+ * Per-request state: the body collected so far, and when the headers were
+ * in.  A body must arrive within HTTPD_BODY_S: the idle timeout alone lets
+ * a client trickle a byte every few seconds and hold a thread forever.
+ */
+#define HTTPD_BODY_S	10
+
 struct request {
 	struct buf	body;
 	int		too_big;
+	time_t		started;
 };
 
 static void
@@ -384,6 +391,15 @@ httpd_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 	buf_cleanup(&req->body);
 	free(req);
 	*con_cls = NULL;
+}
+
+static time_t
+monotonic_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec);
 }
 
 static enum MHD_Result
@@ -403,8 +419,14 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
 		/* First call: headers only.  Collect the body from here on. */
 		req = xcalloc(1, sizeof(*req));
 		buf_init(&req->body);
+		req->started = monotonic_s();
 		*con_cls = req;
 		return (MHD_YES);
+	}
+	if (*upload_size != 0 && monotonic_s() - req->started > HTTPD_BODY_S) {
+		log_warnx("http: %s %s: body still arriving after %ds: closed",
+		    method, url, HTTPD_BODY_S);
+		return (MHD_NO);
 	}
 	if (*upload_size != 0) {
 		if (req->too_big ||

@@ -426,8 +426,10 @@ translate_pod(const struct translate_src *src,
 	if (cpus < 1)
 		cpus = 1;
 	if (cpus > 65535) {
-		snprintf(err, errlen, "resource cpu: %" PRId64 " CPUs is more "
-		    "than Slurm accepts per task (65535)", cpus);
+		snprintf(err, errlen, "%s%" PRId64 " CPUs per task is more "
+		    "than Slurm accepts (at most 65535)", cpuq != NULL ?
+		    "annotation " ANN_PREFIX "cpu-per-task: " :
+		    "resource cpu (the pod's request or limit): ", cpus);
 		goto fail;
 	}
 	js->cpus_per_task = (uint32_t)cpus;

@@ -86,27 +86,31 @@ if want kill; then
 	ns=$(new_ns enabled)
 	mark=$(log_mark "$BLOG")
 	points=("submitted slurm job" "allocated" "cancelled slurm job")
-	hits=0
+	hits=0 landed=""
 	for ((i = 0; i < 20; i++)); do
 		point=${points[$((i % 3))]}
 		bridge_up
 		from=$(log_mark "$BLOG")
 		pid=$(stack_pid "$BRIDGE_PIDFILE")
 		# Watch the log for the point and kill at once.
-		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null | grep -m1 -q "$point" &&
-		  kill -9 "$pid" 2>/dev/null ) &
-		watcher=$!
+		hit=$(mktemp -u)
+		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null |
+		  { grep -m1 -q "$point" && kill -9 "$pid" 2>/dev/null && touch "$hit"; } ) &
 		if [ "$point" = "cancelled slurm job" ] && [ "$i" -ge 3 ]; then
 			k -n "$ns" delete pods -l "round=r$((i - 3))" --wait=false >/dev/null 2>&1
 		fi
 		{ for j in 1 2; do echo "---"; pod_yaml "$ns" "r$i-s$j" 1 128Mi "  labels: {round: r$i}"; done
 		  gang_yaml "$ns" "r$i-g" 3 | sed "s/^  labels: {/  labels: {round: r$i, /"; } | k apply -f - >/dev/null
-		wait "$watcher" && hits=$((hits + 1))
+		wait_for 20 bash -c "! kill -0 $pid 2>/dev/null"
+		[ -e "$hit" ] && { hits=$((hits + 1)); landed+="${point%% *} "; }
+		rm -f "$hit"
 		kill -9 "$pid" 2>/dev/null   # a point not reached: killed anyway
+		pkill -f "tail -c +$((from + 1)) -F $BLOG" 2>/dev/null
+		wait
 		FAULTS=$((FAULTS + 1))
 	done
 	collect_submitted "$BLOG" "$mark"
-	check "the kills landed on their point (${hits}/20)" test "$hits" -ge 10
+	check "the kills landed on their point (${hits}/20: ${landed% })" test "$hits" -ge 10
 	mark=$(log_mark "$BLOG")
 	bridge_up
 	check "the scheduler restarts" wait_for 30 curl -sf "http://127.0.0.1:$BRIDGE_PORT/readyz"

@@ -1,0 +1,809 @@
+#!/usr/bin/env bash
+# Bad-input test of the admission webhook (reliability, issue 8): every case
+# of test/data/bad/cases.tsv must get a clear answer, the webhook must stay
+# up and its memory flat.
+#
+#   test/bad/run.sh [--no-kube-writes] [--api | --api-only] [--passes N]
+#
+# The webhook part (the default):
+#   - starts its own ./slurm-bridge-admission on 127.0.0.1:9643 (BAD_PORT),
+#     as scripts/bench-webhook.sh does: the stack's serving certificate
+#     ($STACK_DIR/pki), its admission.kubeconfig (the webhook watches
+#     namespaces and workload owners, read-only) and config.yaml; waits for
+#     /readyz; stops it on exit. The stack's own webhook (9443) is left alone;
+#   - makes a namespace bad-input-<pid> annotated
+#     scheduler.slinky.slurm.net/allowed-accounts: research, for the account
+#     cases, and deletes it on exit (--no-kube-writes: no namespace, and those
+#     cases are skipped);
+#   - writes the big cases with test/bad/gen.sh into a work directory;
+#   - sends every case of the manifest with curl over TLS (--cacert: the stack
+#     CA) to /validate and /mutate as its row says, and checks the HTTP
+#     status, the AdmissionReview (uid, allowed, status.code 403) and that the
+#     message contains the row's substring; each answer must come within 5 s
+#     (the webhooks' timeoutSeconds). The whole corpus is sent PASSES times
+#     (default 20); pass 1 prints every check, later passes only what changed;
+#   - runs the slow clients (test/bad/slow.py), 5 of each slow case at once
+#     (20), checks that the server closes each about 10 s after its last byte,
+#     and that a normal request is answered correctly in under 1 s meanwhile;
+#   - samples the instance's VmRSS before pass 1 and after every pass, and
+#     fails when it grew by more than 2 MiB (BAD_RSS_LIMIT_KIB) between pass 5
+#     and the last pass. The instance runs with one glibc malloc arena and
+#     fixed mmap/trim thresholds (BAD_MALLOC_TUNABLES; empty: glibc's
+#     defaults), so that VmRSS follows what is live rather than which of the
+#     4 server threads got which big body: with the defaults it swings by
+#     10 MiB or more from pass to pass (about 80-100 MiB), leak or not; with
+#     these settings it moves by a few KiB once warm.
+#
+# The API part (--api: after the webhook part; --api-only: alone). It writes
+# to the stack and needs its scheduler up (make bridge-up), so it is not run
+# by default: it sends the pods of the rows marked api=yes through the
+# Kubernetes API, bypassing the webhook, to the scheduler:
+#   - namespaces bad-input-api-<pid> and bad-input-api-<pid>-acct (the latter
+#     with allowed-accounts: research), labelled slurm-bridge.io/managed=true
+#     (the stack config's managedNamespaceSelector) and not
+#     slurm-bridge=enabled, so the webhook does not see them; deleted on exit;
+#   - each case's pod (request.object of its file), schedulerName
+#     slurm-bridge; pods that set no partition get partition
+#     bad-input-no-such-partition, so that one that wrongly passed the checks
+#     is refused by Slurm rather than placed;
+#   - checks that each pod gets PodScheduled=False, reason Unschedulable, a
+#     message naming the key, and stays Pending and unbound, that no Slurm job
+#     was submitted for these namespaces (squeue), and that the scheduler is
+#     still alive and healthy.
+#
+# Output: "  ok   ..." / "  FAIL ..." lines as in test/e2e, a report (cases
+# tried, passed, failed, VmRSS) and the summary "bad-input: N passed, N
+# failed". Exit 1 when a check failed (an unexpected answer, the process
+# died, memory grew), 2 on a usage or setup error. The work directory (logs,
+# answers) is kept when something failed.
+#
+# Environment: BAD_PORT (9643) BAD_PASSES (20) BAD_RSS_LIMIT_KIB (2048)
+# BAD_SLOW_EACH (5) BAD_MALLOC_TUNABLES BAD_NICE (10: the driver's own
+# niceness; the webhook keeps its own) BAD_API_WAIT (90 s) ADMISSION_BIN
+# STACK_DIR.
+# Needs curl, jq, python3, kubectl (for the namespaces) and the built binary.
+
+# shellcheck source=test/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+cd "$E2E_DIR/../.." || exit 2
+
+PORT=${BAD_PORT:-9643}
+PASSES=${BAD_PASSES:-20}
+RSS_FROM=5
+RSS_LIMIT_KIB=${BAD_RSS_LIMIT_KIB:-2048}
+SLOW_EACH=${BAD_SLOW_EACH:-5}
+MALLOC_TUNABLES=${BAD_MALLOC_TUNABLES-glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072}
+NICE=${BAD_NICE:-10}
+API_WAIT=${BAD_API_WAIT:-90}
+ADMISSION_BIN=${ADMISSION_BIN:-./slurm-bridge-admission}
+BAD_DIR=test/data/bad
+MANIFEST=$BAD_DIR/cases.tsv
+ANSWER_LIMIT=5		# s: the webhooks' timeoutSeconds
+SLOW_ANSWER_LIMIT=1	# s: a normal request while the slow clients hang on
+NS_TOKEN=__BAD_INPUT_NS__
+
+RUN_WEBHOOK=1
+RUN_API=0
+KUBE_WRITES=1
+
+die() { echo "bad-input: $*" >&2; exit 2; }
+say() { echo "bad-input: $*"; }
+
+usage() {
+	if [ "${1:-0}" = 0 ]; then
+		sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	else
+		sed -n '6p' "${BASH_SOURCE[0]}" | sed 's/^# *//; s/^/usage: /' >&2
+	fi
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--api) RUN_API=1 ;;
+	--api-only) RUN_API=1; RUN_WEBHOOK=0 ;;
+	--no-kube-writes) KUBE_WRITES=0 ;;
+	--passes) [ $# -ge 2 ] || usage 2; PASSES=$2; shift ;;
+	--passes=*) PASSES=${1#--passes=} ;;
+	-h|--help) usage 0 ;;
+	*) echo "bad-input: unknown argument $1" >&2; usage 2 ;;
+	esac
+	shift
+done
+for v in PORT PASSES RSS_LIMIT_KIB SLOW_EACH NICE API_WAIT; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
+done
+[ "$PASSES" -ge 1 ] || die "--passes must be 1 or more"
+if [ "$RUN_API" = 1 ] && [ "$KUBE_WRITES" = 0 ]; then
+	die "--api writes to the stack: it does not go with --no-kube-writes"
+fi
+for t in curl jq python3; do
+	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
+done
+if [ "$KUBE_WRITES" = 1 ] || [ "$RUN_API" = 1 ]; then
+	command -v kubectl >/dev/null || die "kubectl not found (make cluster-up)"
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bad-input.XXXXXX") || die "mktemp failed"
+SERVER_PID=
+SLOW_PID=
+NAMESPACES=()
+SKIPPED=0
+
+cleanup() {
+	local i ns
+	if [ -n "$SLOW_PID" ]; then kill "$SLOW_PID" 2>/dev/null; fi
+	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -TERM "$SERVER_PID" 2>/dev/null
+		# The watches end first: a few seconds.
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$SERVER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$SERVER_PID" 2>/dev/null; then
+			say "the webhook ignored SIGTERM for 10 s: SIGKILL"
+			kill -KILL "$SERVER_PID" 2>/dev/null
+		fi
+	fi
+	wait 2>/dev/null
+	for ns in "${NAMESPACES[@]+"${NAMESPACES[@]}"}"; do
+		k delete namespace "$ns" --wait=false >/dev/null 2>&1 ||
+			say "could not delete namespace $ns"
+	done
+	if [ "$E2E_FAILED" -gt 0 ]; then
+		say "kept $WORK (logs and answers)"
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# make_ns NAME [ACCOUNTS] [LABEL=VALUE]: creates a namespace, remembered for
+# the cleanup; ACCOUNTS ('' for none) becomes its allowed-accounts.
+make_ns() {
+	local name=$1 accounts=${2:-} label=${3:-} ann=null lab=null
+	[ -n "$accounts" ] && ann=$(jq -cn --arg a "$accounts" \
+	    '{"scheduler.slinky.slurm.net/allowed-accounts": $a}')
+	[ -n "$label" ] && lab=$(jq -cn --arg k "${label%%=*}" --arg v "${label#*=}" '{($k): $v}')
+	jq -n --arg n "$name" --argjson a "$ann" --argjson l "$lab" \
+	    '{apiVersion: "v1", kind: "Namespace", metadata: ({name: $n}
+	      + (if $a then {annotations: $a} else {} end)
+	      + (if $l then {labels: $l} else {} end))}' |
+	    k create -f - >/dev/null || return 1
+	NAMESPACES+=("$name")
+}
+
+# --- The manifest ---------------------------------------------------------------
+
+C_NAME=() C_FILE=() C_CT=() C_SEND=() C_EXP_V=() C_EXP_M=() C_MSG=() C_API=()
+C_NS=()		# 1: the file names the driver's namespace ($NS_TOKEN)
+
+load_manifest() {
+	local line n=0 name file ct send ev em msg api extra e
+	local -A seen=()
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		[[ -z $line || $line == \#* ]] && continue
+		IFS=$'\t' read -r name file ct send ev em msg api extra <<<"$line"
+		if [ -z "$api" ] || [ -n "$extra" ]; then
+			die "$MANIFEST:$n: want 8 tab-separated columns"
+		fi
+		if ! [[ $name =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] || [ ${#name} -gt 63 ]; then
+			die "$MANIFEST:$n: name '$name' is not a DNS label"
+		fi
+		[ -z "${seen[$name]:-}" ] || die "$MANIFEST:$n: case $name twice"
+		seen[$name]=1
+		case $send in
+		normal|chunked|get|slow-tcp|slow-tls|slow-headers|slow-body) ;;
+		*) die "$MANIFEST:$n: unknown send mode '$send'" ;;
+		esac
+		for e in "$ev" "$em"; do
+			case $e in
+			-) ;;
+			400|405|413|415|deny|allow|review) [[ $send != slow-* ]] ||
+				die "$MANIFEST:$n: a slow case expects 'closed' or '-'" ;;
+			closed) [[ $send == slow-* ]] ||
+				die "$MANIFEST:$n: 'closed' is for slow cases" ;;
+			*) die "$MANIFEST:$n: unknown outcome '$e'" ;;
+			esac
+		done
+		if [ "$file" != - ] && [[ $file != gen/* ]] && [ ! -f "$BAD_DIR/$file" ]; then
+			die "$MANIFEST:$n: no file $BAD_DIR/$file"
+		fi
+		C_NAME+=("$name") C_FILE+=("$file") C_CT+=("$ct") C_SEND+=("$send")
+		C_EXP_V+=("$ev") C_EXP_M+=("$em") C_MSG+=("$msg") C_API+=("$api")
+		if [ "$file" != - ] && [[ $file != gen/* ]] &&
+		    LC_ALL=C grep -q "$NS_TOKEN" "$BAD_DIR/$file"; then
+			C_NS+=(1)
+		else
+			C_NS+=(0)
+		fi
+		if [ "$api" = yes ] && { [ "$file" = - ] || [[ $file == gen/* ]]; }; then
+			die "$MANIFEST:$n: an api=yes case needs a committed file"
+		fi
+	done <"$MANIFEST"
+	[ ${#C_NAME[@]} -gt 0 ] || die "$MANIFEST: no cases"
+}
+
+# prepare_files NS: resolves every case's file into C_PATH (gen/ from the work
+# directory, the namespace token replaced by NS, '' when NS is empty: skip),
+# and records each uid for the checks in $WORK/uid/NAME.
+C_PATH=()
+prepare_files() {
+	local ns=$1 i f uid_args=()
+	mkdir -p "$WORK/cases" "$WORK/uid"
+	for i in "${!C_NAME[@]}"; do
+		f=${C_FILE[$i]}
+		if [ "$f" = - ]; then
+			C_PATH[i]=-
+			continue
+		elif [[ $f == gen/* ]]; then
+			f=$WORK/$f
+			[ -f "$f" ] || die "$f: not written by test/bad/gen.sh"
+		else
+			f=$BAD_DIR/$f
+		fi
+		if [ "${C_NS[$i]}" = 1 ]; then
+			if [ -z "$ns" ]; then
+				C_PATH[i]=
+				continue
+			fi
+			LC_ALL=C sed "s/$NS_TOKEN/$ns/g" "$f" >"$WORK/cases/${C_NAME[$i]}.json"
+			f=$WORK/cases/${C_NAME[$i]}.json
+		fi
+		C_PATH[i]=$f
+		uid_args+=("$WORK/uid/${C_NAME[$i]}" "$f")
+	done
+	# The uids, by python3 rather than jq: jq 1.6 stops at 256 levels.
+	python3 - "${uid_args[@]}" <<'PY' || die "could not read the uids of the cases"
+import json, sys
+sys.setrecursionlimit(5000)  # deep-in-pod-2000; deeper ones are not JSON
+a = sys.argv[1:]
+for out, path in zip(a[::2], a[1::2]):
+    uid = ""
+    try:
+        with open(path, "rb") as f:
+            uid = json.loads(f.read())["request"]["uid"]
+    except Exception:
+        pass
+    with open(out, "w") as f:
+        f.write(uid if isinstance(uid, str) else "")
+PY
+}
+
+# --- Requests and checks --------------------------------------------------------
+
+BASE_URL=https://127.0.0.1:$PORT
+
+# to_ms SECONDS: sets MS to curl's %{time_total} (e.g. 0.012345) in whole
+# milliseconds, without a subshell.
+to_ms() {
+	local s=${1:-0} int frac
+	int=${s%%.*}
+	frac=${s#*.}
+	[ "$frac" = "$s" ] && frac=0
+	frac=${frac}000
+	MS=$((10#${int:-0} * 1000 + 10#${frac:0:3}))
+}
+
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# transfer_conf I PATH CLOSE OUT: the curl config (-K) lines of one request of
+# case I to PATH, its answer to OUT; CLOSE=1 adds "Connection: close".
+transfer_conf() {
+	local i=$1 path=$2 close=$3 out=$4 ct=${C_CT[$1]} f=${C_PATH[$1]}
+	printf 'url = "%s%s"\noutput = "%s"\ncacert = "%s"\nmax-time = %d\n' \
+	    "$BASE_URL" "$path" "$out" "$CA_CERT" $((ANSWER_LIMIT * 2))
+	# The API server sends no "Expect: 100-continue"; a lone
+	# "Content-Type:" makes curl send none.
+	echo 'header = "Expect:"'
+	if [ "$ct" = - ]; then echo 'header = "Content-Type:"'
+	else printf 'header = "Content-Type: %s"\n' "$ct"; fi
+	[ "$close" = 1 ] && echo 'header = "Connection: close"'
+	case ${C_SEND[$i]} in
+	get) echo 'request = "GET"' ;;
+	chunked) echo 'header = "Transfer-Encoding: chunked"'
+		printf 'data-binary = "@%s"\n' "$f" ;;
+	*) printf 'data-binary = "@%s"\n' "$f" ;;
+	esac
+	# A literal \n: curl's config parser makes it a newline.
+	printf '%s\n' 'write-out = "%{http_code} %{time_total}\n"'
+}
+
+# send I PATH OUT: one request of case I to PATH on its own connection;
+# prints "CODE SECONDS" (CODE 000: no answer).
+send() {
+	transfer_conf "$1" "$2" 1 "$3" >"$3.curlrc"
+	curl -sS -K "$3.curlrc" 2>"$3.err" || true
+}
+
+# shellcheck disable=SC2016
+JQ_VERDICT='
+def msg: .response.status.message;
+def short: tostring | if length > 160 then .[:160] + "..." else . end;
+if (.kind != "AdmissionReview" or .apiVersion != "admission.k8s.io/v1") then
+	"FAIL HTTP 200 but not an AdmissionReview v1: \(tojson | short)"
+elif (.response.uid != $uid) then
+	"FAIL response.uid is not the request uid: \(.response.uid | short)"
+elif $exp == "allow" then
+	if .response.allowed == true then
+		"ok allowed" + (if .response.patch then " with a patch" else "" end)
+	else "FAIL denied, want allowed: \(msg | short)" end
+elif $exp == "deny" then
+	if .response.allowed != false then
+		"FAIL allowed, want denied" + (if .response.patch then " (patched)" else "" end)
+	elif (msg | type) != "string" or msg == "" then "FAIL denied without a message"
+	elif .response.status.code != 403 then
+		"FAIL denied with status.code \(.response.status.code), want 403: \(msg | short)"
+	elif $want == "-" or (msg | contains($want)) then "ok denied: \(msg | short)"
+	else "FAIL the message does not contain \"\($want)\": \(msg | short)" end
+else
+	"ok " + (if .response.allowed == true then "allowed" else "denied: \(msg | short)" end)
+end'
+
+# verdict I EXPECT CODE OUT ERRFILE: sets VERDICT to "ok DETAIL" or "FAIL DETAIL".
+verdict() {
+	local i=$1 exp=$2 code=$3 out=$4 want=${C_MSG[$1]} body='' line
+	if [ "$code" = 000 ]; then
+		VERDICT="FAIL no answer: $(grep -m1 . "$5" 2>/dev/null | head -c 200)"
+		return
+	fi
+	if [ "$code" != 200 ]; then
+		IFS= read -r -d '' body <"$out"
+		line=${body%%$'\n'*}
+		line=${line:0:160}
+	fi
+	case $exp in
+	4??)
+		if [ "$code" != "$exp" ]; then
+			if [ "$code" = 200 ]; then
+				line=$(jq -r '"allowed=\(.response.allowed) \(.response.status.message // "")"' \
+				    "$out" 2>/dev/null | head -c 160)
+			fi
+			VERDICT="FAIL HTTP $code, want $exp: $line"
+		elif [ -z "$body" ]; then
+			VERDICT="FAIL HTTP $code without a reason"
+		elif [ "$want" != - ] && [[ $body != *"$want"* ]]; then
+			VERDICT="FAIL HTTP $code, the body does not contain \"$want\": $line"
+		else
+			VERDICT="ok HTTP $code: $line"
+		fi
+		;;
+	deny|allow|review)
+		if [ "$exp" = review ] && [ "$code" = 400 ] && [ -n "$body" ]; then
+			VERDICT="ok HTTP 400: $line"
+		elif [ "$code" != 200 ]; then
+			VERDICT="FAIL HTTP $code, want 200: $line"
+		elif [ ! -s "$out" ]; then
+			VERDICT="FAIL HTTP 200 with an empty body"
+		else
+			VERDICT=$(jq -r --rawfile uid "$WORK/uid/${C_NAME[$i]}" --arg exp "$exp" \
+			    --arg want "$want" "$JQ_VERDICT" "$out" 2>/dev/null) ||
+				VERDICT="FAIL HTTP 200 but not JSON: $(head -c 160 "$out" | head -n1)"
+		fi
+		;;
+	esac
+}
+
+# --- The webhook part ---------------------------------------------------------------
+
+start_webhook() {
+	local i code args
+	if [ ! -s "$ADMISSION_CERT" ] || [ ! -s "$ADMISSION_KEY" ] || [ ! -s "$CA_CERT" ]; then
+		die "no serving certificate in $PKI_DIR (make cluster-up)"
+	fi
+	[ -s "$ADMISSION_KUBECONFIG" ] || die "no $ADMISSION_KUBECONFIG (make bridge-up)"
+	[ -x "$ADMISSION_BIN" ] || die "$ADMISSION_BIN is not built (make)"
+	if [ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ]; then
+		die "port $PORT is in use (BAD_PORT picks another)"
+	fi
+	args=(--listen "127.0.0.1:$PORT" --tls-cert "$ADMISSION_CERT"
+	    --tls-key "$ADMISSION_KEY" --kubeconfig "$ADMISSION_KUBECONFIG")
+	[ -f "$BRIDGE_CONFIG" ] && args+=(--config "$BRIDGE_CONFIG")
+	if [ -n "$MALLOC_TUNABLES" ]; then
+		GLIBC_TUNABLES=$MALLOC_TUNABLES "$ADMISSION_BIN" "${args[@]}" \
+		    </dev/null >"$WORK/admission.log" 2>&1 &
+	else
+		"$ADMISSION_BIN" "${args[@]}" </dev/null >"$WORK/admission.log" 2>&1 &
+	fi
+	SERVER_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 \
+		    --cacert "$CA_CERT" "$BASE_URL/readyz" 2>/dev/null)
+		[ "$code" = 200 ] && break
+		sleep 0.2
+	done
+	if [ "${code:-}" != 200 ]; then
+		sed 's/^/  admission.log: /' "$WORK/admission.log" >&2
+		die "$ADMISSION_BIN did not become ready on 127.0.0.1:$PORT within 60 s"
+	fi
+	say "webhook: $ADMISSION_BIN ${args[*]} (pid $SERVER_PID)${MALLOC_TUNABLES:+, GLIBC_TUNABLES=$MALLOC_TUNABLES}"
+}
+
+server_died() {
+	local rc
+	wait "$SERVER_PID" 2>/dev/null
+	rc=$?
+	fail "slurm-bridge-admission (pid $SERVER_PID) died $1 (exit status $rc); its log ends:"
+	tail -n 10 "$WORK/admission.log" | sed 's/^/       /'
+	SERVER_PID=
+}
+
+# owners_total: objects in the webhook's owner store (the stack's churn).
+owners_total() {
+	curl -sS --max-time 5 --cacert "$CA_CERT" "$BASE_URL/metrics" 2>/dev/null |
+	    awk '/^slurm_bridge_admission_cache_objects/ { s += $NF } END { print s + 0 }'
+}
+
+declare -A CHECK_FAILED=()	# "I:path" -> 1 once it failed in some pass
+CHECKS=()			# "I:path" of every check, in order
+REF_CODE=()			# pass 1's status of each transfer
+REQUESTS=0
+SLOWEST_MS=0
+SLOWEST_WHAT=
+LATER_FAILS=0			# failures in passes 2 and later
+PASSES_DONE=0
+RSS=()				# RSS[p]: after pass p; RSS[0]: before pass 1
+
+# run_pass P: the whole corpus in one curl: every normal case to each path
+# its row names, in manifest order. Odd passes go over one kept-alive TLS
+# connection, as the API server's do; even passes send "Connection: close",
+# a new connection and handshake per request. Pass 1 checks every answer in
+# full and keeps it; later passes check again only answers that differ.
+run_pass() {
+	local p=$1 i path exp n code secs key label close
+	local cfg=$WORK/pass.curlrc ans=$WORK/ans ref=$WORK/ref first_dead='' alive=1
+	local -a who=() w=()
+	close=$((p % 2 == 0))
+	mkdir -p "$ans" "$ref"
+	: >"$cfg"
+	for i in "${!C_NAME[@]}"; do
+		[[ ${C_SEND[$i]} == slow-* ]] && continue
+		[ -z "${C_PATH[$i]}" ] && continue	# needs the namespace
+		for path in /validate /mutate; do
+			if [ "$path" = /validate ]; then exp=${C_EXP_V[$i]}; else exp=${C_EXP_M[$i]}; fi
+			[ "$exp" = - ] && continue
+			[ ${#who[@]} -gt 0 ] && echo next >>"$cfg"
+			transfer_conf "$i" "$path" "$close" "$ans/${#who[@]}" >>"$cfg"
+			who+=("$i $path $exp")
+		done
+	done
+	rm -f "$ans"/*
+	curl -sS -K "$cfg" >"$WORK/pass.w" 2>"$WORK/pass.err"
+	mapfile -t w <"$WORK/pass.w"
+	kill -0 "$SERVER_PID" 2>/dev/null || alive=0
+	for ((n = 0; n < ${#who[@]}; n++)); do
+		read -r i path exp <<<"${who[n]}"
+		read -r code secs <<<"${w[n]:-000 0}"
+		key=$i:$path
+		label="${C_NAME[$i]} $path"
+		REQUESTS=$((REQUESTS + 1))
+		[ "$p" = 1 ] && CHECKS+=("$key")
+		if [ "$code" = 000 ] && [ "$alive" = 0 ]; then
+			# The server died: one failure below, not one per request.
+			[ -z "$first_dead" ] && first_dead=$label
+			CHECK_FAILED[$key]=1
+			continue
+		fi
+		if [ "$p" = 1 ]; then
+			REF_CODE[n]=$code
+			verdict "$i" "$exp" "$code" "$ans/$n" "$WORK/pass.err"
+			[ -f "$ans/$n" ] && cp "$ans/$n" "$ref/$n"
+		elif [ "$code" = "${REF_CODE[n]}" ] && { [ "$code" = 000 ] ||
+		    cmp -s "$ans/$n" "$ref/$n"; }; then
+			VERDICT=same	# as in pass 1, checked then
+		else
+			verdict "$i" "$exp" "$code" "$ans/$n" "$WORK/pass.err"
+		fi
+		to_ms "$secs"
+		if [ "${VERDICT%% *}" != FAIL ] && [ "$MS" -gt $((ANSWER_LIMIT * 1000)) ]; then
+			VERDICT="FAIL answered in $MS ms, over the webhooks' timeoutSeconds ($ANSWER_LIMIT s)"
+		fi
+		if [ "$MS" -gt "$SLOWEST_MS" ]; then
+			SLOWEST_MS=$MS
+			SLOWEST_WHAT="$label, pass $p"
+		fi
+		if [ "${VERDICT%% *}" != FAIL ]; then
+			if [ "$p" = 1 ]; then
+				if [ "$MS" = 0 ]; then pass "$label: ${VERDICT#ok } (<1 ms)"
+				else pass "$label: ${VERDICT#ok } ($MS ms)"; fi
+			fi
+		elif [ -z "${CHECK_FAILED[$key]:-}" ]; then
+			CHECK_FAILED[$key]=1
+			[ "$p" -gt 1 ] && LATER_FAILS=$((LATER_FAILS + 1))
+			cp "$ans/$n" "$WORK/failed-${C_NAME[$i]}-${path#/}-pass$p.answer" 2>/dev/null
+			if [ "$p" = 1 ]; then fail "$label: ${VERDICT#FAIL }"
+			else fail "$label (pass $p; pass 1 was ok): ${VERDICT#FAIL }"; fi
+		fi
+	done
+	PASSES_DONE=$p
+	if [ "$alive" = 0 ]; then
+		server_died "in pass $p${first_dead:+ (the first request without an answer: $first_dead)}"
+		return 1
+	fi
+	return 0
+}
+
+# slow_clients: SLOW_EACH of each slow case at once, and normal requests
+# timed while they hang on.
+slow_clients() {
+	local i k path specs=() ready=$WORK/slow.ready n=0 code secs name res detail=''
+	local normal=-1 t worst=0 ok=1
+	for i in "${!C_NAME[@]}"; do
+		[[ ${C_SEND[$i]} == slow-* ]] || continue
+		path=/validate
+		[ "${C_EXP_V[$i]}" = - ] && path=/mutate
+		for ((k = 1; k <= SLOW_EACH; k++)); do
+			specs+=("${C_NAME[$i]}#$k:${C_SEND[$i]}:$path:${C_PATH[$i]}")
+		done
+	done
+	# The request timed meanwhile: the first case denied at /validate.
+	for i in "${!C_NAME[@]}"; do
+		if [ "${C_SEND[$i]}" = normal ] && [ "${C_EXP_V[$i]}" = deny ] &&
+		    [ -n "${C_PATH[$i]}" ]; then
+			normal=$i
+			break
+		fi
+	done
+	if [ ${#specs[@]} -eq 0 ]; then
+		echo "  skip no slow cases in the manifest"
+		return
+	fi
+	scenario "slow clients: ${#specs[@]} at once"
+	python3 test/bad/slow.py 127.0.0.1 "$PORT" "$CA_CERT" "$ready" "${specs[@]}" \
+	    >"$WORK/slow.out" 2>"$WORK/slow.err" &
+	SLOW_PID=$!
+	for ((t = 0; t < 200; t++)); do
+		[ -f "$ready" ] && break
+		kill -0 "$SLOW_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -f "$ready" ]; then
+		fail "the slow clients did not all connect: $(head -c 300 "$WORK/slow.err")"
+	elif [ "$normal" -ge 0 ]; then
+		# Three times over the stall, about 3 s apart.
+		for ((t = 1; t <= 3; t++)); do
+			read -r code secs < <(send "$normal" /validate "$WORK/answer-slow")
+			verdict "$normal" deny "$code" "$WORK/answer-slow" "$WORK/answer-slow.err"
+			n=$((n + 1))
+			if [ "${VERDICT%% *}" != ok ]; then
+				ok=0
+				detail="${VERDICT#FAIL }"
+			fi
+			to_ms "$secs"
+			if [ "$MS" -ge $((SLOW_ANSWER_LIMIT * 1000)) ]; then
+				ok=0
+				detail="answered in $MS ms (limit $SLOW_ANSWER_LIMIT s)"
+			fi
+			[ "$MS" -gt "$worst" ] && worst=$MS
+			[ "$t" -lt 3 ] && sleep 3
+		done
+		if [ "$ok" = 1 ]; then
+			pass "${C_NAME[$normal]} /validate while ${#specs[@]} slow clients hang on: $n answers, the slowest in $worst ms"
+		else
+			fail "${C_NAME[$normal]} /validate while ${#specs[@]} slow clients hang on: $detail"
+		fi
+	fi
+	wait "$SLOW_PID" 2>/dev/null
+	SLOW_PID=
+	# One check per slow case: all its clients.
+	for i in "${!C_NAME[@]}"; do
+		[[ ${C_SEND[$i]} == slow-* ]] || continue
+		name=${C_NAME[$i]}
+		CHECKS+=("$i:slow")
+		res=$(awk -F'\t' -v n="$name" 'index($1, n "#") == 1' "$WORK/slow.out")
+		if [ -z "$res" ]; then
+			CHECK_FAILED[$i:slow]=1
+			fail "$name: no result from test/bad/slow.py: $(tail -n 3 "$WORK/slow.err" | tr '\n' ' ')"
+		elif awk -F'\t' '$2 != "ok" { bad = 1 } END { exit !bad }' <<<"$res"; then
+			CHECK_FAILED[$i:slow]=1
+			fail "$name ($SLOW_EACH clients): $(awk -F'\t' '$2 != "ok" { print $1 ": " $3; exit }' <<<"$res")"
+		else
+			pass "$name ($SLOW_EACH clients): $(awk -F'\t' 'NR == 1 { print $3 }' <<<"$res")"
+		fi
+	done
+}
+
+webhook_part() {
+	local ns='' p i grow owners5='' ownersN=
+	scenario "setup"
+	test/bad/gen.sh "$WORK/gen" || die "test/bad/gen.sh failed"
+	if [ "$KUBE_WRITES" = 1 ]; then
+		ns=bad-input-$$
+		make_ns "$ns" research || die "could not create namespace $ns"
+		say "namespace $ns (allowed-accounts: research) for the account cases"
+	else
+		say "--no-kube-writes: the cases naming $NS_TOKEN are skipped"
+	fi
+	prepare_files "$ns"
+	for i in "${!C_NAME[@]}"; do
+		if [ -z "${C_PATH[$i]}" ]; then
+			echo "  skip ${C_NAME[$i]}: needs the namespace the driver makes (no --no-kube-writes)"
+			SKIPPED=$((SKIPPED + 1))
+		fi
+	done
+	start_webhook
+	# The driver's own processes yield to the benchmark; the webhook does not.
+	renice -n "$NICE" -p $$ >/dev/null 2>&1 || true
+	RSS[0]=$(rss_kib "$SERVER_PID")
+
+	for ((p = 1; p <= PASSES; p++)); do
+		if [ "$p" = 1 ]; then scenario "pass 1"
+		elif [ "$p" = 2 ]; then
+			scenario "passes 2-$PASSES"
+			echo "  (the same corpus again; odd passes on one kept-alive connection, even ones"
+			echo "   with a connection per request; only answers that fail are shown)"
+		fi
+		run_pass "$p" || break
+		RSS[p]=$(rss_kib "$SERVER_PID")
+		[ "$p" = "$RSS_FROM" ] && owners5=$(owners_total)
+	done
+	if [ -n "$SERVER_PID" ] && [ "$PASSES" -ge 2 ] && [ "$p" -gt "$PASSES" ] &&
+	    [ "$LATER_FAILS" = 0 ]; then
+		pass "passes 2-$PASSES: every answer as in pass 1 ($REQUESTS requests over $PASSES_DONE passes)"
+	fi
+	ownersN=$(owners_total)
+
+	[ -n "$SERVER_PID" ] && slow_clients
+
+	scenario "process and memory"
+	if [ -n "$SERVER_PID" ]; then
+		if kill -0 "$SERVER_PID" 2>/dev/null &&
+		    [ "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 \
+		    --cacert "$CA_CERT" "$BASE_URL/healthz" 2>/dev/null)" = 200 ]; then
+			pass "slurm-bridge-admission is alive and /healthz answers (pid $SERVER_PID)"
+		elif kill -0 "$SERVER_PID" 2>/dev/null; then
+			fail "slurm-bridge-admission is alive but /healthz does not answer 200"
+		else
+			server_died "after the slow clients"
+		fi
+	fi
+	echo "  slowest answer: $SLOWEST_MS ms ($SLOWEST_WHAT)"
+	RSS_REPORT="VmRSS before pass 1 ${RSS[0]:-?} KiB"
+	if [ -n "${RSS[$RSS_FROM]:-}" ] && [ -n "${RSS[$PASSES]:-}" ] && [ "$PASSES" -gt "$RSS_FROM" ]; then
+		grow=$((RSS[PASSES] - RSS[RSS_FROM]))
+		RSS_REPORT+=", after pass 1 ${RSS[1]} KiB, after pass $RSS_FROM ${RSS[$RSS_FROM]} KiB, after pass $PASSES ${RSS[$PASSES]} KiB ($(printf '%+d' "$grow") KiB over passes $((RSS_FROM + 1))-$PASSES)"
+		echo "  VmRSS after each pass (KiB): ${RSS[*]:1}"
+		echo "  owner store: ${owners5:-?} objects after pass $RSS_FROM, ${ownersN:-?} at the end (the stack's churn)"
+		if [ "$grow" -le "$RSS_LIMIT_KIB" ]; then
+			pass "memory flat: VmRSS ${RSS[$RSS_FROM]} -> ${RSS[$PASSES]} KiB from pass $RSS_FROM to $PASSES ($(printf '%+d' "$grow") KiB, limit +$RSS_LIMIT_KIB)"
+		else
+			fail "memory grew: VmRSS ${RSS[$RSS_FROM]} -> ${RSS[$PASSES]} KiB from pass $RSS_FROM to $PASSES ($(printf '%+d' "$grow") KiB, limit +$RSS_LIMIT_KIB)"
+		fi
+	elif [ -n "$SERVER_PID" ]; then
+		echo "  skip memory check: it needs more than $RSS_FROM passes and a live process"
+		SKIPPED=$((SKIPPED + 1))
+	fi
+}
+
+# --- The API part -------------------------------------------------------------------
+
+# api_state NS...: the pods of the namespaces, one line each, tab-separated,
+# '-' for what is missing (read splits on runs of tabs): name, PodScheduled
+# status, reason, message, node, job id label, phase.
+api_state() {
+	local ns
+	for ns in "$@"; do
+		k get pods -n "$ns" -o json 2>/dev/null
+	done | jq -r 'def v: if . == null or . == "" then "-" else . end;
+	    .items[] | [.metadata.name,
+	    ((.status.conditions // []) | map(select(.type == "PodScheduled"))[0]
+		| (.status | v), (.reason | v), (.message | v)),
+	    (.spec.nodeName | v),
+	    (.metadata.labels["scheduler.slinky.slurm.net/slurm-jobid"] | v),
+	    (.status.phase | v)] | @tsv'
+}
+
+api_part() {
+	local ns ns_acct i name target json out bridge_pid rss0 rss1 t pending
+	local st reason msg node jobid phase
+	local -a names=()
+	scenario "API: pods with bad annotations straight to the scheduler"
+	k get --raw /readyz >/dev/null 2>&1 || die "the stack's API server is not up (make cluster-up)"
+	stack_alive "$BRIDGE_PIDFILE" slurm-bridge || die "the scheduler is not running (make bridge-up)"
+	bridge_pid=$(stack_pid "$BRIDGE_PIDFILE")
+	rss0=$(rss_kib "$bridge_pid")
+	ns=bad-input-api-$$
+	ns_acct=bad-input-api-$$-acct
+	make_ns "$ns" "" slurm-bridge.io/managed=true || die "could not create namespace $ns"
+	make_ns "$ns_acct" research slurm-bridge.io/managed=true ||
+		die "could not create namespace $ns_acct"
+	wait_for 30 k -n "$ns" get serviceaccount default
+	wait_for 30 k -n "$ns_acct" get serviceaccount default
+	for i in "${!C_NAME[@]}"; do
+		[ "${C_API[$i]}" = yes ] || continue
+		name=${C_NAME[$i]}
+		target=$ns
+		[ "${C_NS[$i]}" = 1 ] && target=$ns_acct
+		json=$(jq -c --arg ns "$target" --arg name "$name" '.request.object
+		    | del(.metadata.uid, .metadata.resourceVersion, .metadata.generateName)
+		    | .metadata.namespace = $ns | .metadata.name = $name
+		    | .metadata.annotations = ((.metadata.annotations // {})
+			| if has("slurmjob.slinky.slurm.net/partition") then .
+			  else .["slurmjob.slinky.slurm.net/partition"] = "bad-input-no-such-partition" end)
+		    | .spec.schedulerName = "slurm-bridge"
+		    | .spec.terminationGracePeriodSeconds = 0' "$BAD_DIR/${C_FILE[$i]}" 2>&1) || {
+			fail "$name: not a pod: $json"
+			continue
+		}
+		if ! out=$(k create -f - <<<"$json" 2>&1); then
+			fail "$name: the API server refused the pod: $out"
+			continue
+		fi
+		names+=("$i")
+	done
+	[ ${#names[@]} -gt 0 ] || return
+	say "created ${#names[@]} pods in $ns and $ns_acct; waiting up to ${API_WAIT}s for the scheduler"
+	for ((t = 0; t < API_WAIT; t += 2)); do
+		api_state "$ns" "$ns_acct" >"$WORK/api.tsv"
+		pending=$(awk -F'\t' '$2 == "False" && $4 != "-"' "$WORK/api.tsv" | wc -l)
+		[ "$pending" -ge ${#names[@]} ] && break
+		sleep 2
+	done
+	# Still Pending a little later?
+	sleep 5
+	api_state "$ns" "$ns_acct" >"$WORK/api.tsv"
+	for i in "${names[@]}"; do
+		name=${C_NAME[$i]}
+		CHECKS+=("$i:api")
+		st='' reason='' msg='' node='' jobid='' phase=''
+		IFS=$'\t' read -r _ st reason msg node jobid phase < <(awk -F'\t' -v n="$name" '$1 == n' "$WORK/api.tsv")
+		if [ -z "$st" ]; then
+			CHECK_FAILED[$i:api]=1
+			fail "$name (API): the pod is gone"
+		elif [ "$node" != - ] || [ "$jobid" != - ]; then
+			CHECK_FAILED[$i:api]=1
+			fail "$name (API): placed: node $node, job $jobid"
+		elif [ "${st:-}" != False ] || [ "${reason:-}" != Unschedulable ]; then
+			CHECK_FAILED[$i:api]=1
+			fail "$name (API): PodScheduled '${st:-none}' reason '${reason:-}' after ${API_WAIT}s, want False/Unschedulable: ${msg:-}"
+		elif [ "${phase:-}" != Pending ]; then
+			CHECK_FAILED[$i:api]=1
+			fail "$name (API): phase '${phase:-}', want Pending"
+		elif [ "${C_MSG[$i]}" != - ] && [[ $msg != *"${C_MSG[$i]}"* ]]; then
+			CHECK_FAILED[$i:api]=1
+			fail "$name (API): the condition does not name ${C_MSG[$i]}: $msg"
+		else
+			pass "$name (API): Pending, PodScheduled=False: ${msg:0:160}"
+		fi
+	done
+	if squeue -h -o '%i %j' 2>/dev/null | grep -E " ($ns|$ns_acct)/" >"$WORK/api-jobs"; then
+		fail "Slurm jobs were submitted for the bad pods: $(head -n 3 "$WORK/api-jobs" | tr '\n' ' ')"
+	else
+		pass "no Slurm job for the bad pods (squeue)"
+	fi
+	if stack_alive "$BRIDGE_PIDFILE" slurm-bridge &&
+	    [ "$(stack_pid "$BRIDGE_PIDFILE")" = "$bridge_pid" ] &&
+	    curl -sf --max-time 5 "http://$LOCAL_IP:$BRIDGE_PORT/healthz" >/dev/null; then
+		rss1=$(rss_kib "$bridge_pid")
+		pass "the scheduler is alive, same pid $bridge_pid, /healthz ok (VmRSS ${rss0:-?} -> ${rss1:-?} KiB)"
+	else
+		fail "the scheduler (pid $bridge_pid) died, restarted or is unhealthy; see $LOG_DIR/slurm-bridge.log"
+	fi
+}
+
+# --- Main ---------------------------------------------------------------------------
+
+load_manifest
+echo "bad-input: ${#C_NAME[@]} cases in $MANIFEST; work directory $WORK"
+[ "$RUN_WEBHOOK" = 1 ] && webhook_part
+[ "$RUN_API" = 1 ] && api_part
+
+tried=${#CHECKS[@]}
+bad=0
+for key in "${CHECKS[@]+"${CHECKS[@]}"}"; do
+	[ -n "${CHECK_FAILED[$key]:-}" ] && bad=$((bad + 1))
+done
+echo
+echo "bad-input: cases tried $tried (case x path), passed $((tried - bad)), failed $bad, skipped $SKIPPED"
+[ -n "${RSS_REPORT:-}" ] && echo "bad-input: $RSS_REPORT"
+if [ "$E2E_FAILED" -gt 0 ]; then
+	echo "bad-input: failures:"
+	printf '  %s\n' "${E2E_FAILURES[@]}"
+fi
+[ "$RUN_WEBHOOK" = 1 ] && echo "bad-input: $REQUESTS requests over $PASSES_DONE passes, slowest answer $SLOWEST_MS ms ($SLOWEST_WHAT)"
+echo "bad-input: $E2E_PASSED passed, $E2E_FAILED failed"
+[ "$E2E_FAILED" -eq 0 ]
