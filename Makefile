@@ -100,15 +100,21 @@ $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 check: $(BUILD)/check_unit
 	$(Q)$(BUILD)/check_unit
 
+# The unit tests under valgrind, then e2e scenarios with both daemons under
+# valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
 check-valgrind: $(BUILD)/check_unit
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
 		$(BUILD)/check_unit
+	$(Q)scripts/sanitize.sh valgrind $(E2E_FILTER)
 
+# The unit tests with ASan + UBSan, then every e2e scenario with both
+# daemons built that way; any sanitizer report fails.
 asan:
 	$(Q)$(MAKE) BUILD=build-asan LIBK8S_A=build-asan/libk8s.a \
 		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" check
+	$(Q)scripts/sanitize.sh asan $(E2E_FILTER)
 
 # libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from
 # test/fuzz/corpus/; what the fuzzers learn goes to build-fuzz/corpus/, and

@@ -284,7 +284,12 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 			sj.phase = SJOB_RUNNING;
 		else
 			sj.phase = SJOB_ENDED;
-		sj.state = slurm_job_state_string(j->job_state);
+		/*
+		 * An ended job may still be COMPLETING (its nodes cleaning
+		 * up): the base state says how it ended (NODE_FAIL, ...).
+		 */
+		sj.state = slurm_job_state_string(sj.phase == SJOB_ENDED ?
+		    base : j->job_state);
 		sj.reason = slurm_job_reason_string(j->state_reason);
 		sj.nodes = j->nodes;
 		sj.admin_comment = j->admin_comment;

@@ -577,7 +577,10 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		jobspec_cleanup(&one);
 	}
 	js->ntasks = (uint32_t)n;
-	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL) {
+	/* A job-name from the pod or from the workload root wins. */
+	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL &&
+	    (root == NULL || k8s_obj_annotation(root, ANN_PREFIX "job-name")
+	    == NULL)) {
 		free(js->name);
 		xasprintf(&js->name, "%s/%s", ns, group);
 	}

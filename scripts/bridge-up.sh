@@ -22,7 +22,7 @@ done
 # binary was last built and the config file last changed.
 up_to_date() {
 	local pid exe
-	stack_alive "$1" "$(basename "$2")" || return 1
+	stack_alive "$1" "${DAEMON_COMM:-$(basename "$2")}" || return 1
 	pid=$(stack_pid "$1")
 	exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
 	case $exe in *"(deleted)") return 1 ;; esac
@@ -30,6 +30,8 @@ up_to_date() {
 }
 
 # daemon NAME READY_CMD ARGS...: (re)starts NAME unless it is current.
+# DAEMON_WRAPPER runs both under a tool (scripts/sanitize.sh: valgrind);
+# DAEMON_COMM is then the process name the PID files stand for.
 daemon() {
 	local name=$1 ready=$2 bin=$top/$1; shift 2
 	local pidfile=$RUN_DIR/$name.pid
@@ -37,8 +39,9 @@ daemon() {
 		echo "bridge-up: $name already running (pid $(stack_pid "$pidfile"))"
 		return 0
 	fi
-	stack_stop "$name" "$pidfile" "$name" 10 >/dev/null
-	stack_spawn "$name" "$bin" "$@"
+	stack_stop "$name" "$pidfile" "${DAEMON_COMM:-$name}" 30 >/dev/null
+	# shellcheck disable=SC2086
+	stack_spawn "$name" ${DAEMON_WRAPPER:-} "$bin" "$@"
 	if ! stack_wait "$name to be ready" 30 $ready; then
 		stack_log_tail "$name" 30
 		exit 1

@@ -164,6 +164,36 @@ START_TEST(test_translate_cases_slim)
 }
 END_TEST
 
+/* A gang: one task per pod, named after the group unless job-name says. */
+START_TEST(test_translate_group_name)
+{
+	struct translate_conf	 conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct jobspec		 js;
+	json_t			*in, *pods[2], *root;
+	char			 err[256] = "";
+
+	in = load("root-and-namespace", "input.json");
+	pods[0] = pods[1] = json_object_get(in, "pod");
+	root = json_deep_copy(json_object_get(in, "root"));
+	json_object_del(k8s_obj_get(root, "metadata.annotations"),
+	    ANN_PREFIX "job-name");
+	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js,
+	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(js.ntasks, 2);
+	ck_assert_str_eq(js.name, "team/g");
+	ck_assert_ptr_nonnull(strstr(js.admin_comment, "team/r"));
+	jobspec_cleanup(&js);
+	json_object_set_new(k8s_obj_get(root, "metadata.annotations"),
+	    ANN_PREFIX "job-name", json_string("from-root"));
+	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js,
+	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(js.name, "from-root");
+	jobspec_cleanup(&js);
+	json_decref(root);
+	json_decref(in);
+}
+END_TEST
+
 START_TEST(test_translate_admin_pods)
 {
 	json_t	*a = translate_admin_pods("{\"pods\":[\"a/b\",\"a/c\"]}");
@@ -187,6 +217,7 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_cases);
 	tcase_add_test(tc, test_translate_cases_slim);
 	tcase_add_test(tc, test_translate_admin_pods);
+	tcase_add_test(tc, test_translate_group_name);
 	suite_add_tcase(s, tc);
 	return (s);
 }
