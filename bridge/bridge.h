@@ -349,6 +349,8 @@ void			 reconcile_join(struct reconcile *);
 #define WRITERS			16
 #define WRITE_BATCH		64
 #define WRITE_DELAY_MS		50
+/* How often the reconcile thread returns free memory to the system. */
+#define TRIM_INTERVAL_MS	30000
 
 enum pod_state {
 	PS_UNBOUND,
@@ -437,6 +439,7 @@ struct reconcile {
 	time_t			 slurm_since;
 	int64_t			 next_poll;
 	int64_t			 next_sweep;
+	int64_t			 next_trim;	/* malloc_trim, monotonic ms */
 	json_t			*writes;	/* group keys with pod writes due */
 	json_t			*releases;	/* pod keys whose finalizer may go */
 	int64_t			 writes_since;	/* monotonic ms */

@@ -16,7 +16,7 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-#define EVENTER_MAX	20000	/* queued Events before dropping */
+#define EVENTER_MAX	4096	/* queued Events before dropping */
 
 struct ev_item {
 	json_t			*obj;	/* the object's identity, a copy */

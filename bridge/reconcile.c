@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -807,6 +808,19 @@ reconcile_busy(struct reconcile *r)
 	return (0);
 }
 
+/*
+ * Gives freed memory back to the system now and then: after a backlog
+ * drains, the heap would otherwise stay at its high-water mark.
+ */
+static void
+reconcile_trim(struct reconcile *r, int64_t now)
+{
+	if (now < r->next_trim)
+		return;
+	malloc_trim(0);
+	r->next_trim = now + TRIM_INTERVAL_MS;
+}
+
 static void *
 reconcile_main(void *arg)
 {
@@ -859,6 +873,7 @@ reconcile_main(void *arg)
 			if (now >= r->next_sweep) {
 				groups_sweep(r);
 				reconcile_gauges(r);
+				reconcile_trim(r, now);
 				r->next_sweep = now + r->conf->idle_poll_ms;
 			}
 		}
