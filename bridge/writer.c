@@ -134,9 +134,14 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 	struct k8s_error	 err;
 	json_t			*opts;
 	char			 path[512];
+	const char		*node = k8s_obj_str(e->obj, "spec.nodeName");
 
-	if (e->delete_at == 0 || e->state == PS_UNBOUND ||
-	    time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
+	/*
+	 * A pod never bound to a node has nobody to confirm: the API server
+	 * removes it as soon as its finalizers are gone.
+	 */
+	if (e->delete_at == 0 || e->state == PS_UNBOUND || node == NULL ||
+	    *node == '\0' || time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
 		return;
 	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
 	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
