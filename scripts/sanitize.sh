@@ -60,6 +60,16 @@ valgrind)
 esac
 trap restore EXIT
 "$here/bridge-up.sh" >/dev/null || { say "the instrumented daemons did not start"; exit 1; }
+# Make sure what runs is instrumented (a report-free run proves nothing
+# otherwise).
+for pf in "$BRIDGE_PIDFILE" "$ADMISSION_PIDFILE"; do
+	pid=$(stack_pid "$pf")
+	case $mode in
+	asan) grep -q libasan "/proc/$pid/maps" ;;
+	valgrind) grep -q vgpreload_memcheck "/proc/$pid/maps" ;;
+	esac || { say "pid $pid ($pf) is not instrumented"; exit 1; }
+done
+say "both daemons run instrumented ($mode)"
 rc=0
 if [ ${#filters[@]} -eq 0 ]; then
 	"$top/test/e2e/run.sh" || rc=1
