@@ -83,14 +83,24 @@ workload() {
 	  gang_yaml "$1" "$2-g" 3; } | k apply -f - >/dev/null
 }
 bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
+# fault_begin TITLE: a scenario in a fresh enabled namespace ($ns), the
+# bridge's log read from $mark on; fault_end checks the invariants there.
+fault_begin() {
+	scenario "$1"
+	bridge_up
+	ns=$(new_ns enabled)
+	mark=$(log_mark "$BLOG")
+}
+fault_end() {
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns"
+	k delete namespace "$ns" --wait=false >/dev/null
+}
 metric() { curl -s "http://127.0.0.1:${2:-$BRIDGE_PORT}/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 # --- 1. kill -9 of the scheduler at chosen points, 20 times ---------------------
 if want kill; then
-	scenario "kill -9 of the scheduler mid-submit, mid-bind and mid-cancel, 20 times"
-	bridge_up
-	ns=$(new_ns enabled)
-	mark=$(log_mark "$BLOG")
+	fault_begin "kill -9 of the scheduler mid-submit, mid-bind and mid-cancel, 20 times"
 	points=("submitted slurm job" "allocated" "cancelled slurm job")
 	hits=0 landed=""
 	for ((i = 0; i < 20; i++)); do
@@ -131,10 +141,7 @@ fi
 
 # --- 2. slurmctld restart with jobs pending and running -----------------------------
 if want slurmctld; then
-	scenario "slurmctld restarts while jobs are pending and running"
-	bridge_up
-	ns=$(new_ns enabled)
-	mark=$(log_mark "$BLOG")
+	fault_begin "slurmctld restarts while jobs are pending and running"
 	workload "$ns" a
 	# Whole-node pods: two run, the rest wait for room.
 	{ for i in 1 2 3 4 5 6; do echo "---"; pod_yaml "$ns" "big$i" 24 1Gi; done; } | k apply -f - >/dev/null
@@ -155,17 +162,12 @@ if want slurmctld; then
 	k -n "$ns" delete pod big1 big2 --wait=false >/dev/null 2>&1
 	check "pending pods start when room frees" wait_for 60 bash -c \
 		"[ \$(kubectl --kubeconfig=$KUBECONFIG -n $ns get pods -o jsonpath='{.items[*].spec.nodeName}' | wc -w) -ge 7 ]"
-	collect_submitted "$BLOG" "$mark"
-	invariants "$ns"
-	k delete namespace "$ns" --wait=false >/dev/null
+	fault_end
 fi
 
 # --- 3. a dead slurmd: NODE_FAIL, and a controller's gang comes back -----------------
 if want slurmd; then
-	scenario "kill -9 of one slurmd: NODE_FAIL removes its pods, the StatefulSet's gang is resubmitted"
-	bridge_up
-	ns=$(new_ns enabled)
-	mark=$(log_mark "$BLOG")
+	fault_begin "kill -9 of one slurmd: NODE_FAIL removes its pods, the StatefulSet's gang is resubmitted"
 	# A StatefulSet gang: kwok completes Job pods at once, but keeps these
 	# running, and the controller recreates what the bridge deletes.
 	k apply -f - >/dev/null <<YAML
@@ -200,19 +202,14 @@ YAML
 		n_with "$ns" app=gang "$JP_NODE" 2
 	}
 	check "the recreated gang runs as a new job on live nodes" wait_for 90 newjob
-	collect_submitted "$BLOG" "$mark"
-	invariants "$ns"
-	k delete namespace "$ns" --wait=false >/dev/null
+	fault_end
 	"$top/scripts/cluster-up.sh" >/dev/null
 	scontrol update nodename="$dead" state=resume 2>/dev/null || true
 fi
 
 # --- 4. API server restart, with etcd compacted: every watch gets 410 ----------------
 if want apiserver; then
-	scenario "kube-apiserver restarts and etcd is compacted: the watches relist"
-	bridge_up
-	ns=$(new_ns enabled)
-	mark=$(log_mark "$BLOG")
+	fault_begin "kube-apiserver restarts and etcd is compacted: the watches relist"
 	workload "$ns" a
 	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
 	gone_job=$(pod_field "$ns" a-s2 "$JP_JOBID")
@@ -235,17 +232,12 @@ if want apiserver; then
 	workload "$ns" b
 	check "new pods are bound after the restart" wait_for 60 all_bound "$ns" b-s1 b-s2 b-s3 b-g-0 b-g-1 b-g-2
 	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
-	collect_submitted "$BLOG" "$mark"
-	invariants "$ns"
-	k delete namespace "$ns" --wait=false >/dev/null
+	fault_end
 fi
 
 # --- 5. the webhook down ----------------------------------------------------------------
 if want webhook; then
-	scenario "the webhook is down: creates in enabled namespaces fail closed"
-	bridge_up
-	ns=$(new_ns enabled)
-	mark=$(log_mark "$BLOG")
+	fault_begin "the webhook is down: creates in enabled namespaces fail closed"
 	stack_stop slurm-bridge-admission "$ADMISSION_PIDFILE" slurm-bridge-admission >/dev/null
 	FAULTS=$((FAULTS + 1))
 	out=$(pod_yaml "$ns" while-down 1 128Mi | k apply -f - 2>&1)
@@ -261,9 +253,7 @@ if want webhook; then
 	check "mutated (gang label from the Job)" wait_for 10 n_with "$ns" job-name=later \
 		'{.metadata.labels.scheduling\.x-k8s\.io/pod-group}' 2
 	check "and bound as one gang" wait_for 60 n_with "$ns" job-name=later "$JP_NODE" 2
-	collect_submitted "$BLOG" "$mark"
-	invariants "$ns"
-	k delete namespace "$ns" --wait=false >/dev/null
+	fault_end
 fi
 
 # --- 6. leader failover with two replicas, under load --------------------------------------
