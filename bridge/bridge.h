@@ -500,6 +500,8 @@ void		 writer_condition(struct reconcile *, struct pod_entry *,
 		    const char *msg, int warn);
 json_t		*writer_metadata_patch(const struct pod_entry *, uint32_t jobid,
 		    const char *node, const char *gres);
+/* Records that writer_metadata_patch(e, jobid, ...) was applied. */
+void		 writer_metadata_done(struct pod_entry *, uint32_t jobid);
 int		 writer_metadata(struct reconcile *, struct pod_entry *,
 		    uint32_t jobid, const char *node, const char *gres,
 		    struct k8s_error *err);

@@ -191,22 +191,16 @@ group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
 	return (n);
 }
 
-/* Asks for the group's pod writes at the next flush. */
+/*
+ * Adds key to one of the sets the next flush works through (r->writes:
+ * groups; r->releases: pods), noting when the first of them came.
+ */
 static void
-group_want_writes(struct reconcile *r, struct group *g)
+group_want(struct reconcile *r, json_t *set, const char *key)
 {
 	if (json_object_size(r->writes) + json_object_size(r->releases) == 0)
 		r->writes_since = reconcile_now_ms();
-	json_object_set_new(r->writes, g->key, json_true());
-}
-
-/* Asks for an ended member's finalizer to go at the next flush. */
-static void
-group_want_release(struct reconcile *r, struct pod_entry *e)
-{
-	if (json_object_size(r->writes) + json_object_size(r->releases) == 0)
-		r->writes_since = reconcile_now_ms();
-	json_object_set_new(r->releases, e->key, json_true());
+	json_object_set_new(set, key, json_true());
 }
 
 /* Plans the finalizer releases asked for into w; returns their count. */
@@ -390,6 +384,10 @@ group_flush_writes(struct reconcile *r)
 	size_t		 np = 0, nw = 0, max = 0, i, j;
 	int64_t		 now = reconcile_now_ms();
 
+	/*
+	 * w[].idx says whose answer it is: a plan (metadata), plan *
+	 * SCHED_MAX_GANG + member (a binding), or SIZE_MAX (a release).
+	 */
 	r->writes = json_object();
 	r->releases = json_object();
 	plans = xcalloc(json_object_size(keys) + 1, sizeof(*plans));
@@ -421,10 +419,9 @@ group_flush_writes(struct reconcile *r)
 			continue;
 		}
 		g = plans[w[j].idx].g;
-		if (w[j].rc == 0) {
-			e->label_jobid = g->jobid;
-			e->finalizer = 1;
-		} else {
+		if (w[j].rc == 0)
+			writer_metadata_done(e, g->jobid);
+		else {
 			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
 			    e->key, g->jobid, w[j].err.status,
 			    w[j].err.reason, w[j].err.text);
@@ -474,7 +471,7 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 	g->layout = json_deep_copy(layout);
 	g->state = G_ALLOCATED;
 	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
-	group_want_writes(r, g);
+	group_want(r, r->writes, g->key);
 }
 
 /*
@@ -575,7 +572,7 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 		json_decref(layout);
 		return;
 	}
-	group_want_writes(r, g);
+	group_want(r, r->writes, g->key);
 }
 
 static int
@@ -732,7 +729,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	    group_refill(r, g) > 0)
 		g->state = G_ALLOCATED;
 	if (g->state == G_ALLOCATED) {
-		group_want_writes(r, g);
+		group_want(r, r->writes, g->key);
 		return;
 	}
 	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
@@ -855,7 +852,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			if (e == NULL || e->state != PS_ENDED)
 				continue;
 			if (e->finalizer)
-				group_want_release(r, e);
+				group_want(r, r->releases, e->key);
 			else
 				writer_force_delete(r, e);
 		}

@@ -705,8 +705,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			if (map_get(r->pods, key) == NULL)
 				pod_update(r, json_incref(c->pod));
 			/* Allocated at once: bind now, answer with the node. */
-			if (json_object_size(r->writes) > 0)
-				group_flush_writes(r);
+			reconcile_writes(r, 1, 1);
 			e = map_get(r->pods, key);
 			g = e != NULL && e->group != NULL ?
 			    map_get(r->groups, e->group) : NULL;

@@ -107,12 +107,18 @@ writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
 	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
 	    K8S_PATCH_STRATEGIC, patch, NULL, err);
 	json_decref(patch);
-	if (rc == 0) {
-		e->label_jobid = jobid;
-		if (jobid != 0)
-			e->finalizer = 1;
-	}
+	if (rc == 0)
+		writer_metadata_done(e, jobid);
 	return (rc);
+}
+
+/* A metadata patch for jobid landed: what the pod now carries. */
+void
+writer_metadata_done(struct pod_entry *e, uint32_t jobid)
+{
+	e->label_jobid = jobid;
+	if (jobid != 0)
+		e->finalizer = 1;
 }
 
 /* The patch that removes our finalizer, keeping everyone else's. */

@@ -140,21 +140,10 @@ BENCH_NS=
 KEEP_WORK=0
 
 cleanup() {
-	local i
 	if [ -n "$WRK_PID" ]; then kill "$WRK_PID" 2>/dev/null || true; fi
 	if [ -n "$SAMPLER_PID" ]; then kill "$SAMPLER_PID" 2>/dev/null || true; fi
-	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill -TERM "$SERVER_PID" 2>/dev/null || true
-		# It takes a few seconds: the watches end first.
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$SERVER_PID" 2>/dev/null; then
-			say "the server ignored SIGTERM for 10s: SIGKILL"
-			kill -KILL "$SERVER_PID" 2>/dev/null || true
-		fi
-	fi
+	# It takes a few seconds: the watches end first.
+	if [ -n "$SERVER_PID" ]; then stack_stop_pid slurm-bridge-admission "$SERVER_PID" 10; fi
 	wait 2>/dev/null || true
 	if [ -n "$BENCH_NS" ]; then
 		stack_kubectl delete namespace "$BENCH_NS" --wait=false \

@@ -149,6 +149,16 @@ stack_alive() {
 # stack_stop NAME PIDFILE [COMM] [TIMEOUT_S]: SIGTERM, wait, then SIGKILL.
 stack_stop() { stack_stop_many "${4:-10}" "$1|$2|${3:-}"; }
 
+# stack_stop_pid NAME PID [TIMEOUT_S]: the same for a child started without
+# a PID file (a private instance of a daemon, say).
+stack_stop_pid() {
+	local pf
+	pf=$(mktemp)
+	echo "$2" >"$pf"
+	stack_stop "$1" "$pf" "" "${3:-10}" >/dev/null
+	rm -f "$pf"
+}
+
 # stack_stop_many TIMEOUT_S "NAME|PIDFILE|COMM"...: stops several daemons at
 # once: SIGTERM to all, wait up to TIMEOUT_S for all, SIGKILL the rest. Only
 # processes recorded in our PID files are signalled. Parallel because e.g. a

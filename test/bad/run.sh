@@ -131,20 +131,10 @@ NAMESPACES=()
 SKIPPED=0
 
 cleanup() {
-	local i ns
+	local ns
 	if [ -n "$SLOW_PID" ]; then kill "$SLOW_PID" 2>/dev/null; fi
-	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill -TERM "$SERVER_PID" 2>/dev/null
-		# The watches end first: a few seconds.
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$SERVER_PID" 2>/dev/null; then
-			say "the webhook ignored SIGTERM for 10 s: SIGKILL"
-			kill -KILL "$SERVER_PID" 2>/dev/null
-		fi
-	fi
+	# The watches end first: a few seconds.
+	if [ -n "$SERVER_PID" ]; then stack_stop_pid slurm-bridge-admission "$SERVER_PID" 10; fi
 	wait 2>/dev/null
 	for ns in "${NAMESPACES[@]+"${NAMESPACES[@]}"}"; do
 		k delete namespace "$ns" --wait=false >/dev/null 2>&1 ||

@@ -129,3 +129,24 @@ n_with() {
 	for p in $(pods_by "$1" "$2"); do [ -n "$(pod_field "$1" "$p" "$3")" ] && n=$((n + 1)); done
 	[ "$n" -eq "$4" ]
 }
+
+# ext_scheduler_config URL [LINES]: a KubeSchedulerConfiguration for a stock
+# kube-scheduler whose one extender is the bridge at URL; LINES (indented
+# two spaces) add to that extender, e.g. its TLS settings.
+ext_scheduler_config() {
+	cat <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $KUBECONFIG}
+leaderElection: {leaderElect: false}
+extenders:
+- urlPrefix: $1
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  bindVerb: bind
+  weight: 1
+  nodeCacheCapable: true
+  httpTimeout: 10s
+${2:-}
+YAML
+}

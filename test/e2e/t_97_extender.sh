@@ -46,20 +46,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json
 	--data-binary '{not json' "http://127.0.0.1:$BRIDGE_PORT/bind")
 check_eq "a body that is not JSON gets a 400" "$code" 400
 
-cat >"$ext_dir/config.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: $KUBECONFIG}
-leaderElection: {leaderElect: false}
-extenders:
-- urlPrefix: http://127.0.0.1:$BRIDGE_PORT
-  filterVerb: filter
-  prioritizeVerb: prioritize
-  bindVerb: bind
-  weight: 1
-  nodeCacheCapable: true
-  httpTimeout: 10s
-YAML
+ext_scheduler_config "http://127.0.0.1:$BRIDGE_PORT" >"$ext_dir/config.yaml"
 stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
 "$KUBE_SCHEDULER" --config "$ext_dir/config.yaml" --secure-port 0 \
 	>"$ext_dir/kube-scheduler.log" 2>&1 &

@@ -38,22 +38,9 @@ check "plain HTTP is not served" bash -c "! curl -sf http://127.0.0.1:8099/healt
 
 ns=$(new_ns)
 k label namespace "$ns" slurm-bridge.io/managed=true >/dev/null
-cat >"$tls_dir/config.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: $KUBECONFIG}
-leaderElection: {leaderElect: false}
-extenders:
-- urlPrefix: $url
-  filterVerb: filter
-  prioritizeVerb: prioritize
-  bindVerb: bind
-  weight: 1
-  nodeCacheCapable: true
-  enableHTTPS: true
-  tlsConfig: {certFile: $pki/admin.crt, keyFile: $pki/admin.key, caFile: $pki/ca.crt}
-  httpTimeout: 10s
-YAML
+ext_scheduler_config "$url" "  enableHTTPS: true
+  tlsConfig: {certFile: $pki/admin.crt, keyFile: $pki/admin.key, caFile: $pki/ca.crt}" \
+	>"$tls_dir/config.yaml"
 cat <<YAML | k apply -f - >/dev/null
 apiVersion: v1
 kind: Pod
