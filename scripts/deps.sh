@@ -37,7 +37,12 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 0755 /usr/sbin/policy-rc.d
 	created_policy=1
 fi
-cleanup() { [ "$created_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d; }
+# The trap must not change the script's status: an `[ ] && cmd` whose test is
+# false would make it 1 (it did, where policy-rc.d already existed).
+cleanup() {
+	if [ "$created_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+	return 0
+}
 trap cleanup EXIT
 export DEBIAN_FRONTEND=noninteractive
 # An old or empty package list finds nothing: refresh it when older than a day.
