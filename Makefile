@@ -7,11 +7,16 @@ WARN		:= -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wmissing-declarations -Wshadow -Wpointer-arith -Wcast-qual \
 		   -Wwrite-strings -Wformat=2
 OPT		?= -O2 -g
+# pkg-config runs on first use, not when make reads this file: `make deps`
+# on a machine without pkg-config (or the libraries) must not warn.
+# (VAR = $(eval VAR := ...)$(VAR) computes VAR once, when it is first used.)
+PKG_CFLAGS	= $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $$(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS	= $(eval PKG_LIBS := $$(shell pkg-config --libs $$(PKGS)))$(PKG_LIBS)
 CFLAGS		+= -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
-		   -Iinclude $(shell pkg-config --cflags $(PKGS))
-LDLIBS		+= $(shell pkg-config --libs $(PKGS)) -lslurm -pthread
-CHECK_CFLAGS	:= $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS	:= $(shell pkg-config --libs check 2>/dev/null)
+		   -Iinclude $(PKG_CFLAGS)
+LDLIBS		+= $(PKG_LIBS) -lslurm -pthread
+CHECK_CFLAGS	= $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
+CHECK_LIBS	= $(eval CHECK_LIBS := $$(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
 
 BUILD		?= build
 # Instrumented builds (asan) keep their own library under their BUILD dir.
@@ -121,8 +126,7 @@ asan:
 # a crash leaves its input in build-fuzz/ to turn into a regression case.
 FUZZ_TIME	?= 60
 FUZZ_TARGETS	:= watch quantity review translate config assign
-FUZZ_CFLAGS	:= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude \
-		   $(shell pkg-config --cflags $(PKGS)) \
+FUZZ_CFLAGS	= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude $(PKG_CFLAGS) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB	:= libk8s/xmalloc.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/object.c
@@ -131,7 +135,7 @@ build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) \
-		$(shell pkg-config --libs $(PKGS)) -pthread
+		$(PKG_LIBS) -pthread
 
 # The webhook's whole request path: its library, the shared policy, libk8s.
 build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
@@ -139,7 +143,7 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(ADMISSION_LIB_SRCS) \
-		$(SHARED_SRCS) $(LIBK8S_SRCS) $(shell pkg-config --libs $(PKGS)) \
+		$(SHARED_SRCS) $(LIBK8S_SRCS) $(PKG_LIBS) \
 		-pthread
 
 # The shared policy (translate, sched) and the config file over libk8s's
@@ -153,7 +157,7 @@ $(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(FUZZ_POLICY_SRCS) \
-		$(FUZZ_LIB) $(shell pkg-config --libs $(PKGS)) -pthread
+		$(FUZZ_LIB) $(PKG_LIBS) -pthread
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \
@@ -235,11 +239,16 @@ test: deps
 	$(Q)$(MAKE) bad-input
 	$(Q)$(MAKE) fault
 
-# The demo brings the stack, both daemons and the LWS/JobSet controllers up
-# itself (quietly: their output goes to $(STACK_DIR)/log/demo.log).
-demo: deps
-	$(Q)$(MAKE) --no-print-directory $(if $(Q),-s) all
+# The demo installs, builds and brings the stack, both daemons and the LWS
+# controller up itself (quietly: their output goes to
+# $(STACK_DIR)/log/demo.log), and prints how long each part took.
+demo:
 	$(Q)scripts/demo.sh
+
+# The install path from nothing: make deps, make all and make check in a
+# clean Debian 12 root made by debootstrap (scripts/fresh-check.sh).
+fresh-check: deps
+	$(Q)scripts/fresh-check.sh
 
 fmt:
 	$(Q)clang-format -i $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
@@ -248,7 +257,7 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: all check check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

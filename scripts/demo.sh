@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make demo: Kubernetes pods scheduled by Slurm, shown from both sides.
 #
+#   0. installs the packages and builds what the demo runs: both daemons, and
+#      (the first time, cached outside the tree) the stack's Kubernetes
+#      binaries and the LeaderWorkerSet controller
 #   1. brings the local stack up (Slurm + Kubernetes on NODES kwok nodes)
-#   2. starts the scheduler, the webhook and the LWS/JobSet controllers
+#   2. starts the scheduler, the webhook and the LeaderWorkerSet controller
 #   3. opts namespace "demo" in
 #   4. applies plain workloads (scripts/demo/workloads.yaml) and lists the
 #      pods with their Slurm job id and node
@@ -13,8 +16,8 @@
 #
 # Idempotent: each run first deletes the previous run's namespace and waits
 # for its Slurm jobs to end.  The workloads stay running afterwards.  The
-# stack's own output goes to $STACK_DIR/log/demo.log.  Needs the binaries
-# (make all); `make demo` builds them first.
+# stack's own output goes to $STACK_DIR/log/demo.log.  At the end it prints
+# how long each part took.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -27,8 +30,17 @@ LOG=$LOG_DIR/demo.log
 FILLER=weather-model          # the native Slurm job of step 6
 FILLER_CPUS=20                # per node: what is left can't hold a 16-CPU pod
 SQUEUE_FMT=JobID:6,Name:16,Account:10,State:9,NumTasks:6,NumCPUs:5,tres-per-task:14,ReasonList:17,Comment:44
-SECONDS=0
 filler_id=
+# Wall-clock times of the parts, printed at the end.  DEMO_T0 is when
+# `make demo` started.
+T0=${DEMO_T0:-$EPOCHREALTIME}
+t_mark=$T0
+times=()
+lap() {
+	local now=$EPOCHREALTIME
+	times+=("$(awk -v a="$t_mark" -v b="$now" -v w="$1" 'BEGIN { printf "%s %.0fs", w, b - a }')")
+	t_mark=$now
+}
 
 if [ -t 1 ]; then B=$'\e[1m' D=$'\e[2m' R=$'\e[0m'; else B='' D='' R=''; fi
 n_step=0
@@ -68,22 +80,38 @@ pods() { kubectl -n $NS get pods "$@" -o custom-columns-file=scripts/demo/pods.c
 sq() { squeue -O "$SQUEUE_FMT"; }
 no_demo_jobs() { ! squeue -h -o '%j' | grep -q "^$NS/"; }
 
-for b in slurm-bridge slurm-bridge-admission; do
-	[ -x "$top/$b" ] || die "$b is not built: run 'make demo' (or 'make all' first)"
-done
-command -v kubectl >/dev/null || die "kubectl is not on PATH"
 mkdir -p "$LOG_DIR"
 : >"$LOG"
 
 printf '%sslurm-bridge demo: Kubernetes pods placed by Slurm%s\n' "$B" "$R"
 
 # --------------------------------------------------------------------------
-step "Bring up the local stack: Slurm and Kubernetes on the same $NODES nodes"
-if [ ! -x "$(stack_cache_path kube-apiserver)" ] || [ ! -x "$(stack_cache_path kwok)" ]; then
-	note "First run: building kube-apiserver, kube-controller-manager and kwok from"
-	note "source (several minutes).  Progress: tail -f $LOG"
+printf '\n%s[0/7] Install and build%s\n' "$B" "$R"
+quietly "installing packages (scripts/deps.sh)" "$here/deps.sh"
+lap install
+# The Go binaries of the stack, the LWS controller with them (one build:
+# they share most of their code), and kubectl if the machine has none.
+go_bins=()
+for b in kube-apiserver kube-controller-manager kwok lws; do
+	[ -x "$(stack_cache_path "$b")" ] || go_bins+=("$b")
+done
+command -v kubectl >/dev/null 2>&1 || go_bins+=(kubectl)
+if [ ${#go_bins[@]} -gt 0 ]; then
+	note "First run: building ${go_bins[*]} from their Go modules (about 5 minutes"
+	note "on 2 cores; cached in $K8S_CACHE).  Progress: tail -f $LOG"
 fi
+quietly "make all" make -C "$top" --no-print-directory -s all
+lap build
+if [ ${#go_bins[@]} -gt 0 ]; then
+	quietly "building the stack (scripts/build-k8s.sh)" "$here/build-k8s.sh" "${go_bins[@]}"
+	lap "stack build"
+fi
+say "Built slurm-bridge and slurm-bridge-admission$([ ${#go_bins[@]} -eq 0 ] || echo ", and ${go_bins[*]}")."
+
+# --------------------------------------------------------------------------
+step "Bring up the local stack: Slurm and Kubernetes on the same $NODES nodes"
 quietly "make cluster-up" "$here/cluster-up.sh"
+lap "stack up"
 say "Slurm (slurmctld, slurmdbd, one slurmd per node) and Kubernetes (etcd,"
 say "kube-apiserver, kube-controller-manager, kwok as the kubelet of every node)."
 show "sinfo -N -o '%N %c %m %G'" sinfo -N -o '%N %c %m %G'
@@ -93,14 +121,13 @@ show "kubectl get nodes" kubectl get nodes -o \
 # --------------------------------------------------------------------------
 step "Start the scheduler and the admission webhook"
 lws=1
-if ! ls "$K8S_CACHE"/lws-*/lws >/dev/null 2>&1; then
-	note "First run: building the JobSet and LeaderWorkerSet controllers (a few minutes)."
-fi
 quietly "make bridge-up" "$here/bridge-up.sh"
-if ! "$here/workloads-up.sh" >>"$LOG" 2>&1; then
+# The demo uses no JobSet: only the LWS controller is started.
+if ! "$here/workloads-up.sh" lws >>"$LOG" 2>&1; then
 	lws=0
 	note "The LeaderWorkerSet controller did not start (see $LOG): the demo goes on without it."
 fi
+lap "daemons up"
 printf '  %-24s %-40s pid %s\n' \
 	slurm-bridge "scheduler: turns pods into Slurm jobs" "$(stack_pid "$BRIDGE_PIDFILE")" \
 	slurm-bridge-admission "webhook: mutates and validates pods" "$(stack_pid "$ADMISSION_PIDFILE")"
@@ -219,7 +246,10 @@ else
 fi
 
 # --------------------------------------------------------------------------
-printf '\n%sDone in %ds.%s  The demo workloads keep running.  Try it yourself:\n' "$B" "$SECONDS" "$R"
+lap workloads
+total=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+printf '\n%sDone in %dm%02ds%s (%s).\n' "$B" $((total / 60)) $((total % 60)) "$R" "$(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+printf 'The demo workloads keep running.  Try it yourself:\n'
 cat <<EOF
   export KUBECONFIG=$KUBECONFIG
   kubectl -n $NS get pods -o custom-columns-file=scripts/demo/pods.columns

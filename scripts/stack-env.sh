@@ -12,7 +12,8 @@
 #               defaults to the size of the existing stack ($STACK_DIR/nodes,
 #               written by cluster-up), else 4
 #   KUBE_APISERVER KUBE_CONTROLLER_MANAGER ETCD KWOK   binary overrides
-#   K8S_VERSION KWOK_VERSION ETCD_VERSION K8S_CACHE    see build-k8s.sh
+#   K8S_VERSION KWOK_VERSION ETCD_VERSION JOBSET_VERSION LWS_VERSION
+#   K8S_CACHE   versions of the stack's Go binaries and their cache (build-k8s.sh)
 #
 # KUBECONFIG is always $STACK_DIR/kubeconfig (admin). Everything listens on
 # 127.0.0.1, on the fixed *_PORT values below.
@@ -68,18 +69,29 @@ MUNGE_SOCKET=/run/munge/munge.socket.2   # munge's default: clients need no env
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+JOBSET_VERSION=${JOBSET_VERSION:-v0.10.1}
+LWS_VERSION=${LWS_VERSION:-v0.7.0}
 K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
+# The binaries that build-k8s.sh builds from one Go module, keyed by the
+# versions of everything in that module.
+STACK_GO_DIR=$K8S_CACHE/stack-k8s-$K8S_VERSION-lws-$LWS_VERSION-jobset-$JOBSET_VERSION
 
 # stack_cache_path NAME: where scripts/build-k8s.sh caches binary NAME.
 stack_cache_path() {
 	case $1 in
-	kube-apiserver|kube-controller-manager|kube-scheduler)
-		echo "$K8S_CACHE/k8s-$K8S_VERSION/$1" ;;
+	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|lws|jobset)
+		echo "$STACK_GO_DIR/$1" ;;
 	kwok) echo "$K8S_CACHE/kwok-$KWOK_VERSION/kwok" ;;
 	etcd) echo "$K8S_CACHE/etcd-$ETCD_VERSION/etcd" ;;
 	*) return 1 ;;
 	esac
 }
+
+# Without a kubectl of its own, the machine uses the one cluster-up builds
+# (of the stack's Kubernetes version).
+if ! command -v kubectl >/dev/null 2>&1; then
+	export PATH=$PATH:$STACK_GO_DIR
+fi
 
 # stack_resolve_bin VAR NAME [build]: sets $VAR to the binary NAME, looking at
 # (1) the environment variable VAR, (2) PATH, (3) the build-k8s.sh cache.
@@ -100,6 +112,18 @@ stack_resolve_bin() {
 		return 1
 	fi
 	printf -v "$var" '%s' "$path"
+}
+
+# stack_resolve_bins VAR=NAME...: stack_resolve_bin for several binaries,
+# building every missing one in a single build-k8s.sh run (one Go build
+# compiles what they share once, with both cores busy).
+stack_resolve_bins() {
+	local e missing=()
+	for e in "$@"; do
+		stack_resolve_bin "${e%%=*}" "${e#*=}" 2>/dev/null || missing+=("${e#*=}")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then "$STACK_SCRIPTS/build-k8s.sh" "${missing[@]}" >&2; fi
+	for e in "$@"; do stack_resolve_bin "${e%%=*}" "${e#*=}" || return 1; done
 }
 
 # --- Nodes and topology -----------------------------------------------------

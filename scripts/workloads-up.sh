@@ -5,29 +5,41 @@
 # from the same module versions.  Their admission webhooks are served on
 # 127.0.0.1 with a certificate from the stack CA and registered by URL.
 # Idempotent; cluster-down stops them.
+#
+# Usage: workloads-up.sh [jobset] [lws]   (default: both; the demo needs
+# only lws)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/stack-env.sh"
-JOBSET_VERSION=${JOBSET_VERSION:-v0.10.1}
-LWS_VERSION=${LWS_VERSION:-v0.7.0}
 t0=$EPOCHREALTIME
 
-bin() {
-	local name=$1 ver=$2 path=$K8S_CACHE/$1-$2/$1
-	[ -x "$path" ] || "$here/build-k8s.sh" "$name" >&2
-	echo "$path"
-}
-JOBSET=$(bin jobset "$JOBSET_VERSION")
-LWS=$(bin lws "$LWS_VERSION")
-# build-k8s.sh keeps each controller's CRDs next to its binary.
-crd_jobset=$(dirname "$JOBSET")/crds/jobset.x-k8s.io_jobsets.yaml
-crd_lws=$(dirname "$LWS")/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml
-for f in "$crd_jobset" "$crd_lws"; do
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(jobset lws)
+bins=() crds=()
+for w in "${want[@]}"; do
+	case $w in
+	jobset) bins+=(JOBSET=jobset); crds+=(jobsets.jobset.x-k8s.io) ;;
+	lws) bins+=(LWS=lws); crds+=(leaderworkersets.leaderworkerset.x-k8s.io) ;;
+	*) echo "usage: workloads-up.sh [jobset] [lws]" >&2; exit 2 ;;
+	esac
+done
+stack_resolve_bins "${bins[@]}"
+# build-k8s.sh keeps the controllers' CRDs, of the same versions, next to
+# their binaries.
+for c in "${crds[@]}"; do
+	f=$STACK_GO_DIR/crds/${c#*.}_${c%%.*}.yaml
 	[ -f "$f" ] || { echo "workloads-up: CRD $f is missing" >&2; exit 1; }
 	kubectl --kubeconfig="$KUBECONFIG" apply --server-side -f "$f" >/dev/null
 done
-kubectl --kubeconfig="$KUBECONFIG" wait --for=condition=Established --timeout=30s \
-	crd/jobsets.jobset.x-k8s.io crd/leaderworkersets.leaderworkerset.x-k8s.io >/dev/null
+# (Not `kubectl wait`: it fails at once while a new CRD has no status yet.)
+established() {
+	local c
+	for c in "${crds[@]}"; do
+		[ "$(kubectl --kubeconfig="$KUBECONFIG" get crd "$c" \
+			-o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] || return 1
+	done
+}
+stack_wait "the CRDs ${crds[*]} to be established" 30 established
 
 # Webhook serving certificates (controller-runtime reads tls.crt/tls.key).
 certs=$STACK_DIR/workload-certs
@@ -100,35 +112,50 @@ YAML
 
 # The controllers default and validate their objects in these webhooks;
 # without them they dereference unset fields and panic.  Paths and rules
-# are those of their modules' config/.../webhook/manifests.yaml.
-register_webhooks() {
-	ca=$(base64 -w0 <"$CA_CERT")
-	{
-		echo "apiVersion: admissionregistration.k8s.io/v1"
-		echo "kind: MutatingWebhookConfiguration"
-		echo "metadata: {name: stack-workload-controllers}"
-		echo "webhooks:"
+# are those of their modules' config/.../webhook/manifests.yaml.  One pair
+# of configurations per controller, so that one not started has none.
+# webhooks_jobset / webhooks_lws KIND: the entries of that kind.
+webhooks_jobset() {
+	if [ "$1" = Mutating ]; then
 		webhook mjobset.kb.io 9444 /mutate-jobset-x-k8s-io-v1alpha2-jobset \
 			jobset.x-k8s.io v1alpha2 jobsets CREATE
 		webhook mpod.jobset.kb.io 9444 /mutate--v1-pod "" v1 pods CREATE \
 			jobset.sigs.k8s.io/jobset-name
+	else
+		webhook vjobset.kb.io 9444 /validate-jobset-x-k8s-io-v1alpha2-jobset \
+			jobset.x-k8s.io v1alpha2 jobsets "CREATE, UPDATE"
+	fi
+}
+webhooks_lws() {
+	if [ "$1" = Mutating ]; then
 		webhook mleaderworkerset.kb.io 9445 /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset \
 			leaderworkerset.x-k8s.io v1 leaderworkersets "CREATE, UPDATE"
 		webhook mpod.lws.kb.io 9445 /mutate--v1-pod "" v1 pods CREATE \
 			leaderworkerset.sigs.k8s.io/name
-		echo "---"
-		echo "apiVersion: admissionregistration.k8s.io/v1"
-		echo "kind: ValidatingWebhookConfiguration"
-		echo "metadata: {name: stack-workload-controllers}"
-		echo "webhooks:"
-		webhook vjobset.kb.io 9444 /validate-jobset-x-k8s-io-v1alpha2-jobset \
-			jobset.x-k8s.io v1alpha2 jobsets "CREATE, UPDATE"
+	else
 		webhook vleaderworkerset.kb.io 9445 /validate-leaderworkerset-x-k8s-io-v1-leaderworkerset \
 			leaderworkerset.x-k8s.io v1 leaderworkersets "CREATE, UPDATE"
-	} | kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
+	fi
+}
+# register_webhooks NAME
+register_webhooks() {
+	local kind
+	ca=$(base64 -w0 <"$CA_CERT")
+	for kind in Mutating Validating; do
+		echo "---"
+		echo "apiVersion: admissionregistration.k8s.io/v1"
+		echo "kind: ${kind}WebhookConfiguration"
+		echo "metadata: {name: stack-$1}"
+		echo "webhooks:"
+		"webhooks_$1" "$kind"
+	done | kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
 }
 
-controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io 9444 8091 8441)" 8091
-controller lws "$LWS" "$(config lws config.lws.x-k8s.io 9445 8092 8442)" 8092
-register_webhooks
+for w in "${want[@]}"; do
+	case $w in
+	jobset) controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io 9444 8091 8441)" 8091 ;;
+	lws) controller lws "$LWS" "$(config lws config.lws.x-k8s.io 9445 8092 8442)" 8092 ;;
+	esac
+	register_webhooks "$w"
+done
 awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "workloads-up: ready in %.1fs\n", b - a }'

@@ -16,12 +16,13 @@ die() { echo "k8s: ERROR: $*" >&2; exit 1; }
 # Env var, then PATH, then the build-k8s.sh cache (building if missing).
 # etcd: Debian's /usr/bin/etcd (3.4) is on PATH and works with 1.34.
 resolve_binaries() {
-	stack_resolve_bin ETCD etcd build
-	stack_resolve_bin KUBE_APISERVER kube-apiserver build
-	stack_resolve_bin KUBE_CONTROLLER_MANAGER kube-controller-manager build
-	stack_resolve_bin KWOK kwok build
-	# Not run by the stack: the extender e2e and the bench start it.
-	stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
+	# The scripts, tests and demo need a kubectl: built with the rest when
+	# the machine has none.  (kube-scheduler is not run by the stack: the
+	# extender e2e and the bench build it when they need it.)
+	local kubectl=()
+	command -v kubectl >/dev/null 2>&1 || kubectl=(KUBECTL=kubectl)
+	stack_resolve_bins ETCD=etcd KUBE_APISERVER=kube-apiserver \
+		KUBE_CONTROLLER_MANAGER=kube-controller-manager KWOK=kwok "${kubectl[@]}"
 }
 
 # api_curl PATH [CURL_ARGS...]: curl as admin (client cert) against the apiserver.
