@@ -13,6 +13,7 @@ PKGS=(
 	etcd-server etcd-client openssl curl procps psmisc iproute2 kmod
 	# test tooling
 	valgrind clang libclang-rt-14-dev wrk jq python3-prometheus-client
+	debootstrap
 )
 
 missing=()
