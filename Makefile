@@ -14,15 +14,48 @@ PKG_CFLAGS	= $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $$(PKGS)))$(PKG_C
 PKG_LIBS	= $(eval PKG_LIBS := $$(shell pkg-config --libs $$(PKGS)))$(PKG_LIBS)
 CFLAGS		+= -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
 		   -Iinclude $(PKG_CFLAGS)
-LDLIBS		+= $(PKG_LIBS) -lslurm -pthread
+LDLIBS		+= $(PKG_LIBS) $(SLURM_LIBS) -pthread
 CHECK_CFLAGS	= $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
 CHECK_LIBS	= $(eval CHECK_LIBS := $$(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
 
+# libslurm: the daemons must be built against the libslurm of the site's
+# slurmctld (a client talks only to controllers within about two releases
+# of its own).  Found, in order: SLURM_PREFIX (a site's own install, e.g.
+# /opt/slurm), the slurm.pc that Slurm installs, the system's.  Its headers
+# come in with -isystem: slurm.h does not build warning-free under our
+# warnings.
+ifneq ($(SLURM_PREFIX),)
+SLURM_CFLAGS	:= -isystem $(SLURM_PREFIX)/include
+SLURM_LIBS	:= -L$(SLURM_PREFIX)/lib -Wl,-rpath,$(SLURM_PREFIX)/lib -lslurm
+else
+SLURM_CFLAGS	= $(eval SLURM_CFLAGS := $$(shell pkg-config --cflags slurm 2>/dev/null | sed 's/-I/-isystem /g'))$(SLURM_CFLAGS)
+SLURM_LIBS	= $(eval SLURM_LIBS := $$(or $$(shell pkg-config --libs slurm 2>/dev/null),-lslurm))$(SLURM_LIBS)
+endif
+CFLAGS		+= $(SLURM_CFLAGS)
+
 BUILD		?= build
+BINDIR		?= .
 # Instrumented builds (asan) keep their own library under their BUILD dir.
 LIBK8S_A	?= libk8s.a
 STACK_DIR	?= /var/lib/slurm-bridge-stack
 export STACK_DIR
+
+# SLURM=24.11 or SLURM=26.05: `make all` and `make check` run inside the
+# Debian root of that Slurm release (scripts/slurm/root.sh), against its
+# libslurm, and leave everything in build-slurm-<release>/.  22.05 is the
+# host's own (Debian 12), built in place.  The stack's scripts pick the
+# binaries of the release the stack runs.
+SLURM		?= 22.05
+export SLURM
+ifneq ($(SLURM),22.05)
+ifeq ($(SLURM_IN_ROOT),)
+SLURM_DELEGATE	:= 1
+else
+BUILD		:= build-slurm-$(SLURM)
+BINDIR		:= build-slurm-$(SLURM)
+LIBK8S_A	:= build-slurm-$(SLURM)/libk8s.a
+endif
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -63,17 +96,26 @@ TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
 
-all: $(LIBK8S_A) slurm-bridge slurm-bridge-admission
+ifeq ($(SLURM_DELEGATE),1)
+all check:
+	$(Q)scripts/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
+else
+all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission
+
+# Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
+check: $(BUILD)/check_unit
+	$(Q)$(BUILD)/check_unit
+endif
 
 $(LIBK8S_A): $(LIBK8S_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-slurm-bridge: $(BRIDGE_OBJS) $(LIBK8S_A)
+$(BINDIR)/slurm-bridge: $(BRIDGE_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BRIDGE_OBJS) $(LIBK8S_A) $(LDLIBS)
 
-slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
+$(BINDIR)/slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) $(LIBK8S_A) $(LDLIBS)
 
@@ -100,10 +142,6 @@ $(BUILD)/check_unit: $(TEST_OBJS) $(LIBK8S_A)
 $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
-
-# Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
-check: $(BUILD)/check_unit
-	$(Q)$(BUILD)/check_unit
 
 # The unit tests under valgrind, then e2e scenarios with both daemons under
 # valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
@@ -255,7 +293,7 @@ fmt:
 		$(TEST_SRCS) include/*.h bridge/*.h admission/*.h
 
 clean:
-	rm -rf build build-asan build-fuzz libk8s.a slurm-bridge slurm-bridge-admission
+	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission
 
 .PHONY: all check check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers

@@ -2,19 +2,27 @@
 # Installs the Debian packages that the build, the tests and the local stack
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).
+#
+# Usage: deps.sh [--slurm-root]
+#   --slurm-root: only what a root of another Debian suite needs to build the
+#   daemons against its libslurm and run its Slurm half of the stack
+#   (scripts/slurm/root.sh installs it there).
 set -euo pipefail
 
-PKGS=(
-	# build
-	build-essential pkg-config libcurl4-openssl-dev libjansson-dev
-	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev
-	# stack
-	munge slurmctld slurmd slurmdbd slurm-client mariadb-server
-	etcd-server etcd-client openssl curl procps psmisc iproute2 kmod
-	# test tooling
-	valgrind clang libclang-rt-14-dev wrk jq python3-prometheus-client
-	debootstrap
-)
+BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
+	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev)
+SLURM_PKGS=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server
+	openssl curl procps psmisc iproute2 util-linux valgrind)
+if [ "${1:-}" = --slurm-root ]; then
+	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}")
+else
+	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}"
+		# the Kubernetes half of the stack
+		etcd-server etcd-client kmod
+		# test tooling
+		clang libclang-rt-14-dev wrk jq python3-prometheus-client
+		debootstrap)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

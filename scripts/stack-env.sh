@@ -65,6 +65,21 @@ MYSQL_DIR=$STACK_DIR/mysql
 MYSQL_SOCKET=$RUN_DIR/mysqld.sock
 MUNGE_SOCKET=/run/munge/munge.socket.2   # munge's default: clients need no env
 
+# --- Slurm release -------------------------------------------------------------
+# SLURM picks the Slurm release of the stack.  22.05 is Debian 12's own,
+# installed on the host; the others run in a root of the Debian suite that
+# ships them (scripts/slurm/root.sh), and the daemons are built against it.
+SLURM=${SLURM:-22.05}
+SLURM_RELEASES="22.05=host 24.11=trixie 26.05=sid"
+# slurm_release_suite RELEASE: the suite of RELEASE ("host" for 22.05).
+slurm_release_suite() {
+	local e
+	for e in $SLURM_RELEASES; do
+		if [ "${e%%=*}" = "$1" ]; then echo "${e#*=}"; return 0; fi
+	done
+	return 1
+}
+
 # --- Versions and binaries -------------------------------------------------
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
