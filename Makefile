@@ -45,7 +45,8 @@ export STACK_DIR
 # libslurm, and leave everything in build-slurm-<release>/.  22.05 is the
 # host's own (Debian 12), built in place.  The stack's scripts pick the
 # binaries of the release the stack runs.
-SLURM		?= 22.05
+# Unset, it is the release the local stack runs (cluster-up records it).
+SLURM		?= $(or $(shell cat $(STACK_DIR)/slurm-release 2>/dev/null),22.05)
 export SLURM
 ifneq ($(SLURM),22.05)
 ifeq ($(SLURM_IN_ROOT),)
@@ -283,6 +284,16 @@ test: deps
 demo:
 	$(Q)scripts/demo.sh
 
+# The daemons built and unit-tested against every Slurm release the stack
+# knows (scripts/stack-env.sh: SLURM_RELEASES), each in its own root but
+# the host's.
+SLURM_RELEASES_ALL = $(shell sed -n 's/^SLURM_RELEASES="\(.*\)"/\1/p' scripts/stack-env.sh | sed 's/=[a-z]*//g')
+check-releases:
+	$(Q)for r in $(SLURM_RELEASES_ALL); do \
+		echo "check-releases: Slurm $$r"; \
+		$(MAKE) --no-print-directory SLURM=$$r all check || exit 1; \
+	done
+
 # The install path from nothing: make deps, make all and make check in a
 # clean Debian 12 root made by debootstrap (scripts/fresh-check.sh).
 fresh-check: deps
@@ -295,7 +306,7 @@ fmt:
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission
 
-.PHONY: all check check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt clean fuzz workload-controllers
 
 -include $(DEPS)

@@ -11,9 +11,9 @@ top=$(cd "$here/.." && pwd)
 ADMISSION_LISTEN=${ADMISSION_LISTEN:-127.0.0.1:9443}
 start=$(date +%s%N)
 
-for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY"; do
+for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY" "$BRIDGE_BIN" "$ADMISSION_BIN"; do
 	if [ ! -f "$f" ]; then
-		echo "bridge-up: $f is missing: run 'make cluster-up' first" >&2
+		echo "bridge-up: $f is missing: run 'make cluster-up' and 'make all' (make bridge-up does both)" >&2
 		exit 1
 	fi
 done
@@ -31,9 +31,15 @@ up_to_date() {
 
 # daemon NAME READY_CMD ARGS...: (re)starts NAME unless it is current.
 # DAEMON_WRAPPER runs both under a tool (scripts/sanitize.sh: valgrind);
-# DAEMON_COMM is then the process name the PID files stand for.
+# DAEMON_COMM is then the process name the PID files stand for.  Both are
+# the binaries built for the stack's Slurm release, run where its libslurm
+# is (STACK_EXEC: the release's root, or here).
 daemon() {
-	local name=$1 ready=$2 bin=$top/$1; shift 2
+	local name=$1 ready=$2 bin; shift 2
+	case $name in
+	slurm-bridge) bin=$BRIDGE_BIN ;;
+	*) bin=$ADMISSION_BIN ;;
+	esac
 	local pidfile=$RUN_DIR/$name.pid
 	if up_to_date "$pidfile" "$bin"; then
 		echo "bridge-up: $name already running (pid $(stack_pid "$pidfile"))"
@@ -41,7 +47,7 @@ daemon() {
 	fi
 	stack_stop "$name" "$pidfile" "${DAEMON_COMM:-$name}" 30 >/dev/null
 	# shellcheck disable=SC2086
-	stack_spawn "$name" ${DAEMON_WRAPPER:-} "$bin" "$@"
+	stack_spawn "$name" "${STACK_EXEC[@]}" ${DAEMON_WRAPPER:-} "$bin" "$@"
 	if ! stack_wait "$name to be ready" 30 $ready; then
 		stack_log_tail "$name" 30
 		exit 1

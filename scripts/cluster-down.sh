@@ -71,5 +71,7 @@ if [ -d "$RUN_DIR" ]; then
 	stop_slurm
 	wait "$k8s_pid"
 fi
+# The mounts of a Slurm root (scripts/slurm/in-root.sh), now unused.
+"$here/slurm/in-root.sh" --umount
 if [ "$purge" = 1 ]; then purge_state; fi
 echo "cluster-down: done in $(elapsed)$([ "$purge" = 1 ] || echo " (state kept in $STACK_DIR; --purge removes it)")"

@@ -45,6 +45,21 @@ fi
 echo "$NODES" >"$STACK_DIR/nodes"
 export NODES STACK_DIR
 
+# Another Slurm release than the one running: its state (StateSaveLocation,
+# the accounting database) is not for this one, and the daemons built for
+# the old one must go too.  Stop the stack, start Slurm from nothing.
+slurm_prev=$(cat "$STACK_DIR/slurm-release" 2>/dev/null || true)
+if [ -z "$slurm_prev" ] && [ -d "$SLURM_STATE_DIR" ]; then slurm_prev=22.05; fi
+slurm_release_suite "$SLURM" >/dev/null ||
+	{ echo "cluster-up: SLURM=$SLURM is not a release the stack knows ($SLURM_RELEASES)" >&2; exit 1; }
+if [ -n "$slurm_prev" ] && [ "$slurm_prev" != "$SLURM" ]; then
+	echo "cluster-up: switching Slurm from $slurm_prev to $SLURM: the stack stops, and Slurm's state is removed"
+	SLURM=$slurm_prev "$here/cluster-down.sh"
+	rm -rf "$SLURM_STATE_DIR" "$MYSQL_DIR" "$SLURM_BIN_DIR"
+fi
+echo "$SLURM" >"$STACK_DIR/slurm-release"
+export SLURM
+
 # The two halves do not depend on each other: bring them up concurrently
 # (MariaDB initialisation and apiserver start-up overlap).
 "$here/slurm/up.sh" &

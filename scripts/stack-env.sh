@@ -69,6 +69,9 @@ MUNGE_SOCKET=/run/munge/munge.socket.2   # munge's default: clients need no env
 # SLURM picks the Slurm release of the stack.  22.05 is Debian 12's own,
 # installed on the host; the others run in a root of the Debian suite that
 # ships them (scripts/slurm/root.sh), and the daemons are built against it.
+# Unset, it is the release the stack was brought up with (cluster-up keeps
+# it in $STACK_DIR/slurm-release), else 22.05.
+if [ -z "${SLURM:-}" ] && [ -s "$STACK_DIR/slurm-release" ]; then SLURM=$(cat "$STACK_DIR/slurm-release"); fi
 SLURM=${SLURM:-22.05}
 SLURM_RELEASES="22.05=host 24.11=trixie 26.05=sid"
 # slurm_release_suite RELEASE: the suite of RELEASE ("host" for 22.05).
@@ -79,6 +82,29 @@ slurm_release_suite() {
 	done
 	return 1
 }
+# On a release of its own root, the host reaches that root's Slurm through
+# $SLURM_BIN_DIR: "in-root CMD..." runs CMD there, and sinfo, squeue,
+# sacct, scontrol, ... are wrappers of it, first on PATH (cluster-up writes
+# them).  STACK_EXEC is the prefix that runs one of our daemons in the
+# right place, and BRIDGE_BIN and ADMISSION_BIN are the binaries built for
+# the release (make SLURM=... all).
+SLURM_BIN_DIR=$STACK_DIR/slurm-bin
+SLURM_CLIENTS="sinfo squeue sacct sacctmgr scontrol scancel salloc sbatch srun sprio sshare sdiag sstat sreport"
+_top=$(cd "$STACK_SCRIPTS/.." && pwd)
+if [ "$SLURM" = 22.05 ]; then
+	STACK_EXEC=()
+	BRIDGE_BIN=${BRIDGE_BIN:-$_top/slurm-bridge}
+	ADMISSION_BIN=${ADMISSION_BIN:-$_top/slurm-bridge-admission}
+else
+	STACK_EXEC=()
+	[ -n "${SLURM_IN_ROOT:-}" ] || STACK_EXEC=("$SLURM_BIN_DIR/in-root")
+	BRIDGE_BIN=${BRIDGE_BIN:-$_top/build-slurm-$SLURM/slurm-bridge}
+	ADMISSION_BIN=${ADMISSION_BIN:-$_top/build-slurm-$SLURM/slurm-bridge-admission}
+	if [ -z "${SLURM_IN_ROOT:-}" ]; then
+		case ":$PATH:" in *":$SLURM_BIN_DIR:"*) ;; *) export PATH=$SLURM_BIN_DIR:$PATH ;; esac
+	fi
+fi
+unset _top
 
 # --- Versions and binaries -------------------------------------------------
 K8S_VERSION=${K8S_VERSION:-v1.34.4}

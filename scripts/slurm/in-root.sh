@@ -13,6 +13,9 @@
 # `rm -rf --one-file-system`, or after --umount.
 #
 # scripts/slurm/in-root.sh --umount: removes the mounts of every root.
+# scripts/slurm/in-root.sh --bin RELEASE DIR: writes DIR/in-root (the same
+# as this, without the mounts, which the stack keeps) and, beside it, the
+# Slurm client commands as wrappers of it, for the host's PATH.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -26,6 +29,31 @@ if [ "${1:-}" = --umount ]; then
 		while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	exit 0
 fi
+# The one command line that enters a root: same directory when it is
+# there, the root's own PATH, and SLURM_IN_ROOT set for our scripts.
+# chroot_line ROOT RELEASE: that line, with "$@" left to the caller.
+chroot_line() {
+	printf 'chroot %q /usr/bin/env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SLURM=%q SLURM_IN_ROOT=1 /bin/sh -c '\''cd "$1" 2>/dev/null || cd /; shift; exec "$@"'\'' in-root "$PWD"' "$1" "$2"
+}
+
+if [ "${1:-}" = --bin ]; then
+	release=$2 dir=$3
+	root=$("$here/root.sh" "$release")
+	mkdir -p "$dir"
+	{
+		echo '#!/bin/sh'
+		echo "# Written by scripts/slurm/in-root.sh --bin: runs a command in the root"
+		echo "# of Slurm $release (mounted while the stack runs).  Called by another"
+		echo "# name (squeue, sacct, ...), it runs that command."
+		echo 'case $(basename "$0") in in-root) ;; *) set -- "$(basename "$0")" "$@" ;; esac'
+		echo "exec $(chroot_line "$root" "$release") \"\$@\""
+	} >"$dir/in-root.tmp"
+	chmod 0755 "$dir/in-root.tmp"
+	mv "$dir/in-root.tmp" "$dir/in-root"
+	for c in $SLURM_CLIENTS; do ln -sfn in-root "$dir/$c"; done
+	exit 0
+fi
+
 keep=0
 if [ "${1:-}" = --keep ]; then keep=1; shift; fi
 [ $# -ge 2 ] || { echo "usage: in-root.sh [--keep] RELEASE CMD [ARG...] | --umount" >&2; exit 2; }
@@ -47,11 +75,7 @@ for d in "$top" "$STACK_DIR" /tmp; do
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
-run() {
-	chroot "$root" /usr/bin/env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		SLURM="$release" SLURM_IN_ROOT=1 /bin/sh -c 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"' \
-		in-root "$PWD" "$@"
-}
+run() { eval "$(chroot_line "$root" "$release") \"\$@\""; }
 if [ "$keep" = 1 ] || [ ${#made[@]} -eq 0 ]; then
 	run "$@"
 	exit

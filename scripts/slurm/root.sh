@@ -36,11 +36,19 @@ command -v debootstrap >/dev/null || die "debootstrap is missing: run 'make deps
 # The suite's slurmctld version, from its package index (sid's index is
 # past its Valid-Until date on some mirrors: nothing here checks it).  awk
 # reads to the end, so that the pipe is never cut short.
+# Resolved once a day: the answer is kept in $K8S_CACHE/slurm-roots/SUITE.version.
 arch=$(dpkg --print-architecture)
-version=$(curl -fsS --max-time 120 "$MIRROR/dists/$suite/main/binary-$arch/Packages.xz" | xz -dc |
-	awk '/^Package: slurmctld$/ { p = 1; next } p && /^Version: / && v == "" { v = $2 } /^$/ { p = 0 }
-		END { print v }') ||
-	die "cannot read the $suite package index from $MIRROR"
+vfile=$K8S_CACHE/slurm-roots/$suite.version
+mkdir -p "$K8S_CACHE/slurm-roots"
+if [ -s "$vfile" ] && [ -n "$(find "$vfile" -mmin -1440)" ]; then
+	version=$(cat "$vfile")
+else
+	version=$(curl -fsS --max-time 120 "$MIRROR/dists/$suite/main/binary-$arch/Packages.xz" | xz -dc |
+		awk '/^Package: slurmctld$/ { p = 1; next } p && /^Version: / && v == "" { v = $2 } /^$/ { p = 0 }
+			END { print v }') ||
+		die "cannot read the $suite package index from $MIRROR"
+	if [ -n "$version" ]; then echo "$version" >"$vfile"; fi
+fi
 [ -n "$version" ] || die "$suite has no slurmctld package"
 case $version in
 "$release".*|*:"$release".*) ;;

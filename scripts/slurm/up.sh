@@ -12,6 +12,14 @@ set -euo pipefail
 . "$(dirname "$0")/../stack-env.sh"
 stack_validate_nodes
 
+# A release with a root of its own: this script runs again in that root,
+# whose mounts stay while its daemons run; the host reaches its Slurm
+# through the wrappers in $SLURM_BIN_DIR.
+if [ "$SLURM" != 22.05 ] && [ -z "${SLURM_IN_ROOT:-}" ]; then
+	"$STACK_SCRIPTS/slurm/in-root.sh" --bin "$SLURM" "$SLURM_BIN_DIR"
+	exec "$STACK_SCRIPTS/slurm/in-root.sh" --keep "$SLURM" "$0" "$@"
+fi
+
 MYSQL_CNF=$STACK_DIR/mariadb.cnf
 DB_PASS_FILE=$SLURM_STATE_DIR/dbpass
 DB_USER=slurm
@@ -207,8 +215,6 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 MailProg=/bin/true
-MpiDefault=none
-SwitchType=switch/none
 $(comm_params_line)
 
 # State, PID files and logs under \$STACK_DIR; %n = node name (multiple slurmd).
@@ -221,10 +227,10 @@ SlurmdLogFile=$LOG_DIR/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 
-# No cgroups here: track processes by /proc, no task containment.
+# No cgroups here: track processes by /proc.  No task plugin, no job
+# accounting gather, no MPI and no switch plugin: those are the defaults,
+# and their "none" plugins, which 22.05 has, are gone from 23.11 on.
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
 # Nodes claim more CPUs/memory/GPUs than this host has.
 SlurmdParameters=config_overrides
 
@@ -322,6 +328,7 @@ setup_accounting() {
 	if grep -qx 'bridge|root' <<<"$assocs" && grep -qx 'research|root' <<<"$assocs" &&
 		sacctmgr -n -P show user root format=defaultaccount | grep -qx bridge; then
 		setup_qos
+		setup_test_user
 		return 0
 	fi
 	if ! sacctmgr -n -P show cluster format=cluster | grep -qx "$SLURM_CLUSTER"; then
@@ -344,6 +351,27 @@ setup_accounting() {
 		log "default account of root is bridge"
 	fi
 	setup_qos
+	setup_test_user
+}
+
+# A Unix user alice (group research), with an association to account
+# research, for jobs placed on a user's behalf (the user-id annotation).
+# She exists where Slurm runs: on the host, or in the release's root.
+STACK_USER=alice STACK_USER_UID=4242 STACK_GROUP=research STACK_GROUP_GID=4242
+setup_test_user() {
+	if ! getent group "$STACK_GROUP" >/dev/null; then
+		groupadd -g "$STACK_GROUP_GID" "$STACK_GROUP"
+	fi
+	if ! getent passwd "$STACK_USER" >/dev/null; then
+		useradd -u "$STACK_USER_UID" -g "$STACK_GROUP" -M -d /nonexistent \
+			-s /usr/sbin/nologin -c "slurm-bridge stack test user" "$STACK_USER"
+		log "added Unix user $STACK_USER ($STACK_USER_UID) in group $STACK_GROUP"
+	fi
+	if ! sacctmgr -n -P show assoc where user="$STACK_USER" format=account | grep -qx research; then
+		sacctmgr -i add user "$STACK_USER" Account=research DefaultAccount=research \
+			Cluster="$SLURM_CLUSTER" >/dev/null
+		log "added user $STACK_USER to account research"
+	fi
 }
 
 # QOS "urgent" preempts "normal" (PreemptType=preempt/qos in slurm.conf).

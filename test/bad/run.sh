@@ -75,7 +75,6 @@ SLOW_EACH=${BAD_SLOW_EACH:-5}
 MALLOC_TUNABLES=${BAD_MALLOC_TUNABLES-glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072}
 NICE=${BAD_NICE:-10}
 API_WAIT=${BAD_API_WAIT:-90}
-ADMISSION_BIN=${ADMISSION_BIN:-./slurm-bridge-admission}
 BAD_DIR=test/data/bad
 MANIFEST=$BAD_DIR/cases.tsv
 ANSWER_LIMIT=5		# s: the webhooks' timeoutSeconds
@@ -393,10 +392,10 @@ start_webhook() {
 	    --tls-key "$ADMISSION_KEY" --kubeconfig "$ADMISSION_KUBECONFIG")
 	[ -f "$BRIDGE_CONFIG" ] && args+=(--config "$BRIDGE_CONFIG")
 	if [ -n "$MALLOC_TUNABLES" ]; then
-		GLIBC_TUNABLES=$MALLOC_TUNABLES "$ADMISSION_BIN" "${args[@]}" \
+		GLIBC_TUNABLES=$MALLOC_TUNABLES "${STACK_EXEC[@]}" "$ADMISSION_BIN" "${args[@]}" \
 		    </dev/null >"$WORK/admission.log" 2>&1 &
 	else
-		"$ADMISSION_BIN" "${args[@]}" </dev/null >"$WORK/admission.log" 2>&1 &
+		"${STACK_EXEC[@]}" "$ADMISSION_BIN" "${args[@]}" </dev/null >"$WORK/admission.log" 2>&1 &
 	fi
 	SERVER_PID=$!
 	for ((i = 0; i < 300; i++)); do

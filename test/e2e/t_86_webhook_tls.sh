@@ -35,7 +35,7 @@ tls_metric() {
 scenario "webhook TLS: certificate rotation without a restart"
 tls_pair one; tls_pair two; tls_pair three
 tls_install one
-"$E2E_DIR/../../slurm-bridge-admission" --listen "127.0.0.1:$TLS_PORT" \
+"${STACK_EXEC[@]}" "$ADMISSION_BIN" --listen "127.0.0.1:$TLS_PORT" \
 	--tls-cert "$TLS_DIR/tls.crt" --tls-key "$TLS_DIR/tls.key" \
 	--config "$BRIDGE_CONFIG" --kubeconfig "$ADMISSION_KUBECONFIG" \
 	>"$TLS_DIR/admission.log" 2>&1 &

@@ -11,7 +11,7 @@ tls_dir=$(mktemp -d)
 pki=$STACK_DIR/pki
 stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
 [ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
-"$E2E_DIR/../../slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+"${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
 	--listen 127.0.0.1:8099 --tls-cert "$pki/admission.crt" --tls-key "$pki/admission.key" \
 	--client-ca "$pki/ca.crt" >"$tls_dir/bridge.log" 2>&1 &
 tls_bridge=$!
@@ -63,7 +63,7 @@ check_eq "on the node Slurm allocated" "$(job_field "$jobid" NodeList)" "$(pod_f
 kill "$tls_sched" 2>/dev/null; wait "$tls_sched" 2>/dev/null
 k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
 kill "$tls_bridge" 2>/dev/null; wait "$tls_bridge" 2>/dev/null
-out=$("$E2E_DIR/../../slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+out=$("${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
 	--listen 127.0.0.1:8099 --client-ca "$pki/ca.crt" 2>&1)
 check_match "--client-ca without a certificate is a startup error" "$out" "needs --tls-cert"
 rm -rf "$tls_dir"

@@ -264,7 +264,7 @@ if want leader; then
 	[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
 	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
 	ha_start() {
-		POD_NAMESPACE=kube-system "$top/slurm-bridge" --kubeconfig "$BRIDGE_KUBECONFIG" \
+		POD_NAMESPACE=kube-system "${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
 			--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
 			>"$ha_dir/$1.log" 2>&1 &
 		echo $!
