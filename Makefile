@@ -76,7 +76,7 @@ SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c \
 		   bridge/extcall.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c bridge/writepool.c \
-		   bridge/writer.c bridge/slurm.c bridge/leader.c bridge/api.c \
+		   bridge/writer.c bridge/slurm.c bridge/owner.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \

@@ -67,8 +67,10 @@ struct jobspec {
 	uint32_t	 max_nodes;
 	uint32_t	 req_switch;	/* switches: max leaf switches */
 	uint32_t	 wait4switch;	/* ... and max wait, seconds */
-	uint32_t	 user_id;
-	uint32_t	 group_id;
+	uint32_t	 user_id;	/* when user_name is NULL */
+	uint32_t	 group_id;	/* when group_name is NULL */
+	char		*user_name;	/* user-id given as a name */
+	char		*group_name;	/* group-id given as a name */
 	int		 has_user_id;
 	int		 has_group_id;
 	uint32_t	 time_limit;	/* minutes; 0: partition default */

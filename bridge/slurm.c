@@ -18,6 +18,7 @@
 
 #include "xmalloc.h"
 #include "bridge.h"
+#include "owner.h"
 
 /* Exported by libslurm but not declared in slurm.h (22.05). */
 extern char	*slurm_job_state_string(uint32_t);
@@ -104,8 +105,8 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->time_limit = js->time_limit;
 	if (js->priority > 0)
 		d->priority = js->priority;
-	d->user_id = js->has_user_id ? js->user_id : getuid();
-	d->group_id = js->has_group_id ? js->group_id : getgid();
+	d->user_id = getuid();
+	d->group_id = getgid();
 	d->work_dir = (char *)(uintptr_t)"/";
 }
 
@@ -202,6 +203,10 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	*layout = NULL;
 	*permanent = 0;
 	sctl_desc_fill(&d, js);
+	if (owner_resolve(js, &d.user_id, &d.group_id, err, errlen) == -1) {
+		*permanent = 1;
+		return (-1);
+	}
 	t0 = metrics_now();
 	rc = slurm_allocate_resources(&d, &resp);
 	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);

@@ -38,6 +38,8 @@ jobspec_cleanup(struct jobspec *js)
 	free(js->licenses);
 	free(js->wckey);
 	free(js->mcs_label);
+	free(js->user_name);
+	free(js->group_name);
 	jobspec_init(js);
 }
 
@@ -167,6 +169,43 @@ ann_uint(const json_t *pod, const char *key, uint32_t min, uint32_t max,
 		return (-1);
 	}
 	*out = (uint32_t)n;
+	return (0);
+}
+
+/*
+ * user-id and group-id: a number, or a name in the form useradd takes (a
+ * lower-case letter or _, then lower-case letters, digits, _, . or -, at
+ * most 32 characters, an optional final $).  Only the form is checked here,
+ * by both daemons; the scheduler resolves a name on its own host.
+ */
+static int
+ann_ident(const json_t *pod, const char *key, const char *what,
+    uint32_t *id, char **name, int *has, char *err, size_t errlen)
+{
+	char		 full[128];
+	const char	*v, *p;
+	size_t		 len;
+
+	snprintf(full, sizeof(full), ANN_PREFIX "%s", key);
+	if ((v = k8s_obj_annotation(pod, full)) == NULL)
+		return (0);
+	*has = 1;
+	if (isdigit((unsigned char)*v))
+		return (ann_uint(pod, key, 0, 0x7ffffffe, what, id, err,
+		    errlen));
+	len = strlen(v);
+	for (p = v; *p != '\0'; p++)
+		if (!(islower((unsigned char)*p) || *p == '_' ||
+		    (p > v && (isdigit((unsigned char)*p) || *p == '.' ||
+		    *p == '-')) || (*p == '$' && p[1] == '\0' && p > v)))
+			break;
+	if (len == 0 || len > 32 || *p != '\0') {
+		snprintf(err, errlen, "annotation %s: \"%.32s\" is not %s",
+		    full, v, what);
+		return (-1);
+	}
+	free(*name);
+	*name = xstrdup(v);
 	return (0);
 }
 
@@ -395,16 +434,15 @@ translate_pod(const struct translate_src *src,
 	    ann_uint(view, "max-nodes", 1, 100000,
 	    "a whole number of nodes from 1 to 100000", &js->max_nodes, err,
 	    errlen) == -1 ||
-	    ann_uint(view, "user-id", 0, 0x7ffffffe,
-	    "a numeric user id", &js->user_id, err, errlen) == -1 ||
-	    ann_uint(view, "group-id", 0, 0x7ffffffe,
-	    "a numeric group id", &js->group_id, err, errlen) == -1 ||
+	    ann_ident(view, "user-id", "a user id (0 to 2147483646) or a user "
+	    "name (a-z or _, then a-z, 0-9, _ . -; at most 32)", &js->user_id,
+	    &js->user_name, &js->has_user_id, err, errlen) == -1 ||
+	    ann_ident(view, "group-id", "a group id (0 to 2147483646) or a "
+	    "group name (a-z or _, then a-z, 0-9, _ . -; at most 32)",
+	    &js->group_id, &js->group_name, &js->has_group_id, err,
+	    errlen) == -1 ||
 	    ann_bool(view, "exclusive", &js->exclusive, err, errlen) == -1)
 		goto fail;
-	js->has_user_id = k8s_obj_annotation(view, ANN_PREFIX "user-id") !=
-	    NULL;
-	js->has_group_id = k8s_obj_annotation(view, ANN_PREFIX "group-id") !=
-	    NULL;
 	if (js->min_nodes != 0 && js->max_nodes != 0 &&
 	    js->max_nodes < js->min_nodes) {
 		snprintf(err, errlen, "annotation " ANN_PREFIX "max-nodes (%u) "

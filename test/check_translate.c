@@ -65,9 +65,11 @@ jobspec_json(const struct jobspec *js)
 	set_uint(o, "req_switch", js->req_switch);
 	set_uint(o, "wait4switch", js->wait4switch);
 	if (js->has_user_id)
-		json_object_set_new(o, "user_id", json_integer(js->user_id));
+		json_object_set_new(o, "user_id", js->user_name != NULL ?
+		    json_string(js->user_name) : json_integer(js->user_id));
 	if (js->has_group_id)
-		json_object_set_new(o, "group_id", json_integer(js->group_id));
+		json_object_set_new(o, "group_id", js->group_name != NULL ?
+		    json_string(js->group_name) : json_integer(js->group_id));
 	return (o);
 }
 

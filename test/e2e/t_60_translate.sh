@@ -50,6 +50,31 @@ check "the Job's pod is submitted" wait_for 30 dlabelled
 djob=$(pod_field "$ns" "$(dpod)" "$JP_JOBID")
 check_eq "activeDeadlineSeconds 150 becomes a 3-minute time limit" "$(job_field "$djob" TimeLimit)" 00:03:00
 
+scenario "jobs owned by the user named in user-id"
+# The stack's user alice (uid 4242, group research, account research).
+# From Slurm 23.11 the job belongs to whoever the credential names, not to
+# user_id in the request: this checks the owner Slurm records.
+pod_yaml "$ns" as-alice 1 64Mi "  annotations: {$A/user-id: alice, $A/account: research}" |
+	k apply -f - >/dev/null
+pod_yaml "$ns" as-4242 1 64Mi "  annotations: {$A/user-id: \"4242\", $A/group-id: research, $A/account: research}" |
+	k apply -f - >/dev/null
+check "a pod with user-id: alice is bound" wait_for 30 pod_has "$ns" as-alice "$JP_NODE"
+check "a pod with user-id: \"4242\" is bound" wait_for 30 pod_has "$ns" as-4242 "$JP_NODE"
+ajob=$(pod_field "$ns" as-alice "$JP_JOBID")
+check_match "its Slurm job belongs to alice, group research" \
+	"$(job_field "$ajob" UserId) $(job_field "$ajob" GroupId)" '^alice\(4242\) research\(4242\)$'
+check_match "so does the one given by number" \
+	"$(job_field "$(pod_field "$ns" as-4242 "$JP_JOBID")" UserId)" '^alice\(4242\)$'
+acct_alice() { sacct -X -n -P -u alice -o JobID,JobName | grep -q "^$ajob|$ns/as-alice\$"; }
+check "sacct -u alice shows the pod's job" wait_for 30 acct_alice
+out=$(pod_yaml "$ns" as-nobody 1 64Mi "  annotations: {$A/user-id: no-such-user}" | k apply -f - 2>&1)
+check_match "a name no one has is admitted (the webhook checks the form)" "$out" created
+check "and the scheduler says the user does not exist" \
+	wait_for 30 cond_has "$ns" as-nobody 'user-id: no user "no-such-user"'
+out=$(pod_yaml "$ns" as-bad 1 64Mi "  annotations: {$A/user-id: \"Alice Smith\"}" | k apply -f - 2>&1)
+check_match "a malformed name is refused with the accepted form" "$out" \
+	'user-id: "Alice Smith" is not a user id .* or a user name'
+
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "pods without the managed-node toleration"
