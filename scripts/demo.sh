@@ -34,13 +34,8 @@ filler_id=
 # Wall-clock times of the parts, printed at the end.  DEMO_T0 is when
 # `make demo` started.
 T0=${DEMO_T0:-$EPOCHREALTIME}
-t_mark=$T0
-times=()
-lap() {
-	local now=$EPOCHREALTIME
-	times+=("$(awk -v a="$t_mark" -v b="$now" -v w="$1" 'BEGIN { printf "%s %.0fs", w, b - a }')")
-	t_mark=$now
-}
+STACK_T_MARK=$T0
+lap() { stack_lap "$@"; }
 
 if [ -t 1 ]; then B=$'\e[1m' D=$'\e[2m' R=$'\e[0m'; else B='' D='' R=''; fi
 n_step=0
@@ -248,7 +243,7 @@ fi
 # --------------------------------------------------------------------------
 lap workloads
 total=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
-printf '\n%sDone in %dm%02ds%s (%s).\n' "$B" $((total / 60)) $((total % 60)) "$R" "$(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+printf '\n%sDone in %dm%02ds%s (%s).\n' "$B" $((total / 60)) $((total % 60)) "$R" "$(stack_laps)"
 printf 'The demo workloads keep running.  Try it yourself:\n'
 cat <<EOF
   export KUBECONFIG=$KUBECONFIG

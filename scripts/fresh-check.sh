@@ -43,13 +43,8 @@ die() { echo "fresh-check: $*" >&2; exit 1; }
 command -v debootstrap >/dev/null || die "debootstrap is missing: run 'make deps'"
 
 t0=$EPOCHREALTIME
-t_mark=$t0
-times=()
-lap() {
-	local now=$EPOCHREALTIME
-	times+=("$(awk -v a="$t_mark" -v b="$now" -v w="$1" 'BEGIN { printf "%s %.0fs", w, b - a }')")
-	t_mark=$now
-}
+STACK_T_MARK=$t0
+lap() { stack_lap "$@"; }
 
 root=$(mktemp -d /var/tmp/slurm-bridge-fresh.XXXXXX)
 chmod 0755 "$root"    # mktemp's 0700 would lock the system users out
@@ -120,4 +115,4 @@ done
 lap programs
 
 total=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
-echo "fresh-check: passed in ${total}s ($(IFS=,; echo "${times[*]}" | sed 's/,/, /g'))"
+echo "fresh-check: passed in ${total}s ($(stack_laps))"

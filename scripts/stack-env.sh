@@ -167,6 +167,18 @@ stack_resolve_bins() {
 	for e in "$@"; do stack_resolve_bin "${e%%=*}" "${e#*=}" || return 1; done
 }
 
+# Wall-clock laps of a script's parts: stack_lap NAME closes the part
+# that began at the previous lap (or at STACK_T_MARK); stack_laps prints
+# them as "a 1s, b 2s".
+STACK_T_MARK=${STACK_T_MARK:-$EPOCHREALTIME}
+STACK_LAPS=()
+stack_lap() {
+	local now=$EPOCHREALTIME
+	STACK_LAPS+=("$(awk -v a="$STACK_T_MARK" -v b="$now" -v w="$1" 'BEGIN { printf "%s %.0fs", w, b - a }')")
+	STACK_T_MARK=$now
+}
+stack_laps() { (IFS=,; echo "${STACK_LAPS[*]}") | sed 's/,/, /g'; }
+
 # --- Nodes and topology -----------------------------------------------------
 # Leaf switches hold at most 16 nodes, and there are always at least two (so
 # topology-aware placement has something to choose), unless NODES=1.
