@@ -48,6 +48,8 @@ enum stats_rpc {
 	RPC_ALLOCATE,		/* slurm_allocate_resources */
 	RPC_LOAD_JOBS,		/* slurm_load_jobs */
 	RPC_KILL_JOB,		/* slurm_kill_job */
+	RPC_KILL_JOBS,		/* slurm_kill_jobs (24.05) */
+	RPC_ALLOC_LOOKUP,	/* slurm_allocation_lookup */
 	RPC_LOAD_NODES,		/* slurm_load_node(_single) */
 	RPC_UPDATE_NODE,	/* slurm_update_node */
 	RPC_KINDS
@@ -199,7 +201,7 @@ struct sjob {
 	const char	*name;
 	time_t		 submit_time;
 	time_t		 start_time;
-	json_t		*layout;	/* running: [{node, cpus, gres}] */
+	const void	*record;	/* Slurm's record: sctl_job_layout */
 };
 
 typedef void	(*sjob_cb)(const struct sjob *, void *arg);
@@ -216,12 +218,24 @@ int	sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
 	    int *permanent, char *err, size_t errlen);
 int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*
+ * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
+ * ended already count as cancelled.  -1 with the first failure in err.
+ */
+int	sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err,
+	    size_t errlen);
+/*
  * Calls cb for every bridge job when anything changed since *since (0: load
  * everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
  * error.
  */
 int	sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err,
 	    size_t errlen);
+/*
+ * The allocation of a running job seen by sctl_poll, as a new array
+ * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
+ * only for a job whose layout is wanted.
+ */
+json_t	*sctl_job_layout(const struct sjob *);
 /*
  * Drains a Slurm node with reason (for a cordoned Kubernetes node), unless
  * it is drained already: an existing drain keeps its owner and reason.
@@ -236,8 +250,6 @@ int	sctl_node_resume_ours(const char *node, const char *prefix,
 	    int *resumed, char *err, size_t errlen);
 /* The Slurm nodes, as a new object {name: true}; NULL with err. */
 json_t	*sctl_node_names(char *err, size_t errlen);
-/* Expands a hostlist ("n[1-3]") into a new array of node names. */
-json_t	*sctl_hostlist_expand(const char *hostlist);
 
 /* eventer.c: Events posted from their own thread, in order, best effort. */
 struct eventer;
@@ -442,6 +454,7 @@ struct reconcile {
 	int64_t			 next_trim;	/* malloc_trim, monotonic ms */
 	json_t			*writes;	/* group keys with pod writes due */
 	json_t			*releases;	/* pod keys whose finalizer may go */
+	json_t			*orphans;	/* job ids a poll found no pod for */
 	int64_t			 writes_since;	/* monotonic ms */
 };
 

@@ -1,13 +1,22 @@
 /*
  * owner.c: the Unix owner of a placeholder job, from the user-id and
  * group-id annotations (a number or a name each), resolved on the
- * scheduler's host.  Apart from slurm.c because <grp.h>'s struct group
- * would clash with the bridge's own.
+ * scheduler's host; and, for Slurm 23.11 and later, which take a job's
+ * owner from the caller's credential, the owner's identity on the calling
+ * thread for the length of one request.  Apart from slurm.c because
+ * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
+ * reconcile thread.
  */
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <sys/types.h>
+#include <unistd.h>
+
+#include "log.h"
 
 #include "policy.h"
 #include "owner.h"
@@ -66,4 +75,44 @@ owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 			*gid = js->group_id;
 	}
 	return (0);
+}
+
+/*
+ * The raw system calls change the calling thread's credentials only
+ * (glibc's wrappers change every thread's).  The saved IDs stay the
+ * process's own, which is what lets owner_revert() return to them.  Real
+ * and effective IDs both change: munge reads the effective IDs of its
+ * socket's peer, auth/slurm the real ones.
+ */
+int
+owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved)
+{
+	uid_t	suid;
+	gid_t	sgid;
+
+	if (getresuid(&saved->ruid, &saved->euid, &suid) == -1 ||
+	    getresgid(&saved->rgid, &saved->egid, &sgid) == -1)
+		return (-1);
+	if (syscall(SYS_setresgid, (gid_t)gid, (gid_t)gid, (gid_t)-1) == -1)
+		return (-1);
+	if (syscall(SYS_setresuid, (uid_t)uid, (uid_t)uid, (uid_t)-1) == -1) {
+		int e = errno;
+
+		if (syscall(SYS_setresgid, saved->rgid, saved->egid,
+		    (gid_t)-1) == -1)
+			fatal("%s: setresgid back", __func__);
+		errno = e;
+		return (-1);
+	}
+	return (0);
+}
+
+void
+owner_revert(const struct owner_ids *saved)
+{
+	/* The user first: it brings back the right to set the group. */
+	if (syscall(SYS_setresuid, saved->ruid, saved->euid, (uid_t)-1) == -1)
+		fatal("%s: setresuid", __func__);
+	if (syscall(SYS_setresgid, saved->rgid, saved->egid, (gid_t)-1) == -1)
+		fatal("%s: setresgid", __func__);
 }

@@ -6,6 +6,8 @@
  * naming the annotation in err.  Reads the host's user database; owns
  * nothing.
  */
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,4 +15,19 @@ struct jobspec;
 
 int	owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 	    char *err, size_t errlen);
+
+/* The calling thread's IDs before owner_assume. */
+struct owner_ids {
+	uid_t	ruid, euid;
+	gid_t	rgid, egid;
+};
+
+/*
+ * Makes uid/gid the calling thread's real and effective IDs (that thread
+ * only), keeping the old ones in *saved.  0, or -1 with errno (EPERM
+ * without CAP_SETUID/CAP_SETGID) and nothing changed.
+ */
+int	owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved);
+/* Back to *saved; cannot fail while the saved IDs are the process's own. */
+void	owner_revert(const struct owner_ids *saved);
 #endif

@@ -377,20 +377,18 @@ job_update_cb(const struct sjob *j, void *arg)
 {
 	struct reconcile	*r = arg;
 	struct group		*g;
-	char			 msg[256], err[256];
+	char			 msg[256];
 
 	if ((g = group_by_job(r, j->id)) == NULL && j->phase != SJOB_ENDED)
 		g = job_adopt(r, j);
 	if (g == NULL) {
 		if (j->phase != SJOB_ENDED) {
-			/* No live pod wants this job: an orphan. */
-			if (sctl_cancel(j->id, err, sizeof(err)) == -1)
-				log_warnx("slurm job %u: cancel orphan: %s",
-				    j->id, err);
-			else
-				log_info("slurm job %u: cancelled, no pod "
-				    "(%s)", j->id, j->name != NULL ? j->name :
-				    "?");
+			/* No live pod wants this job: an orphan, cancelled
+			 * with the others after the poll. */
+			log_info("slurm job %u: no pod wants it (%s): "
+			    "cancelling", j->id, j->name != NULL ? j->name :
+			    "?");
+			json_array_append_new(r->orphans, json_integer(j->id));
 		}
 		return;
 	}
@@ -411,9 +409,20 @@ job_update_cb(const struct sjob *j, void *arg)
 			group_condition(r, g, msg, 0);
 		break;
 	case SJOB_RUNNING:
-		if (g->state == G_PENDING && j->layout != NULL) {
+		if (g->state == G_PENDING) {
+			json_t *layout = sctl_job_layout(j);
+
+			if (layout == NULL) {
+				/* Reload everything at the next poll. */
+				log_warnx("group %s: slurm job %u runs, but its "
+				    "allocation could not be read", g->key,
+				    j->id);
+				r->slurm_since = 0;
+				break;
+			}
 			group_adopt_sizes(r, g);
-			group_allocated(r, g, j->layout);
+			group_allocated(r, g, layout);
+			json_decref(layout);
 		}
 		break;
 	case SJOB_ENDED:
@@ -587,6 +596,27 @@ nodes_sync_all(struct reconcile *r)
 		node_changed(r, NULL, v);
 }
 
+/* Cancels the orphans a poll found, in one request where Slurm has one. */
+static void
+reconcile_cancel_orphans(struct reconcile *r)
+{
+	uint32_t	*ids;
+	json_t		*v;
+	size_t		 i, n = json_array_size(r->orphans);
+	char		 err[256];
+
+	if (n == 0)
+		return;
+	ids = xcalloc(n, sizeof(*ids));
+	json_array_foreach(r->orphans, i, v)
+		ids[i] = (uint32_t)json_integer_value(v);
+	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1)
+		log_warnx("slurm: cancel %zu orphan job%s: %s", n,
+		    n == 1 ? "" : "s", err);
+	free(ids);
+	json_array_clear(r->orphans);
+}
+
 static void
 reconcile_poll(struct reconcile *r)
 {
@@ -595,6 +625,7 @@ reconcile_poll(struct reconcile *r)
 	if (sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err)) ==
 	    -1)
 		log_warnx("slurm: %s", err);
+	reconcile_cancel_orphans(r);
 }
 
 /*
@@ -649,6 +680,7 @@ reconcile_recover(struct reconcile *r)
 		log_warnx("slurm: recovery: %s; retrying", err);
 		return;
 	}
+	reconcile_cancel_orphans(r);
 	reconcile_vanished(r);
 	r->recovered = 1;
 	json_decref(r->slurm_nodes);
@@ -912,6 +944,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->lwss = map_new(json_free_cb);
 	r->writes = json_object();
 	r->releases = json_object();
+	r->orphans = json_array();
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
@@ -937,6 +970,7 @@ reconcile_free(struct reconcile *r)
 	json_decref(r->slurm_nodes);
 	json_decref(r->writes);
 	json_decref(r->releases);
+	json_decref(r->orphans);
 	free(r);
 }
 

@@ -4,6 +4,12 @@
  * cancels them, and polls job state incrementally with slurm_load_jobs'
  * update_time.  Runs on the reconcile thread only.  The function prefix is
  * sctl_ because libslurm owns the slurm_ namespace.
+ *
+ * The daemon must be built against the libslurm of the site's slurmctld: a
+ * client speaks only to controllers within about two releases of its own.
+ * Every difference between the releases it builds against (22.05 to 26.05)
+ * is dealt with in the block below, keyed on SLURM_VERSION_NUMBER, and
+ * nowhere else.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,33 +26,98 @@
 #include "bridge.h"
 #include "owner.h"
 
-/* Exported by libslurm but not declared in slurm.h (22.05). */
-extern char	*slurm_job_state_string(uint32_t);
-extern char	*slurm_job_reason_string(enum job_state_reason);
-extern void	 slurm_xfree(void **);
+/* --- Release differences ------------------------------------------------ */
+#define SCTL_SINCE(a, b, c)	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
+
+/* 23.11: hostlist_t names the struct, no longer a pointer to it. */
+#if SCTL_SINCE(23, 11, 0)
+typedef hostlist_t	*sctl_hostlist_t;
+#else
+typedef hostlist_t	 sctl_hostlist_t;
+#endif
 
 /*
- * libslurm 22.05's slurm_free_job_info_msg() does not free admin_comment:
- * every job record loaded leaks it (seen with valgrind, 169 bytes for a
- * 150-character admin_comment).  Free it ourselves on those versions.
+ * Exported by libslurm but not declared in slurm.h.  24.05 renamed the
+ * reason string (job_reason_string -> job_state_reason_string).
+ */
+extern char	*slurm_job_state_string(uint32_t);
+extern void	 slurm_xfree(void **);
+#if SCTL_SINCE(24, 5, 0)
+extern char	*slurm_job_state_reason_string(enum job_state_reason);
+#define sctl_reason_string	slurm_job_state_reason_string
+#else
+extern char	*slurm_job_reason_string(enum job_state_reason);
+#define sctl_reason_string	slurm_job_reason_string
+#endif
+
+/*
+ * 24.05: slurm_kill_jobs() signals many jobs in one RPC (its response's
+ * free is exported but not declared).
+ */
+#if SCTL_SINCE(24, 5, 0)
+#define SCTL_HAVE_KILL_JOBS	1
+extern void	 slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
+#endif
+
+/* 25.11: the allocation response's job id moved into its step_id. */
+#if SCTL_SINCE(25, 11, 0)
+#define SCTL_ALLOC_JOBID(a)	((a)->step_id.job_id)
+#else
+#define SCTL_ALLOC_JOBID(a)	((a)->job_id)
+#endif
+
+/*
+ * 26.05: slurm_load_job, slurm_kill_job and slurm_allocation_lookup name a
+ * job by slurm_step_id_t.
+ */
+#if SCTL_SINCE(26, 5, 0)
+static slurm_step_id_t
+sctl_job_ref(uint32_t jobid)
+{
+	slurm_step_id_t	id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = jobid;
+	return (id);
+}
+#else
+#define sctl_job_ref(jobid)	(jobid)
+#endif
+
+/*
+ * 23.11: slurmctld takes an allocation's owner from the caller's
+ * credential, not from the request's user_id/group_id, so the request is
+ * made under the owner's identity (owner_assume: this thread only).
+ */
+#if SCTL_SINCE(23, 11, 0)
+#define SCTL_OWNER_FROM_CREDENTIAL	1
+#endif
+
+/*
+ * slurm_free_job_info_msg() leaks fields of each record: admin_comment up
+ * to 23.02.4, resv_ports (24.05) and licenses_allocated (25.05) up to
+ * 25.11.3.  They are freed here, and set to NULL, before it runs: that is
+ * right whether the library a site runs frees them or not, so it does not
+ * hang on the patch level of the headers.
  */
 static void
 sctl_free_jobs(job_info_msg_t *msg)
 {
-#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
 	uint32_t	i;
 
-	for (i = 0; msg != NULL && i < msg->record_count; i++)
-		slurm_xfree((void **)&msg->job_array[i].admin_comment);
+	for (i = 0; msg != NULL && i < msg->record_count; i++) {
+		slurm_job_info_t *j = &msg->job_array[i];
+
+		slurm_xfree((void **)&j->admin_comment);
+#if SCTL_SINCE(24, 5, 0)
+		slurm_xfree((void **)&j->resv_ports);
 #endif
+#if SCTL_SINCE(25, 5, 0)
+		slurm_xfree((void **)&j->licenses_allocated);
+#endif
+	}
 	slurm_free_job_info_msg(msg);
 }
-
-static const char *
-sctl_strerror(void)
-{
-	return (slurm_strerror(slurm_get_errno()));
-}
+/* --- End of release differences ------------------------------------------ */
 
 int
 sctl_init(void)
@@ -105,8 +176,8 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->time_limit = js->time_limit;
 	if (js->priority > 0)
 		d->priority = js->priority;
-	d->user_id = getuid();
-	d->group_id = getgid();
+	d->user_id = geteuid();
+	d->group_id = getegid();
 	d->work_dir = (char *)(uintptr_t)"/";
 }
 
@@ -133,6 +204,7 @@ sctl_error_permanent(int e)
 	case ESLURM_INVALID_WCKEY:
 	case ESLURM_RESERVATION_INVALID:
 	case ESLURM_ACCESS_DENIED:
+	case ESLURM_USER_ID_MISSING:
 		return (1);
 	default:
 		return (0);
@@ -141,28 +213,36 @@ sctl_error_permanent(int e)
 
 /*
  * The allocation as [{node, cpus, gres}], one entry per node in hostlist
- * order; gres is the node's GRES detail ("gpu:2(IDX:0-1)") when known.
+ * order, from Slurm's answer to an allocation or to a lookup of one: its
+ * node list and its CPUs per node (run-length groups).  gres[i] is the
+ * i-th node's GRES detail ("gpu:2(IDX:0-1)") when known.
  */
 static json_t *
-sctl_layout(slurm_job_info_t *j)
+sctl_layout(const resource_allocation_response_msg_t *a, char *const *gres,
+    uint32_t ngres)
 {
-	hostlist_t	 hl;
+	sctl_hostlist_t	 hl;
 	json_t		*arr, *ent;
 	char		*h;
-	uint32_t	 i = 0;
+	uint32_t	 i = 0, grp = 0, rep = 0;
 	int		 cpus;
 
-	if (j->nodes == NULL || (hl = slurm_hostlist_create(j->nodes)) == NULL)
+	if (a->node_list == NULL || *a->node_list == '\0' ||
+	    (hl = slurm_hostlist_create(a->node_list)) == NULL)
 		return (NULL);
 	arr = json_array();
 	while ((h = slurm_hostlist_shift(hl)) != NULL) {
-		cpus = j->job_resrcs != NULL ?
-		    slurm_job_cpus_allocated_on_node(j->job_resrcs, h) : 0;
-		ent = json_pack("{s:s, s:i}", "node", h, "cpus",
-		    cpus > 0 ? cpus : 0);
-		if (i < j->gres_detail_cnt && j->gres_detail_str[i] != NULL)
-			json_object_set_new(ent, "gres",
-			    json_string(j->gres_detail_str[i]));
+		cpus = 0;
+		if (grp < a->num_cpu_groups) {
+			cpus = a->cpus_per_node[grp];
+			if (++rep >= a->cpu_count_reps[grp]) {
+				grp++;
+				rep = 0;
+			}
+		}
+		ent = json_pack("{s:s, s:i}", "node", h, "cpus", cpus);
+		if (i < ngres && gres[i] != NULL)
+			json_object_set_new(ent, "gres", json_string(gres[i]));
 		json_array_append_new(arr, ent);
 		free(h);
 		i++;
@@ -171,23 +251,78 @@ sctl_layout(slurm_job_info_t *j)
 	return (arr);
 }
 
-/* Loads one job's layout (after a synchronous allocation). */
+/*
+ * The layout of a job allocated at once, from the allocation response.
+ * Only a job with GRES costs a second RPC: its per-node GRES detail (which
+ * devices) is in the job record alone.
+ */
 static json_t *
-sctl_job_layout(uint32_t jobid)
+sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 {
 	job_info_msg_t	*msg = NULL;
-	json_t		*layout = NULL;
-	double		 t0 = metrics_now();
+	json_t		*layout;
+	double		 t0;
 	int		 rc;
 
-	rc = slurm_load_job(&msg, jobid, SHOW_DETAIL);
+	if (!has_gres)
+		return (sctl_layout(a, NULL, 0));
+	t0 = metrics_now();
+	rc = slurm_load_job(&msg, sctl_job_ref(SCTL_ALLOC_JOBID(a)),
+	    SHOW_DETAIL);
 	stats_rpc(RPC_LOAD_JOBS, t0, rc == SLURM_SUCCESS);
-	if (rc != SLURM_SUCCESS)
+	/* Without the detail, the next poll brings the layout. */
+	if (rc != SLURM_SUCCESS || msg->record_count == 0) {
+		sctl_free_jobs(msg);
 		return (NULL);
-	if (msg->record_count > 0)
-		layout = sctl_layout(&msg->job_array[0]);
+	}
+	layout = sctl_layout(a, msg->job_array[0].gres_detail_str,
+	    msg->job_array[0].gres_detail_cnt);
 	sctl_free_jobs(msg);
 	return (layout);
+}
+
+/*
+ * slurm_allocate_resources as the job's owner.  Up to 23.02 slurmctld
+ * honours the request's user_id/group_id from root or SlurmUser; from 23.11
+ * it takes the owner from the caller's credential, so this thread takes
+ * on the owner's identity for the call (owner_assume).
+ */
+static int
+sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
+    int *permanent, char *err, size_t errlen)
+{
+	double	t0;
+	int	rc, e;
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	struct owner_ids saved;
+	int	as_owner = d->user_id != geteuid() || d->group_id != getegid();
+
+	if (as_owner && owner_assume(d->user_id, d->group_id, &saved) == -1) {
+		e = errno;
+		*permanent = 1;
+		snprintf(err, errlen, "annotation " ANN_PREFIX "user-id: Slurm "
+		    "%d.%02d makes the caller a job's owner, and the scheduler "
+		    "cannot act as uid %u gid %u (%s): run it as root, or with "
+		    "CAP_SETUID and CAP_SETGID",
+		    SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		    SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), d->user_id,
+		    d->group_id, strerror(e));
+		return (-1);
+	}
+#endif
+	t0 = metrics_now();
+	rc = slurm_allocate_resources(d, resp);
+	e = errno;
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	if (as_owner)
+		owner_revert(&saved);
+#endif
+	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
+	if (rc == SLURM_SUCCESS)
+		return (0);
+	*permanent = sctl_error_permanent(e);
+	snprintf(err, errlen, "slurm_allocate_resources: %s", slurm_strerror(e));
+	return (-1);
 }
 
 int
@@ -196,8 +331,6 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 {
 	job_desc_msg_t				 d;
 	resource_allocation_response_msg_t	*resp = NULL;
-	double					 t0;
-	int					 rc;
 
 	*jobid = 0;
 	*layout = NULL;
@@ -207,48 +340,100 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 		*permanent = 1;
 		return (-1);
 	}
-	t0 = metrics_now();
-	rc = slurm_allocate_resources(&d, &resp);
-	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
-	if (rc != SLURM_SUCCESS) {
-		*permanent = sctl_error_permanent(slurm_get_errno());
-		snprintf(err, errlen, "slurm_allocate_resources: %s",
-		    sctl_strerror());
+	if (sctl_allocate(&d, &resp, permanent, err, errlen) == -1) {
 		slurm_free_resource_allocation_response_msg(resp);
 		return (-1);
 	}
-	*jobid = resp->job_id;
+	*jobid = SCTL_ALLOC_JOBID(resp);
 	atomic_fetch_add(&bstats.jobs_submitted, 1);
-	/*
-	 * Allocated at once: fetch the per-node layout now rather than wait
-	 * for the next poll.  If that fails the poll will bring it.
-	 */
-	if (resp->node_list != NULL && *resp->node_list != '\0')
-		*layout = sctl_job_layout(resp->job_id);
+	/* Allocated at once: the layout now rather than at the next poll. */
+	*layout = sctl_alloc_layout(resp, js->tres_per_task != NULL);
 	slurm_free_resource_allocation_response_msg(resp);
 	return (0);
+}
+
+/* Already gone is what a cancel wants. */
+static int
+sctl_cancel_done(int e)
+{
+	return (e == SLURM_SUCCESS || e == ESLURM_ALREADY_DONE ||
+	    e == ESLURM_INVALID_JOB_ID);
 }
 
 int
 sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 {
 	double	t0 = metrics_now();
-	int	rc;
+	int	rc, e;
 
-	rc = slurm_kill_job(jobid, SIGKILL, 0);
-	/* Already gone is what we wanted. */
-	if (rc != SLURM_SUCCESS && (slurm_get_errno() == ESLURM_ALREADY_DONE ||
-	    slurm_get_errno() == ESLURM_INVALID_JOB_ID)) {
-		stats_rpc(RPC_KILL_JOB, t0, 1);
-		return (0);
-	}
-	stats_rpc(RPC_KILL_JOB, t0, rc == SLURM_SUCCESS);
-	if (rc == SLURM_SUCCESS) {
+	rc = slurm_kill_job(sctl_job_ref(jobid), SIGKILL, 0);
+	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
+	stats_rpc(RPC_KILL_JOB, t0, sctl_cancel_done(e));
+	if (rc == SLURM_SUCCESS)
 		atomic_fetch_add(&bstats.jobs_cancelled, 1);
+	if (sctl_cancel_done(e))
 		return (0);
-	}
-	snprintf(err, errlen, "slurm_kill_job %u: %s", jobid, sctl_strerror());
+	snprintf(err, errlen, "slurm_kill_job %u: %s", jobid,
+	    slurm_strerror(e));
 	return (-1);
+}
+
+int
+sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
+{
+#ifdef SCTL_HAVE_KILL_JOBS
+	kill_jobs_msg_t		 msg;
+	kill_jobs_resp_msg_t	*resp = NULL;
+	char			**strs;
+	double			 t0;
+	size_t			 i;
+	int			 rc, e, failed = 0;
+
+	if (n == 0)
+		return (0);
+	strs = xcalloc(n + 1, sizeof(*strs));
+	for (i = 0; i < n; i++)
+		xasprintf(&strs[i], "%u", ids[i]);
+	memset(&msg, 0, sizeof(msg));
+	msg.jobs_array = strs;
+	msg.jobs_cnt = (uint32_t)n;
+	msg.signal = SIGKILL;
+	msg.state = JOB_END;		/* any state */
+	t0 = metrics_now();
+	rc = slurm_kill_jobs(&msg, &resp);
+	e = errno;
+	stats_rpc(RPC_KILL_JOBS, t0, rc == SLURM_SUCCESS);
+	for (i = 0; i < n; i++)
+		free(strs[i]);
+	free(strs);
+	if (rc != SLURM_SUCCESS) {
+		snprintf(err, errlen, "slurm_kill_jobs (%zu jobs): %s", n,
+		    slurm_strerror(rc != SLURM_ERROR ? rc : e));
+		slurm_free_kill_jobs_response_msg(resp);
+		return (-1);
+	}
+	for (i = 0; resp != NULL && i < resp->jobs_cnt; i++) {
+		kill_jobs_resp_job_t *jr = &resp->job_responses[i];
+
+		if (jr->error_code == SLURM_SUCCESS)
+			atomic_fetch_add(&bstats.jobs_cancelled, 1);
+		else if (!sctl_cancel_done((int)jr->error_code) &&
+		    failed++ == 0)
+			snprintf(err, errlen, "slurm_kill_jobs: job %u: %s",
+			    jr->real_job_id, jr->error_msg != NULL ?
+			    jr->error_msg : slurm_strerror((int)jr->error_code));
+	}
+	slurm_free_kill_jobs_response_msg(resp);
+	return (failed > 0 ? -1 : 0);
+#else
+	size_t	i;
+	int	failed = 0;
+
+	for (i = 0; i < n; i++)
+		if (sctl_cancel(ids[i], err, errlen) == -1)
+			failed++;
+	return (failed > 0 ? -1 : 0);
+#endif
 }
 
 int
@@ -259,18 +444,19 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 	struct sjob	 sj;
 	uint32_t	 i, base;
 	double		 t0;
-	int		 rc;
+	int		 rc, e;
 
 	t0 = metrics_now();
 	rc = slurm_load_jobs(*since, &msg, SHOW_ALL | SHOW_DETAIL);
-	if (rc != SLURM_SUCCESS && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+	e = errno;
+	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
 		stats_rpc(RPC_LOAD_JOBS, t0, 1);
 		atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
 		return (1);
 	}
 	stats_rpc(RPC_LOAD_JOBS, t0, rc == SLURM_SUCCESS);
 	if (rc != SLURM_SUCCESS) {
-		snprintf(err, errlen, "slurm_load_jobs: %s", sctl_strerror());
+		snprintf(err, errlen, "slurm_load_jobs: %s", slurm_strerror(e));
 		return (-1);
 	}
 	atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
@@ -295,59 +481,64 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 		 */
 		sj.state = slurm_job_state_string(sj.phase == SJOB_ENDED ?
 		    base : j->job_state);
-		sj.reason = slurm_job_reason_string(j->state_reason);
+		sj.reason = sctl_reason_string(j->state_reason);
 		sj.nodes = j->nodes;
 		sj.admin_comment = j->admin_comment;
 		sj.name = j->name;
 		sj.submit_time = j->submit_time;
 		sj.start_time = j->start_time;
-		sj.layout = sj.phase == SJOB_RUNNING ? sctl_layout(j) : NULL;
+		sj.record = j;
 		cb(&sj, arg);
-		json_decref(sj.layout);
 	}
 	sctl_free_jobs(msg);
 	return (0);
 }
 
 json_t *
-sctl_hostlist_expand(const char *hostlist)
+sctl_job_layout(const struct sjob *sj)
 {
-	hostlist_t	 hl;
-	json_t		*arr;
-	char		*h;
+	const slurm_job_info_t			*j = sj->record;
+	resource_allocation_response_msg_t	*a = NULL;
+	json_t					*layout = NULL;
+	double					 t0;
+	int					 rc;
 
-	if (hostlist == NULL || (hl = slurm_hostlist_create(hostlist)) == NULL)
+	if (sj->phase != SJOB_RUNNING || j == NULL)
 		return (NULL);
-	arr = json_array();
-	while ((h = slurm_hostlist_shift(hl)) != NULL) {
-		json_array_append_new(arr, json_string(h));
-		free(h);
-	}
-	slurm_hostlist_destroy(hl);
-	return (arr);
+	t0 = metrics_now();
+	rc = slurm_allocation_lookup(sctl_job_ref(sj->id), &a);
+	stats_rpc(RPC_ALLOC_LOOKUP, t0, rc == SLURM_SUCCESS);
+	if (rc == SLURM_SUCCESS && a != NULL)
+		layout = sctl_layout(a, j->gres_detail_str,
+		    j->gres_detail_cnt);
+	slurm_free_resource_allocation_response_msg(a);
+	return (layout);
 }
 
-/* One node's record, timed. */
+/* One node's record, timed: 0, or the error. */
 static int
 sctl_load_node_one(const char *node, node_info_msg_t **msg)
 {
 	double	t0 = metrics_now();
-	int	rc;
+	int	rc, e;
 
 	rc = slurm_load_node_single(msg, (char *)(uintptr_t)node, SHOW_ALL);
+	e = rc == SLURM_SUCCESS ? 0 : errno;
 	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
-	return (rc);
+	return (e);
 }
 
+/* 0, or the error. */
 static int
 sctl_update_node(update_node_msg_t *u)
 {
 	double	t0 = metrics_now();
-	int	rc;
+	int	rc, e;
 
 	rc = slurm_update_node(u);
+	e = rc == SLURM_SUCCESS ? 0 : errno;
 	stats_rpc(RPC_UPDATE_NODE, t0, rc == SLURM_SUCCESS);
-	return (rc);
+	return (e);
 }
 
 int
@@ -356,11 +547,11 @@ sctl_node_drain(const char *node, const char *reason, char *err,
 {
 	node_info_msg_t		*msg = NULL;
 	update_node_msg_t	 u;
-	int			 drained;
+	int			 drained, e;
 
-	if (sctl_load_node_one(node, &msg) != SLURM_SUCCESS) {
+	if ((e = sctl_load_node_one(node, &msg)) != 0) {
 		snprintf(err, errlen, "load node %s: %s", node,
-		    sctl_strerror());
+		    slurm_strerror(e));
 		return (-1);
 	}
 	drained = msg->record_count > 0 &&
@@ -373,9 +564,9 @@ sctl_node_drain(const char *node, const char *reason, char *err,
 	u.node_names = (char *)(uintptr_t)node;
 	u.node_state = NODE_STATE_DRAIN;
 	u.reason = (char *)(uintptr_t)reason;
-	if (sctl_update_node(&u) == SLURM_SUCCESS)
+	if ((e = sctl_update_node(&u)) == 0)
 		return (0);
-	snprintf(err, errlen, "drain %s: %s", node, sctl_strerror());
+	snprintf(err, errlen, "drain %s: %s", node, slurm_strerror(e));
 	return (-1);
 }
 
@@ -386,12 +577,12 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	node_info_msg_t		*msg = NULL;
 	update_node_msg_t	 u;
 	const char		*reason;
-	int			 ours;
+	int			 ours, e;
 
 	*resumed = 0;
-	if (sctl_load_node_one(node, &msg) != SLURM_SUCCESS) {
+	if ((e = sctl_load_node_one(node, &msg)) != 0) {
 		snprintf(err, errlen, "load node %s: %s", node,
-		    sctl_strerror());
+		    slurm_strerror(e));
 		return (-1);
 	}
 	reason = msg->record_count > 0 ? msg->node_array[0].reason : NULL;
@@ -405,8 +596,8 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	slurm_init_update_node_msg(&u);
 	u.node_names = (char *)(uintptr_t)node;
 	u.node_state = NODE_RESUME;
-	if (sctl_update_node(&u) != SLURM_SUCCESS) {
-		snprintf(err, errlen, "resume %s: %s", node, sctl_strerror());
+	if ((e = sctl_update_node(&u)) != 0) {
+		snprintf(err, errlen, "resume %s: %s", node, slurm_strerror(e));
 		return (-1);
 	}
 	*resumed = 1;
@@ -420,13 +611,14 @@ sctl_node_names(char *err, size_t errlen)
 	json_t		*names;
 	uint32_t	 i;
 	double		 t0;
-	int		 rc;
+	int		 rc, e;
 
 	t0 = metrics_now();
 	rc = slurm_load_node(0, &msg, SHOW_ALL);
+	e = errno;
 	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
 	if (rc != SLURM_SUCCESS) {
-		snprintf(err, errlen, "slurm_load_node: %s", sctl_strerror());
+		snprintf(err, errlen, "slurm_load_node: %s", slurm_strerror(e));
 		return (NULL);
 	}
 	names = json_object();

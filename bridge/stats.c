@@ -14,6 +14,8 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_ALLOCATE] = "allocate_resources",
 	[RPC_LOAD_JOBS] = "load_jobs",
 	[RPC_KILL_JOB] = "kill_job",
+	[RPC_KILL_JOBS] = "kill_jobs",
+	[RPC_ALLOC_LOOKUP] = "allocation_lookup",
 	[RPC_LOAD_NODES] = "load_node",
 	[RPC_UPDATE_NODE] = "update_node",
 };
