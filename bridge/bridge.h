@@ -50,6 +50,7 @@ enum stats_rpc {
 	RPC_KILL_JOB,		/* slurm_kill_job */
 	RPC_KILL_JOBS,		/* slurm_kill_jobs (24.05) */
 	RPC_ALLOC_LOOKUP,	/* slurm_allocation_lookup */
+	RPC_UPDATE_JOB,		/* slurm_update_job */
 	RPC_LOAD_NODES,		/* slurm_load_node(_single) */
 	RPC_UPDATE_NODE,	/* slurm_update_node */
 	RPC_KINDS

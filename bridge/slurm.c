@@ -22,6 +22,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
+#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 #include "owner.h"
@@ -281,11 +282,41 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 	return (layout);
 }
 
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+/* Sets a job's admin_comment, which only an administrator may. */
+static int
+sctl_admin_comment_set(uint32_t jobid, char *comment, char *err,
+    size_t errlen)
+{
+	job_desc_msg_t	u;
+	char		id[16];
+	double		t0;
+	int		rc, e;
+
+	slurm_init_job_desc_msg(&u);
+	snprintf(id, sizeof(id), "%u", jobid);
+	u.job_id_str = id;
+	u.admin_comment = comment;
+	t0 = metrics_now();
+	rc = slurm_update_job(&u);
+	e = errno;
+	stats_rpc(RPC_UPDATE_JOB, t0, rc == SLURM_SUCCESS);
+	if (rc == SLURM_SUCCESS)
+		return (0);
+	snprintf(err, errlen, "set admin_comment of job %u: %s", jobid,
+	    slurm_strerror(e));
+	return (-1);
+}
+#endif
+
 /*
  * slurm_allocate_resources as the job's owner.  Up to 23.02 slurmctld
  * honours the request's user_id/group_id from root or SlurmUser; from 23.11
  * it takes the owner from the caller's credential, so this thread takes
- * on the owner's identity for the call (owner_assume).
+ * on the owner's identity for the call (owner_assume).  The owner may not
+ * set admin_comment: the scheduler sets it once the job exists, and
+ * cancels the job if it cannot (a job without its pod list could not be
+ * adopted after a restart).
  */
 static int
 sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
@@ -295,6 +326,7 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 	int	rc, e;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
 	struct owner_ids saved;
+	char	*admin = d->admin_comment, cerr[128];
 	int	as_owner = d->user_id != geteuid() || d->group_id != getegid();
 
 	if (as_owner && owner_assume(d->user_id, d->group_id, &saved) == -1) {
@@ -309,20 +341,36 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 		    d->group_id, strerror(e));
 		return (-1);
 	}
+	if (as_owner)
+		d->admin_comment = NULL;
 #endif
 	t0 = metrics_now();
 	rc = slurm_allocate_resources(d, resp);
 	e = errno;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
-	if (as_owner)
+	if (as_owner) {
 		owner_revert(&saved);
+		d->admin_comment = admin;
+	}
 #endif
 	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
-	if (rc == SLURM_SUCCESS)
-		return (0);
-	*permanent = sctl_error_permanent(e);
-	snprintf(err, errlen, "slurm_allocate_resources: %s", slurm_strerror(e));
-	return (-1);
+	if (rc != SLURM_SUCCESS) {
+		*permanent = sctl_error_permanent(e);
+		snprintf(err, errlen, "slurm_allocate_resources: %s",
+		    slurm_strerror(e));
+		return (-1);
+	}
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	if (as_owner && admin != NULL && sctl_admin_comment_set(
+	    SCTL_ALLOC_JOBID(*resp), admin, err, errlen) == -1) {
+		if (sctl_cancel(SCTL_ALLOC_JOBID(*resp), cerr,
+		    sizeof(cerr)) == -1)
+			log_warnx("slurm job %u: %s", SCTL_ALLOC_JOBID(*resp),
+			    cerr);
+		return (-1);
+	}
+#endif
+	return (0);
 }
 
 int

@@ -16,6 +16,7 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_KILL_JOB] = "kill_job",
 	[RPC_KILL_JOBS] = "kill_jobs",
 	[RPC_ALLOC_LOOKUP] = "allocation_lookup",
+	[RPC_UPDATE_JOB] = "update_job",
 	[RPC_LOAD_NODES] = "load_node",
 	[RPC_UPDATE_NODE] = "update_node",
 };

@@ -81,7 +81,9 @@ lap debootstrap
 # 2. As on the project's machines: policy-rc.d exists, and DNS resolves.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's names: the root shares its network and hostname (MariaDB's
+# install looks the hostname up).
+cp /etc/resolv.conf /etc/hosts "$root/etc/"
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 mount --rbind /dev "$root/dev" && mounts+=("$root/dev")
 

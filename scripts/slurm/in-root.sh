@@ -73,7 +73,9 @@ for d in "$top" "$STACK_DIR" /tmp; do
 	mkdir -p "$d"
 	mnt "$root$d" --bind "$d"
 done
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's names: the root shares its network and hostname (MariaDB's
+# install looks the hostname up).
+cp /etc/resolv.conf /etc/hosts "$root/etc/"
 
 run() { eval "$(chroot_line "$root" "$release") \"\$@\""; }
 if [ "$keep" = 1 ] || [ ${#made[@]} -eq 0 ]; then

@@ -71,7 +71,9 @@ debootstrap --variant=minbase "$suite" "$dir.tmp" "$MIRROR" >"$log" 2>&1 ||
 # As on the host: services are never started by package scripts.
 printf '#!/bin/sh\nexit 101\n' >"$dir.tmp/usr/sbin/policy-rc.d"
 chmod 0755 "$dir.tmp/usr/sbin/policy-rc.d"
-cp /etc/resolv.conf "$dir.tmp/etc/resolv.conf"
+# The host's names: the root shares its network and hostname (MariaDB's
+# install looks the hostname up).
+cp /etc/resolv.conf /etc/hosts "$dir.tmp/etc/"
 mkdir -p "$dir.tmp/deps"
 cp "$here/../deps.sh" "$dir.tmp/deps/deps.sh"
 mount -t proc proc "$dir.tmp/proc"

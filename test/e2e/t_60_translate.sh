@@ -107,7 +107,7 @@ check_eq "timelimit (minutes)" "$(job_field "$fj" TimeLimit)" 01:30:00
 check_eq "cpu-per-task" "$(job_field "$fj" NumCPUs)" 3
 check_eq "mem-per-node" "$(job_field "$fj" MinMemoryNode)" 2G
 check_eq "switches" "$(job_field "$fj" Switches)" 1@00:05:00
-check_match "gres" "$(scontrol show job "$fj" | tr ' ' '\n' | grep -E '^(TresPerTask|TRES)=' | tr '\n' ' ')" 'gres/gpu=2|gres:gpu:2'
+check_match "gres" "$(scontrol show job "$fj" | tr ' ' '\n' | grep -E '^(TresPerTask|TRES)=' | tr '\n' ' ')" 'gres/gpu[=:]2|gres:gpu:2'
 check_match "the pod's GRES annotation" \
 	"$(pod_field "$ns" full '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')" '^gpu:2\(IDX:[0-9,-]+\)$'
 
