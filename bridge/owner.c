@@ -7,6 +7,7 @@
  * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
  * reconcile thread.
  */
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -77,6 +78,15 @@ owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 	return (0);
 }
 
+/* The 32-bit-ID calls where the plain ones take 16-bit IDs (i386, arm). */
+#ifdef SYS_setresuid32
+#define OWNER_SYS_SETRESUID	SYS_setresuid32
+#define OWNER_SYS_SETRESGID	SYS_setresgid32
+#else
+#define OWNER_SYS_SETRESUID	SYS_setresuid
+#define OWNER_SYS_SETRESGID	SYS_setresgid
+#endif
+
 /*
  * The raw system calls change the calling thread's credentials only
  * (glibc's wrappers change every thread's).  The saved IDs stay the
@@ -93,12 +103,14 @@ owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved)
 	if (getresuid(&saved->ruid, &saved->euid, &suid) == -1 ||
 	    getresgid(&saved->rgid, &saved->egid, &sgid) == -1)
 		return (-1);
-	if (syscall(SYS_setresgid, (gid_t)gid, (gid_t)gid, (gid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESGID, (gid_t)gid, (gid_t)gid,
+	    (gid_t)-1) == -1)
 		return (-1);
-	if (syscall(SYS_setresuid, (uid_t)uid, (uid_t)uid, (uid_t)-1) == -1) {
+	if (syscall(OWNER_SYS_SETRESUID, (uid_t)uid, (uid_t)uid,
+	    (uid_t)-1) == -1) {
 		int e = errno;
 
-		if (syscall(SYS_setresgid, saved->rgid, saved->egid,
+		if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid,
 		    (gid_t)-1) == -1)
 			fatal("%s: setresgid back", __func__);
 		errno = e;
@@ -111,8 +123,12 @@ void
 owner_revert(const struct owner_ids *saved)
 {
 	/* The user first: it brings back the right to set the group. */
-	if (syscall(SYS_setresuid, saved->ruid, saved->euid, (uid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESUID, saved->ruid, saved->euid,
+	    (uid_t)-1) == -1)
 		fatal("%s: setresuid", __func__);
-	if (syscall(SYS_setresgid, saved->rgid, saved->egid, (gid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid,
+	    (gid_t)-1) == -1)
 		fatal("%s: setresgid", __func__);
+	/* A change of effective ID made the process non-dumpable: undo. */
+	prctl(PR_SET_DUMPABLE, 1);
 }

@@ -610,9 +610,12 @@ reconcile_cancel_orphans(struct reconcile *r)
 	ids = xcalloc(n, sizeof(*ids));
 	json_array_foreach(r->orphans, i, v)
 		ids[i] = (uint32_t)json_integer_value(v);
-	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1)
+	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1) {
 		log_warnx("slurm: cancel %zu orphan job%s: %s", n,
 		    n == 1 ? "" : "s", err);
+		/* A poll reports only changed jobs: reload all to retry. */
+		r->slurm_since = 0;
+	}
 	free(ids);
 	json_array_clear(r->orphans);
 }

@@ -265,6 +265,8 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 	double		 t0;
 	int		 rc;
 
+	if (a->node_list == NULL || *a->node_list == '\0')
+		return (NULL);		/* pending */
 	if (!has_gres)
 		return (sctl_layout(a, NULL, 0));
 	t0 = metrics_now();
@@ -283,10 +285,13 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 }
 
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
-/* Sets a job's admin_comment, which only an administrator may. */
+/*
+ * Sets what only an administrator may set: admin_comment (NULL: left as
+ * it is) and the priority (NO_VAL: left as it is).
+ */
 static int
-sctl_admin_comment_set(uint32_t jobid, char *comment, char *err,
-    size_t errlen)
+sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
+    char *err, size_t errlen)
 {
 	job_desc_msg_t	u;
 	char		id[16];
@@ -296,15 +301,16 @@ sctl_admin_comment_set(uint32_t jobid, char *comment, char *err,
 	slurm_init_job_desc_msg(&u);
 	snprintf(id, sizeof(id), "%u", jobid);
 	u.job_id_str = id;
-	u.admin_comment = comment;
+	u.admin_comment = admin_comment;
+	u.priority = priority;
 	t0 = metrics_now();
 	rc = slurm_update_job(&u);
 	e = errno;
 	stats_rpc(RPC_UPDATE_JOB, t0, rc == SLURM_SUCCESS);
 	if (rc == SLURM_SUCCESS)
 		return (0);
-	snprintf(err, errlen, "set admin_comment of job %u: %s", jobid,
-	    slurm_strerror(e));
+	snprintf(err, errlen, "set admin_comment and priority of job %u: %s",
+	    jobid, slurm_strerror(e));
 	return (-1);
 }
 #endif
@@ -313,10 +319,11 @@ sctl_admin_comment_set(uint32_t jobid, char *comment, char *err,
  * slurm_allocate_resources as the job's owner.  Up to 23.02 slurmctld
  * honours the request's user_id/group_id from root or SlurmUser; from 23.11
  * it takes the owner from the caller's credential, so this thread takes
- * on the owner's identity for the call (owner_assume).  The owner may not
- * set admin_comment: the scheduler sets it once the job exists, and
- * cancels the job if it cannot (a job without its pod list could not be
- * adopted after a restart).
+ * on the owner's identity for the call (owner_assume).  The owner may set
+ * neither admin_comment nor the priority (slurmctld drops a user's
+ * priority): the scheduler sets them once the job exists, and cancels the
+ * job if it cannot (a job without its pod list could not be adopted after
+ * a restart).
  */
 static int
 sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
@@ -327,6 +334,7 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
 	struct owner_ids saved;
 	char	*admin = d->admin_comment, cerr[128];
+	uint32_t prio = d->priority, jobid;
 	int	as_owner = d->user_id != geteuid() || d->group_id != getegid();
 
 	if (as_owner && owner_assume(d->user_id, d->group_id, &saved) == -1) {
@@ -341,8 +349,10 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 		    d->group_id, strerror(e));
 		return (-1);
 	}
-	if (as_owner)
+	if (as_owner) {
 		d->admin_comment = NULL;
+		d->priority = NO_VAL;
+	}
 #endif
 	t0 = metrics_now();
 	rc = slurm_allocate_resources(d, resp);
@@ -351,6 +361,7 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 	if (as_owner) {
 		owner_revert(&saved);
 		d->admin_comment = admin;
+		d->priority = prio;
 	}
 #endif
 	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
@@ -361,12 +372,11 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 		return (-1);
 	}
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
-	if (as_owner && admin != NULL && sctl_admin_comment_set(
-	    SCTL_ALLOC_JOBID(*resp), admin, err, errlen) == -1) {
-		if (sctl_cancel(SCTL_ALLOC_JOBID(*resp), cerr,
-		    sizeof(cerr)) == -1)
-			log_warnx("slurm job %u: %s", SCTL_ALLOC_JOBID(*resp),
-			    cerr);
+	jobid = SCTL_ALLOC_JOBID(*resp);
+	if (as_owner && (admin != NULL || prio != NO_VAL) &&
+	    sctl_admin_fields_set(jobid, admin, prio, err, errlen) == -1) {
+		if (sctl_cancel(jobid, cerr, sizeof(cerr)) == -1)
+			log_warnx("slurm job %u: %s", jobid, cerr);
 		return (-1);
 	}
 #endif
@@ -447,6 +457,8 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	msg.jobs_cnt = (uint32_t)n;
 	msg.signal = SIGKILL;
 	msg.state = JOB_END;		/* any state */
+	/* An entry for every job, not only for those that failed. */
+	msg.flags = KILL_JOBS_VERBOSE;
 	t0 = metrics_now();
 	rc = slurm_kill_jobs(&msg, &resp);
 	e = errno;
@@ -456,7 +468,7 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	free(strs);
 	if (rc != SLURM_SUCCESS) {
 		snprintf(err, errlen, "slurm_kill_jobs (%zu jobs): %s", n,
-		    slurm_strerror(rc != SLURM_ERROR ? rc : e));
+		    slurm_strerror(rc == SLURM_ERROR || rc == 1 ? e : rc));
 		slurm_free_kill_jobs_response_msg(resp);
 		return (-1);
 	}
@@ -477,9 +489,12 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	size_t	i;
 	int	failed = 0;
 
+	char	one[256];
+
 	for (i = 0; i < n; i++)
-		if (sctl_cancel(ids[i], err, errlen) == -1)
-			failed++;
+		if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
+		    failed++ == 0)
+			snprintf(err, errlen, "%s", one);
 	return (failed > 0 ? -1 : 0);
 #endif
 }

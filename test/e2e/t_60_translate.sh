@@ -56,7 +56,7 @@ scenario "jobs owned by the user named in user-id"
 # user_id in the request: this checks the owner Slurm records.
 pod_yaml "$ns" as-alice 1 64Mi "  annotations: {$A/user-id: alice, $A/account: research}" |
 	k apply -f - >/dev/null
-pod_yaml "$ns" as-4242 1 64Mi "  annotations: {$A/user-id: \"4242\", $A/group-id: research, $A/account: research}" |
+pod_yaml "$ns" as-4242 1 64Mi "  annotations: {$A/user-id: \"4242\", $A/group-id: research, $A/account: research, $A/priority: \"777\"}" |
 	k apply -f - >/dev/null
 check "a pod with user-id: alice is bound" wait_for 30 pod_has "$ns" as-alice "$JP_NODE"
 check "a pod with user-id: \"4242\" is bound" wait_for 30 pod_has "$ns" as-4242 "$JP_NODE"
@@ -65,6 +65,11 @@ check_match "its Slurm job belongs to alice, group research" \
 	"$(job_field "$ajob" UserId) $(job_field "$ajob" GroupId)" '^alice\(4242\) research\(4242\)$'
 check_match "so does the one given by number" \
 	"$(job_field "$(pod_field "$ns" as-4242 "$JP_JOBID")" UserId)" '^alice\(4242\)$'
+# What only an administrator may set (the user's own request may not).
+check_eq "its priority is the annotation's" \
+	"$(job_field "$(pod_field "$ns" as-4242 "$JP_JOBID")" Priority)" 777
+check_match "and its admin_comment lists the pod" \
+	"$(job_field "$ajob" AdminComment)" "\"$ns/as-alice\""
 acct_alice() { sacct -X -n -P -u alice -o JobID,JobName | grep -q "^$ajob|$ns/as-alice\$"; }
 check "sacct -u alice shows the pod's job" wait_for 30 acct_alice
 out=$(pod_yaml "$ns" as-nobody 1 64Mi "  annotations: {$A/user-id: no-such-user}" | k apply -f - 2>&1)

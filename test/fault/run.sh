@@ -153,8 +153,10 @@ if want slurmctld; then
 	pod_yaml "$ns" during 1 128Mi | k apply -f - >/dev/null
 	k -n "$ns" delete pod a-s1 --wait=false >/dev/null
 	sleep 8
-	check "the scheduler saw the failed Slurm polls" \
-		grep -q "warn reconcile: slurm: slurm_load_jobs" <(tail -c +"$((mark + 1))" "$BLOG")
+	# libslurm retries a refused connection for MessageTimeout (10 s)
+	# before it reports the failure.
+	saw_failed_poll() { tail -c +"$((mark + 1))" "$BLOG" | grep -q "warn reconcile: slurm: slurm_load_jobs"; }
+	check "the scheduler saw the failed Slurm polls" wait_for 30 saw_failed_poll
 	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
 	"$top/scripts/cluster-up.sh" >/dev/null
 	check "the pod created during the outage is bound" wait_for 60 pod_has "$ns" during "$JP_NODE"
