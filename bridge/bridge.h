@@ -255,8 +255,12 @@ json_t	*sctl_node_names(char *err, size_t errlen);
 /* eventer.c: Events posted from their own thread, in order, best effort. */
 struct eventer;
 
-/* A thread with its own client; kconf must outlive it. */
-struct eventer	*eventer_new(const struct k8s_config *, const char *controller,
+/*
+ * A thread with its own client drawing on lim (shared); kconf and lim must
+ * outlive it.
+ */
+struct eventer	*eventer_new(const struct k8s_config *,
+		    struct k8s_limiter *lim, const char *controller,
 		    const char *instance);
 /* Stops the thread; Events still queued are dropped. */
 void		 eventer_free(struct eventer *);

@@ -26,6 +26,7 @@ struct ev_item {
 
 struct eventer {
 	const struct k8s_config	*kconf;
+	struct k8s_limiter	*lim;		/* shared with the writers */
 	char			*controller, *instance;
 	pthread_t		 thread;
 	pthread_mutex_t		 lock;
@@ -61,6 +62,8 @@ eventer_main(void *arg)
 		log_warnx("events: client: %s", err.text);
 		return (NULL);
 	}
+	/* The scheduler's one API rate, not a client's private 50 qps. */
+	k8s_client_set_limiter(c, ev->lim);
 	rec = k8s_recorder_new(c, ev->controller, ev->instance);
 	for (;;) {
 		pthread_mutex_lock(&ev->lock);
@@ -88,12 +91,13 @@ eventer_main(void *arg)
 }
 
 struct eventer *
-eventer_new(const struct k8s_config *kconf, const char *controller,
-    const char *instance)
+eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
+    const char *controller, const char *instance)
 {
 	struct eventer	*ev = xcalloc(1, sizeof(*ev));
 
 	ev->kconf = kconf;
+	ev->lim = lim;
 	ev->controller = xstrdup(controller);
 	ev->instance = xstrdup(instance);
 	pthread_mutex_init(&ev->lock, NULL);

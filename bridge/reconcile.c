@@ -879,8 +879,8 @@ reconcile_main(void *arg)
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
-	r->eventer = eventer_new(r->kconf, r->conf->scheduler_name,
-	    host);
+	r->eventer = eventer_new(r->kconf, r->limiter,
+	    r->conf->scheduler_name, host);
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
 		/*
