@@ -31,6 +31,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export NODES=${BENCH_NODES:-64}
+# Baseline A (build/bench/slurm-baseline) links the host's libslurm: the
+# bench runs on the host's Slurm, whatever release the stack last ran.
+export SLURM=22.05
 . "$here/stack-env.sh"
 
 # Both schedulers get the same client-side API rate (kube-scheduler's
