@@ -22,7 +22,6 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
-#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 #include "owner.h"
@@ -375,8 +374,12 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 	jobid = SCTL_ALLOC_JOBID(*resp);
 	if (as_owner && (admin != NULL || prio != NO_VAL) &&
 	    sctl_admin_fields_set(jobid, admin, prio, err, errlen) == -1) {
-		if (sctl_cancel(jobid, cerr, sizeof(cerr)) == -1)
-			log_warnx("slurm job %u: %s", jobid, cerr);
+		/* One message for the caller to log: both failures. */
+		if (sctl_cancel(jobid, cerr, sizeof(cerr)) == -1) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l, "; and %s", cerr);
+		}
 		return (-1);
 	}
 #endif
