@@ -3,10 +3,12 @@
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).
 #
-# Usage: deps.sh [--slurm-root]
+# Usage: deps.sh [--slurm-root | --bench]
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
 #   (scripts/slurm/root.sh installs it there).
+#   --bench: only what make bench adds (gnuplot for its plots); bench.sh
+#   runs it and goes on without the plots when it fails.
 set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
@@ -15,6 +17,8 @@ SLURM_PKGS=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server
 	openssl curl procps psmisc iproute2 util-linux valgrind)
 if [ "${1:-}" = --slurm-root ]; then
 	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}")
+elif [ "${1:-}" = --bench ]; then
+	PKGS=(gnuplot-nox)
 else
 	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}"
 		# the Kubernetes half of the stack
