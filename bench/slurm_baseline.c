@@ -7,8 +7,10 @@
  * are left queued it polls slurm_load_jobs(update_time) every 50 ms (also
  * between submits) until each runs.  At the end it cancels every job it
  * submitted and waits until none shows in squeue, then prints one line of
- * JSON on stdout.  Exits 0 when every job was allocated, 1 when some were
- * refused or not allocated in time, 2 on a usage error.
+ * JSON on stdout, with the RPCs it made until the last allocation (submits
+ * and polls, not the clean-up), and with --dump one line per allocated job
+ * for the bench's plot.  Exits 0 when every job was allocated, 1 when some
+ * were refused or not allocated in time, 2 on a usage error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -65,20 +67,24 @@ struct bl_run {
 	double		 last_poll;
 	int		 poll_failed;	/* a poll error was reported */
 	uint32_t	 errors;
+	uint64_t	 rpcs;		/* submits and polls */
 };
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: slurm-baseline [--timeout S] [--partition P] singles N\n"
-"       slurm-baseline [--timeout S] [--partition P] gangs G SIZE GPUS\n"
+"usage: slurm-baseline [--timeout S] [--partition P] [--dump F] singles N\n"
+"       slurm-baseline [--timeout S] [--partition P] [--dump F]\n"
+"                      gangs G SIZE GPUS\n"
 "  singles N          N jobs of 1 task x 1 CPU, 64 MiB per CPU\n"
 "  gangs G SIZE GPUS  G jobs of SIZE tasks x 1 CPU, 64 MiB per CPU and\n"
 "                     tres_per_task gres:gpu:GPUS (none when GPUS is 0)\n"
 "  --timeout S        wait for queued jobs up to S seconds after the last\n"
 "                     submit (default %d)\n"
 "  --partition P      Slurm partition (default " BL_PARTITION ")\n"
+"  --dump F           write \"alloc_ms latency_ms job_id\" per allocated job,\n"
+"                     in allocation order; alloc_ms from the first submit\n"
 "Prints one JSON line on stdout.  Every submitted job is cancelled at the\n"
 "end, and the tool waits (up to %d s) until squeue shows none of them.\n",
 	    BL_TIMEOUT_S, (int)BL_DRAIN_S);
@@ -207,6 +213,7 @@ bl_poll(struct bl_run *r)
 
 	rc = slurm_load_jobs(r->since, &msg, SHOW_ALL);
 	now = bl_now();
+	r->rpcs++;
 	r->last_poll = now;
 	if (rc != SLURM_SUCCESS) {
 		if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA)
@@ -262,6 +269,7 @@ bl_submit(struct bl_run *r, uint32_t i)
 	t0 = bl_now();
 	rc = slurm_allocate_resources(&d, &resp);
 	t1 = bl_now();
+	r->rpcs++;
 	if (rc != SLURM_SUCCESS || resp == NULL) {
 		if (r->errors++ == 0)
 			fprintf(stderr, "slurm-baseline: %s: "
@@ -339,6 +347,55 @@ bl_drain(struct bl_run *r)
 	return (-1);
 }
 
+static int
+bl_alloc_cmp(const void *a, const void *b)
+{
+	const struct bl_job	*x = *(const struct bl_job *const *)a;
+	const struct bl_job	*y = *(const struct bl_job *const *)b;
+
+	return (x->t_alloc < y->t_alloc ? -1 : x->t_alloc > y->t_alloc);
+}
+
+/*
+ * --dump: "alloc_ms latency_ms job_id" per allocated job, in allocation
+ * order, alloc_ms from the first submit.  0, or -1 (reported).
+ */
+static int
+bl_dump(const struct bl_run *r, const char *path)
+{
+	const struct bl_job	**v;
+	FILE			 *fp;
+	double			  first = 0;
+	size_t			  k, n = 0;
+	int			  rc = 0;
+
+	if ((fp = fopen(path, "w")) == NULL ||
+	    (v = calloc(r->nsub > 0 ? r->nsub : 1, sizeof(*v))) == NULL) {
+		fprintf(stderr, "slurm-baseline: %s: %s\n", path,
+		    strerror(errno));
+		if (fp != NULL)
+			fclose(fp);
+		return (-1);
+	}
+	for (k = 0; k < r->nsub; k++) {
+		if (k == 0 || r->jobs[k].t_submit < first)
+			first = r->jobs[k].t_submit;
+		if (r->jobs[k].state == BL_RUNNING)
+			v[n++] = &r->jobs[k];
+	}
+	qsort(v, n, sizeof(*v), bl_alloc_cmp);
+	for (k = 0; k < n; k++)
+		fprintf(fp, "%.3f %.3f %u\n", (v[k]->t_alloc - first) * 1e3,
+		    (v[k]->t_alloc - v[k]->t_submit) * 1e3, v[k]->id);
+	if (fclose(fp) == EOF) {
+		fprintf(stderr, "slurm-baseline: %s: %s\n", path,
+		    strerror(errno));
+		rc = -1;
+	}
+	free(v);
+	return (rc);
+}
+
 static void
 bl_report(const struct bl_run *r)
 {
@@ -378,6 +435,11 @@ bl_report(const struct bl_run *r)
 	} else
 		printf("\"latency_ms\":{\"p50\":null,\"p90\":null,"
 		    "\"p99\":null,\"max\":null},");
+	printf("\"rpcs\":%" PRIu64 ",", r->rpcs);
+	if (n > 0)
+		printf("\"rpcs_per_job\":%.3f,", (double)r->rpcs / (double)n);
+	else
+		printf("\"rpcs_per_job\":null,");
 	printf("\"errors\":%u}\n", r->errors);
 	fflush(stdout);
 	free(lat);
@@ -389,11 +451,13 @@ main(int argc, char *argv[])
 	static const struct option	 longopts[] = {
 		{ "timeout",	required_argument,	NULL,	't' },
 		{ "partition",	required_argument,	NULL,	'p' },
+		{ "dump",	required_argument,	NULL,	'd' },
 		{ "help",	no_argument,		NULL,	'h' },
 		{ NULL,		0,			NULL,	0 }
 	};
 	struct bl_run	 r;
 	sigset_t	 sigs;
+	const char	*dump = NULL;
 	uint32_t	 i, timeout = BL_TIMEOUT_S;
 	double		 deadline, wait;
 	int		 ch, interrupted = 0, rc = 0;
@@ -412,6 +476,9 @@ main(int argc, char *argv[])
 			break;
 		case 'p':
 			r.partition = optarg;
+			break;
+		case 'd':
+			dump = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -475,6 +542,8 @@ main(int argc, char *argv[])
 	if (bl_drain(&r) == -1)
 		rc = 1;
 	bl_report(&r);
+	if (dump != NULL && bl_dump(&r, dump) == -1)
+		rc = 1;
 	if (r.errors > 0 || r.npending > 0 || r.nsub < r.njobs ||
 	    interrupted)
 		rc = 1;
