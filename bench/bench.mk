@@ -1,16 +1,20 @@
 # The benchmark tools of `make bench`, included by the main Makefile:
 #   $(BUILD)/bench/slurm-baseline  placeholders straight through libslurm
 #   $(BUILD)/bench/bindwatch       bind times of a namespace's pods (libk8s)
-# `make bench-tools` builds both.
+#   $(BUILD)/bench/podgen          pods created at a fixed rate (libk8s)
+#   $(BUILD)/bench/readywait       when a scheduler's /readyz says 200 (curl)
+# `make bench-tools` builds them all.
 
 # Included before the main Makefile's first target, don't become the default.
 ifeq ($(.DEFAULT_GOAL),)
 .DEFAULT_GOAL := all
 endif
 
-BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c bench/pct.c
+BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c bench/podgen.c \
+		   bench/readywait.c bench/pct.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
-BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch
+BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch \
+		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait
 
 bench-tools: $(BENCH_TOOLS)
 
@@ -30,6 +34,17 @@ $(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(BUILD)/bench/pct.o \
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BUILD)/bench/bindwatch.o \
 	    $(BUILD)/bench/pct.o $(LIBK8S_A) $(LDLIBS)
+
+$(BUILD)/bench/podgen: $(BUILD)/bench/podgen.o $(BUILD)/bench/pct.o \
+    $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BUILD)/bench/podgen.o \
+	    $(BUILD)/bench/pct.o $(LIBK8S_A) $(LDLIBS)
+
+# libcurl only.
+$(BUILD)/bench/readywait: $(BUILD)/bench/readywait.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: bench-tools
 
