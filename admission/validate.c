@@ -30,6 +30,7 @@ static const struct {
 	const char		*key;
 } owned_keys[] = {
 	{ OWNED_LABEL,		LABEL_JOBID },
+	{ OWNED_ANNOTATION,	ANN_SLURM_JOBID },
 	{ OWNED_ANNOTATION,	ANN_SLURM_NODE },
 	{ OWNED_ANNOTATION,	ANN_SLURM_GRES },
 };
@@ -201,7 +202,8 @@ validate_pod(const json_t *req, const json_t *pod,
 	    validate_is_bridge(req, rc))
 		return;
 	if (sub != NULL && strcmp(sub, "resize") == 0) {
-		job = k8s_obj_label(pod, LABEL_JOBID);
+		if ((job = k8s_obj_annotation(pod, ANN_SLURM_JOBID)) == NULL)
+			job = k8s_obj_label(pod, LABEL_JOBID);
 		snprintf(placed, sizeof(placed), job != NULL ? " (job %.32s)" :
 		    "%s", job != NULL ? job : "");
 		validate_deny(r, "pods/resize: pod %s/%s is placed by Slurm%s; "

@@ -1,8 +1,10 @@
 /*
- * slurm-bridge internals.  Threads: main (signals), one informer per watched
- * kind (pods, nodes, namespaces), and the reconcile thread, which owns the
- * cache and is the only caller of libslurm (through slurm.c).  They meet only
- * in the event queue.
+ * slurm-bridge internals.  Threads: main (signals, leader election), one
+ * informer per watched kind, the reconcile thread, which owns the cache and
+ * is the only caller of libslurm (through slurm.c), the pod writers
+ * (writepool.c), the Event poster (eventer.c) and the HTTP server's.  The
+ * informers, the writers and the HTTP threads hand their results to the
+ * reconcile thread through the one event queue.
  */
 #ifndef BRIDGE_H
 #define BRIDGE_H
@@ -41,6 +43,7 @@ struct bridge_conf {
 	int		 verbose;
 	int		 poll_ms;	/* Slurm poll interval with pending jobs */
 	int		 idle_poll_ms;	/* ... with none */
+	int		 jobid_label;	/* label + finalizer before binding */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -98,6 +101,7 @@ void	stats_write(struct buf *b);
 /* queue.c: the one multi-producer, single-consumer event queue. */
 enum event_kind {
 	EV_POD,
+	EV_EXTPOD,	/* pods of other schedulers, labelled with a job id */
 	EV_NODE,
 	EV_NAMESPACE,
 	EV_JOB,		/* batch/v1 Jobs: Indexed Job gangs */
@@ -105,6 +109,7 @@ enum event_kind {
 	EV_JOBSET,	/* jobset.x-k8s.io/v1alpha2 JobSets */
 	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_EXTENDER,	/* a scheduler-extender call (api.c) to answer */
+	EV_WRITE,	/* a pod write (writepool.c) came back */
 	EV_KINDS
 };
 
@@ -148,6 +153,7 @@ struct event {
 	enum k8s_event_type	 type;
 	json_t			*obj;	/* owned; NULL for SYNCED */
 	struct ext_call		*call;	/* EV_EXTENDER, one reference */
+	struct wreq		*write;	/* EV_WRITE, owned */
 	TAILQ_ENTRY(event)	 entry;
 };
 
@@ -249,7 +255,10 @@ int	sctl_node_drain(const char *node, const char *reason, char *err,
  */
 int	sctl_node_resume_ours(const char *node, const char *prefix,
 	    int *resumed, char *err, size_t errlen);
-/* The Slurm nodes, as a new object {name: true}; NULL with err. */
+/*
+ * The Slurm nodes, in one RPC, as a new object {name: true}, or {name:
+ * "reason"} for a drained node; NULL with err.
+ */
 json_t	*sctl_node_names(char *err, size_t errlen);
 
 /* eventer.c: Events posted from their own thread, in order, best effort. */
@@ -270,38 +279,54 @@ void		 eventer_post(struct eventer *, const json_t *obj,
 		    const char *note);
 
 /*
- * writepool.c: pod writes made in parallel for the reconcile thread, within
- * one shared rate limit.
+ * writepool.c: pod writes made for the reconcile thread by a few threads,
+ * within one shared rate limit.  A request goes in with writepool_submit
+ * and comes back as an EV_WRITE event with its result.
  */
 enum wreq_kind {
-	WREQ_METADATA,	/* strategic merge patch of the pod */
-	WREQ_BIND	/* pods/binding */
+	WREQ_METADATA = 1,	/* strategic merge patch of the pod */
+	WREQ_STATUS,		/* ... of its status (PodScheduled) */
+	WREQ_BIND,		/* pods/binding, with annotations */
+	WREQ_RELEASE		/* a WREQ_METADATA that drops our finalizer */
 };
 
+/* Every pointer is owned (wreq_free). */
 struct wreq {
 	enum wreq_kind		 kind;
-	const char		*ns;	/* borrowed, like every pointer here */
-	const char		*name;
-	const char		*uid;	/* WREQ_BIND: precondition, or NULL */
-	const char		*node;	/* WREQ_BIND: the Kubernetes node */
-	json_t			*patch;	/* WREQ_METADATA */
-	void			*arg;	/* the caller's */
-	size_t			 idx;	/* the caller's */
+	char			*pkey;	/* ns/name */
+	char			*ns;
+	char			*name;
+	char			*uid;	/* "" if unknown */
+	char			*gkey;	/* the pod's group, or NULL */
+	char			*node;	/* WREQ_BIND: the Kubernetes node */
+	json_t			*body;	/* patch; WREQ_BIND: annotations */
+	uint32_t		 jobid;	/* metadata and binds: the job's */
+	char			*slurm_node;	/* WREQ_BIND: for the Event */
+	char			*gres;
+	char			*msg;	/* WREQ_STATUS: the message */
 	int			 rc;	/* result: 0, or -1 with err */
 	struct k8s_error	 err;
+	TAILQ_ENTRY(wreq)	 entry;
 };
 
+struct pod_entry;
 struct writepool;
 
-/* nthreads threads with their own clients; kconf and lim outlive it. */
+/* A request about e (its identity is copied) for the group gkey. */
+struct wreq		*wreq_new(enum wreq_kind, const struct pod_entry *e,
+			    const char *gkey);
+void			 wreq_free(struct wreq *);
+/*
+ * nthreads threads with their own clients; results go to done.  kconf,
+ * lim and done outlive it.
+ */
 struct writepool	*writepool_new(const struct k8s_config *,
-			    struct k8s_limiter *, int nthreads, char *err,
-			    size_t errlen);
-/* Joins the threads; call with no batch running. */
+			    struct k8s_limiter *, int nthreads,
+			    struct queue *done, char *err, size_t errlen);
+/* Joins the threads; requests not started yet are dropped. */
 void			 writepool_free(struct writepool *);
-/* Runs the n requests concurrently and returns when all are done. */
-void			 writepool_run(struct writepool *, struct wreq *,
-			    size_t n);
+/* Takes w; its result comes back as an EV_WRITE event. */
+void			 writepool_submit(struct writepool *, struct wreq *w);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
@@ -358,14 +383,10 @@ void			 reconcile_join(struct reconcile *);
  */
 /* How long past its grace period a deleted pod may wait for its node. */
 #define FORCE_DELETE_SLACK_S	5
-/*
- * Pod writes: WRITERS requests in flight at once (within the API rate),
- * flushed once WRITE_BATCH groups ask or the oldest asked WRITE_DELAY_MS
- * ago, or at once when no event waits.
- */
+/* Pod writes: WRITERS requests in flight at once (within the API rate). */
 #define WRITERS			16
-#define WRITE_BATCH		64
-#define WRITE_DELAY_MS		50
+/* Owner-object changes re-evaluate the groups at most this often. */
+#define SWEEP_COALESCE_MS	50
 /* How often the reconcile thread returns free memory to the system. */
 #define TRIM_INTERVAL_MS	30000
 
@@ -386,8 +407,11 @@ struct pod_entry {
 	int		 finalizer;	/* carries our finalizer */
 	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
 	double		 seen_at;	/* when first seen, epoch seconds */
-	char		 bound_node[256];	/* the node we bound it to */
-	char		 cond[512];	/* last PodScheduled message written */
+	int		 foreign;	/* another schedulerName (extender) */
+	enum wreq_kind	 busy;		/* a write in flight, or 0 */
+	int		 cond_busy;	/* a condition write in flight */
+	char		 bound_node[256];	/* the node we bind it to */
+	char		 cond[512];	/* last PodScheduled message asked */
 };
 
 /*
@@ -449,7 +473,8 @@ struct reconcile {
 	struct map		*podgroups;	/* ns/name -> PodGroup */
 	struct map		*jobsets;	/* ns/name -> JobSet */
 	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
-	json_t			*slurm_nodes;	/* {name: true}, at recovery */
+	json_t			*slurm_nodes;	/* sctl_node_names, at recovery */
+	int			 recovering;	/* slurm_nodes is current */
 	struct translate_conf	 tconf;
 	int			 synced[EV_KINDS];
 	int			 recovered;
@@ -460,7 +485,7 @@ struct reconcile {
 	json_t			*writes;	/* group keys with pod writes due */
 	json_t			*releases;	/* pod keys whose finalizer may go */
 	json_t			*orphans;	/* job ids a poll found no pod for */
-	int64_t			 writes_since;	/* monotonic ms */
+	int			 sweep_due;	/* an owner object changed */
 };
 
 /* reconcile.c */
@@ -486,10 +511,12 @@ size_t		 group_live(struct reconcile *, struct group *, json_t **out,
 /* Decides and does what the group needs next (submit, bind). */
 void		 group_evaluate(struct reconcile *, struct group *);
 /*
- * Makes the pod writes groups asked for (job id labels, node annotations,
- * bindings), in parallel on the writer pool.
+ * Hands the pod writes groups asked for (bindings; job id labels where
+ * wanted; finalizer releases) to the writer pool.
  */
 void		 group_flush_writes(struct reconcile *);
+/* A pod write came back (w stays the caller's). */
+void		 group_write_done(struct reconcile *, struct wreq *w);
 /* Slurm allocated the group's job: layout is copied. */
 void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);
@@ -508,7 +535,10 @@ void		 group_fail(struct reconcile *, struct group *,
 void		 group_condition(struct reconcile *, struct group *,
 		    const char *msg, int warn);
 
-/* writer.c: writes about pods, on the reconcile thread's client. */
+/*
+ * writer.c: writes about pods, on the reconcile thread's client, or (the
+ * condition) on the writer pool.
+ */
 const char	*writer_path(struct pod_entry *, const char *sub, char *buf,
 		    size_t len);
 void		 writer_event(struct reconcile *, struct pod_entry *,
@@ -516,10 +546,14 @@ void		 writer_event(struct reconcile *, struct pod_entry *,
 		    const char *msg);
 void		 writer_condition(struct reconcile *, struct pod_entry *,
 		    const char *msg, int warn);
+/* A condition write came back. */
+void		 writer_condition_done(struct reconcile *, struct pod_entry *,
+		    const struct wreq *);
 json_t		*writer_metadata_patch(const struct pod_entry *, uint32_t jobid,
 		    const char *node, const char *gres);
 /* Records that writer_metadata_patch(e, jobid, ...) was applied. */
-void		 writer_metadata_done(struct pod_entry *, uint32_t jobid);
+void		 writer_metadata_done(struct pod_entry *, uint32_t jobid,
+		    const char *node);
 int		 writer_metadata(struct reconcile *, struct pod_entry *,
 		    uint32_t jobid, const char *node, const char *gres,
 		    struct k8s_error *err);

@@ -563,6 +563,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			rc = want_str(l, v, k, 200, &c->mcs_label);
 		else if (strcmp(k, "exclusive") == 0)
 			rc = want_bool(l, v, k, &c->exclusive);
+		else if (strcmp(k, "jobIdLabel") == 0)
+			rc = want_bool(l, v, k, &c->jobid_label);
 		else if (strcmp(k, "defaultAccount") == 0)
 			rc = want_str(l, v, k, 200, &c->default_account);
 		else if (strcmp(k, "slurmPollInterval") == 0)
@@ -585,7 +587,7 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			rc = config_fail(l, root->keys[i]->line, k, "unknown "
 			    "key (known: schedulerName, partition, "
 			    "managedNamespaces, managedNamespaceSelector, "
-			    "mcsLabel, exclusive, defaultAccount, "
+			    "mcsLabel, exclusive, jobIdLabel, defaultAccount, "
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "

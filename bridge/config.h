@@ -42,6 +42,7 @@ struct config {
 	int	 exclusive;		/* default placement: 0 shared */
 	char	*default_account;	/* or NULL: Slurm's default */
 	int	 poll_ms;		/* Slurm poll interval while pending */
+	int	 jobid_label;		/* label + finalizer before binding */
 	struct config_gres_type	*gres_types;
 	size_t	 ngres_types;
 	struct config_topo_level *topology;

@@ -2,8 +2,8 @@
  * The group state machine, run by the reconcile thread: a group (a gang,
  * or a pod alone) goes WAITING -> PENDING(job) -> ALLOCATED(layout) ->
  * BOUND -> ENDED.  It is submitted as one allocation-only placeholder job
- * once all its members are present; when Slurm allocates it, the job id,
- * node and GRES are written on every member before any member is bound.
+ * once all its members are present; when Slurm allocates it, each member
+ * is bound with one Binding that carries the job id, node and GRES.
  * A member that ends or leaves may give the job up (pending gang) or end
  * it (no member runs); finalizers are released once the job is gone.
  */
@@ -191,40 +191,52 @@ group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
 	return (n);
 }
 
-/*
- * Adds key to one of the sets the next flush works through (r->writes:
- * groups; r->releases: pods), noting when the first of them came.
- */
+/* Adds key to one of the sets the next flush works through. */
 static void
 group_want(struct reconcile *r, json_t *set, const char *key)
 {
-	if (json_object_size(r->writes) + json_object_size(r->releases) == 0)
-		r->writes_since = reconcile_now_ms();
+	(void)r;
 	json_object_set_new(set, key, json_true());
 }
 
-/* Plans the finalizer releases asked for into w; returns their count. */
-static size_t
-group_plan_releases(struct reconcile *r, json_t *keys, struct wreq *w)
+/*
+ * Does the group write the job id label and our finalizer on its members
+ * before binding them?  Only where they buy something: when asked for
+ * (--jobid-label), and for pods of another scheduler placed through the
+ * extender, which the bridge watches by that label.  Otherwise the Binding
+ * carries the job id, node and GRES as annotations, and a restarted bridge
+ * finds the job by its admin_comment.
+ */
+static int
+group_labelled(struct reconcile *r, struct group *g)
 {
 	struct pod_entry	*e;
-	const char		*k;
 	json_t			*v;
-	size_t			 nw = 0;
+	size_t			 i;
 
-	json_object_foreach(keys, k, v) {
-		e = map_get(r->pods, k);
-		if (e == NULL || e->state != PS_ENDED || !e->finalizer)
-			continue;
-		w[nw].kind = WREQ_METADATA;
-		w[nw].ns = e->ns;
-		w[nw].name = e->name;
-		w[nw].patch = writer_release_patch();
-		w[nw].arg = e;
-		w[nw].idx = SIZE_MAX;
-		nw++;
+	if (r->conf->jobid_label)
+		return (1);
+	json_array_foreach(g->members, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e != NULL && e->foreign)
+			return (1);
 	}
-	return (nw);
+	return (0);
+}
+
+/* Hands the release of an ended pod's finalizer to the pool. */
+static void
+group_send_release(struct reconcile *r, const char *pkey)
+{
+	struct pod_entry	*e = map_get(r->pods, pkey);
+	struct wreq		*w;
+
+	if (e == NULL || e->state != PS_ENDED || !e->finalizer || e->busy != 0)
+		return;
+	w = wreq_new(WREQ_RELEASE, e, e->group);
+	w->body = writer_release_patch();
+	e->busy = WREQ_RELEASE;
+	writepool_submit(r->writers, w);
 }
 
 /* A finalizer release came back. */
@@ -240,15 +252,6 @@ group_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
 		    w->err.status, w->err.reason, w->err.text);
 }
 
-/* One group of a flush: what its members get. */
-struct plan {
-	struct group		*g;
-	struct assignment	*a;	/* G_ALLOCATED: member i's share */
-	size_t			 n;
-	int			 failed;	/* a metadata write failed */
-	int			 pending;	/* binds that failed */
-};
-
 /* Does the pod carry the job id, our finalizer and (if set) the node? */
 static int
 group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
@@ -263,205 +266,236 @@ group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
 	return (have != NULL && strcmp(have, node) == 0);
 }
 
-/* Plans a group's metadata writes into w; returns their count. */
-static size_t
-group_plan_metadata(struct reconcile *r, struct plan *p, size_t pi,
-    struct wreq *w)
+/* Hands a member's metadata (job id label, finalizer, node) to the pool. */
+static void
+group_send_metadata(struct reconcile *r, struct group *g,
+    struct pod_entry *e, const struct assignment *a)
 {
-	struct group		*g = p->g;
-	struct pod_entry	*e;
-	char			 msg[384], errs[256];
-	size_t			 i, nw = 0;
+	struct wreq	*w = wreq_new(WREQ_METADATA, e, g->key);
 
-	if (g->state == G_ALLOCATED) {
-		p->a = xcalloc(p->n ? p->n : 1, sizeof(*p->a));
-		if (sched_assign(g->layout, p->n, (int)g->cpus_per_task,
-		    g->exclusive ? 1 : 0, (int)g->gpus_per_task, p->a, errs,
-		    sizeof(errs)) == -1) {
-			log_warnx("group %s: slurm job %u: %s", g->key,
-			    g->jobid, errs);
-			p->failed = 1;
-			return (0);
-		}
-	}
-	for (i = 0; i < p->n; i++) {
+	w->jobid = g->jobid;
+	w->node = a != NULL ? xstrdup(a->node) : NULL;
+	w->body = writer_metadata_patch(e, g->jobid, a != NULL ? a->node :
+	    NULL, a != NULL ? a->gres : NULL);
+	e->busy = WREQ_METADATA;
+	writepool_submit(r->writers, w);
+}
+
+/*
+ * Hands a member's Binding to the pool: one write that places the pod and
+ * puts the job id, Slurm node and GRES on it as annotations.
+ */
+static void
+group_send_bind(struct reconcile *r, struct group *g, struct pod_entry *e,
+    const char *knode, const struct assignment *a)
+{
+	struct wreq	*w = wreq_new(WREQ_BIND, e, g->key);
+	char		 id[16];
+
+	snprintf(id, sizeof(id), "%u", g->jobid);
+	w->jobid = g->jobid;
+	w->node = xstrdup(knode);
+	w->slurm_node = xstrdup(a->node);
+	w->gres = a->gres != NULL ? xstrdup(a->gres) : NULL;
+	w->body = json_pack("{s:s, s:s}", ANN_SLURM_JOBID, id, ANN_SLURM_NODE,
+	    a->node);
+	if (a->gres != NULL)
+		json_object_set_new(w->body, ANN_SLURM_GRES,
+		    json_string(a->gres));
+	snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
+	e->busy = WREQ_BIND;
+	writepool_submit(r->writers, w);
+}
+
+/* A member's Binding landed. */
+static void
+group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
+{
+	char	msg[384];
+
+	(void)r;
+	e->state = PS_BOUND;
+	snprintf(e->bound_node, sizeof(e->bound_node), "%s", w->node);
+	atomic_fetch_add(&bstats.pods_bound, 1);
+	metrics_hist_observe(&bstats.sched_latency, pod_age(e));
+	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
+	    w->jobid);
+	snprintf(msg, sizeof(msg), "bound to %.100s: Slurm allocated node "
+	    "%.100s to job %u%s%.100s", w->node, w->slurm_node, w->jobid,
+	    w->gres != NULL ? ", GRES " : "", w->gres != NULL ? w->gres : "");
+	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+}
+
+/* The job id label on the members of a pending job (labelled groups). */
+static void
+group_plan_pending(struct reconcile *r, struct group *g)
+{
+	struct pod_entry	*e;
+	size_t			 i;
+
+	for (i = 0; i < json_array_size(g->job_pods); i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
 		    g->job_pods, i)));
-		if (e == NULL || e->state == PS_ENDED ||
-		    (g->state == G_ALLOCATED && e->state != PS_UNBOUND))
+		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
+		    group_meta_done(e, g->jobid, NULL))
 			continue;
-		if (p->a != NULL && group_node_name(r, p->a[i].node) == NULL) {
+		group_send_metadata(r, g, e, NULL);
+	}
+}
+
+/*
+ * What an allocated group's members need next, given the writes in
+ * flight.  The assignment is a pure function of the job's pod list and
+ * layout, so a restarted bridge picks the same nodes.  A labelled group
+ * binds only once every member carries its metadata; a gang binds nobody
+ * while a member's node cannot be resolved.  All bound: G_BOUND.
+ */
+static void
+group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
+{
+	struct assignment	*a;
+	struct pod_entry	*e;
+	char			 msg[384], errs[256];
+	size_t			 i, n = json_array_size(g->job_pods);
+	size_t			 unbound = 0, meta = 0;
+	int			 failed = 0;
+
+	a = xcalloc(n ? n : 1, sizeof(*a));
+	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
+	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+	    sizeof(errs)) == -1) {
+		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
+		group_retry_later(g, 0);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, json_string_value(json_array_get(
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		unbound++;
+		if (group_node_name(r, a[i].node) == NULL) {
 			snprintf(msg, sizeof(msg), "Slurm job %u was "
 			    "allocated node %.100s, which has no Kubernetes "
 			    "node (same name, or a node labelled "
 			    LABEL_SLURM_NODENAME "=%.100s)", g->jobid,
-			    p->a[i].node, p->a[i].node);
-			log_warnx("pod %s: %s", e->key, msg);
+			    a[i].node, a[i].node);
+			if (strcmp(e->cond, msg) != 0)
+				log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
-			p->failed = 1;
+			failed = 1;
 			continue;
 		}
-		if (group_meta_done(e, g->jobid, p->a != NULL ?
-		    p->a[i].node : NULL))
+		if (e->busy == WREQ_METADATA)
+			meta++;
+		if (e->busy != 0 || e->cond_busy || !labelled ||
+		    group_meta_done(e, g->jobid, a[i].node))
 			continue;
-		w[nw].kind = WREQ_METADATA;
-		w[nw].ns = e->ns;
-		w[nw].name = e->name;
-		w[nw].patch = writer_metadata_patch(e, g->jobid, p->a != NULL ?
-		    p->a[i].node : NULL, p->a != NULL ? p->a[i].gres : NULL);
-		w[nw].arg = e;
-		w[nw].idx = pi;
-		nw++;
+		group_send_metadata(r, g, e, &a[i]);
+		meta++;
 	}
-	return (nw);
-}
-
-/* Plans the binds of an allocated group whose metadata is all written. */
-static size_t
-group_plan_binds(struct reconcile *r, struct plan *p, size_t pi,
-    struct wreq *w)
-{
-	struct pod_entry	*e;
-	size_t			 i, nw = 0;
-
-	if (p->g->state != G_ALLOCATED || p->failed)
-		return (0);
-	for (i = 0; i < p->n; i++) {
+	if (unbound == 0) {
+		g->state = G_BOUND;
+		g->retry_ms = 0;
+		goto out;
+	}
+	if (failed) {
+		group_retry_later(g, 0);
+		goto out;
+	}
+	if (meta > 0)
+		goto out;	/* binds follow once the metadata is on */
+	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
-		    p->g->job_pods, i)));
-		if (e == NULL || e->state != PS_UNBOUND)
+		    g->job_pods, i)));
+		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
+		    e->cond_busy)
 			continue;
-		w[nw].kind = WREQ_BIND;
-		w[nw].ns = e->ns;
-		w[nw].name = e->name;
-		w[nw].uid = k8s_obj_uid(e->obj);
-		w[nw].node = group_node_name(r, p->a[i].node);
-		w[nw].arg = e;
-		w[nw].idx = pi * SCHED_MAX_GANG + i;
-		nw++;
+		group_send_bind(r, g, e, group_node_name(r, a[i].node), &a[i]);
 	}
-	return (nw);
-}
-
-/* Member i of p's group was bound to knode. */
-static void
-group_bound(struct reconcile *r, struct plan *p, struct pod_entry *e,
-    size_t i, const char *knode)
-{
-	char	msg[256];
-
-	e->state = PS_BOUND;
-	snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
-	atomic_fetch_add(&bstats.pods_bound, 1);
-	metrics_hist_observe(&bstats.sched_latency, pod_age(e));
-	log_info("pod %s: bound to node %s (slurm job %u)", e->key, knode,
-	    p->g->jobid);
-	snprintf(msg, sizeof(msg), "bound to %.100s: Slurm allocated node "
-	    "%.100s to job %u%s%.100s", knode, p->a[i].node, p->g->jobid,
-	    p->a[i].gres != NULL ? ", GRES " : "",
-	    p->a[i].gres != NULL ? p->a[i].gres : "");
-	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+ out:
+	for (i = 0; i < n; i++)
+		free(a[i].gres);
+	free(a);
 }
 
 /*
- * Makes the pod writes that groups asked for, many at once on the writer
- * pool: the job id on the members of a submitted job; and for an allocated
- * one, job id, node and GRES on every member still unbound, and only once
- * all of those are written, the bindings.  So a gang is never partly bound
- * for want of its metadata, and a restarted bridge finds every job.  What
- * fails is retried from the timer; the assignment is a pure function of the
- * job's pod list and layout, so a restarted bridge picks the same nodes.
+ * Hands the writes that groups asked for to the writer pool: bindings (and
+ * labels, for labelled groups) of allocated groups, labels of pending
+ * labelled ones, and finalizer releases.  Nothing waits for them: each
+ * comes back through group_write_done, which asks for the next step.
  */
 void
 group_flush_writes(struct reconcile *r)
 {
 	json_t		*keys = r->writes, *rel = r->releases, *v;
-	struct plan	*plans;
-	struct wreq	*w;
-	struct pod_entry *e;
 	struct group	*g;
 	const char	*k;
-	size_t		 np = 0, nw = 0, max = 0, i, j;
-	int64_t		 now = reconcile_now_ms();
+	int64_t		 now;
 
-	/*
-	 * w[].idx says whose answer it is: a plan (metadata), plan *
-	 * SCHED_MAX_GANG + member (a binding), or SIZE_MAX (a release).
-	 */
+	if (json_object_size(keys) + json_object_size(rel) == 0)
+		return;
+	now = reconcile_now_ms();
 	r->writes = json_object();
 	r->releases = json_object();
-	plans = xcalloc(json_object_size(keys) + 1, sizeof(*plans));
 	json_object_foreach(keys, k, v) {
-		g = map_get(r->groups, k);
-		if (g == NULL || (g->state != G_ALLOCATED && g->state !=
-		    G_PENDING) || (g->state == G_ALLOCATED && g->next_try >
-		    now))
+		if ((g = map_get(r->groups, k)) == NULL)
 			continue;
-		plans[np].g = g;
-		plans[np].n = json_array_size(g->job_pods);
-		max += plans[np].n;
-		np++;
+		if (g->state == G_PENDING && group_labelled(r, g))
+			group_plan_pending(r, g);
+		else if (g->state == G_ALLOCATED && g->next_try <= now)
+			group_plan_allocated(r, g, group_labelled(r, g));
 	}
+	json_object_foreach(rel, k, v)
+		group_send_release(r, k);
 	json_decref(keys);
-	max += json_object_size(rel);
-	w = xcalloc(max + 1, sizeof(*w));
-	/* Phase 1: metadata on every member of every group, and releases. */
-	for (i = 0; i < np; i++)
-		nw += group_plan_metadata(r, &plans[i], i, w + nw);
-	nw += group_plan_releases(r, rel, w + nw);
 	json_decref(rel);
-	writepool_run(r->writers, w, nw);
-	for (j = 0; j < nw; j++) {
-		e = w[j].arg;
-		if (w[j].idx == SIZE_MAX) {
-			group_released(r, e, &w[j]);
-			json_decref(w[j].patch);
-			continue;
-		}
-		g = plans[w[j].idx].g;
-		if (w[j].rc == 0)
-			writer_metadata_done(e, g->jobid);
-		else {
-			log_warnx("pod %s: label for slurm job %u: %ld %s: %s",
-			    e->key, g->jobid, w[j].err.status,
-			    w[j].err.reason, w[j].err.text);
-			plans[w[j].idx].failed = 1;
-		}
-		json_decref(w[j].patch);
+}
+
+/*
+ * A pod write came back.  A pod deleted or recreated under its name since
+ * has nothing to learn from it.  A failure is retried later from the
+ * sweep; anything else asks for the group's next step.
+ */
+void
+group_write_done(struct reconcile *r, struct wreq *w)
+{
+	struct pod_entry	*e = map_get(r->pods, w->pkey);
+	const char		*uid;
+	struct group		*g;
+
+	uid = e != NULL ? k8s_obj_uid(e->obj) : NULL;
+	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
+		log_debug("pod %s: gone before its write came back", w->pkey);
+		return;
 	}
-	/* Phase 2: bind the allocated groups whose metadata is complete. */
-	memset(w, 0, (max + 1) * sizeof(*w));
-	for (nw = 0, i = 0; i < np; i++)
-		nw += group_plan_binds(r, &plans[i], i, w + nw);
-	writepool_run(r->writers, w, nw);
-	for (j = 0; j < nw; j++) {
-		struct plan *p = &plans[w[j].idx / SCHED_MAX_GANG];
-		e = w[j].arg;
-		if (w[j].rc == 0)
-			group_bound(r, p, e, w[j].idx % SCHED_MAX_GANG,
-			    w[j].node);
+	g = e->group != NULL ? map_get(r->groups, e->group) : NULL;
+	if (w->kind == WREQ_STATUS)
+		writer_condition_done(r, e, w);
+	else {
+		e->busy = 0;
+		if (w->kind == WREQ_RELEASE)
+			group_released(r, e, w);
+		else if (w->rc == 0 && w->kind == WREQ_BIND)
+			group_bound(r, e, w);
+		else if (w->rc == 0)
+			writer_metadata_done(e, w->jobid, w->node);
 		else {
-			log_warnx("pod %s: bind to %s: %ld %s: %s", e->key,
-			    w[j].node, w[j].err.status, w[j].err.reason,
-			    w[j].err.text);
-			p->pending++;
-		}
-	}
-	for (i = 0; i < np; i++) {
-		g = plans[i].g;
-		if (g->state == G_ALLOCATED) {
-			if (!plans[i].failed && plans[i].pending == 0) {
-				g->state = G_BOUND;
-				g->retry_ms = 0;
-			} else
+			log_warnx("pod %s: %s for slurm job %u: %ld %s: %s",
+			    e->key, w->kind == WREQ_BIND ? "bind" : "label",
+			    w->jobid, w->err.status, w->err.reason,
+			    w->err.text);
+			if (w->kind == WREQ_BIND)
+				e->bound_node[0] = '\0';
+			if (g != NULL && g->jobid == w->jobid &&
+			    g->state == G_ALLOCATED)
 				group_retry_later(g, 0);
 		}
-		for (j = 0; plans[i].a != NULL && j < plans[i].n; j++)
-			free(plans[i].a[j].gres);
-		free(plans[i].a);
 	}
-	free(w);
-	free(plans);
+	if (e->state == PS_ENDED && e->finalizer)
+		group_want(r, r->releases, e->key);
+	if (g != NULL && (g->state == G_ALLOCATED || g->state == G_PENDING))
+		group_want(r, r->writes, g->key);
 }
 
 void
@@ -557,20 +591,20 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 	g->state = G_PENDING;
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
 	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
-	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s", jobid,
-	    g->gang ? " for the gang" : "");
-	/* The job id goes on every member at the next flush, first thing. */
+	if (layout != NULL) {
+		/* The Scheduled Event names the job: one Event per pod. */
+		group_allocated(r, g, layout);
+		json_decref(layout);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
+	    "its allocation", jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
 		    g->job_pods, i)));
 		if (e != NULL)
 			writer_event(r, e, "Normal", "SlurmJobSubmitted",
 			    "Submit", msg);
-	}
-	if (layout != NULL) {
-		group_allocated(r, g, layout);
-		json_decref(layout);
-		return;
 	}
 	group_want(r, r->writes, g->key);
 }

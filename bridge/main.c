@@ -51,6 +51,11 @@ usage(FILE *fp)
 "  --leader-elect         act only while holding the Lease slurm-bridge in\n"
 "                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
 "                         service account's namespace)\n"
+"  --jobid-label          also label each pod with its Slurm job id and add\n"
+"                         the cleanup finalizer, before binding it: one\n"
+"                         more API write per pod (default: config\n"
+"                         jobIdLabel, false; the Binding carries the job\n"
+"                         id as an annotation)\n"
 "  -n                     check the configuration and exit\n"
 "  -v                     more logging (repeatable)\n"
 "  -h, --help             this text\n");
@@ -64,7 +69,7 @@ static const struct {
 } watched[] = {
 	{ EV_POD,	"/api/v1/pods",				"watch/pods" },
 	/* Pods a stock kube-scheduler placed through the extender API. */
-	{ EV_POD,	"/api/v1/pods",			"watch/extender-pods" },
+	{ EV_EXTPOD,	"/api/v1/pods",			"watch/extender-pods" },
 	{ EV_NODE,	"/api/v1/nodes",			"watch/nodes" },
 	{ EV_NAMESPACE,	"/api/v1/namespaces",			"watch/namespaces" },
 	{ EV_JOB,	"/apis/batch/v1/jobs",			"watch/jobs" },
@@ -114,6 +119,7 @@ main(int argc, char *argv[])
 		{ "tls-key",		required_argument, NULL, 'K' },
 		{ "client-ca",		required_argument, NULL, 'A' },
 		{ "leader-elect",	no_argument,	   NULL, 'L' },
+		{ "jobid-label",	no_argument,	   NULL, 'J' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL,			0,		   NULL, 0 }
 	};
@@ -164,6 +170,9 @@ main(int argc, char *argv[])
 		case 'L':
 			conf.leader_elect = 1;
 			break;
+		case 'J':
+			conf.jobid_label = 1;
+			break;
 		case 'k':
 			conf.kubeconfig = optarg;
 			break;
@@ -213,6 +222,7 @@ main(int argc, char *argv[])
 	if (conf.poll_ms == 0)
 		conf.poll_ms = config->poll_ms;
 	conf.exclusive = config->exclusive;
+	conf.jobid_label = conf.jobid_label || config->jobid_label;
 	conf.api_qps = config->api_qps;
 	conf.api_burst = config->api_burst;
 	if (conf.listen != NULL && *conf.listen == '\0')
@@ -272,11 +282,11 @@ main(int argc, char *argv[])
 		o.path = watched[i].path;
 		o.name = watched[i].name;
 		/* Thousands of pods: cache only what the scheduler reads. */
-		if (watched[i].kind == EV_POD)
+		if (watched[i].kind == EV_POD || watched[i].kind == EV_EXTPOD)
 			o.transform = translate_slim_pod;
-		if (watched[i].kind == EV_POD && i == 0)
+		if (watched[i].kind == EV_POD)
 			o.field_selector = sel;
-		else if (watched[i].kind == EV_POD) {
+		else if (watched[i].kind == EV_EXTPOD) {
 			o.field_selector = othersel;
 			o.label_selector = LABEL_JOBID;
 		}

@@ -25,6 +25,8 @@
 #define ANN_PREFIX		"slurmjob.slinky.slurm.net/"
 #define LABEL_JOBID		"scheduler.slinky.slurm.net/slurm-jobid"
 #define ANN_SLURM_NODE		"slinky.slurm.net/slurm-node"
+/* The job id as an annotation (the Binding cannot carry labels). */
+#define ANN_SLURM_JOBID		LABEL_JOBID
 #define LABEL_SLURM_NODENAME	"slinky.slurm.net/slurm-nodename"
 #define ANN_SLURM_GRES		"scheduler.slinky.slurm.net/slurm-gres"
 #define LABEL_POD_GROUP		"scheduling.x-k8s.io/pod-group"

@@ -1,6 +1,6 @@
 /*
- * The event queue: informer threads push, the reconcile thread pops.  This
- * and log.c hold the only mutexes in the daemon.
+ * The event queue: informers, pod writers and HTTP threads push, the
+ * reconcile thread pops.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +42,7 @@ event_free(struct event *ev)
 	json_decref(ev->obj);
 	if (ev->call != NULL)
 		ext_call_release(ev->call);
+	wreq_free(ev->write);
 	free(ev);
 }
 

@@ -134,7 +134,7 @@ pod_update(struct reconcile *r, json_t *obj)
 	struct pod_entry	*e;
 	struct group		*g, *old;
 	struct group_id		 gid;
-	const char		*label, *node, *js;
+	const char		*label, *node, *js, *sched;
 	int			 same_uid, was_bound;
 	char			 key[512], err[256], msg[320], jskey[512], *end;
 	unsigned long		 id;
@@ -166,6 +166,9 @@ pod_update(struct reconcile *r, json_t *obj)
 	e->delete_at = parse_time(k8s_obj_str(obj,
 	    "metadata.deletionTimestamp"));
 	e->finalizer = k8s_obj_has_finalizer(obj, FINALIZER);
+	sched = k8s_obj_str(obj, "spec.schedulerName");
+	e->foreign = sched == NULL || strcmp(sched, r->conf->scheduler_name) !=
+	    0;
 	label = k8s_obj_label(obj, LABEL_JOBID);
 	e->label_jobid = 0;
 	if (label != NULL) {
@@ -198,11 +201,22 @@ pod_update(struct reconcile *r, json_t *obj)
 		g->next_try = 0;
 		g->retry_ms = 0;
 	}
-	/* The jobid label is how a restarted bridge finds the job. */
-	/* Only at start: later, a label can be older than what we know. */
-	if (!r->recovered && g->jobid == 0 && e->label_jobid != 0 &&
+	/*
+	 * At start, the job id a bound pod carries (the annotation its
+	 * Binding set, or the label) names its job, as the job's admin_comment
+	 * does; later, either can be older than what we know.
+	 */
+	id = e->label_jobid;
+	if (id == 0 && (label = k8s_obj_annotation(obj, ANN_SLURM_JOBID)) !=
+	    NULL && (node = k8s_obj_str(obj, "spec.nodeName")) != NULL &&
+	    *node != '\0') {
+		id = strtoul(label, &end, 10);
+		if (*end != '\0' || id >= UINT32_MAX)
+			id = 0;
+	}
+	if (!r->recovered && g->jobid == 0 && id != 0 &&
 	    g->state == G_WAITING) {
-		g->jobid = e->label_jobid;
+		g->jobid = (uint32_t)id;
 		g->state = G_PENDING;
 		group_index_put(r, g->jobid, g->key);
 	}
@@ -239,6 +253,15 @@ pod_deleted(struct reconcile *r, json_t *obj)
 	json_decref(obj);
 }
 
+/* Are the caches recovery needs all listed? */
+static int
+reconcile_synced(struct reconcile *r)
+{
+	return (r->synced[EV_POD] && r->synced[EV_EXTPOD] &&
+	    r->synced[EV_NODE] &&
+	    r->synced[EV_NAMESPACE] && r->synced[EV_JOB]);
+}
+
 /* Pending pods and gangs, for /metrics. */
 static void
 reconcile_gauges(struct reconcile *r)
@@ -261,22 +284,6 @@ reconcile_gauges(struct reconcile *r)
 	}
 	atomic_store(&bstats.pending_pods, pods);
 	atomic_store(&bstats.pending_gangs, gangs);
-}
-
-/*
- * Makes the pod writes groups asked for once WRITE_BATCH wait, or (with
- * delay) the oldest waited WRITE_DELAY_MS, or at once when idle (nothing
- * else to do).
- */
-static void
-reconcile_writes(struct reconcile *r, int idle, int delay)
-{
-	size_t	n = json_object_size(r->writes) +
-	    json_object_size(r->releases);
-
-	if (n > 0 && (idle || n >= WRITE_BATCH || (delay &&
-	    reconcile_now_ms() - r->writes_since >= WRITE_DELAY_MS)))
-		group_flush_writes(r);
 }
 
 /* Re-evaluates every group, and ends members past their grace period. */
@@ -331,13 +338,11 @@ groups_sweep(struct reconcile *r)
 			continue;	/* may have freed g */
 		}
 		group_evaluate(r, g);
-		/*
-		 * Thousands of submits: bind the first while the rest wait,
-		 * in batches big enough to keep the writers busy.
-		 */
-		reconcile_writes(r, 0, 0);
+		/* Thousands of submits: bind each while the rest wait. */
+		group_flush_writes(r);
 	}
 	json_decref(keys);
+	r->sweep_due = 0;
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
 }
 
@@ -552,6 +557,7 @@ node_changed(struct reconcile *r, const json_t *old, const json_t *node)
 {
 	const char	*name = k8s_obj_name(node);
 	const char	*sname = k8s_obj_label(node, LABEL_SLURM_NODENAME);
+	const char	*known;
 	char		 err[256];
 	int		 resumed;
 
@@ -564,17 +570,26 @@ node_changed(struct reconcile *r, const json_t *old, const json_t *node)
 		node_taint(r, node, sname);
 		return;
 	}
+	/* At recovery, the one node load says whose drain each node has. */
+	known = r->recovering && r->slurm_nodes != NULL ?
+	    json_string_value(json_object_get(r->slurm_nodes, sname)) : NULL;
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
-		if (sctl_node_drain(sname, DRAIN_REASON_PREFIX " node cordoned "
-		    "in Kubernetes", err, sizeof(err)) == -1)
+		if (known != NULL)
+			;	/* drained already: keep its owner and reason */
+		else if (sctl_node_drain(sname, DRAIN_REASON_PREFIX " node "
+		    "cordoned in Kubernetes", err, sizeof(err)) == -1)
 			log_warnx("node %s: %s", name, err);
 		else
 			log_info("node %s: cordoned: drained slurm node %s",
 			    name, sname);
 	} else if (!node_cordoned(node) && (old == NULL ||
 	    node_cordoned(old))) {
-		if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX, &resumed,
-		    err, sizeof(err)) == -1)
+		if (r->recovering && r->slurm_nodes != NULL && (known ==
+		    NULL || strncmp(known,
+		    DRAIN_REASON_PREFIX, strlen(DRAIN_REASON_PREFIX)) != 0))
+			;	/* not drained by us: nothing to resume */
+		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
+		    &resumed, err, sizeof(err)) == -1)
 			log_warnx("node %s: %s", name, err);
 		else if (resumed)
 			log_info("node %s: uncordoned: resumed slurm node %s",
@@ -592,8 +607,10 @@ nodes_sync_all(struct reconcile *r)
 	size_t	 it = 0;
 	void	*v;
 
+	r->recovering = 1;
 	while (map_next(r->nodes, &it, NULL, &v))
 		node_changed(r, NULL, v);
+	r->recovering = 0;
 }
 
 /* Cancels the orphans a poll found, in one request where Slurm has one. */
@@ -739,13 +756,14 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			/* A known pod's own watch is newer than this copy. */
 			if (map_get(r->pods, key) == NULL)
 				pod_update(r, json_incref(c->pod));
-			/* Allocated at once: bind now, answer with the node. */
-			reconcile_writes(r, 1, 1);
+			/* Allocated at once: its bind is on its way. */
+			group_flush_writes(r);
 			e = map_get(r->pods, key);
 			g = e != NULL && e->group != NULL ?
 			    map_get(r->groups, e->group) : NULL;
 			c->resolvable = g == NULL || !g->invalid;
-			if (e != NULL && e->state == PS_BOUND)
+			if (e != NULL && (e->state == PS_BOUND ||
+			    e->busy == WREQ_BIND))
 				snprintf(c->node_out, sizeof(c->node_out),
 				    "%s", e->bound_node[0] != '\0' ?
 				    e->bound_node : k8s_obj_str(e->obj,
@@ -765,15 +783,16 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 		snprintf(key, sizeof(key), "%s/%s", c->ns, c->name);
 		e = map_get(r->pods, key);
 		c->managed = e != NULL;
-		if (e != NULL && e->state == PS_BOUND &&
-		    strcmp(e->bound_node, c->node) == 0)
+		if (e != NULL && (e->state == PS_BOUND ||
+		    e->busy == WREQ_BIND) && strcmp(e->bound_node, c->node) ==
+		    0)
 			c->msg[0] = '\0';
 		else if (e != NULL)
 			snprintf(c->msg, sizeof(c->msg), "pod %.200s is placed "
 			    "by Slurm, and Slurm has not allocated node %.64s to "
 			    "it", key, c->node);
 		else if (k8s_pod_bind(r->client, c->ns, c->name,
-		    c->uid[0] != '\0' ? c->uid : NULL, c->node, &err) == -1)
+		    c->uid[0] != '\0' ? c->uid : NULL, c->node, NULL, &err) == -1)
 			snprintf(c->msg, sizeof(c->msg), "bind %.200s to "
 			    "%.64s: %.200s", key, c->node, err.text);
 		else
@@ -795,12 +814,20 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		event_free(ev);
 		return;
 	}
-	if (ev->type == K8S_EVENT_SYNCED) {
-		r->synced[ev->kind] = 1;
+	if (ev->kind == EV_WRITE) {
+		group_write_done(r, ev->write);
 		event_free(ev);
 		return;
 	}
-	if (ev->kind == EV_POD) {
+	if (ev->type == K8S_EVENT_SYNCED) {
+		r->synced[ev->kind] = 1;
+		/* Everything listed: recover now, not at the next tick. */
+		if (!r->recovered && reconcile_synced(r))
+			r->next_poll = 0;
+		event_free(ev);
+		return;
+	}
+	if (ev->kind == EV_POD || ev->kind == EV_EXTPOD) {
 		t0 = metrics_now();
 		if (ev->type == K8S_EVENT_DELETED)
 			pod_deleted(r, ev->obj);
@@ -822,23 +849,35 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		map_put(m, key, ev->obj);
 		ev->obj = NULL;
 	}
-	/* Nodes change every heartbeat: their changes wait for the sweep. */
-	if (ev->kind != EV_NODE && r->recovered)
-		groups_sweep(r);
+	/*
+	 * Nodes change every heartbeat: their changes wait for the periodic
+	 * sweep.  Owner objects (Jobs, PodGroups, ...) come in bursts: one
+	 * sweep soon serves them all.
+	 */
+	if (ev->kind != EV_NODE && r->recovered && !r->sweep_due) {
+		r->sweep_due = 1;
+		if (r->next_sweep > reconcile_now_ms() + SWEEP_COALESCE_MS)
+			r->next_sweep = reconcile_now_ms() + SWEEP_COALESCE_MS;
+		if (r->next_poll > r->next_sweep)
+			r->next_poll = r->next_sweep;
+	}
 	event_free(ev);
 }
 
+/*
+ * Does a job wait on Slurm?  Then Slurm is polled every poll_ms, else every
+ * idle_poll_ms.  An allocated group waits on the API server, not on Slurm:
+ * polling for it would only add RPCs.
+ */
 static int
 reconcile_busy(struct reconcile *r)
 {
 	size_t	 it = 0;
 	void	*v;
 
-	while (map_next(r->groups, &it, NULL, &v)) {
-		enum group_state s = ((struct group *)v)->state;
-		if (s == G_PENDING || s == G_ALLOCATED)
+	while (map_next(r->groups, &it, NULL, &v))
+		if (((struct group *)v)->state == G_PENDING)
 			return (1);
-	}
 	return (0);
 }
 
@@ -871,8 +910,8 @@ reconcile_main(void *arg)
 	}
 	r->limiter = k8s_limiter_new(r->conf->api_qps, r->conf->api_burst);
 	k8s_client_set_limiter(r->client, r->limiter);
-	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS, ebuf,
-	    sizeof(ebuf))) == NULL) {
+	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS,
+	    r->queue, ebuf, sizeof(ebuf))) == NULL) {
 		log_warnx("reconcile: %s", ebuf);
 		goto out;
 	}
@@ -883,12 +922,8 @@ reconcile_main(void *arg)
 	    r->conf->scheduler_name, host);
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
-		/*
-		 * Pod writes wait for a batch while events keep coming, but
-		 * never past WRITE_BATCH groups or WRITE_DELAY_MS, and never
-		 * while the thread would sleep.
-		 */
-		reconcile_writes(r, queue_len(r->queue) == 0, 1);
+		/* What the last event asked for goes to the writers now. */
+		group_flush_writes(r);
 		wait = r->next_poll > now ? r->next_poll - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
 		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {
@@ -899,8 +934,7 @@ reconcile_main(void *arg)
 			break;
 		now = reconcile_now_ms();
 		if (!r->recovered) {
-			if (r->synced[EV_POD] && r->synced[EV_NODE] &&
-			    r->synced[EV_NAMESPACE] && r->synced[EV_JOB])
+			if (reconcile_synced(r))
 				reconcile_recover(r);
 		} else {
 			reconcile_poll(r);

@@ -513,7 +513,8 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 	int		 rc, e;
 
 	t0 = metrics_now();
-	rc = slurm_load_jobs(*since, &msg, SHOW_ALL | SHOW_DETAIL);
+	/* No SHOW_DETAIL: per-node GRES is read for the jobs that need it. */
+	rc = slurm_load_jobs(*since, &msg, SHOW_ALL);
 	e = errno;
 	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
 		stats_rpc(RPC_LOAD_JOBS, t0, 1);
@@ -574,9 +575,10 @@ sctl_job_layout(const struct sjob *sj)
 	t0 = metrics_now();
 	rc = slurm_allocation_lookup(sctl_job_ref(sj->id), &a);
 	stats_rpc(RPC_ALLOC_LOOKUP, t0, rc == SLURM_SUCCESS);
+	/* Polls load no detail: a GRES job's devices cost a job load. */
 	if (rc == SLURM_SUCCESS && a != NULL)
-		layout = sctl_layout(a, j->gres_detail_str,
-		    j->gres_detail_cnt);
+		layout = sctl_alloc_layout(a, j->tres_per_task != NULL ||
+		    j->tres_per_node != NULL);
 	slurm_free_resource_allocation_response_msg(a);
 	return (layout);
 }
@@ -674,6 +676,7 @@ json_t *
 sctl_node_names(char *err, size_t errlen)
 {
 	node_info_msg_t	*msg = NULL;
+	node_info_t	*n;
 	json_t		*names;
 	uint32_t	 i;
 	double		 t0;
@@ -688,10 +691,14 @@ sctl_node_names(char *err, size_t errlen)
 		return (NULL);
 	}
 	names = json_object();
-	for (i = 0; i < msg->record_count; i++)
-		if (msg->node_array[i].name != NULL)
-			json_object_set_new(names, msg->node_array[i].name,
-			    json_true());
+	for (i = 0; i < msg->record_count; i++) {
+		n = &msg->node_array[i];
+		if (n->name == NULL)
+			continue;
+		json_object_set_new(names, n->name, (n->node_state &
+		    NODE_STATE_DRAIN) ? json_string(n->reason != NULL ?
+		    n->reason : "") : json_true());
+	}
 	slurm_free_node_info_msg(msg);
 	return (names);
 }

@@ -1,9 +1,10 @@
 /*
- * Concurrent pod writes for the reconcile thread.  A fixed set of threads,
- * each with its own client, all drawing on one shared rate limit.  The
- * reconcile thread hands over a batch and waits for all of it (fork-join),
- * so the cache it owns never changes while writes are in flight and every
- * result is applied on its own thread.
+ * Pod writes for the reconcile thread, made by a fixed set of threads with
+ * their own clients, all drawing on one shared rate limit.  The reconcile
+ * thread hands a request over and goes on at once; the thread that made it
+ * gives it back, with its result, as an EV_WRITE event on the queue.  So
+ * every result is applied on the reconcile thread, which owns the cache,
+ * and no write waits for another one: there are no batches.
  */
 
 #include <pthread.h>
@@ -17,29 +18,68 @@
 
 struct writepool {
 	pthread_mutex_t		 lock;
-	pthread_cond_t		 work;	/* a batch came, or stop */
-	pthread_cond_t		 idle;	/* the batch is done */
-	struct wreq		*batch;
-	size_t			 n, next, done;
+	pthread_cond_t		 work;	/* a request came, or stop */
+	TAILQ_HEAD(, wreq)	 todo;
 	int			 stop;
 	int			 nthreads;
 	pthread_t		*threads;
 	struct k8s_client	**clients;
+	struct queue		*done;
 };
+
+struct wreq *
+wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
+{
+	struct wreq	*w = xcalloc(1, sizeof(*w));
+
+	w->kind = kind;
+	w->pkey = xstrdup(e->key);
+	w->ns = xstrdup(e->ns);
+	w->name = xstrdup(e->name);
+	w->uid = xstrdup(k8s_obj_uid(e->obj) != NULL ? k8s_obj_uid(e->obj) :
+	    "");
+	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
+	return (w);
+}
+
+void
+wreq_free(struct wreq *w)
+{
+	if (w == NULL)
+		return;
+	free(w->pkey);
+	free(w->ns);
+	free(w->name);
+	free(w->uid);
+	free(w->gkey);
+	free(w->node);
+	free(w->slurm_node);
+	free(w->gres);
+	free(w->msg);
+	json_decref(w->body);
+	free(w);
+}
 
 static void
 writepool_do(struct k8s_client *c, struct wreq *w)
 {
 	char	path[600];
 
-	if (w->kind == WREQ_BIND) {
-		w->rc = k8s_pod_bind(c, w->ns, w->name, w->uid, w->node,
-		    &w->err);
+	switch (w->kind) {
+	case WREQ_BIND:
+		w->rc = k8s_pod_bind(c, w->ns, w->name, w->uid[0] != '\0' ?
+		    w->uid : NULL, w->node, w->body, &w->err);
 		return;
+	case WREQ_STATUS:
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/"
+		    "status", w->ns, w->name);
+		break;
+	default:
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
+		    w->ns, w->name);
+		break;
 	}
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", w->ns,
-	    w->name);
-	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->patch, NULL,
+	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL,
 	    &w->err);
 }
 
@@ -54,22 +94,26 @@ writepool_main(void *arg)
 	struct worker_arg	*wa = arg;
 	struct writepool	*p = wa->p;
 	struct k8s_client	*c = p->clients[wa->i];
+	struct event		*ev;
 	struct wreq		*w;
 
 	free(wa);
 	log_setname("writer");
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->stop && (p->batch == NULL || p->next >= p->n))
+		while (!p->stop && TAILQ_EMPTY(&p->todo))
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stop)
 			break;
-		w = &p->batch[p->next++];
+		w = TAILQ_FIRST(&p->todo);
+		TAILQ_REMOVE(&p->todo, w, entry);
 		pthread_mutex_unlock(&p->lock);
 		writepool_do(c, w);
+		ev = xcalloc(1, sizeof(*ev));
+		ev->kind = EV_WRITE;
+		ev->write = w;
+		queue_push(p->done, ev);
 		pthread_mutex_lock(&p->lock);
-		if (++p->done == p->n)
-			pthread_cond_signal(&p->idle);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return (NULL);
@@ -77,7 +121,7 @@ writepool_main(void *arg)
 
 struct writepool *
 writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
-    int nthreads, char *err, size_t errlen)
+    int nthreads, struct queue *done, char *err, size_t errlen)
 {
 	struct writepool	*p;
 	struct worker_arg	*wa;
@@ -87,7 +131,8 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 	p = xcalloc(1, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->idle, NULL);
+	TAILQ_INIT(&p->todo);
+	p->done = done;
 	p->threads = xcalloc((size_t)nthreads, sizeof(*p->threads));
 	p->clients = xcalloc((size_t)nthreads, sizeof(*p->clients));
 	for (i = 0; i < nthreads; i++) {
@@ -118,7 +163,8 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 void
 writepool_free(struct writepool *p)
 {
-	int	i;
+	struct wreq	*w;
+	int		 i;
 
 	if (p == NULL)
 		return;
@@ -130,27 +176,22 @@ writepool_free(struct writepool *p)
 		pthread_join(p->threads[i], NULL);
 		k8s_client_free(p->clients[i]);
 	}
+	while ((w = TAILQ_FIRST(&p->todo)) != NULL) {
+		TAILQ_REMOVE(&p->todo, w, entry);
+		wreq_free(w);
+	}
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->work);
-	pthread_cond_destroy(&p->idle);
 	free(p->threads);
 	free(p->clients);
 	free(p);
 }
 
 void
-writepool_run(struct writepool *p, struct wreq *reqs, size_t n)
+writepool_submit(struct writepool *p, struct wreq *w)
 {
-	if (n == 0)
-		return;
 	pthread_mutex_lock(&p->lock);
-	p->batch = reqs;
-	p->n = n;
-	p->next = p->done = 0;
-	pthread_cond_broadcast(&p->work);
-	while (p->done < p->n)
-		pthread_cond_wait(&p->idle, &p->lock);
-	p->batch = NULL;
-	p->n = p->next = p->done = 0;
+	TAILQ_INSERT_TAIL(&p->todo, w, entry);
+	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 }

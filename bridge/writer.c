@@ -1,8 +1,8 @@
 /*
  * What the reconcile thread writes about pods: Events, the PodScheduled
- * condition, bridge metadata (job id label, node and GRES annotations, the
- * finalizer), finalizer release and the final deletion of a pod whose node
- * never confirmed.  Each write is one request on the thread's client.
+ * condition (on the writer pool), bridge metadata (job id label, node and
+ * GRES annotations, the finalizer), finalizer release and the final
+ * deletion of a pod whose node never confirmed.
  */
 
 #include <inttypes.h>
@@ -34,37 +34,66 @@ writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
 	eventer_post(r->eventer, e->obj, type, reason, action, msg);
 }
 
+/* Hands the pod's wanted PodScheduled=False message to the writer pool. */
+static void
+writer_condition_send(struct reconcile *r, struct pod_entry *e)
+{
+	struct wreq	*w;
+	char		 ts[64];
+
+	k8s_microtime(ts, sizeof(ts), NULL);
+	/* Conditions take RFC 3339 seconds. */
+	snprintf(ts + 19, sizeof(ts) - 19, "Z");
+	w = wreq_new(WREQ_STATUS, e, NULL);
+	w->msg = xstrdup(e->cond);
+	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+	    "conditions", "type", "PodScheduled", "status", "False",
+	    "reason", "Unschedulable", "message", e->cond,
+	    "lastTransitionTime", ts);
+	e->cond_busy = 1;
+	writepool_submit(r->writers, w);
+}
+
 /*
- * Writes PodScheduled=False with msg, once per distinct message; warn also
- * records a FailedScheduling Event.
+ * Writes PodScheduled=False with msg, once per distinct message, and never
+ * once the pod is being bound: the Binding sets PodScheduled=True, and a
+ * late False must not undo it.  One write per pod is in flight at a time;
+ * messages that come meanwhile coalesce into the latest.  warn also records
+ * a FailedScheduling Event.
  */
 void
 writer_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
     int warn)
 {
-	struct k8s_error	 err;
-	json_t			*patch;
-	char			 path[512], ts[64];
-
-	if (strcmp(e->cond, msg) == 0)
+	if (strcmp(e->cond, msg) == 0 || e->state != PS_UNBOUND ||
+	    e->busy == WREQ_BIND)
 		return;
 	if (warn)
 		writer_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
-	k8s_microtime(ts, sizeof(ts), NULL);
-	/* Conditions take RFC 3339 seconds. */
-	snprintf(ts + 19, sizeof(ts) - 19, "Z");
-	patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
-	    "conditions", "type", "PodScheduled", "status", "False",
-	    "reason", "Unschedulable", "message", msg, "lastTransitionTime",
-	    ts);
-	if (k8s_patch(r->client, writer_path(e, "/status", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, &err) == -1)
-		log_warnx("pod %s: condition: %ld %s: %s", e->key, err.status,
-		    err.reason, err.text);
-	else
-		snprintf(e->cond, sizeof(e->cond), "%s", msg);
-	json_decref(patch);
+	snprintf(e->cond, sizeof(e->cond), "%s", msg);
+	if (!e->cond_busy)
+		writer_condition_send(r, e);
+}
+
+void
+writer_condition_done(struct reconcile *r, struct pod_entry *e,
+    const struct wreq *w)
+{
+	e->cond_busy = 0;
+	if (w->rc == -1) {
+		if (w->err.status != 404)
+			log_warnx("pod %s: condition: %ld %s: %s", e->key,
+			    w->err.status, w->err.reason, w->err.text);
+		/* Asked again, it is written again. */
+		if (strcmp(e->cond, w->msg) == 0)
+			e->cond[0] = '\0';
+		return;
+	}
+	/* A newer message came while this one was on its way. */
+	if (strcmp(e->cond, w->msg) != 0 && e->state == PS_UNBOUND &&
+	    e->busy != WREQ_BIND)
+		writer_condition_send(r, e);
 }
 
 /*
@@ -108,17 +137,29 @@ writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
 	    K8S_PATCH_STRATEGIC, patch, NULL, err);
 	json_decref(patch);
 	if (rc == 0)
-		writer_metadata_done(e, jobid);
+		writer_metadata_done(e, jobid, node);
 	return (rc);
 }
 
-/* A metadata patch for jobid landed: what the pod now carries. */
+/*
+ * A metadata patch for jobid (and node, if set) landed: what the pod now
+ * carries, in the cached copy too until its watch event brings it.
+ */
 void
-writer_metadata_done(struct pod_entry *e, uint32_t jobid)
+writer_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
 {
+	json_t	*md, *ann;
+
 	e->label_jobid = jobid;
 	if (jobid != 0)
 		e->finalizer = 1;
+	if (node == NULL || (md = json_object_get(e->obj, "metadata")) == NULL)
+		return;
+	if ((ann = json_object_get(md, "annotations")) == NULL) {
+		ann = json_object();
+		json_object_set_new(md, "annotations", ann);
+	}
+	json_object_set_new(ann, ANN_SLURM_NODE, json_string(node));
 }
 
 /* The patch that removes our finalizer, keeping everyone else's. */

@@ -117,9 +117,13 @@ int	k8s_patch(struct k8s_client *, const char *path, enum k8s_patch,
 int	k8s_delete(struct k8s_client *, const char *path, const json_t *opts,
 	    struct k8s_error *err);
 
-/* Binds a pod, with its UID as precondition. */
+/*
+ * Binds a pod, with its UID as precondition; annotations (an object, or
+ * NULL) land on the pod in the same write.
+ */
 int	k8s_pod_bind(struct k8s_client *, const char *ns, const char *name,
-	    const char *uid, const char *node, struct k8s_error *err);
+	    const char *uid, const char *node, const json_t *annotations,
+	    struct k8s_error *err);
 
 /* object.c: borrowed accessors; NULL or 0 when absent. */
 const char	*k8s_obj_str(const json_t *obj, const char *dotted_path);

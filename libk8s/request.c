@@ -2,6 +2,7 @@
  * Verb helpers over k8s_request, and the Binding subresource.  Runs on the
  * calling thread with that thread's client.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,7 +53,8 @@ k8s_delete(struct k8s_client *c, const char *path, const json_t *opts,
 
 int
 k8s_pod_bind(struct k8s_client *c, const char *ns, const char *name,
-    const char *uid, const char *node, struct k8s_error *err)
+    const char *uid, const char *node, const json_t *annotations,
+    struct k8s_error *err)
 {
 	json_t	*b, *meta;
 	char	*path;
@@ -62,6 +64,10 @@ k8s_pod_bind(struct k8s_client *c, const char *ns, const char *name,
 	/* The UID makes the API server refuse to bind a recreated pod. */
 	if (uid != NULL)
 		json_object_set_new(meta, "uid", json_string(uid));
+	/* The API server copies a Binding's annotations onto the pod. */
+	if (annotations != NULL && json_object_size(annotations) > 0)
+		json_object_set(meta, "annotations", (json_t *)(uintptr_t)
+		    annotations);
 	b = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}",
 	    "apiVersion", "v1", "kind", "Binding", "metadata", meta,
 	    "target", "apiVersion", "v1", "kind", "Node", "name", node);

@@ -53,7 +53,10 @@ new_ns() {
 	echo "$ns"
 }
 
-pod_field() { k -n "$1" get pod "$2" -o "jsonpath=$3" 2>/dev/null; }
+pod_field() {
+	[ "$3" = "$JP_JOBID" ] && { pod_jobid "$1" "$2"; return; }
+	k -n "$1" get pod "$2" -o "jsonpath=$3" 2>/dev/null
+}
 pod_gone() { ! k -n "$1" get pod "$2" >/dev/null 2>&1; }
 
 # job_field JOBID FIELD: a field of `scontrol show job` (e.g. JobState).
@@ -100,7 +103,22 @@ pod_has() { [ -n "$(pod_field "$1" "$2" "$3")" ]; }
 pod_is() { [ "$(pod_field "$1" "$2" "$3")" = "$4" ]; }
 job_is() { [ "$(job_field "$1" JobState)" = "$2" ]; }
 
-JP_JOBID='{.metadata.labels.scheduler\.slinky\.slurm\.net/slurm-jobid}'
+# A pod's Slurm job id, for pod_field: not a JSONPath but pod_jobid's.
+JP_JOBID=slurm-job-id
+JP_JOBID_ANN='{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}'
+JP_JOBID_LABEL='{.metadata.labels.scheduler\.slinky\.slurm\.net/slurm-jobid}'
+# pod_jobid NS POD: the job id its Binding put on it (annotation), else the
+# label (--jobid-label, extender pods), else the live Slurm job whose
+# admin_comment lists it (a pod whose job is pending carries no id).
+pod_jobid() {
+	local j
+	j=$(pod_field "$1" "$2" "$JP_JOBID_ANN")
+	[ -n "$j" ] || j=$(pod_field "$1" "$2" "$JP_JOBID_LABEL")
+	[ -n "$j" ] || j=$(scontrol -o show job 2>/dev/null | grep -F "\"$1/$2\"" |
+		grep -E 'JobState=(PENDING|RUNNING|SUSPENDED|CONFIGURING) ' |
+		sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | head -n1)
+	echo "$j"
+}
 JP_NODE='{.spec.nodeName}'
 JP_PHASE='{.status.phase}'
 

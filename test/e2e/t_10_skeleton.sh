@@ -5,10 +5,17 @@ ns=$(new_ns enabled)
 pod=skel
 pod_yaml "$ns" "$pod" 1 256Mi | k apply -f - >/dev/null
 
-check "pod gets the slurm-jobid label" wait_for 30 pod_has "$ns" $pod "$JP_JOBID"
-jobid=$(pod_field "$ns" $pod "$JP_JOBID")
 check "pod is bound to a node" wait_for 30 pod_has "$ns" $pod "$JP_NODE"
 node=$(pod_field "$ns" $pod "$JP_NODE")
+# One write placed it: the Binding carried the job id and node annotations.
+jobid=$(pod_field "$ns" $pod "$JP_JOBID_ANN")
+check_match "its Binding carried the Slurm job id annotation" "$jobid" '^[0-9]+$'
+check_eq "and no other write: no job id label" "$(pod_field "$ns" $pod "$JP_JOBID_LABEL")" ""
+check_eq "and no finalizer" "$(pod_field "$ns" $pod '{.metadata.finalizers}')" ""
+event_reasons() { k -n "$1" get events --field-selector "involvedObject.name=$2" -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | sort | tr '\n' ' '; }
+events_are() { [ "$(event_reasons "$1" "$2")" = "$3" ]; }
+check "one Event, Scheduled" wait_for 10 events_are "$ns" $pod "Scheduled "
+check_eq "and no other (after a second)" "$(sleep 1; event_reasons "$ns" $pod)" "Scheduled "
 check_match "node is one of the stack's nodes" "$node" '^n[0-9]+$'
 if [ -n "$node" ]; then
 	check_eq "slurm-node annotation names the node" \
@@ -31,7 +38,6 @@ pod_events() {
 		-o jsonpath='{range .items[*]}{.reason}{" "}{end}'
 }
 events_have() { pod_events | grep -qw "$1"; }
-check "Event SlurmJobSubmitted recorded" wait_for 10 events_have SlurmJobSubmitted
 check "Event Scheduled recorded" wait_for 10 events_have Scheduled
 check "kwok makes the pod Running" wait_for 30 pod_is "$ns" $pod "$JP_PHASE" Running
 

@@ -82,17 +82,20 @@ for i in 0 1 2; do
   annotations: {scheduler.slinky.slurm.net/min-member: \"3\"}" | k apply -f - >/dev/null
 done
 # What a bridge killed mid-gang-bind leaves: one allocated job for the gang,
-# the job id on every member, and only the first member bound.
+# whose admin_comment lists the members, and only the first member bound
+# (its Binding carried the job id and node).
 salloc --no-shell -Q -J "$ns/mid" -p slurm-bridge -n3 \
 	--comment "slurm-bridge: gang $ns/mid (3 pods)" >/dev/null 2>&1
 mjob=$(squeue -h -n "$ns/mid" -o %i | head -n1)
 scontrol update jobid="$mjob" AdminComment="{\"pods\":[\"$ns/mid-0\",\"$ns/mid-1\",\"$ns/mid-2\"]}"
 mnode=$(job_field "$mjob" NodeList)
-for i in 0 1 2; do k -n "$ns" label pod "mid-$i" "scheduler.slinky.slurm.net/slurm-jobid=$mjob" >/dev/null; done
 k create -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Binding
-metadata: {name: mid-0, namespace: $ns}
+metadata:
+  name: mid-0
+  namespace: $ns
+  annotations: {scheduler.slinky.slurm.net/slurm-jobid: "$mjob", slinky.slurm.net/slurm-node: $mnode}
 target: {apiVersion: v1, kind: Node, name: $mnode}
 YAML
 bridge_restart

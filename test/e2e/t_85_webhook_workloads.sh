@@ -307,10 +307,12 @@ node_ann=$(ww_ann slinky.slurm.net/slurm-node)
 snode=$(pod_field "$ns" run "$node_ann")
 check "it carries a job id" test -n "$jobid"
 out=$(k -n "$ns" label pod run scheduler.slinky.slurm.net/slurm-jobid=999 --overwrite 2>&1); rc=$?
-ww_refused "changing its slurm-jobid label is refused" "$out" $rc scheduler.slinky.slurm.net/slurm-jobid 999
-out=$(k -n "$ns" label pod run scheduler.slinky.slurm.net/slurm-jobid- 2>&1); rc=$?
-ww_refused "removing its slurm-jobid label is refused" "$out" $rc scheduler.slinky.slurm.net/slurm-jobid ""
-check_eq "the label keeps its value" "$(pod_field "$ns" run "$JP_JOBID")" "$jobid"
+ww_refused "setting a slurm-jobid label is refused" "$out" $rc scheduler.slinky.slurm.net/slurm-jobid 999
+out=$(k -n "$ns" annotate pod run scheduler.slinky.slurm.net/slurm-jobid=999 --overwrite 2>&1); rc=$?
+ww_refused "changing its slurm-jobid annotation is refused" "$out" $rc scheduler.slinky.slurm.net/slurm-jobid 999
+out=$(k -n "$ns" annotate pod run scheduler.slinky.slurm.net/slurm-jobid- 2>&1); rc=$?
+ww_refused "removing its slurm-jobid annotation is refused" "$out" $rc scheduler.slinky.slurm.net/slurm-jobid ""
+check_eq "the job id keeps its value" "$(pod_field "$ns" run "$JP_JOBID")" "$jobid"
 out=$(k -n "$ns" annotate pod run slinky.slurm.net/slurm-node=n9 --overwrite 2>&1); rc=$?
 ww_refused "changing its slurm-node annotation is refused" "$out" $rc slinky.slurm.net/slurm-node n9
 check_eq "the annotation keeps its value" "$(pod_field "$ns" run "$node_ann")" "$snode"

@@ -102,7 +102,9 @@ def main():
     for key, p in sorted(pods.items()):
         md, spec, st = p["metadata"], p["spec"], p.get("status", {})
         node = spec.get("nodeName")
-        label = md.get("labels", {}).get(JOBID)
+        # The job id: the annotation the Binding set, or the label.
+        label = md.get("annotations", {}).get(JOBID) or \
+            md.get("labels", {}).get(JOBID)
         deleted = md.get("deletionTimestamp")
         phase = st.get("phase")
         # 4. stuck Terminating

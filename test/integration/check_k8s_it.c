@@ -336,7 +336,7 @@ END_TEST
 START_TEST(it_bind_stale_uid)
 {
 	struct k8s_error	 err;
-	json_t			*pod, *got = NULL;
+	json_t			*pod, *got = NULL, *ann;
 	char			 path[256];
 	const char		*uid, *node;
 
@@ -353,7 +353,7 @@ START_TEST(it_bind_stale_uid)
 	ck_assert_ptr_nonnull(uid);
 	memset(&err, 0, sizeof(err));
 	ck_assert_int_eq(k8s_pod_bind(cl, ns, "bindme",
-	    "00000000-0000-0000-0000-000000000000", "n1", &err), -1);
+	    "00000000-0000-0000-0000-000000000000", "n1", NULL, &err), -1);
 	ck_assert_int_eq(err.status, 409);
 	ck_assert_msg(strstr(err.text, "UID") != NULL, "%s", err.text);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/bindme", ns);
@@ -361,7 +361,16 @@ START_TEST(it_bind_stale_uid)
 	ck_assert_int_eq(k8s_get(cl, path, &pod, &err), 0);
 	node = k8s_obj_str(pod, "spec.nodeName");
 	ck_assert_msg(node == NULL || *node == '\0', "bound to %s", node);
-	ck_assert_int_eq(k8s_pod_bind(cl, ns, "bindme", uid, "n1", &err), 0);
+	/* The Binding's annotations land on the pod in the same write. */
+	ann = json_pack("{s:s}", "example.com/bound-by", "it");
+	ck_assert_int_eq(k8s_pod_bind(cl, ns, "bindme", uid, "n1", ann, &err),
+	    0);
+	json_decref(ann);
+	json_decref(pod);
+	ck_assert_int_eq(k8s_get(cl, path, &pod, &err), 0);
+	ck_assert_str_eq(k8s_obj_str(pod, "spec.nodeName"), "n1");
+	ck_assert_str_eq(k8s_obj_annotation(pod, "example.com/bound-by"),
+	    "it");
 	json_decref(pod);
 	json_decref(got);
 }
