@@ -584,9 +584,9 @@ node_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			    name, sname);
 	} else if (!node_cordoned(node) && (old == NULL ||
 	    node_cordoned(old))) {
-		if (r->recovering && r->slurm_nodes != NULL && (known ==
-		    NULL || strncmp(known,
-		    DRAIN_REASON_PREFIX, strlen(DRAIN_REASON_PREFIX)) != 0))
+		if (r->recovering && r->slurm_nodes != NULL &&
+		    (known == NULL || strncmp(known, DRAIN_REASON_PREFIX,
+		    strlen(DRAIN_REASON_PREFIX)) != 0))
 			;	/* not drained by us: nothing to resume */
 		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
 		    &resumed, err, sizeof(err)) == -1)
@@ -792,7 +792,8 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			    "by Slurm, and Slurm has not allocated node %.64s to "
 			    "it", key, c->node);
 		else if (k8s_pod_bind(r->client, c->ns, c->name,
-		    c->uid[0] != '\0' ? c->uid : NULL, c->node, NULL, &err) == -1)
+		    c->uid[0] != '\0' ? c->uid : NULL, c->node, NULL,
+		    &err) == -1)
 			snprintf(c->msg, sizeof(c->msg), "bind %.200s to "
 			    "%.64s: %.200s", key, c->node, err.text);
 		else
