@@ -314,10 +314,12 @@ bw_gang_want(const struct bw_gang *g)
 	return (g->size > 0 ? (size_t)g->size : g->members);
 }
 
+/* Done once the first list is in and N pods are bound or gone. */
 static void
 bw_done_check(struct bw *w)
 {
-	if (atomic_load(&w->nbound) + atomic_load(&w->ndeleted) >= w->count)
+	if (w->nsynced > 0 &&
+	    atomic_load(&w->nbound) + atomic_load(&w->ndeleted) >= w->count)
 		atomic_store(&w->done, 1);
 }
 
@@ -413,7 +415,9 @@ bw_event_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
 			    w->nsynced == 0 ? "bindwatch first" : "a relist");
 		w->bound_at_list = 0;
 		w->nsynced++;
+		/* synced before done: main writes --synced-file first. */
 		atomic_store(&w->synced, 1);
+		bw_done_check(w);
 		break;
 	default:
 		break;
@@ -786,15 +790,25 @@ main(int argc, char *argv[])
 	next_sample = now;
 	tick.tv_sec = 0;
 	tick.tv_nsec = BW_TICK_MS * 1000000L;
-	while (!atomic_load(&w.done)) {
+	for (;;) {
+		/*
+		 * done implies synced, and is read after it: a first list
+		 * that shows every pod bound already still tells the caller
+		 * the watch ran.
+		 */
+		if (synced_path != NULL && !synced && atomic_load(&w.synced)) {
+			bw_synced_write(synced_path);
+			synced = 1;
+		}
+		if (atomic_load(&w.done)) {
+			if (synced_path != NULL && !synced)
+				bw_synced_write(synced_path);
+			break;
+		}
 		now = bw_now_ms();
 		if (samples != NULL && now >= next_sample) {
 			bw_sample(samples, atomic_load(&w.nbound));
 			next_sample += 1000;
-		}
-		if (synced_path != NULL && !synced && atomic_load(&w.synced)) {
-			bw_synced_write(synced_path);
-			synced = 1;
 		}
 		if (now >= deadline) {
 			log_warnx("timeout: %zu of %zu pods bound after %lld s",
