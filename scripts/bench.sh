@@ -5,16 +5,27 @@
 #
 # Scenarios (each with its baseline in the same run):
 #   singles   BENCH_SINGLES one-CPU pods (default 2000), room for all.
-#             bridge:     the pods exist, then slurm-bridge starts (t0) and
-#                         places them all;
+#             bridge:     the pods exist, then slurm-bridge starts and
+#                         places them all; t0 is the moment its /readyz
+#                         first answers 200 (polled every 10 ms), so its
+#                         start-up, reported apart, is not scheduling time;
 #             baseline A: the same placeholders through libslurm alone
-#                         (build/bench/slurm-baseline);
-#             baseline B: a stock kube-scheduler starts (t0) and places the
-#                         same pods (default-scheduler) on the same nodes.
+#                         (build/bench/slurm-baseline; t0: its first submit);
+#             baseline B: a stock kube-scheduler starts and places the
+#                         same pods (default-scheduler) on the same nodes;
+#                         t0 the same way (its /readyz on a secure port).
 #   gangs     BENCH_GANGS gangs of 8 one-GPU pods (default: as many as the
 #             GPUs hold at once, at most 100), the same way, against
-#             baseline A's 8-task allocations; bindwatch checks on the watch
-#             stream that no gang is ever partially bound.
+#             baseline A's 8-task allocations; bindwatch checks that no
+#             gang is left partly bound, that each member carries its
+#             Slurm node when first seen bound, and how far apart in time
+#             a gang's members are bound.
+#   fixed     pods arrive at BENCH_FIXED_RATE pods/s (default 100) for
+#             BENCH_FIXED_S seconds (default 60), one-CPU pods as singles,
+#             each deleted BENCH_FIXED_LIFE_S seconds (default 10) after it
+#             arrived so the run fits in the cluster (build/bench/podgen),
+#             against the running bridge and against a kube-scheduler
+#             started (and ready) beforehand: creation to bind per pod.
 #   churn     BENCH_CHURN_S seconds (default 30) of steady create and delete
 #             at BENCH_CHURN_RATE pods/s (default 20): the bridge's CPU
 #             seconds, RSS over time, and Slurm RPCs per pod.
@@ -22,11 +33,17 @@
 #             native Slurm job fills: the bridge's RSS, and the time per
 #             decision and per Slurm poll as the backlog grows.
 #   webhook   scripts/bench-webhook.sh (BENCH_WEBHOOK=0 skips it).
-# BENCH_SCENARIOS picks some ("singles gangs"); the default is all five.
-# Output: one table on stdout, and the figures as JSON in
-# bench/results/bench-<UTC date>.json.  Pods latencies are from t0 (the
-# release: the scheduler's start, or the first submit) to the bind seen on
-# the watch, in ms.
+# BENCH_SCENARIOS picks some ("singles gangs"); the default is all six.
+# Output: one table on stdout, the figures as JSON in
+# bench/results/bench-<UTC date>.json, and next to it PNG plots of binds
+# over time (-singles.png, -fixed.png; gnuplot, installed by deps.sh --bench
+# when missing, else no plots).  Pod latencies are in ms, to the bind seen
+# on bindwatch's watch: in singles and gangs from t0 (a pod bound before it
+# counts 0), in fixed from the pod's ADDED event on that same watch.
+# For singles, gangs and fixed the bench also reads, over each system's
+# window, the API server's mutating requests (apiserver_request_total) per
+# bound pod, the bridge's Slurm RPCs per pod (its /metrics), and the
+# scheduler's CPU seconds per bound pod.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -42,6 +59,16 @@ export BRIDGE_API_QPS=${BENCH_API_QPS:-1000} BRIDGE_API_BURST=${BENCH_API_BURST:
 SINGLES=${BENCH_SINGLES:-2000}
 GANG_SIZE=8
 GANGS=${BENCH_GANGS:-$(( NODES * 8 / GANG_SIZE < 100 ? NODES * 8 / GANG_SIZE : 100 ))}
+FIXED_RATE=${BENCH_FIXED_RATE:-100}
+FIXED_S=${BENCH_FIXED_S:-60}
+FIXED_LIFE_S=${BENCH_FIXED_LIFE_S:-10}
+# After a system's last bind, its asynchronous writes (Events, conditions,
+# kwok's status) land before the window's API counts are read.
+SETTLE_S=${BENCH_SETTLE_S:-3}
+# kube-scheduler's profile; only a test on a shared stack needs another
+# name, so that it places no one else's pods.
+KUBE_SCHED_NAME=${BENCH_KUBE_SCHEDULER_NAME:-default-scheduler}
+KUBE_SCHED_PORT=10259
 CHURN_S=${BENCH_CHURN_S:-30}
 CHURN_RATE=${BENCH_CHURN_RATE:-20}
 BACKLOG=${BENCH_BACKLOG:-10000}
@@ -49,6 +76,8 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${BENCH_OUT:-$top/bench/results/bench-$STAMP.json}
 BASELINE=$top/build/bench/slurm-baseline
 BINDWATCH=$top/build/bench/bindwatch
+PODGEN=$top/build/bench/podgen
+READYWAIT=$top/build/bench/readywait
 WORK=$(mktemp -d)
 RESULTS=$WORK/results.jsonl
 BENCH_T0=$(date +%s)
@@ -56,11 +85,12 @@ k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
 say() { printf 'bench: %s\n' "$*" >&2; }
 now_ms() { date +%s%3N; }
 record() { printf '%s\n' "$1" >>"$RESULTS"; }   # one JSON object per line
-SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs churn backlog webhook} "
+SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs fixed churn backlog webhook} "
 want() { [[ $SCENARIOS == *" $1 "* ]]; }
 
 cleanup() {
 	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
+	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
 	[ -n "${native_job:-}" ] && scancel "$native_job" 2>/dev/null
 	rm -rf "$WORK"
 }
@@ -69,7 +99,6 @@ trap cleanup EXIT
 # --- helpers ----------------------------------------------------------------
 bridge_pid() { stack_pid "$BRIDGE_PIDFILE"; }
 bridge_stop() { stack_stop slurm-bridge "$BRIDGE_PIDFILE" slurm-bridge 20 >/dev/null; }
-bridge_start() { "$here/bridge-up.sh" >/dev/null; }
 # metric NAME: a value from the bridge's /metrics.
 metric() {
 	curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" |
@@ -78,6 +107,15 @@ metric() {
 # proc_cpu PID: user + system CPU seconds of a process.
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$1/stat"; }
 proc_rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+# proc_start_ms PID: when the process started, in epoch ms (to the clock
+# tick: its start in ticks since boot, against /proc/uptime now).
+proc_start_ms() {
+	local now up
+	now=$(now_ms); up=$(cut -d' ' -f1 /proc/uptime)
+	# After "pid (comm) ", starttime is the 20th field.
+	awk -v hz="$(getconf CLK_TCK)" -v now="$now" -v up="$up" \
+		'{ sub(/^.*\) /, ""); printf "%.0f\n", now - (up - $20 / hz) * 1000 }' "/proc/$1/stat"
+}
 
 # pods NS PREFIX N SCHEDULER [GPU] [GANG]: a List of N pods.
 pods() {
@@ -128,26 +166,211 @@ drop_ns() {
 }
 no_bridge_jobs() { ! squeue -h -t PD,R,CG -o '%k' | grep -q '^slurm-bridge:'; }
 wait_no_jobs() { local i; for ((i = 0; i < 600; i++)); do no_bridge_jobs && return 0; sleep 0.5; done; say "warning: bridge jobs left in Slurm"; }
-# bindwatch_start NS N [ARGS]: starts the watcher, which measures from t0,
-# the release, 2 s ahead (its list is done by then); waits until t0.  Its
-# JSON lands in $WORK/bw-NS.json.
+# bindwatch_start NS N [ARGS]: starts the watcher and waits until its
+# first list is delivered (its watch runs from then on).  ARGS say where
+# latency runs from: --t0-file $WORK/t0-NS (t0_publish writes it once the
+# scheduler is ready) or --from-added.  Its JSON lands in $WORK/bw-NS.json,
+# one line per bound pod in $WORK/binds-NS.txt.
 bindwatch_start() {
 	local ns=$1 n=$2; shift 2
-	t0=$(( $(now_ms) + 2000 ))
-	"$BINDWATCH" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$n" --t0 "$t0" \
-		--timeout "${BENCH_TIMEOUT:-600}" "$@" >"$WORK/bw-$ns.json" 2>"$WORK/bw-$ns.err" &
+	rm -f "$WORK/synced-$ns" "$WORK/t0-$ns"
+	"$BINDWATCH" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$n" \
+		--timeout "${BENCH_TIMEOUT:-600}" --binds "$WORK/binds-$ns.txt" \
+		--synced-file "$WORK/synced-$ns" "$@" >"$WORK/bw-$ns.json" 2>"$WORK/bw-$ns.err" &
 	bw_pid=$!
-	while [ "$(now_ms)" -lt "$t0" ]; do sleep 0.05; done
+	until [ -e "$WORK/synced-$ns" ]; do
+		kill -0 "$bw_pid" 2>/dev/null || break
+		sleep 0.01
+	done
 }
 # bindwatch_wait NS: waits for the watcher (not in a subshell: it is our
 # child), then sets $res to its JSON (null if it printed none).
 bindwatch_wait() {
 	wait "$bw_pid" || true
+	bw_pid=
+	touch "$WORK/binds-$1.txt"
 	res=$(cat "$WORK/bw-$1.json")
 	[ -n "$res" ] || { res=null; say "bindwatch $1: $(tail -1 "$WORK/bw-$1.err")"; }
 }
+# t0_publish NS: hands bindwatch its t0, $ready_ms (now, when the scheduler
+# never said ready), in one rename.
+t0_publish() {
+	echo "${ready_ms:-$(now_ms)}" >"$WORK/t0-$1.new"
+	mv "$WORK/t0-$1.new" "$WORK/t0-$1"
+}
+
+# bridge_start_ready NS: starts the bridge through bridge-up.sh, in the
+# background (its kubectl calls come first, and it waits for readiness on
+# the log); sets started_ms (the process's start), ready_ms (its /readyz
+# first answered 200, polled every 10 ms) and cpu0 (its CPU seconds
+# then), and publishes t0 for NS's bindwatch.
+bridge_start_ready() {
+	local i pid= up
+	"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
+	up=$!
+	for ((i = 0; i < 12000; i++)); do
+		pid=$(bridge_pid)
+		[ -n "$pid" ] && break
+		kill -0 "$up" 2>/dev/null || break
+		sleep 0.005
+	done
+	started_ms= ready_ms= cpu0=
+	if [ -n "$pid" ]; then
+		started_ms=$(proc_start_ms "$pid")
+		ready_ms=$("$READYWAIT" --pid "$pid" "http://$LOCAL_IP:$BRIDGE_PORT/readyz") || ready_ms=
+		cpu0=$(proc_cpu "$pid" 2>/dev/null) || cpu0=
+	fi
+	[ -n "$ready_ms" ] || say "bridge: never ready: $(tail -1 "$WORK/bridge-up.log")"
+	t0_publish "$1"
+	wait "$up" || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
+}
+
+# kube_sched_start: a stock kube-scheduler at the bridge's API rate, with
+# its /readyz on a local secure port (kube-scheduler's default
+# --authorization-always-allow-paths lets it answer without credentials);
+# sets sched_pid, started_ms, ready_ms and cpu0 as bridge_start_ready.
+kube_sched_start() {
+	cat >"$WORK/sched.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $KUBECONFIG, qps: $BRIDGE_API_QPS, burst: $BRIDGE_API_BURST}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: $KUBE_SCHED_NAME
+YAML
+	# Another process answering there would be taken for this one.
+	if curl -sk -o /dev/null "https://127.0.0.1:$KUBE_SCHED_PORT/readyz"; then
+		say "warning: port $KUBE_SCHED_PORT answers already: kube-scheduler's t0 is wrong"
+	fi
+	"$KUBE_SCHEDULER" --config "$WORK/sched.yaml" --secure-port "$KUBE_SCHED_PORT" \
+		--bind-address 127.0.0.1 >"$WORK/kube-scheduler.log" 2>&1 &
+	sched_pid=$!
+	started_ms=$(proc_start_ms "$sched_pid")
+	ready_ms=$("$READYWAIT" --insecure --pid "$sched_pid" \
+		"https://127.0.0.1:$KUBE_SCHED_PORT/readyz") || ready_ms=
+	cpu0=$(proc_cpu "$sched_pid" 2>/dev/null) || cpu0=
+	[ -n "$ready_ms" ] || say "kube-scheduler: never ready: $(tail -1 "$WORK/kube-scheduler.log")"
+}
+kube_sched_stop() {
+	kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null || true; sched_pid=
+}
+
+# --- what each system costs: API writes, Slurm RPCs, CPU ----------------
+# api_writes_snap FILE: the API server's mutating requests so far, one
+# "verb group resource subresource count" line each (all codes summed;
+# group "core" and subresource "-" for none).  A failed scrape leaves the
+# window's counts wrong, not the bench stopped.
+api_writes_snap() {
+	{ k get --raw /metrics || say "warning: the API server's /metrics did not answer"; } | awk '
+		/^apiserver_request_total\{/ {
+			l = $0; sub(/^[^{]*\{/, "", l); sub(/\}[^}]*$/, "", l)
+			verb = grp = res = sr = ""
+			n = split(l, kv, ",")
+			for (i = 1; i <= n; i++) {
+				eq = index(kv[i], "=")
+				key = substr(kv[i], 1, eq - 1)
+				val = substr(kv[i], eq + 2); sub(/"$/, "", val)
+				if (key == "verb") verb = val
+				else if (key == "group") grp = val
+				else if (key == "resource") res = val
+				else if (key == "subresource") sr = val
+			}
+			if (verb ~ /^(POST|PUT|PATCH|DELETE|APPLY)$/)
+				c[verb " " (grp == "" ? "core" : grp) " " res " " (sr == "" ? "-" : sr)] += $NF
+		}
+		END { for (k in c) printf "%s %.0f\n", k, c[k] }' >"$1"
+}
+# bridge_rpcs_snap FILE: the bridge's libslurm calls so far, "rpc count"
+# per call (nothing when it is not running).
+bridge_rpcs_snap() {
+	{ curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" || true; } | awk '
+		/^slurm_bridge_slurm_rpc_duration_seconds_count\{/ {
+			if (match($0, /rpc="[^"]*"/)) printf "%s %.0f\n", substr($0, RSTART + 5, RLENGTH - 6), $NF
+		}' >"$1"
+}
+# window_open / window_close: the counts before and after one system's run
+# (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU
+# seconds of PID then.
+window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; }
+window_close() {
+	sleep "$SETTLE_S"
+	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"
+	cpu1=$(proc_cpu "$1" 2>/dev/null) || cpu1=
+}
+# api_writes_json BOUND: the window's writes, by category and per bound
+# pod.  The scheduler's are its Bindings (pods/binding, or the older
+# namespaced bindings resource), its pod metadata writes (PATCH,
+# APPLY or PUT on pods itself) and its Events (core and events.k8s.io;
+# their deletes are the namespace controller's).
+# pods/status is apart: kwok writes it too (compare with kube-scheduler's
+# run, whose only status writes are kwok's and the scheduler's conditions
+# on pods it cannot place).  The bench's own creates and deletes, and
+# everyone else's writes (leases, nodes, ...) are under pod_create,
+# pod_delete and other; raw has every kind.
+api_writes_json() {
+	awk 'FILENAME == ARGV[1] { b[$1 " " $2 " " $3 " " $4] = $5; next }
+		{ d = $5 - b[$1 " " $2 " " $3 " " $4]
+		  if (d > 0) printf "{\"verb\":\"%s\",\"group\":\"%s\",\"resource\":\"%s\",\"subresource\":\"%s\",\"n\":%d}\n", $1, $2, $3, $4, d }' \
+		"$WORK/api0" "$WORK/api1" | jq -cs --argjson bound "$1" '
+		def cat: if .resource == "pods" and .subresource == "binding" or .resource == "bindings" then "binding"
+			elif .resource == "pods" and .subresource == "status" then "pod_status"
+			elif .resource == "pods" and .subresource == "-" and .verb == "POST" then "pod_create"
+			elif .resource == "pods" and .subresource == "-" and .verb == "DELETE" then "pod_delete"
+			elif .resource == "pods" and .subresource == "-" then "pod_patch"
+			elif .resource == "events" and .verb != "DELETE" then "events"
+			else "other" end;
+		def per(x): if $bound > 0 then (x / $bound * 1000 | round / 1000) else null end;
+		(reduce .[] as $w ({binding: 0, pod_patch: 0, events: 0, pod_status: 0,
+			pod_create: 0, pod_delete: 0, other: 0}; .[$w | cat] += $w.n)) as $c
+		| {bound: $bound, counts: $c, per_pod: ($c | map_values(per(.))),
+		   scheduler_per_pod: per($c.binding + $c.pod_patch + $c.events),
+		   raw: (map({key: "\(.verb) \(if .group == "core" then "" else .group + "/" end)\(.resource)\(if .subresource == "-" then "" else "/" + .subresource end)",
+			value: .n}) | from_entries)}'
+}
+# rpcs_json BOUND: the bridge's libslurm calls over the window, in all and
+# by call, per bound pod (every call: the periodic polls too).
+rpcs_json() {
+	awk 'FILENAME == ARGV[1] { b[$1] = $2; next } { printf "%s %d\n", $1, $2 - b[$1] }' \
+		"$WORK/rpc0" "$WORK/rpc1" | jq -csR --argjson bound "$1" '
+		def per(x): if $bound > 0 then (x / $bound * 1000 | round / 1000) else null end;
+		[split("\n")[] | select(length > 0) | split(" ") | {key: .[0], value: (.[1] | tonumber)}]
+		| from_entries as $r | ([$r[]] | add // 0) as $t
+		| {total: $t, per_pod: per($t), by_rpc: $r, by_rpc_per_pod: ($r | map_values(per(.)))}'
+}
+# sched_record SCENARIO SYSTEM [EXTRA]: the record of one scheduler's run,
+# from $res (bindwatch), $started_ms, $ready_ms, $cpu0, $cpu1 and the
+# window's counts; EXTRA (a JSON object) is merged in.
+sched_record() {
+	local bound rpcs=null
+	bound=$(jq -r 'if . == null then 0 else .bound end' <<<"$res")
+	[ "$2" = bridge ] && rpcs=$(rpcs_json "$bound")
+	record "$(jq -cn --arg s "$1" --arg sys "$2" --argjson res "$res" \
+		--argjson started "${started_ms:-null}" --argjson ready "${ready_ms:-null}" \
+		--argjson cpu0 "${cpu0:-null}" --argjson cpu1 "${cpu1:-null}" \
+		--argjson writes "$(api_writes_json "$bound")" --argjson rpcs "$rpcs" \
+		--argjson extra "${3:-"{}"}" '
+		def cpu: if $cpu0 != null and $cpu1 != null then ($cpu1 - $cpu0) * 100 | round / 100 else null end;
+		{scenario: $s, system: $sys, t0_ms: $res.t0_ms?, started_ms: $started, ready_ms: $ready,
+		 startup_ms: (if $started != null and $ready != null then $ready - $started else null end),
+		 result: $res, cpu_s: cpu,
+		 cpu_per_pod_ms: (if cpu != null and ($res.bound? // 0) > 0 then cpu * 1000 / $res.bound * 1000 | round / 1000 else null end),
+		 api_writes: $writes, slurm_rpcs: $rpcs} + $extra')"
+}
+# plot_binds BINDS T0 OUT: cumulative binds against seconds since T0 (a
+# bind before it at 0), for the plot.
+plot_binds() {
+	awk -v t0="$2" '{ x = $1 - t0; if (x < 0) x = 0; printf "%.3f %d\n", x / 1000, NR }' "$1" >"$3"
+}
 
 # --- the stack ----------------------------------------------------------------
+# gnuplot for the plots, installed now rather than between two runs.
+have_gnuplot=0
+if command -v gnuplot >/dev/null 2>&1 ||
+	{ "$here/deps.sh" --bench >"$WORK/deps.log" 2>&1 && command -v gnuplot >/dev/null 2>&1; }; then
+	have_gnuplot=1
+else
+	say "no gnuplot (deps.sh --bench: $(tail -1 "$WORK/deps.log")): no plots"
+fi
 say "stack: $NODES nodes"
 "$here/cluster-up.sh" >"$WORK/cluster-up.log" 2>&1 || { cat "$WORK/cluster-up.log"; exit 1; }
 "$here/bridge-up.sh" >/dev/null
@@ -158,34 +381,39 @@ wait_no_jobs
 # --- 1. singles -----------------------------------------------------------------
 if want singles; then
 say "singles: baseline A (libslurm alone), $SINGLES placeholders"
-record "{\"scenario\":\"singles\",\"system\":\"slurm\",\"result\":$("$BASELINE" singles "$SINGLES")}"
+record "{\"scenario\":\"singles\",\"system\":\"slurm\",\"result\":$("$BASELINE" --dump "$WORK/slurm-singles.txt" singles "$SINGLES")}"
+awk '{ printf "%.3f %d\n", $1 / 1000, NR }' "$WORK/slurm-singles.txt" >"$WORK/plot-singles-slurm.dat"
 
+# Each scheduler: the pods exist, bindwatch lists them, the scheduler
+# starts, and t0 is when it says ready.  Its window (API writes, Slurm
+# RPCs) runs from before its start to SETTLE_S after its last bind; its CPU
+# from t0 (cpu0) on, the start-up's CPU apart.
 say "singles: slurm-bridge, $SINGLES pods present when it starts"
 bridge_stop
 new_ns bench-singles enabled
 pods bench-singles p "$SINGLES" slurm-bridge | create_pods
-bindwatch_start bench-singles "$SINGLES"
-bridge_start
+bindwatch_start bench-singles "$SINGLES" --t0-file "$WORK/t0-bench-singles"
+window_open
+bridge_start_ready bench-singles
 bindwatch_wait bench-singles
-record "{\"scenario\":\"singles\",\"system\":\"bridge\",\"t0_ms\":$t0,\"result\":$res,\"rpc_allocate\":$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')}"
+window_close "$(bridge_pid)"
+sched_record singles bridge "{\"startup_cpu_s\":${cpu0:-null},\"rpc_allocate\":$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')}"
+plot_binds "$WORK/binds-bench-singles.txt" "$(jq -r '.t0_ms // 0' <<<"$res")" "$WORK/plot-singles-bridge.dat"
 drop_ns bench-singles
 wait_no_jobs
 
 say "singles: baseline B (stock kube-scheduler), $SINGLES pods present when it starts"
 new_ns bench-kube
-pods bench-kube p "$SINGLES" default-scheduler | create_pods
-cat >"$WORK/sched.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: $KUBECONFIG, qps: $BRIDGE_API_QPS, burst: $BRIDGE_API_BURST}
-leaderElection: {leaderElect: false}
-YAML
-bindwatch_start bench-kube "$SINGLES"
-"$KUBE_SCHEDULER" --config "$WORK/sched.yaml" --secure-port 0 >"$WORK/kube-scheduler.log" 2>&1 &
-sched_pid=$!
+pods bench-kube p "$SINGLES" "$KUBE_SCHED_NAME" | create_pods
+bindwatch_start bench-kube "$SINGLES" --t0-file "$WORK/t0-bench-kube"
+window_open
+kube_sched_start
+t0_publish bench-kube
 bindwatch_wait bench-kube
-kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null || true; sched_pid=
-record "{\"scenario\":\"singles\",\"system\":\"kube-scheduler\",\"t0_ms\":$t0,\"result\":$res}"
+window_close "$sched_pid"
+kube_sched_stop
+sched_record singles kube-scheduler "{\"startup_cpu_s\":${cpu0:-null}}"
+plot_binds "$WORK/binds-bench-kube.txt" "$(jq -r '.t0_ms // 0' <<<"$res")" "$WORK/plot-singles-kube-scheduler.dat"
 drop_ns bench-kube
 fi
 
@@ -197,15 +425,86 @@ say "gangs: slurm-bridge, $GANGS gangs of $GANG_SIZE one-GPU pods present when i
 bridge_stop
 new_ns bench-gangs enabled
 pods bench-gangs g $((GANGS * GANG_SIZE)) slurm-bridge 1 "$GANG_SIZE" | create_pods
-bindwatch_start bench-gangs $((GANGS * GANG_SIZE)) --gang-label scheduling.x-k8s.io/pod-group
-bridge_start
+bindwatch_start bench-gangs $((GANGS * GANG_SIZE)) --gang-label scheduling.x-k8s.io/pod-group \
+	--t0-file "$WORK/t0-bench-gangs"
+window_open
+bridge_start_ready bench-gangs
 bindwatch_wait bench-gangs
-record "{\"scenario\":\"gangs\",\"system\":\"bridge\",\"t0_ms\":$t0,\"result\":$res}"
+window_close "$(bridge_pid)"
+sched_record gangs bridge "{\"startup_cpu_s\":${cpu0:-null},\"gang_size\":$GANG_SIZE}"
 drop_ns bench-gangs
 wait_no_jobs
 fi
 
-# --- 3. churn ---------------------------------------------------------------------
+# --- 3. fixed ---------------------------------------------------------------------
+if want fixed; then
+FIXED_N=$(awk -v r="$FIXED_RATE" -v s="$FIXED_S" 'BEGIN { printf "%d", r * s + 0.5 }')
+# At most rate x lifetime one-CPU pods live at once: they must fit.
+cpus=$(sinfo -h -p "$SLURM_PARTITION" -o %C | cut -d/ -f4)
+if [ "$(awk -v r="$FIXED_RATE" -v l="$FIXED_LIFE_S" -v c="${cpus:-0}" 'BEGIN { print (r * l > c) }')" = 1 ]; then
+	say "fixed: warning: $FIXED_RATE pods/s living $FIXED_LIFE_S s need more than the $cpus CPUs"
+fi
+# post_latency NS: percentiles of the pod's POST returning (podgen's
+# clock) to its bind on bindwatch's watch: beside the latency from ADDED,
+# it shows what the watch itself adds.  A pod created and never bound is
+# later than any (null where a percentile falls on one).
+post_latency() {
+	local total
+	total=$(awk '$4 >= 0' "$WORK/pg-$1.txt" | wc -l)
+	awk 'FILENAME == ARGV[1] { if ($4 >= 0) t[$1] = $4; next }
+		($3 in t) { l = $1 - t[$3]; print (l < 0 ? 0 : l) }' \
+		"$WORK/pg-$1.txt" "$WORK/binds-$1.txt" | sort -n |
+		awk -v total="$total" '{ v[NR] = $1 } END {
+			n = NR; if (total < n) total = n
+			split("50 90 99 100", ps, " "); split("p50 p90 p99 max", ks, " ")
+			printf "{"
+			for (i = 1; i <= 4; i++) {
+				r = int((ps[i] * total + 99) / 100); if (r < 1) r = 1
+				printf "%s\"%s\":%s", (i > 1 ? "," : ""), ks[i], (r <= n ? v[r] : "null")
+			}
+			print "}"
+		}'
+}
+# fixed_run SYSTEM NS SCHEDULER PID: one system's run, its scheduler (PID)
+# up.  Latency is from each pod's ADDED event on bindwatch's watch, not
+# from podgen's POST returning: both events then come down the same stream
+# to the same clock, so the watch's own delay cancels out (the POST-based
+# figure, kept as latency_post_ms, adds the delay of the bind's event).
+# The window spans every pod's whole life (created, bound, deleted), so the
+# bridge's writes and RPCs on delete count too.
+fixed_run() {
+	local sys=$1 ns=$2 sched=$3 pid=$4 pg post
+	bindwatch_start "$ns" "$FIXED_N" --from-added
+	window_open
+	cpu0=$(proc_cpu "$pid" 2>/dev/null) || cpu0=
+	: >"$WORK/pg-$ns.txt"
+	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace "$ns" --rate "$FIXED_RATE" \
+		--seconds "$FIXED_S" --lifetime "$FIXED_LIFE_S" --scheduler "$sched" \
+		--out "$WORK/pg-$ns.txt" >"$WORK/pg-$ns.json" 2>"$WORK/pg-$ns.err" ||
+		say "podgen $ns: $(tail -1 "$WORK/pg-$ns.err")"
+	bindwatch_wait "$ns"
+	window_close "$pid"
+	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
+	post=$(post_latency "$ns")
+	sched_record fixed "$sys" "{\"rate\":$FIXED_RATE,\"seconds\":$FIXED_S,\"lifetime_s\":$FIXED_LIFE_S,\"podgen\":$pg,\"latency_post_ms\":$post}"
+	# Latency against arrival, from podgen's t0.
+	awk -v t0="$(jq -r '.t0_ms // 0' <<<"$pg")" '$2 > 0 { l = $1 - $2; if (l < 1) l = 1
+		printf "%.3f %d\n", ($2 - t0) / 1000, l }' "$WORK/binds-$ns.txt" >"$WORK/plot-fixed-$sys.dat"
+	drop_ns "$ns"
+}
+say "fixed: slurm-bridge, $FIXED_RATE pods/s for $FIXED_S s, each deleted $FIXED_LIFE_S s after"
+new_ns bench-fixed enabled
+started_ms= ready_ms=
+fixed_run bridge bench-fixed slurm-bridge "$(bridge_pid)"
+wait_no_jobs
+say "fixed: baseline B (kube-scheduler, started first), $FIXED_RATE pods/s for $FIXED_S s"
+new_ns bench-fixed-kube
+kube_sched_start
+fixed_run kube-scheduler bench-fixed-kube "$KUBE_SCHED_NAME" "$sched_pid"
+kube_sched_stop
+fi
+
+# --- 4. churn ---------------------------------------------------------------------
 if want churn; then
 say "churn: ${CHURN_S}s at $CHURN_RATE pods/s created, each deleted 3 s later"
 new_ns bench-churn enabled
@@ -240,7 +539,7 @@ idle0=$(proc_cpu "$pid"); sleep 20; idle1=$(proc_cpu "$pid")
 record "{\"scenario\":\"idle\",\"system\":\"bridge\",\"cpu_percent\":$(echo "scale=2; ($idle1 - $idle0) * 100 / 20" | bc)}"
 fi
 
-# --- 4. backlog -------------------------------------------------------------------
+# --- 5. backlog -------------------------------------------------------------------
 if want backlog; then
 say "backlog: a native job fills the cluster; $BACKLOG pods pile up behind it"
 native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
@@ -269,7 +568,7 @@ record "{\"scenario\":\"backlog\",\"system\":\"bridge\",\"bands\":[$bands]}"
 scancel "$native_job"; native_job=
 fi
 
-# --- 5. webhook -------------------------------------------------------------------
+# --- 6. webhook -------------------------------------------------------------------
 if want webhook && [ "${BENCH_WEBHOOK:-1}" != 0 ]; then
 	say "webhook: scripts/bench-webhook.sh"
 	BENCH_OUT=$WORK/webhook.json DURATION=${BENCH_WEBHOOK_S:-15} WARMUP=3 SAT_DURATION=5 \
@@ -277,10 +576,55 @@ if want webhook && [ "${BENCH_WEBHOOK:-1}" != 0 ]; then
 	[ -s "$WORK/webhook.json" ] && record "{\"scenario\":\"webhook\",\"system\":\"admission\",\"result\":$(cat "$WORK/webhook.json")}"
 fi
 
-# --- the table --------------------------------------------------------------------
+# --- the plots --------------------------------------------------------------------
 mkdir -p "$(dirname "$OUT")"
+plots=()
+# plot NAME TITLE XLABEL YLABEL STYLE [SETTINGS]: one PNG next to the JSON
+# from $WORK/plot-NAME-<system>.dat, one series per system that ran.
+plot() {
+	local name=$1 title=$2 xl=$3 yl=$4 style=$5 extra=${6:-} sys f t c png series=()
+	for sys in slurm bridge kube-scheduler; do
+		f=$WORK/plot-$name-$sys.dat
+		[ -s "$f" ] || continue
+		# One colour per system in every plot.
+		case $sys in
+		slurm) t="Slurm alone (libslurm)" c="#9400d3" ;;
+		bridge) t=slurm-bridge c="#009e73" ;;
+		*) t=kube-scheduler c="#0072b2" ;;
+		esac
+		series+=("'$f' using 1:2 $style lc rgb '$c' title '$t'")
+	done
+	[ ${#series[@]} -gt 0 ] || return 0
+	png=${OUT%.json}-$name.png
+	if gnuplot >"$WORK/gnuplot.log" 2>&1 <<GP
+set terminal pngcairo size 1100,650
+set output '$png'
+set title "$title"
+set xlabel "$xl"
+set ylabel "$yl"
+set key left top
+set grid
+$extra
+plot $(IFS=,; echo "${series[*]}")
+GP
+	then plots+=("$(basename "$png")")
+	else say "gnuplot $name: $(tail -1 "$WORK/gnuplot.log")"
+	fi
+}
+if [ "$have_gnuplot" = 1 ]; then
+	plot singles "singles: $SINGLES one-CPU pods on $NODES nodes" \
+		"seconds since t0 (the scheduler ready; Slurm alone: its first submit)" \
+		"pods bound" "with lines lw 2"
+	plot fixed "fixed: $FIXED_RATE pods/s for $FIXED_S s on $NODES nodes" \
+		"seconds since the first pod was due (its arrival)" \
+		"creation to bind (ms, from ADDED)" "with points pt 7 ps 0.4" "set logscale y"
+fi
+
+# --- the table --------------------------------------------------------------------
 jq -s --arg nodes "$NODES" --arg secs "$(( $(date +%s) - BENCH_T0 ))" \
-	'{nodes: ($nodes | tonumber), seconds: ($secs | tonumber), host: {cpus: 2}, runs: .}' \
+	--arg plots "${plots[*]}" \
+	'{nodes: ($nodes | tonumber), seconds: ($secs | tonumber), host: {cpus: 2},
+	  plots: ($plots | split(" ") | map(select(length > 0))), runs: .}' \
 	"$RESULTS" >"$OUT"
 "$here/bench-table.sh" "$OUT"
 say "results: ${OUT#"$top"/} ($(( $(date +%s) - BENCH_T0 )) s)"
