@@ -1,17 +1,61 @@
 #!/usr/bin/env bash
-# Prints the side-by-side table of a bench/results/bench-*.json file.
+# Prints the side-by-side table of a bench/results/bench-*.json file: one
+# row per system and scenario, then the ratios the issue's targets are
+# stated in (bridge against kube-scheduler and against Slurm alone), the
+# API writes and Slurm RPCs per bound pod, CPU, and the other scenarios.
+# A figure a run did not produce prints as "-".  Older files (without the
+# fixed scenario or the per-pod costs) print what they have.
 # Usage: scripts/bench-table.sh FILE
 set -euo pipefail
 f=${1:?usage: bench-table.sh FILE}
 jq -r '
 def r(x): if x == null then "-" else (x * 10 | round / 10 | tostring) end;
-def row(s; sys; x): [s, sys, r(x.jobs_per_s // x.binds_per_s), r(x.latency_ms.p50), r(x.latency_ms.p90),
-	r(x.latency_ms.p99), r(x.latency_ms.max), (x.partial_gangs // "-" | tostring)] | @tsv;
-"nodes: \(.nodes), bench took \(.seconds) s on 2 CPUs",
+def r2(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
+def ratio(a; b): if a == null or b == null or b == 0 then "-" else "\(a / b * 100 | round / 100)x" end;
+def run(s; sys): first(.runs[] | select(.scenario == s and .system == sys)) // null;
+def rate(x): x.result.jobs_per_s // x.result.binds_per_s;
+# Slurm alone makes its RPCs itself (submits and polls).
+def rpcs(x): if x.system == "slurm" then x.result.rpcs_per_job else x.slurm_rpcs.per_pod? end;
+def row: [.scenario, .system, r(rate(.)), r(.result.latency_ms.p50), r(.result.latency_ms.p90),
+	r(.result.latency_ms.p99), r(.result.latency_ms.max), r(.startup_ms), r2(.cpu_per_pod_ms),
+	r2(.api_writes.scheduler_per_pod?), r2(rpcs(.)), (.result.partial_gangs // "-" | tostring)] | @tsv;
+def writes: [.scenario, .system] + ([.api_writes.per_pod | .binding, .pod_patch, .events, .pod_status,
+	.pod_create, .pod_delete, .other] | map(r2(.))) + [r2(.api_writes.scheduler_per_pod)] | @tsv;
+def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
+
+"nodes: \(.nodes), bench took \(.seconds) s on \(.host.cpus) CPUs" +
+	(if (.plots // []) | length > 0 then "; plots: \(.plots | join(" "))" else "" end),
+"per_s: binds/s (Slurm alone: jobs/s, gangs/s in gangs); latency in ms: singles and gangs from t0 (the",
+"scheduler ready, or the first submit), fixed from each pod'"'"'s ADDED; startup: process start to /readyz 200;",
+"writes: the scheduler'"'"'s API writes per bound pod; rpcs: Slurm RPCs per pod",
 "",
-(["scenario", "system", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "partial"] | @tsv),
-(.runs[] | select(.scenario == "singles" or .scenario == "gangs") | row(.scenario; .system; .result)),
+(["scenario", "system", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
+	"writes", "rpcs", "partial"] | @tsv),
+(.runs[] | select(.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") | row),
 "",
+(run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
+	select($b != null) |
+	"singles: bridge \(r(rate($b))) binds/s = \(ratio(rate($b); rate($k))) kube-scheduler, \(ratio(rate($b); rate($s))) Slurm alone; start-up bridge \(r($b.startup_ms)) ms, kube-scheduler \(r($k.startup_ms)) ms"),
+(run("fixed"; "bridge") as $b | run("fixed"; "kube-scheduler") as $k | select($b != null or $k != null) |
+	($b // $k) as $x |
+	"fixed \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
+(run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
+	"gangs: \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+(select(any(.runs[]; .api_writes != null)) |
+	"",
+	"API writes per bound pod (scheduler = binding + pod_patch + events; pods/status is kwok'"'"'s too, compare the",
+	"two systems for its share; pod_create and pod_delete are the bench'"'"'s and kwok'"'"'s; fixed spans whole lives):",
+	(["scenario", "system", "binding", "pod_patch", "events", "pod_status", "pod_create", "pod_delete", "other",
+		"scheduler"] | @tsv),
+	(.runs[] | select(.api_writes != null) | writes)),
+"",
+(.runs[] | select(.scenario != "churn" and .slurm_rpcs != null) |
+	"Slurm RPCs per pod, \(.scenario) bridge: \(r2(.slurm_rpcs.per_pod)) (\(byrpc))"),
+(.runs[] | select(.system == "slurm" and .result.rpcs_per_job != null) |
+	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
+(.runs[] | select(.cpu_s != null and .scenario != "churn") |
+	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
+	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
 (.runs[] | select(.scenario == "churn") |
 	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),
 (.runs[] | select(.scenario == "idle") | "idle: bridge CPU \(.cpu_percent) % of a core"),
@@ -19,4 +63,19 @@ def row(s; sys; x): [s, sys, r(x.jobs_per_s // x.binds_per_s), r(x.latency_ms.p5
 	"backlog \(.pending) pending: RSS \(.rss_kib / 1024 | round) MiB, \(.decision_ms) ms per decision, \(.poll_ms) ms per Slurm poll (\(.polls) polls)"),
 (.runs[] | select(.scenario == "webhook") | .result.runs[]? |
 	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms")
-' "$f" | column -t -s "$(printf '\t')"
+' "$f" |
+	# Aligns each block of tab-separated lines on its own; other lines
+	# pass as they are (column -t would widen the first column to them).
+	awk -F '\t' '
+	function flush(   i, j, line) {
+		for (i = 1; i <= n; i++) {
+			line = ""
+			for (j = 1; j <= nf[i]; j++)
+				line = line (j < nf[i] ? sprintf("%-" w[j] "s  ", cell[i, j]) : cell[i, j])
+			print line
+		}
+		n = 0; delete w
+	}
+	/\t/ { n++; nf[n] = NF; for (j = 1; j <= NF; j++) { cell[n, j] = $j; if (length($j) > w[j]) w[j] = length($j) }; next }
+	{ flush(); print }
+	END { flush() }'
