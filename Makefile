@@ -74,8 +74,9 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 		   bridge/metrics.c bridge/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c \
-		   bridge/extcall.c bridge/writepool.c
+		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
+		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/owner.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c \
 		   $(BRIDGE_LIB_SRCS)

@@ -1,10 +1,11 @@
 /*
  * slurm-bridge internals.  Threads: main (signals, leader election), one
  * informer per watched kind, the reconcile thread, which owns the cache and
- * is the only caller of libslurm (through slurm.c), the pod writers
- * (writepool.c), the Event poster (eventer.c) and the HTTP server's.  The
- * informers, the writers and the HTTP threads hand their results to the
- * reconcile thread through the one event queue.
+ * makes every libslurm call (through slurm.c) but allocations, the submit
+ * thread (submitter.c), which makes those, the pod writers (writepool.c),
+ * the Event poster (eventer.c) and the HTTP server's.  The informers, the
+ * submit thread, the writers and the HTTP threads hand their results to
+ * the reconcile thread through the one event queue.
  */
 #ifndef BRIDGE_H
 #define BRIDGE_H
@@ -110,6 +111,7 @@ enum event_kind {
 	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_EXTENDER,	/* a scheduler-extender call (api.c) to answer */
 	EV_WRITE,	/* a pod write (writepool.c) came back */
+	EV_SUBMITTED,	/* an allocation request (submitter.c) came back */
 	EV_KINDS
 };
 
@@ -154,6 +156,7 @@ struct event {
 	json_t			*obj;	/* owned; NULL for SYNCED */
 	struct ext_call		*call;	/* EV_EXTENDER, one reference */
 	struct wreq		*write;	/* EV_WRITE, owned */
+	struct sreq		*submit;	/* EV_SUBMITTED, owned */
 	TAILQ_ENTRY(event)	 entry;
 };
 
@@ -191,7 +194,10 @@ size_t		 map_count(const struct map *);
 int		 map_next(const struct map *, size_t *iter, const char **key,
 		    void **value);
 
-/* slurm.c: the only libslurm user.  Runs on the reconcile thread. */
+/*
+ * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
+ * sctl_submit, which runs on the submit thread.
+ */
 enum sjob_phase {
 	SJOB_PENDING,
 	SJOB_RUNNING,
@@ -216,7 +222,9 @@ typedef void	(*sjob_cb)(const struct sjob *, void *arg);
 int	sctl_init(void);
 void	sctl_fini(void);
 /*
- * Submits an allocation-only placeholder.  Returns 0 with *jobid and, when
+ * Submits an allocation-only placeholder (on the submit thread: sctl_submit
+ * may take on the job owner's identity for the call, on its own thread
+ * only).  Returns 0 with *jobid and, when
  * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
  * set; -1 with err filled and *permanent set when resubmitting the same
  * request cannot succeed (invalid account, impossible configuration, ...).
@@ -312,7 +320,7 @@ struct wreq {
 struct pod_entry;
 struct writepool;
 
-/* A request about e (its identity is copied) for the group gkey. */
+/* message.c: a request about e (its identity is copied) for group gkey. */
 struct wreq		*wreq_new(enum wreq_kind, const struct pod_entry *e,
 			    const char *gkey);
 void			 wreq_free(struct wreq *);
@@ -327,6 +335,36 @@ struct writepool	*writepool_new(const struct k8s_config *,
 void			 writepool_free(struct writepool *);
 /* Takes w; its result comes back as an EV_WRITE event. */
 void			 writepool_submit(struct writepool *, struct wreq *w);
+
+/*
+ * submitter.c: allocations made on their own thread, one at a time in the
+ * order asked; each request comes back as an EV_SUBMITTED event.
+ */
+struct sreq {
+	char			*gkey;	/* the group it is for */
+	uint64_t		 seq;	/* the group's submit_seq when asked */
+	struct jobspec		 js;	/* owned (jobspec_cleanup) */
+	json_t			*pods;	/* pod keys, placement order */
+	/* The result. */
+	int			 rc;	/* 0, or -1 with err */
+	uint32_t		 jobid;
+	json_t			*layout;	/* allocated at once, or NULL */
+	int			 permanent;
+	char			 err[256];
+	TAILQ_ENTRY(sreq)	 entry;
+};
+
+struct submitter;
+
+/* message.c: a request for group gkey with an empty pod list. */
+struct sreq		*sreq_new(const char *gkey, uint64_t seq);
+void			 sreq_free(struct sreq *);
+/* The thread; results go to done, which outlives it. NULL on failure. */
+struct submitter	*submitter_new(struct queue *done);
+/* Joins the thread; requests not started yet are dropped. */
+void			 submitter_free(struct submitter *);
+/* Takes s. */
+void			 submitter_push(struct submitter *, struct sreq *s);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
@@ -423,6 +461,7 @@ double	pod_age(const struct pod_entry *);
 
 enum group_state {
 	G_WAITING,	/* not submitted */
+	G_SUBMITTING,	/* on the submit thread */
 	G_PENDING,	/* job submitted, not allocated */
 	G_ALLOCATED,	/* allocated, members not all bound */
 	G_BOUND,
@@ -450,6 +489,7 @@ struct group {
 	char		 pending_reason[64];	/* Slurm's, while pending */
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
+	uint64_t	 submit_seq;	/* which request an answer is for */
 };
 
 struct reconcile {
@@ -459,6 +499,8 @@ struct reconcile {
 	struct k8s_client	*client;
 	struct k8s_limiter	*limiter;	/* client's and writers' */
 	struct writepool	*writers;
+	struct submitter	*submitter;
+	uint64_t		 submit_seq;	/* the last request's */
 	struct eventer		*eventer;
 	pthread_t		 thread;
 	int			 started;
@@ -517,6 +559,10 @@ void		 group_evaluate(struct reconcile *, struct group *);
 void		 group_flush_writes(struct reconcile *);
 /* A pod write came back (w stays the caller's). */
 void		 group_write_done(struct reconcile *, struct wreq *w);
+/* An allocation request came back (s stays the caller's). */
+void		 group_submitted(struct reconcile *, struct sreq *s);
+/* Is a job Slurm reports, but not yet known here, still on its way back? */
+int		 group_job_arriving(struct reconcile *, const char *admin_comment);
 /* Slurm allocated the group's job: layout is copied. */
 void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);

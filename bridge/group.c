@@ -540,19 +540,19 @@ group_translate(struct reconcile *r, struct group *g, json_t **pods,
 	return (translate_pod(&src, &r->tconf, js, err, errlen));
 }
 
+/*
+ * Translates the group's members into one job and hands it to the submit
+ * thread; the answer comes back through group_submitted.
+ */
 static void
 group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 {
+	struct sreq	*s;
 	struct jobspec	 js;
-	struct pod_entry *e;
-	json_t		*layout = NULL;
 	char		 err[256], msg[320], key[512];
-	uint32_t	 jobid;
 	size_t		 i;
-	int		 refused, rc;
 
-	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
-	if (rc == -1) {
+	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
 		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		group_condition(r, g, msg, 1);
@@ -564,41 +564,94 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 		group_retry_later(g, 1);
 		return;
 	}
-	if (sctl_submit(&js, &jobid, &layout, &refused, err, sizeof(err)) ==
-	    -1) {
-		group_retry_later(g, refused);
-		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
-		    err, g->retry_ms / 1000);
-		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
-		    "job: %s", err);
-		group_condition(r, g, msg, 1);
-		jobspec_cleanup(&js);
+	s = sreq_new(g->key, ++r->submit_seq);
+	s->js = js;
+	for (i = 0; i < n; i++)
+		json_array_append_new(s->pods, json_string(k8s_obj_key(
+		    pods[i], key, sizeof(key))));
+	g->state = G_SUBMITTING;
+	g->submit_seq = s->seq;
+	submitter_push(r->submitter, s);
+}
+
+/* Are the request's pods all still unbound members of g? */
+static int
+group_request_current(struct reconcile *r, struct group *g,
+    const struct sreq *s)
+{
+	struct pod_entry	*e;
+	json_t			*v;
+	size_t			 i;
+
+	json_array_foreach(s->pods, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state != PS_UNBOUND || e->group == NULL ||
+		    strcmp(e->group, g->key) != 0)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The submit thread's answer.  A job made for pods that changed meanwhile
+ * (one was deleted, or left the gang) is cancelled, and the group decides
+ * afresh.
+ */
+void
+group_submitted(struct reconcile *r, struct sreq *s)
+{
+	struct group		*g = map_get(r->groups, s->gkey);
+	struct pod_entry	*e;
+	char			 msg[320], err[256];
+	size_t			 i, n = json_array_size(s->pods);
+
+	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq !=
+	    s->seq))
+		g = NULL;
+	if (g != NULL)
+		g->state = G_WAITING;
+	if (g == NULL || !group_request_current(r, g, s)) {
+		if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) ==
+		    -1)
+			log_warnx("slurm job %u: made for pods that changed "
+			    "meanwhile; cancel: %s (the next start cancels "
+			    "it)", s->jobid, err);
+		else if (s->rc == 0)
+			log_info("slurm job %u: cancelled: made for pods that "
+			    "changed meanwhile", s->jobid);
+		if (g != NULL)
+			group_evaluate(r, g);
 		return;
 	}
-	g->jobid = jobid;
+	if (s->rc == -1) {
+		group_retry_later(g, s->permanent);
+		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
+		    s->err, g->retry_ms / 1000);
+		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
+		    "job: %s", s->err);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	g->jobid = s->jobid;
 	g->cancelled = 0;
 	g->retry_ms = 0;
-	g->cpus_per_task = js.cpus_per_task;
-	g->gpus_per_task = js.gpus_per_task;
-	g->exclusive = js.exclusive;
-	jobspec_cleanup(&js);
+	g->cpus_per_task = s->js.cpus_per_task;
+	g->gpus_per_task = s->js.gpus_per_task;
+	g->exclusive = s->js.exclusive;
 	json_decref(g->job_pods);
-	g->job_pods = json_array();
-	for (i = 0; i < n; i++)
-		json_array_append_new(g->job_pods, json_string(k8s_obj_key(
-		    pods[i], key, sizeof(key))));
-	group_index_put(r, jobid, g->key);
+	g->job_pods = json_incref(s->pods);
+	group_index_put(r, g->jobid, g->key);
 	g->state = G_PENDING;
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
-	    jobid, n, n == 1 ? "" : "s", layout != NULL ? ", allocated" : "");
-	if (layout != NULL) {
+	    g->jobid, n, n == 1 ? "" : "s", s->layout != NULL ?
+	    ", allocated" : "");
+	if (s->layout != NULL) {
 		/* The Scheduled Event names the job: one Event per pod. */
-		group_allocated(r, g, layout);
-		json_decref(layout);
+		group_allocated(r, g, s->layout);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
-	    "its allocation", jobid, g->gang ? " for the gang" : "");
+	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, json_string_value(json_array_get(
 		    g->job_pods, i)));
@@ -607,6 +660,32 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 			    "Submit", msg);
 	}
 	group_want(r, r->writes, g->key);
+}
+
+/*
+ * Is a job a poll reports, and that no group knows, one whose submit
+ * answer is still on its way (its pods' group is G_SUBMITTING)?
+ */
+int
+group_job_arriving(struct reconcile *r, const char *admin_comment)
+{
+	struct pod_entry	*e;
+	struct group		*g;
+	json_t			*pods, *v;
+	size_t			 i;
+	int			 arriving = 0;
+
+	if ((pods = translate_admin_pods(admin_comment)) == NULL)
+		return (0);
+	json_array_foreach(pods, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		g = e != NULL && e->group != NULL ? map_get(r->groups,
+		    e->group) : NULL;
+		if (g != NULL && g->state == G_SUBMITTING)
+			arriving = 1;
+	}
+	json_decref(pods);
+	return (arriving);
 }
 
 static int

@@ -1,6 +1,6 @@
 /*
- * The event queue: informers, pod writers and HTTP threads push, the
- * reconcile thread pops.
+ * The event queue: informers, the submit thread, pod writers and HTTP
+ * threads push, the reconcile thread pops.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +43,7 @@ event_free(struct event *ev)
 	if (ev->call != NULL)
 		ext_call_release(ev->call);
 	wreq_free(ev->write);
+	sreq_free(ev->submit);
 	free(ev);
 }
 

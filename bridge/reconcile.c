@@ -279,7 +279,7 @@ reconcile_gauges(struct reconcile *r)
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
 		if (g->gang && (g->state == G_WAITING || g->state ==
-		    G_PENDING))
+		    G_SUBMITTING || g->state == G_PENDING))
 			gangs++;
 	}
 	atomic_store(&bstats.pending_pods, pods);
@@ -386,6 +386,15 @@ job_update_cb(const struct sjob *j, void *arg)
 
 	if ((g = group_by_job(r, j->id)) == NULL && j->phase != SJOB_ENDED)
 		g = job_adopt(r, j);
+	if (g == NULL && j->phase != SJOB_ENDED &&
+	    group_job_arriving(r, j->admin_comment)) {
+		/*
+		 * Its submit answer is on its way: this poll's news of it
+		 * would be lost, so the next poll loads everything again.
+		 */
+		r->slurm_since = 0;
+		return;
+	}
 	if (g == NULL) {
 		if (j->phase != SJOB_ENDED) {
 			/* No live pod wants this job: an orphan, cancelled
@@ -820,6 +829,11 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		event_free(ev);
 		return;
 	}
+	if (ev->kind == EV_SUBMITTED) {
+		group_submitted(r, ev->submit);
+		event_free(ev);
+		return;
+	}
 	if (ev->type == K8S_EVENT_SYNCED) {
 		r->synced[ev->kind] = 1;
 		/* Everything listed: recover now, not at the next tick. */
@@ -916,6 +930,10 @@ reconcile_main(void *arg)
 		log_warnx("reconcile: %s", ebuf);
 		goto out;
 	}
+	if ((r->submitter = submitter_new(r->queue)) == NULL) {
+		log_warnx("reconcile: submit thread: cannot start");
+		goto out;
+	}
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
@@ -950,6 +968,8 @@ reconcile_main(void *arg)
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
 	}
  out:
+	submitter_free(r->submitter);
+	r->submitter = NULL;
 	writepool_free(r->writers);
 	r->writers = NULL;
 	eventer_free(r->eventer);

@@ -27,39 +27,6 @@ struct writepool {
 	struct queue		*done;
 };
 
-struct wreq *
-wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
-{
-	struct wreq	*w = xcalloc(1, sizeof(*w));
-
-	w->kind = kind;
-	w->pkey = xstrdup(e->key);
-	w->ns = xstrdup(e->ns);
-	w->name = xstrdup(e->name);
-	w->uid = xstrdup(k8s_obj_uid(e->obj) != NULL ? k8s_obj_uid(e->obj) :
-	    "");
-	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
-	return (w);
-}
-
-void
-wreq_free(struct wreq *w)
-{
-	if (w == NULL)
-		return;
-	free(w->pkey);
-	free(w->ns);
-	free(w->name);
-	free(w->uid);
-	free(w->gkey);
-	free(w->node);
-	free(w->slurm_node);
-	free(w->gres);
-	free(w->msg);
-	json_decref(w->body);
-	free(w);
-}
-
 static void
 writepool_do(struct k8s_client *c, struct wreq *w)
 {

@@ -1,0 +1,104 @@
+/*
+ * The submit thread: it makes the reconcile thread's allocation requests
+ * (sctl_submit, through slurm.c) one at a time, in the order they came,
+ * and gives each back with its result as an EV_SUBMITTED event.  So the
+ * reconcile thread goes on deciding, binding and answering while slurmctld
+ * works on an allocation.  It owns nothing but its list of requests; the
+ * identity changes of user-id jobs (owner.c) happen on this thread alone.
+ */
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+struct submitter {
+	pthread_mutex_t		 lock;
+	pthread_cond_t		 work;	/* a request came, or stop */
+	TAILQ_HEAD(, sreq)	 todo;
+	int			 stop;
+	int			 started;
+	pthread_t		 thread;
+	struct queue		*done;
+};
+
+static void *
+submitter_main(void *arg)
+{
+	struct submitter	*sb = arg;
+	struct event		*ev;
+	struct sreq		*s;
+
+	log_setname("submit");
+	pthread_mutex_lock(&sb->lock);
+	for (;;) {
+		while (!sb->stop && TAILQ_EMPTY(&sb->todo))
+			pthread_cond_wait(&sb->work, &sb->lock);
+		if (sb->stop)
+			break;
+		s = TAILQ_FIRST(&sb->todo);
+		TAILQ_REMOVE(&sb->todo, s, entry);
+		pthread_mutex_unlock(&sb->lock);
+		s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
+		    &s->permanent, s->err, sizeof(s->err));
+		ev = xcalloc(1, sizeof(*ev));
+		ev->kind = EV_SUBMITTED;
+		ev->submit = s;
+		queue_push(sb->done, ev);
+		pthread_mutex_lock(&sb->lock);
+	}
+	pthread_mutex_unlock(&sb->lock);
+	return (NULL);
+}
+
+struct submitter *
+submitter_new(struct queue *done)
+{
+	struct submitter	*sb = xcalloc(1, sizeof(*sb));
+
+	pthread_mutex_init(&sb->lock, NULL);
+	pthread_cond_init(&sb->work, NULL);
+	TAILQ_INIT(&sb->todo);
+	sb->done = done;
+	if (pthread_create(&sb->thread, NULL, submitter_main, sb) != 0) {
+		submitter_free(sb);
+		return (NULL);
+	}
+	sb->started = 1;
+	return (sb);
+}
+
+void
+submitter_free(struct submitter *sb)
+{
+	struct sreq	*s;
+
+	if (sb == NULL)
+		return;
+	pthread_mutex_lock(&sb->lock);
+	sb->stop = 1;
+	pthread_cond_signal(&sb->work);
+	pthread_mutex_unlock(&sb->lock);
+	if (sb->started)
+		pthread_join(sb->thread, NULL);
+	while ((s = TAILQ_FIRST(&sb->todo)) != NULL) {
+		TAILQ_REMOVE(&sb->todo, s, entry);
+		sreq_free(s);
+	}
+	pthread_mutex_destroy(&sb->lock);
+	pthread_cond_destroy(&sb->work);
+	free(sb);
+}
+
+void
+submitter_push(struct submitter *sb, struct sreq *s)
+{
+	pthread_mutex_lock(&sb->lock);
+	TAILQ_INSERT_TAIL(&sb->todo, s, entry);
+	pthread_cond_signal(&sb->work);
+	pthread_mutex_unlock(&sb->lock);
+}
