@@ -269,7 +269,10 @@ int	sctl_node_resume_ours(const char *node, const char *prefix,
  */
 json_t	*sctl_node_names(char *err, size_t errlen);
 
-/* eventer.c: Events posted from their own thread, in order, best effort. */
+/*
+ * eventer.c: Events posted from a few threads of their own (an object's in
+ * order), best effort.
+ */
 struct eventer;
 
 /*
@@ -501,6 +504,8 @@ struct reconcile {
 	struct writepool	*writers;
 	struct submitter	*submitter;
 	uint64_t		 submit_seq;	/* the last request's */
+	int			 submits;	/* requests not answered yet */
+	json_t			*deferred;	/* job ids a poll saw early */
 	struct eventer		*eventer;
 	pthread_t		 thread;
 	int			 started;
@@ -532,6 +537,8 @@ struct reconcile {
 
 /* reconcile.c */
 int64_t		 reconcile_now_ms(void);
+/* Forgets a pod the API server no longer has (as its DELETED event). */
+void		 reconcile_pod_gone(struct reconcile *, const char *key);
 /* The controlling batch/v1 Job of a pod, from the Job cache (borrowed). */
 const json_t	*reconcile_owner_job(struct reconcile *, const json_t *pod);
 
@@ -561,8 +568,7 @@ void		 group_flush_writes(struct reconcile *);
 void		 group_write_done(struct reconcile *, struct wreq *w);
 /* An allocation request came back (s stays the caller's). */
 void		 group_submitted(struct reconcile *, struct sreq *s);
-/* Is a job Slurm reports, but not yet known here, still on its way back? */
-int		 group_job_arriving(struct reconcile *, const char *admin_comment);
+
 /* Slurm allocated the group's job: layout is copied. */
 void		 group_allocated(struct reconcile *, struct group *,
 		    const json_t *layout);

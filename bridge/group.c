@@ -313,7 +313,12 @@ group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 {
 	char	msg[384];
 
-	(void)r;
+	if (e->state == PS_ENDED) {
+		/* Failed or deleted while its Binding was on its way. */
+		log_info("pod %s: bound to node %s after it ended", e->key,
+		    w->node);
+		return;
+	}
 	e->state = PS_BOUND;
 	snprintf(e->bound_node, sizeof(e->bound_node), "%s", w->node);
 	atomic_fetch_add(&bstats.pods_bound, 1);
@@ -386,13 +391,13 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			failed = 1;
 			continue;
 		}
-		if (e->busy == WREQ_METADATA)
-			meta++;
-		if (e->busy != 0 || e->cond_busy || !labelled ||
-		    group_meta_done(e, g->jobid, a[i].node))
+		/* A labelled group binds nobody before all are labelled. */
+		if (!labelled || (e->busy != WREQ_METADATA &&
+		    group_meta_done(e, g->jobid, a[i].node)))
 			continue;
-		group_send_metadata(r, g, e, &a[i]);
 		meta++;
+		if (e->busy == 0 && !e->cond_busy)
+			group_send_metadata(r, g, e, &a[i]);
 	}
 	if (unbound == 0) {
 		g->state = G_BOUND;
@@ -441,7 +446,8 @@ group_flush_writes(struct reconcile *r)
 	json_object_foreach(keys, k, v) {
 		if ((g = map_get(r->groups, k)) == NULL)
 			continue;
-		if (g->state == G_PENDING && group_labelled(r, g))
+		if (g->state == G_PENDING && g->next_try <= now &&
+		    group_labelled(r, g))
 			group_plan_pending(r, g);
 		else if (g->state == G_ALLOCATED && g->next_try <= now)
 			group_plan_allocated(r, g, group_labelled(r, g));
@@ -453,9 +459,24 @@ group_flush_writes(struct reconcile *r)
 }
 
 /*
+ * A job id label landed on a pod whose group gave that job up meanwhile:
+ * take it off again, so a restart cannot adopt the dead job.
+ */
+static void
+group_send_unlabel(struct reconcile *r, struct pod_entry *e)
+{
+	struct wreq	*w = wreq_new(WREQ_METADATA, e, e->group);
+
+	w->body = writer_metadata_patch(e, 0, NULL, NULL);
+	e->busy = WREQ_METADATA;
+	writepool_submit(r->writers, w);
+}
+
+/*
  * A pod write came back.  A pod deleted or recreated under its name since
- * has nothing to learn from it.  A failure is retried later from the
- * sweep; anything else asks for the group's next step.
+ * has nothing to learn from it; one the API server no longer has (404) is
+ * forgotten.  A failure waits for the group's backoff (the sweep asks
+ * again); anything else asks for the group's next step.
  */
 void
 group_write_done(struct reconcile *r, struct wreq *w)
@@ -470,32 +491,44 @@ group_write_done(struct reconcile *r, struct wreq *w)
 		return;
 	}
 	g = e->group != NULL ? map_get(r->groups, e->group) : NULL;
-	if (w->kind == WREQ_STATUS)
+	if (w->kind == WREQ_STATUS) {
 		writer_condition_done(r, e, w);
-	else {
-		e->busy = 0;
-		if (w->kind == WREQ_RELEASE)
-			group_released(r, e, w);
-		else if (w->rc == 0 && w->kind == WREQ_BIND)
-			group_bound(r, e, w);
-		else if (w->rc == 0)
-			writer_metadata_done(e, w->jobid, w->node);
-		else {
-			log_warnx("pod %s: %s for slurm job %u: %ld %s: %s",
-			    e->key, w->kind == WREQ_BIND ? "bind" : "label",
-			    w->jobid, w->err.status, w->err.reason,
-			    w->err.text);
-			if (w->kind == WREQ_BIND)
-				e->bound_node[0] = '\0';
-			if (g != NULL && g->jobid == w->jobid &&
-			    g->state == G_ALLOCATED)
-				group_retry_later(g, 0);
-		}
+		if (g != NULL && g->state == G_ALLOCATED)
+			group_want(r, r->writes, g->key);
+		return;
 	}
-	if (e->state == PS_ENDED && e->finalizer)
-		group_want(r, r->releases, e->key);
-	if (g != NULL && (g->state == G_ALLOCATED || g->state == G_PENDING))
+	e->busy = 0;
+	if (w->kind == WREQ_RELEASE) {
+		group_released(r, e, w);
+		return;
+	}
+	if (w->rc == -1 && w->err.status == 404) {
+		log_info("pod %s: gone from the API server", e->key);
+		reconcile_pod_gone(r, e->key);
+		return;
+	}
+	if (w->rc == -1) {
+		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s", e->key,
+		    w->kind == WREQ_BIND ? "bind" : "label", w->jobid,
+		    w->err.status, w->err.reason, w->err.text);
+		if (w->kind == WREQ_BIND)
+			e->bound_node[0] = '\0';
+		if (g != NULL && g->jobid == w->jobid)
+			group_retry_later(g, 0);
+	} else if (w->kind == WREQ_BIND)
+		group_bound(r, e, w);
+	else {
+		writer_metadata_done(e, w->jobid, w->node);
+		if (w->jobid != 0 && (g == NULL || g->jobid != w->jobid))
+			group_send_unlabel(r, e);
+	}
+	if (g == NULL)
+		return;
+	if (g->state == G_ALLOCATED || g->state == G_PENDING)
 		group_want(r, r->writes, g->key);
+	/* An ended member whose write was in flight: its cleanup now. */
+	if (e->state == PS_ENDED && e->finalizer)
+		group_member_gone(r, g);	/* may free g */
 }
 
 void
@@ -571,6 +604,7 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 		    pods[i], key, sizeof(key))));
 	g->state = G_SUBMITTING;
 	g->submit_seq = s->seq;
+	r->submits++;
 	submitter_push(r->submitter, s);
 }
 
@@ -605,6 +639,19 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	char			 msg[320], err[256];
 	size_t			 i, n = json_array_size(s->pods);
 
+	r->submits--;
+	/* A poll saw this job before its answer: load everything again. */
+	if (s->rc == 0 && json_object_size(r->deferred) > 0) {
+		snprintf(err, sizeof(err), "%u", s->jobid);
+		if (json_object_get(r->deferred, err) != NULL) {
+			json_object_del(r->deferred, err);
+			r->slurm_since = 0;
+		}
+	}
+	if (r->submits == 0 && json_object_size(r->deferred) > 0) {
+		json_object_clear(r->deferred);
+		r->slurm_since = 0;
+	}
 	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq !=
 	    s->seq))
 		g = NULL;
@@ -612,13 +659,17 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		g->state = G_WAITING;
 	if (g == NULL || !group_request_current(r, g, s)) {
 		if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) ==
-		    -1)
+		    -1) {
 			log_warnx("slurm job %u: made for pods that changed "
-			    "meanwhile; cancel: %s (the next start cancels "
-			    "it)", s->jobid, err);
-		else if (s->rc == 0)
+			    "meanwhile; cancel: %s; retried after the next "
+			    "poll", s->jobid, err);
+			json_array_append_new(r->orphans,
+			    json_integer(s->jobid));
+		} else if (s->rc == 0)
 			log_info("slurm job %u: cancelled: made for pods that "
 			    "changed meanwhile", s->jobid);
+		if (g != NULL && s->rc == -1)
+			group_retry_later(g, s->permanent);
 		if (g != NULL)
 			group_evaluate(r, g);
 		return;
@@ -650,6 +701,9 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		group_allocated(r, g, s->layout);
 		return;
 	}
+	/* It waits on Slurm: poll soon, not at the idle interval. */
+	if (r->next_poll > reconcile_now_ms() + r->conf->poll_ms)
+		r->next_poll = reconcile_now_ms() + r->conf->poll_ms;
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
 	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
@@ -660,32 +714,6 @@ group_submitted(struct reconcile *r, struct sreq *s)
 			    "Submit", msg);
 	}
 	group_want(r, r->writes, g->key);
-}
-
-/*
- * Is a job a poll reports, and that no group knows, one whose submit
- * answer is still on its way (its pods' group is G_SUBMITTING)?
- */
-int
-group_job_arriving(struct reconcile *r, const char *admin_comment)
-{
-	struct pod_entry	*e;
-	struct group		*g;
-	json_t			*pods, *v;
-	size_t			 i;
-	int			 arriving = 0;
-
-	if ((pods = translate_admin_pods(admin_comment)) == NULL)
-		return (0);
-	json_array_foreach(pods, i, v) {
-		e = map_get(r->pods, json_string_value(v));
-		g = e != NULL && e->group != NULL ? map_get(r->groups,
-		    e->group) : NULL;
-		if (g != NULL && g->state == G_SUBMITTING)
-			arriving = 1;
-	}
-	json_decref(pods);
-	return (arriving);
 }
 
 static int
@@ -841,7 +869,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	if ((g->state == G_ALLOCATED || g->state == G_BOUND) &&
 	    group_refill(r, g) > 0)
 		g->state = G_ALLOCATED;
-	if (g->state == G_ALLOCATED) {
+	if (g->state == G_ALLOCATED || g->state == G_PENDING) {
 		group_want(r, r->writes, g->key);
 		return;
 	}
@@ -944,7 +972,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			json_array_foreach(g->members, i, v) {
 				e = map_get(r->pods, json_string_value(v));
 				if (e != NULL && e->state == PS_UNBOUND &&
-				    e->label_jobid == g->jobid)
+				    e->label_jobid == g->jobid && e->busy == 0)
 					(void)writer_metadata(r, e, 0, NULL, NULL,
 					    &err);
 			}

@@ -161,6 +161,13 @@ pod_update(struct reconcile *r, json_t *obj)
 	    k8s_obj_uid(obj) != NULL && strcmp(k8s_obj_uid(e->obj),
 	    k8s_obj_uid(obj)) == 0;
 	was_bound = e->state == PS_BOUND && same_uid;
+	if (!same_uid && e->obj != NULL) {
+		/* Recreated under its name: nothing of the old pod holds. */
+		e->busy = 0;
+		e->cond_busy = 0;
+		e->cond[0] = '\0';
+		e->bound_node[0] = '\0';
+	}
 	json_decref(e->obj);
 	e->obj = obj;
 	e->delete_at = parse_time(k8s_obj_str(obj,
@@ -215,7 +222,7 @@ pod_update(struct reconcile *r, json_t *obj)
 			id = 0;
 	}
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
-	    g->state == G_WAITING) {
+	    g->state == G_WAITING && !pod_over(e)) {
 		g->jobid = (uint32_t)id;
 		g->state = G_PENDING;
 		group_index_put(r, g->jobid, g->key);
@@ -237,11 +244,19 @@ pod_update(struct reconcile *r, json_t *obj)
 static void
 pod_deleted(struct reconcile *r, json_t *obj)
 {
-	struct pod_entry	*e;
-	struct group		*g;
-	char			 key[512];
+	char	key[512];
 
 	k8s_obj_key(obj, key, sizeof(key));
+	reconcile_pod_gone(r, key);
+	json_decref(obj);
+}
+
+void
+reconcile_pod_gone(struct reconcile *r, const char *key)
+{
+	struct pod_entry	*e;
+	struct group		*g;
+
 	if ((e = map_take(r->pods, key)) != NULL) {
 		if (e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL) {
@@ -250,7 +265,6 @@ pod_deleted(struct reconcile *r, json_t *obj)
 		}
 		pod_entry_free(e);
 	}
-	json_decref(obj);
 }
 
 /* Are the caches recovery needs all listed? */
@@ -384,15 +398,19 @@ job_update_cb(const struct sjob *j, void *arg)
 	struct group		*g;
 	char			 msg[256];
 
-	if ((g = group_by_job(r, j->id)) == NULL && j->phase != SJOB_ENDED)
+	/* Adoption is for a restart: later, every job is ours by answer. */
+	if ((g = group_by_job(r, j->id)) == NULL && !r->recovered &&
+	    j->phase != SJOB_ENDED)
 		g = job_adopt(r, j);
-	if (g == NULL && j->phase != SJOB_ENDED &&
-	    group_job_arriving(r, j->admin_comment)) {
+	if (g == NULL && r->submits > 0) {
 		/*
-		 * Its submit answer is on its way: this poll's news of it
-		 * would be lost, so the next poll loads everything again.
+		 * Maybe a job whose submit answer is on its way (one made for
+		 * a user may not even list its pods yet): not an orphan
+		 * before all answers are in.  Its answer, or the last one,
+		 * makes the next poll load everything again.
 		 */
-		r->slurm_since = 0;
+		snprintf(msg, sizeof(msg), "%u", j->id);
+		json_object_set_new(r->deferred, msg, json_true());
 		return;
 	}
 	if (g == NULL) {
@@ -1003,6 +1021,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->writes = json_object();
 	r->releases = json_object();
 	r->orphans = json_array();
+	r->deferred = json_object();
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
@@ -1029,6 +1048,7 @@ reconcile_free(struct reconcile *r)
 	json_decref(r->writes);
 	json_decref(r->releases);
 	json_decref(r->orphans);
+	json_decref(r->deferred);
 	free(r);
 }
 

@@ -46,6 +46,14 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		    w->ns, w->name);
 		break;
 	}
+	/* The UID makes the API server refuse to patch a recreated pod. */
+	if (w->uid[0] != '\0' && json_is_object(w->body) &&
+	    json_object_get(w->body, "metadata") == NULL)
+		json_object_set_new(w->body, "metadata", json_pack("{s:s}",
+		    "uid", w->uid));
+	else if (w->uid[0] != '\0')
+		json_object_set_new(json_object_get(w->body, "metadata"),
+		    "uid", json_string(w->uid));
 	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL,
 	    &w->err);
 }

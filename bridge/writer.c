@@ -86,9 +86,10 @@ writer_condition_done(struct reconcile *r, struct pod_entry *e,
 			log_warnx("pod %s: condition: %ld %s: %s", e->key,
 			    w->err.status, w->err.reason, w->err.text);
 		/* Asked again, it is written again. */
-		if (strcmp(e->cond, w->msg) == 0)
+		if (strcmp(e->cond, w->msg) == 0) {
 			e->cond[0] = '\0';
-		return;
+			return;
+		}
 	}
 	/* A newer message came while this one was on its way. */
 	if (strcmp(e->cond, w->msg) != 0 && e->state == PS_UNBOUND &&

@@ -56,6 +56,9 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 (.runs[] | select(.cpu_s != null and .scenario != "churn") |
 	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
 	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
+(.runs[] | select(.stack_cpu_s != null and (.stack_cpu_s | length) > 0) |
+	"  the stack meanwhile, \(.scenario) \(.system): " +
+	([.stack_cpu_s | to_entries[] | "\(.key) \(.value) s"] | join(", "))),
 (.runs[] | select(.scenario == "churn") |
 	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),
 (.runs[] | select(.scenario == "idle") | "idle: bridge CPU \(.cpu_percent) % of a core"),

@@ -291,10 +291,25 @@ bridge_rpcs_snap() {
 # window_open / window_close: the counts before and after one system's run
 # (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU
 # seconds of PID then.
-window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; }
+# stack_cpu_snap FILE: CPU seconds so far of the stack's busy processes,
+# "name seconds" each: where a window's CPU went besides the scheduler.
+stack_cpu_snap() {
+	local n pid
+	for n in kube-apiserver etcd kwok kube-controller-manager slurmctld slurmdbd mariadbd munged bindwatch podgen; do
+		pid=$(pgrep -xo "$n") || continue
+		echo "$n $(proc_cpu "$pid" 2>/dev/null || echo 0)"
+	done >"$1"
+}
+# stack_cpu_json: the window's CPU seconds by process, as an object.
+stack_cpu_json() {
+	awk 'FILENAME == ARGV[1] { b[$1] = $2; next } { printf "%s %.2f\n", $1, $2 - b[$1] }' \
+		"$WORK/cpu0" "$WORK/cpu1" | jq -csR '[split("\n")[] | select(length > 0) | split(" ")
+		| {key: .[0], value: (.[1] | tonumber)}] | from_entries'
+}
+window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }
 window_close() {
 	sleep "$SETTLE_S"
-	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"
+	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"; stack_cpu_snap "$WORK/cpu1"
 	cpu1=$(proc_cpu "$1" 2>/dev/null) || cpu1=
 }
 # api_writes_json BOUND: the window's writes, by category and per bound
@@ -348,13 +363,14 @@ sched_record() {
 		--argjson started "${started_ms:-null}" --argjson ready "${ready_ms:-null}" \
 		--argjson cpu0 "${cpu0:-null}" --argjson cpu1 "${cpu1:-null}" \
 		--argjson writes "$(api_writes_json "$bound")" --argjson rpcs "$rpcs" \
+		--argjson stack "$(stack_cpu_json)" \
 		--argjson extra "${3:-"{}"}" '
 		def cpu: if $cpu0 != null and $cpu1 != null then ($cpu1 - $cpu0) * 100 | round / 100 else null end;
 		{scenario: $s, system: $sys, t0_ms: $res.t0_ms?, started_ms: $started, ready_ms: $ready,
 		 startup_ms: (if $started != null and $ready != null then $ready - $started else null end),
 		 result: $res, cpu_s: cpu,
 		 cpu_per_pod_ms: (if cpu != null and ($res.bound? // 0) > 0 then cpu * 1000 / $res.bound * 1000 | round / 1000 else null end),
-		 api_writes: $writes, slurm_rpcs: $rpcs} + $extra')"
+		 api_writes: $writes, slurm_rpcs: $rpcs, stack_cpu_s: $stack} + $extra')"
 }
 # plot_binds BINDS T0 OUT: cumulative binds against seconds since T0 (a
 # bind before it at 0), for the plot.
