@@ -426,6 +426,8 @@ void			 reconcile_join(struct reconcile *);
 #define FORCE_DELETE_SLACK_S	5
 /* Pod writes: WRITERS requests in flight at once (within the API rate). */
 #define WRITERS			16
+/* How long recovery waits for the PodGroup, JobSet and LWS lists. */
+#define OWNER_SYNC_WAIT_MS	2000
 /* Owner-object changes re-evaluate the groups at most this often. */
 #define SWEEP_COALESCE_MS	50
 /* How often the reconcile thread returns free memory to the system. */
@@ -524,6 +526,7 @@ struct reconcile {
 	int			 recovering;	/* slurm_nodes is current */
 	struct translate_conf	 tconf;
 	int			 synced[EV_KINDS];
+	int64_t			 core_synced_at;	/* monotonic ms */
 	int			 recovered;
 	time_t			 slurm_since;
 	int64_t			 next_poll;

@@ -370,6 +370,14 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
  * a client trickle a byte every few seconds and hold a thread forever.
  */
 #define HTTPD_BODY_S	10
+/*
+ * An idle keep-alive connection stays open longer than the API server's
+ * webhook client keeps one (90 s): a server that closes first races the
+ * client's next request on it, which then fails with a broken pipe (Go
+ * does not retry a POST), and a user's pod create fails.  Seen at 100 pod
+ * creates a second with a 10 s timeout.
+ */
+#define HTTPD_IDLE_S	120
 
 struct request {
 	struct buf	body;
@@ -522,7 +530,7 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	    MHD_OPTION_EXTERNAL_LOGGER, httpd_log_cb, NULL,
 	    MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&s->opts.addr,
 	    MHD_OPTION_THREAD_POOL_SIZE, opts->threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_IDLE_S,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
 	    MHD_OPTION_NOTIFY_COMPLETED, httpd_done_cb, NULL,
 	    MHD_OPTION_ARRAY, trust,

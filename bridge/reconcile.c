@@ -267,13 +267,24 @@ reconcile_pod_gone(struct reconcile *r, const char *key)
 	}
 }
 
-/* Are the caches recovery needs all listed? */
+/*
+ * Are the caches recovery needs listed?  Pods, nodes, namespaces and Jobs
+ * always; PodGroups, JobSets and LeaderWorkerSets (which give gangs their
+ * roots) for up to OWNER_SYNC_WAIT_MS more, since a cluster without their
+ * CRDs never lists them.
+ */
 static int
 reconcile_synced(struct reconcile *r)
 {
-	return (r->synced[EV_POD] && r->synced[EV_EXTPOD] &&
-	    r->synced[EV_NODE] &&
-	    r->synced[EV_NAMESPACE] && r->synced[EV_JOB]);
+	if (!r->synced[EV_POD] || !r->synced[EV_EXTPOD] ||
+	    !r->synced[EV_NODE] || !r->synced[EV_NAMESPACE] ||
+	    !r->synced[EV_JOB])
+		return (0);
+	if (r->core_synced_at == 0)
+		r->core_synced_at = reconcile_now_ms();
+	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
+	    r->synced[EV_LWS]) || reconcile_now_ms() >= r->core_synced_at +
+	    OWNER_SYNC_WAIT_MS);
 }
 
 /* Pending pods and gangs, for /metrics. */
@@ -857,6 +868,8 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		/* Everything listed: recover now, not at the next tick. */
 		if (!r->recovered && reconcile_synced(r))
 			r->next_poll = 0;
+		else if (!r->recovered && r->core_synced_at != 0)
+			r->next_poll = r->core_synced_at + OWNER_SYNC_WAIT_MS;
 		event_free(ev);
 		return;
 	}

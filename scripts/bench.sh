@@ -295,9 +295,10 @@ bridge_rpcs_snap() {
 # "name seconds" each: where a window's CPU went besides the scheduler.
 stack_cpu_snap() {
 	local n pid
-	for n in kube-apiserver etcd kwok kube-controller-manager slurmctld slurmdbd mariadbd munged bindwatch podgen; do
-		pid=$(pgrep -xo "$n") || continue
-		echo "$n $(proc_cpu "$pid" 2>/dev/null || echo 0)"
+	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
+		# Every process of that name (several slurmd).
+		echo "$n $(for pid in $(pgrep -x "$n"); do proc_cpu "$pid" 2>/dev/null; done |
+			awk '{ t += $1 } END { printf "%.2f", t }')"
 	done >"$1"
 }
 # stack_cpu_json: the window's CPU seconds by process, as an object.
@@ -497,8 +498,13 @@ fixed_run() {
 	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace "$ns" --rate "$FIXED_RATE" \
 		--seconds "$FIXED_S" --lifetime "$FIXED_LIFE_S" --scheduler "$sched" \
 		--out "$WORK/pg-$ns.txt" >"$WORK/pg-$ns.json" 2>"$WORK/pg-$ns.err" ||
-		say "podgen $ns: $(tail -1 "$WORK/pg-$ns.err")"
+		say "podgen $ns: $(jq -r '.first_error // empty' "$WORK/pg-$ns.json" 2>/dev/null) $(tail -1 "$WORK/pg-$ns.err")"
+	# A pod podgen could not create is never bound: once the last pod's
+	# lifetime is over (and 30 s more), the watcher stops and reports.
+	( sleep $((FIXED_LIFE_S + 30)); kill -TERM "$bw_pid" 2>/dev/null ) &
+	local dog=$!
 	bindwatch_wait "$ns"
+	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null || true
 	window_close "$pid"
 	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
 	post=$(post_latency "$ns")
