@@ -371,13 +371,16 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
  */
 #define HTTPD_BODY_S	10
 /*
- * An idle keep-alive connection stays open longer than the API server's
- * webhook client keeps one (90 s): a server that closes first races the
- * client's next request on it, which then fails with a broken pipe (Go
- * does not retry a POST), and a user's pod create fails.  Seen at 100 pod
- * creates a second with a 10 s timeout.
+ * A keep-alive connection, once it has served a request, stays open idle
+ * longer than the API server's webhook client keeps one (90 s): a server
+ * that closes first races the client's next request on it, which then
+ * fails with a broken pipe (Go does not retry a POST), and a user's pod
+ * create fails.  Seen at 100 pod creates a second with a 10 s timeout.
+ * A connection that has not completed a request yet gets HTTPD_FIRST_S of
+ * silence, so slow clients cannot hold the threads.
  */
 #define HTTPD_IDLE_S	120
+#define HTTPD_FIRST_S	10
 
 struct request {
 	struct buf	body;
@@ -392,8 +395,14 @@ httpd_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct request	*req = *con_cls;
 
 	(void)cls;
-	(void)conn;
-	(void)toe;
+	/*
+	 * A client that completed a request may keep its connection idle
+	 * for HTTPD_IDLE_S; until then (a slow or silent client) the
+	 * daemon's HTTPD_FIRST_S applies.
+	 */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		(void)MHD_set_connection_option(conn,
+		    MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int)HTTPD_IDLE_S);
 	if (req == NULL)
 		return;
 	buf_cleanup(&req->body);
@@ -530,7 +539,7 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	    MHD_OPTION_EXTERNAL_LOGGER, httpd_log_cb, NULL,
 	    MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&s->opts.addr,
 	    MHD_OPTION_THREAD_POOL_SIZE, opts->threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_IDLE_S,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_FIRST_S,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
 	    MHD_OPTION_NOTIFY_COMPLETED, httpd_done_cb, NULL,
 	    MHD_OPTION_ARRAY, trust,
