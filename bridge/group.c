@@ -193,9 +193,8 @@ group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
 
 /* Adds key to one of the sets the next flush works through. */
 static void
-group_want(struct reconcile *r, json_t *set, const char *key)
+group_want(json_t *set, const char *key)
 {
-	(void)r;
 	json_object_set_new(set, key, json_true());
 }
 
@@ -494,7 +493,7 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	if (w->kind == WREQ_STATUS) {
 		writer_condition_done(r, e, w);
 		if (g != NULL && g->state == G_ALLOCATED)
-			group_want(r, r->writes, g->key);
+			group_want(r->writes, g->key);
 		return;
 	}
 	e->busy = 0;
@@ -525,7 +524,7 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	if (g == NULL)
 		return;
 	if (g->state == G_ALLOCATED || g->state == G_PENDING)
-		group_want(r, r->writes, g->key);
+		group_want(r->writes, g->key);
 	/* An ended member whose write was in flight: its cleanup now. */
 	if (e->state == PS_ENDED && e->finalizer)
 		group_member_gone(r, g);	/* may free g */
@@ -538,7 +537,7 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 	g->layout = json_deep_copy(layout);
 	g->state = G_ALLOCATED;
 	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
-	group_want(r, r->writes, g->key);
+	group_want(r->writes, g->key);
 }
 
 /*
@@ -713,7 +712,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 			writer_event(r, e, "Normal", "SlurmJobSubmitted",
 			    "Submit", msg);
 	}
-	group_want(r, r->writes, g->key);
+	group_want(r->writes, g->key);
 }
 
 static int
@@ -870,7 +869,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	    group_refill(r, g) > 0)
 		g->state = G_ALLOCATED;
 	if (g->state == G_ALLOCATED || g->state == G_PENDING) {
-		group_want(r, r->writes, g->key);
+		group_want(r->writes, g->key);
 		return;
 	}
 	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
@@ -993,7 +992,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			if (e == NULL || e->state != PS_ENDED)
 				continue;
 			if (e->finalizer)
-				group_want(r, r->releases, e->key);
+				group_want(r->releases, e->key);
 			else
 				writer_force_delete(r, e);
 		}

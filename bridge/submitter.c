@@ -19,7 +19,7 @@
 struct submitter {
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 work;	/* a request came, or stop */
-	TAILQ_HEAD(, sreq)	 todo;
+	TAILQ_HEAD(, sreq)	 waiting;
 	int			 stop;
 	int			 started;
 	pthread_t		 thread;
@@ -36,12 +36,12 @@ submitter_main(void *arg)
 	log_setname("submit");
 	pthread_mutex_lock(&sb->lock);
 	for (;;) {
-		while (!sb->stop && TAILQ_EMPTY(&sb->todo))
+		while (!sb->stop && TAILQ_EMPTY(&sb->waiting))
 			pthread_cond_wait(&sb->work, &sb->lock);
 		if (sb->stop)
 			break;
-		s = TAILQ_FIRST(&sb->todo);
-		TAILQ_REMOVE(&sb->todo, s, entry);
+		s = TAILQ_FIRST(&sb->waiting);
+		TAILQ_REMOVE(&sb->waiting, s, entry);
 		pthread_mutex_unlock(&sb->lock);
 		s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
 		    &s->permanent, s->err, sizeof(s->err));
@@ -62,7 +62,7 @@ submitter_new(struct queue *done)
 
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_cond_init(&sb->work, NULL);
-	TAILQ_INIT(&sb->todo);
+	TAILQ_INIT(&sb->waiting);
 	sb->done = done;
 	if (pthread_create(&sb->thread, NULL, submitter_main, sb) != 0) {
 		submitter_free(sb);
@@ -85,8 +85,8 @@ submitter_free(struct submitter *sb)
 	pthread_mutex_unlock(&sb->lock);
 	if (sb->started)
 		pthread_join(sb->thread, NULL);
-	while ((s = TAILQ_FIRST(&sb->todo)) != NULL) {
-		TAILQ_REMOVE(&sb->todo, s, entry);
+	while ((s = TAILQ_FIRST(&sb->waiting)) != NULL) {
+		TAILQ_REMOVE(&sb->waiting, s, entry);
 		sreq_free(s);
 	}
 	pthread_mutex_destroy(&sb->lock);
@@ -98,7 +98,7 @@ void
 submitter_push(struct submitter *sb, struct sreq *s)
 {
 	pthread_mutex_lock(&sb->lock);
-	TAILQ_INSERT_TAIL(&sb->todo, s, entry);
+	TAILQ_INSERT_TAIL(&sb->waiting, s, entry);
 	pthread_cond_signal(&sb->work);
 	pthread_mutex_unlock(&sb->lock);
 }

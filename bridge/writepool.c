@@ -19,7 +19,7 @@
 struct writepool {
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 work;	/* a request came, or stop */
-	TAILQ_HEAD(, wreq)	 todo;
+	TAILQ_HEAD(, wreq)	 waiting;
 	int			 stop;
 	int			 nthreads;
 	pthread_t		*threads;
@@ -76,12 +76,12 @@ writepool_main(void *arg)
 	log_setname("writer");
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->stop && TAILQ_EMPTY(&p->todo))
+		while (!p->stop && TAILQ_EMPTY(&p->waiting))
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stop)
 			break;
-		w = TAILQ_FIRST(&p->todo);
-		TAILQ_REMOVE(&p->todo, w, entry);
+		w = TAILQ_FIRST(&p->waiting);
+		TAILQ_REMOVE(&p->waiting, w, entry);
 		pthread_mutex_unlock(&p->lock);
 		writepool_do(c, w);
 		ev = xcalloc(1, sizeof(*ev));
@@ -106,7 +106,7 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 	p = xcalloc(1, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
-	TAILQ_INIT(&p->todo);
+	TAILQ_INIT(&p->waiting);
 	p->done = done;
 	p->threads = xcalloc((size_t)nthreads, sizeof(*p->threads));
 	p->clients = xcalloc((size_t)nthreads, sizeof(*p->clients));
@@ -151,8 +151,8 @@ writepool_free(struct writepool *p)
 		pthread_join(p->threads[i], NULL);
 		k8s_client_free(p->clients[i]);
 	}
-	while ((w = TAILQ_FIRST(&p->todo)) != NULL) {
-		TAILQ_REMOVE(&p->todo, w, entry);
+	while ((w = TAILQ_FIRST(&p->waiting)) != NULL) {
+		TAILQ_REMOVE(&p->waiting, w, entry);
 		wreq_free(w);
 	}
 	pthread_mutex_destroy(&p->lock);
@@ -166,7 +166,7 @@ void
 writepool_submit(struct writepool *p, struct wreq *w)
 {
 	pthread_mutex_lock(&p->lock);
-	TAILQ_INSERT_TAIL(&p->todo, w, entry);
+	TAILQ_INSERT_TAIL(&p->waiting, w, entry);
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 }
