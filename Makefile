@@ -67,13 +67,14 @@ endif
 LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
-		   libk8s/event.c libk8s/lease.c libk8s/limiter.c
+		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
+		   libk8s/map.c
 # The pure policy (translate, sched), the config file, the metrics writer
 # and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
 # both daemons link them.
 SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 		   bridge/metrics.c bridge/httpd.c
-BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/cache.c bridge/stats.c \
+BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c \
@@ -86,7 +87,7 @@ ADMISSION_SRCS	:= admission/main.c admission/server.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_config.c test/check_translate.c \
-		   test/check_queue.c test/check_cache.c test/check_sched.c \
+		   test/check_queue.c test/check_map.c test/check_sched.c \
 		   test/check_review.c test/check_settings.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

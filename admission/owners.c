@@ -95,8 +95,7 @@ owners_key(char *key, size_t len, enum owner_kind kind, const char *ns,
 
 /* Runs on an informer thread. */
 static void
-owners_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
-    void *arg)
+owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
 	struct owner_ctx	*ctx = arg;
 	struct owners		*o = ctx->owners;
@@ -104,7 +103,6 @@ owners_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
 	char			 key[512];
 	json_t			*slim = NULL;
 
-	(void)old;
 	if (type == K8S_EVENT_SYNCED) {
 		pthread_mutex_lock(&o->lock);
 		o->synced[ctx->kind] = 1;
@@ -195,8 +193,7 @@ owners_free(struct owners *o)
 void
 owners_put(struct owners *o, enum owner_kind kind, const json_t *obj)
 {
-	owners_cb(K8S_EVENT_ADDED, json_deep_copy(obj), NULL,
-	    &(struct owner_ctx){ o, kind });
+	owners_cb(K8S_EVENT_ADDED, json_deep_copy(obj), &(struct owner_ctx){ o, kind });
 }
 
 json_t *

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "k8s.h"
+#include "map.h"
 #include "metrics.h"
 
 #include "policy.h"
@@ -173,26 +174,6 @@ struct event	*queue_pop(struct queue *, int timeout_ms);
 void		 queue_close(struct queue *);
 size_t		 queue_len(struct queue *);
 void		 event_free(struct event *);
-
-/* cache.c: a string-keyed hash map (owned by one thread). */
-struct map;
-
-typedef void	(*map_free_cb)(void *);
-
-struct map	*map_new(map_free_cb);
-/* Frees the values with the map's free callback. */
-void		 map_free(struct map *);
-void		*map_get(const struct map *, const char *key);
-/* Replaces (and frees) any old value; copies the key. */
-void		 map_put(struct map *, const char *key, void *value);
-/* Removes and frees. */
-void		 map_del(struct map *, const char *key);
-/* Removes without freeing; returns the value. */
-void		*map_take(struct map *, const char *key);
-size_t		 map_count(const struct map *);
-/* Iteration: *iter starts at 0; returns 0 when done. */
-int		 map_next(const struct map *, size_t *iter, const char **key,
-		    void **value);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for

@@ -89,13 +89,11 @@ struct informer_ctx {
 
 /* Runs on an informer thread: moves the object into the queue. */
 static void
-informer_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
-    void *arg)
+informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
 	struct informer_ctx	*ctx = arg;
 	struct event		*ev;
 
-	(void)old;
 	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
 		fatalx("%s: calloc", __func__);

@@ -107,6 +107,10 @@ int	k8s_request(struct k8s_client *, const char *method, const char *path,
 	    struct k8s_error *err);
 int	k8s_get(struct k8s_client *, const char *path, json_t **out,
 	    struct k8s_error *err);
+struct buf;
+/* GET with the body left as bytes in out (reset first; the caller's). */
+int	k8s_get_raw(struct k8s_client *, const char *path, struct buf *out,
+	    struct k8s_error *err);
 int	k8s_create(struct k8s_client *, const char *path, const json_t *body,
 	    json_t **out, struct k8s_error *err);
 /* PUT: replaces the object (optimistic concurrency via its resourceVersion). */
@@ -208,11 +212,15 @@ struct k8s_informer;
 
 /*
  * Informer callback, run on the informer's thread.  obj is a new reference
- * that the callback takes (NULL for K8S_EVENT_SYNCED).  For updates, old
- * (borrowed, may be NULL) is the previous stored version.
+ * that the callback takes (NULL for K8S_EVENT_SYNCED).  The informer keeps
+ * no copy of the objects (only keys and resourceVersions): a consumer that
+ * needs the previous version keeps it.  A relist delivers objects that
+ * changed (or are new) since the store last saw them, synthetic deletes
+ * ({kind, apiVersion, metadata: {namespace, name, resourceVersion}}) for
+ * those gone, then K8S_EVENT_SYNCED.
  */
 typedef void	(*k8s_informer_cb)(enum k8s_event_type, json_t *obj,
-		    const json_t *old, void *arg);
+		    void *arg);
 
 struct k8s_informer_opts {
 	const char	*path;		/* collection, e.g. "/api/v1/pods" */

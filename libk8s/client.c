@@ -222,22 +222,21 @@ client_setup(struct k8s_client *c, const char *path, const char *ctype)
 	return (hdr);
 }
 
-int
-k8s_request(struct k8s_client *c, const char *method, const char *path,
-    const char *ctype, const json_t *body, json_t **out,
+/*
+ * One request; a 2xx answer's body is left in resp (which the caller has
+ * initialised and cleans up).
+ */
+static int
+client_perform(struct k8s_client *c, const char *method, const char *path,
+    const char *ctype, const json_t *body, struct buf *resp,
     struct k8s_error *err)
 {
 	struct curl_slist	*hdr;
-	struct buf		 resp;
 	char			*req = NULL;
 	CURLcode		 rc;
 	long			 status = 0;
-	json_error_t		 jerr;
 	int			 ret = -1;
 
-	if (out != NULL)
-		*out = NULL;
-	buf_init(&resp);
 	k8s_limiter_wait(c->lim);
 	if (body != NULL && ctype == NULL)
 		ctype = "application/json";
@@ -245,7 +244,7 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, client_write_cb);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, resp);
 	if (body != NULL) {
 		req = json_dumps(body, JSON_COMPACT);
 		if (req == NULL) {
@@ -266,13 +265,34 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status > 299) {
-		k8s_error_from_status(err, status, resp.data, resp.len);
+		k8s_error_from_status(err, status, resp->data, resp->len);
 		goto done;
 	}
+	ret = 0;
+ done:
+	curl_slist_free_all(hdr);
+	free(req);
+	return (ret);
+}
+
+int
+k8s_request(struct k8s_client *c, const char *method, const char *path,
+    const char *ctype, const json_t *body, json_t **out,
+    struct k8s_error *err)
+{
+	struct buf	 resp;
+	json_error_t	 jerr;
+	int		 ret = -1;
+
+	if (out != NULL)
+		*out = NULL;
+	buf_init(&resp);
+	if (client_perform(c, method, path, ctype, body, &resp, err) == -1)
+		goto done;
 	if (out != NULL && resp.len > 0) {
 		if ((*out = json_loadb(resp.data, resp.len, 0, &jerr)) ==
 		    NULL) {
-			k8s_error_set(err, status, "BadResponse",
+			k8s_error_set(err, 200, "BadResponse",
 			    "%s %s: invalid JSON: %s", method, path,
 			    jerr.text);
 			goto done;
@@ -280,10 +300,16 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	}
 	ret = 0;
  done:
-	curl_slist_free_all(hdr);
-	free(req);
 	buf_cleanup(&resp);
 	return (ret);
+}
+
+int
+k8s_get_raw(struct k8s_client *c, const char *path, struct buf *out,
+    struct k8s_error *err)
+{
+	buf_reset(out);
+	return (client_perform(c, "GET", path, NULL, NULL, out, err));
 }
 
 struct stream_ctx {

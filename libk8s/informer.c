@@ -3,10 +3,13 @@
  * then watches from the list's resourceVersion with bookmarks, re-watches
  * when the server ends the stream, and relists on 410 Gone (HTTP status or
  * in-stream ERROR) and after any other error with jittered exponential
- * backoff.  It keeps a keyed store (ns/name -> object) so that a relist can
- * report objects that vanished while it was disconnected as synthetic
- * deletes.  The thread owns the store, its client and its parser; the only
- * shared fields are the stop flag and the counters, which are atomic.
+ * backoff.  Its store keeps, per object, only the key and resourceVersion:
+ * enough for a relist to tell changed objects from unchanged ones and to
+ * report those that vanished while it was disconnected as synthetic
+ * deletes.  A list page is decoded one item at a time, so the largest tree
+ * alive is one object's.  The thread owns the store, its client and its
+ * parser; the only shared fields are the stop flag and the counters, which
+ * are atomic.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +20,7 @@
 #include <time.h>
 
 #include "k8s_private.h"
+#include "map.h"
 #include "log.h"
 
 #define INF_BACKOFF_MIN_MS	250
@@ -43,7 +47,10 @@ struct k8s_informer {
 	/* owned by the thread */
 	struct k8s_client	*client;
 	struct k8s_watch_parser	*parser;
-	json_t			*store;		/* key -> object */
+	struct map		*store;		/* key -> struct inf_seen */
+	uint64_t		 gen;		/* of the current listing */
+	char			*kind;		/* of the list's items, or NULL */
+	char			*api_version;
 	char			*rv;		/* last resourceVersion seen */
 	int			 gone;		/* a 410 arrived in-stream */
 	struct k8s_error	 werr;		/* error raised inside the stream */
@@ -70,7 +77,7 @@ k8s_informer_new(const struct k8s_config *conf,
 	atomic_init(&inf->stop, 0);
 	atomic_init(&inf->relists, 0);
 	atomic_init(&inf->restarts, 0);
-	inf->store = json_object();
+	inf->store = map_new(free);
 	return (inf);
 }
 
@@ -86,7 +93,9 @@ k8s_informer_free(struct k8s_informer *inf)
 	free(inf->label_selector);
 	free(inf->name);
 	free(inf->rv);
-	json_decref(inf->store);
+	free(inf->kind);
+	free(inf->api_version);
+	map_free(inf->store);
 	free(inf);
 }
 
@@ -162,13 +171,33 @@ informer_set_rv(struct k8s_informer *inf, const char *rv)
 	inf->rv = xstrdup(rv);
 }
 
-/* Delivers an event: the callback gets its own reference to obj. */
-static void
-informer_deliver(struct k8s_informer *inf, enum k8s_event_type t,
-    json_t *obj, const json_t *old)
+/* What the store keeps of an object. */
+struct inf_seen {
+	uint64_t	gen;		/* the listing that last saw it */
+	char		rv[];		/* its resourceVersion */
+};
+
+/* Records key at rv in the store; returns whether it was there before. */
+static int
+informer_store_put(struct k8s_informer *inf, const char *key, const char *rv,
+    int *changed)
 {
-	json_incref(obj);
-	inf->cb(t, obj, old, inf->arg);
+	struct inf_seen	*old = map_get(inf->store, key), *s;
+	size_t		 n;
+
+	if (rv == NULL)
+		rv = "";
+	*changed = old == NULL || strcmp(old->rv, rv) != 0;
+	if (old != NULL && !*changed) {
+		old->gen = inf->gen;
+		return (1);
+	}
+	n = strlen(rv) + 1;
+	s = xmalloc(sizeof(*s) + n);
+	s->gen = inf->gen;
+	memcpy(s->rv, rv, n);
+	map_put(inf->store, key, s);
+	return (old != NULL);
 }
 
 /*
@@ -176,35 +205,222 @@ informer_deliver(struct k8s_informer *inf, enum k8s_event_type t,
  * from the list ("PodList" -> "Pod") so consumers see one shape.
  */
 static void
-informer_typemeta(const json_t *list, json_t *item)
+informer_typemeta(struct k8s_informer *inf, json_t *item)
 {
-	const char	*kind = json_string_value(json_object_get(list, "kind"));
-	const char	*av = json_string_value(json_object_get(list,
-			    "apiVersion"));
-	size_t		 n;
+	if (inf->kind != NULL && json_object_get(item, "kind") == NULL)
+		json_object_set_new(item, "kind", json_string(inf->kind));
+	if (inf->api_version != NULL &&
+	    json_object_get(item, "apiVersion") == NULL)
+		json_object_set_new(item, "apiVersion",
+		    json_string(inf->api_version));
+}
 
-	if (kind != NULL && json_object_get(item, "kind") == NULL &&
-	    (n = strlen(kind)) > 4 && strcmp(kind + n - 4, "List") == 0)
-		json_object_set_new(item, "kind", json_stringn(kind, n - 4));
-	if (av != NULL && json_object_get(item, "apiVersion") == NULL)
-		json_object_set_new(item, "apiVersion", json_string(av));
+/* One listed object: stored, and delivered if new or changed. */
+static void
+informer_listed(struct k8s_informer *inf, json_t *item)
+{
+	char	key[512];
+	int	changed, had;
+
+	informer_typemeta(inf, item);
+	informer_trim(inf, item);
+	k8s_obj_key(item, key, sizeof(key));
+	had = informer_store_put(inf, key, k8s_obj_str(item,
+	    "metadata.resourceVersion"), &changed);
+	if (changed)
+		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, item,
+		    inf->arg);
+	else
+		json_decref(item);
 }
 
 /*
- * Lists the collection page by page into a fresh store, delivering adds and
- * updates against the old store and synthetic deletes for what vanished.
+ * Delivers a synthetic delete for every stored object the listing that
+ * just completed did not see.
+ */
+static void
+informer_vanished(struct k8s_informer *inf)
+{
+	struct map	*gone = map_new(NULL);
+	struct inf_seen	*s;
+	const char	*key, *slash;
+	json_t		*obj;
+	size_t		 it = 0;
+	void		*v;
+
+	while (map_next(inf->store, &it, &key, &v))
+		if (((struct inf_seen *)v)->gen != inf->gen)
+			map_put(gone, key, NULL);
+	it = 0;
+	while (map_next(gone, &it, &key, NULL)) {
+		s = map_take(inf->store, key);
+		slash = strchr(key, '/');
+		obj = json_pack("{s:{s:s%, s:s}}", "metadata", "namespace",
+		    slash != NULL ? key : "", slash != NULL ?
+		    (size_t)(slash - key) : 0, "name", slash != NULL ?
+		    slash + 1 : key);
+		json_object_set_new(json_object_get(obj, "metadata"),
+		    "resourceVersion", json_string(s->rv));
+		if (slash == NULL)
+			json_object_del(json_object_get(obj, "metadata"),
+			    "namespace");
+		informer_typemeta(inf, obj);
+		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
+		free(s);
+	}
+	map_free(gone);
+}
+
+#define LIST_FLAGS	(JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
+
+/* Skips blanks; returns the next byte, or 0 at the end. */
+static int
+list_peek(const char *p, size_t len, size_t *off)
+{
+	while (*off < len && (p[*off] == ' ' || p[*off] == '\n' ||
+	    p[*off] == '\r' || p[*off] == '\t'))
+		(*off)++;
+	return (*off < len ? (unsigned char)p[*off] : 0);
+}
+
+/* Decodes the one JSON value at *off and moves past it. */
+static json_t *
+list_value(const char *p, size_t len, size_t *off, struct k8s_error *err)
+{
+	json_error_t	 jerr;
+	json_t		*v;
+
+	(void)list_peek(p, len, off);
+	if ((v = json_loadb(p + *off, len - *off, LIST_FLAGS, &jerr)) ==
+	    NULL) {
+		k8s_error_set(err, 200, "BadResponse", "list: invalid JSON "
+		    "at byte %zu: %s", *off + (size_t)jerr.position,
+		    jerr.text);
+		return (NULL);
+	}
+	*off += (size_t)jerr.position;
+	return (v);
+}
+
+/* Expects byte c next; -1 with err if it is not there. */
+static int
+list_expect(const char *p, size_t len, size_t *off, int c,
+    struct k8s_error *err)
+{
+	if (list_peek(p, len, off) != c) {
+		k8s_error_set(err, 200, "BadResponse", "list: expected '%c' "
+		    "at byte %zu", c, *off);
+		return (-1);
+	}
+	(*off)++;
+	return (0);
+}
+
+/*
+ * Walks one list page ({"kind":..,"apiVersion":..,"metadata":{..},
+ * "items":[..]}) delivering each item as soon as it is decoded.  Sets the
+ * page's resourceVersion and continue token (new strings, or NULL).
+ */
+static int
+informer_page(struct k8s_informer *inf, const char *p, size_t len,
+    char **rv, char **cont, struct k8s_error *err)
+{
+	size_t		 off = 0;
+	json_t		*k = NULL, *v = NULL;
+	const char	*key, *s;
+	size_t		 n;
+	int		 c;
+
+	*rv = *cont = NULL;
+	if (list_expect(p, len, &off, '{', err) == -1)
+		return (-1);
+	if (list_peek(p, len, &off) == '}')
+		return (0);
+	for (;;) {
+		if ((k = list_value(p, len, &off, err)) == NULL)
+			goto fail;
+		if ((key = json_string_value(k)) == NULL) {
+			k8s_error_set(err, 200, "BadResponse", "list: a key "
+			    "is not a string at byte %zu", off);
+			goto fail;
+		}
+		if (list_expect(p, len, &off, ':', err) == -1)
+			goto fail;
+		if (strcmp(key, "items") == 0 && list_peek(p, len, &off) ==
+		    '[') {
+			off++;
+			if (list_peek(p, len, &off) == ']')
+				off++;
+			else for (;;) {
+				if ((v = list_value(p, len, &off, err)) ==
+				    NULL)
+					goto fail;
+				if (json_is_object(v))
+					informer_listed(inf, v);
+				else
+					json_decref(v);
+				v = NULL;
+				if ((c = list_peek(p, len, &off)) == ']') {
+					off++;
+					break;
+				}
+				if (list_expect(p, len, &off, ',', err) == -1)
+					goto fail;
+			}
+		} else {
+			if ((v = list_value(p, len, &off, err)) == NULL)
+				goto fail;
+			if (strcmp(key, "kind") == 0 &&
+			    (s = json_string_value(v)) != NULL &&
+			    (n = strlen(s)) > 4 && strcmp(s + n - 4, "List")
+			    == 0) {
+				free(inf->kind);
+				inf->kind = xstrndup(s, n - 4);
+			} else if (strcmp(key, "apiVersion") == 0 &&
+			    json_is_string(v)) {
+				free(inf->api_version);
+				inf->api_version = xstrdup(json_string_value(v));
+			} else if (strcmp(key, "metadata") == 0) {
+				s = k8s_obj_str(v, "resourceVersion");
+				free(*rv);
+				*rv = s != NULL ? xstrdup(s) : NULL;
+				s = k8s_obj_str(v, "continue");
+				free(*cont);
+				*cont = s != NULL && *s != '\0' ? xstrdup(s) :
+				    NULL;
+			}
+			json_decref(v);
+			v = NULL;
+		}
+		json_decref(k);
+		k = NULL;
+		if ((c = list_peek(p, len, &off)) == '}')
+			return (0);
+		if (list_expect(p, len, &off, ',', err) == -1)
+			goto fail;
+	}
+ fail:
+	json_decref(k);
+	json_decref(v);
+	free(*rv);
+	free(*cont);
+	*rv = *cont = NULL;
+	return (-1);
+}
+
+/*
+ * Lists the collection page by page, delivering adds and updates against
+ * the store as they are decoded, then synthetic deletes for what vanished.
  */
 static int
 informer_list(struct k8s_informer *inf, struct k8s_error *err)
 {
-	json_t		*fresh, *resp = NULL, *items, *item, *old;
-	char		*url, *cont = NULL, params[1024], key[512];
-	const char	*rv, *c, *k;
-	const char	*orv, *nrv;
-	size_t		 i;
-	void		*tmp;
+	struct buf	 body;
+	char		*url, *cont = NULL, *rv = NULL, params[1024];
+	int		 ret = -1;
 
-	fresh = json_object();
+	buf_init(&body);
+	inf->gen++;
 	for (;;) {
 		if (cont != NULL) {
 			char *enc = k8s_urlencode(cont);
@@ -215,61 +431,34 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 			snprintf(params, sizeof(params), "limit=%d",
 			    INF_LIST_LIMIT);
 		url = informer_url(inf, params);
-		if (k8s_get(inf->client, url, &resp, err) == -1) {
+		free(cont);
+		cont = NULL;
+		if (k8s_get_raw(inf->client, url, &body, err) == -1) {
 			free(url);
-			goto fail;
+			goto done;
 		}
 		free(url);
-		items = json_object_get(resp, "items");
-		json_array_foreach(items, i, item) {
-			informer_typemeta(resp, item);
-			informer_trim(inf, item);
-			k8s_obj_key(item, key, sizeof(key));
-			json_object_set(fresh, key, item);
-		}
-		rv = k8s_obj_str(resp, "metadata.resourceVersion");
-		c = k8s_obj_str(resp, "metadata.continue");
-		free(cont);
-		cont = c != NULL && *c != '\0' ? xstrdup(c) : NULL;
-		if (cont == NULL) {
-			informer_set_rv(inf, rv);
+		free(rv);
+		if (informer_page(inf, body.data != NULL ? body.data : "",
+		    body.len, &rv, &cont, err) == -1)
+			goto done;
+		if (cont == NULL)
 			break;
-		}
-		json_decref(resp);
-		resp = NULL;
 		if (atomic_load(&inf->stop)) {
 			k8s_error_set(err, 0, "Stopped", "stopped by caller");
-			goto fail;
+			goto done;
 		}
 	}
-	json_decref(resp);
+	informer_set_rv(inf, rv);
 	atomic_fetch_add(&inf->relists, 1);
-
-	json_object_foreach(fresh, k, item) {
-		old = json_object_get(inf->store, k);
-		if (old == NULL)
-			informer_deliver(inf, K8S_EVENT_ADDED, item, NULL);
-		else {
-			orv = k8s_obj_str(old, "metadata.resourceVersion");
-			nrv = k8s_obj_str(item, "metadata.resourceVersion");
-			if (orv == NULL || nrv == NULL || strcmp(orv, nrv) != 0)
-				informer_deliver(inf, K8S_EVENT_MODIFIED,
-				    item, old);
-		}
-	}
-	json_object_foreach_safe(inf->store, tmp, k, old) {
-		if (json_object_get(fresh, k) == NULL)
-			informer_deliver(inf, K8S_EVENT_DELETED, old, NULL);
-	}
-	json_decref(inf->store);
-	inf->store = fresh;
-	inf->cb(K8S_EVENT_SYNCED, NULL, NULL, inf->arg);
-	return (0);
- fail:
+	informer_vanished(inf);
+	inf->cb(K8S_EVENT_SYNCED, NULL, inf->arg);
+	ret = 0;
+ done:
 	free(cont);
-	json_decref(resp);
-	json_decref(fresh);
-	return (-1);
+	free(rv);
+	buf_cleanup(&body);
+	return (ret);
 }
 
 /* Applies one watch event to the store and delivers it. */
@@ -277,9 +466,9 @@ static int
 informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
 	struct k8s_informer	*inf = arg;
-	json_t			*old;
 	char			 key[512];
 	json_int_t		 code;
+	int			 changed, had;
 
 	switch (t) {
 	case K8S_EVENT_BOOKMARK:
@@ -301,19 +490,17 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
 		informer_trim(inf, obj);
-		old = json_object_get(inf->store, key);
-		json_incref(old);
-		json_object_set(inf->store, key, obj);
-		inf->cb(old == NULL ? K8S_EVENT_ADDED : K8S_EVENT_MODIFIED,
-		    obj, old, inf->arg);
-		json_decref(old);
+		had = informer_store_put(inf, key, k8s_obj_str(obj,
+		    "metadata.resourceVersion"), &changed);
+		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, obj,
+		    inf->arg);
 		return (0);
 	case K8S_EVENT_DELETED:
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
-		json_object_del(inf->store, key);
-		inf->cb(K8S_EVENT_DELETED, obj, NULL, inf->arg);
+		map_del(inf->store, key);
+		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
 		return (0);
 	default:
 		break;

@@ -39,7 +39,7 @@ main(void)
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, translate_suite());
 	srunner_add_suite(sr, queue_suite());
-	srunner_add_suite(sr, cache_suite());
+	srunner_add_suite(sr, map_suite());
 	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, review_suite());
 	srunner_add_suite(sr, settings_suite());

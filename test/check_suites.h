@@ -16,7 +16,7 @@ Suite	*watch_suite(void);
 Suite	*config_suite(void);
 Suite	*translate_suite(void);
 Suite	*queue_suite(void);
-Suite	*cache_suite(void);
+Suite	*map_suite(void);
 Suite	*sched_suite(void);
 Suite	*review_suite(void);
 Suite	*settings_suite(void);

@@ -34,12 +34,11 @@ struct seen {
 };
 
 static void
-seen_cb(enum k8s_event_type t, json_t *obj, const json_t *old, void *arg)
+seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
 	struct seen	*s = arg;
 	const char	*name = obj != NULL ? k8s_obj_name(obj) : NULL;
 
-	(void)old;
 	pthread_mutex_lock(&s->mtx);
 	if (t == K8S_EVENT_SYNCED)
 		s->synced++;

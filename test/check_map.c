@@ -54,7 +54,7 @@ START_TEST(test_map_many)
 END_TEST
 
 Suite *
-cache_suite(void)
+map_suite(void)
 {
 	Suite	*s = suite_create("cache");
 	TCase	*tc = tcase_create("map");

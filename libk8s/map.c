@@ -1,14 +1,14 @@
 /*
- * A string-keyed hash map with open addressing and linear probing, used by
- * the reconcile thread for its pod, node, namespace and job indexes.  Not
- * thread-safe: it belongs to the thread that made it.
+ * The string-keyed hash map (map.h): open addressing, linear probing, FNV-1a.
+ * The scheduler's caches and the informers' stores are maps.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 
 #include "xmalloc.h"
-#include "bridge.h"
+#include "map.h"
 
 struct map_slot {
 	char	*key;		/* NULL: empty; MAP_TOMB: deleted */
@@ -21,7 +21,9 @@ struct map {
 	size_t		 cap;		/* power of two */
 	size_t		 count;
 	size_t		 used;		/* count + tombstones */
+	size_t		 key_bytes;	/* of the key copies */
 	map_free_cb	 free_cb;
+	int		 borrowed;	/* keys are the caller's */
 };
 
 static char	map_tomb;
@@ -52,6 +54,42 @@ map_new(map_free_cb free_cb)
 	return (m);
 }
 
+struct map *
+map_new_borrowed(map_free_cb free_cb)
+{
+	struct map	*m = map_new(free_cb);
+
+	m->borrowed = 1;
+	return (m);
+}
+
+static char *
+map_key_copy(struct map *m, const char *key)
+{
+	char	*k;
+
+	if (m->borrowed)
+		return ((char *)(uintptr_t)key);
+	k = xstrdup(key);
+	m->key_bytes += malloc_usable_size(k);
+	return (k);
+}
+
+static void
+map_key_free(struct map *m, char *key)
+{
+	if (m->borrowed)
+		return;
+	m->key_bytes -= malloc_usable_size(key);
+	free(key);
+}
+
+size_t
+map_bytes(const struct map *m)
+{
+	return (sizeof(*m) + m->cap * sizeof(*m->slots) + m->key_bytes);
+}
+
 void
 map_free(struct map *m)
 {
@@ -64,7 +102,7 @@ map_free(struct map *m)
 			continue;
 		if (m->free_cb != NULL)
 			m->free_cb(m->slots[i].value);
-		free(m->slots[i].key);
+		map_key_free(m, m->slots[i].key);
 	}
 	free(m->slots);
 	free(m);
@@ -136,7 +174,7 @@ map_put(struct map *m, const char *key, void *value)
 		;
 	if (m->slots[i].key == NULL)
 		m->used++;
-	m->slots[i].key = xstrdup(key);
+	m->slots[i].key = map_key_copy(m, key);
 	m->slots[i].value = value;
 	m->slots[i].hash = h;
 	m->count++;
@@ -151,7 +189,7 @@ map_take(struct map *m, const char *key)
 	if (s == NULL)
 		return (NULL);
 	v = s->value;
-	free(s->key);
+	map_key_free(m, s->key);
 	s->key = MAP_TOMB;
 	s->value = NULL;
 	m->count--;
