@@ -74,7 +74,8 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 # both daemons link them.
 SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
 		   bridge/metrics.c bridge/httpd.c
-BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c \
+BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
+		   bridge/podrec.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c \
@@ -88,7 +89,8 @@ ADMISSION_SRCS	:= admission/main.c admission/server.c \
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_config.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_sched.c \
-		   test/check_review.c test/check_settings.c
+		   test/check_review.c test/check_settings.c \
+		   test/check_podrec.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)

@@ -154,7 +154,8 @@ int		 ext_call_wait(struct ext_call *, int ms);
 struct event {
 	enum event_kind		 kind;
 	enum k8s_event_type	 type;
-	json_t			*obj;	/* owned; NULL for SYNCED */
+	json_t			*obj;	/* owned; NULL for SYNCED and pods */
+	struct podrec		*pod;	/* EV_POD, EV_EXTPOD: owned */
 	struct ext_call		*call;	/* EV_EXTENDER, one reference */
 	struct wreq		*write;	/* EV_WRITE, owned */
 	struct sreq		*submit;	/* EV_SUBMITTED, owned */
@@ -414,6 +415,62 @@ void			 reconcile_join(struct reconcile *);
 /* How often the reconcile thread returns free memory to the system. */
 #define TRIM_INTERVAL_MS	30000
 
+/* intern.c: one shared, counted copy of strings that repeat; any thread. */
+const char	*intern_get(const char *);	/* NULL gives NULL */
+void		 intern_put(const char *);	/* one reference less */
+void		 intern_stats(size_t *count, size_t *bytes);
+
+/*
+ * podrec.c: what the scheduler keeps of a pod, built from the decoded
+ * object (on the informer's thread) and read-only after.  One allocation.
+ */
+enum pod_phase {
+	PHASE_PENDING,
+	PHASE_RUNNING,
+	PHASE_SUCCEEDED,
+	PHASE_FAILED,
+	PHASE_UNKNOWN
+};
+
+struct podrec {
+	const char	*key;		/* ns/name */
+	const char	*name;		/* in key */
+	const char	*uid;
+	const char	*rv;		/* resourceVersion */
+	/*
+	 * Compact JSON of what only translation and grouping read: kept
+	 * labels and annotations, the controller owner reference, the
+	 * containers' resources, activeDeadlineSeconds.  Or NULL.
+	 */
+	const char	*cold;
+	const char	*ns;		/* interned, as are the next three */
+	const char	*node;		/* spec.nodeName, NULL if unbound */
+	const char	*sched;		/* spec.schedulerName, or NULL */
+	const char	*slurm_node;	/* annotation ANN_SLURM_NODE, or NULL */
+	int64_t		 created;	/* creationTimestamp, epoch s, or 0 */
+	int64_t		 delete_at;	/* deletionTimestamp, or 0 */
+	uint32_t	 label_jobid;	/* the job-id label, or 0 */
+	uint32_t	 ann_jobid;	/* the job-id annotation, or 0 */
+	int32_t		 index;		/* job-completion-index label, or -1 */
+	uint32_t	 bytes;		/* allocated for it */
+	uint8_t		 phase;		/* enum pod_phase */
+	uint8_t		 grace_zero;	/* deleted with grace period 0 */
+	uint8_t		 finalizer;	/* carries ours */
+	uint8_t		 tolerates;	/* the managed-node taint */
+	uint8_t		 gated;		/* has scheduling gates */
+	char		 buf[];		/* the strings */
+};
+
+/* NULL if the pod has no namespace or name. */
+struct podrec	*podrec_new(const json_t *pod);
+void		 podrec_free(struct podrec *);
+/* The pod as translation and the gang rules read it (new reference). */
+json_t		*podrec_json(const struct podrec *);
+/* What an Event names: kind, apiVersion, name, namespace, uid, rv. */
+json_t		*podrec_ref(const struct podrec *);
+/* Records alive and their bytes (any thread). */
+void		 podrec_stats(long long *count, long long *bytes);
+
 enum pod_state {
 	PS_UNBOUND,
 	PS_BOUND,
@@ -421,21 +478,21 @@ enum pod_state {
 };
 
 struct pod_entry {
-	char		*key;		/* ns/name */
-	char		*ns;
-	char		*name;
-	json_t		*obj;
+	char		*key;		/* ns/name (the pods map borrows it) */
+	const char	*ns;		/* interned */
+	const char	*name;		/* in key */
+	struct podrec	*rec;		/* the pod as last seen, owned */
 	char		*group;		/* group key, NULL if invalid */
-	enum pod_state	 state;
-	uint32_t	 label_jobid;	/* jobid label on the pod */
-	int		 finalizer;	/* carries our finalizer */
-	time_t		 delete_at;	/* deletionTimestamp, 0 if none */
 	double		 seen_at;	/* when first seen, epoch seconds */
-	int		 foreign;	/* another schedulerName (extender) */
-	enum wreq_kind	 busy;		/* a write in flight, or 0 */
-	int		 cond_busy;	/* a condition write in flight */
-	char		 bound_node[256];	/* the node we bind it to */
-	char		 cond[512];	/* last PodScheduled message asked */
+	const char	*bound_node;	/* the node we bind it to (interned) */
+	const char	*slurm_node;	/* its node annotation (interned) */
+	char		*cond;		/* last PodScheduled message asked */
+	uint32_t	 label_jobid;	/* jobid label on the pod */
+	uint8_t		 state;		/* enum pod_state */
+	uint8_t		 busy;		/* enum wreq_kind: a write in flight */
+	uint8_t		 cond_busy;	/* a condition write in flight */
+	uint8_t		 finalizer;	/* carries our finalizer */
+	uint8_t		 foreign;	/* another schedulerName (extender) */
 };
 
 /*
@@ -539,7 +596,8 @@ void		 group_index_put(struct reconcile *, uint32_t jobid,
 struct group	*group_by_job(struct reconcile *, uint32_t jobid);
 void		 group_index_del(struct reconcile *, uint32_t jobid);
 /* Live members in placement order into out[max]; returns their count. */
-size_t		 group_live(struct reconcile *, struct group *, json_t **out,
+size_t		 group_live(struct reconcile *, struct group *,
+		    struct pod_entry **out,
 		    size_t max, int unbound_only);
 /* Decides and does what the group needs next (submit, bind). */
 void		 group_evaluate(struct reconcile *, struct group *);

@@ -168,10 +168,20 @@ group_retry_later(struct group *g, int refused)
 	g->next_try = reconcile_now_ms() + g->retry_ms;
 }
 
-/* Live members in placement order (borrowed objects); returns the count. */
+static int
+group_member_cmp(const void *a, const void *b)
+{
+	const struct pod_entry	*pa = *(const struct pod_entry *const *)a;
+	const struct pod_entry	*pb = *(const struct pod_entry *const *)b;
+
+	return (sched_member_order(pa->rec->index, pa->name, pb->rec->index,
+	    pb->name));
+}
+
+/* Live members in placement order (borrowed); returns the count. */
 size_t
-group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
-    int unbound_only)
+group_live(struct reconcile *r, struct group *g, struct pod_entry **out,
+    size_t max, int unbound_only)
 {
 	json_t			*v;
 	struct pod_entry	*e;
@@ -183,11 +193,11 @@ group_live(struct reconcile *r, struct group *g, json_t **out, size_t max,
 		    (unbound_only && e->state != PS_UNBOUND))
 			continue;
 		if (n < max)
-			out[n] = e->obj;
+			out[n] = e;
 		n++;
 	}
 	if (n > 1 && n <= max)
-		sched_sort_members(out, n);
+		qsort(out, n, sizeof(*out), group_member_cmp);
 	return (n);
 }
 
@@ -261,7 +271,7 @@ group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
 		return (0);
 	if (node == NULL)
 		return (1);
-	have = k8s_obj_annotation(e->obj, ANN_SLURM_NODE);
+	have = e->slurm_node;
 	return (have != NULL && strcmp(have, node) == 0);
 }
 
@@ -301,7 +311,8 @@ group_send_bind(struct reconcile *r, struct group *g, struct pod_entry *e,
 	if (a->gres != NULL)
 		json_object_set_new(w->body, ANN_SLURM_GRES,
 		    json_string(a->gres));
-	snprintf(e->bound_node, sizeof(e->bound_node), "%s", knode);
+	intern_put(e->bound_node);
+	e->bound_node = intern_get(knode);
 	e->busy = WREQ_BIND;
 	writepool_submit(r->writers, w);
 }
@@ -319,7 +330,8 @@ group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 		return;
 	}
 	e->state = PS_BOUND;
-	snprintf(e->bound_node, sizeof(e->bound_node), "%s", w->node);
+	intern_put(e->bound_node);
+	e->bound_node = intern_get(w->node);
 	atomic_fetch_add(&bstats.pods_bound, 1);
 	metrics_hist_observe(&bstats.sched_latency, pod_age(e));
 	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
@@ -384,7 +396,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    "node (same name, or a node labelled "
 			    LABEL_SLURM_NODENAME "=%.100s)", g->jobid,
 			    a[i].node, a[i].node);
-			if (strcmp(e->cond, msg) != 0)
+			if (e->cond == NULL || strcmp(e->cond, msg) != 0)
 				log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
 			failed = 1;
@@ -484,7 +496,7 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	const char		*uid;
 	struct group		*g;
 
-	uid = e != NULL ? k8s_obj_uid(e->obj) : NULL;
+	uid = e != NULL ? e->rec->uid : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
 		log_debug("pod %s: gone before its write came back", w->pkey);
 		return;
@@ -510,8 +522,10 @@ group_write_done(struct reconcile *r, struct wreq *w)
 		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s", e->key,
 		    w->kind == WREQ_BIND ? "bind" : "label", w->jobid,
 		    w->err.status, w->err.reason, w->err.text);
-		if (w->kind == WREQ_BIND)
-			e->bound_node[0] = '\0';
+		if (w->kind == WREQ_BIND) {
+			intern_put(e->bound_node);
+			e->bound_node = NULL;
+		}
 		if (g != NULL && g->jobid == w->jobid)
 			group_retry_later(g, 0);
 	} else if (w->kind == WREQ_BIND)
@@ -546,12 +560,20 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
  * for defaults and the account allow-list.
  */
 static int
-group_translate(struct reconcile *r, struct group *g, json_t **pods,
-    size_t n, struct jobspec *js, char *err, size_t errlen)
+group_translate(struct reconcile *r, struct group *g,
+    struct pod_entry **members, size_t n, struct jobspec *js, char *err,
+    size_t errlen)
 {
 	struct translate_src	 src;
+	json_t			**pods;
 	char			 key[512];
+	size_t			 i;
+	int			 rc;
 
+	/* The compact records, as the JSON the rules read. */
+	pods = xreallocarray(NULL, n, sizeof(*pods));
+	for (i = 0; i < n; i++)
+		pods[i] = podrec_json(members[i]->rec);
 	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
@@ -567,9 +589,14 @@ group_translate(struct reconcile *r, struct group *g, json_t **pods,
 	if (src.root == NULL)
 		src.root = reconcile_owner_job(r, pods[0]);
 	if (g->gang)
-		return (translate_group(pods, n, g->name, src.root, src.ns,
-		    &r->tconf, js, err, errlen));
-	return (translate_pod(&src, &r->tconf, js, err, errlen));
+		rc = translate_group(pods, n, g->name, src.root, src.ns,
+		    &r->tconf, js, err, errlen);
+	else
+		rc = translate_pod(&src, &r->tconf, js, err, errlen);
+	for (i = 0; i < n; i++)
+		json_decref(pods[i]);
+	free(pods);
+	return (rc);
 }
 
 /*
@@ -577,11 +604,12 @@ group_translate(struct reconcile *r, struct group *g, json_t **pods,
  * thread; the answer comes back through group_submitted.
  */
 static void
-group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
+group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
+    size_t n)
 {
 	struct sreq	*s;
 	struct jobspec	 js;
-	char		 err[256], msg[320], key[512];
+	char		 err[256], msg[320];
 	size_t		 i;
 
 	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
@@ -599,8 +627,7 @@ group_submit(struct reconcile *r, struct group *g, json_t **pods, size_t n)
 	s = sreq_new(g->key, ++r->submit_seq);
 	s->js = js;
 	for (i = 0; i < n; i++)
-		json_array_append_new(s->pods, json_string(k8s_obj_key(
-		    pods[i], key, sizeof(key))));
+		json_array_append_new(s->pods, json_string(pods[i]->key));
 	g->state = G_SUBMITTING;
 	g->submit_seq = s->seq;
 	r->submits++;
@@ -748,7 +775,7 @@ group_end_members(struct reconcile *r, struct group *g)
 
 	json_array_foreach(g->members, i, v) {
 		e = map_get(r->pods, json_string_value(v));
-		if (e == NULL || e->state == PS_ENDED || e->delete_at != 0)
+		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
 		writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
 		    g->end_msg);
@@ -845,7 +872,7 @@ group_refill(struct reconcile *r, struct group *g)
 void
 group_evaluate(struct reconcile *r, struct group *g)
 {
-	json_t		*pods[SCHED_MAX_GANG];
+	struct pod_entry *pods[SCHED_MAX_GANG];
 	char		 msg[256];
 	size_t		 n, i;
 	int		 min;
@@ -884,8 +911,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		return;
 	}
 	for (i = 0; i < n; i++)
-		if (json_array_size(k8s_obj_get(pods[i],
-		    "spec.schedulingGates")) > 0)
+		if (pods[i]->rec->gated)
 			return;
 	if (!group_ns_enabled(r, g->ns)) {
 		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
@@ -957,12 +983,12 @@ group_gc(struct reconcile *r, struct group *g)
 void
 group_member_gone(struct reconcile *r, struct group *g)
 {
-	json_t			*live[SCHED_MAX_GANG], *v;
+	json_t			*v;
 	struct pod_entry	*e;
 	struct k8s_error	 err;
 	size_t			 n, i;
 
-	n = group_live(r, g, live, SCHED_MAX_GANG, 0);
+	n = group_live(r, g, NULL, 0, 0);
 	if (g->jobid != 0 && !g->cancelled) {
 		if (g->state == G_PENDING && n < json_array_size(g->job_pods)) {
 			group_cancel(r, g, "the gang lost a member while "
@@ -1022,7 +1048,7 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 void
 group_adopt_sizes(struct reconcile *r, struct group *g)
 {
-	json_t		*pods[SCHED_MAX_GANG];
+	struct pod_entry *pods[SCHED_MAX_GANG];
 	struct jobspec	 js;
 	char		 err[256];
 	size_t		 n;

@@ -87,7 +87,10 @@ struct informer_ctx {
 	enum event_kind	 kind;
 };
 
-/* Runs on an informer thread: moves the object into the queue. */
+/*
+ * Runs on an informer thread: moves the object into the queue; a pod as
+ * its compact record (podrec.c), its decoded tree dropped here.
+ */
 static void
 informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
@@ -100,6 +103,17 @@ informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 	ev->kind = ctx->kind;
 	ev->type = type;
 	ev->obj = obj;
+	if (obj != NULL && (ctx->kind == EV_POD || ctx->kind == EV_EXTPOD)) {
+		ev->pod = podrec_new(obj);
+		json_decref(obj);
+		ev->obj = NULL;
+		if (ev->pod == NULL) {
+			log_warnx("pod event without name or namespace: "
+			    "ignored");
+			free(ev);
+			return;
+		}
+	}
 	queue_push(ctx->queue, ev);
 }
 
@@ -279,9 +293,6 @@ main(int argc, char *argv[])
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
 		o.name = watched[i].name;
-		/* Thousands of pods: cache only what the scheduler reads. */
-		if (watched[i].kind == EV_POD || watched[i].kind == EV_EXTPOD)
-			o.transform = translate_slim_pod;
 		if (watched[i].kind == EV_POD)
 			o.field_selector = sel;
 		else if (watched[i].kind == EV_EXTPOD) {

@@ -21,8 +21,7 @@ wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
 	w->pkey = xstrdup(e->key);
 	w->ns = xstrdup(e->ns);
 	w->name = xstrdup(e->name);
-	w->uid = xstrdup(k8s_obj_uid(e->obj) != NULL ? k8s_obj_uid(e->obj) :
-	    "");
+	w->uid = xstrdup(e->rec->uid);
 	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
 	return (w);
 }

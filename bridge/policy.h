@@ -121,12 +121,6 @@ int	translate_group(json_t *const *pods, size_t n, const char *group,
 	    size_t errlen);
 /* The GPU count of a gres string ("gpu:a100:2,nic:1" -> 2; 0 if none). */
 uint32_t translate_gres_gpus(const char *gres);
-/*
- * Drops, in place, every part of a pod that neither translation nor the
- * scheduler reads (images, env, volumes, probes, statuses, kubectl's
- * last-applied copy): what the scheduler caches per pod.
- */
-void	translate_slim_pod(json_t *pod);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t	*translate_admin_pods(const char *admin_comment);
 
@@ -157,7 +151,15 @@ int	sched_pod_group(const json_t *pod, const json_t *owner,
 	    size_t errlen);
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
 int	sched_jobset_size(const json_t *jobset);
-/* Sorts members into placement order (completion index, then name). */
+/*
+ * Placement order of gang members: by Job completion index when both have
+ * one, else by name (qsort-style result).  Index -1: none.
+ */
+int	sched_member_order(int32_t index_a, const char *name_a,
+	    int32_t index_b, const char *name_b);
+/* The pod's batch.kubernetes.io/job-completion-index label, or -1. */
+int32_t	sched_completion_index(const json_t *pod);
+/* Sorts members into placement order. */
 void	sched_sort_members(json_t **pods, size_t n);
 /* The k-th task's share of a node's GRES detail; new string or NULL. */
 char	*sched_gres_share(const char *detail, int per_task, int k);

@@ -40,6 +40,7 @@ event_free(struct event *ev)
 	if (ev == NULL)
 		return;
 	json_decref(ev->obj);
+	podrec_free(ev->pod);
 	if (ev->call != NULL)
 		ext_call_release(ev->call);
 	wreq_free(ev->write);

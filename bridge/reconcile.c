@@ -40,10 +40,12 @@ pod_entry_free(void *p)
 	if (e == NULL)
 		return;
 	free(e->key);
-	free(e->ns);
-	free(e->name);
+	intern_put(e->ns);
+	podrec_free(e->rec);
 	free(e->group);
-	json_decref(e->obj);
+	intern_put(e->bound_node);
+	intern_put(e->slurm_node);
+	free(e->cond);
 	free(e);
 }
 
@@ -62,45 +64,29 @@ reconcile_epoch(void)
 	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
 }
 
-static time_t
-parse_time(const char *s)
-{
-	struct tm	tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return (0);
-	return (timegm(&tm));
-}
-
 double
 pod_age(const struct pod_entry *e)
 {
-	time_t	created = parse_time(k8s_obj_str(e->obj,
-		    "metadata.creationTimestamp"));
+	double	created = (double)e->rec->created;
 	double	now = reconcile_epoch();
 
-	if (created == 0 || e->seen_at - (double)created < 2.0)
+	if (created == 0 || e->seen_at - created < 2.0)
 		return (now - e->seen_at);
-	return (now - (double)created);
+	return (now - created);
 }
 
 /* Terminal, or deleted and past its grace period. */
 static int
 pod_over(struct pod_entry *e)
 {
-	const char	*phase = k8s_obj_str(e->obj, "status.phase");
-
-	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
-	    strcmp(phase, "Failed") == 0))
+	if (e->rec->phase == PHASE_SUCCEEDED || e->rec->phase == PHASE_FAILED)
 		return (1);
 	/*
 	 * Deleted: over once the node confirmed (grace shortened to 0), the
 	 * grace period ran out, or at once if it never ran anywhere.
 	 */
-	if (e->delete_at != 0 && (e->state == PS_UNBOUND ||
-	    time(NULL) >= e->delete_at || json_integer_value(k8s_obj_get(
-	    e->obj, "metadata.deletionGracePeriodSeconds")) == 0))
+	if (e->rec->delete_at != 0 && (e->state == PS_UNBOUND ||
+	    time(NULL) >= e->rec->delete_at || e->rec->grace_zero))
 		return (1);
 	return (0);
 }
@@ -128,67 +114,60 @@ reconcile_owner_job(struct reconcile *r, const json_t *pod)
 	return (NULL);
 }
 
+/* Takes rec: the pod's newest state. */
 static void
-pod_update(struct reconcile *r, json_t *obj)
+pod_update(struct reconcile *r, struct podrec *rec)
 {
 	struct pod_entry	*e;
 	struct group		*g, *old;
 	struct group_id		 gid;
-	const char		*label, *node, *js, *sched;
-	int			 same_uid, was_bound;
-	char			 key[512], err[256], msg[320], jskey[512], *end;
-	unsigned long		 id;
+	const char		*js;
+	json_t			*obj;
+	int			 same_uid, was_bound, rc;
+	char			 err[256], msg[320], jskey[512];
+	uint32_t		 id;
 
-	if (k8s_obj_name(obj) == NULL || k8s_obj_namespace(obj) == NULL) {
-		log_warnx("pod event without name or namespace: ignored");
-		json_decref(obj);
-		return;
-	}
-	k8s_obj_key(obj, key, sizeof(key));
-	if ((e = map_get(r->pods, key)) == NULL) {
+	if ((e = map_get(r->pods, rec->key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
-		e->key = xstrdup(key);
-		e->ns = xstrdup(k8s_obj_namespace(obj));
-		e->name = xstrdup(k8s_obj_name(obj));
+		e->key = xstrdup(rec->key);
+		e->ns = intern_get(rec->ns);
+		e->name = e->key + strlen(rec->ns) + 1;
 		e->seen_at = reconcile_epoch();
-		map_put(r->pods, key, e);
+		map_put(r->pods, e->key, e);
 	}
 	/*
 	 * A pod we bound stays bound for its UID: an older event (say, of
 	 * our own metadata patch) can still arrive without the nodeName.
 	 */
-	same_uid = e->obj != NULL && k8s_obj_uid(e->obj) != NULL &&
-	    k8s_obj_uid(obj) != NULL && strcmp(k8s_obj_uid(e->obj),
-	    k8s_obj_uid(obj)) == 0;
+	same_uid = e->rec != NULL && *rec->uid != '\0' &&
+	    strcmp(e->rec->uid, rec->uid) == 0;
 	was_bound = e->state == PS_BOUND && same_uid;
-	if (!same_uid && e->obj != NULL) {
+	if (!same_uid && e->rec != NULL) {
 		/* Recreated under its name: nothing of the old pod holds. */
 		e->busy = 0;
 		e->cond_busy = 0;
-		e->cond[0] = '\0';
-		e->bound_node[0] = '\0';
+		free(e->cond);
+		e->cond = NULL;
+		intern_put(e->bound_node);
+		e->bound_node = NULL;
 	}
-	json_decref(e->obj);
-	e->obj = obj;
-	e->delete_at = parse_time(k8s_obj_str(obj,
-	    "metadata.deletionTimestamp"));
-	e->finalizer = k8s_obj_has_finalizer(obj, FINALIZER);
-	sched = k8s_obj_str(obj, "spec.schedulerName");
-	e->foreign = sched == NULL || strcmp(sched, r->conf->scheduler_name) !=
-	    0;
-	label = k8s_obj_label(obj, LABEL_JOBID);
-	e->label_jobid = 0;
-	if (label != NULL) {
-		id = strtoul(label, &end, 10);
-		if (*end == '\0' && id > 0 && id < UINT32_MAX)
-			e->label_jobid = (uint32_t)id;
-	}
+	podrec_free(e->rec);
+	e->rec = rec;
+	e->finalizer = rec->finalizer;
+	e->foreign = rec->sched == NULL || strcmp(rec->sched,
+	    r->conf->scheduler_name) != 0;
+	e->label_jobid = rec->label_jobid;
+	intern_put(e->slurm_node);
+	e->slurm_node = intern_get(rec->slurm_node);
 
+	obj = podrec_json(rec);
 	js = k8s_obj_label(obj, JOBSET_LABEL_NAME);
 	if (js != NULL)
 		snprintf(jskey, sizeof(jskey), "%s/%s", e->ns, js);
-	if (sched_pod_group(obj, reconcile_owner_job(r, obj), js != NULL ?
-	    map_get(r->jobsets, jskey) : NULL, &gid, err, sizeof(err)) == -1) {
+	rc = sched_pod_group(obj, reconcile_owner_job(r, obj), js != NULL ?
+	    map_get(r->jobsets, jskey) : NULL, &gid, err, sizeof(err));
+	json_decref(obj);
+	if (rc == -1) {
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		writer_condition(r, e, msg, 1);
 		return;
@@ -214,22 +193,16 @@ pod_update(struct reconcile *r, json_t *obj)
 	 * does; later, either can be older than what we know.
 	 */
 	id = e->label_jobid;
-	if (id == 0 && (label = k8s_obj_annotation(obj, ANN_SLURM_JOBID)) !=
-	    NULL && (node = k8s_obj_str(obj, "spec.nodeName")) != NULL &&
-	    *node != '\0') {
-		id = strtoul(label, &end, 10);
-		if (*end != '\0' || id >= UINT32_MAX)
-			id = 0;
-	}
+	if (id == 0 && rec->node != NULL)
+		id = rec->ann_jobid;
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
 	    g->state == G_WAITING && !pod_over(e)) {
-		g->jobid = (uint32_t)id;
+		g->jobid = id;
 		g->state = G_PENDING;
 		group_index_put(r, g->jobid, g->key);
 	}
 
-	node = k8s_obj_str(obj, "spec.nodeName");
-	if ((node != NULL && *node != '\0') || was_bound)
+	if (rec->node != NULL || was_bound)
 		e->state = PS_BOUND;
 	else
 		e->state = PS_UNBOUND;
@@ -242,13 +215,10 @@ pod_update(struct reconcile *r, json_t *obj)
 }
 
 static void
-pod_deleted(struct reconcile *r, json_t *obj)
+pod_deleted(struct reconcile *r, struct podrec *rec)
 {
-	char	key[512];
-
-	k8s_obj_key(obj, key, sizeof(key));
-	reconcile_pod_gone(r, key);
-	json_decref(obj);
+	reconcile_pod_gone(r, rec->key);
+	podrec_free(rec);
 }
 
 void
@@ -260,7 +230,7 @@ reconcile_pod_gone(struct reconcile *r, const char *key)
 	if ((e = map_take(r->pods, key)) != NULL) {
 		if (e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL) {
-			group_remove(g, key);
+			group_remove(g, e->key);
 			group_member_gone(r, g);
 		}
 		pod_entry_free(e);
@@ -297,7 +267,7 @@ reconcile_gauges(struct reconcile *r)
 
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		if (e->state == PS_UNBOUND && e->delete_at == 0)
+		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
 			pods++;
 	}
 	it = 0;
@@ -327,10 +297,10 @@ groups_sweep(struct reconcile *r)
 	 */
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		if (e->delete_at == 0)
+		if (e->rec->delete_at == 0)
 			continue;
 		if ((e->state != PS_ENDED && pod_over(e)) ||
-		    (e->state == PS_ENDED && time(NULL) >= e->delete_at +
+		    (e->state == PS_ENDED && time(NULL) >= e->rec->delete_at +
 		    FORCE_DELETE_SLACK_S))
 			json_array_append_new(keys, json_string(e->key));
 	}
@@ -569,7 +539,7 @@ node_lost(struct reconcile *r, const char *knode)
 
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		node = k8s_obj_str(e->obj, "spec.nodeName");
+		node = e->rec->node;
 		if (e->state == PS_BOUND && e->group != NULL && node != NULL &&
 		    strcmp(node, knode) == 0)
 			json_array_append_new(gkeys, json_string(e->group));
@@ -783,6 +753,7 @@ static void
 reconcile_extender(struct reconcile *r, struct ext_call *c)
 {
 	struct pod_entry	*e;
+	struct podrec		*rec;
 	struct group		*g;
 	struct k8s_error	 err;
 	char			 key[600];
@@ -792,8 +763,9 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 		c->managed = group_ns_enabled(r, k8s_obj_namespace(c->pod));
 		if (c->managed) {
 			/* A known pod's own watch is newer than this copy. */
-			if (map_get(r->pods, key) == NULL)
-				pod_update(r, json_incref(c->pod));
+			if (map_get(r->pods, key) == NULL &&
+			    (rec = podrec_new(c->pod)) != NULL)
+				pod_update(r, rec);
 			/* Allocated at once: its bind is on its way. */
 			group_flush_writes(r);
 			e = map_get(r->pods, key);
@@ -803,9 +775,9 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			if (e != NULL && (e->state == PS_BOUND ||
 			    e->busy == WREQ_BIND))
 				snprintf(c->node_out, sizeof(c->node_out),
-				    "%s", e->bound_node[0] != '\0' ?
-				    e->bound_node : k8s_obj_str(e->obj,
-				    "spec.nodeName"));
+				    "%s", e->bound_node != NULL ?
+				    e->bound_node : e->rec->node != NULL ?
+				    e->rec->node : "");
 			else if (g != NULL && g->jobid != 0)
 				snprintf(c->msg, sizeof(c->msg), "waiting for "
 				    "Slurm allocation (Reason=%s, job %u)",
@@ -814,7 +786,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			else
 				snprintf(c->msg, sizeof(c->msg), "waiting for "
 				    "Slurm allocation: %.400s", e != NULL &&
-				    e->cond[0] != '\0' ? e->cond :
+				    e->cond != NULL ? e->cond :
 				    "not submitted yet");
 		}
 	} else {
@@ -822,8 +794,8 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 		e = map_get(r->pods, key);
 		c->managed = e != NULL;
 		if (e != NULL && (e->state == PS_BOUND ||
-		    e->busy == WREQ_BIND) && strcmp(e->bound_node, c->node) ==
-		    0)
+		    e->busy == WREQ_BIND) && e->bound_node != NULL &&
+		    strcmp(e->bound_node, c->node) == 0)
 			c->msg[0] = '\0';
 		else if (e != NULL)
 			snprintf(c->msg, sizeof(c->msg), "pod %.200s is placed "
@@ -876,11 +848,11 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	if (ev->kind == EV_POD || ev->kind == EV_EXTPOD) {
 		t0 = metrics_now();
 		if (ev->type == K8S_EVENT_DELETED)
-			pod_deleted(r, ev->obj);
+			pod_deleted(r, ev->pod);
 		else
-			pod_update(r, ev->obj);
+			pod_update(r, ev->pod);
 		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
-		ev->obj = NULL;
+		ev->pod = NULL;
 		event_free(ev);
 		return;
 	}
@@ -1022,7 +994,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->conf = conf;
 	r->kconf = kconf;
 	r->queue = q;
-	r->pods = map_new(pod_entry_free);
+	r->pods = map_new_borrowed(pod_entry_free);
 	r->groups = map_new(group_free);
 	r->jobs = map_new(free);
 	r->nodes = map_new(json_free_cb);

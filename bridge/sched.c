@@ -159,23 +159,37 @@ sched_pod_group(const json_t *pod, const json_t *owner,
 	return (0);
 }
 
-/* Orders members: Job completion index first, then name. */
+int32_t
+sched_completion_index(const json_t *pod)
+{
+	const char	*v = k8s_obj_label(pod, "batch.kubernetes.io/"
+			    "job-completion-index");
+	char		*end;
+	long		 idx;
+
+	if (v == NULL || *v == '\0')
+		return (-1);
+	idx = strtol(v, &end, 10);
+	return (*end == '\0' && idx >= 0 && idx <= INT32_MAX ? (int32_t)idx :
+	    -1);
+}
+
+int
+sched_member_order(int32_t ia, const char *na, int32_t ib, const char *nb)
+{
+	if (ia >= 0 && ib >= 0 && ia != ib)
+		return (ia < ib ? -1 : 1);
+	return (strcmp(na != NULL ? na : "", nb != NULL ? nb : ""));
+}
+
 static int
 sched_member_cmp(const void *a, const void *b)
 {
 	const json_t	*pa = *(const json_t *const *)a;
 	const json_t	*pb = *(const json_t *const *)b;
-	const char	*ia = k8s_obj_label(pa, "batch.kubernetes.io/"
-			    "job-completion-index");
-	const char	*ib = k8s_obj_label(pb, "batch.kubernetes.io/"
-			    "job-completion-index");
-	const char	*na = k8s_obj_name(pa), *nb = k8s_obj_name(pb);
 
-	if (ia != NULL && ib != NULL && strcmp(ia, ib) != 0) {
-		long xa = atol(ia), xb = atol(ib);
-		return (xa < xb ? -1 : xa > xb);
-	}
-	return (strcmp(na != NULL ? na : "", nb != NULL ? nb : ""));
+	return (sched_member_order(sched_completion_index(pa),
+	    k8s_obj_name(pa), sched_completion_index(pb), k8s_obj_name(pb)));
 }
 
 void

@@ -31,7 +31,10 @@ void
 writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
     const char *reason, const char *action, const char *msg)
 {
-	eventer_post(r->eventer, e->obj, type, reason, action, msg);
+	json_t	*ref = podrec_ref(e->rec);
+
+	eventer_post(r->eventer, ref, type, reason, action, msg);
+	json_decref(ref);
 }
 
 /* Hands the pod's wanted PodScheduled=False message to the writer pool. */
@@ -65,13 +68,14 @@ void
 writer_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
     int warn)
 {
-	if (strcmp(e->cond, msg) == 0 || e->state != PS_UNBOUND ||
-	    e->busy == WREQ_BIND)
+	if ((e->cond != NULL && strcmp(e->cond, msg) == 0) ||
+	    e->state != PS_UNBOUND || e->busy == WREQ_BIND)
 		return;
 	if (warn)
 		writer_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
-	snprintf(e->cond, sizeof(e->cond), "%s", msg);
+	free(e->cond);
+	e->cond = xstrdup(msg);
 	if (!e->cond_busy)
 		writer_condition_send(r, e);
 }
@@ -86,14 +90,15 @@ writer_condition_done(struct reconcile *r, struct pod_entry *e,
 			log_warnx("pod %s: condition: %ld %s: %s", e->key,
 			    w->err.status, w->err.reason, w->err.text);
 		/* Asked again, it is written again. */
-		if (strcmp(e->cond, w->msg) == 0) {
-			e->cond[0] = '\0';
+		if (e->cond != NULL && strcmp(e->cond, w->msg) == 0) {
+			free(e->cond);
+			e->cond = NULL;
 			return;
 		}
 	}
 	/* A newer message came while this one was on its way. */
-	if (strcmp(e->cond, w->msg) != 0 && e->state == PS_UNBOUND &&
-	    e->busy != WREQ_BIND)
+	if (e->cond != NULL && strcmp(e->cond, w->msg) != 0 &&
+	    e->state == PS_UNBOUND && e->busy != WREQ_BIND)
 		writer_condition_send(r, e);
 }
 
@@ -149,18 +154,13 @@ writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
 void
 writer_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
 {
-	json_t	*md, *ann;
-
 	e->label_jobid = jobid;
 	if (jobid != 0)
 		e->finalizer = 1;
-	if (node == NULL || (md = json_object_get(e->obj, "metadata")) == NULL)
+	if (node == NULL)
 		return;
-	if ((ann = json_object_get(md, "annotations")) == NULL) {
-		ann = json_object();
-		json_object_set_new(md, "annotations", ann);
-	}
-	json_object_set_new(ann, ANN_SLURM_NODE, json_string(node));
+	intern_put(e->slurm_node);
+	e->slurm_node = intern_get(node);
 }
 
 /* The patch that removes our finalizer, keeping everyone else's. */
@@ -182,18 +182,18 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 	struct k8s_error	 err;
 	json_t			*opts;
 	char			 path[512];
-	const char		*node = k8s_obj_str(e->obj, "spec.nodeName");
+	const char		*node = e->rec->node;
 
 	/*
 	 * A pod never bound to a node has nobody to confirm: the API server
 	 * removes it as soon as its finalizers are gone.
 	 */
-	if (e->delete_at == 0 || e->state == PS_UNBOUND || node == NULL ||
-	    *node == '\0' || time(NULL) < e->delete_at + FORCE_DELETE_SLACK_S)
+	if (e->rec->delete_at == 0 || e->state == PS_UNBOUND || node == NULL ||
+	    time(NULL) < e->rec->delete_at + FORCE_DELETE_SLACK_S)
 		return;
 	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
 	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
-	    "preconditions", "uid", k8s_obj_uid(e->obj));
+	    "preconditions", "uid", e->rec->uid);
 	if (k8s_delete(r->client, writer_path(e, "", path, sizeof(path)), opts,
 	    &err) == 0)
 		log_info("pod %s: deleted: grace period over and its node "

@@ -43,6 +43,7 @@ main(void)
 	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, review_suite());
 	srunner_add_suite(sr, settings_suite());
+	srunner_add_suite(sr, podrec_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -20,5 +20,6 @@ Suite	*map_suite(void);
 Suite	*sched_suite(void);
 Suite	*review_suite(void);
 Suite	*settings_suite(void);
+Suite	*podrec_suite(void);
 
 #endif /* CHECK_SUITES_H */

@@ -113,10 +113,12 @@ translate_run(const char *cname, int slim)
 		src.pod = pod;
 		src.root = src.ns = NULL;
 	}
-	/* What the scheduler caches must translate the same. */
+	/* What the scheduler keeps of the pod must translate the same. */
 	if (slim) {
-		copy = json_deep_copy(src.pod);
-		translate_slim_pod(copy);
+		struct podrec *rec = podrec_new(src.pod);
+		ck_assert_msg(rec != NULL, "%s: no record", cname);
+		copy = podrec_json(rec);
+		podrec_free(rec);
 		src.pod = copy;
 	}
 	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
@@ -159,7 +161,7 @@ START_TEST(test_translate_cases)
 }
 END_TEST
 
-/* Every case again on the slimmed pod the scheduler caches. */
+/* Every case again on the pod as the scheduler keeps it (podrec.c). */
 START_TEST(test_translate_cases_slim)
 {
 	ck_assert_int_ge(check_each_case(TR_DIR, translate_case_slim), 32);

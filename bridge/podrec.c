@@ -1,0 +1,312 @@
+/*
+ * What the scheduler keeps of a pod: a compact record, built from the
+ * decoded object on the informer's thread and then read-only.  The fields
+ * the reconcile thread tests on every event are plain C fields; what only
+ * translation and the gang rules read (the labels and annotations we
+ * honour, the controller owner, the containers' resources, the deadline)
+ * stays as one small compact JSON text, decoded again on the rare
+ * occasions it is needed (podrec_json).  Everything else of the pod
+ * (images, env, volumes, probes, statuses, other labels and annotations)
+ * is dropped at once.
+ */
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+
+/* Bytes and records alive, for /debug/memory. */
+static atomic_llong	podrec_live_bytes;
+static atomic_llong	podrec_live_count;
+
+/* The label and annotation keys the scheduler reads (prefixes). */
+static const char *const keep_labels[] = {
+	"scheduling.x-k8s.io/", "jobset.sigs.k8s.io/",
+	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
+	"scheduler.slinky.slurm.net/", "slinky.slurm.net/",
+	"slurmjob.slinky.slurm.net/", NULL
+};
+static const char *const keep_annotations[] = {
+	ANN_PREFIX, "scheduler.slinky.slurm.net/", "slinky.slurm.net/",
+	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
+	NULL
+};
+
+static int
+podrec_kept(const char *key, const char *const *prefixes)
+{
+	size_t	i;
+
+	for (i = 0; prefixes[i] != NULL; i++)
+		if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
+			return (1);
+	return (0);
+}
+
+/* A copy of the string members of obj whose keys are kept, or NULL. */
+static json_t *
+podrec_filter(const json_t *obj, const char *const *prefixes)
+{
+	json_t		*out = NULL, *v;
+	const char	*k;
+
+	json_object_foreach((json_t *)(uintptr_t)obj, k, v) {
+		if (!json_is_string(v) || !podrec_kept(k, prefixes))
+			continue;
+		if (out == NULL)
+			out = json_object();
+		json_object_set(out, k, v);
+	}
+	return (out);
+}
+
+/* The name (for messages) and resources of each container, nothing else. */
+static json_t *
+podrec_resources(const json_t *containers)
+{
+	json_t	*out, *c, *res;
+	size_t	 i;
+
+	if (!json_is_array(containers) || json_array_size(containers) == 0)
+		return (NULL);
+	out = json_array();
+	json_array_foreach(containers, i, c) {
+		res = json_object_get(c, "resources");
+		json_array_append_new(out, json_pack("{s:O?, s:O?}", "name",
+		    json_object_get(c, "name"), "resources", res));
+	}
+	return (out);
+}
+
+/* The controller owner reference: kind, name, uid, apiVersion. */
+static json_t *
+podrec_owner(const json_t *refs)
+{
+	json_t	*ref;
+	size_t	 i;
+
+	json_array_foreach(refs, i, ref)
+		if (json_is_true(json_object_get(ref, "controller")))
+			return (json_pack("[{s:O?, s:O?, s:O?, s:O?, s:b}]",
+			    "apiVersion", json_object_get(ref, "apiVersion"),
+			    "kind", json_object_get(ref, "kind"),
+			    "name", json_object_get(ref, "name"),
+			    "uid", json_object_get(ref, "uid"),
+			    "controller", 1));
+	return (NULL);
+}
+
+/* The compact JSON of what only translation and grouping read, or NULL. */
+static char *
+podrec_cold(const json_t *pod)
+{
+	json_t	*md = json_object(), *spec = json_object(), *top, *v;
+	char	*s = NULL;
+
+	if ((v = podrec_filter(k8s_obj_get(pod, "metadata.labels"),
+	    keep_labels)) != NULL)
+		json_object_set_new(md, "labels", v);
+	if ((v = podrec_filter(k8s_obj_get(pod, "metadata.annotations"),
+	    keep_annotations)) != NULL)
+		json_object_set_new(md, "annotations", v);
+	if ((v = podrec_owner(k8s_obj_get(pod, "metadata.ownerReferences")))
+	    != NULL)
+		json_object_set_new(md, "ownerReferences", v);
+	if ((v = podrec_resources(k8s_obj_get(pod, "spec.containers"))) !=
+	    NULL)
+		json_object_set_new(spec, "containers", v);
+	if ((v = podrec_resources(k8s_obj_get(pod, "spec.initContainers"))) !=
+	    NULL)
+		json_object_set_new(spec, "initContainers", v);
+	if ((v = k8s_obj_get(pod, "spec.activeDeadlineSeconds")) != NULL)
+		json_object_set(spec, "activeDeadlineSeconds", v);
+	top = json_object();
+	if (json_object_size(md) > 0)
+		json_object_set(top, "metadata", md);
+	if (json_object_size(spec) > 0)
+		json_object_set(top, "spec", spec);
+	if (json_object_size(top) > 0)
+		s = json_dumps(top, JSON_COMPACT);
+	json_decref(top);
+	json_decref(md);
+	json_decref(spec);
+	return (s);
+}
+
+static uint32_t
+podrec_jobid(const char *s)
+{
+	char		*end;
+	unsigned long	 id;
+
+	if (s == NULL)
+		return (0);
+	id = strtoul(s, &end, 10);
+	return (*end == '\0' && id > 0 && id < UINT32_MAX ? (uint32_t)id : 0);
+}
+
+static int64_t
+podrec_time(const char *s)
+{
+	struct tm	tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return (0);
+	return ((int64_t)timegm(&tm));
+}
+
+static enum pod_phase
+podrec_phase(const char *s)
+{
+	if (s == NULL || strcmp(s, "Pending") == 0)
+		return (PHASE_PENDING);
+	if (strcmp(s, "Running") == 0)
+		return (PHASE_RUNNING);
+	if (strcmp(s, "Succeeded") == 0)
+		return (PHASE_SUCCEEDED);
+	if (strcmp(s, "Failed") == 0)
+		return (PHASE_FAILED);
+	return (PHASE_UNKNOWN);
+}
+
+static char *
+podrec_copy(char **p, const char *s)
+{
+	char	*d = *p;
+	size_t	 n = strlen(s) + 1;
+
+	memcpy(d, s, n);
+	*p += n;
+	return (d);
+}
+
+struct podrec *
+podrec_new(const json_t *pod)
+{
+	struct podrec	*r;
+	const char	*ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
+	const char	*uid = k8s_obj_uid(pod), *v, *node;
+	const char	*rv = k8s_obj_str(pod, "metadata.resourceVersion");
+	char		*cold, *p;
+	size_t		 n;
+
+	if (ns == NULL || name == NULL || *ns == '\0' || *name == '\0')
+		return (NULL);
+	if (uid == NULL)
+		uid = "";
+	if (rv == NULL)
+		rv = "";
+	cold = podrec_cold(pod);
+	n = strlen(ns) + strlen(name) + 2 + strlen(uid) + 1 + strlen(rv) + 1 +
+	    (cold != NULL ? strlen(cold) + 1 : 0);
+	r = xcalloc(1, sizeof(*r) + n);
+	p = r->buf;
+	r->key = p;
+	p += snprintf(p, n, "%s/%s", ns, name) + 1;
+	r->name = r->key + strlen(ns) + 1;
+	r->uid = podrec_copy(&p, uid);
+	r->rv = podrec_copy(&p, rv);
+	r->cold = cold != NULL ? podrec_copy(&p, cold) : NULL;
+	free(cold);
+	r->ns = intern_get(ns);
+	node = k8s_obj_str(pod, "spec.nodeName");
+	r->node = node != NULL && *node != '\0' ? intern_get(node) : NULL;
+	r->sched = intern_get(k8s_obj_str(pod, "spec.schedulerName"));
+	r->slurm_node = intern_get(k8s_obj_annotation(pod, ANN_SLURM_NODE));
+	r->created = podrec_time(k8s_obj_str(pod,
+	    "metadata.creationTimestamp"));
+	r->delete_at = podrec_time(k8s_obj_str(pod,
+	    "metadata.deletionTimestamp"));
+	r->grace_zero = (v = k8s_obj_str(pod, "metadata.deletionTimestamp"))
+	    != NULL && json_is_integer(k8s_obj_get(pod,
+	    "metadata.deletionGracePeriodSeconds")) && json_integer_value(
+	    k8s_obj_get(pod, "metadata.deletionGracePeriodSeconds")) == 0;
+	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
+	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
+	r->index = sched_completion_index(pod);
+	r->phase = (uint8_t)podrec_phase(k8s_obj_str(pod, "status.phase"));
+	r->finalizer = k8s_obj_has_finalizer(pod, FINALIZER);
+	r->tolerates = (uint8_t)translate_tolerates(pod);
+	r->gated = json_array_size(k8s_obj_get(pod, "spec.schedulingGates")) >
+	    0;
+	r->bytes = malloc_usable_size(r);
+	atomic_fetch_add(&podrec_live_bytes, (long long)r->bytes);
+	atomic_fetch_add(&podrec_live_count, 1);
+	return (r);
+}
+
+void
+podrec_free(struct podrec *r)
+{
+	if (r == NULL)
+		return;
+	atomic_fetch_sub(&podrec_live_bytes, (long long)r->bytes);
+	atomic_fetch_sub(&podrec_live_count, 1);
+	intern_put(r->ns);
+	intern_put(r->node);
+	intern_put(r->sched);
+	intern_put(r->slurm_node);
+	free(r);
+}
+
+json_t *
+podrec_json(const struct podrec *r)
+{
+	static const char *const phases[] = { "Pending", "Running",
+	    "Succeeded", "Failed", "Unknown" };
+	json_t	*pod = NULL, *md, *spec;
+
+	if (r->cold != NULL)
+		pod = json_loads(r->cold, 0, NULL);
+	if (pod == NULL)
+		pod = json_object();
+	json_object_set_new(pod, "apiVersion", json_string("v1"));
+	json_object_set_new(pod, "kind", json_string("Pod"));
+	if ((md = json_object_get(pod, "metadata")) == NULL) {
+		md = json_object();
+		json_object_set_new(pod, "metadata", md);
+	}
+	json_object_set_new(md, "name", json_string(r->name));
+	json_object_set_new(md, "namespace", json_string(r->ns));
+	json_object_set_new(md, "uid", json_string(r->uid));
+	json_object_set_new(md, "resourceVersion", json_string(r->rv));
+	if ((spec = json_object_get(pod, "spec")) == NULL) {
+		spec = json_object();
+		json_object_set_new(pod, "spec", spec);
+	}
+	if (r->node != NULL)
+		json_object_set_new(spec, "nodeName", json_string(r->node));
+	if (r->sched != NULL)
+		json_object_set_new(spec, "schedulerName",
+		    json_string(r->sched));
+	if (r->tolerates)
+		json_object_set_new(spec, "tolerations", json_pack("[{s:s, "
+		    "s:s, s:s}]", "key", MANAGED_TAINT_KEY, "operator",
+		    "Exists", "effect", MANAGED_TAINT_EFFECT));
+	if (r->gated)
+		json_object_set_new(spec, "schedulingGates", json_pack("[{s:s}]",
+		    "name", "gated"));
+	json_object_set_new(pod, "status", json_pack("{s:s}", "phase",
+	    phases[r->phase]));
+	return (pod);
+}
+
+json_t *
+podrec_ref(const struct podrec *r)
+{
+	return (json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "apiVersion",
+	    "v1", "kind", "Pod", "metadata", "name", r->name, "namespace",
+	    r->ns, "uid", r->uid, "resourceVersion", r->rv));
+}
+
+void
+podrec_stats(long long *count, long long *bytes)
+{
+	*count = atomic_load(&podrec_live_count);
+	*bytes = atomic_load(&podrec_live_bytes);
+}
