@@ -68,7 +68,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
-		   libk8s/map.c
+		   libk8s/map.c libk8s/strv.c
 # The pure policy (translate, sched), the config file, the metrics writer
 # and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
 # both daemons link them.
@@ -80,7 +80,7 @@ BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c 
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/owner.c bridge/leader.c bridge/api.c \
-		   bridge/eventer.c \
+		   bridge/eventer.c bridge/memstats.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c

@@ -2,7 +2,7 @@
  * The scheduler's HTTP endpoints on --listen, served by httpd.c:
  * GET /healthz (the process is up), /readyz (leader, caches synced and
  * jobs adopted, Slurm answered within SLURM_STALE_S), /metrics (Prometheus
- * text), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
+ * text), /debug/memory (memstats.c), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
  * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
  * to Slurm.  Handlers run on the server's threads and read only atomics;
  * an extender call is queued to the reconcile thread, which owns all state,
@@ -55,6 +55,7 @@ api_metrics(void *arg)
 		metrics_sample(&b, "slurm_bridge_watch_relists_total", l,
 		    (double)k8s_informer_relists(a->src.informers[i]));
 	}
+	memstats_metrics(&a->src, &b);
 	return (buf_release(&b));
 }
 
@@ -292,10 +293,17 @@ api_handle(void *arg, const struct httpd_request *req,
 {
 	struct api	*a = arg;
 
+	char		*mem;
+
 	if (strcmp(req->url, "/filter") == 0 ||
 	    strcmp(req->url, "/prioritize") == 0 ||
 	    strcmp(req->url, "/bind") == 0)
 		api_extender(a, req, resp);
+	else if (strcmp(req->url, "/debug/memory") == 0) {
+		mem = memstats_json(&a->src);
+		httpd_reply(resp, 200, "application/json", mem);
+		free(mem);
+	}
 	else
 		httpd_health(req, resp, &(struct httpd_health){
 		    api_unready, api_metrics, a });

@@ -22,6 +22,7 @@
 
 #include "k8s.h"
 #include "map.h"
+#include "strv.h"
 #include "metrics.h"
 
 #include "policy.h"
@@ -85,6 +86,14 @@ struct bridge_stats {
 	atomic_ullong		 jobs_ended[END_KINDS];
 	atomic_llong		 pending_pods;	/* gauges, set by reconcile */
 	atomic_llong		 pending_gangs;
+	/* The reconcile thread's stores, published with the gauges. */
+	atomic_llong		 mem_pods;	/* pod entries */
+	atomic_llong		 mem_pods_bytes;	/* without the records */
+	atomic_llong		 mem_groups;
+	atomic_llong		 mem_groups_bytes;
+	atomic_llong		 mem_jobs;	/* the job id index */
+	atomic_llong		 mem_jobs_bytes;
+	atomic_llong		 mem_objects;	/* nodes, namespaces, owners */
 	atomic_int		 leader;	/* 1 while this replica leads */
 	atomic_int		 recovered;	/* caches synced, jobs adopted */
 	atomic_llong		 slurm_ok_at;	/* last good Slurm poll, s */
@@ -377,6 +386,10 @@ struct api_source {
 	int			 ninformers;
 };
 
+/* memstats.c: the memory map, as JSON (new string) and as metrics. */
+char	*memstats_json(const struct api_source *);
+void	 memstats_metrics(const struct api_source *, struct buf *);
+
 /*
  * Serves /healthz, /readyz, /metrics and the scheduler-extender API
  * (/filter, /prioritize, /bind); the source must outlive it.
@@ -513,14 +526,15 @@ enum group_state {
 
 struct group {
 	char		*key;		/* "gang:ns/g" or "pod:ns/p" */
-	char		*ns;
-	char		*name;
+	const char	*ns;		/* interned */
+	const char	*name;		/* in key */
 	int		 gang;
 	int		 min_member;	/* 0: from the PodGroup CR */
-	json_t		*members;	/* pod keys */
+	struct strv	 members;	/* pod keys */
 	enum group_state state;
 	uint32_t	 jobid;
-	json_t		*job_pods;	/* pod keys in the job, placement order */
+	struct strv	 job_pods;	/* pod keys in the job, placement order */
+	int		 job_pods_set;	/* job_pods is known */
 	json_t		*layout;	/* [{node, cpus, gres}] once allocated */
 	uint32_t	 cpus_per_task;
 	uint32_t	 gpus_per_task;

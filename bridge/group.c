@@ -39,10 +39,9 @@ group_free(void *p)
 	if (g == NULL)
 		return;
 	free(g->key);
-	free(g->ns);
-	free(g->name);
-	json_decref(g->members);
-	json_decref(g->job_pods);
+	intern_put(g->ns);
+	strv_clear(&g->members);
+	strv_clear(&g->job_pods);
 	json_decref(g->layout);
 	free(g->end_msg);
 	free(g);
@@ -86,12 +85,11 @@ void
 group_condition(struct reconcile *r, struct group *g, const char *msg,
     int warn)
 {
-	json_t			*v;
 	struct pod_entry	*e;
 	size_t			 i;
 
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
 		if (e != NULL && e->state == PS_UNBOUND)
 			writer_condition(r, e, msg, warn);
 	}
@@ -183,12 +181,11 @@ size_t
 group_live(struct reconcile *r, struct group *g, struct pod_entry **out,
     size_t max, int unbound_only)
 {
-	json_t			*v;
 	struct pod_entry	*e;
 	size_t			 i, n = 0;
 
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED ||
 		    (unbound_only && e->state != PS_UNBOUND))
 			continue;
@@ -220,13 +217,12 @@ static int
 group_labelled(struct reconcile *r, struct group *g)
 {
 	struct pod_entry	*e;
-	json_t			*v;
 	size_t			 i;
 
 	if (r->conf->jobid_label)
 		return (1);
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
 		if (e != NULL && e->foreign)
 			return (1);
 	}
@@ -349,9 +345,8 @@ group_plan_pending(struct reconcile *r, struct group *g)
 	struct pod_entry	*e;
 	size_t			 i;
 
-	for (i = 0; i < json_array_size(g->job_pods); i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
+	for (i = 0; i < g->job_pods.n; i++) {
+		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
 		    group_meta_done(e, g->jobid, NULL))
 			continue;
@@ -372,7 +367,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	struct assignment	*a;
 	struct pod_entry	*e;
 	char			 msg[384], errs[256];
-	size_t			 i, n = json_array_size(g->job_pods);
+	size_t			 i, n = g->job_pods.n;
 	size_t			 unbound = 0, meta = 0;
 	int			 failed = 0;
 
@@ -385,8 +380,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
+		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		unbound++;
@@ -422,8 +416,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (meta > 0)
 		goto out;	/* binds follow once the metadata is on */
 	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
+		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy)
 			continue;
@@ -715,8 +708,8 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive;
-	json_decref(g->job_pods);
-	g->job_pods = json_incref(s->pods);
+	strv_from_json(&g->job_pods, s->pods);
+	g->job_pods_set = 1;
 	group_index_put(r, g->jobid, g->key);
 	g->state = G_PENDING;
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
@@ -733,8 +726,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
 	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, json_string_value(json_array_get(
-		    g->job_pods, i)));
+		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e != NULL)
 			writer_event(r, e, "Normal", "SlurmJobSubmitted",
 			    "Submit", msg);
@@ -769,12 +761,11 @@ group_end_members(struct reconcile *r, struct group *g)
 {
 	struct k8s_error	 err;
 	struct pod_entry	*e;
-	json_t			*v;
 	char			 path[512];
 	size_t			 i;
 
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
 		writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
@@ -798,8 +789,8 @@ group_reset(struct reconcile *r, struct group *g)
 	g->jobid = 0;
 	g->cancelled = 0;
 	g->state = G_WAITING;
-	json_decref(g->job_pods);
-	g->job_pods = NULL;
+	strv_clear(&g->job_pods);
+	g->job_pods_set = 0;
 	json_decref(g->layout);
 	g->layout = NULL;
 	g->cpus_per_task = g->gpus_per_task = 0;
@@ -811,13 +802,7 @@ group_reset(struct reconcile *r, struct group *g)
 static int
 group_in_job(struct group *g, const char *pkey)
 {
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(g->job_pods, i, v)
-		if (strcmp(json_string_value(v), pkey) == 0)
-			return (1);
-	return (0);
+	return (strv_find(&g->job_pods, pkey) != -1);
 }
 
 /*
@@ -830,14 +815,13 @@ group_in_job(struct group *g, const char *pkey)
 static size_t
 group_refill(struct reconcile *r, struct group *g)
 {
-	json_t			*v, *slot;
 	struct pod_entry	*e, *old;
 	size_t			 i, j, filled = 0;
 	char			 msg[256];
 	int			 found;
 
-	json_array_foreach(g->members, i, v) {
-		e = map_get(r->pods, json_string_value(v));
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		/* Recreated under the same name: its slot is waiting. */
@@ -846,14 +830,13 @@ group_refill(struct reconcile *r, struct group *g)
 			continue;
 		}
 		found = 0;
-		json_array_foreach(g->job_pods, j, slot) {
-			old = map_get(r->pods, json_string_value(slot));
+		for (j = 0; j < g->job_pods.n; j++) {
+			old = map_get(r->pods, g->job_pods.v[j]);
 			if (old != NULL && old->state != PS_ENDED)
 				continue;
 			log_info("pod %s: takes the slot of %s in slurm job %u",
-			    e->key, json_string_value(slot), g->jobid);
-			json_array_set_new(g->job_pods, j,
-			    json_string(e->key));
+			    e->key, g->job_pods.v[j], g->jobid);
+			strv_set(&g->job_pods, j, e->key);
 			filled++;
 			found = 1;
 			break;
@@ -939,34 +922,24 @@ group_evaluate(struct reconcile *r, struct group *g)
 void
 group_add(struct group *g, const char *pkey)
 {
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(g->members, i, v)
-		if (strcmp(json_string_value(v), pkey) == 0)
-			return;
-	json_array_append_new(g->members, json_string(pkey));
+	if (strv_find(&g->members, pkey) == -1)
+		strv_add(&g->members, pkey);
 }
 
 void
 group_remove(struct group *g, const char *pkey)
 {
-	json_t	*v;
-	size_t	 i;
+	long	i;
 
-	json_array_foreach(g->members, i, v) {
-		if (strcmp(json_string_value(v), pkey) == 0) {
-			json_array_remove(g->members, i);
-			return;
-		}
-	}
+	if ((i = strv_find(&g->members, pkey)) != -1)
+		strv_remove(&g->members, (size_t)i);
 }
 
 /* Frees a group with no members and no live job. */
 static void
 group_gc(struct reconcile *r, struct group *g)
 {
-	if (json_array_size(g->members) > 0 ||
+	if (g->members.n > 0 ||
 	    (g->jobid != 0 && !g->cancelled))
 		return;
 	if (g->jobid != 0)
@@ -983,19 +956,18 @@ group_gc(struct reconcile *r, struct group *g)
 void
 group_member_gone(struct reconcile *r, struct group *g)
 {
-	json_t			*v;
 	struct pod_entry	*e;
 	struct k8s_error	 err;
 	size_t			 n, i;
 
 	n = group_live(r, g, NULL, 0, 0);
 	if (g->jobid != 0 && !g->cancelled) {
-		if (g->state == G_PENDING && n < json_array_size(g->job_pods)) {
+		if (g->state == G_PENDING && n < g->job_pods.n) {
 			group_cancel(r, g, "the gang lost a member while "
 			    "pending");
 			/* Clear the stale job id so a restart cannot adopt it. */
-			json_array_foreach(g->members, i, v) {
-				e = map_get(r->pods, json_string_value(v));
+			for (i = 0; i < g->members.n; i++) {
+				e = map_get(r->pods, g->members.v[i]);
 				if (e != NULL && e->state == PS_UNBOUND &&
 				    e->label_jobid == g->jobid && e->busy == 0)
 					(void)writer_metadata(r, e, 0, NULL, NULL,
@@ -1013,8 +985,8 @@ group_member_gone(struct reconcile *r, struct group *g)
 	 * ended member may go.
 	 */
 	if (g->jobid == 0 || g->cancelled || n > 0) {
-		json_array_foreach(g->members, i, v) {
-			e = map_get(r->pods, json_string_value(v));
+		for (i = 0; i < g->members.n; i++) {
+			e = map_get(r->pods, g->members.v[i]);
 			if (e == NULL || e->state != PS_ENDED)
 				continue;
 			if (e->finalizer)
@@ -1035,11 +1007,11 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 		return (g);
 	g = xcalloc(1, sizeof(*g));
 	g->key = xstrdup(gid->key);
-	g->ns = xstrdup(ns);
-	g->name = xstrdup(gid->name);
+	g->ns = intern_get(ns);
+	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
+	    g->key;
 	g->gang = gid->gang;
 	g->min_member = gid->min_member;
-	g->members = json_array();
 	map_put(r->groups, g->key, g);
 	return (g);
 }
@@ -1083,7 +1055,9 @@ group_fail(struct reconcile *r, struct group *g, const char *reason,
 	size_t			 i;
 
 	group_cancel(r, g, msg);
-	keys = json_deep_copy(g->members);
+	keys = json_array();
+	for (i = 0; i < g->members.n; i++)
+		json_array_append_new(keys, json_string(g->members.v[i]));
 	json_array_foreach(keys, i, v) {
 		e = map_get(r->pods, json_string_value(v));
 		if (e == NULL || e->state == PS_ENDED)

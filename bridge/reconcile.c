@@ -257,28 +257,58 @@ reconcile_synced(struct reconcile *r)
 	    OWNER_SYNC_WAIT_MS);
 }
 
-/* Pending pods and gangs, for /metrics. */
+/* Bytes of a string the caches own (0 for NULL). */
+static size_t
+str_bytes(const char *s)
+{
+	return (s != NULL ? malloc_usable_size((void *)(uintptr_t)s) : 0);
+}
+
+/* Pending pods and gangs, and the sizes of the stores, for /metrics. */
 static void
 reconcile_gauges(struct reconcile *r)
 {
 	size_t		 it = 0;
 	void		*v;
-	long long	 pods = 0, gangs = 0;
+	const char	*k;
+	long long	 pods = 0, gangs = 0, pbytes, gbytes, jbytes;
 
+	pbytes = (long long)map_bytes(r->pods);
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
 			pods++;
+		pbytes += (long long)(malloc_usable_size(e) +
+		    str_bytes(e->key) + str_bytes(e->group) +
+		    str_bytes(e->cond));
 	}
 	it = 0;
+	gbytes = (long long)map_bytes(r->groups);
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
 		if (g->gang && (g->state == G_WAITING || g->state ==
 		    G_SUBMITTING || g->state == G_PENDING))
 			gangs++;
+		gbytes += (long long)(malloc_usable_size(g) +
+		    str_bytes(g->key) + strv_bytes(&g->members) +
+		    strv_bytes(&g->job_pods) + str_bytes(g->end_msg));
 	}
+	it = 0;
+	jbytes = (long long)map_bytes(r->jobs);
+	while (map_next(r->jobs, &it, &k, &v))
+		jbytes += (long long)str_bytes(v);
 	atomic_store(&bstats.pending_pods, pods);
 	atomic_store(&bstats.pending_gangs, gangs);
+	atomic_store(&bstats.mem_pods, (long long)map_count(r->pods));
+	atomic_store(&bstats.mem_pods_bytes, pbytes);
+	atomic_store(&bstats.mem_groups, (long long)map_count(r->groups));
+	atomic_store(&bstats.mem_groups_bytes, gbytes);
+	atomic_store(&bstats.mem_jobs, (long long)map_count(r->jobs));
+	atomic_store(&bstats.mem_jobs_bytes, jbytes);
+	atomic_store(&bstats.mem_objects, (long long)(map_count(r->nodes) +
+	    map_count(r->namespaces) + map_count(r->k8s_jobs) +
+	    map_count(r->podgroups) + map_count(r->jobsets) +
+	    map_count(r->lwss)));
 }
 
 /* Re-evaluates every group, and ends members past their grace period. */
@@ -363,8 +393,8 @@ job_adopt(struct reconcile *r, const struct sjob *j)
 	if (g != NULL) {
 		g->jobid = j->id;
 		g->state = G_PENDING;
-		json_decref(g->job_pods);
-		g->job_pods = json_incref(pods);
+		strv_from_json(&g->job_pods, pods);
+		g->job_pods_set = 1;
 		group_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
 	}
@@ -406,11 +436,12 @@ job_update_cb(const struct sjob *j, void *arg)
 		return;
 	}
 	g->seen = 1;
-	if (g->job_pods == NULL) {
+	if (!g->job_pods_set) {
 		/* Adopted through the jobid label: the job lists its pods. */
-		g->job_pods = translate_admin_pods(j->admin_comment);
-		if (g->job_pods == NULL)
-			g->job_pods = json_array();
+		json_t *pods = translate_admin_pods(j->admin_comment);
+		strv_from_json(&g->job_pods, pods);
+		json_decref(pods);
+		g->job_pods_set = 1;
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
@@ -995,7 +1026,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->kconf = kconf;
 	r->queue = q;
 	r->pods = map_new_borrowed(pod_entry_free);
-	r->groups = map_new(group_free);
+	r->groups = map_new_borrowed(group_free);
 	r->jobs = map_new(free);
 	r->nodes = map_new(json_free_cb);
 	r->namespaces = map_new(json_free_cb);

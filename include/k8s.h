@@ -252,6 +252,9 @@ void			 k8s_informer_free(struct k8s_informer *);
 /* Counters, readable from any thread. */
 uint64_t		 k8s_informer_relists(const struct k8s_informer *);
 uint64_t		 k8s_informer_restarts(const struct k8s_informer *);
+/* Objects in the store and the bytes it holds (any thread). */
+void			 k8s_informer_store(const struct k8s_informer *,
+			    size_t *count, size_t *bytes);
 
 /* event.c: events.k8s.io/v1 Events with de-duplication. */
 struct k8s_recorder;

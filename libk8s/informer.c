@@ -12,6 +12,7 @@
  * are atomic.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,11 +44,14 @@ struct k8s_informer {
 	atomic_int		 stop;
 	atomic_uint_fast64_t	 relists;
 	atomic_uint_fast64_t	 restarts;
+	atomic_size_t		 store_count;	/* published by the thread */
+	atomic_size_t		 store_bytes;
 
 	/* owned by the thread */
 	struct k8s_client	*client;
 	struct k8s_watch_parser	*parser;
 	struct map		*store;		/* key -> struct inf_seen */
+	size_t			 seen_bytes;	/* of the inf_seen values */
 	uint64_t		 gen;		/* of the current listing */
 	char			*kind;		/* of the list's items, or NULL */
 	char			*api_version;
@@ -103,6 +107,25 @@ uint64_t
 k8s_informer_relists(const struct k8s_informer *inf)
 {
 	return (atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->relists));
+}
+
+void
+k8s_informer_store(const struct k8s_informer *inf, size_t *count,
+    size_t *bytes)
+{
+	struct k8s_informer	*i = (struct k8s_informer *)(uintptr_t)inf;
+
+	*count = atomic_load(&i->store_count);
+	*bytes = atomic_load(&i->store_bytes);
+}
+
+/* Publishes the store's size for k8s_informer_store. */
+static void
+informer_store_publish(struct k8s_informer *inf)
+{
+	atomic_store(&inf->store_count, map_count(inf->store));
+	atomic_store(&inf->store_bytes, map_bytes(inf->store) +
+	    inf->seen_bytes);
 }
 
 uint64_t
@@ -196,7 +219,11 @@ informer_store_put(struct k8s_informer *inf, const char *key, const char *rv,
 	s = xmalloc(sizeof(*s) + n);
 	s->gen = inf->gen;
 	memcpy(s->rv, rv, n);
+	if (old != NULL)
+		inf->seen_bytes -= malloc_usable_size(old);
+	inf->seen_bytes += malloc_usable_size(s);
 	map_put(inf->store, key, s);
+	informer_store_publish(inf);
 	return (old != NULL);
 }
 
@@ -266,9 +293,11 @@ informer_vanished(struct k8s_informer *inf)
 			    "namespace");
 		informer_typemeta(inf, obj);
 		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
+		inf->seen_bytes -= malloc_usable_size(s);
 		free(s);
 	}
 	map_free(gone);
+	informer_store_publish(inf);
 }
 
 #define LIST_FLAGS	(JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
@@ -466,6 +495,7 @@ static int
 informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
 	struct k8s_informer	*inf = arg;
+	struct inf_seen		*seen;
 	char			 key[512];
 	json_int_t		 code;
 	int			 changed, had;
@@ -499,7 +529,11 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
-		map_del(inf->store, key);
+		if ((seen = map_take(inf->store, key)) != NULL) {
+			inf->seen_bytes -= malloc_usable_size(seen);
+			free(seen);
+			informer_store_publish(inf);
+		}
 		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
 		return (0);
 	default:
