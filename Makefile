@@ -68,7 +68,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
-		   libk8s/map.c libk8s/strv.c
+		   libk8s/map.c libk8s/strv.c libk8s/list.c
 # The pure policy (translate, sched), the config file, the metrics writer
 # and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
 # both daemons link them.

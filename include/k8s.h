@@ -207,6 +207,28 @@ int	k8s_watch_parser_feed(struct k8s_watch_parser *, const char *data,
 /* Bytes of an incomplete event still buffered (a truncated final object). */
 size_t	k8s_watch_parser_pending(const struct k8s_watch_parser *);
 
+/* list.c: a list response, decoded one item at a time. */
+struct k8s_list_meta {
+	char	*kind;		/* of the items ("Pod" from "PodList"), or NULL */
+	char	*api_version;
+	char	*rv;		/* the list's resourceVersion, or NULL */
+	char	*cont;		/* the continue token, NULL on the last page */
+};
+
+/* Takes item; meta holds what the page said before the items. */
+typedef void	(*k8s_list_item_cb)(json_t *item,
+		    const struct k8s_list_meta *meta, void *arg);
+
+/*
+ * Walks the list body p[0..len), handing each object of "items" to cb as
+ * soon as it is decoded, and fills meta (cleared first; the caller clears
+ * it after).  -1 with err if the body is not a JSON object or is cut
+ * short; items handed over before the fault stay handed over.
+ */
+int	k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb,
+	    void *arg, struct k8s_list_meta *meta, struct k8s_error *err);
+void	k8s_list_meta_clear(struct k8s_list_meta *);
+
 /* informer.c */
 struct k8s_informer;
 

@@ -300,141 +300,23 @@ informer_vanished(struct k8s_informer *inf)
 	informer_store_publish(inf);
 }
 
-#define LIST_FLAGS	(JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
-
-/* Skips blanks; returns the next byte, or 0 at the end. */
-static int
-list_peek(const char *p, size_t len, size_t *off)
+/* A list page's item: filled in from the list's kind, stored, delivered. */
+static void
+informer_item_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 {
-	while (*off < len && (p[*off] == ' ' || p[*off] == '\n' ||
-	    p[*off] == '\r' || p[*off] == '\t'))
-		(*off)++;
-	return (*off < len ? (unsigned char)p[*off] : 0);
-}
+	struct k8s_informer	*inf = arg;
 
-/* Decodes the one JSON value at *off and moves past it. */
-static json_t *
-list_value(const char *p, size_t len, size_t *off, struct k8s_error *err)
-{
-	json_error_t	 jerr;
-	json_t		*v;
-
-	(void)list_peek(p, len, off);
-	if ((v = json_loadb(p + *off, len - *off, LIST_FLAGS, &jerr)) ==
-	    NULL) {
-		k8s_error_set(err, 200, "BadResponse", "list: invalid JSON "
-		    "at byte %zu: %s", *off + (size_t)jerr.position,
-		    jerr.text);
-		return (NULL);
+	if (meta->kind != NULL && (inf->kind == NULL ||
+	    strcmp(inf->kind, meta->kind) != 0)) {
+		free(inf->kind);
+		inf->kind = xstrdup(meta->kind);
 	}
-	*off += (size_t)jerr.position;
-	return (v);
-}
-
-/* Expects byte c next; -1 with err if it is not there. */
-static int
-list_expect(const char *p, size_t len, size_t *off, int c,
-    struct k8s_error *err)
-{
-	if (list_peek(p, len, off) != c) {
-		k8s_error_set(err, 200, "BadResponse", "list: expected '%c' "
-		    "at byte %zu", c, *off);
-		return (-1);
+	if (meta->api_version != NULL && (inf->api_version == NULL ||
+	    strcmp(inf->api_version, meta->api_version) != 0)) {
+		free(inf->api_version);
+		inf->api_version = xstrdup(meta->api_version);
 	}
-	(*off)++;
-	return (0);
-}
-
-/*
- * Walks one list page ({"kind":..,"apiVersion":..,"metadata":{..},
- * "items":[..]}) delivering each item as soon as it is decoded.  Sets the
- * page's resourceVersion and continue token (new strings, or NULL).
- */
-static int
-informer_page(struct k8s_informer *inf, const char *p, size_t len,
-    char **rv, char **cont, struct k8s_error *err)
-{
-	size_t		 off = 0;
-	json_t		*k = NULL, *v = NULL;
-	const char	*key, *s;
-	size_t		 n;
-	int		 c;
-
-	*rv = *cont = NULL;
-	if (list_expect(p, len, &off, '{', err) == -1)
-		return (-1);
-	if (list_peek(p, len, &off) == '}')
-		return (0);
-	for (;;) {
-		if ((k = list_value(p, len, &off, err)) == NULL)
-			goto fail;
-		if ((key = json_string_value(k)) == NULL) {
-			k8s_error_set(err, 200, "BadResponse", "list: a key "
-			    "is not a string at byte %zu", off);
-			goto fail;
-		}
-		if (list_expect(p, len, &off, ':', err) == -1)
-			goto fail;
-		if (strcmp(key, "items") == 0 && list_peek(p, len, &off) ==
-		    '[') {
-			off++;
-			if (list_peek(p, len, &off) == ']')
-				off++;
-			else for (;;) {
-				if ((v = list_value(p, len, &off, err)) ==
-				    NULL)
-					goto fail;
-				if (json_is_object(v))
-					informer_listed(inf, v);
-				else
-					json_decref(v);
-				v = NULL;
-				if ((c = list_peek(p, len, &off)) == ']') {
-					off++;
-					break;
-				}
-				if (list_expect(p, len, &off, ',', err) == -1)
-					goto fail;
-			}
-		} else {
-			if ((v = list_value(p, len, &off, err)) == NULL)
-				goto fail;
-			if (strcmp(key, "kind") == 0 &&
-			    (s = json_string_value(v)) != NULL &&
-			    (n = strlen(s)) > 4 && strcmp(s + n - 4, "List")
-			    == 0) {
-				free(inf->kind);
-				inf->kind = xstrndup(s, n - 4);
-			} else if (strcmp(key, "apiVersion") == 0 &&
-			    json_is_string(v)) {
-				free(inf->api_version);
-				inf->api_version = xstrdup(json_string_value(v));
-			} else if (strcmp(key, "metadata") == 0) {
-				s = k8s_obj_str(v, "resourceVersion");
-				free(*rv);
-				*rv = s != NULL ? xstrdup(s) : NULL;
-				s = k8s_obj_str(v, "continue");
-				free(*cont);
-				*cont = s != NULL && *s != '\0' ? xstrdup(s) :
-				    NULL;
-			}
-			json_decref(v);
-			v = NULL;
-		}
-		json_decref(k);
-		k = NULL;
-		if ((c = list_peek(p, len, &off)) == '}')
-			return (0);
-		if (list_expect(p, len, &off, ',', err) == -1)
-			goto fail;
-	}
- fail:
-	json_decref(k);
-	json_decref(v);
-	free(*rv);
-	free(*cont);
-	*rv = *cont = NULL;
-	return (-1);
+	informer_listed(inf, item);
 }
 
 /*
@@ -444,10 +326,12 @@ informer_page(struct k8s_informer *inf, const char *p, size_t len,
 static int
 informer_list(struct k8s_informer *inf, struct k8s_error *err)
 {
-	struct buf	 body;
-	char		*url, *cont = NULL, *rv = NULL, params[1024];
-	int		 ret = -1;
+	struct k8s_list_meta	 meta;
+	struct buf		 body;
+	char			*url, *cont = NULL, *rv = NULL, params[1024];
+	int			 ret = -1;
 
+	memset(&meta, 0, sizeof(meta));
 	buf_init(&body);
 	inf->gen++;
 	for (;;) {
@@ -468,9 +352,14 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		}
 		free(url);
 		free(rv);
-		if (informer_page(inf, body.data != NULL ? body.data : "",
-		    body.len, &rv, &cont, err) == -1)
+		rv = NULL;
+		k8s_list_meta_clear(&meta);
+		if (k8s_list_decode(body.data != NULL ? body.data : "",
+		    body.len, informer_item_cb, inf, &meta, err) == -1)
 			goto done;
+		rv = meta.rv;
+		cont = meta.cont;
+		meta.rv = meta.cont = NULL;
 		if (cont == NULL)
 			break;
 		if (atomic_load(&inf->stop)) {
@@ -486,6 +375,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
  done:
 	free(cont);
 	free(rv);
+	k8s_list_meta_clear(&meta);
 	buf_cleanup(&body);
 	return (ret);
 }

@@ -1,4 +1,7 @@
-/* The hash map: put/get/replace/delete through growth and tombstones. */
+/*
+ * The hash map (put/get/replace/delete through growth and tombstones,
+ * borrowed keys) and the string array.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +56,84 @@ START_TEST(test_map_many)
 }
 END_TEST
 
+/* Values that carry their own key: the map keeps the pointer, no copy. */
+struct keyed {
+	int	n;
+	char	key[32];
+};
+
+START_TEST(test_map_borrowed)
+{
+	struct map	*m = map_new_borrowed(free), *c = map_new(NULL);
+	struct keyed	*k;
+	size_t		 i, before;
+	char		 name[32];
+
+	for (i = 0; i < 1000; i++) {
+		k = xcalloc(1, sizeof(*k));
+		k->n = (int)i;
+		snprintf(k->key, sizeof(k->key), "ns/pod-%zu", i);
+		map_put(m, k->key, k);
+		map_put(c, k->key, NULL);
+	}
+	/* Lookups by an equal string, not the same pointer. */
+	snprintf(name, sizeof(name), "ns/pod-%d", 417);
+	k = map_get(m, name);
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(k->n, 417);
+	/* The copying map holds its keys' bytes; the borrowing one does not. */
+	ck_assert_uint_gt(map_bytes(c), map_bytes(m) + 1000 * 10);
+	before = map_bytes(c);
+	map_del(c, name);
+	ck_assert_uint_lt(map_bytes(c), before);
+	/* A value freed by del takes its key with it: no use after free. */
+	map_del(m, name);
+	ck_assert_ptr_null(map_get(m, name));
+	ck_assert_uint_eq(map_count(m), 999);
+	map_free(m);
+	map_free(c);
+}
+END_TEST
+
+/* The string array groups keep their members in. */
+START_TEST(test_strv)
+{
+	struct strv	sv = { NULL, 0, 0 };
+	json_t		*a;
+
+	strv_add(&sv, "a");
+	strv_add(&sv, "b");
+	strv_add(&sv, "c");
+	ck_assert_int_eq(strv_find(&sv, "b"), 1);
+	ck_assert_int_eq(strv_find(&sv, "z"), -1);
+	strv_remove(&sv, 0);
+	ck_assert_uint_eq(sv.n, 2);
+	ck_assert_str_eq(sv.v[0], "b");
+	ck_assert_str_eq(sv.v[1], "c");
+	strv_set(&sv, 1, "d");
+	ck_assert_str_eq(sv.v[1], "d");
+	ck_assert_uint_gt(strv_bytes(&sv), 0);
+	a = json_pack("[s, i, s]", "x", 3, "y");
+	strv_from_json(&sv, a);
+	ck_assert_uint_eq(sv.n, 2);
+	ck_assert_str_eq(sv.v[1], "y");
+	strv_from_json(&sv, NULL);
+	ck_assert_uint_eq(sv.n, 0);
+	ck_assert_ptr_null(sv.v);
+	strv_clear(&sv);
+	json_decref(a);
+}
+END_TEST
+
 Suite *
 map_suite(void)
 {
-	Suite	*s = suite_create("cache");
+	Suite	*s = suite_create("map");
 	TCase	*tc = tcase_create("map");
 
 	tcase_add_test(tc, test_map_many);
+	tcase_add_test(tc, test_map_borrowed);
+	tcase_add_test(tc, test_strv);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -1,7 +1,8 @@
 /*
  * The watch-stream parser on canned byte streams: every split point, one
  * byte at a time, malformed JSON, an in-stream 410, bookmarks, and a
- * truncated final object.
+ * truncated final object; the list decoder on pages in any member order,
+ * with tricky strings, and cut short.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,105 @@ START_TEST(test_watch_limit_and_stop)
 }
 END_TEST
 
+struct listed {
+	char	names[256];
+	char	kinds[64];
+	int	n;
+};
+
+static void
+list_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
+{
+	struct listed	*l = arg;
+	size_t		 len = strlen(l->names);
+
+	snprintf(l->names + len, sizeof(l->names) - len, "%s%s",
+	    len > 0 ? "," : "", k8s_obj_name(item));
+	len = strlen(l->kinds);
+	snprintf(l->kinds + len, sizeof(l->kinds) - len, "%s%s",
+	    len > 0 ? "," : "", meta->kind != NULL ? meta->kind : "-");
+	l->n++;
+	json_decref(item);
+}
+
+START_TEST(test_list_decode)
+{
+	const char	*page = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\","
+	    "\"metadata\":{\"resourceVersion\":\"77\",\"continue\":\"abc\"},"
+	    " \"items\" : [ {\"metadata\":{\"name\":\"a\",\"annotations\":"
+	    "{\"x\":\"]},[{\\\"\\\\\"}}}, {\"metadata\":{\"name\":\"b\"}}"
+	    ", 7 ]\n}";
+	struct k8s_list_meta	 m;
+	struct k8s_error	 err;
+	struct listed		 l;
+
+	memset(&m, 0, sizeof(m));
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(k8s_list_decode(page, strlen(page), list_cb, &l, &m,
+	    &err), 0);
+	/* Brackets and quotes inside strings do not end an item. */
+	ck_assert_str_eq(l.names, "a,b");
+	/* The kind was known before the first item. */
+	ck_assert_str_eq(l.kinds, "Pod,Pod");
+	ck_assert_str_eq(m.kind, "Pod");
+	ck_assert_str_eq(m.api_version, "v1");
+	ck_assert_str_eq(m.rv, "77");
+	ck_assert_str_eq(m.cont, "abc");
+	k8s_list_meta_clear(&m);
+}
+END_TEST
+
+/* Members in another order; the last page has no continue token. */
+START_TEST(test_list_decode_order)
+{
+	const char	*page = "{\"items\":[],\"metadata\":{\"resourceVersion\":"
+	    "\"9\",\"continue\":\"\"},\"kind\":\"NodeList\"}";
+	struct k8s_list_meta	 m;
+	struct k8s_error	 err;
+	struct listed		 l;
+
+	memset(&m, 0, sizeof(m));
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(k8s_list_decode(page, strlen(page), list_cb, &l, &m,
+	    &err), 0);
+	ck_assert_int_eq(l.n, 0);
+	ck_assert_str_eq(m.rv, "9");
+	ck_assert_ptr_null(m.cont);
+	ck_assert_str_eq(m.kind, "Node");
+	k8s_list_meta_clear(&m);
+}
+END_TEST
+
+/* Cut anywhere, or broken, a page is an error, never a crash or a hang. */
+START_TEST(test_list_decode_bad)
+{
+	const char	*page = "{\"kind\":\"PodList\",\"metadata\":{},"
+	    "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":"
+	    "{\"name\":\"b\"}}]}";
+	const char	*bad[] = { "", "[]", "{\"items\":[1,}", "{1:2}",
+	    "{\"items\" [ ]}", "{\"items\":[{}]", "{\"a\":1 \"b\":2}" };
+	struct k8s_list_meta	 m;
+	struct k8s_error	 err;
+	struct listed		 l;
+	size_t			 cut, i;
+
+	memset(&m, 0, sizeof(m));
+	for (cut = 0; cut < strlen(page); cut++) {
+		memset(&l, 0, sizeof(l));
+		ck_assert_msg(k8s_list_decode(page, cut, list_cb, &l, &m,
+		    &err) == -1, "accepted a page cut at %zu", cut);
+		ck_assert_int_le(l.n, 2);
+		ck_assert_ptr_null(m.kind);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&l, 0, sizeof(l));
+		ck_assert_msg(k8s_list_decode(bad[i], strlen(bad[i]), list_cb,
+		    &l, &m, &err) == -1, "accepted %s", bad[i]);
+		ck_assert_str_eq(err.reason, "BadResponse");
+	}
+}
+END_TEST
+
 Suite *
 watch_suite(void)
 {
@@ -226,6 +326,9 @@ watch_suite(void)
 	    sizeof(malformed) / sizeof(malformed[0]));
 	tcase_add_test(tc, test_watch_truncated);
 	tcase_add_test(tc, test_watch_limit_and_stop);
+	tcase_add_test(tc, test_list_decode);
+	tcase_add_test(tc, test_list_decode_order);
+	tcase_add_test(tc, test_list_decode_bad);
 	suite_add_tcase(s, tc);
 	return (s);
 }
