@@ -427,6 +427,8 @@ void			 reconcile_join(struct reconcile *);
 #define SWEEP_COALESCE_MS	50
 /* How often the reconcile thread returns free memory to the system. */
 #define TRIM_INTERVAL_MS	30000
+/* Pending counts and store sizes for /metrics: a walk of every cache. */
+#define GAUGES_INTERVAL_MS	5000
 
 /* intern.c: one shared, counted copy of strings that repeat; any thread. */
 const char	*intern_get(const char *);	/* NULL gives NULL */
@@ -567,6 +569,10 @@ struct reconcile {
 
 	struct map		*pods;		/* ns/name -> pod_entry */
 	struct map		*groups;	/* group key -> group */
+	struct map		*ns_groups;	/* ns -> map of its groups */
+	struct map		*dirty_ns;	/* namespaces changed: re-evaluate */
+	struct map		*deleting;	/* pod keys with a deletionTimestamp */
+	long			 nstate[G_ENDED + 1];	/* groups per state */
 	struct map		*jobs;		/* jobid -> group key */
 	struct map		*nodes;		/* node name -> json */
 	struct map		*namespaces;	/* name -> json */
@@ -583,6 +589,8 @@ struct reconcile {
 	time_t			 slurm_since;
 	int64_t			 next_poll;
 	int64_t			 next_sweep;
+	int64_t			 next_change;	/* sweep of dirty_ns */
+	int64_t			 next_gauges;
 	int64_t			 next_trim;	/* malloc_trim, monotonic ms */
 	json_t			*writes;	/* group keys with pod writes due */
 	json_t			*releases;	/* pod keys whose finalizer may go */
@@ -610,6 +618,13 @@ void		 group_index_put(struct reconcile *, uint32_t jobid,
 struct group	*group_by_job(struct reconcile *, uint32_t jobid);
 void		 group_index_del(struct reconcile *, uint32_t jobid);
 /* Live members in placement order into out[max]; returns their count. */
+/* Every state change goes through here (it keeps nstate). */
+void		 group_set_state(struct reconcile *, struct group *,
+		    enum group_state);
+/* Has the periodic sweep nothing to do for the group? */
+int		 group_quiet(struct reconcile *, struct group *, int64_t now);
+/* Re-evaluates the groups of one namespace. */
+void		 group_evaluate_ns(struct reconcile *, const char *ns);
 size_t		 group_live(struct reconcile *, struct group *,
 		    struct pod_entry **out,
 		    size_t max, int unbound_only);

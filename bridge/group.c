@@ -405,7 +405,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			group_send_metadata(r, g, e, &a[i]);
 	}
 	if (unbound == 0) {
-		g->state = G_BOUND;
+		group_set_state(r, g, G_BOUND);
 		g->retry_ms = 0;
 		goto out;
 	}
@@ -542,7 +542,7 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 {
 	json_decref(g->layout);
 	g->layout = json_deep_copy(layout);
-	g->state = G_ALLOCATED;
+	group_set_state(r, g, G_ALLOCATED);
 	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
 	group_want(r->writes, g->key);
 }
@@ -621,7 +621,7 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	s->js = js;
 	for (i = 0; i < n; i++)
 		json_array_append_new(s->pods, json_string(pods[i]->key));
-	g->state = G_SUBMITTING;
+	group_set_state(r, g, G_SUBMITTING);
 	g->submit_seq = s->seq;
 	r->submits++;
 	submitter_push(r->submitter, s);
@@ -675,7 +675,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	    s->seq))
 		g = NULL;
 	if (g != NULL)
-		g->state = G_WAITING;
+		group_set_state(r, g, G_WAITING);
 	if (g == NULL || !group_request_current(r, g, s)) {
 		if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) ==
 		    -1) {
@@ -711,7 +711,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	strv_from_json(&g->job_pods, s->pods);
 	g->job_pods_set = 1;
 	group_index_put(r, g->jobid, g->key);
-	g->state = G_PENDING;
+	group_set_state(r, g, G_PENDING);
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
 	    g->jobid, n, n == 1 ? "" : "s", s->layout != NULL ?
 	    ", allocated" : "");
@@ -788,7 +788,7 @@ group_reset(struct reconcile *r, struct group *g)
 		group_index_del(r, g->jobid);
 	g->jobid = 0;
 	g->cancelled = 0;
-	g->state = G_WAITING;
+	group_set_state(r, g, G_WAITING);
 	strv_clear(&g->job_pods);
 	g->job_pods_set = 0;
 	json_decref(g->layout);
@@ -877,7 +877,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	}
 	if ((g->state == G_ALLOCATED || g->state == G_BOUND) &&
 	    group_refill(r, g) > 0)
-		g->state = G_ALLOCATED;
+		group_set_state(r, g, G_ALLOCATED);
 	if (g->state == G_ALLOCATED || g->state == G_PENDING) {
 		group_want(r->writes, g->key);
 		return;
@@ -935,6 +935,85 @@ group_remove(struct group *g, const char *pkey)
 		strv_remove(&g->members, (size_t)i);
 }
 
+/*
+ * The namespace index: ns -> its groups, so a change to a namespace or to
+ * an owner object in it re-evaluates only those.
+ */
+static void
+group_ns_index(struct reconcile *r, struct group *g, int add)
+{
+	struct map	*m = map_get(r->ns_groups, g->ns);
+
+	if (add) {
+		if (m == NULL) {
+			m = map_new_borrowed(NULL);
+			map_put(r->ns_groups, g->ns, m);
+		}
+		map_put(m, g->key, g);
+	} else if (m != NULL) {
+		map_take(m, g->key);
+		if (map_count(m) == 0)
+			map_del(r->ns_groups, g->ns);
+	}
+}
+
+void
+group_evaluate_ns(struct reconcile *r, const char *ns)
+{
+	struct map	*m = map_get(r->ns_groups, ns);
+	struct strv	 keys = { NULL, 0, 0 };
+	struct group	*g;
+	const char	*k;
+	size_t		 it = 0;
+	uint32_t	 i;
+
+	if (m == NULL)
+		return;
+	/* Collect first: evaluating may free groups. */
+	while (map_next(m, &it, &k, NULL))
+		strv_add(&keys, k);
+	for (i = 0; i < keys.n; i++)
+		if ((g = map_get(r->groups, keys.v[i])) != NULL)
+			group_evaluate(r, g);
+	strv_clear(&keys);
+}
+
+void
+group_set_state(struct reconcile *r, struct group *g, enum group_state s)
+{
+	r->nstate[g->state]--;
+	r->nstate[s]++;
+	g->state = s;
+}
+
+/*
+ * Does the periodic sweep have nothing to do for g?  A job that waits on
+ * Slurm (its members unlabelled, or labelled already) hears from the
+ * poll; a group whose members are all bound, and one backing off, wait
+ * for an event or their time.  Any change to them comes as an event.
+ */
+int
+group_quiet(struct reconcile *r, struct group *g, int64_t now)
+{
+	if (g->cancelled || g->end_msg != NULL)
+		return (0);
+	/* Its members all ended but the cancel failed: cancel again. */
+	if (g->jobid != 0 && group_live(r, g, NULL, 0, 0) == 0)
+		return (0);
+	switch (g->state) {
+	case G_SUBMITTING:
+		return (1);
+	case G_PENDING:
+		return (g->next_try > now || !group_labelled(r, g));
+	case G_BOUND:
+		return (g->jobid != 0 && group_live(r, g, NULL, 0, 1) == 0);
+	case G_WAITING:
+		return (g->next_try > now);
+	default:
+		return (0);
+	}
+}
+
 /* Frees a group with no members and no live job. */
 static void
 group_gc(struct reconcile *r, struct group *g)
@@ -944,6 +1023,8 @@ group_gc(struct reconcile *r, struct group *g)
 		return;
 	if (g->jobid != 0)
 		group_index_del(r, g->jobid);
+	r->nstate[g->state]--;
+	group_ns_index(r, g, 0);
 	map_del(r->groups, g->key);
 }
 
@@ -1013,6 +1094,8 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	g->gang = gid->gang;
 	g->min_member = gid->min_member;
 	map_put(r->groups, g->key, g);
+	r->nstate[G_WAITING]++;
+	group_ns_index(r, g, 1);
 	return (g);
 }
 

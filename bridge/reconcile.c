@@ -55,6 +55,12 @@ json_free_cb(void *p)
 	json_decref(p);
 }
 
+static void
+inner_map_free(void *p)
+{
+	map_free(p);
+}
+
 static double
 reconcile_epoch(void)
 {
@@ -153,6 +159,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	}
 	podrec_free(e->rec);
 	e->rec = rec;
+	if (rec->delete_at != 0)
+		map_put(r->deleting, e->key, NULL);
 	e->finalizer = rec->finalizer;
 	e->foreign = rec->sched == NULL || strcmp(rec->sched,
 	    r->conf->scheduler_name) != 0;
@@ -198,7 +206,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
 	    g->state == G_WAITING && !pod_over(e)) {
 		g->jobid = id;
-		g->state = G_PENDING;
+		group_set_state(r, g, G_PENDING);
 		group_index_put(r, g->jobid, g->key);
 	}
 
@@ -228,6 +236,7 @@ reconcile_pod_gone(struct reconcile *r, const char *key)
 	struct group		*g;
 
 	if ((e = map_take(r->pods, key)) != NULL) {
+		map_del(r->deleting, e->key);
 		if (e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL) {
 			group_remove(g, e->key);
@@ -311,31 +320,36 @@ reconcile_gauges(struct reconcile *r)
 	    map_count(r->lwss)));
 }
 
-/* Re-evaluates every group, and ends members past their grace period. */
+/*
+ * Ends deleted members past their grace period (the pods with a
+ * deletionTimestamp only), and re-evaluates every group that is not quiet.
+ */
 static void
 groups_sweep(struct reconcile *r)
 {
 	double		 t0 = metrics_now();
+	int64_t		 now = reconcile_now_ms();
 	size_t		 it = 0;
+	const char	*k;
 	void		*v;
-	json_t		*keys = json_array(), *k;
-	size_t		 i;
+	struct strv	 keys = { NULL, 0, 0 };
+	uint32_t	 i;
 
 	/*
 	 * Collect first (evaluating may free groups): deleted pods whose grace
 	 * period ran out, and ended ones still waiting for their node.
 	 */
-	while (map_next(r->pods, &it, NULL, &v)) {
-		struct pod_entry *e = v;
-		if (e->rec->delete_at == 0)
+	while (map_next(r->deleting, &it, &k, NULL)) {
+		struct pod_entry *e = map_get(r->pods, k);
+		if (e == NULL)
 			continue;
 		if ((e->state != PS_ENDED && pod_over(e)) ||
 		    (e->state == PS_ENDED && time(NULL) >= e->rec->delete_at +
 		    FORCE_DELETE_SLACK_S))
-			json_array_append_new(keys, json_string(e->key));
+			strv_add(&keys, e->key);
 	}
-	json_array_foreach(keys, i, k) {
-		struct pod_entry *e = map_get(r->pods, json_string_value(k));
+	for (i = 0; i < keys.n; i++) {
+		struct pod_entry *e = map_get(r->pods, keys.v[i]);
 		struct group *g = e != NULL && e->group != NULL ?
 		    map_get(r->groups, e->group) : NULL;
 		if (e == NULL)
@@ -344,13 +358,13 @@ groups_sweep(struct reconcile *r)
 		if (g != NULL)
 			group_member_gone(r, g);
 	}
-	json_array_clear(keys);
+	strv_clear(&keys);
 	it = 0;
 	while (map_next(r->groups, &it, NULL, &v))
-		json_array_append_new(keys, json_string(((struct group *)v)->
-		    key));
-	json_array_foreach(keys, i, k) {
-		struct group *g = map_get(r->groups, json_string_value(k));
+		if (!group_quiet(r, v, now))
+			strv_add(&keys, ((struct group *)v)->key);
+	for (i = 0; i < keys.n; i++) {
+		struct group *g = map_get(r->groups, keys.v[i]);
 		if (g == NULL)
 			continue;
 		/*
@@ -366,9 +380,25 @@ groups_sweep(struct reconcile *r)
 		/* Thousands of submits: bind each while the rest wait. */
 		group_flush_writes(r);
 	}
-	json_decref(keys);
-	r->sweep_due = 0;
+	strv_clear(&keys);
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
+}
+
+/* Re-evaluates the groups of the namespaces whose objects changed. */
+static void
+groups_sweep_changed(struct reconcile *r)
+{
+	struct map	*dirty = r->dirty_ns;
+	const char	*ns;
+	size_t		 it = 0;
+
+	r->dirty_ns = map_new(NULL);
+	r->sweep_due = 0;
+	while (map_next(dirty, &it, &ns, NULL)) {
+		group_evaluate_ns(r, ns);
+		group_flush_writes(r);
+	}
+	map_free(dirty);
 }
 
 /* Finds the waiting group an unknown job was submitted for, if any. */
@@ -392,7 +422,7 @@ job_adopt(struct reconcile *r, const struct sjob *j)
 	}
 	if (g != NULL) {
 		g->jobid = j->id;
-		g->state = G_PENDING;
+		group_set_state(r, g, G_PENDING);
 		strv_from_json(&g->job_pods, pods);
 		g->job_pods_set = 1;
 		group_index_put(r, j->id, g->key);
@@ -485,7 +515,7 @@ job_update_cb(const struct sjob *j, void *arg)
 			group_end_members(r, g);
 		}
 		g->cancelled = 1;
-		g->state = G_ENDED;
+		group_set_state(r, g, G_ENDED);
 		group_member_gone(r, g);
 		break;
 	}
@@ -848,7 +878,7 @@ static void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
-	char		 key[512];
+	char		 key[512], ns[512];
 	double		 t0;
 
 	if (ev->kind == EV_EXTENDER) {
@@ -889,6 +919,9 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	}
 	m = reconcile_map(r, ev->kind);
 	k8s_obj_key(ev->obj, key, sizeof(key));
+	snprintf(ns, sizeof(ns), "%s", ev->kind == EV_NAMESPACE ? key :
+	    k8s_obj_namespace(ev->obj) != NULL ? k8s_obj_namespace(ev->obj) :
+	    "");
 	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
 	    r->recovered)
 		node_changed(r, map_get(m, key), ev->obj);
@@ -900,15 +933,19 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	}
 	/*
 	 * Nodes change every heartbeat: their changes wait for the periodic
-	 * sweep.  Owner objects (Jobs, PodGroups, ...) come in bursts: one
-	 * sweep soon serves them all.
+	 * sweep.  A namespace or an owner object (Job, PodGroup, ...) can
+	 * change only the groups of its namespace; they come in bursts, so
+	 * the namespaces are gathered and their groups re-evaluated once soon.
 	 */
-	if (ev->kind != EV_NODE && r->recovered && !r->sweep_due) {
-		r->sweep_due = 1;
-		if (r->next_sweep > reconcile_now_ms() + SWEEP_COALESCE_MS)
-			r->next_sweep = reconcile_now_ms() + SWEEP_COALESCE_MS;
-		if (r->next_poll > r->next_sweep)
-			r->next_poll = r->next_sweep;
+	if (ev->kind != EV_NODE && r->recovered) {
+		map_put(r->dirty_ns, ns, NULL);
+		if (!r->sweep_due) {
+			r->sweep_due = 1;
+			r->next_change = reconcile_now_ms() +
+			    SWEEP_COALESCE_MS;
+			if (r->next_poll > r->next_change)
+				r->next_poll = r->next_change;
+		}
 	}
 	event_free(ev);
 }
@@ -921,13 +958,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 static int
 reconcile_busy(struct reconcile *r)
 {
-	size_t	 it = 0;
-	void	*v;
-
-	while (map_next(r->groups, &it, NULL, &v))
-		if (((struct group *)v)->state == G_PENDING)
-			return (1);
-	return (0);
+	return (r->nstate[G_PENDING] > 0);
 }
 
 /*
@@ -991,15 +1022,23 @@ reconcile_main(void *arg)
 				reconcile_recover(r);
 		} else {
 			reconcile_poll(r);
+			if (r->sweep_due && now >= r->next_change)
+				groups_sweep_changed(r);
 			if (now >= r->next_sweep) {
 				groups_sweep(r);
-				reconcile_gauges(r);
 				reconcile_trim(r, now);
 				r->next_sweep = now + r->conf->idle_poll_ms;
+			}
+			/* A walk of every pod and group: not every second. */
+			if (now >= r->next_gauges) {
+				reconcile_gauges(r);
+				r->next_gauges = now + GAUGES_INTERVAL_MS;
 			}
 		}
 		r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
 		    r->conf->poll_ms : r->conf->idle_poll_ms);
+		if (r->sweep_due && r->next_poll > r->next_change)
+			r->next_poll = r->next_change;
 	}
  out:
 	submitter_free(r->submitter);
@@ -1027,6 +1066,9 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->queue = q;
 	r->pods = map_new_borrowed(pod_entry_free);
 	r->groups = map_new_borrowed(group_free);
+	r->ns_groups = map_new(inner_map_free);
+	r->dirty_ns = map_new(NULL);
+	r->deleting = map_new(NULL);
 	r->jobs = map_new(free);
 	r->nodes = map_new(json_free_cb);
 	r->namespaces = map_new(json_free_cb);
@@ -1052,6 +1094,9 @@ reconcile_free(struct reconcile *r)
 	if (r == NULL)
 		return;
 	map_free(r->pods);
+	map_free(r->deleting);
+	map_free(r->ns_groups);
+	map_free(r->dirty_ns);
 	map_free(r->groups);
 	map_free(r->jobs);
 	map_free(r->nodes);
