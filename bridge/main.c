@@ -259,6 +259,14 @@ main(int argc, char *argv[])
 	 * memory (tens of MB with thousands of pods).
 	 */
 	mallopt(M_ARENA_MAX, 2);
+	/*
+	 * Large blocks (list pages, Slurm's job loads, HTTP buffers) get
+	 * their own mappings and go back to the system when freed.  A fixed
+	 * threshold: glibc would otherwise raise it after the first large
+	 * free, and later pages would stay in the heap at its high mark.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 	if ((kconf = k8s_config_default(conf.kubeconfig, &err)) == NULL)
 		fatalx("kubeconfig: %s", err.text);
 	/*
