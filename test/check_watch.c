@@ -234,6 +234,17 @@ list_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 	json_decref(item);
 }
 
+/* Decodes page into fresh l and m; returns what the decoder did. */
+static int
+list_run(const char *page, struct listed *l, struct k8s_list_meta *m)
+{
+	struct k8s_error	err;
+
+	memset(m, 0, sizeof(*m));
+	memset(l, 0, sizeof(*l));
+	return (k8s_list_decode(page, strlen(page), list_cb, l, m, &err));
+}
+
 START_TEST(test_list_decode)
 {
 	const char	*page = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\","
@@ -242,13 +253,9 @@ START_TEST(test_list_decode)
 	    "{\"x\":\"]},[{\\\"\\\\\"}}}, {\"metadata\":{\"name\":\"b\"}}"
 	    ", 7 ]\n}";
 	struct k8s_list_meta	 m;
-	struct k8s_error	 err;
 	struct listed		 l;
 
-	memset(&m, 0, sizeof(m));
-	memset(&l, 0, sizeof(l));
-	ck_assert_int_eq(k8s_list_decode(page, strlen(page), list_cb, &l, &m,
-	    &err), 0);
+	ck_assert_int_eq(list_run(page, &l, &m), 0);
 	/* Brackets and quotes inside strings do not end an item. */
 	ck_assert_str_eq(l.names, "a,b");
 	/* The kind was known before the first item. */
@@ -267,13 +274,9 @@ START_TEST(test_list_decode_order)
 	const char	*page = "{\"items\":[],\"metadata\":{\"resourceVersion\":"
 	    "\"9\",\"continue\":\"\"},\"kind\":\"NodeList\"}";
 	struct k8s_list_meta	 m;
-	struct k8s_error	 err;
 	struct listed		 l;
 
-	memset(&m, 0, sizeof(m));
-	memset(&l, 0, sizeof(l));
-	ck_assert_int_eq(k8s_list_decode(page, strlen(page), list_cb, &l, &m,
-	    &err), 0);
+	ck_assert_int_eq(list_run(page, &l, &m), 0);
 	ck_assert_int_eq(l.n, 0);
 	ck_assert_str_eq(m.rv, "9");
 	ck_assert_ptr_null(m.cont);

@@ -28,9 +28,18 @@ out=$(curl -s http://127.0.0.1:8080/metrics | "$E2E_DIR/../tools/check-metrics.p
 	slurm_bridge_slurm_rpc_duration_seconds slurm_bridge_slurm_rpc_errors \
 	slurm_bridge_jobs_submitted slurm_bridge_jobs_cancelled slurm_bridge_jobs_ended \
 	slurm_bridge_pending_pods slurm_bridge_pending_gangs slurm_bridge_watch_restarts \
-	slurm_bridge_watch_relists slurm_bridge_leader)
+	slurm_bridge_watch_relists slurm_bridge_leader slurm_bridge_memory_bytes \
+	slurm_bridge_memory_objects)
 check_match "/metrics is valid Prometheus text with every family" "$out" '^metrics: [0-9]+ families'
 check_eq "/readyz says ready" "$(curl -s http://127.0.0.1:8080/readyz)" ok
+# The memory map: the two pods are compact records of a few hundred bytes.
+mem=$(curl -s http://127.0.0.1:8080/debug/memory)
+check_match "/debug/memory gives the RSS" "$(jq -r '.rss_bytes' <<<"$mem")" '^[1-9][0-9]+$'
+check "/debug/memory counts both pods' records" \
+	test "$(jq -r '.stores.pod_records.count' <<<"$mem")" -ge 2
+check "a pod record is under 1 KB" test "$(jq -r '.stores.pod_records.bytes_each' <<<"$mem")" -lt 1024
+check_match "and names every store" "$(jq -r '.stores | keys | join(" ")' <<<"$mem")" \
+	'groups .*interned .*job_index .*pod_entries .*pod_records .*pods'
 canc0=$(metric slurm_bridge_jobs_cancelled_total)
 k -n "$ns" delete pod m1 --wait=true >/dev/null
 cancelled() { [ "$(($(metric slurm_bridge_jobs_cancelled_total) - canc0))" -ge 1 ]; }
