@@ -401,6 +401,9 @@ void		 api_stop(struct api *);
 /* reconcile.c */
 struct reconcile;
 
+/* reconcile.c: poll Slurm soon (poll_ms, or later under POLL_DUTY). */
+void	reconcile_poll_soon(struct reconcile *);
+
 /* group.c: is the namespace enabled (label, or the config's lists)? */
 int	group_ns_enabled(struct reconcile *, const char *ns);
 
@@ -427,6 +430,8 @@ void			 reconcile_join(struct reconcile *);
 #define SWEEP_COALESCE_MS	50
 /* How often the reconcile thread returns free memory to the system. */
 #define TRIM_INTERVAL_MS	30000
+/* A Slurm poll waits at least this many times its last one's cost. */
+#define POLL_DUTY		5
 /* Pending counts and store sizes for /metrics: a walk of every cache. */
 #define GAUGES_INTERVAL_MS	5000
 
@@ -591,6 +596,8 @@ struct reconcile {
 	int64_t			 next_sweep;
 	int64_t			 next_change;	/* sweep of dirty_ns */
 	int64_t			 next_gauges;
+	int64_t			 poll_cost_ms;	/* the last Slurm poll's time */
+	int64_t			 last_poll;	/* when it ended */
 	int64_t			 next_trim;	/* malloc_trim, monotonic ms */
 	json_t			*writes;	/* group keys with pod writes due */
 	json_t			*releases;	/* pod keys whose finalizer may go */

@@ -721,8 +721,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		return;
 	}
 	/* It waits on Slurm: poll soon, not at the idle interval. */
-	if (r->next_poll > reconcile_now_ms() + r->conf->poll_ms)
-		r->next_poll = reconcile_now_ms() + r->conf->poll_ms;
+	reconcile_poll_soon(r);
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
 	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {

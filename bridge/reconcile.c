@@ -710,11 +710,38 @@ static void
 reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
+	double	t0 = metrics_now();
 
 	if (sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err)) ==
 	    -1)
 		log_warnx("slurm: %s", err);
 	reconcile_cancel_orphans(r);
+	/*
+	 * slurmctld answers a poll with every job it holds once anything
+	 * changed: with tens of thousands pending, one poll takes long.
+	 * Polls then space out, so they never take more than a fifth of
+	 * this thread's time and decisions keep their pace.
+	 */
+	r->poll_cost_ms = (int64_t)((metrics_now() - t0) * 1000.0);
+	r->last_poll = reconcile_now_ms();
+}
+
+/* The earliest time the next poll may run (POLL_DUTY). */
+static int64_t
+reconcile_poll_floor(struct reconcile *r)
+{
+	return (r->last_poll + POLL_DUTY * r->poll_cost_ms);
+}
+
+void
+reconcile_poll_soon(struct reconcile *r)
+{
+	int64_t	at = reconcile_now_ms() + r->conf->poll_ms;
+
+	if (at < reconcile_poll_floor(r))
+		at = reconcile_poll_floor(r);
+	if (r->next_poll > at)
+		r->next_poll = at;
 }
 
 /*
@@ -943,8 +970,6 @@ reconcile_event(struct reconcile *r, struct event *ev)
 			r->sweep_due = 1;
 			r->next_change = reconcile_now_ms() +
 			    SWEEP_COALESCE_MS;
-			if (r->next_poll > r->next_change)
-				r->next_poll = r->next_change;
 		}
 	}
 	event_free(ev);
@@ -980,7 +1005,8 @@ reconcile_main(void *arg)
 	struct reconcile	*r = arg;
 	struct event		*ev;
 	struct k8s_error	 err;
-	int64_t			 now, wait;
+	int64_t			 now, wait, wake;
+	int			 polled;
 	char			 host[256], ebuf[256];
 
 	log_setname("reconcile");
@@ -1008,7 +1034,12 @@ reconcile_main(void *arg)
 		now = reconcile_now_ms();
 		/* What the last event asked for goes to the writers now. */
 		group_flush_writes(r);
-		wait = r->next_poll > now ? r->next_poll - now : 0;
+		wake = r->next_poll;
+		if (r->sweep_due && r->next_change < wake)
+			wake = r->next_change;
+		if (r->recovered && r->next_sweep < wake)
+			wake = r->next_sweep;
+		wait = wake > now ? wake - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
 		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {
 			reconcile_event(r, ev);
@@ -1017,11 +1048,16 @@ reconcile_main(void *arg)
 		if (atomic_load(&r->stop))
 			break;
 		now = reconcile_now_ms();
+		polled = 0;
 		if (!r->recovered) {
-			if (reconcile_synced(r))
+			if (now >= r->next_poll && reconcile_synced(r))
 				reconcile_recover(r);
+			polled = now >= r->next_poll;
 		} else {
-			reconcile_poll(r);
+			if (now >= r->next_poll) {
+				reconcile_poll(r);
+				polled = 1;
+			}
 			if (r->sweep_due && now >= r->next_change)
 				groups_sweep_changed(r);
 			if (now >= r->next_sweep) {
@@ -1035,10 +1071,12 @@ reconcile_main(void *arg)
 				r->next_gauges = now + GAUGES_INTERVAL_MS;
 			}
 		}
-		r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
-		    r->conf->poll_ms : r->conf->idle_poll_ms);
-		if (r->sweep_due && r->next_poll > r->next_change)
-			r->next_poll = r->next_change;
+		if (polled) {
+			r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
+			    r->conf->poll_ms : r->conf->idle_poll_ms);
+			if (r->next_poll < reconcile_poll_floor(r))
+				r->next_poll = reconcile_poll_floor(r);
+		}
 	}
  out:
 	submitter_free(r->submitter);
