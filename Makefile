@@ -189,10 +189,11 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 		$(SHARED_SRCS) $(LIBK8S_SRCS) $(PKG_LIBS) \
 		-pthread
 
-# The shared policy (translate, sched) and the config file over libk8s's
-# pure parts.
+# The shared policy (translate, sched), the scheduler's pod record and the
+# config file over libk8s's pure parts.
 FUZZ_POLICY	:= translate config assign
-FUZZ_POLICY_SRCS := bridge/translate.c bridge/sched.c bridge/config.c
+FUZZ_POLICY_SRCS := bridge/translate.c bridge/sched.c bridge/config.c \
+		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c
 
 $(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
     $(FUZZ_POLICY_SRCS) $(FUZZ_LIB) bridge/policy.h bridge/config.h \

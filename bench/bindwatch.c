@@ -387,22 +387,16 @@ bw_pod_deleted(struct bw *w, const json_t *obj)
 
 /* Informer callback (informer thread): takes obj. */
 static void
-bw_event_cb(enum k8s_event_type type, json_t *obj, const json_t *old,
-    void *arg)
+bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
 	struct bw	*w = arg;
 	int64_t		 now_ms = bw_now_ms();
 
-	(void)old;
 	switch (type) {
 	case K8S_EVENT_ADDED:
 	case K8S_EVENT_MODIFIED:
-		/*
-		 * The informer counts a list before it delivers its items
-		 * and sends SYNCED after them.
-		 */
-		bw_pod_update(w, obj, now_ms,
-		    k8s_informer_relists(w->inf) > w->nsynced);
+		/* A list's items come before its SYNCED. */
+		bw_pod_update(w, obj, now_ms, k8s_informer_listing(w->inf));
 		break;
 	case K8S_EVENT_DELETED:
 		bw_pod_deleted(w, obj);

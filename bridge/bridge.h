@@ -232,10 +232,10 @@ int	sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err,
 /*
  * Calls cb for every bridge job when anything changed since *since (0: load
  * everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
- * error.
+ * error.  rpc_s (may be NULL) gets the load's own time, callbacks apart.
  */
-int	sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err,
-	    size_t errlen);
+int	sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s,
+	    char *err, size_t errlen);
 /*
  * The allocation of a running job seen by sctl_poll, as a new array
  * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
@@ -432,6 +432,8 @@ void			 reconcile_join(struct reconcile *);
 #define TRIM_INTERVAL_MS	30000
 /* A Slurm poll waits at least this many times its last one's cost. */
 #define POLL_DUTY		5
+/* ... but a poll is never put off by more than POLL_DUTY times this. */
+#define POLL_COST_MAX_MS	1000
 /* Pending counts and store sizes for /metrics: a walk of every cache. */
 #define GAUGES_INTERVAL_MS	5000
 
@@ -624,7 +626,6 @@ void		 group_index_put(struct reconcile *, uint32_t jobid,
 		    const char *gkey);
 struct group	*group_by_job(struct reconcile *, uint32_t jobid);
 void		 group_index_del(struct reconcile *, uint32_t jobid);
-/* Live members in placement order into out[max]; returns their count. */
 /* Every state change goes through here (it keeps nstate). */
 void		 group_set_state(struct reconcile *, struct group *,
 		    enum group_state);
@@ -632,9 +633,9 @@ void		 group_set_state(struct reconcile *, struct group *,
 int		 group_quiet(struct reconcile *, struct group *, int64_t now);
 /* Re-evaluates the groups of one namespace. */
 void		 group_evaluate_ns(struct reconcile *, const char *ns);
+/* Live members in placement order into out[max]; returns their count. */
 size_t		 group_live(struct reconcile *, struct group *,
-		    struct pod_entry **out,
-		    size_t max, int unbound_only);
+		    struct pod_entry **out, size_t max, int unbound_only);
 /* Decides and does what the group needs next (submit, bind). */
 void		 group_evaluate(struct reconcile *, struct group *);
 /*

@@ -25,8 +25,8 @@ struct mem_store {
 struct memstats {
 	long long		rss;
 	long long		threads;
-	long long		heap;		/* main arena, from sbrk */
-	long long		mmapped;	/* large blocks and other arenas */
+	long long		heap;		/* every arena's non-mapped space */
+	long long		mmapped;	/* blocks mapped on their own */
 	long long		in_use;
 	long long		free_bytes;
 	struct mem_store	stores[MEM_STORES_MAX];
@@ -99,12 +99,14 @@ memstats_json(const struct api_source *src)
 {
 	struct memstats	 m;
 	json_t		*out, *stores, *st;
-	long long	 c, b;
 	char		*s;
 	int		 i;
 
 	memstats_collect(src, &m);
 	stores = json_object();
+	/* Node, namespace and owner objects: counted, as JSON trees. */
+	json_object_set_new(stores, "objects", json_pack("{s:I}", "count",
+	    (json_int_t)atomic_load(&bstats.mem_objects)));
 	for (i = 0; i < m.nstores; i++) {
 		st = json_pack("{s:I, s:I}", "count", (json_int_t)m.stores[i].count,
 		    "bytes", (json_int_t)m.stores[i].bytes);
@@ -113,7 +115,6 @@ memstats_json(const struct api_source *src)
 			    m.stores[i].bytes / m.stores[i].count));
 		json_object_set_new(stores, m.stores[i].name, st);
 	}
-	podrec_stats(&c, &b);
 	out = json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:{s:I, "
 	    "s:I, s:I}}",
 	    "rss_bytes", (json_int_t)m.rss, "threads", (json_int_t)m.threads,
@@ -151,6 +152,8 @@ memstats_metrics(const struct api_source *src, struct buf *b)
 	}
 	metrics_family(b, "slurm_bridge_memory_objects", "gauge",
 	    "Objects held, by store.");
+	metrics_sample(b, "slurm_bridge_memory_objects", "store=\"objects\"",
+	    (double)atomic_load(&bstats.mem_objects));
 	for (i = 0; i < m.nstores; i++) {
 		snprintf(l, sizeof(l), "store=\"%s\"", m.stores[i].name);
 		metrics_sample(b, "slurm_bridge_memory_objects", l,

@@ -190,7 +190,7 @@ podrec_new(const json_t *pod)
 {
 	struct podrec	*r;
 	const char	*ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
-	const char	*uid = k8s_obj_uid(pod), *v, *node;
+	const char	*uid = k8s_obj_uid(pod), *node;
 	const char	*rv = k8s_obj_str(pod, "metadata.resourceVersion");
 	char		*cold, *p;
 	size_t		 n;
@@ -222,10 +222,9 @@ podrec_new(const json_t *pod)
 	    "metadata.creationTimestamp"));
 	r->delete_at = podrec_time(k8s_obj_str(pod,
 	    "metadata.deletionTimestamp"));
-	r->grace_zero = (v = k8s_obj_str(pod, "metadata.deletionTimestamp"))
-	    != NULL && json_is_integer(k8s_obj_get(pod,
-	    "metadata.deletionGracePeriodSeconds")) && json_integer_value(
-	    k8s_obj_get(pod, "metadata.deletionGracePeriodSeconds")) == 0;
+	/* No grace period given counts as none, as it always has. */
+	r->grace_zero = json_integer_value(k8s_obj_get(pod,
+	    "metadata.deletionGracePeriodSeconds")) == 0;
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
 	r->index = sched_completion_index(pod);

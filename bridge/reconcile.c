@@ -159,8 +159,11 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	}
 	podrec_free(e->rec);
 	e->rec = rec;
+	/* Recreated under its name, a pod may no longer be deleting. */
 	if (rec->delete_at != 0)
 		map_put(r->deleting, e->key, NULL);
+	else
+		map_del(r->deleting, e->key);
 	e->finalizer = rec->finalizer;
 	e->foreign = rec->sched == NULL || strcmp(rec->sched,
 	    r->conf->scheduler_name) != 0;
@@ -282,7 +285,7 @@ reconcile_gauges(struct reconcile *r)
 	const char	*k;
 	long long	 pods = 0, gangs = 0, pbytes, gbytes, jbytes;
 
-	pbytes = (long long)map_bytes(r->pods);
+	pbytes = (long long)(map_bytes(r->pods) + map_bytes(r->deleting));
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
@@ -292,7 +295,11 @@ reconcile_gauges(struct reconcile *r)
 		    str_bytes(e->cond));
 	}
 	it = 0;
-	gbytes = (long long)map_bytes(r->groups);
+	gbytes = (long long)(map_bytes(r->groups) + map_bytes(r->ns_groups) +
+	    map_bytes(r->dirty_ns));
+	while (map_next(r->ns_groups, &it, NULL, &v))
+		gbytes += (long long)map_bytes(v);
+	it = 0;
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
 		if (g->gang && (g->state == G_WAITING || g->state ==
@@ -341,7 +348,7 @@ groups_sweep(struct reconcile *r)
 	 */
 	while (map_next(r->deleting, &it, &k, NULL)) {
 		struct pod_entry *e = map_get(r->pods, k);
-		if (e == NULL)
+		if (e == NULL || e->rec->delete_at == 0)
 			continue;
 		if ((e->state != PS_ENDED && pod_over(e)) ||
 		    (e->state == PS_ENDED && time(NULL) >= e->rec->delete_at +
@@ -710,19 +717,22 @@ static void
 reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
-	double	t0 = metrics_now();
+	double	rpc_s = 0;
 
-	if (sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err)) ==
-	    -1)
+	if (sctl_poll(&r->slurm_since, job_update_cb, r, &rpc_s, err,
+	    sizeof(err)) == -1)
 		log_warnx("slurm: %s", err);
 	reconcile_cancel_orphans(r);
 	/*
 	 * slurmctld answers a poll with every job it holds once anything
-	 * changed: with tens of thousands pending, one poll takes long.
-	 * Polls then space out, so they never take more than a fifth of
-	 * this thread's time and decisions keep their pace.
+	 * changed: with tens of thousands pending, one load takes long.
+	 * Polls then space out, so loading never takes more than a fifth of
+	 * this thread's time and decisions keep their pace.  The load only:
+	 * what the answers ask for (writes, cancels) is not polling.
 	 */
-	r->poll_cost_ms = (int64_t)((metrics_now() - t0) * 1000.0);
+	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
+	if (r->poll_cost_ms > POLL_COST_MAX_MS)
+		r->poll_cost_ms = POLL_COST_MAX_MS;
 	r->last_poll = reconcile_now_ms();
 }
 
@@ -791,8 +801,8 @@ reconcile_recover(struct reconcile *r)
 	char	err[256];
 
 	r->slurm_since = 0;
-	if (sctl_poll(&r->slurm_since, job_update_cb, r, err, sizeof(err))
-	    == -1) {
+	if (sctl_poll(&r->slurm_since, job_update_cb, r, NULL, err,
+	    sizeof(err)) == -1) {
 		log_warnx("slurm: recovery: %s; retrying", err);
 		return;
 	}

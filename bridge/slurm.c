@@ -503,7 +503,8 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 }
 
 int
-sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
+sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
+    size_t errlen)
 {
 	job_info_msg_t	*msg = NULL;
 	slurm_job_info_t *j;
@@ -516,6 +517,8 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, char *err, size_t errlen)
 	/* No SHOW_DETAIL: per-node GRES is read for the jobs that need it. */
 	rc = slurm_load_jobs(*since, &msg, SHOW_ALL);
 	e = errno;
+	if (rpc_s != NULL)
+		*rpc_s = metrics_now() - t0;
 	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
 		stats_rpc(RPC_LOAD_JOBS, t0, 1);
 		atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));

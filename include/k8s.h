@@ -274,6 +274,11 @@ void			 k8s_informer_free(struct k8s_informer *);
 /* Counters, readable from any thread. */
 uint64_t		 k8s_informer_relists(const struct k8s_informer *);
 uint64_t		 k8s_informer_restarts(const struct k8s_informer *);
+/*
+ * Is a list being delivered (its items come before SYNCED)?  For the
+ * callback, on the informer's thread: is this object from a list?
+ */
+int			 k8s_informer_listing(const struct k8s_informer *);
 /* Objects in the store and the bytes it holds (any thread). */
 void			 k8s_informer_store(const struct k8s_informer *,
 			    size_t *count, size_t *bytes);

@@ -44,6 +44,7 @@ struct k8s_informer {
 	atomic_int		 stop;
 	atomic_uint_fast64_t	 relists;
 	atomic_uint_fast64_t	 restarts;
+	atomic_int		 listing;	/* a list is being delivered */
 	atomic_size_t		 store_count;	/* published by the thread */
 	atomic_size_t		 store_bytes;
 
@@ -107,6 +108,13 @@ uint64_t
 k8s_informer_relists(const struct k8s_informer *inf)
 {
 	return (atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->relists));
+}
+
+int
+k8s_informer_listing(const struct k8s_informer *inf)
+{
+	return (atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->
+	    listing));
 }
 
 void
@@ -334,6 +342,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	memset(&meta, 0, sizeof(meta));
 	buf_init(&body);
 	inf->gen++;
+	atomic_store(&inf->listing, 1);
 	for (;;) {
 		if (cont != NULL) {
 			char *enc = k8s_urlencode(cont);
@@ -370,6 +379,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	informer_set_rv(inf, rv);
 	atomic_fetch_add(&inf->relists, 1);
 	informer_vanished(inf);
+	atomic_store(&inf->listing, 0);
 	inf->cb(K8S_EVENT_SYNCED, NULL, inf->arg);
 	ret = 0;
  done:
@@ -377,6 +387,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	free(rv);
 	k8s_list_meta_clear(&meta);
 	buf_cleanup(&body);
+	atomic_store(&inf->listing, 0);
 	return (ret);
 }
 

@@ -163,6 +163,9 @@ map_put(struct map *m, const char *key, void *value)
 		if (m->free_cb != NULL && s->value != value)
 			m->free_cb(s->value);
 		s->value = value;
+		/* A borrowed key may have gone with the old value. */
+		if (m->borrowed)
+			s->key = (char *)(uintptr_t)key;
 		return;
 	}
 	if ((m->used + 1) * 4 >= m->cap * 3)

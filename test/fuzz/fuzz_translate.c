@@ -1,10 +1,10 @@
 /*
  * libFuzzer target: pod translation (bridge/translate.c) and grouping
  * (bridge/sched.c).  The input is a pod, or {"pod", "root", "namespace",
- * "conf"} as in test/data/translate/.  Besides not crashing or leaking: a
- * slimmed pod translates exactly as the full one, a gang of copies of a pod
- * as that pod, every admin_comment reads back as its list of pods, and the
- * GPU count follows the gres annotation.
+ * "conf"} as in test/data/translate/.  Besides not crashing or leaking: the
+ * record the scheduler keeps (podrec.c) translates exactly as the full pod,
+ * a gang of copies of a pod as that pod, every admin_comment reads back as
+ * its list of pods, and the GPU count follows the gres annotation.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,7 +14,7 @@
 
 #include "k8s.h"
 #include "xmalloc.h"
-#include "policy.h"
+#include "bridge.h"
 
 #define FZ_MAX_INPUT	(64 * 1024)
 #define FZ_MAX_COPIES	4
@@ -218,6 +218,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jobspec		 js, sjs;
 	struct group_id		 gid;
 	json_t			*in, *copy, *again, *pods;
+	struct podrec		*rec;
 	const char		*s;
 	char			 err[256] = "", serr[256] = "", *raw;
 	char			*full, *single, *slimmed;
@@ -255,25 +256,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_pod_check(&src, &js);
 	jobspec_cleanup(&js);
 
-	/* What the scheduler caches must translate the same. */
-	copy = json_deep_copy(src.pod);
-	translate_slim_pod(copy);
-	again = json_deep_copy(copy);
-	translate_slim_pod(again);
+	/*
+	 * What the scheduler keeps of a pod (podrec.c) must translate the
+	 * same, and keeping it again must change nothing.
+	 */
+	if ((rec = podrec_new(src.pod)) == NULL)
+		goto groups;
+	copy = podrec_json(rec);
+	podrec_free(rec);
+	rec = podrec_new(copy);
+	again = podrec_json(rec);
+	podrec_free(rec);
 	if (!json_equal(copy, again))
-		fz_fail("slimming twice differs from once", NULL, NULL);
+		fz_fail("keeping the record twice differs from once", NULL,
+		    NULL);
 	json_decref(again);
 	slim = src;
 	slim.pod = copy;
 	rc = translate_pod(&slim, &conf, &sjs, serr, sizeof(serr));
 	slimmed = fz_result(rc, &sjs, serr, 1);
 	if (rc != src_rc || strcmp(full, slimmed) != 0)
-		fz_fail("the slimmed pod translates differently", full,
+		fz_fail("the kept record translates differently", full,
 		    slimmed);
 	jobspec_cleanup(&sjs);
 	json_decref(copy);
-	free(full);
 	free(slimmed);
+ groups:
+	free(full);
 
 	fz_group_check(&src, &gid);
 	fz_gang_check(&src, &conf, gid.name, 1 + size % FZ_MAX_COPIES, single);
