@@ -77,11 +77,14 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	| .relist as $rl |
 	"",
 	"backlog: pods pending in Slurm behind a native job holding all \(.nodes) nodes, created at \(.rate) pods/s;",
-	"figures over a \(.bands[0].window_s) s steady window once a band is reached (RSS at its end); fill_s: first create to every pod submitted",
-	(["band", "pending", "reached", "fill_s", "RSS", "decision_ms", "decisions", "poll_ms", "polls", "sweep_ms",
+	"RSS at the end of a \(.bands[0].window_s) s steady window once a band is reached, polls (load_jobs) and sweeps over it, decisions",
+"over \(.bands[0].probe.pods? // "-") probe pods created after it; jobs: every job slurmctld holds; fill_s: first create to every pod submitted",
+	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "decisions", "poll_ms", "polls", "sweep_ms",
 		"/debug/memory"] | @tsv),
-	(.bands[] | [.band, .pending, .reached, (.fill_s // "-"), mib(.rss_kib), r2(.decision_ms), .decisions,
+	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r2(.decision_ms), .decisions,
 		r2(.poll_ms), .polls, r2(.sweep_ms), (if .memory != null then "yes" else "-" end)] | map(tostring) | @tsv),
+	(.bands[] | select(.same_bridge == false) |
+		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
 	(select(any(.bands[]; .reached | not)) | .bands[] | select(.reached | not) |
 		"band \(.band) NOT reached within \(.fill_s) s: \(.submitted) pods submitted (\(.pending) pending in Slurm)"),
 	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),

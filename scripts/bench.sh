@@ -641,8 +641,13 @@ bridge_memory() {
 	code=$(curl -s -o "$WORK/memory.json" -w '%{http_code}' "http://$LOCAL_IP:$BRIDGE_PORT/debug/memory") || code=
 	if [ "$code" = 200 ]; then jq -ce 'select(type == "object")' "$WORK/memory.json" 2>/dev/null || true; fi
 }
-# slurm_pending: the bridge's jobs pending in Slurm (its admin comment).
-slurm_pending() { squeue -h -t PD -o '%k' | grep -c '^slurm-bridge:' || true; }
+# slurm_jobs: "pending all": the bridge's jobs pending in Slurm (its admin
+# comment), and every job slurmctld holds (finished ones too, for
+# MinJobAge: each poll loads them all).
+slurm_jobs() {
+	squeue -h -t all -o '%T %k' | awk '$1 == "PENDING" && $2 == "slurm-bridge:" { p++ } END { print p + 0, NR }'
+}
+slurm_pending() { slurm_jobs | cut -d' ' -f1; }
 # submitted: the pods the bridge submitted since the backlog began.
 submitted() { echo $(( $(metric slurm_bridge_jobs_submitted_total) - sub0 )); }
 # backlog_band BAND PENDING REACHED EXTRA: one band, recorded in $bands;
@@ -652,12 +657,12 @@ submitted() { echo $(( $(metric slurm_bridge_jobs_submitted_total) - sub0 )); }
 # pods at 10/s, each a decision at this backlog: the time per decision
 # over them (they stay, and count towards the next band).
 backlog_band() {
-	local m0=$WORK/bm0 m1=$WORK/bm1 m2=$WORK/bm2 mem win probe pend rss s0 i
+	local m0=$WORK/bm0 m1=$WORK/bm1 m2=$WORK/bm2 mem win probe pend all rss s0 i
 	bmetrics "$m0"
 	sleep "$BACKLOG_WINDOW_S"
 	bmetrics "$m1"
 	rss=$(proc_rss_kib "$pid")
-	pend=$(slurm_pending)
+	read -r pend all < <(slurm_jobs)
 	win=$(backlog_window "$m0" "$m1")
 	mem=$(bridge_memory)
 	probe=null
@@ -677,14 +682,17 @@ backlog_band() {
 	fi
 	bands+="${bands:+,}$(jq -cn --argjson band "$1" --argjson sub "$2" --argjson pend "${pend:-null}" \
 		--argjson reached "$3" --argjson rss "$rss" --argjson win "$win" --argjson probe "$probe" \
-		--argjson extra "{$4}" --argjson mem "${mem:-null}" '
-		{band: $band, pending: ($pend // $sub), submitted: $sub, reached: $reached,
+		--argjson extra "{$4}" --argjson mem "${mem:-null}" --argjson all "${all:-null}" \
+		--argjson same "$([ "$(bridge_pid)" = "$pid" ] && echo true || echo false)" '
+		{band: $band, pending: ($pend // $sub), submitted: $sub, reached: $reached, slurm_jobs: $all,
+		 same_bridge: $same,
 		 rss_kib: $rss, window_s: '"$BACKLOG_WINDOW_S"',
 		 decision_ms: $probe.decision_ms?, decisions: $probe.decisions?,
 		 poll_ms: $win.poll_ms, polls: $win.polls,
 		 sweep_ms: $win.sweep_ms, sweeps: $win.sweeps, steady: $win, probe: $probe} + $extra
 		+ (if $mem != null then {memory: $mem} else {} end)')"
-	say "backlog: band $1: ${pend:-?} pending in Slurm, RSS $rss KiB"
+	say "backlog: band $1: ${pend:-?} pending in Slurm (${all:-?} jobs in all), RSS $rss KiB"
+	[ "$(bridge_pid)" = "$pid" ] || say "backlog: warning: the bridge is no longer pid $pid (restarted by someone else?)"
 }
 # rss_sampler PID: "epoch_us kib" every 200 ms while PID lives.
 rss_sampler() {
@@ -741,13 +749,14 @@ backlog_relist() {
 		}' "$WORK/relist-rss.txt" |
 		jq -c --argjson pend "$1" --argjson down "$((t_up - t_stop))" \
 			--argjson relisted "$((t_done - t_stop))" --argjson all "$all" \
+			--argjson same "$([ "$(bridge_pid)" = "$pid" ] && echo true || echo false)" \
 			--argjson relists "$(awk 'FILENAME == ARGV[1] { a[$1] = $2; next }
 				$1 ~ /^slurm_bridge_watch_relists_total\{/ && ($1 in a) {
 					w = $1; sub(/.*watch="/, "", w); sub(/".*/, "", w); printf "%s %d\n", w, $2 - a[$1] }' \
 				"$WORK/rl0" "$WORK/rl1" | jq -csR '[split("\n")[] | select(length > 0) | split(" ")
 				| {key: .[0], value: (.[1] | tonumber)}] | from_entries')" '
 			{pending: $pend, restart_ms: $down, relisted_ms: $relisted, all_relisted: $all,
-			 relists: $relists} + .
+			 relists: $relists, same_bridge: $same} + .
 			+ {ratio: (if .steady_kib > 0 and .peak_kib != null then (.peak_kib / .steady_kib * 100 | round / 100) else null end)}')
 	say "backlog: relist: steady $(jq -r .steady_kib <<<"$relist") KiB, peak $(jq -r .peak_kib <<<"$relist") KiB"
 }
