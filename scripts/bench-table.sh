@@ -66,6 +66,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	if .targets == null then (.bands[] |
 	"backlog \(.pending) pending: RSS \(.rss_kib / 1024 | round) MiB, \(.decision_ms) ms per decision, \(.poll_ms) ms per Slurm poll (\(.polls) polls)")
 	else
+	def r3(x): if x == null then "-" else (x * 1000 | round / 1000 | tostring) end;
 	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
 	def verdict(v; ok): if v == null then "not measured" elif ok then "met" else "missed" end;
 	def tr(a; b): if a == null or b == null or b == 0 then null else (a / b * 100 | round / 100) end;
@@ -81,7 +82,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "over \(.bands[0].probe.pods? // "-") probe pods created after it; jobs: every job slurmctld holds; fill_s: first create to every pod submitted",
 	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "decisions", "poll_ms", "polls", "sweep_ms",
 		"/debug/memory"] | @tsv),
-	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r2(.decision_ms), .decisions,
+	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r3(.decision_ms), .decisions,
 		r2(.poll_ms), .polls, r2(.sweep_ms), (if .memory != null then "yes" else "-" end)] | map(tostring) | @tsv),
 	(.bands[] | select(.same_bridge == false) |
 		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
@@ -101,7 +102,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		"<= \($t.growth_bytes_per_pod) B/pod",
 		verdict($s.bytes_per_pod; $s.bytes_per_pod <= $t.growth_bytes_per_pod)] | @tsv),
 	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \($hi.band // "-") / \($lo.band // "-")",
-		(if $x == null then "-" else "\($x)x (\(r2($hi.decision_ms)) / \(r2($lo.decision_ms)) ms)" end),
+		(if $x == null then "-" else "\($x)x (\(r3($hi.decision_ms)) / \(r3($lo.decision_ms)) ms)" end),
 		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
 	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \($hi.band // "-") / \($lo.band // "-")",
 		(if $x == null then "-" else "\($x)x (\(r2($hi.poll_ms)) / \(r2($lo.poll_ms)) ms)" end),
