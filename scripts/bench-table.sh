@@ -62,8 +62,54 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 (.runs[] | select(.scenario == "churn") |
 	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),
 (.runs[] | select(.scenario == "idle") | "idle: bridge CPU \(.cpu_percent) % of a core"),
-(.runs[] | select(.scenario == "backlog") | .bands[] |
-	"backlog \(.pending) pending: RSS \(.rss_kib / 1024 | round) MiB, \(.decision_ms) ms per decision, \(.poll_ms) ms per Slurm poll (\(.polls) polls)"),
+(.runs[] | select(.scenario == "backlog") |
+	if .targets == null then (.bands[] |
+	"backlog \(.pending) pending: RSS \(.rss_kib / 1024 | round) MiB, \(.decision_ms) ms per decision, \(.poll_ms) ms per Slurm poll (\(.polls) polls)")
+	else
+	def r3(x): if x == null then "-" else (x * 1000 | round / 1000 | tostring) end;
+	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
+	def verdict(v; ok): if v == null then "not measured" elif ok then "met" else "missed" end;
+	def tr(a; b): if a == null or b == null or b == 0 then null else (a / b * 100 | round / 100) end;
+	.targets as $t | [.bands[] | select(.reached)] as $ok
+	| (first($ok[] | select(.band > 0)) // null) as $lo | ($ok | last) as $hi
+	| (if $hi != null and $lo != null and $hi.band > $lo.band then $hi else null end) as $hi
+	| (first($ok[] | select(.band == $t.rss_at)) // null) as $at
+	| ($ok[0] // null) as $zero
+	| .relist as $rl |
+	"",
+	"backlog: pods pending in Slurm behind a native job holding all \(.nodes) nodes, created at \(.rate) pods/s;",
+	"RSS at the end of a \(.bands[0].window_s) s steady window once a band is reached, polls (load_jobs) and sweeps over it, decisions",
+"over \(.bands[0].probe.pods? // "-") probe pods created after it; jobs: every job slurmctld holds; fill_s: first create to every pod submitted",
+	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "decisions", "poll_ms", "polls", "sweep_ms",
+		"/debug/memory"] | @tsv),
+	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r3(.decision_ms), .decisions,
+		r2(.poll_ms), .polls, r2(.sweep_ms), (if .memory != null then "yes" else "-" end)] | map(tostring) | @tsv),
+	(.bands[] | select(.same_bridge == false) |
+		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
+	(select(any(.bands[]; .reached | not)) | .bands[] | select(.reached | not) |
+		"band \(.band) NOT reached within \(.fill_s) s: \(.submitted) pods submitted (\(.pending) pending in Slurm)"),
+	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
+	(.slope_low // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
+	($rl // empty | "relist at \(.pending) pending (kube-apiserver restarted, back in \(.restart_ms / 1000) s; every watch relisted: \(.all_relisted), \(.relisted_ms / 1000) s after the stop): RSS steady \(mib(.steady_kib)), peak \(mib(.peak_kib)) = \(.ratio // "-")x, \(mib(.after_kib)) after"),
+	"",
+	(["target (issue 18)", "measured", "goal", ""] | @tsv),
+	(["RSS at 0 pending", mib($zero.rss_kib), "<= \($t.baseline_mib) MiB",
+		verdict($zero.rss_kib; $zero.rss_kib <= $t.baseline_mib * 1024)] | @tsv),
+	(["RSS at \($t.rss_at) pending", mib($at.rss_kib), "<= \($t.rss_mib) MiB",
+		verdict($at.rss_kib; $at.rss_kib <= $t.rss_mib * 1024)] | @tsv),
+	(.slope_top as $s | ["RSS growth \($s.from // "-") -> \($s.to // "-")",
+		(if $s.bytes_per_pod == null then "-" else "\($s.bytes_per_pod) B/pod" end),
+		"<= \($t.growth_bytes_per_pod) B/pod",
+		verdict($s.bytes_per_pod; $s.bytes_per_pod <= $t.growth_bytes_per_pod)] | @tsv),
+	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \($hi.band // "-") / \($lo.band // "-")",
+		(if $x == null then "-" else "\($x)x (\(r3($hi.decision_ms)) / \(r3($lo.decision_ms)) ms)" end),
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \($hi.band // "-") / \($lo.band // "-")",
+		(if $x == null then "-" else "\($x)x (\(r2($hi.poll_ms)) / \(r2($lo.poll_ms)) ms)" end),
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(["relist peak / steady", (if $rl.ratio == null then "-" else "\($rl.ratio)x" end),
+		"<= \($t.relist_ratio)x", verdict($rl.ratio; $rl.ratio <= $t.relist_ratio)] | @tsv)
+	end),
 (.runs[] | select(.scenario == "webhook") | .result.runs[]? |
 	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms")
 ' "$f" |

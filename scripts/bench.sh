@@ -29,9 +29,33 @@
 #   churn     BENCH_CHURN_S seconds (default 30) of steady create and delete
 #             at BENCH_CHURN_RATE pods/s (default 20): the bridge's CPU
 #             seconds, RSS over time, and Slurm RPCs per pod.
-#   backlog   BENCH_BACKLOG pods (default 10000) pending against a cluster a
-#             native Slurm job fills: the bridge's RSS, and the time per
-#             decision and per Slurm poll as the backlog grows.
+#   backlog   pods pending as Slurm jobs behind a native job (salloc) that
+#             holds every node, in bands: BENCH_BACKLOG_BANDS (default
+#             "2000 10000 50000"; BENCH_BACKLOG=N alone makes N the top band
+#             over the default ones below it), created by podgen at
+#             BENCH_BACKLOG_RATE pods/s (default 250), against a bridge
+#             started afresh for it once slurmctld holds no job (waiting
+#             at most BENCH_BACKLOG_DRAIN_S seconds, default 360, for it to
+#             forget finished ones).  At 0 pending (the bridge ready and
+#             idle) and once each band is reached (every pod submitted,
+#             within BENCH_BACKLOG_TIMEOUT_S seconds, default 600; a band
+#             not reached is reported so, and ends the climb), a steady
+#             window of BENCH_BACKLOG_WINDOW_S seconds (default 20) with no
+#             new pods: the bridge's VmRSS at its end, its /debug/memory
+#             object when that answers 200, and the mean time per Slurm
+#             poll (load_jobs) over it, from sum and count deltas.  A
+#             backlog that only waits makes no decisions, so then
+#             BENCH_BACKLOG_PROBE more pods (default 50) come at 10/s: the
+#             mean time per decision (slurm_bridge_decision_seconds) over
+#             them, at that backlog (they stay, and count in the next
+#             band).  The RSS growth in bytes per pending pod between the
+#             two top bands, and from 0 to the second top band.  Then, at
+#             the top band, the kube-apiserver restarts so every watch
+#             relists: the bridge's RSS every 200 ms, steady before, peak
+#             until every watch relisted (slurm_bridge_watch_relists_total)
+#             and BENCH_RELIST_SETTLE_S seconds (default 10) more
+#             (BENCH_BACKLOG_RELIST=0 skips it).  The table sets the
+#             figures against the issue's targets.
 #   webhook   scripts/bench-webhook.sh (BENCH_WEBHOOK=0 skips it).
 # BENCH_SCENARIOS picks some ("singles gangs"); the default is all six.
 # Output: one table on stdout, the figures as JSON in
@@ -71,7 +95,32 @@ KUBE_SCHED_NAME=${BENCH_KUBE_SCHEDULER_NAME:-default-scheduler}
 KUBE_SCHED_PORT=10259
 CHURN_S=${BENCH_CHURN_S:-30}
 CHURN_RATE=${BENCH_CHURN_RATE:-20}
-BACKLOG=${BENCH_BACKLOG:-10000}
+# The backlog's bands, ascending; BENCH_BACKLOG alone (the older knob)
+# makes itself the top band, over the default bands below it.
+BACKLOG_BANDS=${BENCH_BACKLOG_BANDS:-}
+if [ -z "$BACKLOG_BANDS" ]; then
+	for b in 2000 10000 50000; do
+		[ -z "${BENCH_BACKLOG:-}" ] || [ "$b" -lt "$BENCH_BACKLOG" ] && BACKLOG_BANDS+="$b "
+	done
+	BACKLOG_BANDS+=${BENCH_BACKLOG:-}
+fi
+read -r -a backlog_bands <<<"$BACKLOG_BANDS"
+BACKLOG_BANDS=${backlog_bands[*]}
+prev=0
+for b in "${backlog_bands[@]}"; do
+	if ! [[ $b =~ ^[0-9]+$ ]] || [ "$b" -le "$prev" ]; then
+		echo "bench: BENCH_BACKLOG_BANDS: \"$BACKLOG_BANDS\" is not ascending pod counts" >&2
+		exit 2
+	fi
+	prev=$b
+done
+BACKLOG=$prev
+BACKLOG_RATE=${BENCH_BACKLOG_RATE:-250}
+BACKLOG_WINDOW_S=${BENCH_BACKLOG_WINDOW_S:-20}
+BACKLOG_TIMEOUT_S=${BENCH_BACKLOG_TIMEOUT_S:-600}
+RELIST_SETTLE_S=${BENCH_RELIST_SETTLE_S:-10}
+BACKLOG_PROBE=${BENCH_BACKLOG_PROBE:-50}
+BACKLOG_DRAIN_S=${BENCH_BACKLOG_DRAIN_S:-360}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${BENCH_OUT:-$top/bench/results/bench-$STAMP.json}
 BASELINE=$top/build/bench/slurm-baseline
@@ -562,31 +611,231 @@ record "{\"scenario\":\"idle\",\"system\":\"bridge\",\"cpu_percent\":$(echo "sca
 fi
 
 # --- 5. backlog -------------------------------------------------------------------
+# A fresh bridge (its figures do not depend on the scenarios before), a
+# native job holding every node, then pods created by podgen band after
+# band; each pod becomes a pending Slurm job.  At 0 and at each band, once
+# it is reached, a steady window of BACKLOG_WINDOW_S seconds: the bridge's
+# VmRSS at its end, and over it the time per decision and per Slurm poll
+# (load_jobs) from the bridge's histograms (sum and count deltas).  At the
+# top band the kube-apiserver restarts, so that every watch relists.
 if want backlog; then
-say "backlog: a native job fills the cluster; $BACKLOG pods pile up behind it"
+# bmetrics FILE: the bridge's /metrics now (empty when it does not answer).
+bmetrics() { curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" >"$1" || : >"$1"; }
+# backlog_window M0 M1: what a window between two /metrics snapshots
+# cost, as a JSON object: decisions, polls (load_jobs) and sweeps, with
+# their mean in ms (null without one).
+backlog_window() {
+	awk -v d=slurm_bridge_decision_seconds -v s=slurm_bridge_sweep_seconds \
+		-v p=slurm_bridge_slurm_rpc_duration_seconds -v rpc='{rpc="load_jobs"}' '
+		function n(c) { return sprintf("%d", b[c] - a[c]) }
+		function ms(t, c) { return b[c] - a[c] > 0 ? sprintf("%.3f", (b[t] - a[t]) * 1000 / (b[c] - a[c])) : "null" }
+		FILENAME == ARGV[1] { a[$1] = $2; next }
+		{ b[$1] = $2 }
+		END {
+			printf "{\"decisions\":%s,\"decision_ms\":%s,\"polls\":%s,\"poll_ms\":%s,\"sweeps\":%s,\"sweep_ms\":%s}\n",
+				n(d "_count"), ms(d "_sum", d "_count"), n(p "_count" rpc), ms(p "_sum" rpc, p "_count" rpc),
+				n(s "_count"), ms(s "_sum", s "_count")
+		}' "$1" "$2"
+}
+# bridge_memory: the bridge's /debug/memory object when it answers 200
+# with one, else nothing.
+bridge_memory() {
+	local code
+	code=$(curl -s -o "$WORK/memory.json" -w '%{http_code}' "http://$LOCAL_IP:$BRIDGE_PORT/debug/memory") || code=
+	if [ "$code" = 200 ]; then jq -ce 'select(type == "object")' "$WORK/memory.json" 2>/dev/null || true; fi
+}
+# slurm_jobs: "pending all": the bridge's jobs pending in Slurm (its admin
+# comment), and every job slurmctld holds (finished ones too, for
+# MinJobAge: each poll loads them all).
+slurm_jobs() {
+	squeue -h -t all -o '%T %k' | awk '$1 == "PENDING" && $2 == "slurm-bridge:" { p++ } END { print p + 0, NR }'
+}
+slurm_pending() { slurm_jobs | cut -d' ' -f1; }
+# submitted: the pods the bridge submitted since the backlog began.
+submitted() { echo $(( $(metric slurm_bridge_jobs_submitted_total) - sub0 )); }
+# backlog_band BAND PENDING REACHED EXTRA: one band, recorded in $bands;
+# EXTRA (JSON members, may be empty) is added.  First a steady window (no
+# new pods): RSS at its end, /debug/memory, polls and sweeps over it; a
+# backlog that only waits makes no decisions, so then BACKLOG_PROBE more
+# pods at 10/s, each a decision at this backlog: the time per decision
+# over them (they stay, and count towards the next band).
+backlog_band() {
+	local m0=$WORK/bm0 m1=$WORK/bm1 m2=$WORK/bm2 mem win probe pend all rss s0 i
+	bmetrics "$m0"
+	sleep "$BACKLOG_WINDOW_S"
+	bmetrics "$m1"
+	rss=$(proc_rss_kib "$pid")
+	read -r pend all < <(slurm_jobs)
+	win=$(backlog_window "$m0" "$m1")
+	mem=$(bridge_memory)
+	probe=null
+	if [ "$BACKLOG_PROBE" -gt 0 ]; then
+		s0=$(submitted)
+		"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace bench-backlog --rate 10 \
+			--seconds "$(awk -v n="$BACKLOG_PROBE" 'BEGIN { printf "%.1f", n / 10 }')" \
+			--prefix "p$1" --scheduler slurm-bridge >/dev/null 2>"$WORK/pg-probe.err" ||
+			say "backlog: probe podgen: $(tail -1 "$WORK/pg-probe.err")"
+		for ((i = 0; i < 60; i++)); do
+			[ $(($(submitted) - s0)) -ge "$BACKLOG_PROBE" ] && break
+			sleep 1
+		done
+		bmetrics "$m2"
+		probe=$(backlog_window "$m1" "$m2" | jq -c --argjson n "$BACKLOG_PROBE" \
+			--argjson sub "$(($(submitted) - s0))" '{pods: $n, submitted: $sub} + .')
+	fi
+	bands+="${bands:+,}$(jq -cn --argjson band "$1" --argjson sub "$2" --argjson pend "${pend:-null}" \
+		--argjson reached "$3" --argjson rss "$rss" --argjson win "$win" --argjson probe "$probe" \
+		--argjson extra "{$4}" --argjson mem "${mem:-null}" --argjson all "${all:-null}" \
+		--argjson same "$([ "$(bridge_pid)" = "$pid" ] && echo true || echo false)" '
+		{band: $band, pending: ($pend // $sub), submitted: $sub, reached: $reached, slurm_jobs: $all,
+		 same_bridge: $same,
+		 rss_kib: $rss, window_s: '"$BACKLOG_WINDOW_S"',
+		 decision_ms: $probe.decision_ms?, decisions: $probe.decisions?,
+		 poll_ms: $win.poll_ms, polls: $win.polls,
+		 sweep_ms: $win.sweep_ms, sweeps: $win.sweeps, steady: $win, probe: $probe} + $extra
+		+ (if $mem != null then {memory: $mem} else {} end)')"
+	say "backlog: band $1: ${pend:-?} pending in Slurm (${all:-?} jobs in all), RSS $rss KiB"
+	[ "$(bridge_pid)" = "$pid" ] || say "backlog: warning: the bridge is no longer pid $pid (restarted by someone else?)"
+}
+# rss_sampler PID: "epoch_us kib" every 200 ms while PID lives.
+rss_sampler() {
+	local k v
+	while [ -r "/proc/$1/status" ]; do
+		while read -r k v _; do
+			[ "$k" = VmRSS: ] && printf '%s %s\n' "${EPOCHREALTIME/./}" "$v"
+		done <"/proc/$1/status"
+		sleep 0.2
+	done
+}
+# relists_moved: every watch of the bridge has listed again since
+# $WORK/rl0 (both /metrics snapshots, $WORK/rl1 the newer).
+relists_moved() {
+	awk 'FILENAME == ARGV[1] { if ($1 ~ /^slurm_bridge_watch_relists_total\{/) a[$1] = $2; next }
+		($1 in a) { seen++; if ($2 > a[$1]) moved++ }
+		END { exit !(seen > 0 && moved == seen) }' "$WORK/rl0" "$WORK/rl1"
+}
+# backlog_relist: the kube-apiserver stops and scripts/k8s/up.sh starts
+# it again (its own ensure), so every watch of the bridge ends and each
+# informer lists again once the server is back.  The bridge's RSS every
+# 200 ms: steady (mean of the 5 s before the stop), peak (from the stop
+# until every watch's slurm_bridge_watch_relists_total moved, and
+# RELIST_SETTLE_S more), after (mean of the last 3 s).
+backlog_relist() {
+	local t_stop t_up t_done i sampler all=false
+	bmetrics "$WORK/rl0"
+	rss_sampler "$pid" >"$WORK/relist-rss.txt" &
+	sampler=$!
+	sleep 5
+	t_stop=$(now_ms)
+	say "backlog: relist: kube-apiserver restarts with $1 pending"
+	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver 30 >/dev/null
+	"$here/k8s/up.sh" >"$WORK/k8s-up.log" 2>&1 || say "backlog: k8s/up.sh: $(tail -1 "$WORK/k8s-up.log")"
+	t_up=$(now_ms)
+	for ((i = 0; i < 600; i++)); do
+		bmetrics "$WORK/rl1"
+		if relists_moved; then all=true; break; fi
+		sleep 0.5
+	done
+	t_done=$(now_ms)
+	sleep "$RELIST_SETTLE_S"
+	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+	bmetrics "$WORK/rl1"
+	relist=$(awk -v ts="$t_stop" -v te="$(now_ms)" '
+		{ t = int($1 / 1000); if (t < ts) { pre += $2; npre++ } else { if ($2 > peak) peak = $2; n++; s[n] = t; v[n] = $2 } }
+		END {
+			for (i = 1; i <= n; i++) if (s[i] >= te - 3000) { aft += v[i]; naft++ }
+			printf "{\"steady_kib\":%s,\"peak_kib\":%s,\"after_kib\":%s,\"samples\":%d,\"series\":[",
+				npre ? sprintf("%.0f", pre / npre) : "null", n ? peak : "null",
+				naft ? sprintf("%.0f", aft / naft) : "null", npre + n
+			for (i = 1; i <= n; i++) printf "%s[%d,%d]", (i > 1 ? "," : ""), s[i] - ts, v[i]
+			print "]}"
+		}' "$WORK/relist-rss.txt" |
+		jq -c --argjson pend "$1" --argjson down "$((t_up - t_stop))" \
+			--argjson relisted "$((t_done - t_stop))" --argjson all "$all" \
+			--argjson same "$([ "$(bridge_pid)" = "$pid" ] && echo true || echo false)" \
+			--argjson relists "$(awk 'FILENAME == ARGV[1] { a[$1] = $2; next }
+				$1 ~ /^slurm_bridge_watch_relists_total\{/ && ($1 in a) {
+					w = $1; sub(/.*watch="/, "", w); sub(/".*/, "", w); printf "%s %d\n", w, $2 - a[$1] }' \
+				"$WORK/rl0" "$WORK/rl1" | jq -csR '[split("\n")[] | select(length > 0) | split(" ")
+				| {key: .[0], value: (.[1] | tonumber)}] | from_entries')" '
+			{pending: $pend, restart_ms: $down, relisted_ms: $relisted, all_relisted: $all,
+			 relists: $relists, same_bridge: $same} + .
+			+ {ratio: (if .steady_kib > 0 and .peak_kib != null then (.peak_kib / .steady_kib * 100 | round / 100) else null end)}')
+	say "backlog: relist: steady $(jq -r .steady_kib <<<"$relist") KiB, peak $(jq -r .peak_kib <<<"$relist") KiB"
+}
+
+say "backlog: bands ${BACKLOG_BANDS// /, } pending behind a native job that fills the cluster"
+# slurmctld keeps a finished job MinJobAge (300 s) and each of the
+# bridge's polls loads them all: the baseline waits for an empty job table
+# (at most BACKLOG_DRAIN_S seconds; the count is recorded either way).
+t=$(date +%s)
+while [ "$(squeue -h -t all | wc -l)" -gt 0 ] && [ $(($(date +%s) - t)) -lt "$BACKLOG_DRAIN_S" ]; do sleep 5; done
+drain_s=$(($(date +%s) - t))
+[ "$drain_s" -gt 0 ] && say "backlog: waited ${drain_s}s for slurmctld to forget finished jobs"
+bridge_stop
+"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
+pid=$(bridge_pid)
 native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
 	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
+[ -n "$native_job" ] || say "backlog: warning: no filler job: the pods will not stay pending"
 new_ns bench-backlog enabled
-pid=$(bridge_pid)
-bands=""
-step=$(( BACKLOG / 5 ))
-sub0=$(metric slurm_bridge_jobs_submitted_total)
-for ((b = step; b <= BACKLOG; b += step)); do
-	d0=$(metric slurm_bridge_decision_seconds_sum); c0=$(metric slurm_bridge_decision_seconds_count)
-	p0=$(metric 'slurm_bridge_slurm_rpc_duration_seconds_sum{rpc="load_jobs"}'); q0=$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="load_jobs"}')
-	pods bench-backlog "b$b" "$step" slurm-bridge | create_pods
-	# Every pod submitted (a pending job each), then 10 s of steady state.
-	for ((i = 0; i < 600; i++)); do
-		[ $(( $(metric slurm_bridge_jobs_submitted_total) - sub0 )) -ge "$b" ] && break
+bands="" relist=null sub0=$(metric slurm_bridge_jobs_submitted_total)
+# Idle: 0 pending, the bridge ready and its first polls done.
+sleep "$SETTLE_S"
+backlog_band 0 0 true ""
+for b in "${backlog_bands[@]}"; do
+	# The band counts every pod submitted so far (the probes too).
+	n=$((b - $(submitted)))
+	say "backlog: $n pods to $b pending, podgen at $BACKLOG_RATE pods/s"
+	t=$(now_ms)
+	bmetrics "$WORK/fill0"
+	pg='' pgj=null
+	if [ "$n" -gt 0 ]; then
+		# podgen makes rate x seconds pods: seconds to 6 decimals is exact.
+		"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace bench-backlog --rate "$BACKLOG_RATE" \
+			--seconds "$(awk -v n="$n" -v r="$BACKLOG_RATE" 'BEGIN { printf "%.6f", n / r }')" \
+			--prefix "b$b" --scheduler slurm-bridge >"$WORK/pg-backlog-$b.json" 2>"$WORK/pg-backlog-$b.err" &
+		pg=$!
+	fi
+	# Every pod submitted (a pending job each), within BACKLOG_TIMEOUT_S.
+	reached=false
+	while [ $(($(now_ms) - t)) -lt $((BACKLOG_TIMEOUT_S * 1000)) ]; do
+		sub=$(submitted)
+		if [ "$sub" -ge "$b" ]; then reached=true; break; fi
 		sleep 1
 	done
-	sleep 10
-	d1=$(metric slurm_bridge_decision_seconds_sum); c1=$(metric slurm_bridge_decision_seconds_count)
-	p1=$(metric 'slurm_bridge_slurm_rpc_duration_seconds_sum{rpc="load_jobs"}'); q1=$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="load_jobs"}')
-	bands+="${bands:+,}{\"pending\":$b,\"rss_kib\":$(proc_rss_kib "$pid"),\"decision_ms\":$(echo "scale=3; ($d1 - $d0) * 1000 / ($c1 - $c0 + 0.0001)" | bc),\"poll_ms\":$(echo "scale=3; ($p1 - $p0) * 1000 / ($q1 - $q0 + 0.0001)" | bc),\"polls\":$((q1 - q0))}"
-	say "backlog: $b pending"
+	fill_ms=$(($(now_ms) - t))
+	if [ -n "$pg" ]; then
+		if kill -0 "$pg" 2>/dev/null; then
+			say "backlog: podgen still sending after ${BACKLOG_TIMEOUT_S}s: stopped"
+			kill -TERM "$pg" 2>/dev/null
+		fi
+		wait "$pg" || say "backlog: podgen $b: $(jq -r '.first_error // empty' "$WORK/pg-backlog-$b.json" 2>/dev/null) $(tail -1 "$WORK/pg-backlog-$b.err")"
+		pgj=$(jq -c '{created, errors, sent_per_s, post_ms}' "$WORK/pg-backlog-$b.json" 2>/dev/null) || pgj=null
+	fi
+	bmetrics "$WORK/fill1"
+	sub=$(submitted)
+	[ "$reached" = true ] || say "backlog: band $b not reached in ${BACKLOG_TIMEOUT_S}s: $sub submitted"
+	backlog_band "$b" "$sub" "$reached" "\"fill_s\":$(awk -v m="$fill_ms" 'BEGIN { printf "%.1f", m / 1000 }'),\"fill\":$(backlog_window "$WORK/fill0" "$WORK/fill1"),\"podgen\":${pgj:-null}"
+	[ "$reached" = true ] || break
 done
-record "{\"scenario\":\"backlog\",\"system\":\"bridge\",\"bands\":[$bands]}"
+# The relist at the highest backlog reached.
+if [ "${BENCH_BACKLOG_RELIST:-1}" != 0 ]; then backlog_relist "$(slurm_pending)"; fi
+record "$(jq -cn --argjson bands "[$bands]" --argjson relist "${relist:-null}" --argjson nodes "$NODES" \
+	--argjson rate "$BACKLOG_RATE" --argjson timeout "$BACKLOG_TIMEOUT_S" --argjson drain "$drain_s" '
+	# slope A B: RSS growth in bytes per pending pod between two bands.
+	def slope(a; b): if a != null and b != null and b.pending > a.pending
+		then ((b.rss_kib - a.rss_kib) * 1024 / (b.pending - a.pending) | round) else null end;
+	($bands | map(select(.reached))) as $ok
+	| {scenario: "backlog", system: "bridge", nodes: $nodes, rate: $rate, band_timeout_s: $timeout,
+	   drain_s: $drain,
+	   bands: $bands, relist: $relist,
+	   slope_top: (if ($ok | length) >= 3 then {from: $ok[-2].band, to: $ok[-1].band,
+		bytes_per_pod: slope($ok[-2]; $ok[-1])} else null end),
+	   slope_low: (if ($ok | length) >= 3 then {from: 0, to: $ok[-2].band,
+		bytes_per_pod: slope($ok[0]; $ok[-2])} else null end),
+	   targets: {baseline_mib: 24, rss_mib: 64, rss_at: 10000, growth_bytes_per_pod: 1024,
+		time_ratio: 1.5, relist_ratio: 2}}')"
 scancel "$native_job"; native_job=
 fi
 

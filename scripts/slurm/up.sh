@@ -242,7 +242,9 @@ MinJobAge=300
 KillWait=5
 # 0 is required for allocation-only jobs (slurm_allocate_resources).
 InactiveLimit=0
-MaxJobCount=50000
+# make bench's backlog keeps 50000 jobs pending behind a filler job, with
+# the last 5 minutes' finished jobs (MinJobAge) besides.
+MaxJobCount=100000
 
 # Scheduling: look at the whole queue on every pass and start batch jobs at
 # once (defaults check 100 jobs per pass; the rest waits for backfill).
