@@ -337,6 +337,8 @@ void			 writepool_submit(struct writepool *, struct wreq *w);
 struct sreq {
 	char			*gkey;	/* the group it is for */
 	uint64_t		 seq;	/* the group's submit_seq when asked */
+	/* Set by the reconcile thread: do not make it (any thread). */
+	atomic_int		 withdrawn;
 	struct jobspec		 js;	/* owned (jobspec_cleanup) */
 	json_t			*pods;	/* pod keys, placement order */
 	/* The result. */
@@ -556,6 +558,7 @@ struct group {
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
 	uint64_t	 submit_seq;	/* which request an answer is for */
+	struct sreq	*inflight;	/* while G_SUBMITTING (the submitter's) */
 };
 
 struct reconcile {

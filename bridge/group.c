@@ -31,6 +31,19 @@
 #define REFUSED_MIN_MS	60000
 #define REFUSED_MAX_MS	1800000
 
+/*
+ * The group no longer wants the allocation it asked for: if the submit
+ * thread has not made it yet, it will not (deleted pods do not queue up
+ * jobs that are made only to be cancelled).
+ */
+static void
+group_withdraw(struct group *g)
+{
+	if (g->inflight != NULL)
+		atomic_store(&g->inflight->withdrawn, 1);
+	g->inflight = NULL;
+}
+
 void
 group_free(void *p)
 {
@@ -38,6 +51,7 @@ group_free(void *p)
 
 	if (g == NULL)
 		return;
+	group_withdraw(g);
 	free(g->key);
 	intern_put(g->ns);
 	strv_clear(&g->members);
@@ -624,6 +638,7 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	group_set_state(r, g, G_SUBMITTING);
 	g->submit_seq = s->seq;
 	r->submits++;
+	g->inflight = s;
 	submitter_push(r->submitter, s);
 }
 
@@ -674,8 +689,10 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq !=
 	    s->seq))
 		g = NULL;
-	if (g != NULL)
+	if (g != NULL) {
+		g->inflight = NULL;
 		group_set_state(r, g, G_WAITING);
+	}
 	if (g == NULL || !group_request_current(r, g, s)) {
 		if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) ==
 		    -1) {
@@ -687,7 +704,8 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		} else if (s->rc == 0)
 			log_info("slurm job %u: cancelled: made for pods that "
 			    "changed meanwhile", s->jobid);
-		if (g != NULL && s->rc == -1)
+		/* Withdrawn (not made): the group decides again at once. */
+		if (g != NULL && s->rc == -1 && !atomic_load(&s->withdrawn))
 			group_retry_later(g, s->permanent);
 		if (g != NULL)
 			group_evaluate(r, g);
@@ -1041,6 +1059,8 @@ group_member_gone(struct reconcile *r, struct group *g)
 	size_t			 n, i;
 
 	n = group_live(r, g, NULL, 0, 0);
+	if (g->state == G_SUBMITTING)
+		group_withdraw(g);
 	if (g->jobid != 0 && !g->cancelled) {
 		if (g->state == G_PENDING && n < g->job_pods.n) {
 			group_cancel(r, g, "the gang lost a member while "

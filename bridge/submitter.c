@@ -43,8 +43,13 @@ submitter_main(void *arg)
 		s = TAILQ_FIRST(&sb->waiting);
 		TAILQ_REMOVE(&sb->waiting, s, entry);
 		pthread_mutex_unlock(&sb->lock);
-		s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
-		    &s->permanent, s->err, sizeof(s->err));
+		if (atomic_load(&s->withdrawn)) {
+			s->rc = -1;
+			snprintf(s->err, sizeof(s->err), "withdrawn: its pods "
+			    "changed before it was made");
+		} else
+			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
+			    &s->permanent, s->err, sizeof(s->err));
 		ev = xcalloc(1, sizeof(*ev));
 		ev->kind = EV_SUBMITTED;
 		ev->submit = s;
