@@ -70,8 +70,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
 	def verdict(v; ok): if v == null then "not measured" elif ok then "met" else "missed" end;
 	def tr(a; b): if a == null or b == null or b == 0 then null else (a / b * 100 | round / 100) end;
+	# The top band measured, reached or not (then at the pods it had).
+	def at(b): if b.reached then "\(b.pending)" else "\(b.pending) (band \(b.band) not reached)" end;
 	.targets as $t | [.bands[] | select(.reached)] as $ok
-	| (first($ok[] | select(.band > 0)) // null) as $lo | ($ok | last) as $hi
+	| (first($ok[] | select(.band > 0)) // null) as $lo | (.bands | last) as $hi
 	| (if $hi != null and $lo != null and $hi.band > $lo.band then $hi else null end) as $hi
 	| (first($ok[] | select(.band == $t.rss_at)) // null) as $at
 	| ($ok[0] // null) as $zero
@@ -88,7 +90,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
 	(select(any(.bands[]; .reached | not)) | .bands[] | select(.reached | not) |
 		"band \(.band) NOT reached within \(.fill_s) s: \(.submitted) pods submitted (\(.pending) pending in Slurm)"),
-	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
+	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending\(if .to_reached == false then " (band \(.to_band) not reached)" else "" end): \(.bytes_per_pod) bytes per pod"),
 	(.slope_low // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
 	($rl // empty | "relist at \(.pending) pending (kube-apiserver restarted, back in \(.restart_ms / 1000) s; every watch relisted: \(.all_relisted), \(.relisted_ms / 1000) s after the stop): RSS steady \(mib(.steady_kib)), peak \(mib(.peak_kib)) = \(.ratio // "-")x, \(mib(.after_kib)) after"),
 	"",
@@ -101,10 +103,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		(if $s.bytes_per_pod == null then "-" else "\($s.bytes_per_pod) B/pod" end),
 		"<= \($t.growth_bytes_per_pod) B/pod",
 		verdict($s.bytes_per_pod; $s.bytes_per_pod <= $t.growth_bytes_per_pod)] | @tsv),
-	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \($hi.band // "-") / \($lo.band // "-")",
+	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
 		(if $x == null then "-" else "\($x)x (\(r3($hi.decision_ms)) / \(r3($lo.decision_ms)) ms)" end),
 		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
-	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \($hi.band // "-") / \($lo.band // "-")",
+	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
 		(if $x == null then "-" else "\($x)x (\(r2($hi.poll_ms)) / \(r2($lo.poll_ms)) ms)" end),
 		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
 	(["relist peak / steady", (if $rl.ratio == null then "-" else "\($rl.ratio)x" end),

@@ -203,8 +203,13 @@ drop_ns() {
 	# too: minutes for thousands); then count them down cheaply (a list of
 	# one item tells how many remain) before deleting the namespace, which
 	# its controller otherwise retries with a growing backoff.
+	# One collection delete stops at the API server's request timeout
+	# (60 s: some 7000 pods here) and says so: it goes again until it has
+	# marked every pod.
 	local i n
-	k delete --raw "/api/v1/namespaces/$1/pods" >/dev/null 2>&1 || true
+	for ((i = 0; i < 30; i++)); do
+		k delete --raw "/api/v1/namespaces/$1/pods" >/dev/null 2>&1 && break
+	done
 	for ((i = 0; i < 900; i++)); do
 		n=$(k get --raw "/api/v1/namespaces/$1/pods?limit=1" 2>/dev/null |
 			jq '(.metadata.remainingItemCount // 0) + (.items | length)' 2>/dev/null)
@@ -826,14 +831,16 @@ record "$(jq -cn --argjson bands "[$bands]" --argjson relist "${relist:-null}" -
 	# slope A B: RSS growth in bytes per pending pod between two bands.
 	def slope(a; b): if a != null and b != null and b.pending > a.pending
 		then ((b.rss_kib - a.rss_kib) * 1024 / (b.pending - a.pending) | round) else null end;
-	($bands | map(select(.reached))) as $ok
-	| {scenario: "backlog", system: "bridge", nodes: $nodes, rate: $rate, band_timeout_s: $timeout,
+	# Between the two top bands measured (the top one, when not reached,
+	# at the pods it had), and from 0 to the second top band; from and to
+	# are pods pending in Slurm.
+	def growth(a; b): {from_band: a.band, to_band: b.band, from: a.pending, to: b.pending,
+		to_reached: b.reached, bytes_per_pod: slope(a; b)};
+	{scenario: "backlog", system: "bridge", nodes: $nodes, rate: $rate, band_timeout_s: $timeout,
 	   drain_s: $drain,
 	   bands: $bands, relist: $relist,
-	   slope_top: (if ($ok | length) >= 3 then {from: $ok[-2].band, to: $ok[-1].band,
-		bytes_per_pod: slope($ok[-2]; $ok[-1])} else null end),
-	   slope_low: (if ($ok | length) >= 3 then {from: 0, to: $ok[-2].band,
-		bytes_per_pod: slope($ok[0]; $ok[-2])} else null end),
+	   slope_top: (if ($bands | length) >= 3 then growth($bands[-2]; $bands[-1]) else null end),
+	   slope_low: (if ($bands | length) >= 3 then growth($bands[0]; $bands[-2]) else null end),
 	   targets: {baseline_mib: 24, rss_mib: 64, rss_at: 10000, growth_bytes_per_pod: 1024,
 		time_ratio: 1.5, relist_ratio: 2}}')"
 scancel "$native_job"; native_job=
