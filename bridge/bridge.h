@@ -506,7 +506,12 @@ struct pod_entry {
 	const char	*ns;		/* interned */
 	const char	*name;		/* in key */
 	struct podrec	*rec;		/* the pod as last seen, owned */
-	char		*group;		/* group key, NULL if invalid */
+	/*
+	 * The key of the group it is a member of (the group's own string:
+	 * a pod is a member of its group until it leaves or goes, and a
+	 * group with members is never freed), or NULL.
+	 */
+	const char	*group;
 	double		 seen_at;	/* when first seen, epoch seconds */
 	const char	*bound_node;	/* the node we bind it to (interned) */
 	const char	*slurm_node;	/* its node annotation (interned) */
@@ -554,7 +559,7 @@ struct group {
 	int		 invalid;	/* translation failed; wait for a change */
 	int		 seen;		/* its job was in the last full load */
 	char		*end_msg;	/* Slurm ended the job: why (Events) */
-	char		 pending_reason[64];	/* Slurm's, while pending */
+	const char	*pending_reason;	/* Slurm's, interned, or NULL */
 	long		 retry_ms;
 	int64_t		 next_try;	/* monotonic ms */
 	uint64_t	 submit_seq;	/* which request an answer is for */

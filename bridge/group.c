@@ -54,6 +54,7 @@ group_free(void *p)
 	group_withdraw(g);
 	free(g->key);
 	intern_put(g->ns);
+	intern_put(g->pending_reason);
 	strv_clear(&g->members);
 	strv_clear(&g->job_pods);
 	json_decref(g->layout);

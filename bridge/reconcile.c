@@ -42,7 +42,6 @@ pod_entry_free(void *p)
 	free(e->key);
 	intern_put(e->ns);
 	podrec_free(e->rec);
-	free(e->group);
 	intern_put(e->bound_node);
 	intern_put(e->slurm_node);
 	free(e->cond);
@@ -186,11 +185,11 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
 	    (old = map_get(r->groups, e->group)) != NULL) {
 		group_remove(old, e->key);
+		e->group = NULL;	/* old may go now */
 		group_member_gone(r, old);
 	}
-	free(e->group);
-	e->group = xstrdup(gid.key);
 	g = group_get(r, &gid, e->ns);
+	e->group = g->key;
 	group_add(g, e->key);
 	if (g->invalid) {
 		/* A member changed: try a translation that failed again. */
@@ -291,8 +290,7 @@ reconcile_gauges(struct reconcile *r)
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
 			pods++;
 		pbytes += (long long)(malloc_usable_size(e) +
-		    str_bytes(e->key) + str_bytes(e->group) +
-		    str_bytes(e->cond));
+		    str_bytes(e->key) + str_bytes(e->cond));
 	}
 	it = 0;
 	gbytes = (long long)(map_bytes(r->groups) + map_bytes(r->ns_groups) +
@@ -482,8 +480,11 @@ job_update_cb(const struct sjob *j, void *arg)
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
-		snprintf(g->pending_reason, sizeof(g->pending_reason), "%s",
-		    j->reason);
+		if (g->pending_reason == NULL ||
+		    strcmp(g->pending_reason, j->reason) != 0) {
+			intern_put(g->pending_reason);
+			g->pending_reason = intern_get(j->reason);
+		}
 		snprintf(msg, sizeof(msg), "waiting for Slurm job %u "
 		    "(Reason=%s)", j->id, j->reason);
 		if (g->state == G_PENDING)
@@ -879,7 +880,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			else if (g != NULL && g->jobid != 0)
 				snprintf(c->msg, sizeof(c->msg), "waiting for "
 				    "Slurm allocation (Reason=%s, job %u)",
-				    g->pending_reason[0] != '\0' ?
+				    g->pending_reason != NULL ?
 				    g->pending_reason : "None", g->jobid);
 			else
 				snprintf(c->msg, sizeof(c->msg), "waiting for "
