@@ -94,6 +94,8 @@ struct bridge_stats {
 	atomic_llong		 mem_jobs;	/* the job id index */
 	atomic_llong		 mem_jobs_bytes;
 	atomic_llong		 mem_objects;	/* nodes, namespaces, owners */
+	atomic_llong		 writes_waiting;	/* pod writes not started */
+	atomic_llong		 events_queued;	/* Events not posted yet */
 	atomic_int		 leader;	/* 1 while this replica leads */
 	atomic_int		 recovered;	/* caches synced, jobs adopted */
 	atomic_llong		 slurm_ok_at;	/* last good Slurm poll, s */

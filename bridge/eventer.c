@@ -93,6 +93,7 @@ eventer_main(void *arg)
 		it = TAILQ_FIRST(&l->items);
 		TAILQ_REMOVE(&l->items, it, entry);
 		l->n--;
+		atomic_fetch_sub(&bstats.events_queued, 1);
 		pthread_mutex_unlock(&l->lock);
 		if (k8s_event_record(rec, it->obj, it->type, it->reason,
 		    it->action, &err, "%s", it->note) == -1)
@@ -179,6 +180,7 @@ eventer_post(struct eventer *ev, const json_t *obj, const char *type,
 	}
 	TAILQ_INSERT_TAIL(&l->items, it, entry);
 	l->n++;
+	atomic_fetch_add(&bstats.events_queued, 1);
 	pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
 }

@@ -82,6 +82,7 @@ writepool_main(void *arg)
 			break;
 		w = TAILQ_FIRST(&p->waiting);
 		TAILQ_REMOVE(&p->waiting, w, entry);
+		atomic_fetch_sub(&bstats.writes_waiting, 1);
 		pthread_mutex_unlock(&p->lock);
 		writepool_do(c, w);
 		ev = xcalloc(1, sizeof(*ev));
@@ -153,6 +154,7 @@ writepool_free(struct writepool *p)
 	}
 	while ((w = TAILQ_FIRST(&p->waiting)) != NULL) {
 		TAILQ_REMOVE(&p->waiting, w, entry);
+		atomic_fetch_sub(&bstats.writes_waiting, 1);
 		wreq_free(w);
 	}
 	pthread_mutex_destroy(&p->lock);
@@ -167,6 +169,7 @@ writepool_submit(struct writepool *p, struct wreq *w)
 {
 	pthread_mutex_lock(&p->lock);
 	TAILQ_INSERT_TAIL(&p->waiting, w, entry);
+	atomic_fetch_add(&bstats.writes_waiting, 1);
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 }
