@@ -78,6 +78,7 @@ struct bridge_stats {
 	atomic_ullong		 pods_bound;
 	struct metrics_hist	 sched_latency;	/* pod creation -> bind */
 	struct metrics_hist	 decision;	/* one pod event, handled */
+	struct metrics_hist	 decision_cpu;	/* ... the thread's CPU time */
 	struct metrics_hist	 sweep;		/* one pass over all groups */
 	struct metrics_hist	 rpc[RPC_KINDS];
 	atomic_ullong		 rpc_errors[RPC_KINDS];
@@ -558,6 +559,8 @@ struct group {
 	uint32_t	 gpus_per_task;
 	int		 exclusive;
 	int		 cancelled;	/* we asked Slurm to end the job */
+	int		 cancel_due;	/* asking failed: ask again */
+	int		 foreign;	/* has had a member of another scheduler */
 	int		 invalid;	/* translation failed; wait for a change */
 	int		 seen;		/* its job was in the last full load */
 	char		*end_msg;	/* Slurm ended the job: why (Events) */

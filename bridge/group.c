@@ -121,8 +121,10 @@ group_cancel(struct reconcile *r, struct group *g, const char *why)
 	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
 		log_warnx("group %s: cancel slurm job %u: %s", g->key,
 		    g->jobid, err);
+		g->cancel_due = 1;	/* the sweep tries again */
 		return;
 	}
+	g->cancel_due = 0;
 	g->cancelled = 1;
 	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
 	    why);
@@ -231,17 +233,7 @@ group_want(json_t *set, const char *key)
 static int
 group_labelled(struct reconcile *r, struct group *g)
 {
-	struct pod_entry	*e;
-	size_t			 i;
-
-	if (r->conf->jobid_label)
-		return (1);
-	for (i = 0; i < g->members.n; i++) {
-		e = map_get(r->pods, g->members.v[i]);
-		if (e != NULL && e->foreign)
-			return (1);
-	}
-	return (0);
+	return (r->conf->jobid_label || g->foreign);
 }
 
 /* Hands the release of an ended pod's finalizer to the pool. */
@@ -1015,8 +1007,8 @@ group_quiet(struct reconcile *r, struct group *g, int64_t now)
 {
 	if (g->cancelled || g->end_msg != NULL)
 		return (0);
-	/* Its members all ended but the cancel failed: cancel again. */
-	if (g->jobid != 0 && group_live(r, g, NULL, 0, 0) == 0)
+	/* A cancel failed (slurmctld away): the sweep tries again. */
+	if (g->cancel_due)
 		return (0);
 	switch (g->state) {
 	case G_SUBMITTING:

@@ -109,6 +109,15 @@ metrics_counters(struct buf *b, const char *name, const char *help,
 }
 
 double
+metrics_thread_cpu(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+}
+
+double
 metrics_now(void)
 {
 	struct timespec	ts;

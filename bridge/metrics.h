@@ -40,5 +40,7 @@ void	metrics_counters(struct buf *, const char *name, const char *help,
 	    atomic_ullong *values, int n);
 /* Seconds on the monotonic clock. */
 double	metrics_now(void);
+/* The calling thread's CPU time, seconds. */
+double	metrics_thread_cpu(void);
 
 #endif /* METRICS_H */

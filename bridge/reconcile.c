@@ -191,6 +191,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	g = group_get(r, &gid, e->ns);
 	e->group = g->key;
 	group_add(g, e->key);
+	if (e->foreign)
+		g->foreign = 1;	/* labelled from now on */
 	if (g->invalid) {
 		/* A member changed: try a translation that failed again. */
 		g->invalid = 0;
@@ -330,7 +332,7 @@ reconcile_gauges(struct reconcile *r)
  * deletionTimestamp only), and re-evaluates every group that is not quiet.
  */
 static void
-groups_sweep(struct reconcile *r)
+groups_sweep(struct reconcile *r, int all)
 {
 	double		 t0 = metrics_now();
 	int64_t		 now = reconcile_now_ms();
@@ -366,7 +368,7 @@ groups_sweep(struct reconcile *r)
 	strv_clear(&keys);
 	it = 0;
 	while (map_next(r->groups, &it, NULL, &v))
-		if (!group_quiet(r, v, now))
+		if (all || !group_quiet(r, v, now))
 			strv_add(&keys, ((struct group *)v)->key);
 	for (i = 0; i < keys.n; i++) {
 		struct group *g = map_get(r->groups, keys.v[i]);
@@ -817,7 +819,7 @@ reconcile_recover(struct reconcile *r)
 	atomic_store(&bstats.recovered, 1);
 	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
 	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
-	groups_sweep(r);
+	groups_sweep(r, 1);
 }
 
 static struct map *
@@ -917,7 +919,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
 	char		 key[512], ns[512];
-	double		 t0;
+	double		 t0, c0;
 
 	if (ev->kind == EV_EXTENDER) {
 		reconcile_extender(r, ev->call);
@@ -946,11 +948,14 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	}
 	if (ev->kind == EV_POD || ev->kind == EV_EXTPOD) {
 		t0 = metrics_now();
+		c0 = metrics_thread_cpu();
 		if (ev->type == K8S_EVENT_DELETED)
 			pod_deleted(r, ev->pod);
 		else
 			pod_update(r, ev->pod);
 		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
+		metrics_hist_observe(&bstats.decision_cpu,
+		    metrics_thread_cpu() - c0);
 		ev->pod = NULL;
 		event_free(ev);
 		return;
@@ -1072,7 +1077,7 @@ reconcile_main(void *arg)
 			if (r->sweep_due && now >= r->next_change)
 				groups_sweep_changed(r);
 			if (now >= r->next_sweep) {
-				groups_sweep(r);
+				groups_sweep(r, 0);
 				reconcile_trim(r, now);
 				r->next_sweep = now + r->conf->idle_poll_ms;
 			}

@@ -70,6 +70,11 @@ stats_write(struct buf *b)
 	    "translation, and the submit or bind it leads to.");
 	metrics_hist_write(b, "slurm_bridge_decision_seconds", NULL,
 	    &bstats.decision);
+	metrics_family(b, "slurm_bridge_decision_cpu_seconds", "histogram",
+	    "CPU time of the reconcile thread per pod event handled: the "
+	    "decision's own work, without waiting for a CPU.");
+	metrics_hist_write(b, "slurm_bridge_decision_cpu_seconds", NULL,
+	    &bstats.decision_cpu);
 	metrics_family(b, "slurm_bridge_sweep_seconds", "histogram",
 	    "Time for one pass over every group (periodic, and after owner "
 	    "or namespace changes).");

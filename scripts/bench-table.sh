@@ -82,9 +82,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"backlog: pods pending in Slurm behind a native job holding all \(.nodes) nodes, created at \(.rate) pods/s;",
 	"RSS at the end of a \(.bands[0].window_s) s steady window once a band is reached, polls (load_jobs) and sweeps over it, decisions",
 "over \(.bands[0].probe.pods? // "-") probe pods created after it; jobs: every job slurmctld holds; fill_s: first create to every pod submitted",
-	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "decisions", "poll_ms", "polls", "sweep_ms",
+	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "cpu_ms", "decisions", "poll_ms", "polls", "sweep_ms",
 		"/debug/memory"] | @tsv),
-	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r3(.decision_ms), .decisions,
+	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r3(.decision_ms),
+		(if .decision_cpu_ms == null then "-" else r3(.decision_cpu_ms) end), .decisions,
 		r2(.poll_ms), .polls, r2(.sweep_ms), (if .memory != null then "yes" else "-" end)] | map(tostring) | @tsv),
 	(.bands[] | select(.same_bridge == false) |
 		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
@@ -105,6 +106,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		verdict($s.bytes_per_pod; $s.bytes_per_pod <= $t.growth_bytes_per_pod)] | @tsv),
 	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
 		(if $x == null then "-" else "\($x)x (\(r3($hi.decision_ms)) / \(r3($lo.decision_ms)) ms)" end),
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(tr($hi.decision_cpu_ms; $lo.decision_cpu_ms) as $x | select($x != null) |
+		["decision CPU time \(at($hi)) / \($lo.pending // "-")",
+		"\($x)x (\(r3($hi.decision_cpu_ms)) / \(r3($lo.decision_cpu_ms)) ms)",
 		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
 	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
 		(if $x == null then "-" else "\($x)x (\(r2($hi.poll_ms)) / \(r2($lo.poll_ms)) ms)" end),

@@ -628,17 +628,21 @@ if want backlog; then
 bmetrics() { curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" >"$1" || : >"$1"; }
 # backlog_window M0 M1: what a window between two /metrics snapshots
 # cost, as a JSON object: decisions, polls (load_jobs) and sweeps, with
-# their mean in ms (null without one).
+# their mean in ms (null without one); decision_cpu_ms is the reconcile
+# thread's CPU time per decision (the wall time includes waiting for a
+# CPU on a loaded machine).
 backlog_window() {
-	awk -v d=slurm_bridge_decision_seconds -v s=slurm_bridge_sweep_seconds \
+	awk -v d=slurm_bridge_decision_seconds -v c=slurm_bridge_decision_cpu_seconds \
+		-v s=slurm_bridge_sweep_seconds \
 		-v p=slurm_bridge_slurm_rpc_duration_seconds -v rpc='{rpc="load_jobs"}' '
 		function n(c) { return sprintf("%d", b[c] - a[c]) }
 		function ms(t, c) { return b[c] - a[c] > 0 ? sprintf("%.3f", (b[t] - a[t]) * 1000 / (b[c] - a[c])) : "null" }
 		FILENAME == ARGV[1] { a[$1] = $2; next }
 		{ b[$1] = $2 }
 		END {
-			printf "{\"decisions\":%s,\"decision_ms\":%s,\"polls\":%s,\"poll_ms\":%s,\"sweeps\":%s,\"sweep_ms\":%s}\n",
-				n(d "_count"), ms(d "_sum", d "_count"), n(p "_count" rpc), ms(p "_sum" rpc, p "_count" rpc),
+			printf "{\"decisions\":%s,\"decision_ms\":%s,\"decision_cpu_ms\":%s,\"polls\":%s,\"poll_ms\":%s,\"sweeps\":%s,\"sweep_ms\":%s}\n",
+				n(d "_count"), ms(d "_sum", d "_count"), ms(c "_sum", c "_count"),
+				n(p "_count" rpc), ms(p "_sum" rpc, p "_count" rpc),
 				n(s "_count"), ms(s "_sum", s "_count")
 		}' "$1" "$2"
 }
@@ -695,7 +699,8 @@ backlog_band() {
 		{band: $band, pending: ($pend // $sub), submitted: $sub, reached: $reached, slurm_jobs: $all,
 		 same_bridge: $same,
 		 rss_kib: $rss, window_s: '"$BACKLOG_WINDOW_S"',
-		 decision_ms: $probe.decision_ms?, decisions: $probe.decisions?,
+		 decision_ms: $probe.decision_ms?, decision_cpu_ms: $probe.decision_cpu_ms?,
+		 decisions: $probe.decisions?,
 		 poll_ms: $win.poll_ms, polls: $win.polls,
 		 sweep_ms: $win.sweep_ms, sweeps: $win.sweeps, steady: $win, probe: $probe} + $extra
 		+ (if $mem != null then {memory: $mem} else {} end)')"
