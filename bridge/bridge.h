@@ -439,6 +439,8 @@ void			 reconcile_join(struct reconcile *);
 #define POLL_DUTY		5
 /* ... but a poll is never put off by more than POLL_DUTY times this. */
 #define POLL_COST_MAX_MS	1000
+/* A job load that took this long (thousands of jobs) is trimmed after. */
+#define POLL_TRIM_MS		20
 /* Pending counts and store sizes for /metrics: a walk of every cache. */
 #define GAUGES_INTERVAL_MS	5000
 

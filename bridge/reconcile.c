@@ -721,11 +721,19 @@ reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
 	double	rpc_s = 0;
+	int	rc;
 
-	if (sctl_poll(&r->slurm_since, job_update_cb, r, &rpc_s, err,
-	    sizeof(err)) == -1)
+	if ((rc = sctl_poll(&r->slurm_since, job_update_cb, r, &rpc_s, err,
+	    sizeof(err))) == -1)
 		log_warnx("slurm: %s", err);
 	reconcile_cancel_orphans(r);
+	/*
+	 * A large load leaves its records' strings (a kilobyte or so a job)
+	 * freed among the caches' live blocks: give those pages back now,
+	 * or the heap keeps a whole load's worth resident between polls.
+	 */
+	if (rc == 0 && rpc_s * 1000.0 >= POLL_TRIM_MS)
+		malloc_trim(0);
 	/*
 	 * slurmctld answers a poll with every job it holds once anything
 	 * changed: with tens of thousands pending, one load takes long.
