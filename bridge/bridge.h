@@ -278,8 +278,11 @@ struct eventer	*eventer_new(const struct k8s_config *,
 		    const char *instance);
 /* Stops the thread; Events still queued are dropped. */
 void		 eventer_free(struct eventer *);
-/* Queues an Event about obj (borrowed; its identity is copied). */
-void		 eventer_post(struct eventer *, const json_t *obj,
+/*
+ * Queues an Event about the object id names (taken): kind, apiVersion and
+ * metadata name, namespace, uid, resourceVersion (podrec_ref's shape).
+ */
+void		 eventer_post(struct eventer *, json_t *id,
 		    const char *type, const char *reason, const char *action,
 		    const char *note);
 

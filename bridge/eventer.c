@@ -145,21 +145,12 @@ eventer_lane(struct eventer *ev, const json_t *id)
 }
 
 void
-eventer_post(struct eventer *ev, const json_t *obj, const char *type,
+eventer_post(struct eventer *ev, json_t *id, const char *type,
     const char *reason, const char *action, const char *note)
 {
 	struct ev_item	*it;
 	struct ev_lane	*l;
-	json_t		*md = json_object_get(obj, "metadata"), *id;
 
-	/* Only what an Event names: kind, apiVersion and the metadata ids. */
-	id = json_pack("{s:O?, s:O?, s:{s:O?, s:O?, s:O?, s:O?}}",
-	    "kind", json_object_get(obj, "kind"),
-	    "apiVersion", json_object_get(obj, "apiVersion"),
-	    "metadata", "name", json_object_get(md, "name"),
-	    "namespace", json_object_get(md, "namespace"),
-	    "uid", json_object_get(md, "uid"),
-	    "resourceVersion", json_object_get(md, "resourceVersion"));
 	if (id == NULL)
 		return;
 	it = xcalloc(1, sizeof(*it));

@@ -159,8 +159,6 @@ int	sched_member_order(int32_t index_a, const char *name_a,
 	    int32_t index_b, const char *name_b);
 /* The pod's batch.kubernetes.io/job-completion-index label, or -1. */
 int32_t	sched_completion_index(const json_t *pod);
-/* Sorts members into placement order. */
-void	sched_sort_members(json_t **pods, size_t n);
 /* The k-th task's share of a node's GRES detail; new string or NULL. */
 char	*sched_gres_share(const char *detail, int per_task, int k);
 /*

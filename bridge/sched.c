@@ -182,22 +182,6 @@ sched_member_order(int32_t ia, const char *na, int32_t ib, const char *nb)
 	return (strcmp(na != NULL ? na : "", nb != NULL ? nb : ""));
 }
 
-static int
-sched_member_cmp(const void *a, const void *b)
-{
-	const json_t	*pa = *(const json_t *const *)a;
-	const json_t	*pb = *(const json_t *const *)b;
-
-	return (sched_member_order(sched_completion_index(pa),
-	    k8s_obj_name(pa), sched_completion_index(pb), k8s_obj_name(pb)));
-}
-
-void
-sched_sort_members(json_t **pods, size_t n)
-{
-	qsort(pods, n, sizeof(*pods), sched_member_cmp);
-}
-
 /*
  * Splits a node's GRES detail ("gpu:4(IDX:0-3)", or "gpu:a100:4(IDX:0,2-4)")
  * into the share of task k when every task has per_task devices: task k

@@ -31,10 +31,8 @@ void
 writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
     const char *reason, const char *action, const char *msg)
 {
-	json_t	*ref = podrec_ref(e->rec);
-
-	eventer_post(r->eventer, ref, type, reason, action, msg);
-	json_decref(ref);
+	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action,
+	    msg);
 }
 
 /* Hands the pod's wanted PodScheduled=False message to the writer pool. */

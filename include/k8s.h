@@ -250,12 +250,6 @@ struct k8s_informer_opts {
 	const char	*label_selector;	/* may be NULL */
 	const char	*name;		/* thread/log name, e.g. "watch/pods" */
 	int		 timeout_seconds;	/* per watch; 0: 300 */
-	/*
-	 * Called on every object before it is stored and delivered, to drop
-	 * what the caller never reads (managedFields are always dropped).
-	 * May be NULL.
-	 */
-	void		(*transform)(json_t *obj);
 };
 
 /* The config must outlive the informer.  The opts strings are copied. */

@@ -36,7 +36,6 @@ struct k8s_informer {
 	char			*name;
 	int			 timeout;
 	k8s_informer_cb		 cb;
-	void			(*transform)(json_t *);
 	void			*arg;
 
 	pthread_t		 thread;
@@ -76,7 +75,6 @@ k8s_informer_new(const struct k8s_config *conf,
 		inf->label_selector = k8s_urlencode(o->label_selector);
 	inf->name = xstrdup(o->name != NULL ? o->name : "informer");
 	inf->timeout = o->timeout_seconds > 0 ? o->timeout_seconds : 300;
-	inf->transform = o->transform;
 	inf->cb = cb;
 	inf->arg = arg;
 	atomic_init(&inf->stop, 0);
@@ -171,11 +169,9 @@ informer_sleep(struct k8s_informer *inf, long ms)
  * nobody here.  With thousands of pods it is most of the memory.
  */
 static void
-informer_trim(struct k8s_informer *inf, json_t *obj)
+informer_trim(json_t *obj)
 {
 	json_object_del(json_object_get(obj, "metadata"), "managedFields");
-	if (inf->transform != NULL)
-		inf->transform(obj);
 }
 
 /* Builds "<path>?<params>&fieldSelector=..&labelSelector=..". */
@@ -258,7 +254,7 @@ informer_listed(struct k8s_informer *inf, json_t *item)
 	int	changed, had;
 
 	informer_typemeta(inf, item);
-	informer_trim(inf, item);
+	informer_trim(item);
 	k8s_obj_key(item, key, sizeof(key));
 	had = informer_store_put(inf, key, k8s_obj_str(item,
 	    "metadata.resourceVersion"), &changed);
@@ -420,7 +416,7 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf, k8s_obj_str(obj,
 		    "metadata.resourceVersion"));
-		informer_trim(inf, obj);
+		informer_trim(obj);
 		had = informer_store_put(inf, key, k8s_obj_str(obj,
 		    "metadata.resourceVersion"), &changed);
 		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, obj,

@@ -181,6 +181,17 @@ START_TEST(test_sched_assign)
 }
 END_TEST
 
+/* Placement order, as group.c sorts members: index, then name. */
+static int
+member_cmp(const void *a, const void *b)
+{
+	const json_t	*pa = *(const json_t *const *)a;
+	const json_t	*pb = *(const json_t *const *)b;
+
+	return (sched_member_order(sched_completion_index(pa),
+	    k8s_obj_name(pa), sched_completion_index(pb), k8s_obj_name(pb)));
+}
+
 START_TEST(test_sched_sort)
 {
 	json_t	*p[3];
@@ -193,7 +204,7 @@ START_TEST(test_sched_sort)
 	    "batch.kubernetes.io/job-completion-index", json_string("10"));
 	json_object_set_new(k8s_obj_get(p[0], "metadata.labels"),
 	    "batch.kubernetes.io/job-completion-index", json_string("2"));
-	sched_sort_members(p, 3);
+	qsort(p, 3, sizeof(p[0]), member_cmp);
 	/* Index 2 before index 10 (numeric), names only break ties. */
 	ck_assert_str_eq(k8s_obj_name(p[0]), "w-a");
 	ck_assert_str_eq(k8s_obj_name(p[1]), "w-b");
