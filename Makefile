@@ -64,18 +64,20 @@ else
 Q := @
 endif
 
-LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/config.c \
+LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
+		   libk8s/kubeconfig.c libk8s/yamldoc.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
+		   libk8s/match.c libk8s/encode.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
 		   libk8s/map.c libk8s/strv.c libk8s/list.c
-# The pure policy (translate, sched), the config file, the metrics writer
-# and the HTTP(S) server (httpd.c, the only libmicrohttpd user) are shared:
-# both daemons link them.
-SHARED_SRCS	:= bridge/translate.c bridge/sched.c bridge/config.c \
-		   bridge/metrics.c bridge/httpd.c
+# common/: what both daemons link.  The pure policy (translate, workload), the
+# config file, the metrics writer and the HTTP(S) server (httpd.c, the only
+# libmicrohttpd user).
+SHARED_SRCS	:= common/translate.c common/workload.c common/config.c \
+		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
-		   bridge/podrec.c \
+		   bridge/podrec.c bridge/placement.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c \
@@ -87,9 +89,10 @@ ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 ADMISSION_SRCS	:= admission/main.c admission/server.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
-		   test/check_config.c test/check_translate.c \
-		   test/check_queue.c test/check_map.c test/check_sched.c \
-		   test/check_review.c test/check_settings.c \
+		   test/check_kubeconfig.c test/check_translate.c \
+		   test/check_queue.c test/check_map.c test/check_placement.c \
+		   test/check_workload.c \
+		   test/check_review.c test/check_config.c \
 		   test/check_podrec.c
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
@@ -127,12 +130,13 @@ $(BINDIR)/slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Ibridge -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Icommon -Ibridge -Iadmission -c -o $@ $<
 
-$(BUILD)/admission/%.o: admission/%.c
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -Ibridge -c -o $@ $<
+# Include paths follow the layering: libk8s sees only include/; common/ adds
+# its own headers; each daemon sees common/ and its own directory; the tests
+# see everything.
+$(BUILD)/common/%.o $(BUILD)/bridge/%.o $(BUILD)/admission/%.o: \
+    CFLAGS += -Icommon
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -171,8 +175,9 @@ FUZZ_TIME	?= 60
 FUZZ_TARGETS	:= watch quantity review translate config assign
 FUZZ_CFLAGS	= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude $(PKG_CFLAGS) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB	:= libk8s/xmalloc.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
-		   libk8s/quantity.c libk8s/watch.c libk8s/object.c
+FUZZ_LIB	:= libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
+		   libk8s/quantity.c libk8s/watch.c libk8s/object.c \
+		   libk8s/match.c libk8s/encode.c
 
 build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h
 	@mkdir -p build-fuzz
@@ -185,22 +190,23 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
     $(SHARED_SRCS) $(LIBK8S_SRCS)
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(ADMISSION_LIB_SRCS) \
+	$(Q)clang $(FUZZ_CFLAGS) -Icommon -Iadmission -o $@ $< $(ADMISSION_LIB_SRCS) \
 		$(SHARED_SRCS) $(LIBK8S_SRCS) $(PKG_LIBS) \
 		-pthread
 
-# The shared policy (translate, sched), the scheduler's pod record and the
+# The shared policy (translate, workload), placement, the pod record and the
 # config file over libk8s's pure parts.
 FUZZ_POLICY	:= translate config assign
-FUZZ_POLICY_SRCS := bridge/translate.c bridge/sched.c bridge/config.c \
+FUZZ_POLICY_SRCS := common/translate.c common/workload.c common/config.c \
+		   bridge/placement.c \
 		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c
 
 $(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
-    $(FUZZ_POLICY_SRCS) $(FUZZ_LIB) bridge/policy.h bridge/config.h \
+    $(FUZZ_POLICY_SRCS) $(FUZZ_LIB) common/policy.h common/config.h \
     include/k8s.h include/xmalloc.h
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -Ibridge -o $@ $< $(FUZZ_POLICY_SRCS) \
+	$(Q)clang $(FUZZ_CFLAGS) -Icommon -Ibridge -o $@ $< $(FUZZ_POLICY_SRCS) \
 		$(FUZZ_LIB) $(PKG_LIBS) -pthread
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)

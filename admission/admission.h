@@ -12,6 +12,7 @@
 
 #include "k8s.h"
 #include "config.h"
+#include "workload.h"
 
 struct admission_conf {
 	const char		*listen;	/* "ADDR:PORT" */
@@ -97,10 +98,19 @@ char	*review_pointer_escape(const char *token);
 /* Appends a warning to the result. */
 void	 review_warn(struct review_result *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-/* The pod's owning batch/v1 Job from the store (new ref) or NULL. */
-json_t	*review_job_owner(const json_t *pod, const struct review_conf *);
-/* The workload root the scheduler reads annotations from (new ref). */
-json_t	*review_root(const json_t *pod, const struct review_conf *);
+/*
+ * The webhook's lookup of workload objects (workload.h): the owner store,
+ * waiting up to owner_wait_ms for an object not yet seen, and
+ * podgroup_wait_ms for a PodGroup.  lk.arg points at the struct itself.
+ */
+struct review_lookup {
+	struct workload_lookup	 lk;
+	const struct review_conf *rc;
+	int			 podgroup_wait_ms;
+};
+
+void	 review_lookup_init(struct review_lookup *,
+	    const struct review_conf *, int podgroup_wait_ms);
 
 /* mutate.c: the JSON Patch for a pod (idempotent). */
 void	 mutate_pod(const json_t *pod, const char *operation,

@@ -4,7 +4,7 @@
  * - schedulerName, a preset nodeName on CREATE, the managed-node toleration;
  * - the gang: pod-group label and min-member annotation from the owner
  *   (PodGroup CR, LeaderWorkerSet, JobSet, Indexed Job), with the
- *   scheduler's own grouping rules (sched_pod_group);
+ *   scheduler's own grouping rules (workload_group);
  * - GPU limits as the gres annotation, typed by the config's gresTypes;
  * - topology hints (Kueue's podset-*-topology annotations, the gang GPU
  *   policy) as the switches annotation.
@@ -93,47 +93,28 @@ static int
 mutate_gang(const json_t *pod, const struct review_conf *rc,
     struct meta_adds *adds)
 {
-	const char	*ns = k8s_obj_namespace(pod), *label, *js;
-	json_t		*job = NULL, *jobset = NULL, *pg;
-	struct group_id	 gid;
-	char		 err[256], n[16];
-	json_int_t	 min;
+	struct review_lookup	 rl;
+	struct group_id		 gid;
+	char			 err[256], n[16];
+	int			 size;
 
-	if ((js = k8s_obj_label(pod, JOBSET_LABEL_NAME)) != NULL)
-		jobset = owners_get(rc->owners, OWN_JOBSET, ns, js,
-		    rc->owner_wait_ms);
-	else if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
-	    k8s_obj_label(pod, LWS_LABEL_NAME) == NULL)
-		job = review_job_owner(pod, rc);
-	if (sched_pod_group(pod, job, jobset, &gid, err, sizeof(err)) == -1 ||
-	    !gid.gang) {
-		/* Bad input is the validating webhook's to refuse. */
-		json_decref(job);
-		json_decref(jobset);
-		return (0);
-	}
-	json_decref(job);
-	json_decref(jobset);
-	label = k8s_obj_label(pod, LABEL_POD_GROUP);
-	if (label == NULL && label_value_ok(gid.name))
+	/* A pod-group label without min-member is sized by its PodGroup. */
+	review_lookup_init(&rl, rc, rc->owner_wait_ms);
+	if (workload_group(pod, &rl.lk, &gid, err, sizeof(err)) == -1 ||
+	    !gid.gang)
+		return (0);	/* bad input is the validating webhook's */
+	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
+	    label_value_ok(gid.name))
 		json_object_set_new(adds->labels, LABEL_POD_GROUP,
 		    json_string(gid.name));
-	if (gid.min_member == 0 && label != NULL &&
-	    (pg = owners_get(rc->owners, OWN_PODGROUP, ns, label,
-	    rc->owner_wait_ms)) != NULL) {
-		/* A PodGroup CR gives the size. */
-		min = json_integer_value(k8s_obj_get(pg, "spec.minMember"));
-		if (min >= 1 && min <= SCHED_MAX_GANG)
-			gid.min_member = (int)min;
-		json_decref(pg);
-	}
-	if (gid.min_member > 0 &&
-	    k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {
-		snprintf(n, sizeof(n), "%d", gid.min_member);
+	size = workload_gang_size(k8s_obj_namespace(pod), gid.name,
+	    gid.min_member, &rl.lk);
+	if (size > 0 && k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {
+		snprintf(n, sizeof(n), "%d", size);
 		json_object_set_new(adds->annotations, ANN_MIN_MEMBER,
 		    json_string(n));
 	}
-	return (gid.min_member);
+	return (size);
 }
 
 /* GPUs the pod asks for: the sum of its containers' GPU limits. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "admission.h"

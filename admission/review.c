@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "xmalloc.h"
 #include "policy.h"
@@ -52,65 +53,33 @@ review_warn(struct review_result *r, const char *fmt, ...)
 	free(msg);
 }
 
-/* The controller ownerReference of kind in apiVersion group, or NULL. */
-static const json_t *
-review_owner_ref(const json_t *pod, const char *kind, const char *apiv)
+/* workload_lookup_fn over the owner store (struct review_lookup). */
+static json_t *
+review_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
 {
-	const json_t	*ref;
-	const char	*k, *a;
-	size_t		 i;
+	static const enum owner_kind	 own[WORKLOAD_KINDS] = {
+		[WORKLOAD_PODGROUP] = OWN_PODGROUP,
+		[WORKLOAD_LWS] = OWN_LWS,
+		[WORKLOAD_JOBSET] = OWN_JOBSET,
+		[WORKLOAD_JOB] = OWN_JOB,
+	};
+	const struct review_lookup	*rl = arg;
 
-	json_array_foreach(k8s_obj_get(pod, "metadata.ownerReferences"), i,
-	    ref) {
-		k = json_string_value(json_object_get(ref, "kind"));
-		a = json_string_value(json_object_get(ref, "apiVersion"));
-		if (json_is_true(json_object_get(ref, "controller")) &&
-		    k != NULL && a != NULL && strcmp(k, kind) == 0 &&
-		    strcmp(a, apiv) == 0)
-			return (ref);
-	}
-	return (NULL);
+	/* A pod-group label may name no CR: wait for one only if asked. */
+	return (owners_get(rl->rc->owners, own[kind], ns, name,
+	    kind == WORKLOAD_PODGROUP ? rl->podgroup_wait_ms :
+	    rl->rc->owner_wait_ms));
 }
 
-json_t *
-review_job_owner(const json_t *pod, const struct review_conf *rc)
+void
+review_lookup_init(struct review_lookup *rl, const struct review_conf *rc,
+    int podgroup_wait_ms)
 {
-	const json_t	*ref = review_owner_ref(pod, "Job", "batch/v1");
-	const char	*uid, *have;
-	json_t		*job;
-
-	if (ref == NULL)
-		return (NULL);
-	job = owners_get(rc->owners, OWN_JOB, k8s_obj_namespace(pod),
-	    json_string_value(json_object_get(ref, "name")),
-	    rc->owner_wait_ms);
-	/* A Job of the same name made since is not this pod's owner. */
-	uid = json_string_value(json_object_get(ref, "uid"));
-	have = k8s_obj_str(job, "metadata.uid");
-	if (job != NULL && uid != NULL && have != NULL &&
-	    strcmp(uid, have) != 0) {
-		json_decref(job);
-		return (NULL);
-	}
-	return (job);
-}
-
-json_t *
-review_root(const json_t *pod, const struct review_conf *rc)
-{
-	const char	*ns = k8s_obj_namespace(pod), *v;
-	json_t		*root;
-
-	if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL &&
-	    (root = owners_get(rc->owners, OWN_PODGROUP, ns, v, 0)) != NULL)
-		return (root);
-	if ((v = k8s_obj_label(pod, LWS_LABEL_NAME)) != NULL)
-		return (owners_get(rc->owners, OWN_LWS, ns, v,
-		    rc->owner_wait_ms));
-	if ((v = k8s_obj_label(pod, JOBSET_LABEL_NAME)) != NULL)
-		return (owners_get(rc->owners, OWN_JOBSET, ns, v,
-		    rc->owner_wait_ms));
-	return (review_job_owner(pod, rc));
+	rl->rc = rc;
+	rl->podgroup_wait_ms = podgroup_wait_ms;
+	rl->lk.fn = review_lookup;
+	rl->lk.arg = rl;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "metrics.h"

@@ -2,7 +2,7 @@
  * The validation of a bridged pod: every refusal names the key, the bad
  * value and the accepted form.
  * - Annotations go through the scheduler's own translation and grouping
- *   (translate_pod, sched_pod_group), with the namespace's defaults and
+ *   (translate_pod, workload_group), with the namespace's defaults and
  *   allowed accounts and the workload root's annotations, so what is
  *   admitted the scheduler can submit.
  * - Bridge-owned keys (SPEC.md section 5) may not be set by users on
@@ -153,13 +153,15 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	struct translate_conf	 tc;
 	struct jobspec		 js;
 	struct group_id		 gid;
+	struct review_lookup	 rl;
 	json_t			*ns, *root;
 	const char		*req;
 	char			 err[512];
 
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL,
 	    k8s_obj_namespace(pod), rc->owner_wait_ms);
-	root = review_root(pod, rc);
+	review_lookup_init(&rl, rc, 0);
+	root = workload_root(pod, &rl.lk);
 	src.pod = pod;
 	src.root = root;
 	src.ns = ns;
@@ -172,7 +174,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	else
 		jobspec_cleanup(&js);
 	if (r->denied == NULL &&
-	    sched_pod_group(pod, NULL, NULL, &gid, err, sizeof(err)) == -1)
+	    workload_group(pod, NULL, &gid, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
 	req = k8s_obj_annotation(pod, KUEUE_REQUIRED_TOPOLOGY);
 	if (r->denied == NULL && req != NULL &&

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "xmalloc.h"
 #include "metrics.h"
 #include "httpd.h"

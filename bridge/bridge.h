@@ -20,12 +20,15 @@
 
 #include <jansson.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "map.h"
 #include "strv.h"
 #include "metrics.h"
 
+#include "placement.h"
 #include "policy.h"
+#include "workload.h"
 
 struct bridge_conf {
 	const char	*kubeconfig;
@@ -630,7 +633,8 @@ int64_t		 reconcile_now_ms(void);
 /* Forgets a pod the API server no longer has (as its DELETED event). */
 void		 reconcile_pod_gone(struct reconcile *, const char *key);
 /* The controlling batch/v1 Job of a pod, from the Job cache (borrowed). */
-const json_t	*reconcile_owner_job(struct reconcile *, const json_t *pod);
+/* The scheduler's lookup of workload objects: its owner caches. */
+void	reconcile_lookup_init(struct reconcile *, struct workload_lookup *);
 
 /* group.c: the group state machine (pods are borrowed from r->pods). */
 void		 group_free(void *);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 

@@ -189,7 +189,7 @@ group_member_cmp(const void *a, const void *b)
 	const struct pod_entry	*pa = *(const struct pod_entry *const *)a;
 	const struct pod_entry	*pb = *(const struct pod_entry *const *)b;
 
-	return (sched_member_order(pa->rec->index, pa->name, pb->rec->index,
+	return (workload_member_order(pa->rec->index, pa->name, pb->rec->index,
 	    pb->name));
 }
 
@@ -379,7 +379,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	int			 failed = 0;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
-	if (sched_assign(g->layout, n, (int)g->cpus_per_task,
+	if (placement_assign(g->layout, n, (int)g->cpus_per_task,
 	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
 	    sizeof(errs)) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
@@ -556,8 +556,8 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 
 /*
  * Translates a group's members (placement order) into one job description,
- * with the workload root (PodGroup, else the owning Job) and the namespace
- * for defaults and the account allow-list.
+ * with the workload root (workload_root) and the namespace for defaults and
+ * the account allow-list.
  */
 static int
 group_translate(struct reconcile *r, struct group *g,
@@ -565,8 +565,8 @@ group_translate(struct reconcile *r, struct group *g,
     size_t errlen)
 {
 	struct translate_src	 src;
-	json_t			**pods;
-	char			 key[512];
+	struct workload_lookup	 lk;
+	json_t			**pods, *root;
 	size_t			 i;
 	int			 rc;
 
@@ -574,20 +574,10 @@ group_translate(struct reconcile *r, struct group *g,
 	pods = xreallocarray(NULL, n, sizeof(*pods));
 	for (i = 0; i < n; i++)
 		pods[i] = podrec_json(members[i]->rec);
-	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
+	reconcile_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
-	src.root = g->gang ? map_get(r->podgroups, key) : NULL;
-	if (src.root == NULL && g->gang)
-		src.root = map_get(r->jobsets, key);
-	if (src.root == NULL && g->gang && k8s_obj_label(pods[0],
-	    LWS_LABEL_NAME) != NULL) {
-		snprintf(key, sizeof(key), "%s/%s", g->ns, k8s_obj_label(pods[0],
-		    LWS_LABEL_NAME));
-		src.root = map_get(r->lwss, key);
-	}
-	if (src.root == NULL)
-		src.root = reconcile_owner_job(r, pods[0]);
+	src.root = root = workload_root(pods[0], &lk);
 	if (g->gang)
 		rc = translate_group(pods, n, g->name, src.root, src.ns,
 		    &r->tconf, js, err, errlen);
@@ -596,6 +586,7 @@ group_translate(struct reconcile *r, struct group *g,
 	for (i = 0; i < n; i++)
 		json_decref(pods[i]);
 	free(pods);
+	json_decref(root);
 	return (rc);
 }
 
@@ -747,18 +738,10 @@ group_submitted(struct reconcile *r, struct sreq *s)
 static int
 group_min(struct reconcile *r, struct group *g)
 {
-	json_t	*pg;
-	char	 key[512];
+	struct workload_lookup	lk;
 
-	if (g->min_member > 0)
-		return (g->min_member);
-	snprintf(key, sizeof(key), "%s/%s", g->ns, g->name);
-	if ((pg = map_get(r->podgroups, key)) != NULL)
-		return ((int)json_integer_value(k8s_obj_get(pg,
-		    "spec.minMember")));
-	if ((pg = map_get(r->jobsets, key)) != NULL)
-		return (sched_jobset_size(pg) > 0 ? sched_jobset_size(pg) : 0);
-	return (0);
+	reconcile_lookup_init(r, &lk);
+	return (workload_gang_size(g->ns, g->name, g->min_member, &lk));
 }
 
 /*
@@ -865,7 +848,7 @@ group_refill(struct reconcile *r, struct group *g)
 void
 group_evaluate(struct reconcile *r, struct group *g)
 {
-	struct pod_entry *pods[SCHED_MAX_GANG];
+	struct pod_entry *pods[WORKLOAD_MAX_GANG];
 	char		 msg[256];
 	size_t		 n, i;
 	int		 min;
@@ -894,12 +877,12 @@ group_evaluate(struct reconcile *r, struct group *g)
 	}
 	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
 		return;
-	n = group_live(r, g, pods, SCHED_MAX_GANG, 1);
+	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0)
 		return;
-	if (n > SCHED_MAX_GANG) {
+	if (n > WORKLOAD_MAX_GANG) {
 		snprintf(msg, sizeof(msg), "gang %s has %zu pods; at most %d "
-		    "are supported", g->name, n, SCHED_MAX_GANG);
+		    "are supported", g->name, n, WORKLOAD_MAX_GANG);
 		group_condition(r, g, msg, 1);
 		return;
 	}
@@ -1115,7 +1098,7 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 void
 group_adopt_sizes(struct reconcile *r, struct group *g)
 {
-	struct pod_entry *pods[SCHED_MAX_GANG];
+	struct pod_entry *pods[WORKLOAD_MAX_GANG];
 	struct jobspec	 js;
 	char		 err[256];
 	size_t		 n;
@@ -1123,8 +1106,8 @@ group_adopt_sizes(struct reconcile *r, struct group *g)
 
 	if (g->cpus_per_task != 0)
 		return;
-	n = group_live(r, g, pods, SCHED_MAX_GANG, 0);
-	if (n == 0 || n > SCHED_MAX_GANG)
+	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 0);
+	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
 	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
 	if (rc == -1)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "xmalloc.h"
 #include "metrics.h"
 #include "bridge.h"

@@ -227,7 +227,7 @@ podrec_new(const json_t *pod)
 	    "metadata.deletionGracePeriodSeconds")) == 0;
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
-	r->index = sched_completion_index(pod);
+	r->index = workload_completion_index(pod);
 	r->phase = (uint8_t)podrec_phase(k8s_obj_str(pod, "status.phase"));
 	r->finalizer = k8s_obj_has_finalizer(pod, FINALIZER);
 	r->tolerates = (uint8_t)translate_tolerates(pod);

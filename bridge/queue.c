@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 

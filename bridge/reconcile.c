@@ -96,27 +96,25 @@ pod_over(struct pod_entry *e)
 	return (0);
 }
 
-/* The controlling batch/v1 Job of a pod, from the Job cache. */
-const json_t *
-reconcile_owner_job(struct reconcile *r, const json_t *pod)
+/* workload_lookup_fn over the owner caches; a new reference, or NULL. */
+static json_t *
+reconcile_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
 {
-	json_t		*ref;
-	const char	*kind, *name;
-	char		 key[512];
-	size_t		 i;
+	struct reconcile	*r = arg;
+	struct map		*m[WORKLOAD_KINDS] = { r->podgroups, r->lwss,
+				    r->jobsets, r->k8s_jobs };
+	char			 key[512];
 
-	json_array_foreach(k8s_obj_get(pod, "metadata.ownerReferences"), i,
-	    ref) {
-		kind = json_string_value(json_object_get(ref, "kind"));
-		name = json_string_value(json_object_get(ref, "name"));
-		if (kind == NULL || name == NULL || strcmp(kind, "Job") != 0 ||
-		    !json_is_true(json_object_get(ref, "controller")))
-			continue;
-		snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(pod),
-		    name);
-		return (map_get(r->k8s_jobs, key));
-	}
-	return (NULL);
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	return (json_incref(map_get(m[kind], key)));
+}
+
+void
+reconcile_lookup_init(struct reconcile *r, struct workload_lookup *lk)
+{
+	lk->fn = reconcile_lookup;
+	lk->arg = r;
 }
 
 /* Takes rec: the pod's newest state. */
@@ -126,10 +124,10 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	struct pod_entry	*e;
 	struct group		*g, *old;
 	struct group_id		 gid;
-	const char		*js;
+	struct workload_lookup	 lk;
 	json_t			*obj;
 	int			 same_uid, was_bound, rc;
-	char			 err[256], msg[320], jskey[512];
+	char			 err[256], msg[320];
 	uint32_t		 id;
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
@@ -171,11 +169,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	e->slurm_node = intern_get(rec->slurm_node);
 
 	obj = podrec_json(rec);
-	js = k8s_obj_label(obj, JOBSET_LABEL_NAME);
-	if (js != NULL)
-		snprintf(jskey, sizeof(jskey), "%s/%s", e->ns, js);
-	rc = sched_pod_group(obj, reconcile_owner_job(r, obj), js != NULL ?
-	    map_get(r->jobsets, jskey) : NULL, &gid, err, sizeof(err));
+	reconcile_lookup_init(r, &lk);
+	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
 	json_decref(obj);
 	if (rc == -1) {
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bridge.h"
 
 struct bridge_stats	bstats;

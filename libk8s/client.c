@@ -16,7 +16,8 @@
 
 #include <curl/curl.h>
 
-#include "k8s_private.h"
+#include "buf.h"
+#include "internal.h"
 
 struct k8s_client {
 	const struct k8s_config	*conf;
@@ -31,7 +32,7 @@ struct k8s_client {
 };
 
 void
-k8s_error_set(struct k8s_error *err, long status, const char *reason,
+error_set(struct k8s_error *err, long status, const char *reason,
     const char *fmt, ...)
 {
 	va_list	ap;
@@ -47,26 +48,26 @@ k8s_error_set(struct k8s_error *err, long status, const char *reason,
 
 /* Fills err from a metav1.Status object (st may be NULL). */
 void
-k8s_error_from_status_obj(struct k8s_error *err, long status,
+error_from_status_obj(struct k8s_error *err, long status,
     const json_t *st, const char *fallback)
 {
 	const char	*reason, *msg;
 
 	reason = json_string_value(json_object_get(st, "reason"));
 	msg = json_string_value(json_object_get(st, "message"));
-	k8s_error_set(err, status, reason != NULL ? reason : "HTTPError",
+	error_set(err, status, reason != NULL ? reason : "HTTPError",
 	    "%s", msg != NULL ? msg : fallback);
 }
 
 /* Fills err from a response body that should be a metav1.Status. */
 void
-k8s_error_from_status(struct k8s_error *err, long status, const char *body,
+error_from_status(struct k8s_error *err, long status, const char *body,
     size_t len)
 {
 	json_t	*st;
 
 	st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
-	k8s_error_from_status_obj(err, status, st, body != NULL && len > 0 ?
+	error_from_status_obj(err, status, st, body != NULL && len > 0 ?
 	    body : "no response body");
 	json_decref(st);
 }
@@ -116,7 +117,7 @@ k8s_client_new(const struct k8s_config *conf, struct k8s_error *err)
 	c->conf = conf;
 	c->timeout_ms = 30000;
 	if ((c->curl = curl_easy_init()) == NULL) {
-		k8s_error_set(err, 0, "ClientError", "curl_easy_init failed");
+		error_set(err, 0, "ClientError", "curl_easy_init failed");
 		free(c);
 		return (NULL);
 	}
@@ -248,7 +249,7 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
 	if (body != NULL) {
 		req = json_dumps(body, JSON_COMPACT);
 		if (req == NULL) {
-			k8s_error_set(err, 0, "ClientError",
+			error_set(err, 0, "ClientError",
 			    "cannot encode request body");
 			goto done;
 		}
@@ -258,14 +259,14 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
 	} else if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
 	if ((rc = curl_easy_perform(c->curl)) != CURLE_OK) {
-		k8s_error_set(err, 0, "TransportError", "%s %s: %s", method,
+		error_set(err, 0, "TransportError", "%s %s: %s", method,
 		    path, c->errbuf[0] != '\0' ? c->errbuf :
 		    curl_easy_strerror(rc));
 		goto done;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status > 299) {
-		k8s_error_from_status(err, status, resp->data, resp->len);
+		error_from_status(err, status, resp->data, resp->len);
 		goto done;
 	}
 	ret = 0;
@@ -292,7 +293,7 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	if (out != NULL && resp.len > 0) {
 		if ((*out = json_loadb(resp.data, resp.len, 0, &jerr)) ==
 		    NULL) {
-			k8s_error_set(err, 200, "BadResponse",
+			error_set(err, 200, "BadResponse",
 			    "%s %s: invalid JSON: %s", method, path,
 			    jerr.text);
 			goto done;
@@ -316,7 +317,7 @@ struct stream_ctx {
 	int	(*abort_cb)(void *);
 	void	 *abort_arg;
 	struct buf	 errbody;	/* body of a non-2xx answer */
-	k8s_write_cb	 write_cb;
+	client_write_fn	 write_cb;
 	void		*write_arg;
 	CURL		*curl;
 };
@@ -351,7 +352,7 @@ stream_write_cb(char *p, size_t size, size_t n, void *arg)
 }
 
 int
-k8s_stream(struct k8s_client *c, const char *path, k8s_write_cb cb,
+client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
     void *arg, int (*abort_cb)(void *), void *abort_arg,
     struct k8s_error *err)
 {
@@ -383,16 +384,16 @@ k8s_stream(struct k8s_client *c, const char *path, k8s_write_cb cb,
 	rc = curl_easy_perform(c->curl);
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 0 && (status < 200 || status > 299)) {
-		k8s_error_from_status(err, status, s.errbody.data,
+		error_from_status(err, status, s.errbody.data,
 		    s.errbody.len);
 		goto done;
 	}
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
-		k8s_error_set(err, status, "Stopped", "stopped by caller");
+		error_set(err, status, "Stopped", "stopped by caller");
 		goto done;
 	}
 	if (rc != CURLE_OK) {
-		k8s_error_set(err, status, "TransportError", "GET %s: %s",
+		error_set(err, status, "TransportError", "GET %s: %s",
 		    path, c->errbuf[0] != '\0' ? c->errbuf :
 		    curl_easy_strerror(rc));
 		goto done;

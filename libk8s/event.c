@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 #define EVENT_NOTE_MAX		1024	/* the API's limit on note */
 #define EVENT_CACHE_MAX		4096	/* remembered distinct events */

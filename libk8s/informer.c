@@ -20,7 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "k8s_private.h"
+#include "buf.h"
+#include "internal.h"
 #include "map.h"
 #include "log.h"
 
@@ -368,7 +369,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		if (cont == NULL)
 			break;
 		if (atomic_load(&inf->stop)) {
-			k8s_error_set(err, 0, "Stopped", "stopped by caller");
+			error_set(err, 0, "Stopped", "stopped by caller");
 			goto done;
 		}
 	}
@@ -405,7 +406,7 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	case K8S_EVENT_ERROR:
 		/* The object of an ERROR event is a metav1.Status. */
 		code = json_integer_value(json_object_get(obj, "code"));
-		k8s_error_from_status_obj(&inf->werr, (long)code, obj,
+		error_from_status_obj(&inf->werr, (long)code, obj,
 		    "watch error");
 		if (code == 410)
 			inf->gone = 1;
@@ -477,7 +478,7 @@ informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 	inf->parser = k8s_watch_parser_new(0);
 	/* A watch lasts up to timeoutSeconds; never cut it short. */
 	k8s_client_set_timeout(inf->client, 0);
-	rc = k8s_stream(inf->client, url, informer_write_cb, &w,
+	rc = client_stream(inf->client, url, informer_write_cb, &w,
 	    informer_stopping, inf, err);
 	k8s_client_set_timeout(inf->client, 30000);
 	free(url);
@@ -489,7 +490,7 @@ informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 	if (rc == -1)
 		return (-1);
 	if (k8s_watch_parser_pending(inf->parser) > 0) {
-		k8s_error_set(err, 0, "BadWatchEvent",
+		error_set(err, 0, "BadWatchEvent",
 		    "watch stream ended inside an event (%zu bytes)",
 		    k8s_watch_parser_pending(inf->parser));
 		return (-1);

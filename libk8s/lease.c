@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 struct k8s_lease {
 	struct k8s_client	*client;

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 struct k8s_limiter {
 	pthread_mutex_t	 lock;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 #define LIST_FLAGS	(JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
 
@@ -40,13 +40,13 @@ list_value(const char *p, size_t len, size_t *off, struct k8s_error *err)
 	json_t		*v;
 
 	if (list_peek(p, len, off) == 0) {
-		k8s_error_set(err, 200, "BadResponse", "list: ends at byte %zu "
+		error_set(err, 200, "BadResponse", "list: ends at byte %zu "
 		    "inside the object", *off);
 		return (NULL);
 	}
 	if ((v = json_loadb(p + *off, len - *off, LIST_FLAGS, &jerr)) ==
 	    NULL) {
-		k8s_error_set(err, 200, "BadResponse", "list: invalid JSON "
+		error_set(err, 200, "BadResponse", "list: invalid JSON "
 		    "at byte %zu: %s", *off + (size_t)jerr.position,
 		    jerr.text);
 		return (NULL);
@@ -61,7 +61,7 @@ list_expect(const char *p, size_t len, size_t *off, int c,
     struct k8s_error *err)
 {
 	if (list_peek(p, len, off) != c) {
-		k8s_error_set(err, 200, "BadResponse", "list: expected '%c' "
+		error_set(err, 200, "BadResponse", "list: expected '%c' "
 		    "at byte %zu", c, *off);
 		return (-1);
 	}
@@ -138,7 +138,7 @@ k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb, void *arg,
 		if ((k = list_value(p, len, &off, err)) == NULL)
 			goto fail;
 		if (!json_is_string(k)) {
-			k8s_error_set(err, 200, "BadResponse", "list: a key is "
+			error_set(err, 200, "BadResponse", "list: a key is "
 			    "not a string at byte %zu", off);
 			goto fail;
 		}

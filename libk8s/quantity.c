@@ -7,7 +7,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 /* Keeps mantissa * 2^60 within 128 bits. */
 #define Q_MAX_DIGITS	18

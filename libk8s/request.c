@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "k8s_private.h"
+#include "internal.h"
 
 int
 k8s_get(struct k8s_client *c, const char *path, json_t **out,

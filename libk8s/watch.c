@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "k8s_private.h"
+#include "buf.h"
+#include "internal.h"
 
 #define WATCH_MAX_DEFAULT	(64u * 1024 * 1024)
 
@@ -80,7 +81,7 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	enum k8s_event_type t;
 
 	if ((ev = json_loadb(doc, len, 0, &jerr)) == NULL) {
-		k8s_error_set(err, 0, "BadWatchEvent",
+		error_set(err, 0, "BadWatchEvent",
 		    "malformed watch event at byte %d: %s", jerr.position,
 		    jerr.text);
 		return (-1);
@@ -88,7 +89,7 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	type = json_string_value(json_object_get(ev, "type"));
 	obj = json_object_get(ev, "object");
 	if (type == NULL || !json_is_object(obj)) {
-		k8s_error_set(err, 0, "BadWatchEvent",
+		error_set(err, 0, "BadWatchEvent",
 		    "watch event without type or object");
 		json_decref(ev);
 		return (-1);
@@ -104,7 +105,7 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	else if (strcmp(type, "ERROR") == 0)
 		t = K8S_EVENT_ERROR;
 	else {
-		k8s_error_set(err, 0, "BadWatchEvent",
+		error_set(err, 0, "BadWatchEvent",
 		    "unknown watch event type \"%.32s\"", type);
 		json_decref(ev);
 		return (-1);
@@ -116,7 +117,7 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	if (cb(t, obj, arg) == -1) {
 		/* Keep what the callback reported (an in-stream ERROR). */
 		if (err != NULL && err->reason[0] == '\0')
-			k8s_error_set(err, 0, "Stopped", "stopped by callback");
+			error_set(err, 0, "Stopped", "stopped by callback");
 		return (-1);
 	}
 	return (0);
@@ -140,14 +141,14 @@ k8s_watch_parser_feed(struct k8s_watch_parser *p, const char *data,
 				continue;
 			}
 			if (ch != '{') {
-				k8s_error_set(err, 0, "BadWatchEvent",
+				error_set(err, 0, "BadWatchEvent",
 				    "unexpected byte 0x%02x between watch "
 				    "events", (unsigned char)ch);
 				goto fail;
 			}
 		}
 		if (p->b.len + (i - start) >= p->max) {
-			k8s_error_set(err, 0, "BadWatchEvent",
+			error_set(err, 0, "BadWatchEvent",
 			    "watch event larger than %zu bytes", p->max);
 			goto fail;
 		}

@@ -1,6 +1,7 @@
-/* kubeconfig loading: contexts, files, inline data, tokens, refusals. */
-#include <sys/stat.h>
-
+/*
+ * The configuration file (common/config.c): defaults, a full file, and each
+ * kind of mistake reported with file, line, key and the expected form.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,146 +9,213 @@
 
 #include <check.h>
 
-#include "../libk8s/k8s_private.h"
+#include "k8s.h"
+#include "config.h"
 #include "check_suites.h"
 
-#define KC	TEST_DATA "/config/kubeconfig.yaml"
-
-START_TEST(test_config_current_context)
+/* Loads text from a temporary file; returns config_load's result. */
+static int
+load_text(const char *text, struct config **out, char *err, size_t errlen)
 {
-	struct k8s_error	 err;
-	struct k8s_config	*c = k8s_config_load(KC, NULL, &err);
+	char	path[] = "/tmp/check-settings-XXXXXX";
+	FILE	*fp;
+	int	 fd, rc;
 
-	ck_assert_msg(c != NULL, "%s", err.text);
-	ck_assert_str_eq(k8s_config_server(c), "https://127.0.0.1:6443");
-	ck_assert_str_eq(k8s_config_namespace(c), "default");
-	ck_assert_str_eq(c->ca_file, TEST_DATA "/config/pki/ca.crt");
-	ck_assert_str_eq(c->cert_file, TEST_DATA "/config/pki/admin.crt");
-	ck_assert_str_eq(c->key_file, "/abs/admin.key");
-	ck_assert_ptr_null(c->token);
-	ck_assert_int_eq(c->insecure, 0);
-	k8s_config_free(c);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	fp = fdopen(fd, "w");
+	fputs(text, fp);
+	fclose(fp);
+	*out = config_new();
+	rc = config_load(*out, path, err, errlen);
+	unlink(path);
+	/* Error messages start with the file: make them comparable. */
+	if (rc == -1 && strncmp(err, path, strlen(path)) == 0) {
+		memmove(err + 4, err + strlen(path),
+		    strlen(err + strlen(path)) + 1);
+		memcpy(err, "FILE", 4);
+	}
+	return (rc);
+}
+
+START_TEST(test_settings_defaults)
+{
+	struct config	*c = config_new();
+
+	ck_assert_str_eq(c->scheduler_name, "slurm-bridge");
+	ck_assert_str_eq(c->partition, "slurm-bridge");
+	ck_assert_int_eq(c->exclusive, 0);
+	ck_assert_int_eq(c->poll_ms, 100);
+	ck_assert_int_eq(c->preferred_wait_minutes, 5);
+	ck_assert_ptr_null(c->managed_namespaces[0]);
+	config_free(c);
 }
 END_TEST
 
-/* A copy of file with the given mode, in a fresh path (to unlink). */
-static void
-copy_mode(const char *file, mode_t mode, char *path, size_t len)
+START_TEST(test_settings_full)
 {
-	FILE	*in, *out;
-	char	 buf[4096];
-	size_t	 n;
-	int	 fd;
+	struct config	*c;
+	char		 err[512] = "";
 
-	snprintf(path, len, "/tmp/check-kubeconfig-XXXXXX");
-	ck_assert_int_ge(fd = mkstemp(path), 0);
-	ck_assert_ptr_nonnull(in = fopen(file, "r"));
-	ck_assert_ptr_nonnull(out = fdopen(fd, "w"));
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
-	fclose(in);
-	ck_assert_int_eq(fchmod(fileno(out), mode), 0);
-	fclose(out);
-}
-
-START_TEST(test_config_named_context_inline)
-{
-	struct k8s_error	 err;
-	struct k8s_config	*c;
-	char			 kc[64];
-
-	/* Inline credentials: readable by the owner only. */
-	copy_mode(KC, 0600, kc, sizeof(kc));
-	c = k8s_config_load(kc, "robot@other", &err);
-	unlink(kc);
-
-	ck_assert_msg(c != NULL, "%s", err.text);
-	ck_assert_str_eq(k8s_config_server(c), "https://10.1.2.3:443");
-	ck_assert_str_eq(k8s_config_namespace(c), "team-a");
-	ck_assert_str_eq(c->ca_pem, "-----BEGIN CERTIFICATE-----\n");
-	ck_assert_uint_eq(c->cert_len, 4);
-	ck_assert_str_eq(c->cert_pem, "cert");
-	ck_assert_str_eq(c->key_pem, "key");
-	ck_assert_str_eq(c->token, "s3cr3t");
-	ck_assert_int_eq(c->insecure, 1);
-	k8s_config_free(c);
+	ck_assert_msg(load_text(
+	    "# every key\n"
+	    "schedulerName: my-bridge\n"
+	    "partition: gpu\n"
+	    "managedNamespaces: [a, b]\n"
+	    "managedNamespaceSelector:\n"
+	    "  matchLabels: {team: ml}\n"
+	    "mcsLabel: ml\n"
+	    "exclusive: true\n"
+	    "defaultAccount: research\n"
+	    "slurmPollInterval: 2s\n"
+	    "gresTypes:\n"
+	    "- nodeSelector: {nvidia.com/gpu.product: A100}\n"
+	    "  type: a100\n"
+	    "topology:\n"
+	    "- {nodeLabel: example.com/leaf, slurm: switch}\n"
+	    "- {nodeLabel: kubernetes.io/hostname, slurm: node}\n"
+	    "gangGpuSwitchThreshold: 16\n"
+	    "preferredTopologyWaitMinutes: 10\n", &c, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_str_eq(c->scheduler_name, "my-bridge");
+	ck_assert_str_eq(c->partition, "gpu");
+	ck_assert_str_eq(c->managed_namespaces[1], "b");
+	ck_assert_ptr_null(c->managed_namespaces[2]);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    c->managed_namespace_selector, "matchLabels"), "team")), "ml");
+	ck_assert_str_eq(c->mcs_label, "ml");
+	ck_assert_int_eq(c->exclusive, 1);
+	ck_assert_str_eq(c->default_account, "research");
+	ck_assert_int_eq(c->poll_ms, 2000);
+	ck_assert_int_eq(c->ngres_types, 1);
+	ck_assert_str_eq(c->gres_types[0].type, "a100");
+	ck_assert_int_eq(c->ntopology, 2);
+	ck_assert_int_eq(config_topo_find(c, "kubernetes.io/hostname")->kind,
+	    TOPO_NODE);
+	ck_assert_ptr_null(config_topo_find(c, "rack"));
+	ck_assert_int_eq(c->gang_gpu_switch_threshold, 16);
+	ck_assert_int_eq(c->preferred_wait_minutes, 10);
+	config_free(c);
 }
 END_TEST
 
+START_TEST(test_settings_empty)
+{
+	struct config	*c;
+	char		 err[512] = "";
+
+	ck_assert_int_eq(load_text("# nothing set\n", &c, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(c->partition, "slurm-bridge");
+	config_free(c);
+}
+END_TEST
+
+/* Each mistake, and the message it must give. */
 static const struct {
-	const char	*file;
-	const char	*context;
-	const char	*text;		/* substring of the error */
+	const char	*text;
+	const char	*err;
 } bad[] = {
-	{ KC, "nope", "context \"nope\" not found" },
-	{ KC, "broken", "cluster not found" },
-	{ TEST_DATA "/config/bad-base64.yaml", NULL, "not base64" },
-	{ TEST_DATA "/config/bad-yaml.yaml", NULL, "line" },
-	{ TEST_DATA "/config/missing.yaml", NULL, "No such file" },
+	{ "partition: gpu\nparttion: x\n",
+	  "FILE:2: parttion: unknown key (known: schedulerName," },
+	{ "exclusive: yes\n", "FILE:1: exclusive: expected true or false" },
+	{ "exclusive: \"true\"\n", "FILE:1: exclusive: expected true or false" },
+	{ "slurmPollInterval: fast\n",
+	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	{ "slurmPollInterval: 5ms\n",
+	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	{ "gangGpuSwitchThreshold: -1\n",
+	  "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
+	{ "partition: [a]\n", "FILE:1: partition: expected a string" },
+	{ "managedNamespaces: a\n",
+	  "FILE:1: managedNamespaces: expected a list of strings" },
+	{ "partition: a\npartition: b\n", "FILE:2: partition: given twice" },
+	{ "gresTypes:\n- type: a100\n",
+	  "FILE:2: gresTypes: each entry needs both nodeSelector and type" },
+	{ "gresTypes:\n- nodeSelector: {a: b}\n  type: \"a 100\"\n",
+	  "FILE:3: gresTypes.type: \"a 100\" is not a Slurm GRES type" },
+	{ "topology:\n- nodeLabel: x\n  slurm: rack\n",
+	  "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch) or "
+	  "node (one node)" },
+	{ "topology:\n- nodeLabel: x\n  level: switch\n",
+	  "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
+	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",
+	  "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
+	{ "managedNamespaceSelector:\n  matchExpressions:\n  - {key: a, "
+	  "operator: In}\n", "FILE:2: managedNamespaceSelector: a "
+	  "matchExpressions entry needs key and operator" },
+	{ "- a\n- b\n", "FILE:1: expected a mapping of settings" },
+	{ "a: [\n", "FILE:2: not YAML:" },
+	{ "a: &x 1\nb: *x\n", "FILE:2: anchors, aliases and tags are not "
+	  "supported" },
+	{ "a: 1\n---\nb: 2\n", "FILE:3: only one YAML document is allowed" },
 };
 
-START_TEST(test_config_refusals)
+START_TEST(test_settings_bad)
 {
-	struct k8s_error	 err;
-	struct k8s_config	*c;
+	struct config	*c;
+	char		 err[512];
 
-	memset(&err, 0, sizeof(err));
-	c = k8s_config_load(bad[_i].file, bad[_i].context, &err);
-	ck_assert_ptr_null(c);
-	ck_assert_msg(strstr(err.text, bad[_i].text) != NULL,
-	    "%s: error \"%s\" lacks \"%s\"", bad[_i].file, err.text,
-	    bad[_i].text);
+	err[0] = '\0';
+	ck_assert_int_eq(load_text(bad[_i].text, &c, err, sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, bad[_i].err, strlen(bad[_i].err)) == 0,
+	    "case %d: got \"%s\", want \"%s...\"", _i, err, bad[_i].err);
+	config_free(c);
 }
 END_TEST
 
-/* Credentials others could read or rewrite are refused. */
-START_TEST(test_config_permissions)
+START_TEST(test_settings_missing_file)
 {
-	static const struct {
-		mode_t		 mode;
-		const char	*context;
-		const char	*text;	/* NULL: accepted */
-	} m[] = {
-		{ 0644, "robot@other", "mode 0644: it holds credentials, so "
-		    "it must not be readable by others (chmod 600 it)" },
-		{ 0604, "robot@other", "must not be readable" },
-		{ 0640, "robot@other", NULL },
-		{ 0664, NULL, "mode 0664: it holds credentials, so it must "
-		    "not be writable by others" },
-		{ 0646, NULL, "must not be writable" },
-		/* No inline secret in that context: readable is fine. */
-		{ 0644, NULL, NULL },
-	};
-	struct k8s_error	 err;
-	struct k8s_config	*c;
-	char			 kc[64];
-	size_t			 i;
+	struct config	*c = config_new();
+	char		 err[512];
 
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-		copy_mode(KC, m[i].mode, kc, sizeof(kc));
-		memset(&err, 0, sizeof(err));
-		c = k8s_config_load(kc, m[i].context, &err);
-		unlink(kc);
-		if (m[i].text == NULL)
-			ck_assert_msg(c != NULL, "mode %o: %s", m[i].mode,
-			    err.text);
-		else {
-			ck_assert_msg(c == NULL, "mode %o accepted", m[i].mode);
-			ck_assert_msg(strstr(err.text, m[i].text) != NULL &&
-			    strstr(err.text, "kubeconfig /tmp/check-") != NULL,
-			    "mode %o: \"%s\"", m[i].mode, err.text);
-		}
-		k8s_config_free(c);
-	}
+	ck_assert_int_eq(config_load(c, "/nonexistent/config.yaml", err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "/nonexistent/config.yaml: No such file or "
+	    "directory");
+	config_free(c);
 }
 END_TEST
 
-START_TEST(test_config_urlencode)
+/* managedNamespaceSelector matching (k8s_selector_matches). */
+START_TEST(test_settings_selector)
 {
-	char	*s = k8s_urlencode("spec.schedulerName=slurm-bridge,a!=b");
+	json_t	*labels = json_pack("{s:s, s:s}", "team", "ml", "tier", "gpu");
+	json_t	*sel;
 
-	ck_assert_str_eq(s, "spec.schedulerName%3Dslurm-bridge%2Ca%21%3Db");
-	free(s);
+	sel = json_loads("{\"matchLabels\":{\"team\":\"ml\"}}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	sel = json_loads("{\"matchLabels\":{\"team\":\"web\"}}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
+	    "\"operator\":\"In\",\"values\":[\"cpu\",\"gpu\"]},{\"key\":"
+	    "\"x\",\"operator\":\"DoesNotExist\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
+	    "\"operator\":\"NotIn\",\"values\":[\"gpu\"]}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"Exists\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, NULL), 0);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	/* Malformed: an operator Kubernetes does not know, In with no values. */
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"Like\",\"values\":[\"m\"]}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
+	json_decref(sel);
+	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
+	    "\"operator\":\"In\"}]}", 0, NULL);
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
+	json_decref(sel);
+	sel = json_object();
+	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
+	json_decref(sel);
+	json_decref(labels);
 }
 END_TEST
 
@@ -155,14 +223,15 @@ Suite *
 config_suite(void)
 {
 	Suite	*s = suite_create("config");
-	TCase	*tc = tcase_create("kubeconfig");
+	TCase	*tc = tcase_create("config file");
 
-	tcase_add_test(tc, test_config_current_context);
-	tcase_add_test(tc, test_config_named_context_inline);
-	tcase_add_test(tc, test_config_permissions);
-	tcase_add_loop_test(tc, test_config_refusals, 0,
-	    sizeof(bad) / sizeof(bad[0]));
-	tcase_add_test(tc, test_config_urlencode);
+	tcase_add_test(tc, test_settings_defaults);
+	tcase_add_test(tc, test_settings_full);
+	tcase_add_test(tc, test_settings_empty);
+	tcase_add_loop_test(tc, test_settings_bad, 0,
+	    (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_settings_missing_file);
+	tcase_add_test(tc, test_settings_selector);
 	suite_add_tcase(s, tc);
 	return (s);
 }

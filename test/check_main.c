@@ -36,13 +36,14 @@ main(void)
 
 	sr = srunner_create(quantity_suite());
 	srunner_add_suite(sr, watch_suite());
-	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, kubeconfig_suite());
 	srunner_add_suite(sr, translate_suite());
 	srunner_add_suite(sr, queue_suite());
 	srunner_add_suite(sr, map_suite());
-	srunner_add_suite(sr, sched_suite());
+	srunner_add_suite(sr, placement_suite());
+	srunner_add_suite(sr, workload_suite());
 	srunner_add_suite(sr, review_suite());
-	srunner_add_suite(sr, settings_suite());
+	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, podrec_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

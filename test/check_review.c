@@ -18,7 +18,7 @@
 #include "xmalloc.h"
 #include "k8s.h"
 #include "config.h"
-#include "../admission/admission.h"
+#include "admission.h"
 #include "check_suites.h"
 
 #define RV_DIR	TEST_DATA "/review"

@@ -13,13 +13,14 @@ int	 check_each_case(const char *dir, void (*fn)(const char *name));
 
 Suite	*quantity_suite(void);
 Suite	*watch_suite(void);
-Suite	*config_suite(void);
+Suite	*kubeconfig_suite(void);
 Suite	*translate_suite(void);
 Suite	*queue_suite(void);
 Suite	*map_suite(void);
-Suite	*sched_suite(void);
+Suite	*placement_suite(void);
+Suite	*workload_suite(void);
 Suite	*review_suite(void);
-Suite	*settings_suite(void);
+Suite	*config_suite(void);
 Suite	*podrec_suite(void);
 
 #endif /* CHECK_SUITES_H */

@@ -1,6 +1,6 @@
 /*
- * libFuzzer target: placing a gang's tasks on its allocation (sched_assign
- * and sched_gres_share in bridge/sched.c).  Four bytes give nmembers and,
+ * libFuzzer target: placing a gang's tasks on its allocation (placement_assign
+ * and placement_gres_share in common/sched.c).  Four bytes give nmembers and,
  * signed, cpus_per_task, per_node and gpus_per_task; the rest is the
  * layout, [{node, cpus, gres}] as slurm.c builds it, gres being Slurm's
  * detail string such as "gpu:a100:4(IDX:0,2-3)".  Besides not crashing or
@@ -20,10 +20,10 @@
 
 #include "k8s.h"
 #include "xmalloc.h"
-#include "policy.h"
+#include "placement.h"
 
 #define FZ_MAX_INPUT	(64 * 1024)
-#define FZ_MAX_IDS	1024	/* sched_gres_share's limit */
+#define FZ_MAX_IDS	1024	/* placement_gres_share's limit */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -197,7 +197,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	out = xcalloc(nmembers > 0 ? nmembers : 1, sizeof(*out));
 	err[0] = '\0';
-	rc = sched_assign(layout, nmembers, cpt, per_node, gpt, out, err,
+	rc = placement_assign(layout, nmembers, cpt, per_node, gpt, out, err,
 	    sizeof(err));
 	if (rc == -1) {
 		if (err[0] == '\0')

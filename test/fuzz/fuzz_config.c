@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the YAML configuration file (bridge/config.c).  The
+ * libFuzzer target: the YAML configuration file (common/config.c).  The
  * input is written to a memfd and loaded through its /proc path, as the
  * daemons load /etc/slurm-bridge/config.yaml.  Besides not crashing or
  * leaking: a failure names the file, a success leaves every setting within

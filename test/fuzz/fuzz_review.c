@@ -13,7 +13,7 @@
 
 #include "k8s.h"
 #include "config.h"
-#include "../../admission/admission.h"
+#include "admission.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

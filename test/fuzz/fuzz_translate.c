@@ -1,6 +1,6 @@
 /*
- * libFuzzer target: pod translation (bridge/translate.c) and grouping
- * (bridge/sched.c).  The input is a pod, or {"pod", "root", "namespace",
+ * libFuzzer target: pod translation (common/translate.c) and grouping
+ * (common/sched.c).  The input is a pod, or {"pod", "root", "namespace",
  * "conf"} as in test/data/translate/.  Besides not crashing or leaking: the
  * record the scheduler keeps (podrec.c) translates exactly as the full pod,
  * a gang of copies of a pod as that pod, every admin_comment reads back as
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "xmalloc.h"
 #include "bridge.h"
@@ -151,23 +152,38 @@ fz_pod_check(const struct translate_src *src, const struct jobspec *js)
 		fz_fail("GPUs without tres_per_task", js->name, NULL);
 }
 
+/* The input's root stands for every kind of workload object. */
+static json_t *
+fz_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
+{
+	(void)kind;
+	(void)ns;
+	(void)name;
+	return (json_incref((json_t *)arg));
+}
+
 /* The group of the pod; its key and size stay in bounds. */
 static void
 fz_group_check(const struct translate_src *src, struct group_id *gid)
 {
-	char	err[256] = "";
+	struct workload_lookup	 lk = { fz_lookup, (void *)src->root };
+	char			 err[256] = "";
+	json_t			*root;
 
-	if (sched_pod_group(src->pod, src->root, src->root, gid, err,
-	    sizeof(err)) == -1) {
+	/* The root rule and the gang rule agree on what they read. */
+	root = workload_root(src->pod, &lk);
+	json_decref(root);
+	if (workload_group(src->pod, &lk, gid, err, sizeof(err)) == -1) {
 		if (err[0] == '\0')
-			fz_fail("sched_pod_group failed without a message",
+			fz_fail("workload_group failed without a message",
 			    NULL, NULL);
 		snprintf(gid->name, sizeof(gid->name), "fuzz");
 		return;
 	}
 	if (memchr(gid->key, '\0', sizeof(gid->key)) == NULL ||
 	    memchr(gid->name, '\0', sizeof(gid->name)) == NULL ||
-	    gid->min_member < 0 || gid->min_member > SCHED_MAX_GANG ||
+	    gid->min_member < 0 || gid->min_member > WORKLOAD_MAX_GANG ||
 	    (gid->gang && strncmp(gid->key, "gang:", 5) != 0) ||
 	    (!gid->gang && (strncmp(gid->key, "pod:", 4) != 0 ||
 	    gid->min_member != 1)))

@@ -18,6 +18,7 @@
 #include <check.h>
 #include <curl/curl.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "log.h"
 #include "xmalloc.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "metrics.h"
 
 static const double metrics_bounds[METRICS_NBUCKETS] = {

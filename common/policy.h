@@ -3,8 +3,8 @@
  * sections 2-5), the translation of a pod into a Slurm job description and
  * the grouping of pods into gangs.  No I/O and no threads: the scheduler
  * runs it on its reconcile thread, the webhook inside a request, so what
- * the webhook admits the scheduler can submit.  translate.c and sched.c
- * implement it; both binaries link them.
+ * the webhook admits the scheduler can submit.  translate.c implements it;
+ * the workload rules are in workload.h.  Both binaries link them.
  */
 #ifndef POLICY_H
 #define POLICY_H
@@ -123,52 +123,5 @@ int	translate_group(json_t *const *pods, size_t n, const char *group,
 uint32_t translate_gres_gpus(const char *gres);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t	*translate_admin_pods(const char *admin_comment);
-
-/* sched.c: pure scheduling decisions. */
-#define SCHED_MAX_GANG	4096
-
-struct group_id {
-	char	key[384];	/* "gang:ns/group" or "pod:ns/name" */
-	char	name[256];	/* group or pod name */
-	int	gang;
-	int	min_member;	/* 0: from the PodGroup CR */
-};
-
-struct assignment {
-	char	 node[256];	/* Slurm node */
-	char	*gres;		/* this task's share, e.g. gpu:1(IDX:3) */
-};
-
-/*
- * Finds the group of a pod: the pod-group label (with min-member, or 0 for
- * a PodGroup CR), else a LeaderWorkerSet group (size annotation), else a
- * JobSet (its size from jobset, 0 while unknown), else an Indexed Job owner
- * (owner may be NULL), else the pod alone.  The gang annotation overrides.
- * -1 with err on bad input.
- */
-int	sched_pod_group(const json_t *pod, const json_t *owner,
-	    const json_t *jobset, struct group_id *, char *err,
-	    size_t errlen);
-/* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
-int	sched_jobset_size(const json_t *jobset);
-/*
- * Placement order of gang members: by Job completion index when both have
- * one, else by name (qsort-style result).  Index -1: none.
- */
-int	sched_member_order(int32_t index_a, const char *name_a,
-	    int32_t index_b, const char *name_b);
-/* The pod's batch.kubernetes.io/job-completion-index label, or -1. */
-int32_t	sched_completion_index(const json_t *pod);
-/* The k-th task's share of a node's GRES detail; new string or NULL. */
-char	*sched_gres_share(const char *detail, int per_task, int k);
-/*
- * Places nmembers tasks on an allocation layout ([{node, cpus, gres}]):
- * per_node tasks per node (exclusive), or cpus / cpus_per_task (shared).
- * Fills out[0..nmembers); -1 with err, and no share left in out, if the
- * layout holds fewer tasks or an entry has no node.
- */
-int	sched_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
-	    int per_node, int gpus_per_task, struct assignment *out,
-	    char *err, size_t errlen);
 
 #endif /* POLICY_H */

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "xmalloc.h"
 
 /* Latency buckets, seconds: 0.5 ms to 10 s. */

@@ -28,6 +28,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "httpd.h"

@@ -13,190 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
-#include "k8s_private.h"
+#include "internal.h"
 
 #define SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
 
-static json_t	*yaml_node(yaml_parser_t *, yaml_event_t *, int depth,
-		    struct k8s_error *);
-
-/* Reads the next event; fills err on a parse error. */
-static int
-yaml_next(yaml_parser_t *p, yaml_event_t *ev, struct k8s_error *err)
-{
-	if (yaml_parser_parse(p, ev))
-		return (0);
-	k8s_error_set(err, 0, "BadKubeconfig", "line %zu: %s",
-	    p->problem_mark.line + 1,
-	    p->problem != NULL ? p->problem : "YAML syntax error");
-	return (-1);
-}
-
-/*
- * Converts the node that starts with ev (already read) into JSON.  Every
- * scalar becomes a string: a kubeconfig has no numbers we need, and
- * "insecure-skip-tls-verify" is interpreted where it is read.
- */
-static json_t *
-yaml_node(yaml_parser_t *p, yaml_event_t *ev, int depth,
-    struct k8s_error *err)
-{
-	json_t		*node = NULL, *child;
-	yaml_event_t	 kev, vev;
-	char		*key;
-
-	if (depth > 64) {
-		k8s_error_set(err, 0, "BadKubeconfig", "nesting too deep");
-		return (NULL);
-	}
-	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		return (json_stringn((const char *)ev->data.scalar.value,
-		    ev->data.scalar.length));
-	case YAML_SEQUENCE_START_EVENT:
-		node = json_array();
-		for (;;) {
-			if (yaml_next(p, &vev, err) == -1)
-				goto fail;
-			if (vev.type == YAML_SEQUENCE_END_EVENT) {
-				yaml_event_delete(&vev);
-				return (node);
-			}
-			child = yaml_node(p, &vev, depth + 1, err);
-			yaml_event_delete(&vev);
-			if (child == NULL)
-				goto fail;
-			json_array_append_new(node, child);
-		}
-	case YAML_MAPPING_START_EVENT:
-		node = json_object();
-		for (;;) {
-			if (yaml_next(p, &kev, err) == -1)
-				goto fail;
-			if (kev.type == YAML_MAPPING_END_EVENT) {
-				yaml_event_delete(&kev);
-				return (node);
-			}
-			if (kev.type != YAML_SCALAR_EVENT) {
-				k8s_error_set(err, 0, "BadKubeconfig",
-				    "line %zu: mapping key is not a scalar",
-				    kev.start_mark.line + 1);
-				yaml_event_delete(&kev);
-				goto fail;
-			}
-			key = xstrndup((const char *)kev.data.scalar.value,
-			    kev.data.scalar.length);
-			yaml_event_delete(&kev);
-			if (yaml_next(p, &vev, err) == -1) {
-				free(key);
-				goto fail;
-			}
-			child = yaml_node(p, &vev, depth + 1, err);
-			yaml_event_delete(&vev);
-			if (child == NULL) {
-				free(key);
-				goto fail;
-			}
-			json_object_set_new(node, key, child);
-			free(key);
-		}
-	case YAML_ALIAS_EVENT:
-		k8s_error_set(err, 0, "BadKubeconfig",
-		    "line %zu: YAML aliases are not supported",
-		    ev->start_mark.line + 1);
-		return (NULL);
-	default:
-		k8s_error_set(err, 0, "BadKubeconfig",
-		    "line %zu: unexpected YAML event", ev->start_mark.line + 1);
-		return (NULL);
-	}
- fail:
-	json_decref(node);
-	return (NULL);
-}
-
-json_t *
-k8s_yaml_load(const char *path, struct k8s_error *err)
-{
-	FILE		*fp;
-	yaml_parser_t	 p;
-	yaml_event_t	 ev;
-	json_t		*root = NULL;
-	int		 done = 0;
-
-	if ((fp = fopen(path, "r")) == NULL) {
-		k8s_error_set(err, 0, "NotFound", "%s: %s", path,
-		    strerror(errno));
-		return (NULL);
-	}
-	yaml_parser_initialize(&p);
-	yaml_parser_set_input_file(&p, fp);
-	while (!done) {
-		if (yaml_next(&p, &ev, err) == -1)
-			goto fail;
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_SCALAR_EVENT:
-			if (root == NULL &&
-			    (root = yaml_node(&p, &ev, 0, err)) == NULL) {
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			break;
-		default:
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&p);
-	fclose(fp);
-	if (root == NULL)
-		k8s_error_set(err, 0, "BadKubeconfig", "%s: empty file", path);
-	return (root);
- fail:
-	yaml_parser_delete(&p);
-	fclose(fp);
-	json_decref(root);
-	return (NULL);
-}
-
-int
-k8s_base64_decode(const char *in, char **out, size_t *outlen)
-{
-	static const char	 tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char		*q;
-	char			*o;
-	size_t			 n = 0;
-	unsigned int		 acc = 0;
-	int			 bits = 0;
-
-	o = xmalloc(strlen(in) / 4 * 3 + 4);
-	for (; *in != '\0'; in++) {
-		if (*in == '=' || *in == '\n' || *in == '\r' || *in == ' ')
-			continue;
-		if ((q = strchr(tab, *in)) == NULL) {
-			free(o);
-			return (-1);
-		}
-		acc = (acc << 6) | (unsigned int)(q - tab);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			o[n++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	o[n] = '\0';
-	*out = o;
-	*outlen = n;
-	return (0);
-}
 
 /* Finds the entry called name in a kubeconfig list and returns its field. */
 static json_t *
@@ -238,7 +58,7 @@ kc_data(json_t *obj, const char *key, char **out, size_t *len,
 	if (s == NULL)
 		return (0);
 	if (k8s_base64_decode(s, out, len) == -1) {
-		k8s_error_set(err, 0, "BadKubeconfig", "%s is not base64", key);
+		error_set(err, 0, "BadKubeconfig", "%s is not base64", key);
 		return (-1);
 	}
 	return (0);
@@ -259,13 +79,13 @@ k8s_file_check_perms(const char *path, const char *what, int secret,
 	if (path == NULL || stat(path, &st) == -1)
 		return (0);
 	if (!S_ISREG(st.st_mode)) {
-		k8s_error_set(err, 0, "BadPermissions", "%s %s is not a regular "
+		error_set(err, 0, "BadPermissions", "%s %s is not a regular "
 		    "file", what, path);
 		return (-1);
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
 	    (secret && (st.st_mode & S_IROTH) != 0)) {
-		k8s_error_set(err, 0, "BadPermissions", "%s %s has mode %04o: "
+		error_set(err, 0, "BadPermissions", "%s %s has mode %04o: "
 		    "it holds credentials, so it must not be %s by others "
 		    "(chmod 600 it)", what, path, (unsigned)(st.st_mode & 07777),
 		    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ? "writable" :
@@ -283,18 +103,18 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 	const char		*s, *cname, *uname;
 	char			*tmp = NULL, *dir;
 
-	if ((root = k8s_yaml_load(path, err)) == NULL)
+	if ((root = yamldoc_load(path, err)) == NULL)
 		return (NULL);
 	if (context == NULL)
 		context = json_string_value(json_object_get(root,
 		    "current-context"));
 	if (context == NULL || *context == '\0') {
-		k8s_error_set(err, 0, "BadKubeconfig",
+		error_set(err, 0, "BadKubeconfig",
 		    "%s: no current-context and none chosen", path);
 		goto fail;
 	}
 	if ((ctx = kc_find(root, "contexts", context, "context")) == NULL) {
-		k8s_error_set(err, 0, "BadKubeconfig",
+		error_set(err, 0, "BadKubeconfig",
 		    "%s: context \"%s\" not found", path, context);
 		goto fail;
 	}
@@ -302,7 +122,7 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 	uname = json_string_value(json_object_get(ctx, "user"));
 	if (cname == NULL ||
 	    (cl = kc_find(root, "clusters", cname, "cluster")) == NULL) {
-		k8s_error_set(err, 0, "BadKubeconfig",
+		error_set(err, 0, "BadKubeconfig",
 		    "%s: context \"%s\": cluster not found", path, context);
 		goto fail;
 	}
@@ -313,7 +133,7 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 	c = xcalloc(1, sizeof(*c));
 	if ((s = json_string_value(json_object_get(cl, "server"))) == NULL ||
 	    *s == '\0') {
-		k8s_error_set(err, 0, "BadKubeconfig",
+		error_set(err, 0, "BadKubeconfig",
 		    "%s: cluster \"%s\" has no server", path, cname);
 		goto fail;
 	}
@@ -372,7 +192,7 @@ k8s_config_incluster(struct k8s_error *err)
 	port = getenv("KUBERNETES_SERVICE_PORT");
 	if (host == NULL || port == NULL || access(SA_DIR "/token", R_OK)
 	    == -1) {
-		k8s_error_set(err, 0, "NotInCluster",
+		error_set(err, 0, "NotInCluster",
 		    "KUBERNETES_SERVICE_HOST/_PORT or %s/token missing",
 		    SA_DIR);
 		return (NULL);
@@ -411,7 +231,7 @@ k8s_config_default(const char *path, struct k8s_error *err)
 	if ((c = k8s_config_incluster(err)) != NULL)
 		return (c);
 	if ((home = getenv("HOME")) == NULL) {
-		k8s_error_set(err, 0, "NoConfig", "no kubeconfig found");
+		error_set(err, 0, "NoConfig", "no kubeconfig found");
 		return (NULL);
 	}
 	xasprintf(&p, "%s/.kube/config", home);

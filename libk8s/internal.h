@@ -2,8 +2,8 @@
  * Internals shared between libk8s files.  Never included from outside
  * libk8s.
  */
-#ifndef K8S_PRIVATE_H
-#define K8S_PRIVATE_H
+#ifndef LIBK8S_INTERNAL_H
+#define LIBK8S_INTERNAL_H
 
 #include <sys/types.h>
 
@@ -29,24 +29,24 @@ struct k8s_config {
 	int	 insecure;	/* insecure-skip-tls-verify */
 };
 
-/* config.c */
-json_t	*k8s_yaml_load(const char *path, struct k8s_error *);
+/* yamldoc.c */
+json_t	*yamldoc_load(const char *path, struct k8s_error *);
 
 /* client.c */
-void	 k8s_error_set(struct k8s_error *, long status, const char *reason,
+void	 error_set(struct k8s_error *, long status, const char *reason,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void	 k8s_error_from_status(struct k8s_error *, long status,
+void	 error_from_status(struct k8s_error *, long status,
 	    const char *body, size_t len);
-void	 k8s_error_from_status_obj(struct k8s_error *, long status,
+void	 error_from_status_obj(struct k8s_error *, long status,
 	    const json_t *st, const char *fallback);
 /*
  * Streams a GET: write_cb receives the body as it arrives; abort_cb is
  * polled at least once a second and stops the transfer when it returns
  * nonzero.  Returns 0 on a 2xx response that ended normally, -1 otherwise.
  */
-typedef size_t	(*k8s_write_cb)(char *, size_t, size_t, void *);
-int	 k8s_stream(struct k8s_client *, const char *path, k8s_write_cb,
+typedef size_t	(*client_write_fn)(char *, size_t, size_t, void *);
+int	 client_stream(struct k8s_client *, const char *path, client_write_fn,
 	    void *arg, int (*abort_cb)(void *), void *abort_arg,
 	    struct k8s_error *);
 
-#endif /* K8S_PRIVATE_H */
+#endif /* LIBK8S_INTERNAL_H */

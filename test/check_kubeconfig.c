@@ -1,0 +1,168 @@
+/* kubeconfig loading: contexts, files, inline data, tokens, refusals. */
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "../libk8s/internal.h"
+#include "check_suites.h"
+
+#define KC	TEST_DATA "/config/kubeconfig.yaml"
+
+START_TEST(test_config_current_context)
+{
+	struct k8s_error	 err;
+	struct k8s_config	*c = k8s_config_load(KC, NULL, &err);
+
+	ck_assert_msg(c != NULL, "%s", err.text);
+	ck_assert_str_eq(k8s_config_server(c), "https://127.0.0.1:6443");
+	ck_assert_str_eq(k8s_config_namespace(c), "default");
+	ck_assert_str_eq(c->ca_file, TEST_DATA "/config/pki/ca.crt");
+	ck_assert_str_eq(c->cert_file, TEST_DATA "/config/pki/admin.crt");
+	ck_assert_str_eq(c->key_file, "/abs/admin.key");
+	ck_assert_ptr_null(c->token);
+	ck_assert_int_eq(c->insecure, 0);
+	k8s_config_free(c);
+}
+END_TEST
+
+/* A copy of file with the given mode, in a fresh path (to unlink). */
+static void
+copy_mode(const char *file, mode_t mode, char *path, size_t len)
+{
+	FILE	*in, *out;
+	char	 buf[4096];
+	size_t	 n;
+	int	 fd;
+
+	snprintf(path, len, "/tmp/check-kubeconfig-XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	ck_assert_ptr_nonnull(in = fopen(file, "r"));
+	ck_assert_ptr_nonnull(out = fdopen(fd, "w"));
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	ck_assert_int_eq(fchmod(fileno(out), mode), 0);
+	fclose(out);
+}
+
+START_TEST(test_config_named_context_inline)
+{
+	struct k8s_error	 err;
+	struct k8s_config	*c;
+	char			 kc[64];
+
+	/* Inline credentials: readable by the owner only. */
+	copy_mode(KC, 0600, kc, sizeof(kc));
+	c = k8s_config_load(kc, "robot@other", &err);
+	unlink(kc);
+
+	ck_assert_msg(c != NULL, "%s", err.text);
+	ck_assert_str_eq(k8s_config_server(c), "https://10.1.2.3:443");
+	ck_assert_str_eq(k8s_config_namespace(c), "team-a");
+	ck_assert_str_eq(c->ca_pem, "-----BEGIN CERTIFICATE-----\n");
+	ck_assert_uint_eq(c->cert_len, 4);
+	ck_assert_str_eq(c->cert_pem, "cert");
+	ck_assert_str_eq(c->key_pem, "key");
+	ck_assert_str_eq(c->token, "s3cr3t");
+	ck_assert_int_eq(c->insecure, 1);
+	k8s_config_free(c);
+}
+END_TEST
+
+static const struct {
+	const char	*file;
+	const char	*context;
+	const char	*text;		/* substring of the error */
+} bad[] = {
+	{ KC, "nope", "context \"nope\" not found" },
+	{ KC, "broken", "cluster not found" },
+	{ TEST_DATA "/config/bad-base64.yaml", NULL, "not base64" },
+	{ TEST_DATA "/config/bad-yaml.yaml", NULL, "line" },
+	{ TEST_DATA "/config/missing.yaml", NULL, "No such file" },
+};
+
+START_TEST(test_config_refusals)
+{
+	struct k8s_error	 err;
+	struct k8s_config	*c;
+
+	memset(&err, 0, sizeof(err));
+	c = k8s_config_load(bad[_i].file, bad[_i].context, &err);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err.text, bad[_i].text) != NULL,
+	    "%s: error \"%s\" lacks \"%s\"", bad[_i].file, err.text,
+	    bad[_i].text);
+}
+END_TEST
+
+/* Credentials others could read or rewrite are refused. */
+START_TEST(test_config_permissions)
+{
+	static const struct {
+		mode_t		 mode;
+		const char	*context;
+		const char	*text;	/* NULL: accepted */
+	} m[] = {
+		{ 0644, "robot@other", "mode 0644: it holds credentials, so "
+		    "it must not be readable by others (chmod 600 it)" },
+		{ 0604, "robot@other", "must not be readable" },
+		{ 0640, "robot@other", NULL },
+		{ 0664, NULL, "mode 0664: it holds credentials, so it must "
+		    "not be writable by others" },
+		{ 0646, NULL, "must not be writable" },
+		/* No inline secret in that context: readable is fine. */
+		{ 0644, NULL, NULL },
+	};
+	struct k8s_error	 err;
+	struct k8s_config	*c;
+	char			 kc[64];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		copy_mode(KC, m[i].mode, kc, sizeof(kc));
+		memset(&err, 0, sizeof(err));
+		c = k8s_config_load(kc, m[i].context, &err);
+		unlink(kc);
+		if (m[i].text == NULL)
+			ck_assert_msg(c != NULL, "mode %o: %s", m[i].mode,
+			    err.text);
+		else {
+			ck_assert_msg(c == NULL, "mode %o accepted", m[i].mode);
+			ck_assert_msg(strstr(err.text, m[i].text) != NULL &&
+			    strstr(err.text, "kubeconfig /tmp/check-") != NULL,
+			    "mode %o: \"%s\"", m[i].mode, err.text);
+		}
+		k8s_config_free(c);
+	}
+}
+END_TEST
+
+START_TEST(test_config_urlencode)
+{
+	char	*s = k8s_urlencode("spec.schedulerName=slurm-bridge,a!=b");
+
+	ck_assert_str_eq(s, "spec.schedulerName%3Dslurm-bridge%2Ca%21%3Db");
+	free(s);
+}
+END_TEST
+
+Suite *
+kubeconfig_suite(void)
+{
+	Suite	*s = suite_create("kubeconfig");
+	TCase	*tc = tcase_create("kubeconfig");
+
+	tcase_add_test(tc, test_config_current_context);
+	tcase_add_test(tc, test_config_named_context_inline);
+	tcase_add_test(tc, test_config_permissions);
+	tcase_add_loop_test(tc, test_config_refusals, 0,
+	    sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_config_urlencode);
+	suite_add_tcase(s, tc);
+	return (s);
+}

@@ -1,0 +1,384 @@
+/*
+ * Workloads (common/workload.c): the workload root of each shape of
+ * workload, the gang a pod is in, the gang's size and member order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "policy.h"
+#include "workload.h"
+#include "xmalloc.h"
+#include "check_suites.h"
+
+/* The objects the test lookup knows, one per kind (borrowed). */
+static json_t	*known[WORKLOAD_KINDS];
+
+static json_t *
+test_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
+{
+	json_t	*o = known[kind];
+
+	(void)arg;
+	if (o == NULL || k8s_obj_namespace(o) == NULL ||
+	    strcmp(k8s_obj_namespace(o), ns) != 0 ||
+	    strcmp(k8s_obj_name(o), name) != 0)
+		return (NULL);
+	return (json_incref(o));
+}
+
+static const struct workload_lookup lookup = { test_lookup, NULL };
+
+static json_t *
+pod(const char *name, const char *group, const char *min, const char *gang)
+{
+	json_t	*p = json_pack("{s:{s:s, s:s, s:{}, s:{}}}", "metadata",
+	    "name", name, "namespace", "ns", "labels", "annotations");
+	json_t	*md = json_object_get(p, "metadata");
+
+	if (group != NULL)
+		json_object_set_new(json_object_get(md, "labels"),
+		    LABEL_POD_GROUP, json_string(group));
+	if (min != NULL)
+		json_object_set_new(json_object_get(md, "annotations"),
+		    ANN_MIN_MEMBER, json_string(min));
+	if (gang != NULL)
+		json_object_set_new(json_object_get(md, "annotations"),
+		    ANN_PREFIX "gang", json_string(gang));
+	return (p);
+}
+
+/* Adds a controller ownerReference. */
+static void
+owned_by(json_t *p, const char *apiv, const char *kind, const char *name,
+    const char *uid)
+{
+	json_t	*refs = json_array();
+
+	json_array_append_new(refs, json_pack("{s:s, s:s, s:s, s:s, s:b}",
+	    "apiVersion", apiv, "kind", kind, "name", name, "uid", uid,
+	    "controller", 1));
+	json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
+	    refs);
+}
+
+static void
+set_label(json_t *p, const char *k, const char *v)
+{
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"), k,
+	    json_string(v));
+}
+
+/* An object of the shape the caches hold. */
+static json_t *
+object(const char *name, const char *uid, json_t *spec)
+{
+	return (json_pack("{s:{s:s, s:s, s:s}, s:o}", "metadata", "name", name,
+	    "namespace", "ns", "uid", uid, "spec", spec));
+}
+
+START_TEST(test_workload_groups)
+{
+	struct group_id	 g;
+	char		 err[256];
+	json_t		*p, *job;
+
+	p = pod("a", "train", "8", NULL);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/train");
+	ck_assert_int_eq(g.min_member, 8);
+	ck_assert_int_eq(g.gang, 1);
+	json_decref(p);
+
+	/* Label without min-member: the PodGroup CR decides (0). */
+	p = pod("a", "pg", NULL, NULL);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(g.min_member, 0);
+	json_decref(p);
+
+	/* gang: "false" wins over the label. */
+	p = pod("solo", "train", "8", "false");
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/solo");
+	ck_assert_int_eq(g.gang, 0);
+	json_decref(p);
+
+	/* Indexed Job owner with parallelism 4. */
+	job = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:i}}", "metadata",
+	    "name", "sim", "namespace", "ns", "uid", "u-sim", "spec",
+	    "completionMode", "Indexed", "parallelism", 4);
+	p = pod("sim-0-abc", NULL, NULL, NULL);
+	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
+	known[WORKLOAD_JOB] = job;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/sim");
+	ck_assert_int_eq(g.min_member, 4);
+	json_object_set_new(json_object_get(job, "spec"), "completionMode",
+	    json_string("NonIndexed"));
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/sim-0-abc");
+	json_decref(p);
+	known[WORKLOAD_JOB] = NULL;
+	json_decref(job);
+
+	/* LeaderWorkerSet: name + group index, size from the annotation. */
+	p = pod("lws-1-2", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"), LWS_LABEL_NAME,
+	    json_string("lws"));
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
+	    LWS_LABEL_GROUP_INDEX, json_string("1"));
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    LWS_ANN_SIZE, json_string("4"));
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(g.key, "gang:ns/lws-1");
+	ck_assert_int_eq(g.min_member, 4);
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    LWS_ANN_SIZE, json_string("0"));
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
+	    -1);
+	json_decref(p);
+
+	/* JobSet: 2 x 3 + 1 (defaults) pods; the Job owner does not win. */
+	job = json_pack("{s:{s:s, s:s}, s:{s:[{s:i, s:{s:{s:i}}}, {s:{}}]}}",
+	    "metadata", "name", "js", "namespace", "ns", "spec",
+	    "replicatedJobs", "replicas", 2,
+	    "template", "spec", "parallelism", 3, "template");
+	ck_assert_int_eq(workload_jobset_size(job), 7);
+	p = pod("js-w-0-0", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
+	    JOBSET_LABEL_NAME, json_string("js"));
+	known[WORKLOAD_JOBSET] = job;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	known[WORKLOAD_JOBSET] = NULL;
+	ck_assert_str_eq(g.key, "gang:ns/js");
+	ck_assert_int_eq(g.min_member, 7);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(g.min_member, 0);	/* JobSet not seen yet */
+	json_decref(p);
+	json_decref(job);
+
+	p = pod("a", "train", "lots", NULL);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ANN_MIN_MEMBER ": \"lots\" is not "
+	    "a whole number"));
+	json_decref(p);
+	p = pod("a", NULL, NULL, "maybe");
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "gang: \"maybe\""));
+	json_decref(p);
+}
+END_TEST
+
+/*
+ * The workload root of each shape, as both daemons find it: a label names
+ * the object; a Job must match the ownerReference's uid.
+ */
+START_TEST(test_workload_roots)
+{
+	json_t	*pg, *js, *jsdep, *lws, *job, *job2, *p, *root;
+
+	pg = object("train", "u-pg", json_pack("{s:i}", "minMember", 3));
+	js = object("js", "u-js", json_pack("{s:[{s:s, s:i}]}",
+	    "replicatedJobs", "name", "w", "replicas", 2));
+	jsdep = object("dep", "u-dep", json_pack("{s:[{s:s}, {s:s, s:[{s:s, "
+	    "s:s}]}]}", "replicatedJobs", "name", "init", "name", "workers",
+	    "dependsOn", "name", "init", "status", "Complete"));
+	lws = object("lws", "u-lws", json_pack("{s:i}", "replicas", 2));
+	job = object("sim", "u-sim", json_pack("{s:s, s:i}", "completionMode",
+	    "Indexed", "parallelism", 4));
+	job2 = object("sim", "u-other", json_pack("{s:i}", "parallelism", 1));
+
+	/* PodGroup: its label; a Job owner does not win over it. */
+	p = pod("a", "train", NULL, NULL);
+	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
+	known[WORKLOAD_PODGROUP] = pg;
+	known[WORKLOAD_JOB] = job;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, pg);
+	json_decref(root);
+	/* A pod-group label with no CR falls through to the Job. */
+	known[WORKLOAD_PODGROUP] = NULL;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, job);
+	json_decref(root);
+	json_decref(p);
+
+	/* JobSet, with and without dependsOn: the JobSet, not the Job. */
+	p = pod("js-w-0-0", NULL, NULL, NULL);
+	set_label(p, JOBSET_LABEL_NAME, "js");
+	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
+	known[WORKLOAD_JOBSET] = js;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, js);
+	json_decref(root);
+	json_decref(p);
+	p = pod("dep-init-0-0", NULL, NULL, NULL);
+	set_label(p, JOBSET_LABEL_NAME, "dep");
+	known[WORKLOAD_JOBSET] = jsdep;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, jsdep);
+	json_decref(root);
+	json_decref(p);
+
+	/* LeaderWorkerSet: the LWS, before a JobSet label. */
+	p = pod("lws-0-1", NULL, NULL, NULL);
+	set_label(p, LWS_LABEL_NAME, "lws");
+	set_label(p, JOBSET_LABEL_NAME, "dep");
+	known[WORKLOAD_LWS] = lws;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, lws);
+	json_decref(root);
+	json_decref(p);
+
+	/* Indexed Job: its controller Job, uid checked. */
+	p = pod("sim-0-x", NULL, NULL, NULL);
+	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, job);
+	json_decref(root);
+	/* A Job of the same name made since is not the owner. */
+	known[WORKLOAD_JOB] = job2;
+	ck_assert_ptr_null(workload_root(p, &lookup));
+	ck_assert_ptr_null(workload_job(p, &lookup));
+	json_decref(p);
+
+	/* StatefulSet: no workload root; each pod is its own group. */
+	p = pod("db-0", NULL, NULL, NULL);
+	owned_by(p, "apps/v1", "StatefulSet", "db", "u-db");
+	ck_assert_ptr_null(workload_root(p, &lookup));
+	json_decref(p);
+	/* Nor is a Job that is not the controller, or of another group. */
+	p = pod("sim-0-y", NULL, NULL, NULL);
+	owned_by(p, "batch.example.com/v1", "Job", "sim", "u-sim");
+	known[WORKLOAD_JOB] = job;
+	ck_assert_ptr_null(workload_root(p, &lookup));
+	json_decref(p);
+
+	memset(known, 0, sizeof(known));
+	json_decref(pg);
+	json_decref(js);
+	json_decref(jsdep);
+	json_decref(lws);
+	json_decref(job);
+	json_decref(job2);
+}
+END_TEST
+
+/* The gang each shape forms, and its size. */
+START_TEST(test_workload_gangs)
+{
+	struct group_id	 g;
+	char		 err[256];
+	json_t		*pg, *js, *job, *p;
+
+	pg = object("train", "u-pg", json_pack("{s:i}", "minMember", 3));
+	js = object("js", "u-js", json_pack("{s:[{s:s, s:i, s:{s:{s:i}}}]}",
+	    "replicatedJobs", "name", "w", "replicas", 2, "template", "spec",
+	    "parallelism", 2));
+	job = object("sim", "u-sim", json_pack("{s:s, s:i}", "completionMode",
+	    "Indexed", "parallelism", 4));
+
+	/* PodGroup CR: size from spec.minMember. */
+	p = pod("a", "train", NULL, NULL);
+	known[WORKLOAD_PODGROUP] = pg;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(g.min_member, 0);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
+	    &lookup), 3);
+	/* min-member wins over the CR. */
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, &lookup), 5);
+	/* A minMember out of range is unknown, not trusted. */
+	json_object_set_new(json_object_get(pg, "spec"), "minMember",
+	    json_integer(WORKLOAD_MAX_GANG + 1));
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 0, &lookup), 0);
+	json_decref(p);
+
+	/* JobSet: 2 x 2 pods, known once the JobSet is. */
+	p = pod("js-w-0-0", NULL, NULL, NULL);
+	set_label(p, JOBSET_LABEL_NAME, "js");
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(g.min_member, 0);
+	known[WORKLOAD_JOBSET] = js;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/js");
+	ck_assert_int_eq(g.min_member, 4);
+	json_decref(p);
+
+	/* Indexed Job: a gang of its parallelism, only with the right uid. */
+	p = pod("sim-0-x", NULL, NULL, NULL);
+	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
+	known[WORKLOAD_JOB] = job;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/sim");
+	ck_assert_int_eq(g.min_member, 4);
+	owned_by(p, "batch/v1", "Job", "sim", "u-stale");
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/sim-0-x");
+	ck_assert_int_eq(g.gang, 0);
+	json_decref(p);
+
+	/* StatefulSet: one pod per group. */
+	p = pod("db-0", NULL, NULL, NULL);
+	owned_by(p, "apps/v1", "StatefulSet", "db", "u-db");
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/db-0");
+	ck_assert_int_eq(g.min_member, 1);
+	json_decref(p);
+
+	memset(known, 0, sizeof(known));
+	json_decref(pg);
+	json_decref(js);
+	json_decref(job);
+}
+END_TEST
+
+/* Placement order, as group.c sorts members: index, then name. */
+static int
+member_cmp(const void *a, const void *b)
+{
+	const json_t	*pa = *(const json_t *const *)a;
+	const json_t	*pb = *(const json_t *const *)b;
+
+	return (workload_member_order(workload_completion_index(pa),
+	    k8s_obj_name(pa), workload_completion_index(pb), k8s_obj_name(pb)));
+}
+
+START_TEST(test_workload_member_order)
+{
+	json_t	*p[3];
+	size_t	 i;
+
+	p[0] = pod("w-b", NULL, NULL, NULL);
+	p[1] = pod("w-a", NULL, NULL, NULL);
+	p[2] = pod("w-c", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p[2], "metadata.labels"),
+	    "batch.kubernetes.io/job-completion-index", json_string("10"));
+	json_object_set_new(k8s_obj_get(p[0], "metadata.labels"),
+	    "batch.kubernetes.io/job-completion-index", json_string("2"));
+	qsort(p, 3, sizeof(p[0]), member_cmp);
+	/* Index 2 before index 10 (numeric), names only break ties. */
+	ck_assert_str_eq(k8s_obj_name(p[0]), "w-a");
+	ck_assert_str_eq(k8s_obj_name(p[1]), "w-b");
+	ck_assert_str_eq(k8s_obj_name(p[2]), "w-c");
+	for (i = 0; i < 3; i++)
+		json_decref(p[i]);
+}
+END_TEST
+
+Suite *
+workload_suite(void)
+{
+	Suite	*s = suite_create("workload");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_test(tc, test_workload_groups);
+	tcase_add_test(tc, test_workload_roots);
+	tcase_add_test(tc, test_workload_gangs);
+	tcase_add_test(tc, test_workload_member_order);
+	suite_add_tcase(s, tc);
+	return (s);
+}
