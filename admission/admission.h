@@ -62,6 +62,19 @@ json_t		*owners_get(struct owners *, enum owner_kind, const char *ns,
 /* Has the kind's first list completed (always true without a watch)? */
 int		 owners_synced(struct owners *, enum owner_kind);
 void		 owners_stats(struct owners *, struct owners_stats *);
+/*
+ * A workload lookup (workload.h) over the store: waits up to wait_ms for
+ * an object not yet seen, podgroup_wait_ms for a PodGroup (a pod-group
+ * label may name no CR).  lk.arg points at the struct itself.
+ */
+struct owners_lookup {
+	struct workload_lookup	 lk;
+	struct owners		*owners;
+	int			 wait_ms;
+	int			 podgroup_wait_ms;
+};
+void		 owners_lookup_init(struct owners_lookup *, struct owners *,
+		    int wait_ms, int podgroup_wait_ms);
 const char	*owners_kind_name(enum owner_kind);
 
 /* review.c: AdmissionReview handling for pods (pure but for the store). */
@@ -93,26 +106,11 @@ struct review_result {
 int	 review_handle(const char *body, size_t len, enum review_mode,
 	    const struct review_conf *, json_t **out, char *err,
 	    size_t errlen);
-/* RFC 6901 escaping of one path token; a new string. */
-char	*review_pointer_escape(const char *token);
-/* Appends a warning to the result. */
-void	 review_warn(struct review_result *, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-/*
- * The webhook's lookup of workload objects (workload.h): the owner store,
- * waiting up to owner_wait_ms for an object not yet seen, and
- * podgroup_wait_ms for a PodGroup.  lk.arg points at the struct itself.
- */
-struct review_lookup {
-	struct workload_lookup	 lk;
-	const struct review_conf *rc;
-	int			 podgroup_wait_ms;
-};
 
-void	 review_lookup_init(struct review_lookup *,
-	    const struct review_conf *, int podgroup_wait_ms);
 
 /* mutate.c: the JSON Patch for a pod (idempotent). */
+/* RFC 6901 escaping of one path token; a new string. */
+char	*mutate_pointer_escape(const char *token);
 void	 mutate_pod(const json_t *pod, const char *operation,
 	    const struct review_conf *, struct review_result *);
 

@@ -10,14 +10,52 @@
  *   policy) as the switches annotation.
  * Runs inside a request; owners come from the watch-based store.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "xmalloc.h"
 #include "policy.h"
 #include "admission.h"
+
+/* JSON Pointer escaping of one path token (RFC 6901): ~ -> ~0, / -> ~1. */
+char *
+mutate_pointer_escape(const char *token)
+{
+	struct buf	b;
+
+	buf_init(&b);
+	for (; *token != '\0'; token++) {
+		if (*token == '~')
+			buf_addstr(&b, "~0");
+		else if (*token == '/')
+			buf_addstr(&b, "~1");
+		else
+			buf_add(&b, token, 1);
+	}
+	return (buf_release(&b));
+}
+
+static void
+mutate_warn(struct review_result *r, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
+		return;
+	if (r->warnings == NULL)
+		r->warnings = json_array();
+	json_array_append_new(r->warnings, json_string(msg));
+	free(msg);
+}
 
 #define ANN_GRES	ANN_PREFIX "gres"
 #define ANN_SWITCHES	ANN_PREFIX "switches"
@@ -56,7 +94,7 @@ patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
 		return;
 	}
 	json_object_foreach(adds, key, v) {
-		esc = review_pointer_escape(key);
+		esc = mutate_pointer_escape(key);
 		xasprintf(&path, "/metadata/%s/%s", map, esc);
 		patch_op(patch, "add", path, json_incref(v));
 		free(esc);
@@ -93,14 +131,15 @@ static int
 mutate_gang(const json_t *pod, const struct review_conf *rc,
     struct meta_adds *adds)
 {
-	struct review_lookup	 rl;
+	struct owners_lookup	 ol;
 	struct group_id		 gid;
 	char			 err[256], n[16];
 	int			 size;
 
 	/* A pod-group label without min-member is sized by its PodGroup. */
-	review_lookup_init(&rl, rc, rc->owner_wait_ms);
-	if (workload_group(pod, &rl.lk, &gid, err, sizeof(err)) == -1 ||
+	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms,
+	    rc->owner_wait_ms);
+	if (workload_group(pod, &ol.lk, &gid, err, sizeof(err)) == -1 ||
 	    !gid.gang)
 		return (0);	/* bad input is the validating webhook's */
 	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
@@ -108,7 +147,7 @@ mutate_gang(const json_t *pod, const struct review_conf *rc,
 		json_object_set_new(adds->labels, LABEL_POD_GROUP,
 		    json_string(gid.name));
 	size = workload_gang_size(k8s_obj_namespace(pod), gid.name,
-	    gid.min_member, &rl.lk);
+	    gid.min_member, &ol.lk);
 	if (size > 0 && k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {
 		snprintf(n, sizeof(n), "%d", size);
 		json_object_set_new(adds->annotations, ANN_MIN_MEMBER,
@@ -223,7 +262,7 @@ mutate_topology(const json_t *pod, const struct review_conf *rc,
 	snprintf(sw, sizeof(sw), "1@%d", c->preferred_wait_minutes);
 	if (pref != NULL) {
 		if (config_topo_find(c, pref) == NULL) {
-			review_warn(r, "annotation " KUEUE_PREFERRED_TOPOLOGY
+			mutate_warn(r, "annotation " KUEUE_PREFERRED_TOPOLOGY
 			    ": \"%.64s\" is not a level in slurm-bridge's "
 			    "topology table; the preference is ignored", pref);
 			return;

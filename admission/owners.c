@@ -276,3 +276,32 @@ owners_kind_name(enum owner_kind kind)
 {
 	return (owner_kinds[kind].name + strlen("watch/"));
 }
+
+/* workload_lookup_fn over the store (struct owners_lookup). */
+static json_t *
+owners_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
+{
+	static const enum owner_kind	 own[WORKLOAD_KINDS] = {
+		[WORKLOAD_PODGROUP] = OWN_PODGROUP,
+		[WORKLOAD_LWS] = OWN_LWS,
+		[WORKLOAD_JOBSET] = OWN_JOBSET,
+		[WORKLOAD_JOB] = OWN_JOB,
+	};
+	const struct owners_lookup	*ol = arg;
+
+	/* A pod-group label may name no CR: wait for one only if asked. */
+	return (owners_get(ol->owners, own[kind], ns, name,
+	    kind == WORKLOAD_PODGROUP ? ol->podgroup_wait_ms : ol->wait_ms));
+}
+
+void
+owners_lookup_init(struct owners_lookup *ol, struct owners *o, int wait_ms,
+    int podgroup_wait_ms)
+{
+	ol->owners = o;
+	ol->wait_ms = wait_ms;
+	ol->podgroup_wait_ms = podgroup_wait_ms;
+	ol->lk.fn = owners_lookup;
+	ol->lk.arg = ol;
+}

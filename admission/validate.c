@@ -153,15 +153,15 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	struct translate_conf	 tc;
 	struct jobspec		 js;
 	struct group_id		 gid;
-	struct review_lookup	 rl;
+	struct owners_lookup	 ol;
 	json_t			*ns, *root;
 	const char		*req;
 	char			 err[512];
 
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL,
 	    k8s_obj_namespace(pod), rc->owner_wait_ms);
-	review_lookup_init(&rl, rc, 0);
-	root = workload_root(pod, &rl.lk);
+	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms, 0);
+	root = workload_root(pod, &ol.lk);
 	src.pod = pod;
 	src.root = root;
 	src.ns = ns;

@@ -228,9 +228,9 @@ START_TEST(test_review_oversize)
 }
 END_TEST
 
-START_TEST(test_review_pointer_escape)
+START_TEST(test_mutate_pointer_escape)
 {
-	char	*s = review_pointer_escape("a/b~c");
+	char	*s = mutate_pointer_escape("a/b~c");
 
 	ck_assert_str_eq(s, "a~1b~0c");
 	free(s);
@@ -245,7 +245,7 @@ review_suite(void)
 
 	tcase_add_test(tc, test_review_fixtures);
 	tcase_add_test(tc, test_review_oversize);
-	tcase_add_test(tc, test_review_pointer_escape);
+	tcase_add_test(tc, test_mutate_pointer_escape);
 	suite_add_tcase(s, tc);
 	return (s);
 }
