@@ -412,8 +412,6 @@ void		 api_stop(struct api *);
 /* reconcile.c */
 struct reconcile;
 
-/* reconcile.c: poll Slurm soon (poll_ms, or later under POLL_DUTY). */
-void	reconcile_poll_soon(struct reconcile *);
 
 /* group.c: is the namespace enabled (label, or the config's lists)? */
 int	group_ns_enabled(struct reconcile *, const char *ns);
@@ -535,12 +533,21 @@ struct pod_entry {
 	uint8_t		 foreign;	/* another schedulerName (extender) */
 };
 
+/* pods.c: pod entries and the reconcile thread's clocks. */
+/* Frees an entry (the pods map's free function). */
+void	pods_entry_free(void *);
 /*
  * Seconds since the pod was created: from when the bridge first saw it if
  * that was within two seconds of its creationTimestamp (which has
  * one-second resolution), else from the creationTimestamp.
  */
-double	pod_age(const struct pod_entry *);
+double	pods_age(const struct pod_entry *);
+/* Terminal, or deleted and past its grace period. */
+int	pods_over(const struct pod_entry *);
+/* Monotonic milliseconds, for deadlines and backoff. */
+int64_t	pods_now_ms(void);
+/* Wall-clock seconds since the epoch. */
+double	pods_epoch(void);
 
 enum group_state {
 	G_WAITING,	/* not submitted */
@@ -628,13 +635,8 @@ struct reconcile {
 	int			 sweep_due;	/* an owner object changed */
 };
 
-/* reconcile.c */
-int64_t		 reconcile_now_ms(void);
-/* Forgets a pod the API server no longer has (as its DELETED event). */
-void		 reconcile_pod_gone(struct reconcile *, const char *key);
-/* The controlling batch/v1 Job of a pod, from the Job cache (borrowed). */
-/* The scheduler's lookup of workload objects: its owner caches. */
-void	reconcile_lookup_init(struct reconcile *, struct workload_lookup *);
+/* caches.c: the scheduler's lookup of workload objects, its owner caches. */
+void	caches_lookup_init(struct reconcile *, struct workload_lookup *);
 
 /* group.c: the group state machine (pods are borrowed from r->pods). */
 void		 group_free(void *);
@@ -665,10 +667,16 @@ void		 group_evaluate(struct reconcile *, struct group *);
  * wanted; finalizer releases) to the writer pool.
  */
 void		 group_flush_writes(struct reconcile *);
-/* A pod write came back (w stays the caller's). */
-void		 group_write_done(struct reconcile *, struct wreq *w);
-/* An allocation request came back (s stays the caller's). */
-void		 group_submitted(struct reconcile *, struct sreq *s);
+/*
+ * A pod write came back (w stays the caller's); 1 when the API server no
+ * longer has the pod, which the caller then forgets.
+ */
+int		 group_write_done(struct reconcile *, struct wreq *w);
+/*
+ * An allocation request came back (s stays the caller's); 1 when its job
+ * now waits on Slurm, which the caller then polls soon.
+ */
+int		 group_submitted(struct reconcile *, struct sreq *s);
 
 /* Slurm allocated the group's job: layout is copied. */
 void		 group_allocated(struct reconcile *, struct group *,

@@ -180,7 +180,7 @@ group_retry_later(struct group *g, int refused)
 	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
 	if (g->retry_ms > max)
 		g->retry_ms = max;
-	g->next_try = reconcile_now_ms() + g->retry_ms;
+	g->next_try = pods_now_ms() + g->retry_ms;
 }
 
 static int
@@ -336,7 +336,7 @@ group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 	intern_put(e->bound_node);
 	e->bound_node = intern_get(w->node);
 	atomic_fetch_add(&bstats.pods_bound, 1);
-	metrics_hist_observe(&bstats.sched_latency, pod_age(e));
+	metrics_hist_observe(&bstats.sched_latency, pods_age(e));
 	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
 	    w->jobid);
 	snprintf(msg, sizeof(msg), "bound to %.100s: Slurm allocated node "
@@ -451,7 +451,7 @@ group_flush_writes(struct reconcile *r)
 
 	if (json_object_size(keys) + json_object_size(rel) == 0)
 		return;
-	now = reconcile_now_ms();
+	now = pods_now_ms();
 	r->writes = json_object();
 	r->releases = json_object();
 	json_object_foreach(keys, k, v) {
@@ -485,11 +485,11 @@ group_send_unlabel(struct reconcile *r, struct pod_entry *e)
 
 /*
  * A pod write came back.  A pod deleted or recreated under its name since
- * has nothing to learn from it; one the API server no longer has (404) is
- * forgotten.  A failure waits for the group's backoff (the sweep asks
+ * has nothing to learn from it; for one the API server no longer has (404)
+ * it returns 1, and the caller forgets the pod.  A failure waits for the group's backoff (the sweep asks
  * again); anything else asks for the group's next step.
  */
-void
+int
 group_write_done(struct reconcile *r, struct wreq *w)
 {
 	struct pod_entry	*e = map_get(r->pods, w->pkey);
@@ -499,24 +499,23 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	uid = e != NULL ? e->rec->uid : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
 		log_debug("pod %s: gone before its write came back", w->pkey);
-		return;
+		return (0);
 	}
 	g = e->group != NULL ? map_get(r->groups, e->group) : NULL;
 	if (w->kind == WREQ_STATUS) {
 		writer_condition_done(r, e, w);
 		if (g != NULL && g->state == G_ALLOCATED)
 			group_want(r->writes, g->key);
-		return;
+		return (0);
 	}
 	e->busy = 0;
 	if (w->kind == WREQ_RELEASE) {
 		group_released(r, e, w);
-		return;
+		return (0);
 	}
 	if (w->rc == -1 && w->err.status == 404) {
 		log_info("pod %s: gone from the API server", e->key);
-		reconcile_pod_gone(r, e->key);
-		return;
+		return (1);
 	}
 	if (w->rc == -1) {
 		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s", e->key,
@@ -536,12 +535,13 @@ group_write_done(struct reconcile *r, struct wreq *w)
 			group_send_unlabel(r, e);
 	}
 	if (g == NULL)
-		return;
+		return (0);
 	if (g->state == G_ALLOCATED || g->state == G_PENDING)
 		group_want(r->writes, g->key);
 	/* An ended member whose write was in flight: its cleanup now. */
 	if (e->state == PS_ENDED && e->finalizer)
 		group_member_gone(r, g);	/* may free g */
+	return (0);
 }
 
 void
@@ -574,7 +574,7 @@ group_translate(struct reconcile *r, struct group *g,
 	pods = xreallocarray(NULL, n, sizeof(*pods));
 	for (i = 0; i < n; i++)
 		pods[i] = podrec_json(members[i]->rec);
-	reconcile_lookup_init(r, &lk);
+	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
 	src.root = root = workload_root(pods[0], &lk);
@@ -647,9 +647,9 @@ group_request_current(struct reconcile *r, struct group *g,
 /*
  * The submit thread's answer.  A job made for pods that changed meanwhile
  * (one was deleted, or left the gang) is cancelled, and the group decides
- * afresh.
+ * afresh.  1 when the job now waits on Slurm (poll soon), else 0.
  */
-void
+int
 group_submitted(struct reconcile *r, struct sreq *s)
 {
 	struct group		*g = map_get(r->groups, s->gkey);
@@ -693,7 +693,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 			group_retry_later(g, s->permanent);
 		if (g != NULL)
 			group_evaluate(r, g);
-		return;
+		return (0);
 	}
 	if (s->rc == -1) {
 		group_retry_later(g, s->permanent);
@@ -702,7 +702,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
 		    "job: %s", s->err);
 		group_condition(r, g, msg, 1);
-		return;
+		return (0);
 	}
 	g->jobid = s->jobid;
 	g->cancelled = 0;
@@ -720,10 +720,8 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	if (s->layout != NULL) {
 		/* The Scheduled Event names the job: one Event per pod. */
 		group_allocated(r, g, s->layout);
-		return;
+		return (0);
 	}
-	/* It waits on Slurm: poll soon, not at the idle interval. */
-	reconcile_poll_soon(r);
 	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
 	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
@@ -733,6 +731,8 @@ group_submitted(struct reconcile *r, struct sreq *s)
 			    "Submit", msg);
 	}
 	group_want(r->writes, g->key);
+	/* It waits on Slurm: poll soon, not at the idle interval. */
+	return (1);
 }
 
 static int
@@ -740,7 +740,7 @@ group_min(struct reconcile *r, struct group *g)
 {
 	struct workload_lookup	lk;
 
-	reconcile_lookup_init(r, &lk);
+	caches_lookup_init(r, &lk);
 	return (workload_gang_size(g->ns, g->name, g->min_member, &lk));
 }
 
@@ -875,7 +875,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		group_want(r->writes, g->key);
 		return;
 	}
-	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
+	if (g->state != G_WAITING || g->next_try > pods_now_ms())
 		return;
 	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0)

@@ -23,31 +23,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-int64_t
-reconcile_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-static void
-pod_entry_free(void *p)
-{
-	struct pod_entry	*e = p;
-
-	if (e == NULL)
-		return;
-	free(e->key);
-	intern_put(e->ns);
-	podrec_free(e->rec);
-	intern_put(e->bound_node);
-	intern_put(e->slurm_node);
-	free(e->cond);
-	free(e);
-}
-
 static void
 json_free_cb(void *p)
 {
@@ -58,63 +33,6 @@ static void
 inner_map_free(void *p)
 {
 	map_free(p);
-}
-
-static double
-reconcile_epoch(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-}
-
-double
-pod_age(const struct pod_entry *e)
-{
-	double	created = (double)e->rec->created;
-	double	now = reconcile_epoch();
-
-	if (created == 0 || e->seen_at - created < 2.0)
-		return (now - e->seen_at);
-	return (now - created);
-}
-
-/* Terminal, or deleted and past its grace period. */
-static int
-pod_over(struct pod_entry *e)
-{
-	if (e->rec->phase == PHASE_SUCCEEDED || e->rec->phase == PHASE_FAILED)
-		return (1);
-	/*
-	 * Deleted: over once the node confirmed (grace shortened to 0), the
-	 * grace period ran out, or at once if it never ran anywhere.
-	 */
-	if (e->rec->delete_at != 0 && (e->state == PS_UNBOUND ||
-	    time(NULL) >= e->rec->delete_at || e->rec->grace_zero))
-		return (1);
-	return (0);
-}
-
-/* workload_lookup_fn over the owner caches; a new reference, or NULL. */
-static json_t *
-reconcile_lookup(void *arg, enum workload_kind kind, const char *ns,
-    const char *name)
-{
-	struct reconcile	*r = arg;
-	struct map		*m[WORKLOAD_KINDS] = { r->podgroups, r->lwss,
-				    r->jobsets, r->k8s_jobs };
-	char			 key[512];
-
-	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	return (json_incref(map_get(m[kind], key)));
-}
-
-void
-reconcile_lookup_init(struct reconcile *r, struct workload_lookup *lk)
-{
-	lk->fn = reconcile_lookup;
-	lk->arg = r;
 }
 
 /* Takes rec: the pod's newest state. */
@@ -135,7 +53,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		e->key = xstrdup(rec->key);
 		e->ns = intern_get(rec->ns);
 		e->name = e->key + strlen(rec->ns) + 1;
-		e->seen_at = reconcile_epoch();
+		e->seen_at = pods_epoch();
 		map_put(r->pods, e->key, e);
 	}
 	/*
@@ -169,7 +87,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	e->slurm_node = intern_get(rec->slurm_node);
 
 	obj = podrec_json(rec);
-	reconcile_lookup_init(r, &lk);
+	caches_lookup_init(r, &lk);
 	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
 	json_decref(obj);
 	if (rc == -1) {
@@ -203,7 +121,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (id == 0 && rec->node != NULL)
 		id = rec->ann_jobid;
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
-	    g->state == G_WAITING && !pod_over(e)) {
+	    g->state == G_WAITING && !pods_over(e)) {
 		g->jobid = id;
 		group_set_state(r, g, G_PENDING);
 		group_index_put(r, g->jobid, g->key);
@@ -213,7 +131,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		e->state = PS_BOUND;
 	else
 		e->state = PS_UNBOUND;
-	if (pod_over(e)) {
+	if (pods_over(e)) {
 		e->state = PS_ENDED;
 		group_member_gone(r, g);
 		return;
@@ -221,14 +139,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	group_evaluate(r, g);
 }
 
+/* Forgets a pod the API server no longer has (as its DELETED event). */
 static void
-pod_deleted(struct reconcile *r, struct podrec *rec)
-{
-	reconcile_pod_gone(r, rec->key);
-	podrec_free(rec);
-}
-
-void
 reconcile_pod_gone(struct reconcile *r, const char *key)
 {
 	struct pod_entry	*e;
@@ -241,8 +153,15 @@ reconcile_pod_gone(struct reconcile *r, const char *key)
 			group_remove(g, e->key);
 			group_member_gone(r, g);
 		}
-		pod_entry_free(e);
+		pods_entry_free(e);
 	}
+}
+
+static void
+pod_deleted(struct reconcile *r, struct podrec *rec)
+{
+	reconcile_pod_gone(r, rec->key);
+	podrec_free(rec);
 }
 
 /*
@@ -259,9 +178,9 @@ reconcile_synced(struct reconcile *r)
 	    !r->synced[EV_JOB])
 		return (0);
 	if (r->core_synced_at == 0)
-		r->core_synced_at = reconcile_now_ms();
+		r->core_synced_at = pods_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-	    r->synced[EV_LWS]) || reconcile_now_ms() >= r->core_synced_at +
+	    r->synced[EV_LWS]) || pods_now_ms() >= r->core_synced_at +
 	    OWNER_SYNC_WAIT_MS);
 }
 
@@ -330,7 +249,7 @@ static void
 groups_sweep(struct reconcile *r, int all)
 {
 	double		 t0 = metrics_now();
-	int64_t		 now = reconcile_now_ms();
+	int64_t		 now = pods_now_ms();
 	size_t		 it = 0;
 	const char	*k;
 	void		*v;
@@ -345,7 +264,7 @@ groups_sweep(struct reconcile *r, int all)
 		struct pod_entry *e = map_get(r->pods, k);
 		if (e == NULL || e->rec->delete_at == 0)
 			continue;
-		if ((e->state != PS_ENDED && pod_over(e)) ||
+		if ((e->state != PS_ENDED && pods_over(e)) ||
 		    (e->state == PS_ENDED && time(NULL) >= e->rec->delete_at +
 		    FORCE_DELETE_SLACK_S))
 			strv_add(&keys, e->key);
@@ -739,7 +658,7 @@ reconcile_poll(struct reconcile *r)
 	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
 	if (r->poll_cost_ms > POLL_COST_MAX_MS)
 		r->poll_cost_ms = POLL_COST_MAX_MS;
-	r->last_poll = reconcile_now_ms();
+	r->last_poll = pods_now_ms();
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -749,10 +668,11 @@ reconcile_poll_floor(struct reconcile *r)
 	return (r->last_poll + POLL_DUTY * r->poll_cost_ms);
 }
 
-void
+/* Polls Slurm soon (poll_ms, or later under POLL_DUTY). */
+static void
 reconcile_poll_soon(struct reconcile *r)
 {
-	int64_t	at = reconcile_now_ms() + r->conf->poll_ms;
+	int64_t	at = pods_now_ms() + r->conf->poll_ms;
 
 	if (at < reconcile_poll_floor(r))
 		at = reconcile_poll_floor(r);
@@ -930,12 +850,14 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		return;
 	}
 	if (ev->kind == EV_WRITE) {
-		group_write_done(r, ev->write);
+		if (group_write_done(r, ev->write))
+			reconcile_pod_gone(r, ev->write->pkey);
 		event_free(ev);
 		return;
 	}
 	if (ev->kind == EV_SUBMITTED) {
-		group_submitted(r, ev->submit);
+		if (group_submitted(r, ev->submit))
+			reconcile_poll_soon(r);
 		event_free(ev);
 		return;
 	}
@@ -987,7 +909,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		map_put(r->dirty_ns, ns, NULL);
 		if (!r->sweep_due) {
 			r->sweep_due = 1;
-			r->next_change = reconcile_now_ms() +
+			r->next_change = pods_now_ms() +
 			    SWEEP_COALESCE_MS;
 		}
 	}
@@ -1050,7 +972,7 @@ reconcile_main(void *arg)
 	r->eventer = eventer_new(r->kconf, r->limiter,
 	    r->conf->scheduler_name, host);
 	while (!atomic_load(&r->stop)) {
-		now = reconcile_now_ms();
+		now = pods_now_ms();
 		/* What the last event asked for goes to the writers now. */
 		group_flush_writes(r);
 		wake = r->next_poll;
@@ -1066,7 +988,7 @@ reconcile_main(void *arg)
 		}
 		if (atomic_load(&r->stop))
 			break;
-		now = reconcile_now_ms();
+		now = pods_now_ms();
 		polled = 0;
 		if (!r->recovered) {
 			if (now >= r->next_poll && reconcile_synced(r))
@@ -1091,7 +1013,7 @@ reconcile_main(void *arg)
 			}
 		}
 		if (polled) {
-			r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
+			r->next_poll = pods_now_ms() + (reconcile_busy(r) ?
 			    r->conf->poll_ms : r->conf->idle_poll_ms);
 			if (r->next_poll < reconcile_poll_floor(r))
 				r->next_poll = reconcile_poll_floor(r);
@@ -1121,7 +1043,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->conf = conf;
 	r->kconf = kconf;
 	r->queue = q;
-	r->pods = map_new_borrowed(pod_entry_free);
+	r->pods = map_new_borrowed(pods_entry_free);
 	r->groups = map_new_borrowed(group_free);
 	r->ns_groups = map_new(inner_map_free);
 	r->dirty_ns = map_new(NULL);
