@@ -160,6 +160,8 @@ struct ext_call {
 };
 
 struct ext_call	*ext_call_new(enum ext_op);
+/* One more reference (returns c); ext_call_release drops one. */
+struct ext_call	*ext_call_hold(struct ext_call *);
 void		 ext_call_release(struct ext_call *);
 /* The reconcile thread's answer: wakes the caller. */
 void		 ext_call_done(struct ext_call *);
@@ -298,7 +300,10 @@ enum wreq_kind {
 	WREQ_METADATA = 1,	/* strategic merge patch of the pod */
 	WREQ_STATUS,		/* ... of its status (PodScheduled) */
 	WREQ_BIND,		/* pods/binding, with annotations */
-	WREQ_RELEASE		/* a WREQ_METADATA that drops our finalizer */
+	WREQ_RELEASE,		/* a WREQ_METADATA that drops our finalizer */
+	WREQ_DELETE,		/* delete the pod; body: DeleteOptions or NULL */
+	WREQ_FAIL,		/* merge patch of its status: phase Failed */
+	WREQ_EXTBIND		/* the extender's Binding of a pod not ours */
 };
 
 /* Every pointer is owned (wreq_free). */
@@ -314,7 +319,8 @@ struct wreq {
 	uint32_t		 jobid;	/* metadata and binds: the job's */
 	char			*slurm_node;	/* WREQ_BIND: for the Event */
 	char			*gres;
-	char			*msg;	/* WREQ_STATUS: the message */
+	char			*msg;	/* status, delete, fail: the message */
+	struct ext_call		*call;	/* WREQ_EXTBIND: its call, a reference */
 	int			 rc;	/* result: 0, or -1 with err */
 	struct k8s_error	 err;
 	TAILQ_ENTRY(wreq)	 entry;
@@ -326,6 +332,9 @@ struct writepool;
 /* message.c: a request about e (its identity is copied) for group gkey. */
 struct wreq		*wreq_new(enum wreq_kind, const struct pod_entry *e,
 			    const char *gkey);
+/* ... about the pod ns/name (uid may be ""), which the bridge may not know. */
+struct wreq		*wreq_new_named(enum wreq_kind, const char *ns,
+			    const char *name, const char *uid);
 void			 wreq_free(struct wreq *);
 /*
  * nthreads threads with their own clients; results go to done.  kconf,
@@ -529,6 +538,7 @@ struct pod_entry {
 	uint8_t		 state;		/* enum pod_state */
 	uint8_t		 busy;		/* enum wreq_kind: a write in flight */
 	uint8_t		 cond_busy;	/* a condition write in flight */
+	uint8_t		 del_sent;	/* a deletion asked (cleared if failed) */
 	uint8_t		 finalizer;	/* carries our finalizer */
 	uint8_t		 foreign;	/* another schedulerName (extender) */
 };
@@ -697,28 +707,52 @@ void		 group_condition(struct reconcile *, struct group *,
 		    const char *msg, int warn);
 
 /*
- * writer.c: writes about pods, on the reconcile thread's client, or (the
- * condition) on the writer pool.
+ * writer.c: every write about a pod (see the file's header).  Each goes to
+ * the writer pool and comes back through writer_done, or group_write_done
+ * for the ones the gang waits on.
  */
-const char	*writer_path(struct pod_entry *, const char *sub, char *buf,
-		    size_t len);
 void		 writer_event(struct reconcile *, struct pod_entry *,
 		    const char *type, const char *reason, const char *action,
 		    const char *msg);
+/*
+ * PodScheduled=False with msg, once per distinct message, never once the
+ * pod is being bound; warn also records a FailedScheduling Event.
+ */
 void		 writer_condition(struct reconcile *, struct pod_entry *,
 		    const char *msg, int warn);
 /* A condition write came back. */
 void		 writer_condition_done(struct reconcile *, struct pod_entry *,
 		    const struct wreq *);
-json_t		*writer_metadata_patch(const struct pod_entry *, uint32_t jobid,
-		    const char *node, const char *gres);
-/* Records that writer_metadata_patch(e, jobid, ...) was applied. */
+/* The job id label and our finalizer (and, with a, the node and GRES). */
+void		 writer_label(struct reconcile *, struct pod_entry *,
+		    const char *gkey, uint32_t jobid,
+		    const struct assignment *a);
+/* Takes the job id label off again. */
+void		 writer_unlabel(struct reconcile *, struct pod_entry *);
+/* Records that a label for jobid (and node, if set) landed. */
 void		 writer_metadata_done(struct pod_entry *, uint32_t jobid,
 		    const char *node);
-int		 writer_metadata(struct reconcile *, struct pod_entry *,
-		    uint32_t jobid, const char *node, const char *gres,
-		    struct k8s_error *err);
-json_t		*writer_release_patch(void);
+/* Binds the pod to knode with the job id, Slurm node and GRES. */
+void		 writer_bind(struct reconcile *, struct pod_entry *,
+		    const char *gkey, uint32_t jobid, const char *knode,
+		    const struct assignment *a);
+/* Drops our finalizer from an ended pod (nothing else in flight). */
+void		 writer_release(struct reconcile *, struct pod_entry *);
+/* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
+void		 writer_delete(struct reconcile *, struct pod_entry *,
+		    const char *msg);
+/* Fails the pod (status phase Failed, reason, msg), with an Event. */
+void		 writer_fail(struct reconcile *, struct pod_entry *,
+		    const char *reason, const char *msg);
+/* Ends the deletion of a pod whose node never confirmed it. */
 void		 writer_force_delete(struct reconcile *, struct pod_entry *);
+/* Binds a pod that is not ours for the extender; answers c when done. */
+void		 writer_extender_bind(struct reconcile *, struct ext_call *c);
+/*
+ * A write came back: 1 if it was one only the writer follows (deletes,
+ * fails, extender binds), else 0 and the caller hands it to
+ * group_write_done.
+ */
+int		 writer_done(struct reconcile *, struct wreq *w);
 
 #endif /* BRIDGE_H */

@@ -1,8 +1,9 @@
 /*
  * Scheduler-extender calls: made on an HTTP thread (api.c), queued as an
  * event, answered by the reconcile thread, awaited by the caller with a
- * timeout.  Each call has two references, the caller's and the event's,
- * so a caller that gave up waiting leaves nothing dangling.
+ * timeout.  Each call has two references, the caller's and the event's
+ * (and a third while a write for it is in flight), so a caller that gave
+ * up waiting leaves nothing dangling.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +22,13 @@ ext_call_new(enum ext_op op)
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	atomic_init(&c->refs, 2);
+	return (c);
+}
+
+struct ext_call *
+ext_call_hold(struct ext_call *c)
+{
+	atomic_fetch_add(&c->refs, 1);
 	return (c);
 }
 

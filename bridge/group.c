@@ -236,21 +236,6 @@ group_labelled(struct reconcile *r, struct group *g)
 	return (r->conf->jobid_label || g->foreign);
 }
 
-/* Hands the release of an ended pod's finalizer to the pool. */
-static void
-group_send_release(struct reconcile *r, const char *pkey)
-{
-	struct pod_entry	*e = map_get(r->pods, pkey);
-	struct wreq		*w;
-
-	if (e == NULL || e->state != PS_ENDED || !e->finalizer || e->busy != 0)
-		return;
-	w = wreq_new(WREQ_RELEASE, e, e->group);
-	w->body = writer_release_patch();
-	e->busy = WREQ_RELEASE;
-	writepool_submit(r->writers, w);
-}
-
 /* A finalizer release came back. */
 static void
 group_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
@@ -276,48 +261,6 @@ group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
 		return (1);
 	have = e->slurm_node;
 	return (have != NULL && strcmp(have, node) == 0);
-}
-
-/* Hands a member's metadata (job id label, finalizer, node) to the pool. */
-static void
-group_send_metadata(struct reconcile *r, struct group *g,
-    struct pod_entry *e, const struct assignment *a)
-{
-	struct wreq	*w = wreq_new(WREQ_METADATA, e, g->key);
-
-	w->jobid = g->jobid;
-	w->node = a != NULL ? xstrdup(a->node) : NULL;
-	w->body = writer_metadata_patch(e, g->jobid, a != NULL ? a->node :
-	    NULL, a != NULL ? a->gres : NULL);
-	e->busy = WREQ_METADATA;
-	writepool_submit(r->writers, w);
-}
-
-/*
- * Hands a member's Binding to the pool: one write that places the pod and
- * puts the job id, Slurm node and GRES on it as annotations.
- */
-static void
-group_send_bind(struct reconcile *r, struct group *g, struct pod_entry *e,
-    const char *knode, const struct assignment *a)
-{
-	struct wreq	*w = wreq_new(WREQ_BIND, e, g->key);
-	char		 id[16];
-
-	snprintf(id, sizeof(id), "%u", g->jobid);
-	w->jobid = g->jobid;
-	w->node = xstrdup(knode);
-	w->slurm_node = xstrdup(a->node);
-	w->gres = a->gres != NULL ? xstrdup(a->gres) : NULL;
-	w->body = json_pack("{s:s, s:s}", ANN_SLURM_JOBID, id, ANN_SLURM_NODE,
-	    a->node);
-	if (a->gres != NULL)
-		json_object_set_new(w->body, ANN_SLURM_GRES,
-		    json_string(a->gres));
-	intern_put(e->bound_node);
-	e->bound_node = intern_get(knode);
-	e->busy = WREQ_BIND;
-	writepool_submit(r->writers, w);
 }
 
 /* A member's Binding landed. */
@@ -357,7 +300,7 @@ group_plan_pending(struct reconcile *r, struct group *g)
 		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
 		    group_meta_done(e, g->jobid, NULL))
 			continue;
-		group_send_metadata(r, g, e, NULL);
+		writer_label(r, e, g->key, g->jobid, NULL);
 	}
 }
 
@@ -409,7 +352,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		meta++;
 		if (e->busy == 0 && !e->cond_busy)
-			group_send_metadata(r, g, e, &a[i]);
+			writer_label(r, e, g->key, g->jobid, &a[i]);
 	}
 	if (unbound == 0) {
 		group_set_state(r, g, G_BOUND);
@@ -427,7 +370,8 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy)
 			continue;
-		group_send_bind(r, g, e, group_node_name(r, a[i].node), &a[i]);
+		writer_bind(r, e, g->key, g->jobid,
+		    group_node_name(r, a[i].node), &a[i]);
 	}
  out:
 	for (i = 0; i < n; i++)
@@ -464,23 +408,9 @@ group_flush_writes(struct reconcile *r)
 			group_plan_allocated(r, g, group_labelled(r, g));
 	}
 	json_object_foreach(rel, k, v)
-		group_send_release(r, k);
+		writer_release(r, map_get(r->pods, k));
 	json_decref(keys);
 	json_decref(rel);
-}
-
-/*
- * A job id label landed on a pod whose group gave that job up meanwhile:
- * take it off again, so a restart cannot adopt the dead job.
- */
-static void
-group_send_unlabel(struct reconcile *r, struct pod_entry *e)
-{
-	struct wreq	*w = wreq_new(WREQ_METADATA, e, e->group);
-
-	w->body = writer_metadata_patch(e, 0, NULL, NULL);
-	e->busy = WREQ_METADATA;
-	writepool_submit(r->writers, w);
 }
 
 /*
@@ -532,7 +462,7 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	else {
 		writer_metadata_done(e, w->jobid, w->node);
 		if (w->jobid != 0 && (g == NULL || g->jobid != w->jobid))
-			group_send_unlabel(r, e);
+			writer_unlabel(r, e);
 	}
 	if (g == NULL)
 		return (0);
@@ -752,24 +682,14 @@ group_min(struct reconcile *r, struct group *g)
 void
 group_end_members(struct reconcile *r, struct group *g)
 {
-	struct k8s_error	 err;
 	struct pod_entry	*e;
-	char			 path[512];
 	size_t			 i;
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
-		writer_event(r, e, "Warning", "SlurmJobEnded", "Delete",
-		    g->end_msg);
-		if (k8s_delete(r->client, writer_path(e, "", path,
-		    sizeof(path)), NULL, &err) == -1 && err.status != 404)
-			log_warnx("pod %s: delete after job end: %ld %s: %s; "
-			    "retrying", e->key, err.status, err.reason,
-			    err.text);
-		else
-			log_info("pod %s: deleted: %s", e->key, g->end_msg);
+		writer_delete(r, e, g->end_msg);
 	}
 }
 
@@ -1031,7 +951,6 @@ void
 group_member_gone(struct reconcile *r, struct group *g)
 {
 	struct pod_entry	*e;
-	struct k8s_error	 err;
 	size_t			 n, i;
 
 	n = group_live(r, g, NULL, 0, 0);
@@ -1046,8 +965,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 				e = map_get(r->pods, g->members.v[i]);
 				if (e != NULL && e->state == PS_UNBOUND &&
 				    e->label_jobid == g->jobid && e->busy == 0)
-					(void)writer_metadata(r, e, 0, NULL, NULL,
-					    &err);
+					writer_unlabel(r, e);
 			}
 			/* Only a job Slurm took back may be forgotten. */
 			if (g->cancelled)
@@ -1126,10 +1044,8 @@ void
 group_fail(struct reconcile *r, struct group *g, const char *reason,
     const char *msg)
 {
-	struct k8s_error	 err;
 	struct pod_entry	*e;
-	json_t			*v, *patch, *keys;
-	char			 path[512];
+	json_t			*v, *keys;
 	size_t			 i;
 
 	group_cancel(r, g, msg);
@@ -1140,16 +1056,7 @@ group_fail(struct reconcile *r, struct group *g, const char *reason,
 		e = map_get(r->pods, json_string_value(v));
 		if (e == NULL || e->state == PS_ENDED)
 			continue;
-		patch = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
-		    "Failed", "reason", reason, "message", msg);
-		if (k8s_patch(r->client, writer_path(e, "/status", path,
-		    sizeof(path)), K8S_PATCH_MERGE, patch, NULL, &err) == -1)
-			log_warnx("pod %s: fail: %ld %s: %s", e->key,
-			    err.status, err.reason, err.text);
-		else
-			log_info("pod %s: failed: %s", e->key, msg);
-		json_decref(patch);
-		writer_event(r, e, "Warning", reason, "Fail", msg);
+		writer_fail(r, e, reason, msg);
 		e->state = PS_ENDED;
 	}
 	json_decref(keys);

@@ -13,15 +13,24 @@
 #include "bridge.h"
 
 struct wreq *
-wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
+wreq_new_named(enum wreq_kind kind, const char *ns, const char *name,
+    const char *uid)
 {
 	struct wreq	*w = xcalloc(1, sizeof(*w));
 
 	w->kind = kind;
-	w->pkey = xstrdup(e->key);
-	w->ns = xstrdup(e->ns);
-	w->name = xstrdup(e->name);
-	w->uid = xstrdup(e->rec->uid);
+	xasprintf(&w->pkey, "%s/%s", ns, name);
+	w->ns = xstrdup(ns);
+	w->name = xstrdup(name);
+	w->uid = xstrdup(uid != NULL ? uid : "");
+	return (w);
+}
+
+struct wreq *
+wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
+{
+	struct wreq	*w = wreq_new_named(kind, e->ns, e->name, e->rec->uid);
+
 	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
 	return (w);
 }
@@ -40,6 +49,8 @@ wreq_free(struct wreq *w)
 	free(w->slurm_node);
 	free(w->gres);
 	free(w->msg);
+	if (w->call != NULL)
+		ext_call_release(w->call);
 	json_decref(w->body);
 	free(w);
 }

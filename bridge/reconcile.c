@@ -67,6 +67,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		/* Recreated under its name: nothing of the old pod holds. */
 		e->busy = 0;
 		e->cond_busy = 0;
+		e->del_sent = 0;
 		free(e->cond);
 		e->cond = NULL;
 		intern_put(e->bound_node);
@@ -779,7 +780,6 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 	struct pod_entry	*e;
 	struct podrec		*rec;
 	struct group		*g;
-	struct k8s_error	 err;
 	char			 key[600];
 
 	if (c->op == EXT_FILTER) {
@@ -825,14 +825,11 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			snprintf(c->msg, sizeof(c->msg), "pod %.200s is placed "
 			    "by Slurm, and Slurm has not allocated node %.64s to "
 			    "it", key, c->node);
-		else if (k8s_pod_bind(r->client, c->ns, c->name,
-		    c->uid[0] != '\0' ? c->uid : NULL, c->node, NULL,
-		    &err) == -1)
-			snprintf(c->msg, sizeof(c->msg), "bind %.200s to "
-			    "%.64s: %.200s", key, c->node, err.text);
-		else
-			log_info("pod %s: bound to node %s for kube-scheduler "
-			    "(not a bridged pod)", key, c->node);
+		else {
+			/* Answered when the Binding comes back. */
+			writer_extender_bind(r, c);
+			return;
+		}
 	}
 	ext_call_done(c);
 }
@@ -850,7 +847,8 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		return;
 	}
 	if (ev->kind == EV_WRITE) {
-		if (group_write_done(r, ev->write))
+		if (!writer_done(r, ev->write) &&
+		    group_write_done(r, ev->write))
 			reconcile_pod_gone(r, ev->write->pkey);
 		event_free(ev);
 		return;

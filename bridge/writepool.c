@@ -34,10 +34,17 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 
 	switch (w->kind) {
 	case WREQ_BIND:
+	case WREQ_EXTBIND:
 		w->rc = k8s_pod_bind(c, w->ns, w->name, w->uid[0] != '\0' ?
 		    w->uid : NULL, w->node, w->body, &w->err);
 		return;
+	case WREQ_DELETE:
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
+		    w->ns, w->name);
+		w->rc = k8s_delete(c, path, w->body, &w->err);
+		return;
 	case WREQ_STATUS:
+	case WREQ_FAIL:
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/"
 		    "status", w->ns, w->name);
 		break;

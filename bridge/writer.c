@@ -1,8 +1,15 @@
 /*
- * What the reconcile thread writes about pods: Events, the PodScheduled
- * condition (on the writer pool), bridge metadata (job id label, node and
- * GRES annotations, the finalizer), finalizer release and the final
- * deletion of a pod whose node never confirmed.
+ * Every write the bridge makes to a pod, and only here: the reconcile
+ * thread asks, the writer pool (writepool.c) writes, and the result comes
+ * back as an EV_WRITE event.  Events (through the eventer), the
+ * PodScheduled condition, Bindings, bridge metadata (job id label, node and
+ * GRES annotations, the finalizer), finalizer release, Failed status,
+ * deletion when a job ended, the final deletion of a pod whose node never
+ * confirmed, and the extender's Bindings of pods that are not ours.  At
+ * most one metadata, bind or release write per pod is in flight (e->busy),
+ * one condition (e->cond_busy), and one deletion is asked until it fails
+ * (e->del_sent), so a sweep before the watch shows the pod deleting asks
+ * nothing twice.
  */
 
 #include <inttypes.h>
@@ -18,14 +25,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-const char *
-writer_path(struct pod_entry *e, const char *sub, char *buf, size_t len)
-{
-	snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", e->ns, e->name,
-	    sub);
-	return (buf);
-}
-
 /* Records an Event about the pod, from the events thread. */
 void
 writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
@@ -33,6 +32,41 @@ writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
 {
 	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action,
 	    msg);
+}
+
+/*
+ * Bridge metadata for a pod as one strategic merge patch (new reference):
+ * the jobid label (removed with jobid 0), our finalizer (finalizers merge
+ * as a set, so nobody else's are touched and no resourceVersion is
+ * needed), and the node and GRES annotations when node is set.
+ */
+static json_t *
+writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
+    const char *node, const char *gres)
+{
+	json_t	*md;
+	char	 id[16];
+
+	snprintf(id, sizeof(id), "%u", jobid);
+	md = json_object();
+	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
+	    jobid != 0 ? json_string(id) : json_null()));
+	if (node != NULL)
+		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
+		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
+		    json_string(gres) : json_null()));
+	if (jobid != 0 && !e->finalizer)
+		json_object_set_new(md, "finalizers", json_pack("[s]",
+		    FINALIZER));
+	return (json_pack("{s:o}", "metadata", md));
+}
+
+/* The patch that removes our finalizer, keeping everyone else's. */
+static json_t *
+writer_release_patch(void)
+{
+	return (json_pack("{s:{s:[s]}}", "metadata",
+	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
 }
 
 /* Hands the pod's wanted PodScheduled=False message to the writer pool. */
@@ -101,51 +135,6 @@ writer_condition_done(struct reconcile *r, struct pod_entry *e,
 }
 
 /*
- * Bridge metadata for a pod as one strategic merge patch (new reference):
- * the jobid label (removed with jobid 0), our finalizer (finalizers merge
- * as a set, so nobody else's are touched and no resourceVersion is
- * needed), and the node and GRES annotations when node is set.
- */
-json_t *
-writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
-    const char *node, const char *gres)
-{
-	json_t	*md;
-	char	 id[16];
-
-	snprintf(id, sizeof(id), "%u", jobid);
-	md = json_object();
-	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
-	    jobid != 0 ? json_string(id) : json_null()));
-	if (node != NULL)
-		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
-		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
-		    json_string(gres) : json_null()));
-	if (jobid != 0 && !e->finalizer)
-		json_object_set_new(md, "finalizers", json_pack("[s]",
-		    FINALIZER));
-	return (json_pack("{s:o}", "metadata", md));
-}
-
-/* Writes writer_metadata_patch() now; 0, or -1 with err filled. */
-int
-writer_metadata(struct reconcile *r, struct pod_entry *e, uint32_t jobid,
-    const char *node, const char *gres, struct k8s_error *err)
-{
-	json_t		*patch;
-	char		 path[512];
-	int		 rc;
-
-	patch = writer_metadata_patch(e, jobid, node, gres);
-	rc = k8s_patch(r->client, writer_path(e, "", path, sizeof(path)),
-	    K8S_PATCH_STRATEGIC, patch, NULL, err);
-	json_decref(patch);
-	if (rc == 0)
-		writer_metadata_done(e, jobid, node);
-	return (rc);
-}
-
-/*
  * A metadata patch for jobid (and node, if set) landed: what the pod now
  * carries, in the cached copy too until its watch event brings it.
  */
@@ -161,12 +150,101 @@ writer_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
 	e->slurm_node = intern_get(node);
 }
 
-/* The patch that removes our finalizer, keeping everyone else's. */
-json_t *
-writer_release_patch(void)
+/* Hands a member's metadata (job id label, finalizer, node) to the pool. */
+void
+writer_label(struct reconcile *r, struct pod_entry *e, const char *gkey,
+    uint32_t jobid, const struct assignment *a)
 {
-	return (json_pack("{s:{s:[s]}}", "metadata",
-	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
+	struct wreq	*w = wreq_new(WREQ_METADATA, e, gkey);
+
+	w->jobid = jobid;
+	w->node = a != NULL ? xstrdup(a->node) : NULL;
+	w->body = writer_metadata_patch(e, jobid, a != NULL ? a->node : NULL,
+	    a != NULL ? a->gres : NULL);
+	e->busy = WREQ_METADATA;
+	writepool_submit(r->writers, w);
+}
+
+void
+writer_unlabel(struct reconcile *r, struct pod_entry *e)
+{
+	writer_label(r, e, e->group, 0, NULL);
+}
+
+void
+writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
+    uint32_t jobid, const char *knode, const struct assignment *a)
+{
+	struct wreq	*w = wreq_new(WREQ_BIND, e, gkey);
+	char		 id[16];
+
+	snprintf(id, sizeof(id), "%u", jobid);
+	w->jobid = jobid;
+	w->node = xstrdup(knode);
+	w->slurm_node = xstrdup(a->node);
+	w->gres = a->gres != NULL ? xstrdup(a->gres) : NULL;
+	w->body = json_pack("{s:s, s:s}", ANN_SLURM_JOBID, id, ANN_SLURM_NODE,
+	    a->node);
+	if (a->gres != NULL)
+		json_object_set_new(w->body, ANN_SLURM_GRES,
+		    json_string(a->gres));
+	intern_put(e->bound_node);
+	e->bound_node = intern_get(knode);
+	e->busy = WREQ_BIND;
+	writepool_submit(r->writers, w);
+}
+
+void
+writer_release(struct reconcile *r, struct pod_entry *e)
+{
+	struct wreq	*w;
+
+	if (e == NULL || e->state != PS_ENDED || !e->finalizer || e->busy != 0)
+		return;
+	w = wreq_new(WREQ_RELEASE, e, e->group);
+	w->body = writer_release_patch();
+	e->busy = WREQ_RELEASE;
+	writepool_submit(r->writers, w);
+}
+
+/* Hands a deletion of the pod to the pool, unless one was asked. */
+static void
+writer_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
+    const char *why)
+{
+	struct wreq	*w;
+
+	if (e->del_sent) {
+		json_decref(opts);
+		return;
+	}
+	w = wreq_new(WREQ_DELETE, e, e->group);
+	w->body = opts;
+	w->msg = xstrdup(why);
+	e->del_sent = 1;
+	writepool_submit(r->writers, w);
+}
+
+void
+writer_delete(struct reconcile *r, struct pod_entry *e, const char *msg)
+{
+	if (e->del_sent)
+		return;
+	writer_event(r, e, "Warning", "SlurmJobEnded", "Delete", msg);
+	writer_send_delete(r, e, NULL, msg);
+}
+
+void
+writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
+    const char *msg)
+{
+	struct wreq	*w = wreq_new(WREQ_FAIL, e, e->group);
+
+	w->body = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
+	    "Failed", "reason", reason, "message", msg);
+	w->msg = xstrdup(msg);
+	writepool_submit(r->writers, w);
+	writer_event(r, e, "Warning", reason, "Fail", msg);
 }
 
 /*
@@ -177,27 +255,66 @@ writer_release_patch(void)
 void
 writer_force_delete(struct reconcile *r, struct pod_entry *e)
 {
-	struct k8s_error	 err;
-	json_t			*opts;
-	char			 path[512];
-	const char		*node = e->rec->node;
-
 	/*
 	 * A pod never bound to a node has nobody to confirm: the API server
 	 * removes it as soon as its finalizers are gone.
 	 */
-	if (e->rec->delete_at == 0 || e->state == PS_UNBOUND || node == NULL ||
+	if (e->rec->delete_at == 0 || e->state == PS_UNBOUND ||
+	    e->rec->node == NULL ||
 	    time(NULL) < e->rec->delete_at + FORCE_DELETE_SLACK_S)
 		return;
-	opts = json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1",
-	    "kind", "DeleteOptions", "gracePeriodSeconds", 0,
-	    "preconditions", "uid", e->rec->uid);
-	if (k8s_delete(r->client, writer_path(e, "", path, sizeof(path)), opts,
-	    &err) == 0)
-		log_info("pod %s: deleted: grace period over and its node "
-		    "never confirmed", e->key);
-	else if (err.status != 404 && err.status != 409)
-		log_warnx("pod %s: force delete: %ld %s: %s", e->key,
-		    err.status, err.reason, err.text);
-	json_decref(opts);
+	writer_send_delete(r, e, json_pack("{s:s, s:s, s:i, s:{s:s}}",
+	    "apiVersion", "v1", "kind", "DeleteOptions", "gracePeriodSeconds",
+	    0, "preconditions", "uid", e->rec->uid), "grace period over and "
+	    "its node never confirmed");
+}
+
+void
+writer_extender_bind(struct reconcile *r, struct ext_call *c)
+{
+	struct wreq	*w = wreq_new_named(WREQ_EXTBIND, c->ns, c->name,
+			    c->uid);
+
+	w->node = xstrdup(c->node);
+	w->call = ext_call_hold(c);
+	writepool_submit(r->writers, w);
+}
+
+int
+writer_done(struct reconcile *r, struct wreq *w)
+{
+	struct pod_entry	*e;
+	const char		*uid;
+
+	switch (w->kind) {
+	case WREQ_EXTBIND:
+		if (w->rc == -1)
+			snprintf(w->call->msg, sizeof(w->call->msg), "bind "
+			    "%.200s to %.64s: %.200s", w->pkey, w->node,
+			    w->err.text);
+		else
+			log_info("pod %s: bound to node %s for kube-scheduler "
+			    "(not a bridged pod)", w->pkey, w->node);
+		ext_call_done(w->call);
+		return (1);
+	case WREQ_DELETE:
+	case WREQ_FAIL:
+		break;
+	default:
+		return (0);
+	}
+	if (w->rc == 0)
+		log_info("pod %s: %s: %s", w->pkey, w->kind == WREQ_FAIL ?
+		    "failed" : "deleted", w->msg);
+	else if (w->err.status != 404 && w->err.status != 409)
+		log_warnx("pod %s: %s: %ld %s: %s; %s", w->pkey,
+		    w->kind == WREQ_FAIL ? "fail" : "delete", w->err.status,
+		    w->err.reason, w->err.text, w->kind == WREQ_FAIL ?
+		    "its job is cancelled" : "retried from the sweep");
+	e = map_get(r->pods, w->pkey);
+	uid = e != NULL ? e->rec->uid : NULL;
+	if (w->kind == WREQ_DELETE && w->rc == -1 && e != NULL &&
+	    strcmp(uid != NULL ? uid : "", w->uid) == 0)
+		e->del_sent = 0;	/* asked again from the sweep */
+	return (1);
 }
