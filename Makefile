@@ -77,7 +77,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 SHARED_SRCS	:= common/translate.c common/workload.c common/config.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
-		   bridge/podrec.c bridge/pods.c bridge/placement.c \
+		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c bridge/caches.c \
 		   bridge/writepool.c bridge/submitter.c \

@@ -418,6 +418,14 @@ struct api	*api_start(const struct bridge_conf *,
 		    const struct api_source *, char *err, size_t errlen);
 void		 api_stop(struct api *);
 
+/*
+ * fail.c: a thread the daemon needs failed: logs why and stops the daemon
+ * (SIGTERM to itself); main then exits 1.  Any thread.
+ */
+void	fail_thread(const char *who, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	fail_happened(void);
+
 /* reconcile.c */
 struct reconcile;
 

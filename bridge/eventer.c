@@ -75,7 +75,7 @@ eventer_main(void *arg)
 
 	log_setname("events");
 	if ((c = k8s_client_new(ev->kconf, &err)) == NULL) {
-		log_warnx("events: client: %s", err.text);
+		fail_thread("events", "client: %s", err.text);
 		return (NULL);
 	}
 	/* The scheduler's one API rate, not a client's private 50 qps. */

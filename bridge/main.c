@@ -374,5 +374,5 @@ main(int argc, char *argv[])
 	k8s_config_free(kconf);
 	config_free(config);
 	curl_global_cleanup();
-	return (0);
+	return (fail_happened() ? 1 : 0);
 }

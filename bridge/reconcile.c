@@ -950,18 +950,18 @@ reconcile_main(void *arg)
 
 	log_setname("reconcile");
 	if ((r->client = k8s_client_new(r->kconf, &err)) == NULL) {
-		log_warnx("reconcile: client: %s", err.text);
+		fail_thread("reconcile", "client: %s", err.text);
 		return (NULL);
 	}
 	r->limiter = k8s_limiter_new(r->conf->api_qps, r->conf->api_burst);
 	k8s_client_set_limiter(r->client, r->limiter);
 	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS,
 	    r->queue, ebuf, sizeof(ebuf))) == NULL) {
-		log_warnx("reconcile: %s", ebuf);
+		fail_thread("reconcile", "%s", ebuf);
 		goto out;
 	}
 	if ((r->submitter = submitter_new(r->queue)) == NULL) {
-		log_warnx("reconcile: submit thread: cannot start");
+		fail_thread("reconcile", "submit thread: cannot start");
 		goto out;
 	}
 	if (gethostname(host, sizeof(host)) == -1)

@@ -1,5 +1,6 @@
 /* The event queue: order, timeout, close, and a producer thread. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -77,6 +78,27 @@ START_TEST(test_queue_threads_close)
 }
 END_TEST
 
+/* A failed thread stops the daemon: SIGTERM to itself, once. */
+START_TEST(test_fail_thread)
+{
+	struct timespec	ts = { 1, 0 };
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	ck_assert_int_eq(fail_happened(), 0);
+	fail_thread("test", "client: %s", "no server");
+	fail_thread("test", "again");
+	ck_assert_int_eq(fail_happened(), 1);
+	ck_assert_int_eq(sigtimedwait(&set, NULL, &ts), SIGTERM);
+	/* Only the first failure signals. */
+	ts.tv_sec = 0;
+	ts.tv_nsec = 100000000;
+	ck_assert_int_eq(sigtimedwait(&set, NULL, &ts), -1);
+}
+END_TEST
+
 Suite *
 queue_suite(void)
 {
@@ -85,6 +107,7 @@ queue_suite(void)
 
 	tcase_add_test(tc, test_queue_fifo_timeout);
 	tcase_add_test(tc, test_queue_threads_close);
+	tcase_add_test(tc, test_fail_thread);
 	suite_add_tcase(s, tc);
 	return (s);
 }
