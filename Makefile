@@ -75,6 +75,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 # config file, the metrics writer and the HTTP(S) server (httpd.c, the only
 # libmicrohttpd user).
 SHARED_SRCS	:= common/translate.c common/workload.c common/config.c \
+		   common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \

@@ -11,8 +11,7 @@
 #include <string.h>
 #include <getopt.h>
 
-#include <curl/curl.h>
-
+#include "daemon.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "httpd.h"
@@ -47,8 +46,13 @@ usage(FILE *fp)
 "/healthz, /readyz and /metrics.\n");
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * Parses the flags into conf (users holds the --bridge-user names): -1 to
+ * go on, or the exit status for -h and usage errors.
+ */
+static int
+main_flags(int argc, char *argv[], struct admission_conf *conf,
+    const char **users, int *checkonly)
 {
 	static const struct option	 longopts[] = {
 		{ "listen",	required_argument, NULL, 'l' },
@@ -60,40 +64,30 @@ main(int argc, char *argv[])
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL,		0,		   NULL, 0 }
 	};
-	struct admission_conf	 conf;
-	struct review_conf	 rconf;
-	struct config		*config;
-	struct k8s_config	*kconf;
-	struct k8s_error	 kerr;
-	struct owners		*owners;
-	struct server		*srv;
-	const char		*users[MAX_BRIDGE_USERS + 1];
-	char			 err[512];
-	sigset_t		 set;
-	int			 ch, sig, checkonly = 0, nusers = 0;
+	int	ch, nusers = 0;
 
-	memset(&conf, 0, sizeof(conf));
-	conf.listen = config_env("ADMISSION_LISTEN", ":9443");
-	conf.tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
-	conf.tls_key = config_env("ADMISSION_TLS_KEY", NULL);
-	conf.config_path = config_env("ADMISSION_CONFIG", NULL);
-	memset(users, 0, sizeof(users));
+	memset(conf, 0, sizeof(*conf));
+	conf->listen = config_env("ADMISSION_LISTEN", ":9443");
+	conf->tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
+	conf->tls_key = config_env("ADMISSION_TLS_KEY", NULL);
+	conf->config_path = config_env("ADMISSION_CONFIG", NULL);
+	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			conf.listen = optarg;
+			conf->listen = optarg;
 			break;
 		case 'c':
-			conf.tls_cert = optarg;
+			conf->tls_cert = optarg;
 			break;
 		case 'k':
-			conf.tls_key = optarg;
+			conf->tls_key = optarg;
 			break;
 		case 'C':
-			conf.config_path = optarg;
+			conf->config_path = optarg;
 			break;
 		case 'K':
-			conf.kubeconfig = optarg;
+			conf->kubeconfig = optarg;
 			break;
 		case 'u':
 			if (nusers == MAX_BRIDGE_USERS)
@@ -102,10 +96,10 @@ main(int argc, char *argv[])
 			users[nusers++] = optarg;
 			break;
 		case 'n':
-			checkonly = 1;
+			*checkonly = 1;
 			break;
 		case 'v':
-			conf.verbose++;
+			conf->verbose++;
 			break;
 		case 'h':
 			usage(stdout);
@@ -119,42 +113,45 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return (2);
 	}
-	log_init(conf.verbose);
 	if (nusers == 0)
 		users[nusers++] = DEFAULT_BRIDGE_USER;
-	conf.bridge_users = users;
+	conf->bridge_users = users;
+	return (-1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct admission_conf	 conf;
+	struct review_conf	 rconf;
+	struct config		*config;
+	struct k8s_config	*kconf;
+	struct owners		*owners;
+	struct server		*srv;
+	const char		*users[MAX_BRIDGE_USERS + 1];
+	char			 err[512];
+	sigset_t		 set;
+	int			 sig, checkonly = 0;
+
+	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
+		return (sig);
+	log_init(conf.verbose);
 	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
 	    sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (conf.tls_cert == NULL || conf.tls_key == NULL)
 		fatalx("--tls-cert and --tls-key are required: the API server "
 		    "calls webhooks over HTTPS only");
-	config = config_new();
-	if (config_load_default(config, conf.config_path, err, sizeof(err)) ==
-	    -1)
-		fatalx("%s", err);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		fatalx("curl_global_init failed");
-	json_object_seed(0);
-	if ((kconf = k8s_config_default(conf.kubeconfig, &kerr)) == NULL)
-		fatalx("kubeconfig: %s (the webhook watches namespaces and "
-		    "workloads)", kerr.text);
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
+	config = daemon_config(conf.verbose, conf.config_path);
+	kconf = daemon_connect(conf.kubeconfig, " (the webhook watches "
+	    "namespaces and workloads)");
+	daemon_signals(&set);
 	if (checkonly) {
 		/* Without binding the port: the real webhook may hold it. */
 		if (httpd_check_tls(conf.tls_cert, conf.tls_key, err,
 		    sizeof(err)) == -1)
 			fatalx("%s", err);
-		k8s_config_free(kconf);
-		config_free(config);
-		curl_global_cleanup();
+		daemon_fini(config, kconf);
 		printf("configuration OK\n");
 		return (0);
 	}
@@ -169,17 +166,10 @@ main(int argc, char *argv[])
 	if (owners_start(owners) == -1)
 		fatalx("cannot start the owner watches");
 	log_info("slurm-bridge-admission: serving https on %s", conf.listen);
-	for (;;) {
-		if (sigwait(&set, &sig) != 0)
-			continue;
-		if (sig == SIGINT || sig == SIGTERM)
-			break;
-	}
+	sig = daemon_wait(&set);
 	log_info("slurm-bridge-admission: signal %d, stopping", sig);
 	server_stop(srv);
 	owners_free(owners);
-	k8s_config_free(kconf);
-	config_free(config);
-	curl_global_cleanup();
+	daemon_fini(config, kconf);
 	return (0);
 }

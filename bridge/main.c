@@ -12,14 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
-#include "log.h"
-#include "xmalloc.h"
-#include "k8s.h"
-#include "config.h"
 #include <malloc.h>
 
+#include "config.h"
+#include "daemon.h"
+#include "k8s.h"
+#include "log.h"
+#include "xmalloc.h"
 #include "bridge.h"
 
 #define MUNGE_KEY_PATH	"/etc/munge/munge.key"
@@ -117,8 +116,46 @@ informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 	queue_push(ctx->queue, ev);
 }
 
-int
-main(int argc, char *argv[])
+/* The daemon's parts, made by main and taken down by main_stop. */
+struct daemon_parts {
+	struct bridge_conf	 conf;
+	struct config		*config;
+	struct k8s_config	*kconf;
+	struct queue		*queue;
+	struct k8s_informer	*inf[NINFORMERS];
+	struct informer_ctx	 ctx[NINFORMERS];
+	const char		*names[NINFORMERS];
+	struct api		*api;
+	struct leader		*le;
+	struct reconcile	*rec;
+	sigset_t		 set;
+};
+
+/* --poll-ms: 0, or -1 with the message on stderr. */
+static int
+main_poll_ms(const char *arg, int *out)
+{
+	char	*end;
+	long	 n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (*end != '\0' || errno != 0 || n < 10 || n > 60000) {
+		fprintf(stderr, "slurm-bridge: --poll-ms: \"%s\" is not a "
+		    "number of milliseconds from 10 to 60000\n", arg);
+		return (-1);
+	}
+	*out = (int)n;
+	return (0);
+}
+
+/*
+ * Parses the environment and flags into conf: -1 to go on, or the exit
+ * status for -h and usage errors.
+ */
+static int
+main_flags(int argc, char *argv[], struct bridge_conf *conf,
+    const char **config_path, int *checkonly)
 {
 	static const struct option	 longopts[] = {
 		{ "config",		required_argument, NULL, 'C' },
@@ -135,81 +172,56 @@ main(int argc, char *argv[])
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL,			0,		   NULL, 0 }
 	};
-	struct bridge_conf	 conf;
-	struct api_source	 src;
-	struct api		*api = NULL;
-	struct leader		*le = NULL;
-	struct reconcile	*rec = NULL;
-	const char		*names[NINFORMERS];
-	struct config		*config;
-	const char		*config_path;
-	char			 cerr[512];
-	struct k8s_config	*kconf;
-	struct k8s_error	 err;
-	struct queue		*queue;
-	struct k8s_informer	*inf[NINFORMERS];
-	struct informer_ctx	 ctx[NINFORMERS];
-	struct k8s_informer_opts o;
-	char			*sel, *othersel, *end;
-	sigset_t		 set;
-	int			 ch, sig, checkonly = 0, i;
-	long			 n;
+	int	ch;
 
-	memset(&conf, 0, sizeof(conf));
-	conf.kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
-	config_path = config_env("BRIDGE_CONFIG", NULL);
-	conf.scheduler_name = config_env("BRIDGE_SCHEDULER_NAME", NULL);
-	conf.partition = config_env("BRIDGE_PARTITION", NULL);
-	conf.idle_poll_ms = 1000;
-	conf.listen = config_env("BRIDGE_LISTEN", ":8080");
+	memset(conf, 0, sizeof(*conf));
+	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
+	*config_path = config_env("BRIDGE_CONFIG", NULL);
+	conf->scheduler_name = config_env("BRIDGE_SCHEDULER_NAME", NULL);
+	conf->partition = config_env("BRIDGE_PARTITION", NULL);
+	conf->idle_poll_ms = 1000;
+	conf->listen = config_env("BRIDGE_LISTEN", ":8080");
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
-			config_path = optarg;
+			*config_path = optarg;
 			break;
 		case 'l':
-			conf.listen = optarg;
+			conf->listen = optarg;
 			break;
 		case 'c':
-			conf.tls_cert = optarg;
+			conf->tls_cert = optarg;
 			break;
 		case 'K':
-			conf.tls_key = optarg;
+			conf->tls_key = optarg;
 			break;
 		case 'A':
-			conf.client_ca = optarg;
+			conf->client_ca = optarg;
 			break;
 		case 'L':
-			conf.leader_elect = 1;
+			conf->leader_elect = 1;
 			break;
 		case 'J':
-			conf.jobid_label = 1;
+			conf->jobid_label = 1;
 			break;
 		case 'k':
-			conf.kubeconfig = optarg;
+			conf->kubeconfig = optarg;
 			break;
 		case 's':
-			conf.scheduler_name = optarg;
+			conf->scheduler_name = optarg;
 			break;
 		case 'p':
-			conf.partition = optarg;
+			conf->partition = optarg;
 			break;
 		case 'P':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (*end != '\0' || errno != 0 || n < 10 || n > 60000) {
-				fprintf(stderr, "slurm-bridge: --poll-ms: "
-				    "\"%s\" is not a number of milliseconds "
-				    "from 10 to 60000\n", optarg);
+			if (main_poll_ms(optarg, &conf->poll_ms) == -1)
 				return (2);
-			}
-			conf.poll_ms = (int)n;
 			break;
 		case 'n':
-			checkonly = 1;
+			*checkonly = 1;
 			break;
 		case 'v':
-			conf.verbose++;
+			conf->verbose++;
 			break;
 		case 'h':
 			usage(stdout);
@@ -223,35 +235,40 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return (2);
 	}
-	log_init(conf.verbose);
-	config = config_new();
-	if (config_load_default(config, config_path, cerr, sizeof(cerr)) == -1)
-		fatalx("%s", cerr);
-	if (conf.scheduler_name == NULL)
-		conf.scheduler_name = config->scheduler_name;
-	if (conf.partition == NULL)
-		conf.partition = config->partition;
-	if (conf.poll_ms == 0)
-		conf.poll_ms = config->poll_ms;
-	conf.exclusive = config->exclusive;
-	conf.jobid_label = conf.jobid_label || config->jobid_label;
-	conf.api_qps = config->api_qps;
-	conf.api_burst = config->api_burst;
-	if (conf.listen != NULL && *conf.listen == '\0')
-		conf.listen = NULL;
-	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
+	return (-1);
+}
+
+/* What the flags left unset comes from the config file; fatal if unfit. */
+static void
+main_settle(struct bridge_conf *conf, const struct config *config)
+{
+	if (conf->scheduler_name == NULL)
+		conf->scheduler_name = config->scheduler_name;
+	if (conf->partition == NULL)
+		conf->partition = config->partition;
+	if (conf->poll_ms == 0)
+		conf->poll_ms = config->poll_ms;
+	conf->exclusive = config->exclusive;
+	conf->jobid_label = conf->jobid_label || config->jobid_label;
+	conf->api_qps = config->api_qps;
+	conf->api_burst = config->api_burst;
+	if (conf->listen != NULL && *conf->listen == '\0')
+		conf->listen = NULL;
+	if ((conf->tls_cert == NULL) != (conf->tls_key == NULL))
 		fatalx("--tls-cert and --tls-key go together");
-	if (conf.client_ca != NULL && conf.tls_cert == NULL)
+	if (conf->client_ca != NULL && conf->tls_cert == NULL)
 		fatalx("--client-ca needs --tls-cert and --tls-key: client "
 		    "certificates come with TLS");
-	conf.default_account = config->default_account;
-	conf.mcs_label = config->mcs_label;
-	conf.managed_namespaces = config->managed_namespaces;
-	conf.managed_namespace_selector = config->managed_namespace_selector;
+	conf->default_account = config->default_account;
+	conf->mcs_label = config->mcs_label;
+	conf->managed_namespaces = config->managed_namespaces;
+	conf->managed_namespace_selector = config->managed_namespace_selector;
+}
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		fatalx("curl_global_init failed");
-	json_object_seed(0);
+/* malloc for a long-lived daemon whose cache comes and goes in bulk. */
+static void
+main_malloc_tune(void)
+{
 	/*
 	 * Two malloc arenas, not one per thread: the cache is built and torn
 	 * down by one thread, and the informer, writer and HTTP threads only
@@ -267,36 +284,20 @@ main(int argc, char *argv[])
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-	if ((kconf = k8s_config_default(conf.kubeconfig, &err)) == NULL)
-		fatalx("kubeconfig: %s", err.text);
-	/*
-	 * libslurm authenticates through munged, which reads the key; a key
-	 * others can read lets them act as any Slurm user, so refuse to run.
-	 */
-	if (k8s_file_check_perms(config_env("MUNGE_KEY", MUNGE_KEY_PATH),
-	    "munge key", 1, &err) == -1)
-		fatalx("%s", err.text);
-	if (checkonly) {
-		printf("configuration OK\n");
-		config_free(config);
-		k8s_config_free(kconf);
-		curl_global_cleanup();
-		return (0);
-	}
-	sctl_init();
+}
 
-	/* Threads inherit this mask; only main receives the signals. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+/* Makes the informers (started once leading) and the API server. */
+static void
+main_informers(struct daemon_parts *d)
+{
+	struct k8s_informer_opts o;
+	struct api_source	 src;
+	char			*sel, *othersel, cerr[512];
+	int			 i;
 
-	/* Informers are made now so the API can count them; started later. */
-	queue = queue_new();
-	xasprintf(&sel, "spec.schedulerName=%s", conf.scheduler_name);
-	xasprintf(&othersel, "spec.schedulerName!=%s", conf.scheduler_name);
+	xasprintf(&sel, "spec.schedulerName=%s", d->conf.scheduler_name);
+	xasprintf(&othersel, "spec.schedulerName!=%s",
+	    d->conf.scheduler_name);
 	for (i = 0; i < NINFORMERS; i++) {
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
@@ -307,72 +308,128 @@ main(int argc, char *argv[])
 			o.field_selector = othersel;
 			o.label_selector = LABEL_JOBID;
 		}
-		ctx[i].queue = queue;
-		ctx[i].kind = watched[i].kind;
-		inf[i] = k8s_informer_new(kconf, &o, informer_cb, &ctx[i]);
-		names[i] = watched[i].name + strlen("watch/");
+		d->ctx[i].queue = d->queue;
+		d->ctx[i].kind = watched[i].kind;
+		d->inf[i] = k8s_informer_new(d->kconf, &o, informer_cb,
+		    &d->ctx[i]);
+		d->names[i] = watched[i].name + strlen("watch/");
 	}
 	free(sel);
 	free(othersel);
-	src.queue = queue;
-	src.informers = inf;
-	src.names = names;
+	src.queue = d->queue;
+	src.informers = d->inf;
+	src.names = d->names;
 	src.ninformers = NINFORMERS;
-	if (conf.listen != NULL &&
-	    (api = api_start(&conf, &src, cerr, sizeof(cerr))) == NULL)
+	if (d->conf.listen != NULL && (d->api = api_start(&d->conf, &src,
+	    cerr, sizeof(cerr))) == NULL)
 		fatalx("%s", cerr);
+}
 
-	/* Followers serve health and metrics, and wait. */
-	sig = 0;
-	if (conf.leader_elect) {
+/*
+ * Followers serve health and metrics, and wait; the leader (or the only
+ * replica) starts the reconcile thread and the watches.  Returns the
+ * signal that ends the daemon.
+ */
+static int
+main_lead(struct daemon_parts *d)
+{
+	const struct bridge_conf *conf = &d->conf;
+	const char		*ns;
+	char			 cerr[512];
+	int			 sig = 0, i;
+
+	if (conf->leader_elect) {
 		/* $POD_NAMESPACE, else the service account's, else default. */
-		if ((le = leader_new(kconf, config_env("POD_NAMESPACE",
-		    k8s_config_namespace(kconf) != NULL ?
-		    k8s_config_namespace(kconf) : "default"), "slurm-bridge",
-		    cerr, sizeof(cerr))) == NULL)
+		ns = k8s_config_namespace(d->kconf);
+		if ((d->le = leader_new(d->kconf, config_env("POD_NAMESPACE",
+		    ns != NULL ? ns : "default"), "slurm-bridge", cerr,
+		    sizeof(cerr))) == NULL)
 			fatalx("%s", cerr);
-		sig = leader_acquire(le, &set);
+		sig = leader_acquire(d->le, &d->set);
 	}
 	if (sig == 0) {
 		atomic_store(&bstats.leader, 1);
-		if ((rec = reconcile_new(&conf, kconf, queue)) == NULL ||
-		    reconcile_start(rec) == -1)
+		if ((d->rec = reconcile_new(conf, d->kconf, d->queue)) ==
+		    NULL || reconcile_start(d->rec) == -1)
 			fatalx("cannot start the reconcile thread");
 		for (i = 0; i < NINFORMERS; i++)
-			if (k8s_informer_start(inf[i]) == -1)
+			if (k8s_informer_start(d->inf[i]) == -1)
 				fatal("%s: start", watched[i].name);
 		log_info("slurm-bridge: scheduling pods with schedulerName %s "
-		    "via partition %s on %s", conf.scheduler_name,
-		    conf.partition, k8s_config_server(kconf));
+		    "via partition %s on %s", conf->scheduler_name,
+		    conf->partition, k8s_config_server(d->kconf));
 	}
-	while (sig != SIGINT && sig != SIGTERM) {
-		if (le != NULL)
-			sig = leader_wait(le, &set);
-		else if (sigwait(&set, &sig) != 0)
-			sig = 0;
-	}
-	log_info("slurm-bridge: signal %d, stopping", sig);
+	if (d->le == NULL)
+		return (daemon_wait(&d->set));
+	/* A leader that loses its Lease stops (leader_wait says so). */
+	while (sig != SIGINT && sig != SIGTERM)
+		sig = leader_wait(d->le, &d->set);
+	return (sig);
+}
+
+/* Stops everything in order: watches, reconcile, then the Lease. */
+static void
+main_stop(struct daemon_parts *d)
+{
+	int	i;
+
 	for (i = 0; i < NINFORMERS; i++)
-		k8s_informer_cancel(inf[i]);
+		k8s_informer_cancel(d->inf[i]);
 	for (i = 0; i < NINFORMERS; i++)
-		k8s_informer_stop(inf[i]);
-	if (rec != NULL) {
-		reconcile_stop(rec);
-		queue_close(queue);
-		reconcile_join(rec);
+		k8s_informer_stop(d->inf[i]);
+	if (d->rec != NULL) {
+		reconcile_stop(d->rec);
+		queue_close(d->queue);
+		reconcile_join(d->rec);
 	}
 	/* Only once nothing acts any more may a follower take over. */
-	if (le != NULL)
-		leader_release(le);
-	leader_free(le);
-	api_stop(api);
+	if (d->le != NULL)
+		leader_release(d->le);
+	leader_free(d->le);
+	api_stop(d->api);
 	for (i = 0; i < NINFORMERS; i++)
-		k8s_informer_free(inf[i]);
-	reconcile_free(rec);
-	queue_free(queue);
+		k8s_informer_free(d->inf[i]);
+	reconcile_free(d->rec);
+	queue_free(d->queue);
 	sctl_fini();
-	k8s_config_free(kconf);
-	config_free(config);
-	curl_global_cleanup();
+	daemon_fini(d->config, d->kconf);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct daemon_parts d;
+	const char		*config_path;
+	struct k8s_error	 err;
+	int			 sig, checkonly = 0;
+
+	if ((sig = main_flags(argc, argv, &d.conf, &config_path, &checkonly))
+	    != -1)
+		return (sig);
+	d.config = daemon_config(d.conf.verbose, config_path);
+	main_settle(&d.conf, d.config);
+	main_malloc_tune();
+	d.kconf = daemon_connect(d.conf.kubeconfig, "");
+	/*
+	 * libslurm authenticates through munged, which reads the key; a key
+	 * others can read lets them act as any Slurm user, so refuse to run.
+	 */
+	if (k8s_file_check_perms(config_env("MUNGE_KEY", MUNGE_KEY_PATH),
+	    "munge key", 1, &err) == -1)
+		fatalx("%s", err.text);
+	if (checkonly) {
+		printf("configuration OK\n");
+		daemon_fini(d.config, d.kconf);
+		return (0);
+	}
+	sctl_init();
+	/* Threads inherit the mask: only main receives the signals. */
+	daemon_signals(&d.set);
+	/* Informers are made now so the API can count them; started later. */
+	d.queue = queue_new();
+	main_informers(&d);
+	sig = main_lead(&d);
+	log_info("slurm-bridge: signal %d, stopping", sig);
+	main_stop(&d);
 	return (fail_happened() ? 1 : 0);
 }

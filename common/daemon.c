@@ -1,0 +1,70 @@
+/*
+ * The start and stop both daemons share (daemon.h).
+ */
+#include <pthread.h>
+#include <signal.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "k8s.h"
+#include "log.h"
+
+struct config *
+daemon_config(int verbose, const char *path)
+{
+	struct config	*c;
+	char		 err[512];
+
+	log_init(verbose);
+	c = config_new();
+	if (config_load_default(c, path, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	return (c);
+}
+
+struct k8s_config *
+daemon_connect(const char *kubeconfig, const char *why)
+{
+	struct k8s_config	*kconf;
+	struct k8s_error	 err;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		fatalx("curl_global_init failed");
+	json_object_seed(0);
+	if ((kconf = k8s_config_default(kubeconfig, &err)) == NULL)
+		fatalx("kubeconfig: %s%s", err.text, why);
+	return (kconf);
+}
+
+void
+daemon_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+daemon_wait(const sigset_t *set)
+{
+	int	sig = 0;
+
+	while (sig != SIGINT && sig != SIGTERM)
+		if (sigwait(set, &sig) != 0)
+			sig = 0;
+	return (sig);
+}
+
+void
+daemon_fini(struct config *c, struct k8s_config *kconf)
+{
+	k8s_config_free(kconf);
+	config_free(c);
+	curl_global_cleanup();
+}

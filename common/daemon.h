@@ -1,0 +1,33 @@
+/*
+ * daemon.c: what both daemons do the same way at start and at stop — the
+ * config file, libcurl and jansson, the kubeconfig, the signals main waits
+ * for.  Main thread only; errors are fatal (a daemon that cannot start
+ * exits with a message naming what is wrong).
+ */
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include <signal.h>
+
+struct config;
+struct k8s_config;
+
+/* Logging at verbose, then the config file (path, or the default one). */
+struct config		*daemon_config(int verbose, const char *path);
+/*
+ * libcurl and jansson, then the kubeconfig (path, or the default search);
+ * why is appended to the error: what the daemon needs the API server for.
+ */
+struct k8s_config	*daemon_connect(const char *kubeconfig,
+			    const char *why);
+/*
+ * Blocks SIGINT, SIGTERM and SIGHUP in every thread made after (main
+ * takes them with sigwait on set) and ignores SIGPIPE.
+ */
+void			 daemon_signals(sigset_t *set);
+/* Waits for SIGINT or SIGTERM; returns it. */
+int			 daemon_wait(const sigset_t *set);
+/* Frees what daemon_config and daemon_connect made (either may be NULL). */
+void			 daemon_fini(struct config *, struct k8s_config *);
+
+#endif /* DAEMON_H */
