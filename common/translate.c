@@ -377,39 +377,28 @@ parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
 	return (0);
 }
 
-int
-translate_pod(const struct translate_src *src,
-    const struct translate_conf *conf, struct jobspec *js, char *err,
-    size_t errlen)
+/* Annotations read as text, parsed once the job's size is known. */
+struct translate_raw {
+	char	*gres;
+	char	*switches;
+	char	*mem_per_node;
+	char	*cpu_per_task;
+};
+
+static void
+translate_raw_cleanup(struct translate_raw *raw)
 {
-	const json_t	*pod = src->pod;
-	const char	*ns = k8s_obj_namespace(pod);
-	const char	*name = k8s_obj_name(pod);
-	const char	*allowed, *v;
-	int64_t		 cpu_milli, mem, gpus, cpus, q;
-	json_int_t	 deadline;
-	char		*gres = NULL, *sw = NULL, *memq = NULL, *cpuq = NULL;
-	json_t		*ac, *view;
+	free(raw->gres);
+	free(raw->switches);
+	free(raw->mem_per_node);
+	free(raw->cpu_per_task);
+}
 
-	jobspec_init(js);
-	view = translate_view(pod, src->root, src->ns);
-	if (ns == NULL || name == NULL) {
-		snprintf(err, errlen, "pod has no namespace or name");
-		goto fail;
-	}
-	if (!translate_tolerates(pod)) {
-		snprintf(err, errlen, "the pod does not tolerate the taint "
-		    MANAGED_TAINT_KEY "=" MANAGED_TAINT_VALUE ":"
-		    MANAGED_TAINT_EFFECT " of bridged nodes; add that "
-		    "toleration (the webhook adds it in enabled namespaces)");
-		goto fail;
-	}
-	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err, errlen)
-	    == -1)
-		goto fail;
-	js->ntasks = 1;
-	js->exclusive = conf->exclusive;
-
+/* The job's annotations (namespace, root, pod; later wins) into js. */
+static int
+translate_annotations(const json_t *view, struct jobspec *js,
+    struct translate_raw *raw, char *err, size_t errlen)
+{
 	if (ann_str(view, "partition", &js->partition, err, errlen) == -1 ||
 	    ann_str(view, "account", &js->account, err, errlen) == -1 ||
 	    ann_str(view, "qos", &js->qos, err, errlen) == -1 ||
@@ -418,10 +407,12 @@ translate_pod(const struct translate_src *src,
 	    ann_str(view, "licenses", &js->licenses, err, errlen) == -1 ||
 	    ann_str(view, "wckey", &js->wckey, err, errlen) == -1 ||
 	    ann_str(view, "job-name", &js->name, err, errlen) == -1 ||
-	    ann_str(view, "gres", &gres, err, errlen) == -1 ||
-	    ann_str(view, "switches", &sw, err, errlen) == -1 ||
-	    ann_str(view, "mem-per-node", &memq, err, errlen) == -1 ||
-	    ann_str(view, "cpu-per-task", &cpuq, err, errlen) == -1 ||
+	    ann_str(view, "gres", &raw->gres, err, errlen) == -1 ||
+	    ann_str(view, "switches", &raw->switches, err, errlen) == -1 ||
+	    ann_str(view, "mem-per-node", &raw->mem_per_node, err,
+	    errlen) == -1 ||
+	    ann_str(view, "cpu-per-task", &raw->cpu_per_task, err,
+	    errlen) == -1 ||
 	    ann_uint(view, "timelimit", 1, 0x7ffffffe,
 	    "a whole number of minutes (1 or more)", &js->time_limit, err,
 	    errlen) == -1 ||
@@ -442,20 +433,38 @@ translate_pod(const struct translate_src *src,
 	    &js->group_id, &js->group_name, &js->has_group_id, err,
 	    errlen) == -1 ||
 	    ann_bool(view, "exclusive", &js->exclusive, err, errlen) == -1)
-		goto fail;
+		return (-1);
 	if (js->min_nodes != 0 && js->max_nodes != 0 &&
 	    js->max_nodes < js->min_nodes) {
 		snprintf(err, errlen, "annotation " ANN_PREFIX "max-nodes (%u) "
 		    "is below " ANN_PREFIX "min-nodes (%u)", js->max_nodes,
 		    js->min_nodes);
-		goto fail;
+		return (-1);
 	}
+	if (raw->switches != NULL && parse_switches(raw->switches,
+	    &js->req_switch, &js->wait4switch) == -1) {
+		snprintf(err, errlen, "annotation " ANN_PREFIX "switches: "
+		    "\"%.32s\" is not N or N@MINUTES (e.g. 1 or 2@10)",
+		    raw->switches);
+		return (-1);
+	}
+	return (0);
+}
+
+/* CPUs per task and memory, from the pod's resources or annotations. */
+static int
+translate_size(struct jobspec *js, int64_t cpu_milli, int64_t mem,
+    const struct translate_raw *raw, char *err, size_t errlen)
+{
+	const char	*cpuq = raw->cpu_per_task, *memq = raw->mem_per_node;
+	int64_t		 cpus, q;
+
 	if (cpuq != NULL) {
 		if (k8s_quantity_milli(cpuq, &q) == -1 || q <= 0) {
 			snprintf(err, errlen, "annotation " ANN_PREFIX
 			    "cpu-per-task: \"%.32s\" is not a CPU quantity "
 			    "(e.g. 2 or 1500m)", cpuq);
-			goto fail;
+			return (-1);
 		}
 		cpu_milli = q;
 	}
@@ -468,7 +477,7 @@ translate_pod(const struct translate_src *src,
 		    "than Slurm accepts (at most 65535)", cpuq != NULL ?
 		    "annotation " ANN_PREFIX "cpu-per-task: " :
 		    "resource cpu (the pod's request or limit): ", cpus);
-		goto fail;
+		return (-1);
 	}
 	js->cpus_per_task = (uint32_t)cpus;
 	if (memq != NULL) {
@@ -476,58 +485,76 @@ translate_pod(const struct translate_src *src,
 			snprintf(err, errlen, "annotation " ANN_PREFIX
 			    "mem-per-node: \"%.32s\" is not a memory quantity "
 			    "(e.g. 64Gi or 500M)", memq);
-			goto fail;
+			return (-1);
 		}
 		js->mem_per_node_mb = (uint64_t)(q / MIB + (q % MIB != 0));
 	} else if (mem > 0)
 		js->mem_per_cpu_mb = ((uint64_t)(mem / MIB + (mem % MIB !=
 		    0)) + (uint64_t)cpus - 1) / (uint64_t)cpus;
-	if (sw != NULL && parse_switches(sw, &js->req_switch,
-	    &js->wait4switch) == -1) {
-		snprintf(err, errlen, "annotation " ANN_PREFIX "switches: "
-		    "\"%.32s\" is not N or N@MINUTES (e.g. 1 or 2@10)", sw);
-		goto fail;
-	}
-	/* A Job's deadline bounds the allocation when no timelimit is set. */
-	if (js->time_limit == 0) {
-		deadline = json_integer_value(k8s_obj_get(pod,
+	return (0);
+}
+
+/* A Job's deadline bounds the allocation when no timelimit is set. */
+static void
+translate_deadline(struct jobspec *js, const json_t *pod, const json_t *root)
+{
+	json_int_t	deadline;
+
+	if (js->time_limit != 0)
+		return;
+	deadline = json_integer_value(k8s_obj_get(pod,
+	    "spec.activeDeadlineSeconds"));
+	if (deadline <= 0 && root != NULL)
+		deadline = json_integer_value(k8s_obj_get(root,
 		    "spec.activeDeadlineSeconds"));
-		if (deadline <= 0 && src->root != NULL)
-			deadline = json_integer_value(k8s_obj_get(src->root,
-			    "spec.activeDeadlineSeconds"));
-		if (deadline > 0 && deadline < (json_int_t)0x7ffffffe * 60)
-			js->time_limit = (uint32_t)((deadline + 59) / 60);
-	}
+	if (deadline > 0 && deadline < (json_int_t)0x7ffffffe * 60)
+		js->time_limit = (uint32_t)((deadline + 59) / 60);
+}
+
+/* The config's defaults, then the namespace's account allow-list. */
+static int
+translate_account(struct jobspec *js, const struct translate_conf *conf,
+    const json_t *nsobj, const char *ns, char *err, size_t errlen)
+{
+	const char	*allowed;
+
 	if (js->partition == NULL)
 		js->partition = xstrdup(conf->partition);
 	if (js->account == NULL && conf->default_account != NULL)
 		js->account = xstrdup(conf->default_account);
 	if (conf->mcs_label != NULL)
 		js->mcs_label = xstrdup(conf->mcs_label);
-	allowed = src->ns != NULL ? k8s_obj_annotation(src->ns,
+	allowed = nsobj != NULL ? k8s_obj_annotation(nsobj,
 	    ANN_ALLOWED_ACCOUNTS) : NULL;
-	if (allowed != NULL) {
-		v = js->account;
-		if (v == NULL) {
-			snprintf(err, errlen, "namespace %s only allows the "
-			    "Slurm accounts \"%.64s\" (" ANN_ALLOWED_ACCOUNTS
-			    "); set annotation " ANN_PREFIX "account to one of "
-			    "them", ns, allowed);
-			goto fail;
-		}
-		if (!account_allowed(allowed, v)) {
-			snprintf(err, errlen, "annotation " ANN_PREFIX
-			    "account: \"%.32s\" is not allowed in namespace "
-			    "%s; allowed: %.64s", v, ns, allowed);
-			goto fail;
-		}
+	if (allowed == NULL)
+		return (0);
+	if (js->account == NULL) {
+		snprintf(err, errlen, "namespace %s only allows the Slurm "
+		    "accounts \"%.64s\" (" ANN_ALLOWED_ACCOUNTS "); set "
+		    "annotation " ANN_PREFIX "account to one of them", ns,
+		    allowed);
+		return (-1);
 	}
+	if (!account_allowed(allowed, js->account)) {
+		snprintf(err, errlen, "annotation " ANN_PREFIX "account: "
+		    "\"%.32s\" is not allowed in namespace %s; allowed: %.64s",
+		    js->account, ns, allowed);
+		return (-1);
+	}
+	return (0);
+}
+
+/* GRES per task: the annotation, else the pod's GPU request. */
+static int
+translate_gres(struct jobspec *js, const char *gres, int64_t gpus,
+    char *err, size_t errlen)
+{
 	if (gres != NULL) {
 		if (!gres_valid(gres)) {
 			snprintf(err, errlen, "annotation " ANN_PREFIX "gres: "
 			    "\"%.32s\" is not NAME[:TYPE]:COUNT[,...] "
 			    "(e.g. gpu:a100:2)", gres);
-			goto fail;
+			return (-1);
 		}
 		xasprintf(&js->tres_per_task, "gres:%s", gres);
 		js->gpus_per_task = translate_gres_gpus(gres);
@@ -535,23 +562,57 @@ translate_pod(const struct translate_src *src,
 		xasprintf(&js->tres_per_task, "gres:gpu:%" PRId64, gpus);
 		js->gpus_per_task = (uint32_t)gpus;
 	}
+	return (0);
+}
+
+int
+translate_pod(const struct translate_src *src,
+    const struct translate_conf *conf, struct jobspec *js, char *err,
+    size_t errlen)
+{
+	const json_t		*pod = src->pod;
+	const char		*ns = k8s_obj_namespace(pod);
+	const char		*name = k8s_obj_name(pod);
+	struct translate_raw	 raw = { NULL, NULL, NULL, NULL };
+	int64_t			 cpu_milli, mem, gpus;
+	json_t			*ac, *view;
+
+	jobspec_init(js);
+	view = translate_view(pod, src->root, src->ns);
+	if (ns == NULL || name == NULL) {
+		snprintf(err, errlen, "pod has no namespace or name");
+		goto fail;
+	}
+	if (!translate_tolerates(pod)) {
+		snprintf(err, errlen, "the pod does not tolerate the taint "
+		    MANAGED_TAINT_KEY "=" MANAGED_TAINT_VALUE ":"
+		    MANAGED_TAINT_EFFECT " of bridged nodes; add that "
+		    "toleration (the webhook adds it in enabled namespaces)");
+		goto fail;
+	}
+	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err, errlen)
+	    == -1)
+		goto fail;
+	js->ntasks = 1;
+	js->exclusive = conf->exclusive;
+	if (translate_annotations(view, js, &raw, err, errlen) == -1 ||
+	    translate_size(js, cpu_milli, mem, &raw, err, errlen) == -1)
+		goto fail;
+	translate_deadline(js, pod, src->root);
+	if (translate_account(js, conf, src->ns, ns, err, errlen) == -1 ||
+	    translate_gres(js, raw.gres, gpus, err, errlen) == -1)
+		goto fail;
 	if (js->name == NULL)
 		xasprintf(&js->name, "%s/%s", ns, name);
 	xasprintf(&js->comment, BRIDGE_COMMENT_MARKER " pod %s/%s", ns, name);
 	ac = json_pack("{s:[s++]}", "pods", ns, "/", name);
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);
 	json_decref(ac);
-	free(gres);
-	free(sw);
-	free(memq);
-	free(cpuq);
+	translate_raw_cleanup(&raw);
 	json_decref(view);
 	return (0);
  fail:
-	free(gres);
-	free(sw);
-	free(memq);
-	free(cpuq);
+	translate_raw_cleanup(&raw);
 	json_decref(view);
 	jobspec_cleanup(js);
 	return (-1);

@@ -26,96 +26,88 @@ pow10_128(int n)
 }
 
 /* Parses s and returns ceil(value * 10^scale) in *out. */
-static int
-quantity_parse(const char *s, int scale, int64_t *out)
-{
-	__int128	 mant = 0, num, den, lim = (__int128)INT64_MAX;
-	int		 digits = 0, frac = 0, e10 = 0, e2 = 0, neg = 0;
-	int		 seen_dot = 0, esign = 1, ev = 0;
-	const char	*p = s;
+/* The suffixes: a power of two (Ki..Ei) or of ten (n..E). */
+static const struct {
+	const char	*suffix;
+	int		 e2, e10;
+} quantity_suffixes[] = {
+	{ "",	0,  0 },
+	{ "Ki",	10, 0 }, { "Mi", 20, 0 }, { "Gi", 30, 0 }, { "Ti", 40, 0 },
+	{ "Pi",	50, 0 }, { "Ei", 60, 0 },
+	{ "n",	0, -9 }, { "u",	0, -6 }, { "m", 0, -3 }, { "k", 0, 3 },
+	{ "M",	0,  6 }, { "G",	0,  9 }, { "T", 0, 12 }, { "P", 0, 15 },
+	{ "E",	0, 18 },
+};
 
-	if (s == NULL || *s == '\0')
-		return (-1);
-	if (*p == '+' || *p == '-')
-		neg = *p++ == '-';
+/*
+ * The digits of a decimal number: the mantissa without leading zeros and
+ * the count of digits after the dot.  Returns the end, or NULL.
+ */
+static const char *
+quantity_digits(const char *p, __int128 *mant, int *frac)
+{
+	int	digits = 0, seen_dot = 0;
+
+	*mant = 0;
+	*frac = 0;
 	if (!isdigit((unsigned char)*p) && !(*p == '.' &&
 	    isdigit((unsigned char)p[1])))
-		return (-1);
+		return (NULL);
 	for (; isdigit((unsigned char)*p) || (*p == '.' && !seen_dot); p++) {
 		if (*p == '.') {
 			seen_dot = 1;
 			continue;
 		}
-		if (mant == 0 && *p == '0') {
-			if (seen_dot)
-				frac++;
-			continue;
-		}
-		if (++digits > Q_MAX_DIGITS)
-			return (-1);
-		mant = mant * 10 + (*p - '0');
 		if (seen_dot)
-			frac++;
+			(*frac)++;
+		if (*mant == 0 && *p == '0')
+			continue;
+		if (++digits > Q_MAX_DIGITS)
+			return (NULL);
+		*mant = *mant * 10 + (*p - '0');
 	}
-	if (*p == '\0')
-		;
-	else if (strcmp(p, "Ki") == 0)
-		e2 = 10;
-	else if (strcmp(p, "Mi") == 0)
-		e2 = 20;
-	else if (strcmp(p, "Gi") == 0)
-		e2 = 30;
-	else if (strcmp(p, "Ti") == 0)
-		e2 = 40;
-	else if (strcmp(p, "Pi") == 0)
-		e2 = 50;
-	else if (strcmp(p, "Ei") == 0)
-		e2 = 60;
-	else if (strcmp(p, "n") == 0)
-		e10 = -9;
-	else if (strcmp(p, "u") == 0)
-		e10 = -6;
-	else if (strcmp(p, "m") == 0)
-		e10 = -3;
-	else if (strcmp(p, "k") == 0)
-		e10 = 3;
-	else if (strcmp(p, "M") == 0)
-		e10 = 6;
-	else if (strcmp(p, "G") == 0)
-		e10 = 9;
-	else if (strcmp(p, "T") == 0)
-		e10 = 12;
-	else if (strcmp(p, "P") == 0)
-		e10 = 15;
-	else if (strcmp(p, "E") == 0)
-		e10 = 18;
-	else if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-')
-			esign = *p++ == '-' ? -1 : 1;
-		if (!isdigit((unsigned char)*p))
-			return (-1);
-		for (; isdigit((unsigned char)*p); p++) {
-			ev = ev * 10 + (*p - '0');
-			if (ev > 100)
-				return (-1);
-		}
-		if (*p != '\0')
-			return (-1);
-		e10 = esign * ev;
-	} else
-		return (-1);
+	return (p);
+}
 
-	if (mant == 0) {
-		*out = 0;
-		return (0);
+/* The suffix or decimal exponent at p: 0, or -1 if it is neither. */
+static int
+quantity_suffix(const char *p, int *e2, int *e10)
+{
+	size_t	i;
+	int	esign = 1, ev = 0;
+
+	for (i = 0; i < sizeof(quantity_suffixes) /
+	    sizeof(quantity_suffixes[0]); i++)
+		if (strcmp(p, quantity_suffixes[i].suffix) == 0) {
+			*e2 = quantity_suffixes[i].e2;
+			*e10 = quantity_suffixes[i].e10;
+			return (0);
+		}
+	if (*p != 'e' && *p != 'E')
+		return (-1);
+	p++;
+	if (*p == '+' || *p == '-')
+		esign = *p++ == '-' ? -1 : 1;
+	if (!isdigit((unsigned char)*p))
+		return (-1);
+	for (; isdigit((unsigned char)*p); p++) {
+		ev = ev * 10 + (*p - '0');
+		if (ev > 100)
+			return (-1);
 	}
-	if (neg)
-		return (-1);	/* resources are never negative */
-	e10 += scale - frac;
-	/* value = mant * 2^e2 * 10^e10 */
-	num = mant;
-	den = 1;
+	if (*p != '\0')
+		return (-1);
+	*e2 = 0;
+	*e10 = esign * ev;
+	return (0);
+}
+
+/* mant * 2^e2 * 10^e10, rounded up, into *out; -1 past INT64_MAX. */
+static int
+quantity_scale(__int128 mant, int e2, int e10, int64_t *out)
+{
+	__int128	num = mant, den, lim = (__int128)INT64_MAX;
+
 	if (e10 >= 0) {
 		if ((den = pow10_128(e10)) == 0 || num > lim / den)
 			return (-1);
@@ -136,6 +128,29 @@ quantity_parse(const char *s, int scale, int64_t *out)
 		return (-1);
 	*out = (int64_t)num;
 	return (0);
+}
+
+static int
+quantity_parse(const char *s, int scale, int64_t *out)
+{
+	__int128	 mant;
+	int		 frac, e2, e10, neg = 0;
+	const char	*p = s;
+
+	if (s == NULL || *s == '\0')
+		return (-1);
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if ((p = quantity_digits(p, &mant, &frac)) == NULL ||
+	    quantity_suffix(p, &e2, &e10) == -1)
+		return (-1);
+	if (mant == 0) {
+		*out = 0;
+		return (0);
+	}
+	if (neg)
+		return (-1);	/* resources are never negative */
+	return (quantity_scale(mant, e2, e10 + scale - frac, out));
 }
 
 int
