@@ -1,7 +1,9 @@
 /*
- * slurm-bridge-admission internals.  main parses flags and waits for
- * signals; server.c (the only libmicrohttpd user) serves HTTPS from
- * libmicrohttpd's internal polling thread.
+ * slurm-bridge-admission internals.  Threads: main parses flags and waits
+ * for signals; one informer per kind keeps the owner store (owners.c,
+ * owners.lock); libmicrohttpd's SERVER_THREADS (common/httpd.c) handle
+ * reviews, reading the store and the config, which nothing changes after
+ * start but the TLS pair (httpd cred_lock).
  */
 #ifndef ADMISSION_H
 #define ADMISSION_H

@@ -1,11 +1,6 @@
 /*
- * slurm-bridge internals.  Threads: main (signals, leader election), one
- * informer per watched kind, the reconcile thread, which owns the cache and
- * makes every libslurm call (through slurm.c) but allocations, the submit
- * thread (submitter.c), which makes those, the pod writers (writepool.c),
- * the Event poster (eventer.c) and the HTTP server's.  The informers, the
- * submit thread, the writers and the HTTP threads hand their results to
- * the reconcile thread through the one event queue.
+ * slurm-bridge internals: one section per file.  Which thread runs what,
+ * owns what and locks what is the thread map in queue.h.
  */
 #ifndef BRIDGE_H
 #define BRIDGE_H
@@ -27,6 +22,7 @@
 #include "metrics.h"
 
 #include "placement.h"
+#include "queue.h"
 #include "policy.h"
 #include "workload.h"
 
@@ -115,22 +111,6 @@ void	stats_job_ended(const char *state);
 /* Appends the scheduler's metrics (not the watch counters) to b. */
 void	stats_write(struct buf *b);
 
-/* queue.c: the one multi-producer, single-consumer event queue. */
-enum event_kind {
-	EV_POD,
-	EV_EXTPOD,	/* pods of other schedulers, labelled with a job id */
-	EV_NODE,
-	EV_NAMESPACE,
-	EV_JOB,		/* batch/v1 Jobs: Indexed Job gangs */
-	EV_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroups */
-	EV_JOBSET,	/* jobset.x-k8s.io/v1alpha2 JobSets */
-	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
-	EV_EXTENDER,	/* a scheduler-extender call (api.c) to answer */
-	EV_WRITE,	/* a pod write (writepool.c) came back */
-	EV_SUBMITTED,	/* an allocation request (submitter.c) came back */
-	EV_KINDS
-};
-
 /*
  * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
  * by the reconcile thread.  Two references: the caller's and the event's;
@@ -167,31 +147,6 @@ void		 ext_call_release(struct ext_call *);
 void		 ext_call_done(struct ext_call *);
 /* Waits up to ms for the answer; 0 when done, -1 on timeout. */
 int		 ext_call_wait(struct ext_call *, int ms);
-
-struct event {
-	enum event_kind		 kind;
-	enum k8s_event_type	 type;
-	json_t			*obj;	/* owned; NULL for SYNCED and pods */
-	struct podrec		*pod;	/* EV_POD, EV_EXTPOD: owned */
-	struct ext_call		*call;	/* EV_EXTENDER, one reference */
-	struct wreq		*write;	/* EV_WRITE, owned */
-	struct sreq		*submit;	/* EV_SUBMITTED, owned */
-	TAILQ_ENTRY(event)	 entry;
-};
-
-struct queue;
-
-struct queue	*queue_new(void);
-/* Frees queued events too. */
-void		 queue_free(struct queue *);
-/* Takes ev. */
-void		 queue_push(struct queue *, struct event *);
-/* Waits up to timeout_ms; returns an owned event or NULL. */
-struct event	*queue_pop(struct queue *, int timeout_ms);
-/* Makes pop return NULL at once from now on. */
-void		 queue_close(struct queue *);
-size_t		 queue_len(struct queue *);
-void		 event_free(struct event *);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
