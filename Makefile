@@ -82,7 +82,7 @@ BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c 
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c bridge/caches.c \
 		   bridge/writepool.c bridge/submitter.c \
-		   bridge/writer.c bridge/slurm.c bridge/owner.c bridge/leader.c bridge/api.c \
+		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c bridge/memstats.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \

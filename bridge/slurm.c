@@ -24,7 +24,7 @@
 
 #include "xmalloc.h"
 #include "bridge.h"
-#include "owner.h"
+#include "runas.h"
 
 /* --- Release differences ------------------------------------------------ */
 #define SCTL_SINCE(a, b, c)	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
@@ -86,7 +86,7 @@ sctl_job_ref(uint32_t jobid)
 /*
  * 23.11: slurmctld takes an allocation's owner from the caller's
  * credential, not from the request's user_id/group_id, so the request is
- * made under the owner's identity (owner_assume: this thread only).
+ * made under the owner's identity (runas_assume: this thread only).
  */
 #if SCTL_SINCE(23, 11, 0)
 #define SCTL_OWNER_FROM_CREDENTIAL	1
@@ -318,7 +318,7 @@ sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
  * slurm_allocate_resources as the job's owner.  Up to 23.02 slurmctld
  * honours the request's user_id/group_id from root or SlurmUser; from 23.11
  * it takes the owner from the caller's credential, so this thread takes
- * on the owner's identity for the call (owner_assume).  The owner may set
+ * on the owner's identity for the call (runas_assume).  The owner may set
  * neither admin_comment nor the priority (slurmctld drops a user's
  * priority): the scheduler sets them once the job exists, and cancels the
  * job if it cannot (a job without its pod list could not be adopted after
@@ -331,12 +331,12 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 	double	t0;
 	int	rc, e;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
-	struct owner_ids saved;
+	struct runas_ids saved;
 	char	*admin = d->admin_comment, cerr[128];
 	uint32_t prio = d->priority, jobid;
 	int	as_owner = d->user_id != geteuid() || d->group_id != getegid();
 
-	if (as_owner && owner_assume(d->user_id, d->group_id, &saved) == -1) {
+	if (as_owner && runas_assume(d->user_id, d->group_id, &saved) == -1) {
 		e = errno;
 		*permanent = 1;
 		snprintf(err, errlen, "annotation " ANN_PREFIX "user-id: Slurm "
@@ -358,7 +358,7 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 	e = errno;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
 	if (as_owner) {
-		owner_revert(&saved);
+		runas_revert(&saved);
 		d->admin_comment = admin;
 		d->priority = prio;
 	}
@@ -397,7 +397,7 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	*layout = NULL;
 	*permanent = 0;
 	sctl_desc_fill(&d, js);
-	if (owner_resolve(js, &d.user_id, &d.group_id, err, errlen) == -1) {
+	if (runas_resolve(js, &d.user_id, &d.group_id, err, errlen) == -1) {
 		*permanent = 1;
 		return (-1);
 	}

@@ -1,11 +1,11 @@
 /*
- * owner.c: the Unix owner of a placeholder job, from the user-id and
+ * runas.c: the Unix owner a placeholder job runs as, from the user-id and
  * group-id annotations (a number or a name each), resolved on the
  * scheduler's host; and, for Slurm 23.11 and later, which take a job's
  * owner from the caller's credential, the owner's identity on the calling
  * thread for the length of one request.  Apart from slurm.c because
  * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
- * reconcile thread.
+ * submit thread (sctl_submit).
  */
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -20,7 +20,7 @@
 #include "log.h"
 
 #include "policy.h"
-#include "owner.h"
+#include "runas.h"
 
 /*
  * The job's owner from user-id and group-id, each a number or a name
@@ -32,7 +32,7 @@
  * caller's credential instead (see the README, Slurm releases).
  */
 int
-owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
+runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
     char *err, size_t errlen)
 {
 	struct passwd	 pw, *pwp = NULL;
@@ -90,12 +90,12 @@ owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 /*
  * The raw system calls change the calling thread's credentials only
  * (glibc's wrappers change every thread's).  The saved IDs stay the
- * process's own, which is what lets owner_revert() return to them.  Real
+ * process's own, which is what lets runas_revert() return to them.  Real
  * and effective IDs both change: munge reads the effective IDs of its
  * socket's peer, auth/slurm the real ones.
  */
 int
-owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved)
+runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved)
 {
 	uid_t	suid;
 	gid_t	sgid;
@@ -120,7 +120,7 @@ owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved)
 }
 
 void
-owner_revert(const struct owner_ids *saved)
+runas_revert(const struct runas_ids *saved)
 {
 	/* The user first: it brings back the right to set the group. */
 	if (syscall(OWNER_SYS_SETRESUID, saved->ruid, saved->euid,

@@ -1,5 +1,5 @@
-#ifndef OWNER_H
-#define OWNER_H
+#ifndef RUNAS_H
+#define RUNAS_H
 /*
  * The owner of a job from js's user-id and group-id: sets *uid and *gid
  * (left as they are for what js does not name).  0, or -1 with a message
@@ -13,11 +13,11 @@
 
 struct jobspec;
 
-int	owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
+int	runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 	    char *err, size_t errlen);
 
-/* The calling thread's IDs before owner_assume. */
-struct owner_ids {
+/* The calling thread's IDs before runas_assume. */
+struct runas_ids {
 	uid_t	ruid, euid;
 	gid_t	rgid, egid;
 };
@@ -27,7 +27,7 @@ struct owner_ids {
  * only), keeping the old ones in *saved.  0, or -1 with errno (EPERM
  * without CAP_SETUID/CAP_SETGID) and nothing changed.
  */
-int	owner_assume(uint32_t uid, uint32_t gid, struct owner_ids *saved);
+int	runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved);
 /* Back to *saved; cannot fail while the saved IDs are the process's own. */
-void	owner_revert(const struct owner_ids *saved);
+void	runas_revert(const struct runas_ids *saved);
 #endif
