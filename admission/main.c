@@ -64,7 +64,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL,		0,		   NULL, 0 }
 	};
-	int	ch, nusers = 0;
+	int	ch, rc, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->listen = config_env("ADMISSION_LISTEN", ":9443");
@@ -95,24 +95,15 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 				    MAX_BRIDGE_USERS);
 			users[nusers++] = optarg;
 			break;
-		case 'n':
-			*checkonly = 1;
-			break;
-		case 'v':
-			conf->verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return (0);
 		default:
-			usage(stderr);
-			return (2);
+			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
+			    usage)) != -1)
+				return (rc);
+			break;
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return (2);
-	}
+	if ((rc = daemon_operands(argc, usage)) != -1)
+		return (rc);
 	if (nusers == 0)
 		users[nusers++] = DEFAULT_BRIDGE_USER;
 	conf->bridge_users = users;

@@ -172,7 +172,7 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL,			0,		   NULL, 0 }
 	};
-	int	ch;
+	int	ch, rc;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
@@ -217,24 +217,15 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 			if (main_poll_ms(optarg, &conf->poll_ms) == -1)
 				return (2);
 			break;
-		case 'n':
-			*checkonly = 1;
-			break;
-		case 'v':
-			conf->verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return (0);
 		default:
-			usage(stderr);
-			return (2);
+			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
+			    usage)) != -1)
+				return (rc);
+			break;
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return (2);
-	}
+	if ((rc = daemon_operands(argc, usage)) != -1)
+		return (rc);
 	return (-1);
 }
 

@@ -1,8 +1,10 @@
 /*
  * The start and stop both daemons share (daemon.h).
  */
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -11,6 +13,34 @@
 #include "daemon.h"
 #include "k8s.h"
 #include "log.h"
+
+int
+daemon_flag(int ch, int *verbose, int *checkonly, void (*usage)(FILE *))
+{
+	switch (ch) {
+	case 'n':
+		*checkonly = 1;
+		return (-1);
+	case 'v':
+		(*verbose)++;
+		return (-1);
+	case 'h':
+		usage(stdout);
+		return (0);
+	default:
+		usage(stderr);
+		return (2);
+	}
+}
+
+int
+daemon_operands(int argc, void (*usage)(FILE *))
+{
+	if (optind == argc)
+		return (-1);
+	usage(stderr);
+	return (2);
+}
 
 struct config *
 daemon_config(int verbose, const char *path)

@@ -8,10 +8,21 @@
 #define DAEMON_H
 
 #include <signal.h>
+#include <stdio.h>
 
 struct config;
 struct k8s_config;
 
+/*
+ * The flags both daemons take alike, for getopt's ch: -n (check the
+ * configuration only), -v (more logging), -h, and an unknown flag.
+ * Returns -1 to go on, or the exit status (0 after -h, 2 on a usage
+ * error, with usage written).
+ */
+int			 daemon_flag(int ch, int *verbose, int *checkonly,
+			    void (*usage)(FILE *));
+/* After getopt: -1 when no operands are left, else 2 (usage written). */
+int			 daemon_operands(int argc, void (*usage)(FILE *));
 /* Logging at verbose, then the config file (path, or the default one). */
 struct config		*daemon_config(int verbose, const char *path);
 /*
