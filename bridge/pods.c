@@ -6,16 +6,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
 int64_t
 pods_now_ms(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (clock_ms(CLOCK_MONOTONIC));
 }
 
 void
@@ -37,10 +35,7 @@ pods_entry_free(void *p)
 double
 pods_epoch(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	return (clock_seconds(CLOCK_REALTIME));
 }
 
 double

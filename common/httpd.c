@@ -28,6 +28,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -414,10 +415,7 @@ httpd_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 static time_t
 monotonic_s(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_sec);
+	return ((time_t)(clock_ms(CLOCK_MONOTONIC) / 1000));
 }
 
 static enum MHD_Result

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "metrics.h"
 
@@ -112,17 +113,11 @@ metrics_counters(struct buf *b, const char *name, const char *help,
 double
 metrics_thread_cpu(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	return (clock_seconds(CLOCK_THREAD_CPUTIME_ID));
 }
 
 double
 metrics_now(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	return (clock_seconds(CLOCK_MONOTONIC));
 }

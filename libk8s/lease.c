@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
 
 struct k8s_lease {
@@ -34,10 +35,7 @@ struct k8s_lease {
 static double
 lease_mono(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+	return (clock_seconds(CLOCK_MONOTONIC));
 }
 
 struct k8s_lease *
