@@ -622,7 +622,6 @@ void		 group_remove(struct group *, const char *pkey);
 void		 group_index_put(struct reconcile *, uint32_t jobid,
 		    const char *gkey);
 struct group	*group_by_job(struct reconcile *, uint32_t jobid);
-void		 group_index_del(struct reconcile *, uint32_t jobid);
 /* Every state change goes through here (it keeps nstate). */
 void		 group_set_state(struct reconcile *, struct group *,
 		    enum group_state);

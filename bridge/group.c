@@ -87,7 +87,7 @@ group_by_job(struct reconcile *r, uint32_t jobid)
 	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
 }
 
-void
+static void
 group_index_del(struct reconcile *r, uint32_t jobid)
 {
 	char	id[16];

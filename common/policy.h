@@ -94,7 +94,6 @@ struct translate_src {
 	const json_t	*ns;	/* its Namespace: defaults, allowed accounts */
 };
 
-void	jobspec_init(struct jobspec *);
 void	jobspec_cleanup(struct jobspec *);
 /*
  * Fills js for one pod.  Annotations come from the namespace (defaults for
@@ -107,9 +106,6 @@ int	translate_pod(const struct translate_src *,
 	    size_t errlen);
 /* Does the pod tolerate the managed-node taint? */
 int	translate_tolerates(const json_t *pod);
-/* Pod resources: CPU in millicores and memory in bytes, GPUs in units. */
-int	translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
-	    int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen);
 /*
  * Fills js for a gang: one task per pod, the largest CPU, memory and GPU
  * request of the members, annotations from the first member (they share a

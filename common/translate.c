@@ -17,7 +17,7 @@
 #define TR_MAX_STR	200	/* longest string we hand to Slurm */
 #define MIB		(1024LL * 1024)
 
-void
+static void
 jobspec_init(struct jobspec *js)
 {
 	memset(js, 0, sizeof(*js));
@@ -102,7 +102,7 @@ res_pod(const json_t *pod, const char *res, int milli, int limits,
 	return (0);
 }
 
-int
+static int
 translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
     int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen)
 {

@@ -20,8 +20,6 @@ void	 buf_add(struct buf *, const void *, size_t);
 void	 buf_addstr(struct buf *, const char *);
 void	 buf_printf(struct buf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-/* Drops the first n bytes, keeping the rest. */
-void	 buf_consume(struct buf *, size_t);
 /* Returns the data (caller frees) and leaves the buffer empty. */
 char	*buf_release(struct buf *);
 

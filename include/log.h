@@ -11,7 +11,6 @@
 
 void	log_init(int verbose);
 void	log_setname(const char *name);
-int	log_verbose(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

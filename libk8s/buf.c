@@ -83,18 +83,6 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	free(s);
 }
 
-void
-buf_consume(struct buf *b, size_t n)
-{
-	if (n >= b->len) {
-		buf_reset(b);
-		return;
-	}
-	memmove(b->data, b->data + n, b->len - n);
-	b->len -= n;
-	b->data[b->len] = '\0';
-}
-
 char *
 buf_release(struct buf *b)
 {

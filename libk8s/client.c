@@ -60,7 +60,7 @@ error_from_status_obj(struct k8s_error *err, long status,
 }
 
 /* Fills err from a response body that should be a metav1.Status. */
-void
+static void
 error_from_status(struct k8s_error *err, long status, const char *body,
     size_t len)
 {

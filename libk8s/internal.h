@@ -35,8 +35,6 @@ json_t	*yamldoc_load(const char *path, struct k8s_error *);
 /* client.c */
 void	 error_set(struct k8s_error *, long status, const char *reason,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void	 error_from_status(struct k8s_error *, long status,
-	    const char *body, size_t len);
 void	 error_from_status_obj(struct k8s_error *, long status,
 	    const json_t *st, const char *fallback);
 /*

@@ -29,12 +29,6 @@ log_setname(const char *name)
 	snprintf(log_name, sizeof(log_name), "%s", name);
 }
 
-int
-log_verbose(void)
-{
-	return (log_level);
-}
-
 static void
 log_vwrite(const char *level, const char *fmt, va_list ap, int err)
 {
