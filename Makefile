@@ -79,7 +79,7 @@ SHARED_SRCS	:= common/translate.c common/workload.c common/config.c \
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/placement.c \
 		   bridge/extcall.c bridge/message.c
-BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c \
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/owner.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c bridge/memstats.c \

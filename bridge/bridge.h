@@ -628,8 +628,19 @@ struct reconcile {
 	int			 sweep_due;	/* an owner object changed */
 };
 
-/* reconcile.c */
+/* clock.c: monotonic ms, the reconcile thread's timers (tests fake it). */
 int64_t		 reconcile_now_ms(void);
+
+/*
+ * reconcile.c: the steps of the reconcile thread's loop, which the unit
+ * tests (test/check_gang.c) also call one at a time, single-threaded: one
+ * queued event (taken), the Slurm poll, the recovery (the first full load
+ * and adoption) and the periodic sweep of the groups that are not quiet.
+ */
+void		 reconcile_event(struct reconcile *, struct event *ev);
+void		 reconcile_poll(struct reconcile *);
+void		 reconcile_recover(struct reconcile *);
+void		 reconcile_sweep(struct reconcile *);
 /* Forgets a pod the API server no longer has (as its DELETED event). */
 void		 reconcile_pod_gone(struct reconcile *, const char *key);
 /* The controlling batch/v1 Job of a pod, from the Job cache (borrowed). */

@@ -23,15 +23,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-int64_t
-reconcile_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 static void
 pod_entry_free(void *p)
 {
@@ -386,6 +377,12 @@ groups_sweep(struct reconcile *r, int all)
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
 }
 
+void
+reconcile_sweep(struct reconcile *r)
+{
+	groups_sweep(r, 0);
+}
+
 /* Re-evaluates the groups of the namespaces whose objects changed. */
 static void
 groups_sweep_changed(struct reconcile *r)
@@ -711,7 +708,7 @@ reconcile_cancel_orphans(struct reconcile *r)
 	json_array_clear(r->orphans);
 }
 
-static void
+void
 reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
@@ -801,7 +798,7 @@ reconcile_vanished(struct reconcile *r)
 }
 
 /* First full Slurm load after the caches sync: adopt before submitting. */
-static void
+void
 reconcile_recover(struct reconcile *r)
 {
 	char	err[256];
@@ -917,7 +914,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 	ext_call_done(c);
 }
 
-static void
+void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
