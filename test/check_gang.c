@@ -693,8 +693,9 @@ struct row {
 };
 
 /*
- *  start                event            arg  sarg        state
- *      asks sub can bind cond del fail   note
+ * { start, event, arg, sarg, state,
+ *     { asks, submits, cancels, binds, conds, deletes, fails, unlabels },
+ *     note, labelled, bug }: the counts are what the event alone made.
  */
 static const struct row rows[] = {
 	/* Forming: members arrive; the gang waits for its size. */
