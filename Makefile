@@ -80,7 +80,8 @@ SHARED_SRCS	:= common/translate.c common/workload.c common/config.c \
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/message.c
-BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/group.c bridge/caches.c \
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
+		   bridge/caches.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c bridge/memstats.c \
@@ -95,6 +96,15 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_workload.c \
 		   test/check_review.c test/check_config.c \
 		   test/check_podrec.c
+# The gang state machine: reconcile.c, group.c and writer.c over fakes of
+# Slurm (the slurm.c seam), the writers, the submit thread, libk8s's
+# requests and the clock; a binary of its own, since the fakes stand in for
+# parts of the daemon.
+GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
+		   test/fake_submit.c test/fake_clock.c
+GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/writer.c \
+		   bridge/caches.c \
+		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
@@ -102,8 +112,11 @@ ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
+GANG_OBJS	:= $(GANG_TEST_SRCS:%.c=$(BUILD)/%.o) \
+		   $(sort $(GANG_BRIDGE_SRCS:%.c=$(BUILD)/%.o))
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
-		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d)
+		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d) \
+		   $(GANG_TEST_SRCS:%.c=$(BUILD)/%.d)
 
 ifeq ($(SLURM_DELEGATE),1)
 all check:
@@ -112,8 +125,14 @@ else
 all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission
 
 # Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
-check: $(BUILD)/check_unit
+# check_gang's stderr (the bridge's own log lines) goes to
+# $(BUILD)/check_gang.log, shown when a test or a sanitizer fails.
+check: $(BUILD)/check_unit $(BUILD)/check_gang
 	$(Q)$(BUILD)/check_unit
+	$(Q)$(BUILD)/check_gang 2>$(BUILD)/check_gang.log || \
+		{ cat $(BUILD)/check_gang.log; exit 1; }
+	$(Q)if grep -qE 'runtime error|Sanitizer' $(BUILD)/check_gang.log; \
+		then cat $(BUILD)/check_gang.log; exit 1; fi
 endif
 
 $(LIBK8S_A): $(LIBK8S_OBJS)
@@ -149,16 +168,24 @@ $(BUILD)/check_unit: $(TEST_OBJS) $(LIBK8S_A)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIBK8S_A) \
 		$(CHECK_LIBS) $(LDLIBS)
 
+$(BUILD)/check_gang: $(GANG_OBJS) $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GANG_OBJS) $(LIBK8S_A) \
+		$(CHECK_LIBS) $(LDLIBS)
+
 $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
 
 # The unit tests under valgrind, then e2e scenarios with both daemons under
 # valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
-check-valgrind: $(BUILD)/check_unit
+check-valgrind: $(BUILD)/check_unit $(BUILD)/check_gang
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
 		$(BUILD)/check_unit
+	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
+		--errors-for-leak-kinds=definite --track-origins=yes \
+		$(BUILD)/check_gang
 	$(Q)scripts/sanitize.sh valgrind $(E2E_FILTER)
 
 # The unit tests with ASan + UBSan, then every e2e scenario with both

@@ -517,8 +517,6 @@ void	pods_entry_free(void *);
 double	pods_age(const struct pod_entry *);
 /* Terminal, or deleted and past its grace period. */
 int	pods_over(const struct pod_entry *);
-/* Monotonic milliseconds, for deadlines and backoff. */
-int64_t	pods_now_ms(void);
 /* Wall-clock seconds since the epoch. */
 double	pods_epoch(void);
 
@@ -611,8 +609,33 @@ struct reconcile {
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
 void	caches_lookup_init(struct reconcile *, struct workload_lookup *);
 
+/* clock.c: monotonic ms, the reconcile thread's timers (tests fake it). */
+int64_t		 reconcile_now_ms(void);
+
+/*
+ * reconcile.c: the steps of the reconcile thread's loop, which the unit
+ * tests (test/check_gang.c) also call one at a time, single-threaded: one
+ * queued event (taken), the Slurm poll, the recovery (the first full load
+ * and adoption) and the periodic sweep of the groups that are not quiet.
+ */
+void		 reconcile_event(struct reconcile *, struct event *ev);
+void		 reconcile_poll(struct reconcile *);
+void		 reconcile_recover(struct reconcile *);
+void		 reconcile_sweep(struct reconcile *);
+/*
+ * The reconcile thread's last step: stops its workers (submit thread,
+ * writers, Event posters) and frees its client; the caches stay for
+ * reconcile_free.
+ */
+void		 reconcile_workers_stop(struct reconcile *);
+
 /* group.c: the group state machine (pods are borrowed from r->pods). */
 void		 group_free(void *);
+/*
+ * Withdraws every allocation request not answered yet, and forgets them:
+ * before the submit thread stops and frees those it has not started.
+ */
+void		 group_withdraw_all(struct reconcile *);
 /* Finds or makes the group for gid; it lives in r->groups. */
 struct group	*group_get(struct reconcile *, const struct group_id *gid,
 		    const char *ns);

@@ -45,6 +45,16 @@ group_withdraw(struct group *g)
 }
 
 void
+group_withdraw_all(struct reconcile *r)
+{
+	size_t	 it = 0;
+	void	*v;
+
+	while (map_next(r->groups, &it, NULL, &v))
+		group_withdraw(v);
+}
+
+void
 group_free(void *p)
 {
 	struct group	*g = p;
@@ -180,7 +190,7 @@ group_retry_later(struct group *g, int refused)
 	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
 	if (g->retry_ms > max)
 		g->retry_ms = max;
-	g->next_try = pods_now_ms() + g->retry_ms;
+	g->next_try = reconcile_now_ms() + g->retry_ms;
 }
 
 static int
@@ -395,7 +405,7 @@ group_flush_writes(struct reconcile *r)
 
 	if (json_object_size(keys) + json_object_size(rel) == 0)
 		return;
-	now = pods_now_ms();
+	now = reconcile_now_ms();
 	r->writes = json_object();
 	r->releases = json_object();
 	json_object_foreach(keys, k, v) {
@@ -455,7 +465,9 @@ group_write_done(struct reconcile *r, struct wreq *w)
 			intern_put(e->bound_node);
 			e->bound_node = NULL;
 		}
-		if (g != NULL && g->jobid == w->jobid)
+		/* One backoff for a round of writes, not one per member. */
+		if (g != NULL && g->jobid == w->jobid &&
+		    g->next_try <= reconcile_now_ms())
 			group_retry_later(g, 0);
 	} else if (w->kind == WREQ_BIND)
 		group_bound(r, e, w);
@@ -795,7 +807,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		group_want(r->writes, g->key);
 		return;
 	}
-	if (g->state != G_WAITING || g->next_try > pods_now_ms())
+	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
 		return;
 	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0)

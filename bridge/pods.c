@@ -10,12 +10,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-int64_t
-pods_now_ms(void)
-{
-	return (clock_ms(CLOCK_MONOTONIC));
-}
-
 void
 pods_entry_free(void *p)
 {

@@ -179,9 +179,9 @@ reconcile_synced(struct reconcile *r)
 	    !r->synced[EV_JOB])
 		return (0);
 	if (r->core_synced_at == 0)
-		r->core_synced_at = pods_now_ms();
+		r->core_synced_at = reconcile_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-	    r->synced[EV_LWS]) || pods_now_ms() >= r->core_synced_at +
+	    r->synced[EV_LWS]) || reconcile_now_ms() >= r->core_synced_at +
 	    OWNER_SYNC_WAIT_MS);
 }
 
@@ -250,7 +250,7 @@ static void
 groups_sweep(struct reconcile *r, int all)
 {
 	double		 t0 = metrics_now();
-	int64_t		 now = pods_now_ms();
+	int64_t		 now = reconcile_now_ms();
 	size_t		 it = 0;
 	const char	*k;
 	void		*v;
@@ -304,6 +304,12 @@ groups_sweep(struct reconcile *r, int all)
 	}
 	strv_clear(&keys);
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
+}
+
+void
+reconcile_sweep(struct reconcile *r)
+{
+	groups_sweep(r, 0);
 }
 
 /* Re-evaluates the groups of the namespaces whose objects changed. */
@@ -525,8 +531,14 @@ node_lost(struct reconcile *r, const char *knode)
 
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
-		node = e->rec->node;
-		if (e->state == PS_BOUND && e->group != NULL && node != NULL &&
+		/*
+		 * Its node as the watch shows it, else the one we bound it to:
+		 * a Binding that landed (or is on its way) before its watch
+		 * event came puts the pod there all the same.
+		 */
+		node = e->rec->node != NULL ? e->rec->node : e->bound_node;
+		if ((e->state == PS_BOUND || e->busy == WREQ_BIND) &&
+		    e->group != NULL && node != NULL &&
 		    strcmp(node, knode) == 0)
 			json_array_append_new(gkeys, json_string(e->group));
 	}
@@ -631,7 +643,7 @@ reconcile_cancel_orphans(struct reconcile *r)
 	json_array_clear(r->orphans);
 }
 
-static void
+void
 reconcile_poll(struct reconcile *r)
 {
 	char	err[256];
@@ -659,7 +671,7 @@ reconcile_poll(struct reconcile *r)
 	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
 	if (r->poll_cost_ms > POLL_COST_MAX_MS)
 		r->poll_cost_ms = POLL_COST_MAX_MS;
-	r->last_poll = pods_now_ms();
+	r->last_poll = reconcile_now_ms();
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -673,7 +685,7 @@ reconcile_poll_floor(struct reconcile *r)
 static void
 reconcile_poll_soon(struct reconcile *r)
 {
-	int64_t	at = pods_now_ms() + r->conf->poll_ms;
+	int64_t	at = reconcile_now_ms() + r->conf->poll_ms;
 
 	if (at < reconcile_poll_floor(r))
 		at = reconcile_poll_floor(r);
@@ -722,7 +734,7 @@ reconcile_vanished(struct reconcile *r)
 }
 
 /* First full Slurm load after the caches sync: adopt before submitting. */
-static void
+void
 reconcile_recover(struct reconcile *r)
 {
 	char	err[256];
@@ -834,7 +846,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 	ext_call_done(c);
 }
 
-static void
+void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
 	struct map	*m;
@@ -907,7 +919,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		map_put(r->dirty_ns, ns, NULL);
 		if (!r->sweep_due) {
 			r->sweep_due = 1;
-			r->next_change = pods_now_ms() +
+			r->next_change = reconcile_now_ms() +
 			    SWEEP_COALESCE_MS;
 		}
 	}
@@ -936,6 +948,23 @@ reconcile_trim(struct reconcile *r, int64_t now)
 		return;
 	malloc_trim(0);
 	r->next_trim = now + TRIM_INTERVAL_MS;
+}
+
+void
+reconcile_workers_stop(struct reconcile *r)
+{
+	/* The submit thread frees the requests it has not started. */
+	group_withdraw_all(r);
+	submitter_free(r->submitter);
+	r->submitter = NULL;
+	writepool_free(r->writers);
+	r->writers = NULL;
+	eventer_free(r->eventer);
+	r->eventer = NULL;
+	k8s_client_free(r->client);
+	r->client = NULL;
+	k8s_limiter_free(r->limiter);
+	r->limiter = NULL;
 }
 
 static void *
@@ -970,7 +999,7 @@ reconcile_main(void *arg)
 	r->eventer = eventer_new(r->kconf, r->limiter,
 	    r->conf->scheduler_name, host);
 	while (!atomic_load(&r->stop)) {
-		now = pods_now_ms();
+		now = reconcile_now_ms();
 		/* What the last event asked for goes to the writers now. */
 		group_flush_writes(r);
 		wake = r->next_poll;
@@ -986,7 +1015,7 @@ reconcile_main(void *arg)
 		}
 		if (atomic_load(&r->stop))
 			break;
-		now = pods_now_ms();
+		now = reconcile_now_ms();
 		polled = 0;
 		if (!r->recovered) {
 			if (now >= r->next_poll && reconcile_synced(r))
@@ -1011,23 +1040,14 @@ reconcile_main(void *arg)
 			}
 		}
 		if (polled) {
-			r->next_poll = pods_now_ms() + (reconcile_busy(r) ?
+			r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
 			    r->conf->poll_ms : r->conf->idle_poll_ms);
 			if (r->next_poll < reconcile_poll_floor(r))
 				r->next_poll = reconcile_poll_floor(r);
 		}
 	}
  out:
-	submitter_free(r->submitter);
-	r->submitter = NULL;
-	writepool_free(r->writers);
-	r->writers = NULL;
-	eventer_free(r->eventer);
-	r->eventer = NULL;
-	k8s_client_free(r->client);
-	r->client = NULL;
-	k8s_limiter_free(r->limiter);
-	r->limiter = NULL;
+	reconcile_workers_stop(r);
 	return (NULL);
 }
 

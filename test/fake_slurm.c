@@ -1,0 +1,509 @@
+/*
+ * A fake Slurm behind the slurm.c seam: the sctl_ calls over an in-memory
+ * table of jobs (pending, running with a layout, ended with a state and
+ * reason) and nodes (CPUs, GPUs), which the tests drive: start a job on
+ * nodes, end it, purge it, take slurmctld away.  Polls answer as
+ * slurm_load_jobs does: nothing when nothing changed since the last load,
+ * else every bridge job.  Runs on the test's one thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+#include "fakes.h"
+
+#define FAKE_JOBS	64
+#define FAKE_NODES	8
+
+struct fake_job {
+	uint32_t	 id;
+	enum sjob_phase	 phase;
+	char		 state[32];
+	char		 reason[64];
+	char		*nodes;		/* "n1,n2" once allocated */
+	char		*name;
+	char		*comment;
+	char		*admin_comment;
+	uint32_t	 ntasks;
+	uint32_t	 cpus_per_task;
+	uint32_t	 gpus_per_task;
+	json_t		*layout;	/* [{node, cpus, gres}], or NULL */
+	uint64_t	 changed;	/* the load clock at its last change */
+	time_t		 submit_time;
+	time_t		 start_time;
+};
+
+struct fake_node {
+	char	 name[64];
+	int	 cpus;
+	int	 gpus;
+	char	*drain;		/* drain reason, or NULL */
+};
+
+static struct {
+	struct fake_job		 jobs[FAKE_JOBS];
+	size_t			 njobs;
+	struct fake_node	 nodes[FAKE_NODES];
+	size_t			 nnodes;
+	uint32_t		 next_id;
+	uint64_t		 clock;		/* bumped by every change */
+	enum fake_submit	 mode;
+	int			 down;
+	struct fake_slurm_counts n;
+} fs = { .next_id = 100, .clock = 1 };
+
+static struct fake_job *
+fake_job_find(uint32_t id)
+{
+	size_t	i;
+
+	for (i = 0; i < fs.njobs; i++)
+		if (fs.jobs[i].id == id)
+			return (&fs.jobs[i]);
+	return (NULL);
+}
+
+static void
+fake_job_clear(struct fake_job *j)
+{
+	free(j->nodes);
+	free(j->name);
+	free(j->comment);
+	free(j->admin_comment);
+	json_decref(j->layout);
+	memset(j, 0, sizeof(*j));
+}
+
+static void
+fake_job_touch(struct fake_job *j)
+{
+	j->changed = ++fs.clock;
+}
+
+void
+fake_slurm_reset(void)
+{
+	size_t	i;
+
+	for (i = 0; i < fs.njobs; i++)
+		fake_job_clear(&fs.jobs[i]);
+	for (i = 0; i < fs.nnodes; i++)
+		free(fs.nodes[i].drain);
+	memset(&fs, 0, sizeof(fs));
+	fs.next_id = 100;
+	fs.clock = 1;
+}
+
+void
+fake_slurm_node(const char *name, int cpus, int gpus)
+{
+	struct fake_node	*n;
+
+	if (fs.nnodes == FAKE_NODES)
+		abort();
+	n = &fs.nodes[fs.nnodes++];
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->cpus = cpus;
+	n->gpus = gpus;
+}
+
+void
+fake_slurm_submit_mode(enum fake_submit m)
+{
+	fs.mode = m;
+}
+
+void
+fake_slurm_down(int down)
+{
+	fs.down = down;
+}
+
+static struct fake_job *
+fake_job_new(void)
+{
+	struct fake_job	*j;
+
+	if (fs.njobs == FAKE_JOBS)
+		abort();
+	j = &fs.jobs[fs.njobs++];
+	memset(j, 0, sizeof(*j));
+	j->id = fs.next_id++;
+	j->phase = SJOB_PENDING;
+	snprintf(j->state, sizeof(j->state), "PENDING");
+	snprintf(j->reason, sizeof(j->reason), "None");
+	j->submit_time = time(NULL);
+	fake_job_touch(j);
+	return (j);
+}
+
+uint32_t
+fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
+    uint32_t cpus_per_task)
+{
+	struct fake_job	*j = fake_job_new();
+
+	j->name = xstrdup("restored");
+	j->comment = xstrdup(BRIDGE_COMMENT_MARKER " gang (restored)");
+	j->admin_comment = xstrdup(admin_comment);
+	j->ntasks = ntasks;
+	j->cpus_per_task = cpus_per_task;
+	return (j->id);
+}
+
+static struct fake_node *
+fake_node_find(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < fs.nnodes; i++)
+		if (strcmp(fs.nodes[i].name, name) == 0)
+			return (&fs.nodes[i]);
+	return (NULL);
+}
+
+/* The layout of j's tasks over nodes (NULL: all), or NULL if too few. */
+static json_t *
+fake_place(const struct fake_job *j, const char *nodes, char **used)
+{
+	struct fake_node	*n;
+	json_t			*layout = json_array(), *ent;
+	char			*list, *tok, *save = NULL, gres[64], *u = NULL;
+	uint32_t		 left = j->ntasks, cpt, take;
+	size_t			 i;
+
+	cpt = j->cpus_per_task > 0 ? j->cpus_per_task : 1;
+	if (nodes == NULL) {
+		list = xstrdup("");
+		for (i = 0; i < fs.nnodes; i++) {
+			char *l;
+			xasprintf(&l, "%s%s%s", list, i > 0 ? "," : "",
+			    fs.nodes[i].name);
+			free(list);
+			list = l;
+		}
+	} else
+		list = xstrdup(nodes);
+	for (tok = strtok_r(list, ",", &save); tok != NULL && left > 0;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if ((n = fake_node_find(tok)) == NULL || n->drain != NULL)
+			continue;
+		take = (uint32_t)n->cpus / cpt;
+		if (j->gpus_per_task > 0 &&
+		    take > (uint32_t)n->gpus / j->gpus_per_task)
+			take = (uint32_t)n->gpus / j->gpus_per_task;
+		if (take > left)
+			take = left;
+		if (take == 0)
+			continue;
+		ent = json_pack("{s:s, s:i}", "node", n->name, "cpus",
+		    (int)(take * cpt));
+		if (j->gpus_per_task > 0) {
+			snprintf(gres, sizeof(gres), "gpu:%u(IDX:0-%u)",
+			    take * j->gpus_per_task,
+			    take * j->gpus_per_task - 1);
+			json_object_set_new(ent, "gres", json_string(gres));
+		}
+		json_array_append_new(layout, ent);
+		left -= take;
+		if (u == NULL)
+			u = xstrdup(n->name);
+		else {
+			char *l;
+			xasprintf(&l, "%s,%s", u, n->name);
+			free(u);
+			u = l;
+		}
+	}
+	free(list);
+	if (left > 0) {
+		json_decref(layout);
+		free(u);
+		return (NULL);
+	}
+	*used = u;
+	return (layout);
+}
+
+int
+fake_slurm_start(uint32_t id, const char *nodes)
+{
+	struct fake_job	*j = fake_job_find(id);
+	json_t		*layout;
+	char		*used = NULL;
+
+	if (j == NULL || j->phase != SJOB_PENDING ||
+	    (layout = fake_place(j, nodes, &used)) == NULL)
+		return (-1);
+	j->layout = layout;
+	j->nodes = used;
+	j->phase = SJOB_RUNNING;
+	snprintf(j->state, sizeof(j->state), "RUNNING");
+	snprintf(j->reason, sizeof(j->reason), "None");
+	j->start_time = time(NULL);
+	fake_job_touch(j);
+	return (0);
+}
+
+void
+fake_slurm_pend(uint32_t id, const char *reason)
+{
+	struct fake_job	*j = fake_job_find(id);
+
+	if (j == NULL || j->phase != SJOB_PENDING)
+		return;
+	snprintf(j->reason, sizeof(j->reason), "%s", reason);
+	fake_job_touch(j);
+}
+
+void
+fake_slurm_end(uint32_t id, const char *state, const char *reason)
+{
+	struct fake_job	*j = fake_job_find(id);
+
+	if (j == NULL || j->phase == SJOB_ENDED)
+		return;
+	j->phase = SJOB_ENDED;
+	snprintf(j->state, sizeof(j->state), "%s", state);
+	snprintf(j->reason, sizeof(j->reason), "%s", reason != NULL ?
+	    reason : "None");
+	fake_job_touch(j);
+}
+
+void
+fake_slurm_purge(uint32_t id)
+{
+	struct fake_job	*j = fake_job_find(id);
+	size_t		 i;
+
+	if (j == NULL)
+		return;
+	i = (size_t)(j - fs.jobs);
+	fake_job_clear(j);
+	memmove(&fs.jobs[i], &fs.jobs[i + 1], (fs.njobs - i - 1) *
+	    sizeof(fs.jobs[0]));
+	fs.njobs--;
+	memset(&fs.jobs[fs.njobs], 0, sizeof(fs.jobs[0]));
+	fs.clock++;
+}
+
+uint32_t
+fake_slurm_last_job(void)
+{
+	return (fs.njobs > 0 ? fs.jobs[fs.njobs - 1].id : 0);
+}
+
+const char *
+fake_slurm_job_state(uint32_t id)
+{
+	struct fake_job	*j = fake_job_find(id);
+
+	return (j != NULL ? j->state : NULL);
+}
+
+const struct fake_slurm_counts *
+fake_slurm_counts(void)
+{
+	return (&fs.n);
+}
+
+/* --- The seam: slurm.c's functions ------------------------------------- */
+
+int
+sctl_init(void)
+{
+	return (0);
+}
+
+void
+sctl_fini(void)
+{
+}
+
+int
+sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
+    int *permanent, char *err, size_t errlen)
+{
+	struct fake_job	*j;
+
+	*jobid = 0;
+	*layout = NULL;
+	*permanent = 0;
+	fs.n.submits++;
+	if (fs.down || fs.mode == FAKE_SUBMIT_FAIL) {
+		snprintf(err, errlen, "slurm_allocate_resources: Unable to "
+		    "contact slurm controller (connect failure)");
+		return (-1);
+	}
+	if (fs.mode == FAKE_SUBMIT_REFUSE) {
+		*permanent = 1;
+		snprintf(err, errlen, "slurm_allocate_resources: Invalid "
+		    "account or account/partition combination specified");
+		return (-1);
+	}
+	j = fake_job_new();
+	j->name = xstrdup(js->name != NULL ? js->name : "");
+	j->comment = xstrdup(js->comment != NULL ? js->comment : "");
+	j->admin_comment = js->admin_comment != NULL ?
+	    xstrdup(js->admin_comment) : NULL;
+	j->ntasks = js->ntasks;
+	j->cpus_per_task = js->cpus_per_task;
+	j->gpus_per_task = js->gpus_per_task;
+	*jobid = j->id;
+	if (fs.mode == FAKE_SUBMIT_ALLOCATE && fake_slurm_start(j->id, NULL) ==
+	    0)
+		*layout = json_deep_copy(j->layout);
+	return (0);
+}
+
+/* Ends a job at our request; already gone is what a cancel wants. */
+static int
+fake_cancel_one(uint32_t jobid, char *err, size_t errlen)
+{
+	struct fake_job	*j = fake_job_find(jobid);
+
+	fs.n.cancels++;
+	if (fs.down) {
+		snprintf(err, errlen, "slurm_kill_job %u: Unable to contact "
+		    "slurm controller (connect failure)", jobid);
+		return (-1);
+	}
+	if (j != NULL && j->phase != SJOB_ENDED) {
+		j->phase = SJOB_ENDED;
+		snprintf(j->state, sizeof(j->state), "CANCELLED");
+		fake_job_touch(j);
+	}
+	return (0);
+}
+
+int
+sctl_cancel(uint32_t jobid, char *err, size_t errlen)
+{
+	return (fake_cancel_one(jobid, err, errlen));
+}
+
+int
+sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
+{
+	size_t	i;
+	int	failed = 0;
+	char	one[256];
+
+	fs.n.cancel_batches++;
+	for (i = 0; i < n; i++)
+		if (fake_cancel_one(ids[i], one, sizeof(one)) == -1 &&
+		    failed++ == 0)
+			snprintf(err, errlen, "%s", one);
+	return (failed > 0 ? -1 : 0);
+}
+
+int
+sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
+    size_t errlen)
+{
+	struct fake_job	 snap[FAKE_JOBS];
+	struct sjob	 sj;
+	size_t		 i, n = 0;
+
+	fs.n.polls++;
+	if (rpc_s != NULL)
+		*rpc_s = 0;
+	if (fs.down) {
+		snprintf(err, errlen, "slurm_load_jobs: Unable to contact "
+		    "slurm controller (connect failure)");
+		return (-1);
+	}
+	/* Every change moves the clock. */
+	if (*since != 0 && fs.clock <= (uint64_t)*since)
+		return (1);
+	*since = (time_t)fs.clock;
+	/* A load is a snapshot: what the callbacks do shows in the next. */
+	for (i = 0; i < fs.njobs; i++)
+		if (fs.jobs[i].comment != NULL &&
+		    strncmp(fs.jobs[i].comment, BRIDGE_COMMENT_MARKER,
+		    strlen(BRIDGE_COMMENT_MARKER)) == 0)
+			snap[n++] = fs.jobs[i];
+	for (i = 0; i < n; i++) {
+		memset(&sj, 0, sizeof(sj));
+		sj.id = snap[i].id;
+		sj.phase = snap[i].phase;
+		sj.state = snap[i].state;
+		sj.reason = snap[i].reason;
+		sj.nodes = snap[i].nodes;
+		sj.admin_comment = snap[i].admin_comment;
+		sj.name = snap[i].name;
+		sj.submit_time = snap[i].submit_time;
+		sj.start_time = snap[i].start_time;
+		sj.record = &snap[i];
+		cb(&sj, arg);
+	}
+	return (0);
+}
+
+json_t *
+sctl_job_layout(const struct sjob *sj)
+{
+	struct fake_job	*j = fake_job_find(sj->id);
+
+	fs.n.layouts++;
+	if (sj->phase != SJOB_RUNNING || j == NULL || j->layout == NULL)
+		return (NULL);
+	return (json_deep_copy(j->layout));
+}
+
+int
+sctl_node_drain(const char *node, const char *reason, char *err,
+    size_t errlen)
+{
+	struct fake_node	*n = fake_node_find(node);
+
+	if (n == NULL) {
+		snprintf(err, errlen, "load node %s: Invalid node name", node);
+		return (-1);
+	}
+	if (n->drain == NULL)
+		n->drain = xstrdup(reason);
+	return (0);
+}
+
+int
+sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
+    char *err, size_t errlen)
+{
+	struct fake_node	*n = fake_node_find(node);
+
+	*resumed = 0;
+	if (n == NULL) {
+		snprintf(err, errlen, "load node %s: Invalid node name", node);
+		return (-1);
+	}
+	if (n->drain != NULL && strncmp(n->drain, prefix, strlen(prefix)) ==
+	    0) {
+		free(n->drain);
+		n->drain = NULL;
+		*resumed = 1;
+	}
+	return (0);
+}
+
+json_t *
+sctl_node_names(char *err, size_t errlen)
+{
+	json_t	*names;
+	size_t	 i;
+
+	if (fs.down) {
+		snprintf(err, errlen, "slurm_load_node: Unable to contact "
+		    "slurm controller (connect failure)");
+		return (NULL);
+	}
+	names = json_object();
+	for (i = 0; i < fs.nnodes; i++)
+		json_object_set_new(names, fs.nodes[i].name,
+		    fs.nodes[i].drain != NULL ?
+		    json_string(fs.nodes[i].drain) : json_true());
+	return (names);
+}
