@@ -81,7 +81,7 @@ BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c 
 		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
-		   bridge/caches.c \
+		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
 		   bridge/eventer.c bridge/memstats.c \
@@ -103,7 +103,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
 GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/writer.c \
-		   bridge/caches.c \
+		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

@@ -606,6 +606,27 @@ struct reconcile {
 	int			 sweep_due;	/* an owner object changed */
 };
 
+/* poll.c: what Slurm's job list says (reconcile thread). */
+/* One poll: changed jobs, then the orphans it found are cancelled. */
+void		 poll_slurm(struct reconcile *);
+/* The first full load after the caches sync: adopts before submitting. */
+void		 poll_recover(struct reconcile *);
+
+/* nodes.c: bridged nodes (reconcile thread). */
+/* Is the node bridged (a Slurm node behind it)? */
+int		 nodes_managed(const json_t *node);
+/* A node was added (old NULL) or changed: taint, drain, resume, fail. */
+void		 nodes_changed(struct reconcile *, const json_t *old,
+		    const json_t *node);
+/* Every cached node, as at recovery. */
+void		 nodes_sync_all(struct reconcile *);
+
+/* sweep.c: re-evaluation (reconcile thread). */
+/* Deleted pods past grace, then every group not quiet (all: every one). */
+void		 sweep_groups(struct reconcile *, int all);
+/* The groups of the namespaces whose objects changed. */
+void		 sweep_changed(struct reconcile *);
+
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
 void	caches_lookup_init(struct reconcile *, struct workload_lookup *);
 
@@ -613,15 +634,11 @@ void	caches_lookup_init(struct reconcile *, struct workload_lookup *);
 int64_t		 reconcile_now_ms(void);
 
 /*
- * reconcile.c: the steps of the reconcile thread's loop, which the unit
- * tests (test/check_gang.c) also call one at a time, single-threaded: one
- * queued event (taken), the Slurm poll, the recovery (the first full load
- * and adoption) and the periodic sweep of the groups that are not quiet.
+ * reconcile.c: one queued event (taken), a step of the reconcile thread's
+ * loop, which the unit tests (test/check_gang.c) also call one at a time,
+ * single-threaded, with poll_slurm, poll_recover and sweep_groups.
  */
 void		 reconcile_event(struct reconcile *, struct event *ev);
-void		 reconcile_poll(struct reconcile *);
-void		 reconcile_recover(struct reconcile *);
-void		 reconcile_sweep(struct reconcile *);
 /*
  * The reconcile thread's last step: stops its workers (submit thread,
  * writers, Event posters) and frees its client; the caches stay for

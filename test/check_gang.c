@@ -5,8 +5,8 @@
  * event made the bridge do: allocation requests and Slurm calls (submit,
  * cancel), pod writes (binds, PodScheduled messages, deletes, Failed
  * status) and Events.  Single-threaded: the test calls the reconcile
- * thread's own handlers (reconcile_event, reconcile_poll,
- * reconcile_recover, reconcile_sweep, group_flush_writes) in the order its
+ * thread's own handlers (reconcile_event, poll_slurm,
+ * poll_recover, reconcile_sweep, group_flush_writes) in the order its
  * loop would, over fakes of Slurm, the writers, the submit thread and the
  * clock (test/fakes.h).  A binary of its own: those fakes stand in for
  * slurm.c, writepool.c, submitter.c, eventer.c and libk8s's requests.
@@ -304,7 +304,7 @@ h_bridge_start(void)
 		h_pod_event(v, K8S_EVENT_ADDED);
 	for (kind = EV_POD; kind <= EV_LWS; kind++)
 		h_obj_event((enum event_kind)kind, K8S_EVENT_SYNCED, NULL);
-	reconcile_recover(H.r);
+	poll_recover(H.r);
 	ck_assert_int_eq(H.r->recovered, 1);
 	group_flush_writes(H.r);
 }
@@ -373,7 +373,7 @@ h_state(void)
 static void
 h_poll(void)
 {
-	reconcile_poll(H.r);
+	poll_slurm(H.r);
 	group_flush_writes(H.r);
 }
 
@@ -382,7 +382,7 @@ static void
 h_time(int64_t ms)
 {
 	fake_clock_advance(ms);
-	reconcile_sweep(H.r);
+	sweep_groups(H.r, 0);
 	group_flush_writes(H.r);
 }
 

@@ -1,0 +1,257 @@
+/*
+ * What Slurm's job list tells the reconcile thread: each poll's changed
+ * jobs (started, pending reason, ended), the recovery that adopts jobs a
+ * restarted bridge finds, jobs Slurm no longer knows, and orphans to
+ * cancel.  Every call here is the reconcile thread's.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+/* Finds the waiting group an unknown job was submitted for, if any. */
+static struct group *
+poll_adopt(struct reconcile *r, const struct sjob *j)
+{
+	json_t			*pods, *v;
+	struct pod_entry	*e;
+	struct group		*g = NULL;
+	size_t			 i;
+
+	if ((pods = translate_admin_pods(j->admin_comment)) == NULL)
+		return (NULL);
+	json_array_foreach(pods, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e != NULL && e->group != NULL &&
+		    (g = map_get(r->groups, e->group)) != NULL &&
+		    g->jobid == 0 && g->state == G_WAITING)
+			break;
+		g = NULL;
+	}
+	if (g != NULL) {
+		g->jobid = j->id;
+		group_set_state(r, g, G_PENDING);
+		strv_from_json(&g->job_pods, pods);
+		g->job_pods_set = 1;
+		group_index_put(r, j->id, g->key);
+		log_info("group %s: adopted slurm job %u", g->key, j->id);
+	}
+	json_decref(pods);
+	return (g);
+}
+
+static void
+poll_job_cb(const struct sjob *j, void *arg)
+{
+	struct reconcile	*r = arg;
+	struct group		*g;
+	char			 msg[256];
+
+	/* Adoption is for a restart: later, every job is ours by answer. */
+	if ((g = group_by_job(r, j->id)) == NULL && !r->recovered &&
+	    j->phase != SJOB_ENDED)
+		g = poll_adopt(r, j);
+	if (g == NULL && r->submits > 0) {
+		/*
+		 * Maybe a job whose submit answer is on its way (one made for
+		 * a user may not even list its pods yet): not an orphan
+		 * before all answers are in.  Its answer, or the last one,
+		 * makes the next poll load everything again.
+		 */
+		snprintf(msg, sizeof(msg), "%u", j->id);
+		json_object_set_new(r->deferred, msg, json_true());
+		return;
+	}
+	if (g == NULL) {
+		if (j->phase != SJOB_ENDED) {
+			/* No live pod wants this job: an orphan, cancelled
+			 * with the others after the poll. */
+			log_info("slurm job %u: no pod wants it (%s): "
+			    "cancelling", j->id, j->name != NULL ? j->name :
+			    "?");
+			json_array_append_new(r->orphans, json_integer(j->id));
+		}
+		return;
+	}
+	g->seen = 1;
+	if (!g->job_pods_set) {
+		/* Adopted through the jobid label: the job lists its pods. */
+		json_t *pods = translate_admin_pods(j->admin_comment);
+		strv_from_json(&g->job_pods, pods);
+		json_decref(pods);
+		g->job_pods_set = 1;
+	}
+	switch (j->phase) {
+	case SJOB_PENDING:
+		if (g->pending_reason == NULL ||
+		    strcmp(g->pending_reason, j->reason) != 0) {
+			intern_put(g->pending_reason);
+			g->pending_reason = intern_get(j->reason);
+		}
+		snprintf(msg, sizeof(msg), "waiting for Slurm job %u "
+		    "(Reason=%s)", j->id, j->reason);
+		if (g->state == G_PENDING)
+			group_condition(r, g, msg, 0);
+		break;
+	case SJOB_RUNNING:
+		if (g->state == G_PENDING) {
+			json_t *layout = sctl_job_layout(j);
+
+			if (layout == NULL) {
+				/* Reload everything at the next poll. */
+				log_warnx("group %s: slurm job %u runs, but its "
+				    "allocation could not be read", g->key,
+				    j->id);
+				r->slurm_since = 0;
+				break;
+			}
+			group_adopt_sizes(r, g);
+			group_allocated(r, g, layout);
+			json_decref(layout);
+		}
+		break;
+	case SJOB_ENDED:
+		if (g->state != G_ENDED)
+			stats_job_ended(j->state);
+		log_info("group %s: slurm job %u ended: %s (reason %s)",
+		    g->key, j->id, j->state, j->reason);
+		/*
+		 * The job is the pods' lease on the nodes: end them too, unless
+		 * we ended the job ourselves (its pods were gone already).
+		 */
+		if (!g->cancelled && g->end_msg == NULL) {
+			xasprintf(&g->end_msg, "Slurm job %u ended: %s "
+			    "(Reason=%s); deleting the pod", j->id, j->state,
+			    j->reason);
+			group_end_members(r, g);
+		}
+		g->cancelled = 1;
+		group_set_state(r, g, G_ENDED);
+		group_member_gone(r, g);
+		break;
+	}
+}
+
+/* Cancels the orphans a poll found, in one request where Slurm has one. */
+static void
+poll_cancel_orphans(struct reconcile *r)
+{
+	uint32_t	*ids;
+	json_t		*v;
+	size_t		 i, n = json_array_size(r->orphans);
+	char		 err[256];
+
+	if (n == 0)
+		return;
+	ids = xcalloc(n, sizeof(*ids));
+	json_array_foreach(r->orphans, i, v)
+		ids[i] = (uint32_t)json_integer_value(v);
+	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1) {
+		log_warnx("slurm: cancel %zu orphan job%s: %s", n,
+		    n == 1 ? "" : "s", err);
+		/* A poll reports only changed jobs: reload all to retry. */
+		r->slurm_since = 0;
+	}
+	free(ids);
+	json_array_clear(r->orphans);
+}
+
+void
+poll_slurm(struct reconcile *r)
+{
+	char	err[256];
+	double	rpc_s = 0;
+	int	rc;
+
+	if ((rc = sctl_poll(&r->slurm_since, poll_job_cb, r, &rpc_s, err,
+	    sizeof(err))) == -1)
+		log_warnx("slurm: %s", err);
+	poll_cancel_orphans(r);
+	/*
+	 * A large load leaves its records' strings (a kilobyte or so a job)
+	 * freed among the caches' live blocks: give those pages back now,
+	 * or the heap keeps a whole load's worth resident between polls.
+	 */
+	if (rc == 0 && rpc_s * 1000.0 >= POLL_TRIM_MS)
+		malloc_trim(0);
+	/*
+	 * slurmctld answers a poll with every job it holds once anything
+	 * changed: with tens of thousands pending, one load takes long.
+	 * Polls then space out, so loading never takes more than a fifth of
+	 * this thread's time and decisions keep their pace.  The load only:
+	 * what the answers ask for (writes, cancels) is not polling.
+	 */
+	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
+	if (r->poll_cost_ms > POLL_COST_MAX_MS)
+		r->poll_cost_ms = POLL_COST_MAX_MS;
+	r->last_poll = reconcile_now_ms();
+}
+
+/*
+ * Groups whose labelled job Slurm no longer knows (it ended and was purged
+ * while the bridge was down): bound members lost their allocation and are
+ * deleted; unbound ones are submitted again.
+ */
+static void
+poll_vanished(struct reconcile *r)
+{
+	struct sjob	 j;
+	json_t		*keys = json_array(), *k;
+	size_t		 it = 0, i;
+	void		*v;
+
+	while (map_next(r->groups, &it, NULL, &v)) {
+		struct group *g = v;
+		if (g->jobid != 0 && !g->seen)
+			json_array_append_new(keys, json_string(g->key));
+	}
+	json_array_foreach(keys, i, k) {
+		struct group *g = map_get(r->groups, json_string_value(k));
+		if (g == NULL)
+			continue;
+		log_info("group %s: slurm job %u is gone from Slurm", g->key,
+		    g->jobid);
+		if (g->state == G_PENDING && group_live(r, g, NULL, 0, 0) ==
+		    group_live(r, g, NULL, 0, 1)) {
+			/* Nothing was bound: submit again. */
+			group_reset(r, g);
+			continue;
+		}
+		memset(&j, 0, sizeof(j));
+		j.id = g->jobid;
+		j.phase = SJOB_ENDED;
+		j.state = "PURGED";
+		j.reason = "the job is no longer known to Slurm";
+		poll_job_cb(&j, r);
+	}
+	json_decref(keys);
+}
+
+/* First full Slurm load after the caches sync: adopt before submitting. */
+void
+poll_recover(struct reconcile *r)
+{
+	char	err[256];
+
+	r->slurm_since = 0;
+	if (sctl_poll(&r->slurm_since, poll_job_cb, r, NULL, err,
+	    sizeof(err)) == -1) {
+		log_warnx("slurm: recovery: %s; retrying", err);
+		return;
+	}
+	poll_cancel_orphans(r);
+	poll_vanished(r);
+	r->recovered = 1;
+	json_decref(r->slurm_nodes);
+	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)
+		log_warnx("slurm: %s; nodes are not tainted", err);
+	nodes_sync_all(r);
+	atomic_store(&bstats.recovered, 1);
+	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
+	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));
+	sweep_groups(r, 1);
+}
