@@ -70,6 +70,7 @@ server_review(struct server *s, const struct httpd_request *req,
 {
 	json_t		*out = NULL, *r;
 	char		 err[512];
+	size_t		 n;
 	int		 status, path = mode == REVIEW_MUTATE ? PATH_MUTATE :
 			    PATH_VALIDATE;
 	double		 start = metrics_now();
@@ -92,7 +93,8 @@ server_review(struct server *s, const struct httpd_request *req,
 	if (status != 200) {
 		server_count(s, path, OUT_BAD, start);
 		log_warnx("review: refused a malformed request: %s", err);
-		strcat(err, "\n");
+		n = strlen(err);
+		snprintf(err + n, sizeof(err) - n, "\n");
 		httpd_reply(resp, 400, "text/plain", err);
 		return;
 	}

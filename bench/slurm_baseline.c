@@ -169,6 +169,7 @@ bl_job_find(struct bl_run *r, uint32_t id)
 		qsort(r->jobs, r->nsub, sizeof(*r->jobs), bl_job_cmp);
 		r->sorted = 1;
 	}
+	memset(&key, 0, sizeof(key));
 	key.id = id;
 	return (bsearch(&key, r->jobs, r->nsub, sizeof(*r->jobs),
 	    bl_job_cmp));

@@ -39,6 +39,7 @@ struct ev_lane {
 	int			 started;
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 cond;
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ev_item)	 items;
 	size_t			 n;
 	int			 stop;

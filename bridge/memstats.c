@@ -40,15 +40,14 @@ memstats_proc(struct memstats *m)
 {
 	FILE	*f = fopen("/proc/self/status", "r");
 	char	 line[256];
-	long long v;
 
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "VmRSS: %lld", &v) == 1)
-			m->rss = v * 1024;
-		else if (sscanf(line, "Threads: %lld", &v) == 1)
-			m->threads = v;
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			m->rss = strtoll(line + 6, NULL, 10) * 1024;
+		else if (strncmp(line, "Threads:", 8) == 0)
+			m->threads = strtoll(line + 8, NULL, 10);
 	}
 	fclose(f);
 }
@@ -77,7 +76,7 @@ memstats_collect(const struct api_source *src, struct memstats *m)
 	memstats_proc(m);
 	m->heap = (long long)mi.arena;
 	m->mmapped = (long long)mi.hblkhd;
-	m->in_use = (long long)(mi.uordblks + mi.hblkhd);
+	m->in_use = (long long)mi.uordblks + (long long)mi.hblkhd;
 	m->free_bytes = (long long)mi.fordblks;
 	podrec_stats(&c, &b);
 	memstats_add(m, "pod_records", c, b);

@@ -14,6 +14,7 @@
 struct queue {
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, event)	 events;
 	size_t			 len;
 	int			 closed;

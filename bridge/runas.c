@@ -15,12 +15,30 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "xmalloc.h"
 
 #include "policy.h"
 #include "runas.h"
+
+/* The largest group entry (its member list) runas_resolve reads. */
+#define RUNAS_GRBUF_MAX	(1024 * 1024)
+
+/*
+ * Did getpwnam_r/getgrnam_r fail (the directory unreachable, the entry
+ * too large) rather than find no such name?  POSIX lets "not found" be
+ * any of these (getpwnam_r(3)).
+ */
+static int
+runas_lookup_failed(int rc)
+{
+	return (rc != 0 && rc != ENOENT && rc != ESRCH && rc != EBADF &&
+	    rc != EPERM);
+}
 
 /*
  * The job's owner from user-id and group-id, each a number or a name
@@ -37,17 +55,27 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 {
 	struct passwd	 pw, *pwp = NULL;
 	struct group	 gr, *grp = NULL;
-	char		 buf[4096];
+	char		 buf[4096], *gbuf = NULL;
+	size_t		 glen;
+	int		 rc;
 
 	if (js->has_user_id) {
 		if (js->user_name != NULL)
-			getpwnam_r(js->user_name, &pw, buf, sizeof(buf), &pwp);
+			rc = getpwnam_r(js->user_name, &pw, buf, sizeof(buf),
+			    &pwp);
 		else
-			getpwuid_r(js->user_id, &pw, buf, sizeof(buf), &pwp);
+			rc = getpwuid_r(js->user_id, &pw, buf, sizeof(buf),
+			    &pwp);
 		if (pwp == NULL && js->user_name != NULL) {
-			snprintf(err, errlen, "annotation " ANN_PREFIX
-			    "user-id: no user \"%s\" on the scheduler's host",
-			    js->user_name);
+			if (runas_lookup_failed(rc))
+				snprintf(err, errlen, "annotation " ANN_PREFIX
+				    "user-id: looking up \"%s\" on the "
+				    "scheduler's host: %s", js->user_name,
+				    strerror(rc));
+			else
+				snprintf(err, errlen, "annotation " ANN_PREFIX
+				    "user-id: no user \"%s\" on the "
+				    "scheduler's host", js->user_name);
 			return (-1);
 		}
 		*uid = pwp != NULL ? pwp->pw_uid : js->user_id;
@@ -64,14 +92,30 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 	}
 	if (js->has_group_id) {
 		if (js->group_name != NULL) {
-			getgrnam_r(js->group_name, &gr, buf, sizeof(buf), &grp);
+			/* A group lists its members: grow the buffer to fit. */
+			for (glen = 4096;; glen *= 2) {
+				gbuf = xreallocarray(gbuf, 1, glen);
+				rc = getgrnam_r(js->group_name, &gr, gbuf, glen,
+				    &grp);
+				if (rc != ERANGE || glen >= RUNAS_GRBUF_MAX)
+					break;
+			}
 			if (grp == NULL) {
-				snprintf(err, errlen, "annotation " ANN_PREFIX
-				    "group-id: no group \"%s\" on the "
-				    "scheduler's host", js->group_name);
+				if (runas_lookup_failed(rc))
+					snprintf(err, errlen, "annotation "
+					    ANN_PREFIX "group-id: looking up "
+					    "\"%s\" on the scheduler's host: %s",
+					    js->group_name, strerror(rc));
+				else
+					snprintf(err, errlen, "annotation "
+					    ANN_PREFIX "group-id: no group "
+					    "\"%s\" on the scheduler's host",
+					    js->group_name);
+				free(gbuf);
 				return (-1);
 			}
 			*gid = grp->gr_gid;
+			free(gbuf);
 		} else
 			*gid = js->group_id;
 	}

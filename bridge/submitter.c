@@ -19,6 +19,7 @@
 struct submitter {
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 work;	/* a request came, or stop */
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, sreq)	 waiting;
 	int			 stop;
 	int			 started;

@@ -19,6 +19,7 @@
 struct writepool {
 	pthread_mutex_t		 lock;
 	pthread_cond_t		 work;	/* a request came, or stop */
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, wreq)	 waiting;
 	int			 stop;
 	int			 nthreads;
@@ -117,6 +118,8 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 	TAILQ_INIT(&p->waiting);
 	p->done = done;
 	p->threads = xcalloc((size_t)nthreads, sizeof(*p->threads));
+	/* An array of pointers: sizeof a pointer is meant. */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	p->clients = xcalloc((size_t)nthreads, sizeof(*p->clients));
 	for (i = 0; i < nthreads; i++) {
 		if ((p->clients[i] = k8s_client_new(kconf, &kerr)) == NULL) {

@@ -147,13 +147,18 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 		yaml_event_delete(&next);
 		if (child == NULL)
 			goto fail;
-		/* Room for one more entry (a map's key and its value). */
+		/*
+		 * Room for one more entry (a map's key and its value).  The
+		 * arrays hold pointers: sizeof a pointer is meant.
+		 */
 		if (want_key && y->n == cap) {
 			cap = cap != 0 ? cap * 2 : 8;
+			/* NOLINTBEGIN(bugprone-sizeof-expression) */
 			y->vals = xreallocarray(y->vals, cap, sizeof(*y->vals));
 			if (y->kind == Y_MAP)
 				y->keys = xreallocarray(y->keys, cap,
 				    sizeof(*y->keys));
+			/* NOLINTEND(bugprone-sizeof-expression) */
 		}
 		if (y->kind == Y_MAP && want_key) {
 			y->keys[y->n] = child;
@@ -222,15 +227,26 @@ want_str(struct loader *l, const struct ynode *v, const char *key,
 {
 	const char	*s;
 
-	if (v->kind != Y_SCALAR)
-		return (config_fail(l, v->line, key, "expected a string"));
-	for (s = v->scalar; *s != '\0'; s++)
-		if (!isprint((unsigned char)*s))
-			return (config_fail(l, v->line, key, "expected "
-			    "printable ASCII"));
-	if (*v->scalar == '\0' || strlen(v->scalar) > max)
-		return (config_fail(l, v->line, key, "expected 1 to %zu "
-		    "characters", max));
+	/*
+	 * Failures return a plain -1: the analyzer does not follow
+	 * config_fail (variadic), and callers use *out when this returns 0.
+	 */
+	if (v->kind != Y_SCALAR) {
+		config_fail(l, v->line, key, "expected a string");
+		return (-1);
+	}
+	for (s = v->scalar; *s != '\0'; s++) {
+		if (!isprint((unsigned char)*s)) {
+			config_fail(l, v->line, key, "expected printable "
+			    "ASCII");
+			return (-1);
+		}
+	}
+	if (*v->scalar == '\0' || strlen(v->scalar) > max) {
+		config_fail(l, v->line, key, "expected 1 to %zu characters",
+		    max);
+		return (-1);
+	}
 	free(*out);
 	*out = xstrdup(v->scalar);
 	return (0);

@@ -215,10 +215,11 @@ cred_load(const char *certfile, const char *keyfile, char *err,
 	}
 	d.data = (unsigned char *)key;
 	d.size = (unsigned int)strlen(key);
-	if (gnutls_privkey_init(&c->key) < 0 ||
+	if ((rc = gnutls_privkey_init(&c->key)) < 0 ||
 	    (rc = gnutls_privkey_import_x509_raw(c->key, &d,
 	    GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
-		snprintf(err, errlen, "%s: not a PEM private key", keyfile);
+		snprintf(err, errlen, "%s: not a PEM private key: %s", keyfile,
+		    gnutls_strerror(rc));
 		goto fail;
 	}
 	if (!cred_matches(c)) {

@@ -294,11 +294,13 @@ workload_completion_index(const json_t *pod)
 }
 
 int
-workload_member_order(int32_t ia, const char *na, int32_t ib, const char *nb)
+workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
+    const char *name_b)
 {
-	if (ia >= 0 && ib >= 0 && ia != ib)
-		return (ia < ib ? -1 : 1);
-	return (strcmp(na != NULL ? na : "", nb != NULL ? nb : ""));
+	if (index_a >= 0 && index_b >= 0 && index_a != index_b)
+		return (index_a < index_b ? -1 : 1);
+	return (strcmp(name_a != NULL ? name_a : "",
+	    name_b != NULL ? name_b : ""));
 }
 
 int

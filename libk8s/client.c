@@ -278,7 +278,7 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
 
 int
 k8s_request(struct k8s_client *c, const char *method, const char *path,
-    const char *ctype, const json_t *body, json_t **out,
+    const char *content_type, const json_t *body, json_t **out,
     struct k8s_error *err)
 {
 	struct buf	 resp;
@@ -288,7 +288,8 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
 	if (out != NULL)
 		*out = NULL;
 	buf_init(&resp);
-	if (client_perform(c, method, path, ctype, body, &resp, err) == -1)
+	if (client_perform(c, method, path, content_type, body, &resp,
+	    err) == -1)
 		goto done;
 	if (out != NULL && resp.len > 0) {
 		if ((*out = json_loadb(resp.data, resp.len, 0, &jerr)) ==

@@ -49,18 +49,22 @@ k8s_recorder_free(struct k8s_recorder *r)
 	free(r);
 }
 
-/* Creates a new Event object; stores its name in the cache entry. */
+/*
+ * Creates a new Event object, observed at tv; stores its name in the cache
+ * entry.
+ */
 static int
 event_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
     const char *type, const char *reason, const char *action,
-    const char *note, const char *now, struct timeval *tv, json_t *entry,
+    const char *note, const struct timeval *tv, json_t *entry,
     struct k8s_error *err)
 {
 	json_t		*ev, *regarding;
 	const char	*oname = k8s_obj_name(obj), *v;
-	char		 name[300], *path;
+	char		 name[300], now[64], *path;
 	int		 rc;
 
+	k8s_microtime(now, sizeof(now), tv);
 	snprintf(name, sizeof(name), "%.200s.%llx", oname != NULL ? oname :
 	    "object", (unsigned long long)tv->tv_sec * 1000000000ULL +
 	    (unsigned long long)tv->tv_usec * 1000ULL);
@@ -153,8 +157,8 @@ k8s_event_record(struct k8s_recorder *r, const json_t *obj, const char *type,
 	if (json_object_size(r->seen) >= EVENT_CACHE_MAX)
 		json_object_clear(r->seen);
 	entry = json_object();
-	rc = event_create(r, obj, ns, type, reason, action, note, now, &tv,
-	    entry, err);
+	rc = event_create(r, obj, ns, type, reason, action, note, &tv, entry,
+	    err);
 	if (rc == 0)
 		json_object_set_new(r->seen, key, entry);
 	else

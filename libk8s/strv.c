@@ -71,9 +71,12 @@ strv_from_json(struct strv *sv, const json_t *array)
 size_t
 strv_bytes(const struct strv *sv)
 {
-	size_t		n = sv->v != NULL ? malloc_usable_size(sv->v) : 0;
+	size_t		n;
 	uint32_t	i;
 
+	if (sv->v == NULL)
+		return (0);
+	n = malloc_usable_size(sv->v);
 	for (i = 0; i < sv->n; i++)
 		n += malloc_usable_size(sv->v[i]);
 	return (n);

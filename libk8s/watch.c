@@ -17,7 +17,6 @@
 
 struct k8s_watch_parser {
 	struct buf	 b;		/* bytes of the current event */
-	size_t		 scan;		/* bytes of b already scanned */
 	size_t		 max;
 	int		 depth;
 	int		 in_str;

@@ -3,29 +3,36 @@
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).
 #
-# Usage: deps.sh [--slurm-root | --bench]
+# Usage: deps.sh [--slurm-root | --bench | --lint]
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
 #   (scripts/slurm/root.sh installs it there).
 #   --bench: only what make bench adds (gnuplot for its plots); bench.sh
 #   runs it and goes on without the plots when it fails.
+#   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,
+#   clang-format); the default set has them too.
 set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev)
+LINT_PKGS=(clang-tidy cppcheck clang-format)
 SLURM_PKGS=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server
 	openssl curl procps psmisc iproute2 util-linux valgrind)
 if [ "${1:-}" = --slurm-root ]; then
 	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}")
 elif [ "${1:-}" = --bench ]; then
 	PKGS=(gnuplot-nox)
+elif [ "${1:-}" = --lint ]; then
+	PKGS=("${LINT_PKGS[@]}")
 else
 	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}"
 		# the Kubernetes half of the stack
 		etcd-server etcd-client kmod
 		# test tooling
 		clang libclang-rt-14-dev wrk jq python3-prometheus-client
-		debootstrap)
+		debootstrap
+		# make lint, make fmt
+		"${LINT_PKGS[@]}")
 fi
 
 missing=()

@@ -88,7 +88,8 @@ pointer_parent(json_t *doc, const char *path, char **last)
 	json_t	*cur = doc;
 
 	tok = strtok_r(copy, "/", &save);
-	while (tok != NULL) {
+	ck_assert_msg(tok != NULL, "patch path %s is empty", path);
+	for (;;) {
 		/* Unescape ~1 then ~0 in place. */
 		for (o = i = tok; *i != '\0'; i++, o++) {
 			if (i[0] == '~' && i[1] == '1') {
@@ -104,7 +105,7 @@ pointer_parent(json_t *doc, const char *path, char **last)
 		if ((next = strtok_r(NULL, "/", &save)) == NULL)
 			break;
 		cur = json_is_array(cur) ? json_array_get(cur,
-		    (size_t)atoi(tok)) : json_object_get(cur, tok);
+		    (size_t)strtoul(tok, NULL, 10)) : json_object_get(cur, tok);
 		ck_assert_msg(cur != NULL, "patch path %s does not exist", path);
 		tok = next;
 	}

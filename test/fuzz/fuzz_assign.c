@@ -180,9 +180,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4 || size > FZ_MAX_INPUT)
 		return (0);
 	nmembers = data[0];
-	cpt = (int8_t)data[1];
-	per_node = (int8_t)data[2];
-	gpt = (int8_t)data[3];
+	/* Signed on purpose: the fuzzer tries negative counts too. */
+	cpt = (int)(int8_t)data[1];
+	per_node = (int)(int8_t)data[2];
+	gpt = (int)(int8_t)data[3];
 	if ((layout = json_loadb((const char *)data + 4, size - 4, 0,
 	    NULL)) == NULL)
 		return (0);

@@ -35,6 +35,14 @@ struct seen {
 };
 
 static void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void
 seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
 	struct seen	*s = arg;
@@ -76,7 +84,7 @@ seen_wait(struct seen *s, const char *want, int secs)
 		ok = s->log.data != NULL && strstr(s->log.data, want) != NULL;
 		pthread_mutex_unlock(&s->mtx);
 		if (!ok)
-			usleep(100000);
+			sleep_ms(100);
 	}
 	return (ok);
 }
@@ -91,7 +99,7 @@ seen_synced(struct seen *s, int n, int secs)
 		ok = s->synced >= n;
 		pthread_mutex_unlock(&s->mtx);
 		if (!ok)
-			usleep(100000);
+			sleep_ms(100);
 	}
 	return (ok);
 }
@@ -395,14 +403,14 @@ START_TEST(it_lease_two_holders)
 		ck_assert_int_eq(ra, 1);
 		ck_assert_int_eq(rb, 0);
 		ck_assert(!(k8s_lease_held(a) && k8s_lease_held(b)));
-		usleep(500000);
+		sleep_ms(500);
 	}
 	ck_assert_str_eq(k8s_lease_holder(b), "a");
 	/* a stops renewing (a crash): b must wait out the duration. */
 	for (i = 0; i < 20 && b_took == -1; i++) {
 		if (k8s_lease_step(b, &err) == 1)
 			b_took = i;
-		usleep(500000);
+		sleep_ms(500);
 	}
 	ck_assert_msg(b_took >= 5, "b took over after %d half-seconds, "
 	    "before the 3 s lease ran out", b_took);
