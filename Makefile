@@ -350,7 +350,7 @@ LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
 LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS))
-LINT_TESTS	= $(TEST_SRCS) test/integration/check_k8s_it.c \
+LINT_TESTS	= $(TEST_SRCS) $(GANG_TEST_SRCS) test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/fuzz_*.c)
 LINT_BENCH	= $(BENCH_SRCS)
 LINT_SRCS	= $(LINT_LIB) $(LINT_DAEMONS) $(LINT_TESTS) $(LINT_BENCH)
@@ -397,12 +397,19 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck
+lint: lint-tidy lint-cppcheck lint-imports
+
+# The import graph (scripts/import-graph.py, read from the objects): no
+# cycles between files, and the layers only look down (libk8s <- common <-
+# bridge, admission; admission never includes bridge/).
+lint-imports: all
+	$(Q)scripts/import-graph.py $(BUILD)
 
 # Every C file we write, in the style of .clang-format (Debian 12's
 # clang-format, 14; the file says what it cannot express).
 FMT_FILES	= $(sort $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
-		   $(TEST_SRCS) $(BENCH_SRCS) test/integration/check_k8s_it.c \
+		   $(TEST_SRCS) $(GANG_TEST_SRCS) $(BENCH_SRCS) \
+		   test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/*.c) $(wildcard include/*.h \
 		   libk8s/*.h common/*.h bridge/*.h admission/*.h test/*.h \
 		   bench/*.h))
@@ -414,7 +421,7 @@ clean:
 		compile_commands.json
 
 .PHONY: all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck clean fuzz \
+	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports clean fuzz \
 	workload-controllers
 
 -include $(DEPS)

@@ -220,7 +220,9 @@ group_live(struct reconcile *r, struct group *g, struct pod_entry **out,
 			out[n] = e;
 		n++;
 	}
+	/* An array of pointers: sizeof a pointer is meant. */
 	if (n > 1 && n <= max)
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		qsort(out, n, sizeof(*out), group_member_cmp);
 	return (n);
 }
@@ -384,7 +386,12 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		    group_node_name(r, a[i].node), &a[i]);
 	}
  out:
+	/*
+	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
+	 * return of group_node_name(r, a[0].node).
+	 */
 	for (i = 0; i < n; i++)
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		free(a[i].gres);
 	free(a);
 }
@@ -513,6 +520,8 @@ group_translate(struct reconcile *r, struct group *g,
 	int			 rc;
 
 	/* The compact records, as the JSON the rules read. */
+	/* An array of pointers: sizeof a pointer is meant. */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	pods = xreallocarray(NULL, n, sizeof(*pods));
 	for (i = 0; i < n; i++)
 		pods[i] = podrec_json(members[i]->rec);

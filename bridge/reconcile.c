@@ -201,7 +201,8 @@ reconcile_gauges(struct reconcile *r)
 	const char	*k;
 	long long	 pods = 0, gangs = 0, pbytes, gbytes, jbytes;
 
-	pbytes = (long long)(map_bytes(r->pods) + map_bytes(r->deleting));
+	pbytes = (long long)map_bytes(r->pods) +
+	    (long long)map_bytes(r->deleting);
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
@@ -210,8 +211,9 @@ reconcile_gauges(struct reconcile *r)
 		    str_bytes(e->key) + str_bytes(e->cond));
 	}
 	it = 0;
-	gbytes = (long long)(map_bytes(r->groups) + map_bytes(r->ns_groups) +
-	    map_bytes(r->dirty_ns));
+	gbytes = (long long)map_bytes(r->groups) +
+	    (long long)map_bytes(r->ns_groups) +
+	    (long long)map_bytes(r->dirty_ns);
 	while (map_next(r->ns_groups, &it, NULL, &v))
 		gbytes += (long long)map_bytes(v);
 	it = 0;

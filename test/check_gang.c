@@ -293,7 +293,7 @@ h_bridge_start(void)
 	H.r = reconcile_new(&H.conf, NULL, NULL);
 	H.r->writers = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
-	H.r->eventer = eventer_new(NULL, NULL, NULL, NULL);
+	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
 	h_obj_event(EV_NAMESPACE, K8S_EVENT_ADDED, json_pack("{s:s, s:s, "
 	    "s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind", "Namespace",
 	    "metadata", "name", NS, "labels", BRIDGE_NS_LABEL,

@@ -148,7 +148,8 @@ fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
 
 	j->name = xstrdup("restored");
 	j->comment = xstrdup(BRIDGE_COMMENT_MARKER " gang (restored)");
-	j->admin_comment = xstrdup(admin_comment);
+	j->admin_comment = admin_comment != NULL ? xstrdup(admin_comment) :
+	    NULL;
 	j->ntasks = ntasks;
 	j->cpus_per_task = cpus_per_task;
 	return (j->id);

@@ -15,7 +15,9 @@
 #include "fakes.h"
 
 struct submitter {
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, sreq)	 waiting;	/* not made yet */
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, sreq)	 made;		/* answers on their way */
 };
 
