@@ -311,6 +311,7 @@ bad-input: all
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
+	$(Q)$(MAKE) lint
 	$(Q)$(MAKE) fuzz FUZZ_TIME=10
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
