@@ -455,10 +455,8 @@ bw_pcts(const double *v, size_t n, size_t total, int with_p90)
 	for (i = 0; i < 4; i++) {
 		if (ps[i] == 90 && !with_p90)
 			continue;
-		/* Nearest rank, as pct_rank, but over all total pods. */
-		rank = (ps[i] * total + 99) / 100;
-		if (rank < 1)
-			rank = 1;
+		/* Over all total pods: past n, one never bound. */
+		rank = pct_nearest(total, ps[i]);
 		json_object_set_new(o, keys[i], rank <= n ?
 		    json_integer((json_int_t)v[rank - 1]) : json_null());
 	}
