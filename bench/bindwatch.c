@@ -168,7 +168,8 @@ bw_t0_read(const char *path, int64_t deadline)
 		if ((fp = fopen(path, "r")) != NULL) {
 			if (fgets(line, sizeof(line), fp) != NULL) {
 				line[strcspn(line, "\r\n")] = '\0';
-				if (bench_parse_int(line, 1, INT64_MAX, &v) == 0) {
+				if (bench_parse_int(line, 1, INT64_MAX,
+				    &v) == 0) {
 					fclose(fp);
 					return (v);
 				}
