@@ -11,8 +11,8 @@
 #include <check.h>
 
 #include "k8s.h"
-#include "xmalloc.h"
 #include "check_suites.h"
+#include "check_util.h"
 
 struct seen {
 	char	 log[1024];
@@ -38,27 +38,7 @@ seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	return (s->stop_after != 0 && s->n >= s->stop_after ? -1 : 0);
 }
 
-static char *
-slurp(const char *name, size_t *len)
-{
-	char	 path[256], *data;
-	FILE	*fp;
-	long	 n;
-
-	snprintf(path, sizeof(path), TEST_DATA "/watch/%s", name);
-	fp = fopen(path, "r");
-	ck_assert_msg(fp != NULL, "cannot open %s", path);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	data = xmalloc((size_t)n + 1);
-	ck_assert_int_eq(fread(data, 1, (size_t)n, fp), (size_t)n);
-	data[n] = '\0';
-	fclose(fp);
-	*len = (size_t)n;
-	return (data);
-}
-
+#define WATCH_DIR	TEST_DATA "/watch/"
 #define STREAM_LOG "ADDED:101 MODIFIED:102 BOOKMARK:150 DELETED:160 "
 
 START_TEST(test_watch_every_split)
@@ -67,7 +47,8 @@ START_TEST(test_watch_every_split)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, cut;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	for (cut = 0; cut <= len; cut++) {
 		memset(&s, 0, sizeof(s));
@@ -91,7 +72,8 @@ START_TEST(test_watch_byte_at_a_time)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, i;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	for (i = 0; i < len; i++)
@@ -126,7 +108,8 @@ START_TEST(test_watch_gone)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len;
-	char			*data = slurp("gone.json", &len);
+	char			*data = check_slurp(WATCH_DIR "gone.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
@@ -174,7 +157,8 @@ START_TEST(test_watch_truncated)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	/* Drop the last 10 bytes: the DELETED event never completes. */
@@ -193,7 +177,8 @@ START_TEST(test_watch_limit_and_stop)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
