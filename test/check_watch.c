@@ -102,24 +102,6 @@ START_TEST(test_watch_no_newlines)
 }
 END_TEST
 
-START_TEST(test_watch_gone)
-{
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
-	struct k8s_error	 err;
-	struct seen		 s;
-	size_t			 len;
-	char			*data = check_slurp(WATCH_DIR "gone.json",
-	    &len);
-
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
-	    &err), 0);
-	ck_assert_str_eq(s.log, "ADDED:101 ERROR:-:410 ");
-	k8s_watch_parser_free(p);
-	free(data);
-}
-END_TEST
-
 static const char *const malformed[] = {
 	"{\"type\":\"ADDED\",\"object\":{\"a\":}}\n",	/* bad JSON */
 	"garbage\n",					/* not an object */
@@ -151,21 +133,37 @@ START_TEST(test_watch_malformed)
 }
 END_TEST
 
-START_TEST(test_watch_truncated)
+/* A file fed whole, or with its end cut off: the events and what is left. */
+static const struct {
+	const char	*file;		/* under WATCH_DIR */
+	size_t		 cut;		/* bytes dropped from its end */
+	const char	*log;
+	int		 pending;	/* an unfinished event is kept */
+} feeds[] = {
+	/* An in-stream 410 is delivered as an ERROR event. */
+	{ "gone.json", 0, "ADDED:101 ERROR:-:410 ", 0 },
+	/* Drop the last 10 bytes: the DELETED event never completes. */
+	{ "stream.json", 10, "ADDED:101 MODIFIED:102 BOOKMARK:150 ", 1 },
+};
+
+START_TEST(test_watch_feed)
 {
 	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
+	char			 path[256], *data;
 	size_t			 len;
-	char			*data = check_slurp(WATCH_DIR "stream.json",
-	    &len);
 
+	snprintf(path, sizeof(path), WATCH_DIR "%s", feeds[_i].file);
+	data = check_slurp(path, &len);
 	memset(&s, 0, sizeof(s));
-	/* Drop the last 10 bytes: the DELETED event never completes. */
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - 10, seen_cb, &s,
-	    &err), 0);
-	ck_assert_str_eq(s.log, "ADDED:101 MODIFIED:102 BOOKMARK:150 ");
-	ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - feeds[_i].cut,
+	    seen_cb, &s, &err), 0);
+	ck_assert_str_eq(s.log, feeds[_i].log);
+	if (feeds[_i].pending)
+		ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
+	else
+		ck_assert_uint_eq(k8s_watch_parser_pending(p), 0);
 	k8s_watch_parser_free(p);
 	free(data);
 }
@@ -309,10 +307,10 @@ watch_suite(void)
 	tcase_add_test(tc, test_watch_every_split);
 	tcase_add_test(tc, test_watch_byte_at_a_time);
 	tcase_add_test(tc, test_watch_no_newlines);
-	tcase_add_test(tc, test_watch_gone);
 	tcase_add_loop_test(tc, test_watch_malformed, 0,
 	    sizeof(malformed) / sizeof(malformed[0]));
-	tcase_add_test(tc, test_watch_truncated);
+	tcase_add_loop_test(tc, test_watch_feed, 0,
+	    sizeof(feeds) / sizeof(feeds[0]));
 	tcase_add_test(tc, test_watch_limit_and_stop);
 	tcase_add_test(tc, test_list_decode);
 	tcase_add_test(tc, test_list_decode_order);
