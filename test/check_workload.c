@@ -79,31 +79,57 @@ object(const char *name, const char *uid, json_t *spec)
 	    "namespace", "ns", "uid", uid, "spec", spec));
 }
 
+/* The group of a pod from its own labels and annotations alone. */
+static const struct {
+	const char	*pod;
+	const char	*group;		/* pod-group label */
+	const char	*min;		/* min-member annotation */
+	const char	*gang;		/* gang annotation */
+	const char	*key;		/* NULL: refused, with error */
+	int		 min_member;
+	int		 is_gang;
+	const char	*error;		/* substring */
+} own_groups[] = {
+	{ "a", "train", "8", NULL, "gang:ns/train", 8, 1, NULL },
+	/* Label without min-member: the PodGroup CR decides (0). */
+	{ "a", "pg", NULL, NULL, "gang:ns/pg", 0, 1, NULL },
+	/* gang: "false" wins over the label. */
+	{ "solo", "train", "8", "false", "pod:ns/solo", 1, 0, NULL },
+	{ "a", "train", "lots", NULL, NULL, 0, 0,
+	    ANN_MIN_MEMBER ": \"lots\" is not a whole number" },
+	{ "a", NULL, NULL, "maybe", NULL, 0, 0, "gang: \"maybe\"" },
+};
+
+START_TEST(test_workload_own_groups)
+{
+	struct group_id	 g;
+	char		 err[256] = "";
+	json_t		*p;
+
+	p = pod(own_groups[_i].pod, own_groups[_i].group, own_groups[_i].min,
+	    own_groups[_i].gang);
+	if (own_groups[_i].key == NULL) {
+		ck_assert_int_eq(workload_group(p, NULL, &g, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strstr(err, own_groups[_i].error) != NULL,
+		    "error \"%s\"", err);
+	} else {
+		ck_assert_msg(workload_group(p, NULL, &g, err,
+		    sizeof(err)) == 0, "%s", err);
+		ck_assert_str_eq(g.key, own_groups[_i].key);
+		ck_assert_int_eq(g.min_member, own_groups[_i].min_member);
+		ck_assert_int_eq(g.gang, own_groups[_i].is_gang);
+	}
+	json_decref(p);
+}
+END_TEST
+
+/* The group of a pod from its workload. */
 START_TEST(test_workload_groups)
 {
 	struct group_id	 g;
 	char		 err[256];
 	json_t		*p, *job;
-
-	p = pod("a", "train", "8", NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_str_eq(g.key, "gang:ns/train");
-	ck_assert_int_eq(g.min_member, 8);
-	ck_assert_int_eq(g.gang, 1);
-	json_decref(p);
-
-	/* Label without min-member: the PodGroup CR decides (0). */
-	p = pod("a", "pg", NULL, NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_int_eq(g.min_member, 0);
-	json_decref(p);
-
-	/* gang: "false" wins over the label. */
-	p = pod("solo", "train", "8", "false");
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_str_eq(g.key, "pod:ns/solo");
-	ck_assert_int_eq(g.gang, 0);
-	json_decref(p);
 
 	/* Indexed Job owner with parallelism 4. */
 	job = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:i}}", "metadata",
@@ -160,16 +186,6 @@ START_TEST(test_workload_groups)
 	ck_assert_int_eq(g.min_member, 0);	/* JobSet not seen yet */
 	json_decref(p);
 	json_decref(job);
-
-	p = pod("a", "train", "lots", NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, ANN_MIN_MEMBER ": \"lots\" is not "
-	    "a whole number"));
-	json_decref(p);
-	p = pod("a", NULL, NULL, "maybe");
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "gang: \"maybe\""));
-	json_decref(p);
 }
 END_TEST
 
@@ -380,6 +396,8 @@ workload_suite(void)
 	Suite	*s = suite_create("workload");
 	TCase	*tc = tcase_create("core");
 
+	tcase_add_loop_test(tc, test_workload_own_groups, 0,
+	    sizeof(own_groups) / sizeof(own_groups[0]));
 	tcase_add_test(tc, test_workload_groups);
 	tcase_add_loop_test(tc, test_workload_roots, 0,
 	    sizeof(roots) / sizeof(roots[0]));
