@@ -95,7 +95,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c \
 		   test/check_review.c test/check_config.c \
-		   test/check_podrec.c
+		   test/check_podrec.c test/check_util.c
 # The gang state machine: reconcile.c, group.c and writer.c over fakes of
 # Slurm (the slurm.c seam), the writers, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for

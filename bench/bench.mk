@@ -11,10 +11,14 @@ ifeq ($(.DEFAULT_GOAL),)
 endif
 
 BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c bench/podgen.c \
-		   bench/readywait.c bench/pct.c
+		   bench/readywait.c bench/pct.c bench/bench.c bench/kube.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch \
 		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait
+# What the tools share: bench.o (no library) in all, kube.o in the libk8s
+# ones.
+BENCH_COMMON	:= $(BUILD)/bench/bench.o $(BUILD)/bench/pct.o
+BENCH_KUBE	:= $(BENCH_COMMON) $(BUILD)/bench/kube.o
 
 bench-tools: $(BENCH_TOOLS)
 
@@ -25,24 +29,22 @@ $(BUILD)/bench/%.o: bench/%.c
 
 # libslurm only: no Kubernetes on this path.
 $(BUILD)/bench/slurm-baseline: $(BUILD)/bench/slurm_baseline.o \
-    $(BUILD)/bench/pct.o
+    $(BENCH_COMMON)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lslurm
 
-$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(BUILD)/bench/pct.o \
+$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(BENCH_KUBE) \
     $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BUILD)/bench/bindwatch.o \
-	    $(BUILD)/bench/pct.o $(LIBK8S_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench/podgen: $(BUILD)/bench/podgen.o $(BUILD)/bench/pct.o \
-    $(LIBK8S_A)
+$(BUILD)/bench/podgen: $(BUILD)/bench/podgen.o $(BENCH_KUBE) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BUILD)/bench/podgen.o \
-	    $(BUILD)/bench/pct.o $(LIBK8S_A) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # libcurl only.
-$(BUILD)/bench/readywait: $(BUILD)/bench/readywait.o
+$(BUILD)/bench/readywait: $(BUILD)/bench/readywait.o \
+    $(BUILD)/bench/bench.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

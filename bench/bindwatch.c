@@ -29,7 +29,6 @@
  */
 #include <sys/stat.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -40,12 +39,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "log.h"
 #include "xmalloc.h"
 #include "k8s.h"
+#include "bench.h"
+#include "kube.h"
 #include "pct.h"
 
 #define BW_ANN_SLURM_NODE	"slinky.slurm.net/slurm-node"
@@ -132,15 +132,6 @@ usage(FILE *fp)
 "Prints one JSON line on stdout.\n", BW_TIMEOUT_S);
 }
 
-static int64_t
-bw_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /* RFC 3339 "2026-01-02T03:04:05Z" in epoch ms, or -1. */
 static int64_t
 bw_parse_time(const char *s)
@@ -161,21 +152,6 @@ bw_parse_time(const char *s)
 	return ((int64_t)t * 1000);
 }
 
-/* A whole number in [min, max]; 0, or -1 when s is not one. */
-static int
-bw_parse_int(const char *s, long long min, long long max, long long *out)
-{
-	char		*end;
-	long long	 v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	*out = v;
-	return (0);
-}
-
 /*
  * Waits (until deadline, epoch ms) for path to hold an epoch-ms t0 and
  * returns it; 0 when it never did.
@@ -192,14 +168,15 @@ bw_t0_read(const char *path, int64_t deadline)
 		if ((fp = fopen(path, "r")) != NULL) {
 			if (fgets(line, sizeof(line), fp) != NULL) {
 				line[strcspn(line, "\r\n")] = '\0';
-				if (bw_parse_int(line, 1, INT64_MAX, &v) == 0) {
+				if (bench_parse_int(line, 1, INT64_MAX,
+				    &v) == 0) {
 					fclose(fp);
 					return (v);
 				}
 			}
 			fclose(fp);
 		}
-		if (bw_now_ms() >= deadline)
+		if (bench_now_ms() >= deadline)
 			return (0);
 		nanosleep(&tick, NULL);
 	}
@@ -298,7 +275,7 @@ bw_gang_join(struct bw *w, struct bw_pod *p, const json_t *obj)
 	g->members++;
 	if (g->size == 0 && (min = k8s_obj_annotation(obj,
 	    BW_ANN_MIN_MEMBER)) != NULL) {
-		if (bw_parse_int(min, 1, 1000000, &n) == 0)
+		if (bench_parse_int(min, 1, 1000000, &n) == 0)
 			g->size = (long)n;
 		else
 			log_warnx("gang %s: annotation " BW_ANN_MIN_MEMBER
@@ -390,7 +367,7 @@ static void
 bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
 	struct bw	*w = arg;
-	int64_t		 now_ms = bw_now_ms();
+	int64_t		 now_ms = bench_now_ms();
 
 	switch (type) {
 	case K8S_EVENT_ADDED:
@@ -455,10 +432,8 @@ bw_pcts(const double *v, size_t n, size_t total, int with_p90)
 	for (i = 0; i < 4; i++) {
 		if (ps[i] == 90 && !with_p90)
 			continue;
-		/* Nearest rank, as pct_rank, but over all total pods. */
-		rank = (ps[i] * total + 99) / 100;
-		if (rank < 1)
-			rank = 1;
+		/* Over all total pods: past n, one never bound. */
+		rank = pct_nearest(total, ps[i]);
 		json_object_set_new(o, keys[i], rank <= n ?
 		    json_integer((json_int_t)v[rank - 1]) : json_null());
 	}
@@ -605,7 +580,7 @@ bw_sample(FILE *fp, size_t bound)
 {
 	if (fp == NULL)
 		return;
-	fprintf(fp, "%" PRId64 " %zu\n", bw_now_ms(), bound);
+	fprintf(fp, "%" PRId64 " %zu\n", bench_now_ms(), bound);
 	fflush(fp);
 }
 
@@ -655,7 +630,6 @@ main(int argc, char *argv[])
 	struct k8s_informer_opts	 opts;
 	struct k8s_informer		*inf = NULL;
 	struct k8s_config		*conf = NULL;
-	struct k8s_error		 err;
 	struct timespec			 tick;
 	struct bw			 w;
 	sigset_t			 sigs;
@@ -686,7 +660,7 @@ main(int argc, char *argv[])
 			ns = optarg;
 			break;
 		case 'c':
-			if (bw_parse_int(optarg, 1, 10000000, &v) == -1) {
+			if (bench_parse_int(optarg, 1, 10000000, &v) == -1) {
 				log_warnx("--count: \"%s\" is not 1-10000000",
 				    optarg);
 				return (2);
@@ -694,7 +668,7 @@ main(int argc, char *argv[])
 			w.count = (size_t)v;
 			break;
 		case '0':
-			if (bw_parse_int(optarg, 1, INT64_MAX, &v) == -1) {
+			if (bench_parse_int(optarg, 1, INT64_MAX, &v) == -1) {
 				log_warnx("--t0: \"%s\" is not epoch ms",
 				    optarg);
 				return (2);
@@ -711,7 +685,7 @@ main(int argc, char *argv[])
 			bases++;
 			break;
 		case 't':
-			if (bw_parse_int(optarg, 1, 86400, &timeout) == -1) {
+			if (bench_parse_int(optarg, 1, 86400, &timeout) == -1) {
 				log_warnx("--timeout: \"%s\" is not 1-86400 "
 				    "seconds", optarg);
 				return (2);
@@ -749,29 +723,21 @@ main(int argc, char *argv[])
 		log_info("no --t0: latency is from each pod's "
 		    "creationTimestamp, which has one-second resolution");
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		fatalx("curl_global_init failed");
-	json_object_seed(0);
-	w.pod_index = json_object();
-	w.gang_index = json_object();
 	if (samples_path != NULL && (samples = fopen(samples_path, "a")) ==
 	    NULL) {
 		log_warn("%s", samples_path);
 		goto fail;
 	}
-	if ((conf = k8s_config_default(kubeconfig, &err)) == NULL) {
-		log_warnx("kubeconfig: %s: %s", err.reason, err.text);
+	if ((conf = kube_connect(kubeconfig)) == NULL)
 		goto fail;
-	}
+	w.pod_index = json_object();
+	w.gang_index = json_object();
 	xasprintf(&path, "/api/v1/namespaces/%s/pods", ns);
 	memset(&opts, 0, sizeof(opts));
 	opts.path = path;
 	opts.name = "watch/pods";
 	/* The informer inherits the mask: signals go to sigtimedwait. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	bench_signals(&sigs);
 	inf = k8s_informer_new(conf, &opts, bw_event_cb, &w);
 	w.inf = inf;
 	if (k8s_informer_start(inf) == -1) {
@@ -779,7 +745,7 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 
-	now = bw_now_ms();
+	now = bench_now_ms();
 	deadline = now + timeout * 1000;
 	next_sample = now;
 	tick.tv_sec = 0;
@@ -799,7 +765,7 @@ main(int argc, char *argv[])
 				bw_synced_write(synced_path);
 			break;
 		}
-		now = bw_now_ms();
+		now = bench_now_ms();
 		if (samples != NULL && now >= next_sample) {
 			bw_sample(samples, atomic_load(&w.nbound));
 			next_sample += 1000;
@@ -827,11 +793,8 @@ main(int argc, char *argv[])
 	out = bw_report(&w);
 	if (binds_path != NULL)
 		bw_binds_write(&w, binds_path);
-	if (json_dumpf(out, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(12)) == -1)
+	if (kube_print(out) == -1)
 		goto fail;
-	putchar('\n');
-	fflush(stdout);
 	if (!interrupted && atomic_load(&w.nbound) >= w.count &&
 	    json_integer_value(json_object_get(out, "partial_gangs")) == 0 &&
 	    json_integer_value(json_object_get(out, "unannotated_binds")) == 0)
@@ -839,11 +802,10 @@ main(int argc, char *argv[])
  fail:
 	json_decref(out);
 	k8s_informer_free(inf);
-	k8s_config_free(conf);
 	free(path);
 	if (samples != NULL)
 		fclose(samples);
 	bw_cleanup(&w);
-	curl_global_cleanup();
+	kube_fini(conf);
 	return (rc);
 }

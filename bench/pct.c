@@ -17,13 +17,19 @@ pct_sort(double *v, size_t n)
 	qsort(v, n, sizeof(*v), pct_cmp);
 }
 
-double
-pct_rank(const double *v, size_t n, unsigned int p)
+size_t
+pct_nearest(size_t n, unsigned int p)
 {
 	size_t	rank = (p * n + 99) / 100;
 
-	if (rank < 1)
-		rank = 1;
+	return (rank < 1 ? 1 : rank);
+}
+
+double
+pct_rank(const double *v, size_t n, unsigned int p)
+{
+	size_t	rank = pct_nearest(n, p);
+
 	if (rank > n)
 		rank = n;
 	return (v[rank - 1]);

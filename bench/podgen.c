@@ -25,12 +25,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "log.h"
 #include "xmalloc.h"
 #include "k8s.h"
+#include "bench.h"
+#include "kube.h"
 #include "pct.h"
 
 #define PG_THREADS		8
@@ -98,34 +99,6 @@ usage(FILE *fp)
 	    PG_THREADS);
 }
 
-static int64_t
-pg_real_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
-}
-
-/* The monotonic time us after base. */
-static struct timespec
-pg_mono_add(const struct timespec *base, int64_t us)
-{
-	struct timespec	t = *base;
-	int64_t		ns = (int64_t)t.tv_nsec + (us % 1000000) * 1000;
-
-	t.tv_sec += (time_t)(us / 1000000 + ns / 1000000000);
-	t.tv_nsec = (long)(ns % 1000000000);
-	return (t);
-}
-
-static int
-pg_ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return (a->tv_sec < b->tv_sec ||
-	    (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec));
-}
-
 /*
  * Sleeps until at (monotonic), in slices that watch the stop flag.
  * 0, or -1 when asked to stop.
@@ -139,14 +112,12 @@ pg_sleep_until(struct pg *pg, const struct timespec *at)
 		if (atomic_load(&pg->stop))
 			return (-1);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!pg_ts_before(&now, at))
+		if (!bench_ts_before(&now, at))
 			return (0);
-		slice = pg_mono_add(&now, PG_SLICE_NS / 1000);
-		if (pg_ts_before(at, &slice))
+		slice = bench_ts_add(&now, PG_SLICE_NS / 1000);
+		if (bench_ts_before(at, &slice))
 			slice = *at;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice,
-		    NULL) == EINTR)
-			;
+		bench_sleep_until(&slice);
 	}
 }
 
@@ -198,9 +169,9 @@ pg_create(struct pg_thread *t, struct k8s_client *c, const char *path,
 	struct k8s_error	 err;
 	json_t			*body = pg_pod_new(pg, i);
 
-	p->sent_us = pg_real_us();
+	p->sent_us = bench_now_us();
 	if (k8s_create(c, path, body, NULL, &err) == 0) {
-		p->done_us = pg_real_us();
+		p->done_us = bench_now_us();
 		p->status = 201;
 		p->created = 1;
 	} else {
@@ -266,11 +237,11 @@ pg_main(void *arg)
 		/* Only a pod whose create was tried can be deleted. */
 		more_d = pg->life_us > 0 && di < ci;
 		if (more_c)
-			at_c = pg_mono_add(&pg->mono0, pg_offset_us(pg, ci));
+			at_c = bench_ts_add(&pg->mono0, pg_offset_us(pg, ci));
 		if (more_d)
-			at_d = pg_mono_add(&pg->mono0, pg_offset_us(pg, di) +
+			at_d = bench_ts_add(&pg->mono0, pg_offset_us(pg, di) +
 			    pg->life_us);
-		if (more_c && (!more_d || !pg_ts_before(&at_d, &at_c))) {
+		if (more_c && (!more_d || !bench_ts_before(&at_d, &at_c))) {
 			if (pg_sleep_until(pg, &at_c) == -1)
 				break;
 			pg_create(t, c, path, ci);
@@ -288,39 +259,6 @@ pg_main(void *arg)
 	free(path);
 	atomic_fetch_add(&pg->finished, 1);
 	return (NULL);
-}
-
-/* A whole number in [min, max]; 0, or -1 when s is not one. */
-static int
-pg_parse_uint(const char *s, unsigned long min, unsigned long max,
-    unsigned int *out)
-{
-	char		*end;
-	unsigned long	 v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || *s == '-' || v < min ||
-	    v > max)
-		return (-1);
-	*out = (unsigned int)v;
-	return (0);
-}
-
-/* A number in [min, max]; 0, or -1 when s is not one. */
-static int
-pg_parse_double(const char *s, double min, double max, double *out)
-{
-	char	*end;
-	double	 v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= min) ||
-	    !(v <= max))
-		return (-1);
-	*out = v;
-	return (0);
 }
 
 /* {p50, p99, max} of n values in us, as ms with 0.1 ms resolution. */
@@ -421,13 +359,13 @@ main(int argc, char *argv[])
 	};
 	struct pg_thread		*th = NULL;
 	struct k8s_config		*conf = NULL;
-	struct k8s_error		 err;
 	struct timespec			 tick = { 0, 100000000L };
 	struct pg			 pg;
 	sigset_t			 sigs;
 	json_t				*out = NULL;
 	const char			*kubeconfig = NULL, *out_path = NULL;
 	double				 seconds = 0, life = 0;
+	long long			 n;
 	size_t				 i;
 	unsigned int			 started = 0;
 	int				 ch, rc = 1;
@@ -451,7 +389,7 @@ main(int argc, char *argv[])
 			pg.ns = optarg;
 			break;
 		case 'r':
-			if (pg_parse_double(optarg, 0.001, 100000,
+			if (bench_parse_double(optarg, 0.001, 100000,
 			    &pg.rate) == -1) {
 				log_warnx("--rate: \"%s\" is not 0.001-100000 "
 				    "pods/s", optarg);
@@ -459,7 +397,7 @@ main(int argc, char *argv[])
 			}
 			break;
 		case 's':
-			if (pg_parse_double(optarg, 0.001, 86400,
+			if (bench_parse_double(optarg, 0.001, 86400,
 			    &seconds) == -1) {
 				log_warnx("--seconds: \"%s\" is not "
 				    "0.001-86400", optarg);
@@ -467,19 +405,20 @@ main(int argc, char *argv[])
 			}
 			break;
 		case 'l':
-			if (pg_parse_double(optarg, 0, 86400, &life) == -1) {
+			if (bench_parse_double(optarg, 0, 86400, &life) == -1) {
 				log_warnx("--lifetime: \"%s\" is not 0-86400 "
 				    "seconds", optarg);
 				return (2);
 			}
 			break;
 		case 'T':
-			if (pg_parse_uint(optarg, 1, PG_THREADS_MAX,
-			    &pg.nthreads) == -1) {
+			if (bench_parse_int(optarg, 1, PG_THREADS_MAX,
+			    &n) == -1) {
 				log_warnx("--threads: \"%s\" is not 1-%d",
 				    optarg, PG_THREADS_MAX);
 				return (2);
 			}
+			pg.nthreads = (unsigned int)n;
 			break;
 		case 'p':
 			pg.prefix = optarg;
@@ -511,27 +450,19 @@ main(int argc, char *argv[])
 	}
 	pg.life_us = (int64_t)(life * 1e6);
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		fatalx("curl_global_init failed");
-	json_object_seed(0);
-	if ((conf = k8s_config_default(kubeconfig, &err)) == NULL) {
-		log_warnx("kubeconfig: %s: %s", err.reason, err.text);
+	if ((conf = kube_connect(kubeconfig)) == NULL)
 		goto fail;
-	}
 	pg.conf = conf;
 	pg.pods = xcalloc(pg.count, sizeof(*pg.pods));
 	/* One t0 on both clocks: sleeps are monotonic, stamps epoch. */
 	clock_gettime(CLOCK_MONOTONIC, &pg.mono0);
-	pg.real0_us = pg_real_us() + PG_WARMUP_MS * 1000;
-	pg.mono0 = pg_mono_add(&pg.mono0, PG_WARMUP_MS * 1000);
+	pg.real0_us = bench_now_us() + PG_WARMUP_MS * 1000;
+	pg.mono0 = bench_ts_add(&pg.mono0, PG_WARMUP_MS * 1000);
 	for (i = 0; i < pg.count; i++)
 		pg.pods[i].due_us = pg.real0_us + pg_offset_us(&pg, i);
 
 	/* The threads inherit the mask: signals go to sigtimedwait. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	bench_signals(&sigs);
 	th = xcalloc(pg.nthreads, sizeof(*th));
 	for (started = 0; started < pg.nthreads; started++) {
 		th[started].pg = &pg;
@@ -553,11 +484,8 @@ main(int argc, char *argv[])
 		pthread_join(th[i].thread, NULL);
 
 	out = pg_report(&pg, th, started, out_path);
-	if (json_dumpf(out, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(12)) == -1)
+	if (kube_print(out) == -1)
 		goto fail;
-	putchar('\n');
-	fflush(stdout);
 	if (started == pg.nthreads && !atomic_load(&pg.stop) &&
 	    atomic_load(&pg.errors) == 0 &&
 	    atomic_load(&pg.delete_errors) == 0)
@@ -566,7 +494,6 @@ main(int argc, char *argv[])
 	json_decref(out);
 	free(th);
 	free(pg.pods);
-	k8s_config_free(conf);
-	curl_global_cleanup();
+	kube_fini(conf);
 	return (rc);
 }

@@ -19,6 +19,8 @@
 
 #include <curl/curl.h>
 
+#include "bench.h"
+
 #define RW_INTERVAL_MS	10
 #define RW_TIMEOUT_S	120
 #define RW_REQUEST_MS	1000	/* one poll; the next is due anyway */
@@ -35,30 +37,6 @@ usage(FILE *fp)
 "  --pid PID        give up once process PID is gone (the scheduler died)\n"
 "Prints the epoch ms of the first 200 answer.\n", RW_INTERVAL_MS,
 	    RW_TIMEOUT_S);
-}
-
-static int64_t
-rw_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/* A whole number in [min, max]; 0, or -1 when s is not one. */
-static int
-rw_parse_int(const char *s, long min, long max, long *out)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	*out = v;
-	return (0);
 }
 
 /* The body is not needed: only the status. */
@@ -84,8 +62,9 @@ main(int argc, char *argv[])
 	struct timespec	 at, mono;
 	CURL		*h;
 	CURLcode	 cc;
-	long		 interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
-	long		 pid = 0, status;
+	long long	 interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
+	long long	 pid = 0;
+	long		 status;
 	int64_t		 deadline, now, ready = 0;
 	int		 ch, insecure = 0, rc = 1;
 
@@ -95,15 +74,15 @@ main(int argc, char *argv[])
 			insecure = 1;
 			break;
 		case 'i':
-			if (rw_parse_int(optarg, 1, 10000, &interval) == -1)
+			if (bench_parse_int(optarg, 1, 10000, &interval) == -1)
 				goto bad;
 			break;
 		case 't':
-			if (rw_parse_int(optarg, 1, 86400, &timeout) == -1)
+			if (bench_parse_int(optarg, 1, 86400, &timeout) == -1)
 				goto bad;
 			break;
 		case 'p':
-			if (rw_parse_int(optarg, 1, 1L << 30, &pid) == -1)
+			if (bench_parse_int(optarg, 1, 1L << 30, &pid) == -1)
 				goto bad;
 			break;
 		case 'h':
@@ -130,10 +109,10 @@ main(int argc, char *argv[])
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &at);
-	deadline = rw_now_ms() + timeout * 1000;
+	deadline = bench_now_ms() + timeout * 1000;
 	for (;;) {
 		cc = curl_easy_perform(h);
-		now = rw_now_ms();
+		now = bench_now_ms();
 		status = 0;
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -142,13 +121,13 @@ main(int argc, char *argv[])
 			break;
 		}
 		if (now >= deadline) {
-			fprintf(stderr, "readywait: %s: not ready after %ld s "
+			fprintf(stderr, "readywait: %s: not ready after %lld s "
 			    "(%s, status %ld)\n", argv[optind], timeout,
 			    curl_easy_strerror(cc), status);
 			break;
 		}
 		if (pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH) {
-			fprintf(stderr, "readywait: process %ld is gone\n",
+			fprintf(stderr, "readywait: process %lld is gone\n",
 			    pid);
 			break;
 		}
@@ -156,16 +135,11 @@ main(int argc, char *argv[])
 		 * The next poll interval after the last one was due, or at
 		 * once after a poll that took longer (no burst to catch up).
 		 */
-		at.tv_nsec += interval * 1000000L;
-		at.tv_sec += at.tv_nsec / 1000000000L;
-		at.tv_nsec %= 1000000000L;
+		at = bench_ts_add(&at, interval * 1000);
 		clock_gettime(CLOCK_MONOTONIC, &mono);
-		if (mono.tv_sec > at.tv_sec || (mono.tv_sec == at.tv_sec &&
-		    mono.tv_nsec > at.tv_nsec))
+		if (bench_ts_before(&at, &mono))
 			at = mono;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at,
-		    NULL) == EINTR)
-			;
+		bench_sleep_until(&at);
 	}
 	curl_easy_cleanup(h);
 	curl_global_cleanup();

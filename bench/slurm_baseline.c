@@ -24,10 +24,11 @@
 #include <unistd.h>
 
 #include <slurm/slurm.h>
-
-#include "pct.h"
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
+
+#include "bench.h"
+#include "pct.h"
 
 #define BL_PARTITION		"slurm-bridge"
 #define BL_COMMENT		"bench-baseline"
@@ -122,21 +123,6 @@ bl_interrupted(void)
 		return (0);
 	return (sigismember(&pend, SIGINT) == 1 ||
 	    sigismember(&pend, SIGTERM) == 1);
-}
-
-/* A whole number in [min, max]; 0, or -1 when s is not one. */
-static int
-bl_parse_uint(const char *s, long min, long max, uint32_t *out)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	*out = (uint32_t)v;
-	return (0);
 }
 
 /* libslurm 22.05 leaks admin_comment in slurm_free_job_info_msg(). */
@@ -460,6 +446,7 @@ main(int argc, char *argv[])
 	sigset_t	 sigs;
 	const char	*dump = NULL;
 	uint32_t	 i, timeout = BL_TIMEOUT_S;
+	long long	 n, size, gpus;
 	double		 deadline, wait;
 	int		 ch, interrupted = 0, rc = 0;
 
@@ -469,11 +456,12 @@ main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 't':
-			if (bl_parse_uint(optarg, 0, 86400, &timeout) == -1) {
+			if (bench_parse_int(optarg, 0, 86400, &n) == -1) {
 				fprintf(stderr, "slurm-baseline: --timeout: "
 				    "\"%s\" is not 0-86400 seconds\n", optarg);
 				return (2);
 			}
+			timeout = (uint32_t)n;
 			break;
 		case 'p':
 			r.partition = optarg;
@@ -494,14 +482,18 @@ main(int argc, char *argv[])
 	if (argc == 2 && strcmp(argv[0], "singles") == 0) {
 		r.scenario = "singles";
 		r.size = 1;
-		if (bl_parse_uint(argv[1], 1, 1000000, &r.njobs) == -1)
+		if (bench_parse_int(argv[1], 1, 1000000, &n) == -1)
 			goto bad;
+		r.njobs = (uint32_t)n;
 	} else if (argc == 4 && strcmp(argv[0], "gangs") == 0) {
 		r.scenario = "gangs";
-		if (bl_parse_uint(argv[1], 1, 1000000, &r.njobs) == -1 ||
-		    bl_parse_uint(argv[2], 1, 65535, &r.size) == -1 ||
-		    bl_parse_uint(argv[3], 0, 65535, &r.gpus) == -1)
+		if (bench_parse_int(argv[1], 1, 1000000, &n) == -1 ||
+		    bench_parse_int(argv[2], 1, 65535, &size) == -1 ||
+		    bench_parse_int(argv[3], 0, 65535, &gpus) == -1)
 			goto bad;
+		r.njobs = (uint32_t)n;
+		r.size = (uint32_t)size;
+		r.gpus = (uint32_t)gpus;
 	} else
 		goto bad;
 	if ((r.jobs = calloc(r.njobs, sizeof(*r.jobs))) == NULL) {
@@ -511,10 +503,7 @@ main(int argc, char *argv[])
 	}
 
 	/* Ctrl-C still cancels what was submitted and reports. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	bench_signals(&sigs);
 	slurm_init(NULL);
 
 	r.last_poll = bl_now();

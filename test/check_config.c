@@ -12,20 +12,16 @@
 #include "k8s.h"
 #include "config.h"
 #include "check_suites.h"
+#include "check_util.h"
 
 /* Loads text from a temporary file; returns config_load's result. */
 static int
 load_text(const char *text, struct config **out, char *err, size_t errlen)
 {
 	char	path[] = "/tmp/check-settings-XXXXXX";
-	FILE	*fp;
-	int	 fd, rc;
+	int	rc;
 
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	fp = fdopen(fd, "w");
-	fputs(text, fp);
-	fclose(fp);
+	check_tmpfile(path, text, strlen(text), 0600);
 	*out = config_new();
 	rc = config_load(*out, path, err, errlen);
 	unlink(path);

@@ -10,6 +10,7 @@
 
 #include "../libk8s/internal.h"
 #include "check_suites.h"
+#include "check_util.h"
 
 #define KC	TEST_DATA "/config/kubeconfig.yaml"
 
@@ -34,20 +35,13 @@ END_TEST
 static void
 copy_mode(const char *file, mode_t mode, char *path, size_t len)
 {
-	FILE	*in, *out;
-	char	 buf[4096];
+	char	*data;
 	size_t	 n;
-	int	 fd;
 
 	snprintf(path, len, "/tmp/check-kubeconfig-XXXXXX");
-	ck_assert_int_ge(fd = mkstemp(path), 0);
-	ck_assert_ptr_nonnull(in = fopen(file, "r"));
-	ck_assert_ptr_nonnull(out = fdopen(fd, "w"));
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
-	fclose(in);
-	ck_assert_int_eq(fchmod(fileno(out), mode), 0);
-	fclose(out);
+	data = check_slurp(file, &n);
+	check_tmpfile(path, data, n, mode);
+	free(data);
 }
 
 START_TEST(test_config_named_context_inline)

@@ -20,29 +20,11 @@
 #include "config.h"
 #include "admission.h"
 #include "check_suites.h"
+#include "check_util.h"
 
 #define RV_DIR	TEST_DATA "/review"
 
 static const char *const rv_users[] = { "system:slurm-bridge", NULL };
-
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE	*fp = fopen(path, "r");
-	char	*d;
-	long	 n;
-
-	ck_assert_msg(fp != NULL, "cannot open %s", path);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	d = xmalloc((size_t)n + 1);
-	ck_assert_int_eq(fread(d, 1, (size_t)n, fp), (size_t)n);
-	d[n] = '\0';
-	fclose(fp);
-	*len = (size_t)n;
-	return (d);
-}
 
 /* Replaces the base64 patch of a response by the decoded JSON Patch. */
 static void
@@ -163,7 +145,7 @@ review_case(const char *name)
 	conf.bridge_users = rv_users;
 	load_owners(conf.owners, name);
 	snprintf(path, sizeof(path), RV_DIR "/%s/input.json", name);
-	body = slurp(path, &len);
+	body = check_slurp(path, &len);
 	snprintf(path, sizeof(path), RV_DIR "/%s/expect.json", name);
 	expect = json_load_file(path, 0, NULL);
 	ck_assert_msg(expect != NULL, "%s: bad expect.json", name);

@@ -155,16 +155,14 @@ translate_case_slim(const char *cname)
 	translate_run(cname, 1);
 }
 
+/* Every case, then again on the pod as the scheduler keeps it (podrec.c). */
+static void	(*const translate_runs[])(const char *) = {
+	translate_case, translate_case_slim
+};
+
 START_TEST(test_translate_cases)
 {
-	ck_assert_int_ge(check_each_case(TR_DIR, translate_case), 32);
-}
-END_TEST
-
-/* Every case again on the pod as the scheduler keeps it (podrec.c). */
-START_TEST(test_translate_cases_slim)
-{
-	ck_assert_int_ge(check_each_case(TR_DIR, translate_case_slim), 32);
+	ck_assert_int_ge(check_each_case(TR_DIR, translate_runs[_i]), 32);
 }
 END_TEST
 
@@ -218,8 +216,8 @@ translate_suite(void)
 	Suite	*s = suite_create("translate");
 	TCase	*tc = tcase_create("pod");
 
-	tcase_add_test(tc, test_translate_cases);
-	tcase_add_test(tc, test_translate_cases_slim);
+	tcase_add_loop_test(tc, test_translate_cases, 0,
+	    sizeof(translate_runs) / sizeof(translate_runs[0]));
 	tcase_add_test(tc, test_translate_admin_pods);
 	tcase_add_test(tc, test_translate_group_name);
 	suite_add_tcase(s, tc);

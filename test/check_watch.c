@@ -11,8 +11,8 @@
 #include <check.h>
 
 #include "k8s.h"
-#include "xmalloc.h"
 #include "check_suites.h"
+#include "check_util.h"
 
 struct seen {
 	char	 log[1024];
@@ -38,27 +38,7 @@ seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	return (s->stop_after != 0 && s->n >= s->stop_after ? -1 : 0);
 }
 
-static char *
-slurp(const char *name, size_t *len)
-{
-	char	 path[256], *data;
-	FILE	*fp;
-	long	 n;
-
-	snprintf(path, sizeof(path), TEST_DATA "/watch/%s", name);
-	fp = fopen(path, "r");
-	ck_assert_msg(fp != NULL, "cannot open %s", path);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	data = xmalloc((size_t)n + 1);
-	ck_assert_int_eq(fread(data, 1, (size_t)n, fp), (size_t)n);
-	data[n] = '\0';
-	fclose(fp);
-	*len = (size_t)n;
-	return (data);
-}
-
+#define WATCH_DIR	TEST_DATA "/watch/"
 #define STREAM_LOG "ADDED:101 MODIFIED:102 BOOKMARK:150 DELETED:160 "
 
 START_TEST(test_watch_every_split)
@@ -67,7 +47,8 @@ START_TEST(test_watch_every_split)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, cut;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	for (cut = 0; cut <= len; cut++) {
 		memset(&s, 0, sizeof(s));
@@ -91,7 +72,8 @@ START_TEST(test_watch_byte_at_a_time)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, i;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	for (i = 0; i < len; i++)
@@ -117,23 +99,6 @@ START_TEST(test_watch_no_newlines)
 	    &err), 0);
 	ck_assert_str_eq(s.log, "ADDED:1 DELETED:2 ");
 	k8s_watch_parser_free(p);
-}
-END_TEST
-
-START_TEST(test_watch_gone)
-{
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
-	struct k8s_error	 err;
-	struct seen		 s;
-	size_t			 len;
-	char			*data = slurp("gone.json", &len);
-
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
-	    &err), 0);
-	ck_assert_str_eq(s.log, "ADDED:101 ERROR:-:410 ");
-	k8s_watch_parser_free(p);
-	free(data);
 }
 END_TEST
 
@@ -168,20 +133,37 @@ START_TEST(test_watch_malformed)
 }
 END_TEST
 
-START_TEST(test_watch_truncated)
+/* A file fed whole, or with its end cut off: the events and what is left. */
+static const struct {
+	const char	*file;		/* under WATCH_DIR */
+	size_t		 cut;		/* bytes dropped from its end */
+	const char	*log;
+	int		 pending;	/* an unfinished event is kept */
+} feeds[] = {
+	/* An in-stream 410 is delivered as an ERROR event. */
+	{ "gone.json", 0, "ADDED:101 ERROR:-:410 ", 0 },
+	/* Drop the last 10 bytes: the DELETED event never completes. */
+	{ "stream.json", 10, "ADDED:101 MODIFIED:102 BOOKMARK:150 ", 1 },
+};
+
+START_TEST(test_watch_feed)
 {
 	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
+	char			 path[256], *data;
 	size_t			 len;
-	char			*data = slurp("stream.json", &len);
 
+	snprintf(path, sizeof(path), WATCH_DIR "%s", feeds[_i].file);
+	data = check_slurp(path, &len);
 	memset(&s, 0, sizeof(s));
-	/* Drop the last 10 bytes: the DELETED event never completes. */
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - 10, seen_cb, &s,
-	    &err), 0);
-	ck_assert_str_eq(s.log, "ADDED:101 MODIFIED:102 BOOKMARK:150 ");
-	ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - feeds[_i].cut,
+	    seen_cb, &s, &err), 0);
+	ck_assert_str_eq(s.log, feeds[_i].log);
+	if (feeds[_i].pending)
+		ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
+	else
+		ck_assert_uint_eq(k8s_watch_parser_pending(p), 0);
 	k8s_watch_parser_free(p);
 	free(data);
 }
@@ -193,7 +175,8 @@ START_TEST(test_watch_limit_and_stop)
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len;
-	char			*data = slurp("stream.json", &len);
+	char			*data = check_slurp(WATCH_DIR "stream.json",
+	    &len);
 
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
@@ -324,10 +307,10 @@ watch_suite(void)
 	tcase_add_test(tc, test_watch_every_split);
 	tcase_add_test(tc, test_watch_byte_at_a_time);
 	tcase_add_test(tc, test_watch_no_newlines);
-	tcase_add_test(tc, test_watch_gone);
 	tcase_add_loop_test(tc, test_watch_malformed, 0,
 	    sizeof(malformed) / sizeof(malformed[0]));
-	tcase_add_test(tc, test_watch_truncated);
+	tcase_add_loop_test(tc, test_watch_feed, 0,
+	    sizeof(feeds) / sizeof(feeds[0]));
 	tcase_add_test(tc, test_watch_limit_and_stop);
 	tcase_add_test(tc, test_list_decode);
 	tcase_add_test(tc, test_list_decode_order);

@@ -79,31 +79,57 @@ object(const char *name, const char *uid, json_t *spec)
 	    "namespace", "ns", "uid", uid, "spec", spec));
 }
 
+/* The group of a pod from its own labels and annotations alone. */
+static const struct {
+	const char	*pod;
+	const char	*group;		/* pod-group label */
+	const char	*min;		/* min-member annotation */
+	const char	*gang;		/* gang annotation */
+	const char	*key;		/* NULL: refused, with error */
+	int		 min_member;
+	int		 is_gang;
+	const char	*error;		/* substring */
+} own_groups[] = {
+	{ "a", "train", "8", NULL, "gang:ns/train", 8, 1, NULL },
+	/* Label without min-member: the PodGroup CR decides (0). */
+	{ "a", "pg", NULL, NULL, "gang:ns/pg", 0, 1, NULL },
+	/* gang: "false" wins over the label. */
+	{ "solo", "train", "8", "false", "pod:ns/solo", 1, 0, NULL },
+	{ "a", "train", "lots", NULL, NULL, 0, 0,
+	    ANN_MIN_MEMBER ": \"lots\" is not a whole number" },
+	{ "a", NULL, NULL, "maybe", NULL, 0, 0, "gang: \"maybe\"" },
+};
+
+START_TEST(test_workload_own_groups)
+{
+	struct group_id	 g;
+	char		 err[256] = "";
+	json_t		*p;
+
+	p = pod(own_groups[_i].pod, own_groups[_i].group, own_groups[_i].min,
+	    own_groups[_i].gang);
+	if (own_groups[_i].key == NULL) {
+		ck_assert_int_eq(workload_group(p, NULL, &g, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strstr(err, own_groups[_i].error) != NULL,
+		    "error \"%s\"", err);
+	} else {
+		ck_assert_msg(workload_group(p, NULL, &g, err,
+		    sizeof(err)) == 0, "%s", err);
+		ck_assert_str_eq(g.key, own_groups[_i].key);
+		ck_assert_int_eq(g.min_member, own_groups[_i].min_member);
+		ck_assert_int_eq(g.gang, own_groups[_i].is_gang);
+	}
+	json_decref(p);
+}
+END_TEST
+
+/* The group of a pod from its workload. */
 START_TEST(test_workload_groups)
 {
 	struct group_id	 g;
 	char		 err[256];
 	json_t		*p, *job;
-
-	p = pod("a", "train", "8", NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_str_eq(g.key, "gang:ns/train");
-	ck_assert_int_eq(g.min_member, 8);
-	ck_assert_int_eq(g.gang, 1);
-	json_decref(p);
-
-	/* Label without min-member: the PodGroup CR decides (0). */
-	p = pod("a", "pg", NULL, NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_int_eq(g.min_member, 0);
-	json_decref(p);
-
-	/* gang: "false" wins over the label. */
-	p = pod("solo", "train", "8", "false");
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
-	ck_assert_str_eq(g.key, "pod:ns/solo");
-	ck_assert_int_eq(g.gang, 0);
-	json_decref(p);
 
 	/* Indexed Job owner with parallelism 4. */
 	job = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:i}}", "metadata",
@@ -160,111 +186,104 @@ START_TEST(test_workload_groups)
 	ck_assert_int_eq(g.min_member, 0);	/* JobSet not seen yet */
 	json_decref(p);
 	json_decref(job);
-
-	p = pod("a", "train", "lots", NULL);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, ANN_MIN_MEMBER ": \"lots\" is not "
-	    "a whole number"));
-	json_decref(p);
-	p = pod("a", NULL, NULL, "maybe");
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "gang: \"maybe\""));
-	json_decref(p);
 }
 END_TEST
 
+/* The objects of the root cases; R_NONE is NULL. */
+enum { R_NONE, R_PG, R_JS, R_JSDEP, R_LWS, R_JOB, R_JOB2, R_OBJS };
+
 /*
  * The workload root of each shape, as both daemons find it: a label names
- * the object; a Job must match the ownerReference's uid.
+ * the object; a Job must match the ownerReference's uid.  known: the
+ * objects the lookup finds, by kind.
  */
+static const struct {
+	const char	*pod;
+	const char	*group;		/* pod-group label */
+	const char	*jobset;	/* JobSet name label */
+	const char	*lws;		/* LeaderWorkerSet name label */
+	const char	*owner_api;	/* controller ownerReference, or NULL */
+	const char	*owner_kind, *owner_name, *owner_uid;
+	int		 known[WORKLOAD_KINDS];
+	int		 root;		/* workload_root */
+	int		 job;		/* workload_job */
+} roots[] = {
+	/* PodGroup: its label; a Job owner does not win over it. */
+	{ "a", "train", NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
+	    { [WORKLOAD_PODGROUP] = R_PG, [WORKLOAD_JOB] = R_JOB },
+	    R_PG, R_JOB },
+	/* A pod-group label with no CR falls through to the Job. */
+	{ "a", "train", NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
+	    { [WORKLOAD_JOB] = R_JOB }, R_JOB, R_JOB },
+	/* JobSet, with and without dependsOn: the JobSet, not the Job. */
+	{ "js-w-0-0", NULL, "js", NULL, "batch/v1", "Job", "sim", "u-sim",
+	    { [WORKLOAD_JOBSET] = R_JS, [WORKLOAD_JOB] = R_JOB },
+	    R_JS, R_JOB },
+	{ "dep-init-0-0", NULL, "dep", NULL, NULL, NULL, NULL, NULL,
+	    { [WORKLOAD_JOBSET] = R_JSDEP, [WORKLOAD_JOB] = R_JOB },
+	    R_JSDEP, R_NONE },
+	/* LeaderWorkerSet: the LWS, before a JobSet label. */
+	{ "lws-0-1", NULL, "dep", "lws", NULL, NULL, NULL, NULL,
+	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
+	    [WORKLOAD_JOB] = R_JOB }, R_LWS, R_NONE },
+	/* Indexed Job: its controller Job, uid checked. */
+	{ "sim-0-x", NULL, NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
+	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
+	    [WORKLOAD_JOB] = R_JOB }, R_JOB, R_JOB },
+	/* A Job of the same name made since is not the owner. */
+	{ "sim-0-x", NULL, NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
+	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
+	    [WORKLOAD_JOB] = R_JOB2 }, R_NONE, R_NONE },
+	/* StatefulSet: no workload root; each pod is its own group. */
+	{ "db-0", NULL, NULL, NULL, "apps/v1", "StatefulSet", "db", "u-db",
+	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
+	    [WORKLOAD_JOB] = R_JOB2 }, R_NONE, R_NONE },
+	/* Nor is a Job that is not the controller, or of another group. */
+	{ "sim-0-y", NULL, NULL, NULL, "batch.example.com/v1", "Job", "sim",
+	    "u-sim", { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
+	    [WORKLOAD_JOB] = R_JOB }, R_NONE, R_NONE },
+};
+
 START_TEST(test_workload_roots)
 {
-	json_t	*pg, *js, *jsdep, *lws, *job, *job2, *p, *root;
+	json_t	*obj[R_OBJS], *p, *root, *job;
+	int	 k;
 
-	pg = object("train", "u-pg", json_pack("{s:i}", "minMember", 3));
-	js = object("js", "u-js", json_pack("{s:[{s:s, s:i}]}",
+	obj[R_NONE] = NULL;
+	obj[R_PG] = object("train", "u-pg", json_pack("{s:i}", "minMember",
+	    3));
+	obj[R_JS] = object("js", "u-js", json_pack("{s:[{s:s, s:i}]}",
 	    "replicatedJobs", "name", "w", "replicas", 2));
-	jsdep = object("dep", "u-dep", json_pack("{s:[{s:s}, {s:s, s:[{s:s, "
-	    "s:s}]}]}", "replicatedJobs", "name", "init", "name", "workers",
-	    "dependsOn", "name", "init", "status", "Complete"));
-	lws = object("lws", "u-lws", json_pack("{s:i}", "replicas", 2));
-	job = object("sim", "u-sim", json_pack("{s:s, s:i}", "completionMode",
-	    "Indexed", "parallelism", 4));
-	job2 = object("sim", "u-other", json_pack("{s:i}", "parallelism", 1));
+	obj[R_JSDEP] = object("dep", "u-dep", json_pack("{s:[{s:s}, {s:s, "
+	    "s:[{s:s, s:s}]}]}", "replicatedJobs", "name", "init", "name",
+	    "workers", "dependsOn", "name", "init", "status", "Complete"));
+	obj[R_LWS] = object("lws", "u-lws", json_pack("{s:i}", "replicas", 2));
+	obj[R_JOB] = object("sim", "u-sim", json_pack("{s:s, s:i}",
+	    "completionMode", "Indexed", "parallelism", 4));
+	obj[R_JOB2] = object("sim", "u-other", json_pack("{s:i}",
+	    "parallelism", 1));
+	for (k = 0; k < WORKLOAD_KINDS; k++)
+		known[k] = obj[roots[_i].known[k]];
 
-	/* PodGroup: its label; a Job owner does not win over it. */
-	p = pod("a", "train", NULL, NULL);
-	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
-	known[WORKLOAD_PODGROUP] = pg;
-	known[WORKLOAD_JOB] = job;
+	p = pod(roots[_i].pod, roots[_i].group, NULL, NULL);
+	if (roots[_i].jobset != NULL)
+		set_label(p, JOBSET_LABEL_NAME, roots[_i].jobset);
+	if (roots[_i].lws != NULL)
+		set_label(p, LWS_LABEL_NAME, roots[_i].lws);
+	if (roots[_i].owner_api != NULL)
+		owned_by(p, roots[_i].owner_api, roots[_i].owner_kind,
+		    roots[_i].owner_name, roots[_i].owner_uid);
 	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, pg);
+	ck_assert_ptr_eq(root, obj[roots[_i].root]);
+	job = workload_job(p, &lookup);
+	ck_assert_ptr_eq(job, obj[roots[_i].job]);
 	json_decref(root);
-	/* A pod-group label with no CR falls through to the Job. */
-	known[WORKLOAD_PODGROUP] = NULL;
-	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, job);
-	json_decref(root);
-	json_decref(p);
-
-	/* JobSet, with and without dependsOn: the JobSet, not the Job. */
-	p = pod("js-w-0-0", NULL, NULL, NULL);
-	set_label(p, JOBSET_LABEL_NAME, "js");
-	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
-	known[WORKLOAD_JOBSET] = js;
-	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, js);
-	json_decref(root);
-	json_decref(p);
-	p = pod("dep-init-0-0", NULL, NULL, NULL);
-	set_label(p, JOBSET_LABEL_NAME, "dep");
-	known[WORKLOAD_JOBSET] = jsdep;
-	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, jsdep);
-	json_decref(root);
-	json_decref(p);
-
-	/* LeaderWorkerSet: the LWS, before a JobSet label. */
-	p = pod("lws-0-1", NULL, NULL, NULL);
-	set_label(p, LWS_LABEL_NAME, "lws");
-	set_label(p, JOBSET_LABEL_NAME, "dep");
-	known[WORKLOAD_LWS] = lws;
-	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, lws);
-	json_decref(root);
-	json_decref(p);
-
-	/* Indexed Job: its controller Job, uid checked. */
-	p = pod("sim-0-x", NULL, NULL, NULL);
-	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
-	root = workload_root(p, &lookup);
-	ck_assert_ptr_eq(root, job);
-	json_decref(root);
-	/* A Job of the same name made since is not the owner. */
-	known[WORKLOAD_JOB] = job2;
-	ck_assert_ptr_null(workload_root(p, &lookup));
-	ck_assert_ptr_null(workload_job(p, &lookup));
-	json_decref(p);
-
-	/* StatefulSet: no workload root; each pod is its own group. */
-	p = pod("db-0", NULL, NULL, NULL);
-	owned_by(p, "apps/v1", "StatefulSet", "db", "u-db");
-	ck_assert_ptr_null(workload_root(p, &lookup));
-	json_decref(p);
-	/* Nor is a Job that is not the controller, or of another group. */
-	p = pod("sim-0-y", NULL, NULL, NULL);
-	owned_by(p, "batch.example.com/v1", "Job", "sim", "u-sim");
-	known[WORKLOAD_JOB] = job;
-	ck_assert_ptr_null(workload_root(p, &lookup));
+	json_decref(job);
 	json_decref(p);
 
 	memset(known, 0, sizeof(known));
-	json_decref(pg);
-	json_decref(js);
-	json_decref(jsdep);
-	json_decref(lws);
-	json_decref(job);
-	json_decref(job2);
+	for (k = 0; k < R_OBJS; k++)
+		json_decref(obj[k]);
 }
 END_TEST
 
@@ -377,8 +396,11 @@ workload_suite(void)
 	Suite	*s = suite_create("workload");
 	TCase	*tc = tcase_create("core");
 
+	tcase_add_loop_test(tc, test_workload_own_groups, 0,
+	    sizeof(own_groups) / sizeof(own_groups[0]));
 	tcase_add_test(tc, test_workload_groups);
-	tcase_add_test(tc, test_workload_roots);
+	tcase_add_loop_test(tc, test_workload_roots, 0,
+	    sizeof(roots) / sizeof(roots[0]));
 	tcase_add_test(tc, test_workload_gangs);
 	tcase_add_test(tc, test_workload_member_order);
 	suite_add_tcase(s, tc);
