@@ -398,7 +398,7 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt
 
 # The import graph (scripts/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
@@ -417,12 +417,16 @@ FMT_FILES	= $(sort $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
 fmt:
 	$(Q)clang-format -i $(FMT_FILES)
 
+# Fails on a file that `make fmt` would change.
+lint-fmt:
+	$(Q)clang-format --dry-run -Werror $(FMT_FILES)
+
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
 .PHONY: all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports clean fuzz \
+	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	workload-controllers
 
 -include $(DEPS)

@@ -17,70 +17,70 @@
 #include "workload.h"
 
 struct admission_conf {
-	const char		*listen;	/* "ADDR:PORT" */
-	const char		*tls_cert;	/* PEM file */
-	const char		*tls_key;	/* PEM file */
-	const char		*config_path;	/* --config, or NULL */
-	const char		*kubeconfig;	/* --kubeconfig, or NULL */
-	const char		**bridge_users;	/* --bridge-user, NULL-ended */
-	int			 verbose;
-	struct sockaddr_in	 addr;		/* parsed listen */
+	const char	  *listen;	 /* "ADDR:PORT" */
+	const char	  *tls_cert;	 /* PEM file */
+	const char	  *tls_key;	 /* PEM file */
+	const char	  *config_path;	 /* --config, or NULL */
+	const char	  *kubeconfig;	 /* --kubeconfig, or NULL */
+	const char	 **bridge_users; /* --bridge-user, NULL-ended */
+	int		   verbose;
+	struct sockaddr_in addr; /* parsed listen */
 };
 
 /* owners.c: the watch-based store of namespaces and workload owners. */
 enum owner_kind {
 	OWN_NAMESPACE,
-	OWN_JOB,	/* batch/v1 */
-	OWN_JOBSET,	/* jobset.x-k8s.io/v1alpha2 */
-	OWN_LWS,	/* leaderworkerset.x-k8s.io/v1 */
-	OWN_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 */
+	OWN_JOB,      /* batch/v1 */
+	OWN_JOBSET,   /* jobset.x-k8s.io/v1alpha2 */
+	OWN_LWS,      /* leaderworkerset.x-k8s.io/v1 */
+	OWN_PODGROUP, /* scheduling.x-k8s.io/v1alpha1 */
 	OWN_KINDS
 };
 
 struct owners;
 
 struct owners_stats {
-	unsigned long	hits, misses, waits, relists;
-	size_t		objects[OWN_KINDS];
+	unsigned long hits, misses, waits, relists;
+	size_t	      objects[OWN_KINDS];
 };
 
 /*
  * A store that watches every kind through kconf (which must outlive it);
  * with kconf NULL it watches nothing and is filled with owners_put (tests).
  */
-struct owners	*owners_new(const struct k8s_config *kconf);
-int		 owners_start(struct owners *);
+struct owners *owners_new(const struct k8s_config *kconf);
+int	       owners_start(struct owners *);
 /* Stops the informers and frees the store. */
-void		 owners_free(struct owners *);
+void owners_free(struct owners *);
 /* Stores a copy of obj (as an informer would). */
-void		 owners_put(struct owners *, enum owner_kind, const json_t *obj);
+void owners_put(struct owners *, enum owner_kind, const json_t *obj);
 /*
  * The stored object (a new reference, slimmed to metadata and the spec
  * fields the policy reads) or NULL.  ns is ignored for namespaces.  When it
  * is missing, waits up to wait_ms for the watch to bring it.  Any thread.
  */
-json_t		*owners_get(struct owners *, enum owner_kind, const char *ns,
-		    const char *name, int wait_ms);
+json_t *owners_get(struct owners *, enum owner_kind, const char *ns,
+    const char *name, int wait_ms);
 /* Has the kind's first list completed (always true without a watch)? */
-int		 owners_synced(struct owners *, enum owner_kind);
-void		 owners_stats(struct owners *, struct owners_stats *);
+int  owners_synced(struct owners *, enum owner_kind);
+void owners_stats(struct owners *, struct owners_stats *);
 /*
  * A workload lookup (workload.h) over the store: waits up to wait_ms for
  * an object not yet seen, podgroup_wait_ms for a PodGroup (a pod-group
  * label may name no CR).  lk.arg points at the struct itself.
  */
 struct owners_lookup {
-	struct workload_lookup	 lk;
-	struct owners		*owners;
-	int			 wait_ms;
-	int			 podgroup_wait_ms;
+	struct workload_lookup lk;
+	struct owners	      *owners;
+	int		       wait_ms;
+	int		       podgroup_wait_ms;
 };
-void		 owners_lookup_init(struct owners_lookup *, struct owners *,
-		    int wait_ms, int podgroup_wait_ms);
-const char	*owners_kind_name(enum owner_kind);
+void owners_lookup_init(struct owners_lookup *, struct owners *, int wait_ms,
+    int podgroup_wait_ms);
+const char *owners_kind_name(enum owner_kind);
 
 /* review.c: AdmissionReview handling for pods (pure but for the store). */
-#define REVIEW_MAX_BODY	(3 * 1024 * 1024)
+#define REVIEW_MAX_BODY (3 * 1024 * 1024)
 
 enum review_mode {
 	REVIEW_MUTATE,
@@ -88,37 +88,35 @@ enum review_mode {
 };
 
 struct review_conf {
-	const struct config	*config;	/* names, tables, defaults */
-	struct owners		*owners;	/* namespaces and owners */
-	const char *const	*bridge_users;	/* may write bridge keys */
-	int			 owner_wait_ms;	/* for an owner not yet seen */
+	const struct config *config;	    /* names, tables, defaults */
+	struct owners	    *owners;	    /* namespaces and owners */
+	const char *const   *bridge_users;  /* may write bridge keys */
+	int		     owner_wait_ms; /* for an owner not yet seen */
 };
 
 /* What one review decided; filled by mutate.c and validate.c. */
 struct review_result {
-	json_t	*patch;		/* JSON Patch array, owned */
-	json_t	*warnings;	/* array of strings, owned */
-	char	*denied;	/* the refusal message, or NULL */
+	json_t *patch;	  /* JSON Patch array, owned */
+	json_t *warnings; /* array of strings, owned */
+	char   *denied;	  /* the refusal message, or NULL */
 };
 
 /*
  * Handles one request body.  Returns 200 with *out set to the response
  * AdmissionReview (a new reference), or 400 with the reason in err.
  */
-int	 review_handle(const char *body, size_t len, enum review_mode,
-	    const struct review_conf *, json_t **out, char *err,
-	    size_t errlen);
-
+int review_handle(const char *body, size_t len, enum review_mode,
+    const struct review_conf *, json_t **out, char *err, size_t errlen);
 
 /* mutate.c: the JSON Patch for a pod (idempotent). */
 /* RFC 6901 escaping of one path token; a new string. */
-char	*mutate_pointer_escape(const char *token);
-void	 mutate_pod(const json_t *pod, const char *operation,
-	    const struct review_conf *, struct review_result *);
+char *mutate_pointer_escape(const char *token);
+void  mutate_pod(const json_t *pod, const char *operation,
+     const struct review_conf *, struct review_result *);
 
 /* validate.c: refuses bad annotations and writes to bridge-owned keys. */
-void	 validate_pod(const json_t *request, const json_t *pod,
-	    const struct review_conf *, struct review_result *);
+void validate_pod(const json_t *request, const json_t *pod,
+    const struct review_conf *, struct review_result *);
 
 /* server.c */
 struct server;
@@ -127,8 +125,8 @@ struct server;
  * Starts serving; conf and review must outlive the server.  One server per
  * process (GnuTLS's certificate callback has no argument).  NULL on error.
  */
-struct server	*server_start(const struct admission_conf *,
-		    const struct review_conf *, char *err, size_t errlen);
-void		 server_stop(struct server *);
+struct server *server_start(const struct admission_conf *,
+    const struct review_conf *, char *err, size_t errlen);
+void	       server_stop(struct server *);
 
 #endif /* ADMISSION_H */

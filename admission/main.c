@@ -18,32 +18,33 @@
 #include "admission.h"
 
 /* The in-cluster scheduler's identity (manifests/); --bridge-user adds. */
-#define DEFAULT_BRIDGE_USER	"system:serviceaccount:slurm-bridge:slurm-bridge"
-#define MAX_BRIDGE_USERS	16
+#define DEFAULT_BRIDGE_USER "system:serviceaccount:slurm-bridge:slurm-bridge"
+#define MAX_BRIDGE_USERS    16
 /* How long a request waits for an owner its watch has not brought yet. */
-#define OWNER_WAIT_MS		200
+#define OWNER_WAIT_MS 200
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: slurm-bridge-admission [options]\n"
-"  --config FILE       configuration (default " CONFIG_DEFAULT_PATH "\n"
-"                      if it exists)                   [ADMISSION_CONFIG]\n"
-"  --kubeconfig FILE   API server access for the owner and namespace\n"
-"                      watches (default: $KUBECONFIG, then in-cluster)\n"
-"  --listen ADDR:PORT  HTTPS address (default :9443)    [ADMISSION_LISTEN]\n"
-"  --tls-cert FILE     serving certificate (PEM); reloaded when it\n"
-"                      changes                         [ADMISSION_TLS_CERT]\n"
-"  --tls-key FILE      serving key (PEM)               [ADMISSION_TLS_KEY]\n"
-"  --bridge-user NAME  a user that may write bridge-owned labels and\n"
-"                      annotations (repeatable; default\n"
-"                      " DEFAULT_BRIDGE_USER ")\n"
-"  -n                  check the configuration and exit\n"
-"  -v                  more logging (repeatable)\n"
-"  -h, --help          this text\n"
-"Serves POST /mutate and /validate (AdmissionReview v1 for pods), GET\n"
-"/healthz, /readyz and /metrics.\n");
+	    "usage: slurm-bridge-admission [options]\n"
+	    "  --config FILE       configuration (default " CONFIG_DEFAULT_PATH
+	    "\n"
+	    "                      if it exists)                   [ADMISSION_CONFIG]\n"
+	    "  --kubeconfig FILE   API server access for the owner and namespace\n"
+	    "                      watches (default: $KUBECONFIG, then in-cluster)\n"
+	    "  --listen ADDR:PORT  HTTPS address (default :9443)    [ADMISSION_LISTEN]\n"
+	    "  --tls-cert FILE     serving certificate (PEM); reloaded when it\n"
+	    "                      changes                         [ADMISSION_TLS_CERT]\n"
+	    "  --tls-key FILE      serving key (PEM)               [ADMISSION_TLS_KEY]\n"
+	    "  --bridge-user NAME  a user that may write bridge-owned labels and\n"
+	    "                      annotations (repeatable; default\n"
+	    "                      " DEFAULT_BRIDGE_USER ")\n"
+	    "  -n                  check the configuration and exit\n"
+	    "  -v                  more logging (repeatable)\n"
+	    "  -h, --help          this text\n"
+	    "Serves POST /mutate and /validate (AdmissionReview v1 for pods), GET\n"
+	    "/healthz, /readyz and /metrics.\n");
 }
 
 /*
@@ -54,17 +55,15 @@ static int
 main_flags(int argc, char *argv[], struct admission_conf *conf,
     const char **users, int *checkonly)
 {
-	static const struct option	 longopts[] = {
-		{ "listen",	required_argument, NULL, 'l' },
-		{ "tls-cert",	required_argument, NULL, 'c' },
-		{ "tls-key",	required_argument, NULL, 'k' },
-		{ "config",	required_argument, NULL, 'C' },
-		{ "kubeconfig",	required_argument, NULL, 'K' },
+	static const struct option longopts[] = { { "listen", required_argument,
+						      NULL, 'l' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "kubeconfig", required_argument, NULL, 'K' },
 		{ "bridge-user", required_argument, NULL, 'u' },
-		{ "help",	no_argument,	   NULL, 'h' },
-		{ NULL,		0,		   NULL, 0 }
-	};
-	int	ch, rc, nusers = 0;
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	int			   ch, rc, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->listen = config_env("ADMISSION_LISTEN", ":9443");
@@ -97,7 +96,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 			break;
 		default:
 			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
-			    usage)) != -1)
+				 usage)) != -1)
 				return (rc);
 			break;
 		}
@@ -113,34 +112,35 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 int
 main(int argc, char *argv[])
 {
-	struct admission_conf	 conf;
-	struct review_conf	 rconf;
-	struct config		*config;
-	struct k8s_config	*kconf;
-	struct owners		*owners;
-	struct server		*srv;
-	const char		*users[MAX_BRIDGE_USERS + 1];
-	char			 err[512];
-	sigset_t		 set;
-	int			 sig, checkonly = 0;
+	struct admission_conf conf;
+	struct review_conf    rconf;
+	struct config	     *config;
+	struct k8s_config    *kconf;
+	struct owners	     *owners;
+	struct server	     *srv;
+	const char	     *users[MAX_BRIDGE_USERS + 1];
+	char		      err[512];
+	sigset_t	      set;
+	int		      sig, checkonly = 0;
 
 	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
 		return (sig);
 	log_init(conf.verbose);
 	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
-	    sizeof(err)) == -1)
+		sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (conf.tls_cert == NULL || conf.tls_key == NULL)
 		fatalx("--tls-cert and --tls-key are required: the API server "
-		    "calls webhooks over HTTPS only");
+		       "calls webhooks over HTTPS only");
 	config = daemon_config(conf.verbose, conf.config_path);
-	kconf = daemon_connect(conf.kubeconfig, " (the webhook watches "
+	kconf = daemon_connect(conf.kubeconfig,
+	    " (the webhook watches "
 	    "namespaces and workloads)");
 	daemon_signals(&set);
 	if (checkonly) {
 		/* Without binding the port: the real webhook may hold it. */
 		if (httpd_check_tls(conf.tls_cert, conf.tls_key, err,
-		    sizeof(err)) == -1)
+			sizeof(err)) == -1)
 			fatalx("%s", err);
 		daemon_fini(config, kconf);
 		printf("configuration OK\n");

@@ -25,7 +25,7 @@
 char *
 mutate_pointer_escape(const char *token)
 {
-	struct buf	b;
+	struct buf b;
 
 	buf_init(&b);
 	for (; *token != '\0'; token++) {
@@ -42,8 +42,8 @@ mutate_pointer_escape(const char *token)
 static void
 mutate_warn(struct review_result *r, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
+	va_list ap;
+	char   *msg;
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) == -1)
@@ -57,20 +57,20 @@ mutate_warn(struct review_result *r, const char *fmt, ...)
 	free(msg);
 }
 
-#define ANN_GRES	ANN_PREFIX "gres"
-#define ANN_SWITCHES	ANN_PREFIX "switches"
-#define ANN_MAX_NODES	ANN_PREFIX "max-nodes"
+#define ANN_GRES      ANN_PREFIX "gres"
+#define ANN_SWITCHES  ANN_PREFIX "switches"
+#define ANN_MAX_NODES ANN_PREFIX "max-nodes"
 
 /* Metadata the patch adds, collected so each map is created once. */
 struct meta_adds {
-	json_t	*labels;
-	json_t	*annotations;
+	json_t *labels;
+	json_t *annotations;
 };
 
 static void
 patch_op(json_t *patch, const char *op, const char *path, json_t *value)
 {
-	json_t	*o = json_pack("{s:s, s:s}", "op", op, "path", path);
+	json_t *o = json_pack("{s:s, s:s}", "op", op, "path", path);
 
 	if (value != NULL)
 		json_object_set_new(o, "value", value);
@@ -81,9 +81,9 @@ patch_op(json_t *patch, const char *op, const char *path, json_t *value)
 static void
 patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
 {
-	const char	*key;
-	json_t		*v;
-	char		*esc, *path;
+	const char *key;
+	json_t	   *v;
+	char	   *esc, *path;
 
 	if (json_object_size(adds) == 0)
 		return;
@@ -93,7 +93,7 @@ patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
 		free(path);
 		return;
 	}
-	json_object_foreach(adds, key, v) {
+	json_object_foreach (adds, key, v) {
 		esc = mutate_pointer_escape(key);
 		xasprintf(&path, "/metadata/%s/%s", map, esc);
 		patch_op(patch, "add", path, json_incref(v));
@@ -106,13 +106,14 @@ patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
 static int
 label_value_ok(const char *s)
 {
-	size_t	i, n = strlen(s);
+	size_t i, n = strlen(s);
 
 	if (n == 0 || n > 63)
 		return (0);
 	for (i = 0; i < n; i++) {
-		if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
-		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))
+		if ((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9'))
 			continue;
 		if ((s[i] == '-' || s[i] == '_' || s[i] == '.') && i > 0 &&
 		    i < n - 1)
@@ -131,17 +132,17 @@ static int
 mutate_gang(const json_t *pod, const struct review_conf *rc,
     struct meta_adds *adds)
 {
-	struct owners_lookup	 ol;
-	struct group_id		 gid;
-	char			 err[256], n[16];
-	int			 size;
+	struct owners_lookup ol;
+	struct group_id	     gid;
+	char		     err[256], n[16];
+	int		     size;
 
 	/* A pod-group label without min-member is sized by its PodGroup. */
 	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms,
 	    rc->owner_wait_ms);
 	if (workload_group(pod, &ol.lk, &gid, err, sizeof(err)) == -1 ||
 	    !gid.gang)
-		return (0);	/* bad input is the validating webhook's */
+		return (0); /* bad input is the validating webhook's */
 	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
 	    label_value_ok(gid.name))
 		json_object_set_new(adds->labels, LABEL_POD_GROUP,
@@ -161,15 +162,16 @@ static int64_t
 mutate_gpus(const json_t *pod, const char **resource)
 {
 	static const char *const res[] = { "nvidia.com/gpu", "amd.com/gpu" };
-	const json_t	*c;
-	const char	*v;
-	int64_t		 n, total = 0;
-	size_t		 i, r;
+	const json_t		*c;
+	const char		*v;
+	int64_t			 n, total = 0;
+	size_t			 i, r;
 
-	json_array_foreach(k8s_obj_get(pod, "spec.containers"), i, c) {
+	json_array_foreach (k8s_obj_get(pod, "spec.containers"), i, c) {
 		for (r = 0; r < sizeof(res) / sizeof(res[0]); r++) {
-			v = json_string_value(json_object_get(k8s_obj_get(c,
-			    "resources.limits"), res[r]));
+			v = json_string_value(
+			    json_object_get(k8s_obj_get(c, "resources.limits"),
+				res[r]));
 			if (v != NULL && k8s_quantity_value(v, &n) == 0 &&
 			    n > 0 && total <= INT32_MAX) {
 				total += n;
@@ -184,17 +186,17 @@ mutate_gpus(const json_t *pod, const char **resource)
 static const char *
 mutate_gres_type(const json_t *pod, const struct config *c)
 {
-	const json_t	*sel = k8s_obj_get(pod, "spec.nodeSelector"), *v;
-	const char	*key, *have;
-	size_t		 i;
-	int		 all;
+	const json_t *sel = k8s_obj_get(pod, "spec.nodeSelector"), *v;
+	const char   *key, *have;
+	size_t	      i;
+	int	      all;
 
 	for (i = 0; sel != NULL && i < c->ngres_types; i++) {
 		all = 1;
-		json_object_foreach(c->gres_types[i].selector, key, v) {
+		json_object_foreach (c->gres_types[i].selector, key, v) {
 			have = json_string_value(json_object_get(sel, key));
-			if (have == NULL || strcmp(have, json_string_value(v))
-			    != 0) {
+			if (have == NULL ||
+			    strcmp(have, json_string_value(v)) != 0) {
 				all = 0;
 				break;
 			}
@@ -210,9 +212,9 @@ static int64_t
 mutate_gres(const json_t *pod, const struct review_conf *rc,
     struct meta_adds *adds)
 {
-	const char	*type, *res = NULL;
-	char		 gres[128];
-	int64_t		 gpus;
+	const char *type, *res = NULL;
+	char	    gres[128];
+	int64_t	    gpus;
 
 	if (k8s_obj_annotation(pod, ANN_GRES) != NULL)
 		return (0);
@@ -234,14 +236,13 @@ mutate_gres(const json_t *pod, const struct review_conf *rc,
  * ("1@MIN"); so is a gang with at least gangGpuSwitchThreshold GPUs.
  */
 static void
-mutate_topology(const json_t *pod, const struct review_conf *rc,
-    int gang, int64_t gpus_per_pod, struct meta_adds *adds,
-    struct review_result *r)
+mutate_topology(const json_t *pod, const struct review_conf *rc, int gang,
+    int64_t gpus_per_pod, struct meta_adds *adds, struct review_result *r)
 {
-	const struct config		*c = rc->config;
-	const struct config_topo_level	*lvl;
-	const char			*req, *pref;
-	char				 sw[32];
+	const struct config	       *c = rc->config;
+	const struct config_topo_level *lvl;
+	const char		       *req, *pref;
+	char				sw[32];
 
 	if (k8s_obj_annotation(pod, ANN_SWITCHES) != NULL)
 		return;
@@ -262,9 +263,11 @@ mutate_topology(const json_t *pod, const struct review_conf *rc,
 	snprintf(sw, sizeof(sw), "1@%d", c->preferred_wait_minutes);
 	if (pref != NULL) {
 		if (config_topo_find(c, pref) == NULL) {
-			mutate_warn(r, "annotation " KUEUE_PREFERRED_TOPOLOGY
+			mutate_warn(r,
+			    "annotation " KUEUE_PREFERRED_TOPOLOGY
 			    ": \"%.64s\" is not a level in slurm-bridge's "
-			    "topology table; the preference is ignored", pref);
+			    "topology table; the preference is ignored",
+			    pref);
 			return;
 		}
 		/* Slurm can prefer one leaf switch, not one node. */
@@ -297,13 +300,13 @@ mutate_pod(const json_t *pod, const char *operation,
 		patch_op(r->patch, "replace", "/spec/schedulerName",
 		    json_string(rc->config->scheduler_name));
 	else if (strcmp(sched, rc->config->scheduler_name) != 0)
-		return;		/* another scheduler's pod: leave it be */
+		return; /* another scheduler's pod: leave it be */
 	/* A preset node would bypass Slurm. */
 	node = k8s_obj_str(pod, "spec.nodeName");
 	if (strcmp(operation, "CREATE") == 0 && node != NULL && *node != '\0')
 		patch_op(r->patch, "remove", "/spec/nodeName", NULL);
 	if (!k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
-	    MANAGED_TAINT_EFFECT)) {
+		MANAGED_TAINT_EFFECT)) {
 		tol = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
 		    "operator", "Exists", "effect", MANAGED_TAINT_EFFECT);
 		if (k8s_obj_get(pod, "spec.tolerations") == NULL)

@@ -21,9 +21,9 @@
 #include "admission.h"
 
 static const struct {
-	const char	*path;
-	const char	*name;
-	const char	*keep[4];	/* spec fields kept, dotted */
+	const char *path;
+	const char *name;
+	const char *keep[4]; /* spec fields kept, dotted */
 } owner_kinds[OWN_KINDS] = {
 	[OWN_NAMESPACE] = { "/api/v1/namespaces", "watch/namespaces",
 	    { NULL } },
@@ -38,37 +38,37 @@ static const struct {
 };
 
 struct owner_ctx {
-	struct owners	*owners;
-	enum owner_kind	 kind;
+	struct owners  *owners;
+	enum owner_kind kind;
 };
 
 struct owners {
-	pthread_mutex_t		 lock;
-	pthread_cond_t		 changed;
-	json_t			*store[OWN_KINDS];	/* "ns/name" -> obj */
-	int			 synced[OWN_KINDS];
-	struct k8s_informer	*inf[OWN_KINDS];
-	struct owner_ctx	 ctx[OWN_KINDS];
-	atomic_ulong		 hits, misses, waits;
-	int			 waiters;	/* requests waiting now */
+	pthread_mutex_t	     lock;
+	pthread_cond_t	     changed;
+	json_t		    *store[OWN_KINDS]; /* "ns/name" -> obj */
+	int		     synced[OWN_KINDS];
+	struct k8s_informer *inf[OWN_KINDS];
+	struct owner_ctx     ctx[OWN_KINDS];
+	atomic_ulong	     hits, misses, waits;
+	int		     waiters; /* requests waiting now */
 };
 
 /*
  * At most this many requests wait for an owner at once, so pods naming
  * owners that never appear cannot hold the whole server pool.
  */
-#define OWNERS_MAX_WAITERS	2
+#define OWNERS_MAX_WAITERS 2
 
 /* The fields the policy reads; a new object. */
 static json_t *
 owners_slim(enum owner_kind kind, const json_t *obj)
 {
 	static const char *const meta[] = { "name", "namespace", "uid",
-	    "labels", "annotations", "resourceVersion" };
-	const json_t	*md = json_object_get(obj, "metadata");
-	const json_t	*spec = json_object_get(obj, "spec"), *v;
-	json_t		*out, *m, *s;
-	size_t		 i;
+		"labels", "annotations", "resourceVersion" };
+	const json_t		*md = json_object_get(obj, "metadata");
+	const json_t		*spec = json_object_get(obj, "spec"), *v;
+	json_t			*out, *m, *s;
+	size_t			 i;
 
 	m = json_object();
 	for (i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
@@ -98,11 +98,11 @@ owners_key(char *key, size_t len, enum owner_kind kind, const char *ns,
 static void
 owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
-	struct owner_ctx	*ctx = arg;
-	struct owners		*o = ctx->owners;
-	const char		*name;
-	char			 key[512];
-	json_t			*slim = NULL;
+	struct owner_ctx *ctx = arg;
+	struct owners	 *o = ctx->owners;
+	const char	 *name;
+	char		  key[512];
+	json_t		 *slim = NULL;
 
 	if (type == K8S_EVENT_SYNCED) {
 		pthread_mutex_lock(&o->lock);
@@ -161,7 +161,7 @@ owners_new(const struct k8s_config *kconf)
 int
 owners_start(struct owners *o)
 {
-	int	k;
+	int k;
 
 	for (k = 0; k < OWN_KINDS; k++)
 		if (o->inf[k] != NULL && k8s_informer_start(o->inf[k]) == -1)
@@ -172,7 +172,7 @@ owners_start(struct owners *o)
 void
 owners_free(struct owners *o)
 {
-	int	k;
+	int k;
 
 	if (o == NULL)
 		return;
@@ -194,17 +194,18 @@ owners_free(struct owners *o)
 void
 owners_put(struct owners *o, enum owner_kind kind, const json_t *obj)
 {
-	owners_cb(K8S_EVENT_ADDED, json_deep_copy(obj), &(struct owner_ctx){ o, kind });
+	owners_cb(K8S_EVENT_ADDED, json_deep_copy(obj),
+	    &(struct owner_ctx){ o, kind });
 }
 
 json_t *
 owners_get(struct owners *o, enum owner_kind kind, const char *ns,
     const char *name, int wait_ms)
 {
-	struct timespec	 deadline;
-	char		 key[512];
-	json_t		*obj;
-	int		 waited = 0;
+	struct timespec deadline;
+	char		key[512];
+	json_t	       *obj;
+	int		waited = 0;
 
 	if (name == NULL)
 		return (NULL);
@@ -222,7 +223,7 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 		o->waiters++;
 		while ((obj = json_object_get(o->store[kind], key)) == NULL)
 			if (pthread_cond_timedwait(&o->changed, &o->lock,
-			    &deadline) == ETIMEDOUT)
+				&deadline) == ETIMEDOUT)
 				break;
 		o->waiters--;
 	}
@@ -236,7 +237,7 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 		atomic_fetch_add(&o->waits, 1);
 		if (obj == NULL)
 			log_info("%s %s: not in the store after %d ms; the "
-			    "scheduler will derive it itself",
+				 "scheduler will derive it itself",
 			    owners_kind_name(kind), key, wait_ms);
 	}
 	return (obj);
@@ -245,7 +246,7 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 int
 owners_synced(struct owners *o, enum owner_kind kind)
 {
-	int	synced;
+	int synced;
 
 	pthread_mutex_lock(&o->lock);
 	synced = o->inf[kind] == NULL || o->synced[kind];
@@ -256,7 +257,7 @@ owners_synced(struct owners *o, enum owner_kind kind)
 void
 owners_stats(struct owners *o, struct owners_stats *st)
 {
-	int	k;
+	int k;
 
 	memset(st, 0, sizeof(*st));
 	st->hits = atomic_load(&o->hits);
@@ -282,13 +283,13 @@ static json_t *
 owners_lookup(void *arg, enum workload_kind kind, const char *ns,
     const char *name)
 {
-	static const enum owner_kind	 own[WORKLOAD_KINDS] = {
+	static const enum owner_kind own[WORKLOAD_KINDS] = {
 		[WORKLOAD_PODGROUP] = OWN_PODGROUP,
 		[WORKLOAD_LWS] = OWN_LWS,
 		[WORKLOAD_JOBSET] = OWN_JOBSET,
 		[WORKLOAD_JOB] = OWN_JOB,
 	};
-	const struct owners_lookup	*ol = arg;
+	const struct owners_lookup *ol = arg;
 
 	/* A pod-group label may name no CR: wait for one only if asked. */
 	return (owners_get(ol->owners, own[kind], ns, name,

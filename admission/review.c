@@ -16,7 +16,6 @@
 #include "policy.h"
 #include "admission.h"
 
-
 /*
  * The pod as the policy reads it: on CREATE the object may lack its
  * namespace and (with generateName) its name, so both come from the
@@ -25,9 +24,9 @@
 static json_t *
 review_pod_view(const json_t *req, const json_t *obj)
 {
-	json_t		*pod, *md;
-	const char	*ns, *name, *gen;
-	char		*tmp;
+	json_t	   *pod, *md;
+	const char *ns, *name, *gen;
+	char	   *tmp;
 
 	pod = json_copy((json_t *)(uintptr_t)obj);
 	md = json_object_get(obj, "metadata");
@@ -56,38 +55,41 @@ review_pod_view(const json_t *req, const json_t *obj)
 static json_t *
 review_response(const char *uid, const struct review_result *r)
 {
-	json_t	*resp;
-	char	*dump, *enc;
+	json_t *resp;
+	char   *dump, *enc;
 
 	resp = json_pack("{s:s, s:b}", "uid", uid, "allowed",
 	    r->denied == NULL);
 	if (r->denied != NULL)
-		json_object_set_new(resp, "status", json_pack("{s:s, s:s, "
-		    "s:s, s:i}", "status", "Failure", "reason", "Forbidden",
-		    "message", r->denied, "code", 403));
+		json_object_set_new(resp, "status",
+		    json_pack("{s:s, s:s, "
+			      "s:s, s:i}",
+			"status", "Failure", "reason", "Forbidden", "message",
+			r->denied, "code", 403));
 	else if (r->patch != NULL && json_array_size(r->patch) > 0) {
 		dump = json_dumps(r->patch, JSON_COMPACT);
 		enc = k8s_base64_encode(dump, strlen(dump));
-		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
+		json_object_set_new(resp, "patchType",
+		    json_string("JSONPatch"));
 		json_object_set_new(resp, "patch", json_string(enc));
 		free(dump);
 		free(enc);
 	}
 	if (r->warnings != NULL)
 		json_object_set(resp, "warnings", r->warnings);
-	return (json_pack("{s:s, s:s, s:o}", "apiVersion",
-	    "admission.k8s.io/v1", "kind", "AdmissionReview", "response",
-	    resp));
+	return (
+	    json_pack("{s:s, s:s, s:o}", "apiVersion", "admission.k8s.io/v1",
+		"kind", "AdmissionReview", "response", resp));
 }
 
 int
 review_handle(const char *body, size_t len, enum review_mode mode,
     const struct review_conf *conf, json_t **out, char *err, size_t errlen)
 {
-	struct review_result	 r;
-	json_t			*rev, *req, *obj, *pod;
-	json_error_t		 jerr;
-	const char		*uid, *kind, *op, *av;
+	struct review_result r;
+	json_t		    *rev, *req, *obj, *pod;
+	json_error_t	     jerr;
+	const char	    *uid, *kind, *op, *av;
 
 	*out = NULL;
 	memset(&r, 0, sizeof(r));
@@ -108,7 +110,8 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	uid = json_string_value(json_object_get(req, "uid"));
 	if (kind == NULL || strcmp(kind, "AdmissionReview") != 0 ||
 	    av == NULL || strcmp(av, "admission.k8s.io/v1") != 0) {
-		snprintf(err, errlen, "expected kind AdmissionReview, "
+		snprintf(err, errlen,
+		    "expected kind AdmissionReview, "
 		    "apiVersion admission.k8s.io/v1");
 		goto bad;
 	}
@@ -118,9 +121,11 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	}
 	obj = json_object_get(req, "object");
 	op = json_string_value(json_object_get(req, "operation"));
-	if (op == NULL || (strcmp(op, "CREATE") != 0 && strcmp(op, "UPDATE")
-	    != 0 && strcmp(op, "DELETE") != 0 && strcmp(op, "CONNECT") != 0)) {
-		snprintf(err, errlen, "request.operation must be CREATE, "
+	if (op == NULL ||
+	    (strcmp(op, "CREATE") != 0 && strcmp(op, "UPDATE") != 0 &&
+		strcmp(op, "DELETE") != 0 && strcmp(op, "CONNECT") != 0)) {
+		snprintf(err, errlen,
+		    "request.operation must be CREATE, "
 		    "UPDATE, DELETE or CONNECT");
 		goto bad;
 	}
@@ -131,8 +136,10 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		return (200);
 	}
 	if (!json_is_object(obj)) {
-		snprintf(err, errlen, "request.object must be the pod (an "
-		    "object) for %s", op);
+		snprintf(err, errlen,
+		    "request.object must be the pod (an "
+		    "object) for %s",
+		    op);
 		goto bad;
 	}
 	kind = k8s_obj_str(req, "kind.kind");
@@ -152,7 +159,7 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	free(r.denied);
 	json_decref(rev);
 	return (200);
- bad:
+bad:
 	json_decref(rev);
 	return (400);
 }

@@ -18,28 +18,36 @@
 #include "httpd.h"
 #include "admission.h"
 
-#define SERVER_THREADS	4
+#define SERVER_THREADS 4
 
-enum { PATH_MUTATE, PATH_VALIDATE, NPATHS };
-
-/* What became of a request (the outcome label of requests_total). */
-enum outcome { OUT_ALLOWED, OUT_PATCHED, OUT_DENIED, OUT_BAD, NOUTCOMES };
-
-static const char *const outcome_names[NOUTCOMES] = {
-	"allowed", "patched", "denied", "bad_request"
+enum {
+	PATH_MUTATE,
+	PATH_VALIDATE,
+	NPATHS
 };
 
+/* What became of a request (the outcome label of requests_total). */
+enum outcome {
+	OUT_ALLOWED,
+	OUT_PATCHED,
+	OUT_DENIED,
+	OUT_BAD,
+	NOUTCOMES
+};
+
+static const char *const outcome_names[NOUTCOMES] = { "allowed", "patched",
+	"denied", "bad_request" };
+
 struct server {
-	struct httpd		*httpd;
+	struct httpd		 *httpd;
 	const struct review_conf *review;
 	/* Requests by path and outcome, and their latency. */
-	atomic_ullong		 requests[NPATHS][NOUTCOMES];
-	struct metrics_hist	 latency[NPATHS];
+	atomic_ullong	    requests[NPATHS][NOUTCOMES];
+	struct metrics_hist latency[NPATHS];
 };
 
 static void
-server_count(struct server *s, int path, enum outcome outcome,
-    double start)
+server_count(struct server *s, int path, enum outcome outcome, double start)
 {
 	atomic_fetch_add(&s->requests[path][outcome], 1);
 	metrics_hist_observe(&s->latency[path], metrics_now() - start);
@@ -50,7 +58,7 @@ server_count(struct server *s, int path, enum outcome outcome,
 static int
 server_is_json(const char *ctype)
 {
-	size_t	n = sizeof("application/json") - 1;
+	size_t n = sizeof("application/json") - 1;
 
 	if (ctype == NULL)
 		return (0);
@@ -68,12 +76,11 @@ static void
 server_review(struct server *s, const struct httpd_request *req,
     struct httpd_response *resp, enum review_mode mode)
 {
-	json_t		*out = NULL, *r;
-	char		 err[512];
-	size_t		 n;
-	int		 status, path = mode == REVIEW_MUTATE ? PATH_MUTATE :
-			    PATH_VALIDATE;
-	double		 start = metrics_now();
+	json_t *out = NULL, *r;
+	char	err[512];
+	size_t	n;
+	int status, path = mode == REVIEW_MUTATE ? PATH_MUTATE : PATH_VALIDATE;
+	double start = metrics_now();
 
 	if (!server_is_json(req->content_type)) {
 		server_count(s, path, OUT_BAD, start);
@@ -83,13 +90,15 @@ server_review(struct server *s, const struct httpd_request *req,
 	}
 	if (req->too_big) {
 		server_count(s, path, OUT_BAD, start);
-		snprintf(err, sizeof(err), "request body larger than %d "
-		    "bytes\n", REVIEW_MAX_BODY);
+		snprintf(err, sizeof(err),
+		    "request body larger than %d "
+		    "bytes\n",
+		    REVIEW_MAX_BODY);
 		httpd_reply(resp, 400, "text/plain", err);
 		return;
 	}
-	status = review_handle(req->body, req->len, mode, s->review, &out,
-	    err, sizeof(err) - 1);
+	status = review_handle(req->body, req->len, mode, s->review, &out, err,
+	    sizeof(err) - 1);
 	if (status != 200) {
 		server_count(s, path, OUT_BAD, start);
 		log_warnx("review: refused a malformed request: %s", err);
@@ -100,8 +109,9 @@ server_review(struct server *s, const struct httpd_request *req,
 	}
 	r = json_object_get(out, "response");
 	if (!json_is_true(json_object_get(r, "allowed"))) {
-		log_info("review: %s denied: %s", mode == REVIEW_MUTATE ?
-		    "mutate" : "validate", k8s_obj_str(r, "status.message"));
+		log_info("review: %s denied: %s",
+		    mode == REVIEW_MUTATE ? "mutate" : "validate",
+		    k8s_obj_str(r, "status.message"));
 		server_count(s, path, OUT_DENIED, start);
 	} else if (json_object_get(r, "patch") != NULL)
 		server_count(s, path, OUT_PATCHED, start);
@@ -137,7 +147,8 @@ server_metrics(void *arg)
 			    (double)atomic_load(&s->requests[i][k]));
 		}
 	metrics_family(&b, "slurm_bridge_admission_request_duration_seconds",
-	    "histogram", "Time to answer an AdmissionReview, body received "
+	    "histogram",
+	    "Time to answer an AdmissionReview, body received "
 	    "to response queued.");
 	for (i = 0; i < NPATHS; i++) {
 		snprintf(l, sizeof(l), "path=\"%s\"", paths[i]);
@@ -154,7 +165,8 @@ server_metrics(void *arg)
 		    (double)st.objects[k]);
 	}
 	metrics_family(&b, "slurm_bridge_admission_cache_lookups_total",
-	    "counter", "Owner and namespace lookups by result (a wait is a "
+	    "counter",
+	    "Owner and namespace lookups by result (a wait is a "
 	    "lookup that waited for the watch).");
 	metrics_sample(&b, "slurm_bridge_admission_cache_lookups_total",
 	    "result=\"hit\"", (double)st.hits);
@@ -180,7 +192,7 @@ server_metrics(void *arg)
 static const char *
 server_unready(void *arg)
 {
-	struct server	*s = arg;
+	struct server *s = arg;
 
 	if (!owners_synced(s->review->owners, OWN_NAMESPACE) ||
 	    !owners_synced(s->review->owners, OWN_JOB))
@@ -192,26 +204,28 @@ static void
 server_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	struct server	*s = arg;
+	struct server *s = arg;
 
 	if (strcmp(req->url, "/mutate") == 0 ||
 	    strcmp(req->url, "/validate") == 0) {
 		if (strcmp(req->method, "POST") != 0)
 			httpd_reply(resp, 405, "text/plain", "use POST\n");
 		else
-			server_review(s, req, resp, req->url[1] == 'm' ?
-			    REVIEW_MUTATE : REVIEW_VALIDATE);
+			server_review(s, req, resp,
+			    req->url[1] == 'm' ? REVIEW_MUTATE :
+						 REVIEW_VALIDATE);
 	} else
-		httpd_health(req, resp, &(struct httpd_health){
-		    server_unready, server_metrics, s });
+		httpd_health(req, resp,
+		    &(struct httpd_health){ server_unready, server_metrics,
+			s });
 }
 
 struct server *
 server_start(const struct admission_conf *conf,
     const struct review_conf *review, char *err, size_t errlen)
 {
-	struct server		*s = xcalloc(1, sizeof(*s));
-	struct httpd_opts	 o;
+	struct server	 *s = xcalloc(1, sizeof(*s));
+	struct httpd_opts o;
 
 	s->review = review;
 	memset(&o, 0, sizeof(o));

@@ -26,23 +26,22 @@ enum owned_where {
 };
 
 static const struct {
-	enum owned_where	 where;
-	const char		*key;
+	enum owned_where where;
+	const char	*key;
 } owned_keys[] = {
-	{ OWNED_LABEL,		LABEL_JOBID },
-	{ OWNED_ANNOTATION,	ANN_SLURM_JOBID },
-	{ OWNED_ANNOTATION,	ANN_SLURM_NODE },
-	{ OWNED_ANNOTATION,	ANN_SLURM_GRES },
+	{ OWNED_LABEL, LABEL_JOBID },
+	{ OWNED_ANNOTATION, ANN_SLURM_JOBID },
+	{ OWNED_ANNOTATION, ANN_SLURM_NODE },
+	{ OWNED_ANNOTATION, ANN_SLURM_GRES },
 };
 
-static void
-validate_deny(struct review_result *r, const char *fmt, ...)
+static void validate_deny(struct review_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
 validate_deny(struct review_result *r, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	if (r->denied != NULL)
 		return;
@@ -58,8 +57,8 @@ owned_value(const json_t *pod, int i)
 	if (pod == NULL)
 		return (NULL);
 	return (owned_keys[i].where == OWNED_LABEL ?
-	    k8s_obj_label(pod, owned_keys[i].key) :
-	    k8s_obj_annotation(pod, owned_keys[i].key));
+		k8s_obj_label(pod, owned_keys[i].key) :
+		k8s_obj_annotation(pod, owned_keys[i].key));
 }
 
 static int
@@ -74,11 +73,12 @@ str_same(const char *a, const char *b)
 static int
 validate_is_bridge(const json_t *req, const struct review_conf *rc)
 {
-	const char	*user = k8s_obj_str(req, "userInfo.username");
-	size_t		 i;
+	const char *user = k8s_obj_str(req, "userInfo.username");
+	size_t	    i;
 
 	for (i = 0; user != NULL && rc->bridge_users != NULL &&
-	    rc->bridge_users[i] != NULL; i++)
+	     rc->bridge_users[i] != NULL;
+	     i++)
 		if (strcmp(user, rc->bridge_users[i]) == 0)
 			return (1);
 	return (0);
@@ -89,36 +89,40 @@ static void
 validate_owned(const json_t *pod, const json_t *old, const char *op,
     struct review_result *r)
 {
-	const char	*have, *was, *what, *node;
-	size_t		 i;
+	const char *have, *was, *what, *node;
+	size_t	    i;
 
 	for (i = 0; i < sizeof(owned_keys) / sizeof(owned_keys[0]); i++) {
 		have = owned_value(pod, (int)i);
 		was = owned_value(old, (int)i);
 		what = owned_keys[i].where == OWNED_LABEL ? "label" :
-		    "annotation";
+							    "annotation";
 		if (strcmp(op, "CREATE") == 0 && have != NULL) {
-			validate_deny(r, "%s %s=\"%.64s\" is set by "
+			validate_deny(r,
+			    "%s %s=\"%.64s\" is set by "
 			    "slurm-bridge, not by users: remove it from the "
-			    "pod (or its template)", what, owned_keys[i].key,
-			    have);
+			    "pod (or its template)",
+			    what, owned_keys[i].key, have);
 			return;
 		}
 		if (strcmp(op, "UPDATE") == 0 && !str_same(have, was)) {
 			node = k8s_obj_str(old, "spec.nodeName");
-			validate_deny(r, "%s %s is owned by slurm-bridge and "
+			validate_deny(r,
+			    "%s %s is owned by slurm-bridge and "
 			    "cannot be changed by users (it is \"%.64s\", the "
-			    "request makes it \"%.64s\")%s%s", what,
-			    owned_keys[i].key, was != NULL ? was : "",
+			    "request makes it \"%.64s\")%s%s",
+			    what, owned_keys[i].key, was != NULL ? was : "",
 			    have != NULL ? have : "",
 			    node != NULL && *node != '\0' ?
-			    "; the pod is bound to node " : "",
+				"; the pod is bound to node " :
+				"",
 			    node != NULL ? node : "");
 			return;
 		}
 	}
 	if (strcmp(op, "CREATE") == 0 && k8s_obj_has_finalizer(pod, FINALIZER))
-		validate_deny(r, "finalizer " FINALIZER " is set by "
+		validate_deny(r,
+		    "finalizer " FINALIZER " is set by "
 		    "slurm-bridge, not by users: remove it from the pod (or its "
 		    "template)");
 }
@@ -127,18 +131,18 @@ validate_owned(const json_t *pod, const json_t *old, const char *op,
 static int
 validate_policy_changed(const json_t *pod, const json_t *old)
 {
-	const json_t	*a = k8s_obj_get(pod, "metadata.annotations");
-	const json_t	*b = k8s_obj_get(old, "metadata.annotations");
-	const char	*key;
-	const json_t	*v;
+	const json_t *a = k8s_obj_get(pod, "metadata.annotations");
+	const json_t *b = k8s_obj_get(old, "metadata.annotations");
+	const char   *key;
+	const json_t *v;
 
 	if (!str_same(k8s_obj_label(pod, LABEL_POD_GROUP),
-	    k8s_obj_label(old, LABEL_POD_GROUP)))
+		k8s_obj_label(old, LABEL_POD_GROUP)))
 		return (1);
-	json_object_foreach((json_t *)(uintptr_t)a, key, v)
+	json_object_foreach ((json_t *)(uintptr_t)a, key, v)
 		if (!json_equal(v, json_object_get(b, key)))
 			return (1);
-	json_object_foreach((json_t *)(uintptr_t)b, key, v)
+	json_object_foreach ((json_t *)(uintptr_t)b, key, v)
 		if (json_object_get(a, key) == NULL)
 			return (1);
 	return (0);
@@ -149,17 +153,17 @@ static void
 validate_policy(const json_t *pod, const struct review_conf *rc,
     struct review_result *r)
 {
-	struct translate_src	 src;
-	struct translate_conf	 tc;
-	struct jobspec		 js;
-	struct group_id		 gid;
-	struct owners_lookup	 ol;
-	json_t			*ns, *root;
-	const char		*req;
-	char			 err[512];
+	struct translate_src  src;
+	struct translate_conf tc;
+	struct jobspec	      js;
+	struct group_id	      gid;
+	struct owners_lookup  ol;
+	json_t		     *ns, *root;
+	const char	     *req;
+	char		      err[512];
 
-	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL,
-	    k8s_obj_namespace(pod), rc->owner_wait_ms);
+	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(pod),
+	    rc->owner_wait_ms);
 	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms, 0);
 	root = workload_root(pod, &ol.lk);
 	src.pod = pod;
@@ -179,25 +183,27 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	req = k8s_obj_annotation(pod, KUEUE_REQUIRED_TOPOLOGY);
 	if (r->denied == NULL && req != NULL &&
 	    config_topo_find(rc->config, req) == NULL)
-		validate_deny(r, "annotation " KUEUE_REQUIRED_TOPOLOGY ": "
+		validate_deny(r,
+		    "annotation " KUEUE_REQUIRED_TOPOLOGY ": "
 		    "\"%.64s\" is not a level in slurm-bridge's topology table "
 		    "(config topology[].nodeLabel); use one of its node labels "
-		    "or drop the requirement", req);
+		    "or drop the requirement",
+		    req);
 	json_decref(ns);
 	json_decref(root);
 }
 
 void
-validate_pod(const json_t *req, const json_t *pod,
-    const struct review_conf *rc, struct review_result *r)
+validate_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
+    struct review_result *r)
 {
-	const char	*op = json_string_value(json_object_get(req, "operation"));
-	const char	*sub = json_string_value(json_object_get(req,
-			    "subResource"));
-	const char	*sched = k8s_obj_str(pod, "spec.schedulerName");
-	const char	*job;
-	const json_t	*old = json_object_get(req, "oldObject");
-	char		 placed[64];
+	const char *op = json_string_value(json_object_get(req, "operation"));
+	const char *sub = json_string_value(
+	    json_object_get(req, "subResource"));
+	const char   *sched = k8s_obj_str(pod, "spec.schedulerName");
+	const char   *job;
+	const json_t *old = json_object_get(req, "oldObject");
+	char	      placed[64];
 
 	/* Only the bridge's pods; the bridge itself may do anything. */
 	if (sched == NULL || strcmp(sched, rc->config->scheduler_name) != 0 ||
@@ -206,19 +212,21 @@ validate_pod(const json_t *req, const json_t *pod,
 	if (sub != NULL && strcmp(sub, "resize") == 0) {
 		if ((job = k8s_obj_annotation(pod, ANN_SLURM_JOBID)) == NULL)
 			job = k8s_obj_label(pod, LABEL_JOBID);
-		snprintf(placed, sizeof(placed), job != NULL ? " (job %.32s)" :
-		    "%s", job != NULL ? job : "");
-		validate_deny(r, "pods/resize: pod %s/%s is placed by Slurm%s; "
+		snprintf(placed, sizeof(placed),
+		    job != NULL ? " (job %.32s)" : "%s",
+		    job != NULL ? job : "");
+		validate_deny(r,
+		    "pods/resize: pod %s/%s is placed by Slurm%s; "
 		    "its CPU, memory and GPUs are fixed by that allocation. "
 		    "Delete the pod and create it with the new resources "
-		    "instead", k8s_obj_namespace(pod), k8s_obj_name(pod),
-		    placed);
+		    "instead",
+		    k8s_obj_namespace(pod), k8s_obj_name(pod), placed);
 		return;
 	}
 	if (sub != NULL && *sub != '\0')
-		return;		/* status and other subresources */
-	if (op == NULL || (strcmp(op, "CREATE") != 0 &&
-	    strcmp(op, "UPDATE") != 0))
+		return; /* status and other subresources */
+	if (op == NULL ||
+	    (strcmp(op, "CREATE") != 0 && strcmp(op, "UPDATE") != 0))
 		return;
 	validate_owned(pod, json_is_object(old) ? old : NULL, op, r);
 	if (r->denied != NULL)

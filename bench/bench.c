@@ -14,8 +14,8 @@
 int
 bench_parse_int(const char *s, long long min, long long max, long long *out)
 {
-	char		*end;
-	long long	 v;
+	char	 *end;
+	long long v;
 
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -28,8 +28,8 @@ bench_parse_int(const char *s, long long min, long long max, long long *out)
 int
 bench_parse_double(const char *s, double min, double max, double *out)
 {
-	char	*end;
-	double	 v;
+	char  *end;
+	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
@@ -44,7 +44,7 @@ bench_parse_double(const char *s, double min, double max, double *out)
 int64_t
 bench_now_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
@@ -53,7 +53,7 @@ bench_now_ms(void)
 int64_t
 bench_now_us(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
@@ -62,7 +62,7 @@ bench_now_us(void)
 struct timespec
 bench_ts_add(const struct timespec *base, int64_t us)
 {
-	struct timespec	t = *base;
+	struct timespec t = *base;
 	int64_t		ns = (int64_t)t.tv_nsec + (us % 1000000) * 1000;
 
 	t.tv_sec += (time_t)(us / 1000000 + ns / 1000000000);
@@ -80,8 +80,8 @@ bench_ts_before(const struct timespec *a, const struct timespec *b)
 void
 bench_sleep_until(const struct timespec *at)
 {
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, at, NULL) ==
-	    EINTR)
+	while (
+	    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, at, NULL) == EINTR)
 		;
 }
 

@@ -48,102 +48,103 @@
 #include "kube.h"
 #include "pct.h"
 
-#define BW_ANN_SLURM_NODE	"slinky.slurm.net/slurm-node"
-#define BW_ANN_MIN_MEMBER	"scheduler.slinky.slurm.net/min-member"
-#define BW_TIMEOUT_S		300
-#define BW_TICK_MS		50
-#define BW_T0_POLL_MS		10
-#define BW_WARN_MAX		5	/* violations logged one by one */
+#define BW_ANN_SLURM_NODE "slinky.slurm.net/slurm-node"
+#define BW_ANN_MIN_MEMBER "scheduler.slinky.slurm.net/min-member"
+#define BW_TIMEOUT_S	  300
+#define BW_TICK_MS	  50
+#define BW_T0_POLL_MS	  10
+#define BW_WARN_MAX	  5 /* violations logged one by one */
 
 struct bw_pod {
-	int64_t		 bind_ms;	/* epoch ms, first bound event; 0 */
-	int64_t		 added_ms;	/* epoch ms, ADDED on the watch; 0 */
-	int64_t		 created_ms;	/* creationTimestamp; -1 when unknown */
-	long		 gang;		/* index in bw.gangs, or -1 */
-	int		 deleted;	/* deleted before it was bound */
-	char		*name;
+	int64_t bind_ms;    /* epoch ms, first bound event; 0 */
+	int64_t added_ms;   /* epoch ms, ADDED on the watch; 0 */
+	int64_t created_ms; /* creationTimestamp; -1 when unknown */
+	long	gang;	    /* index in bw.gangs, or -1 */
+	int	deleted;    /* deleted before it was bound */
+	char   *name;
 };
 
 struct bw_gang {
-	char		*name;
-	long		 size;		/* min-member; 0 when not given */
-	size_t		 members;	/* seen so far */
-	size_t		 bound;
-	int64_t		 first_ms, last_ms;	/* binds of its members */
+	char   *name;
+	long	size;	 /* min-member; 0 when not given */
+	size_t	members; /* seen so far */
+	size_t	bound;
+	int64_t first_ms, last_ms; /* binds of its members */
 };
 
 struct bw {
 	/* read-only once the informer runs */
-	size_t		 count;
-	int64_t		 t0_ms;		/* 0: see from_added */
-	int		 from_added;	/* latency from each pod's ADDED */
-	const char	*gang_label;	/* NULL: no gang check */
+	size_t		     count;
+	int64_t		     t0_ms;	 /* 0: see from_added */
+	int		     from_added; /* latency from each pod's ADDED */
+	const char	    *gang_label; /* NULL: no gang check */
 	struct k8s_informer *inf;
 
 	/* the informer thread's until it is joined */
-	json_t		*pod_index;	/* uid -> index in pods */
-	struct bw_pod	*pods;
-	size_t		 npods, podcap;
-	json_t		*gang_index;	/* name -> index in gangs */
-	struct bw_gang	*gangs;
-	size_t		 ngangs, gangcap;
-	uint64_t	 nsynced;	/* lists delivered */
-	size_t		 bound_at_list;	/* bound when first seen in a list */
-	size_t		 listed_bound;	/* the same, over the whole run */
-	size_t		 unannotated;	/* gang members bound without it */
-	int64_t		 first_ms, last_ms;
-	int64_t		 first_added_ms;
+	json_t	       *pod_index; /* uid -> index in pods */
+	struct bw_pod  *pods;
+	size_t		npods, podcap;
+	json_t	       *gang_index; /* name -> index in gangs */
+	struct bw_gang *gangs;
+	size_t		ngangs, gangcap;
+	uint64_t	nsynced;       /* lists delivered */
+	size_t		bound_at_list; /* bound when first seen in a list */
+	size_t		listed_bound;  /* the same, over the whole run */
+	size_t		unannotated;   /* gang members bound without it */
+	int64_t		first_ms, last_ms;
+	int64_t		first_added_ms;
 
 	/* shared with main */
-	atomic_size_t	 nbound;
-	atomic_size_t	 ndeleted;	/* deleted before they were bound */
-	atomic_int	 synced;
-	atomic_int	 done;
+	atomic_size_t nbound;
+	atomic_size_t ndeleted; /* deleted before they were bound */
+	atomic_int    synced;
+	atomic_int    done;
 };
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: bindwatch [--kubeconfig F] --namespace NS --count N\n"
-"                 [--t0 EPOCH_MS | --t0-file FILE | --from-added]\n"
-"                 [--timeout S] [--gang-label KEY] [--samples FILE]\n"
-"                 [--binds FILE] [--synced-file FILE]\n"
-"  --kubeconfig F     kubeconfig (default: $KUBECONFIG, in-cluster,\n"
-"                     ~/.kube/config)\n"
-"  --namespace NS     the pods to watch\n"
-"  --count N          stop once N pods are bound (or deleted unbound)\n"
-"  --t0 EPOCH_MS      latency from this moment (when the pods were released)\n"
-"  --t0-file FILE     the same, read from FILE at the end (waiting for it up\n"
-"                     to the timeout): for a t0 known only later\n"
-"  --from-added       latency per pod from its ADDED event on the watch;\n"
-"                     pods first seen in a list are not measured\n"
-"                     (without any of the three: from each pod's\n"
-"                     creationTimestamp, which has one-second resolution)\n"
-"  --timeout S        give up after S seconds (default %d)\n"
-"  --gang-label KEY   check gangs (pods sharing label KEY): none partly\n"
-"                     bound at the end, each member annotated when bound;\n"
-"                     e.g. scheduling.x-k8s.io/pod-group\n"
-"  --samples FILE     append \"epoch_ms bound_count\" every second\n"
-"  --binds FILE       write \"bind_ms start_ms name\" per bound pod, in bind\n"
-"                     order (start_ms: its ADDED event, or -1)\n"
-"  --synced-file F    create F once the first list is delivered (the\n"
-"                     watch runs: pods created from then on are ADDED)\n"
-"Prints one JSON line on stdout.\n", BW_TIMEOUT_S);
+	    "usage: bindwatch [--kubeconfig F] --namespace NS --count N\n"
+	    "                 [--t0 EPOCH_MS | --t0-file FILE | --from-added]\n"
+	    "                 [--timeout S] [--gang-label KEY] [--samples FILE]\n"
+	    "                 [--binds FILE] [--synced-file FILE]\n"
+	    "  --kubeconfig F     kubeconfig (default: $KUBECONFIG, in-cluster,\n"
+	    "                     ~/.kube/config)\n"
+	    "  --namespace NS     the pods to watch\n"
+	    "  --count N          stop once N pods are bound (or deleted unbound)\n"
+	    "  --t0 EPOCH_MS      latency from this moment (when the pods were released)\n"
+	    "  --t0-file FILE     the same, read from FILE at the end (waiting for it up\n"
+	    "                     to the timeout): for a t0 known only later\n"
+	    "  --from-added       latency per pod from its ADDED event on the watch;\n"
+	    "                     pods first seen in a list are not measured\n"
+	    "                     (without any of the three: from each pod's\n"
+	    "                     creationTimestamp, which has one-second resolution)\n"
+	    "  --timeout S        give up after S seconds (default %d)\n"
+	    "  --gang-label KEY   check gangs (pods sharing label KEY): none partly\n"
+	    "                     bound at the end, each member annotated when bound;\n"
+	    "                     e.g. scheduling.x-k8s.io/pod-group\n"
+	    "  --samples FILE     append \"epoch_ms bound_count\" every second\n"
+	    "  --binds FILE       write \"bind_ms start_ms name\" per bound pod, in bind\n"
+	    "                     order (start_ms: its ADDED event, or -1)\n"
+	    "  --synced-file F    create F once the first list is delivered (the\n"
+	    "                     watch runs: pods created from then on are ADDED)\n"
+	    "Prints one JSON line on stdout.\n",
+	    BW_TIMEOUT_S);
 }
 
 /* RFC 3339 "2026-01-02T03:04:05Z" in epoch ms, or -1. */
 static int64_t
 bw_parse_time(const char *s)
 {
-	struct tm	tm;
-	time_t		t;
+	struct tm tm;
+	time_t	  t;
 
 	if (s == NULL)
 		return (-1);
 	memset(&tm, 0, sizeof(tm));
 	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
-	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		&tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
 		return (-1);
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
@@ -159,17 +160,17 @@ bw_parse_time(const char *s)
 static int64_t
 bw_t0_read(const char *path, int64_t deadline)
 {
-	struct timespec	 tick = { 0, BW_T0_POLL_MS * 1000000L };
-	FILE		*fp;
-	char		 line[64];
-	long long	 v;
+	struct timespec tick = { 0, BW_T0_POLL_MS * 1000000L };
+	FILE	       *fp;
+	char		line[64];
+	long long	v;
 
 	for (;;) {
 		if ((fp = fopen(path, "r")) != NULL) {
 			if (fgets(line, sizeof(line), fp) != NULL) {
 				line[strcspn(line, "\r\n")] = '\0';
-				if (bench_parse_int(line, 1, INT64_MAX,
-				    &v) == 0) {
+				if (bench_parse_int(line, 1, INT64_MAX, &v) ==
+				    0) {
 					fclose(fp);
 					return (v);
 				}
@@ -186,8 +187,8 @@ bw_t0_read(const char *path, int64_t deadline)
 static struct bw_gang *
 bw_gang_get(struct bw *w, const char *name, long *idx)
 {
-	struct bw_gang	*g;
-	json_t		*v;
+	struct bw_gang *g;
+	json_t	       *v;
 
 	if ((v = json_object_get(w->gang_index, name)) != NULL) {
 		*idx = (long)json_integer_value(v);
@@ -210,7 +211,7 @@ bw_gang_get(struct bw *w, const char *name, long *idx)
 static struct bw_pod *
 bw_pod_find(struct bw *w, const json_t *obj, const char **key)
 {
-	json_t	*v;
+	json_t *v;
 
 	/* A pod recreated under the same name is another pod. */
 	if ((*key = k8s_obj_uid(obj)) == NULL &&
@@ -228,8 +229,8 @@ bw_pod_find(struct bw *w, const json_t *obj, const char **key)
 static struct bw_pod *
 bw_pod_get(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 {
-	struct bw_pod	*p;
-	const char	*key, *name;
+	struct bw_pod *p;
+	const char    *key, *name;
 
 	if ((p = bw_pod_find(w, obj, &key)) != NULL || key == NULL)
 		return (p);
@@ -240,8 +241,8 @@ bw_pod_get(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 	p = &w->pods[w->npods];
 	memset(p, 0, sizeof(*p));
 	p->gang = -1;
-	p->created_ms = bw_parse_time(k8s_obj_str(obj,
-	    "metadata.creationTimestamp"));
+	p->created_ms = bw_parse_time(
+	    k8s_obj_str(obj, "metadata.creationTimestamp"));
 	name = k8s_obj_name(obj);
 	p->name = xstrdup(name != NULL ? name : key);
 	/*
@@ -263,24 +264,25 @@ bw_pod_get(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 static void
 bw_gang_join(struct bw *w, struct bw_pod *p, const json_t *obj)
 {
-	struct bw_gang	*g;
-	const char	*name, *min;
-	long long	 n;
+	struct bw_gang *g;
+	const char     *name, *min;
+	long long	n;
 
 	if (w->gang_label == NULL || p->gang >= 0 ||
-	    (name = k8s_obj_label(obj, w->gang_label)) == NULL ||
-	    *name == '\0')
+	    (name = k8s_obj_label(obj, w->gang_label)) == NULL || *name == '\0')
 		return;
 	g = bw_gang_get(w, name, &p->gang);
 	g->members++;
-	if (g->size == 0 && (min = k8s_obj_annotation(obj,
-	    BW_ANN_MIN_MEMBER)) != NULL) {
+	if (g->size == 0 &&
+	    (min = k8s_obj_annotation(obj, BW_ANN_MIN_MEMBER)) != NULL) {
 		if (bench_parse_int(min, 1, 1000000, &n) == 0)
 			g->size = (long)n;
 		else
-			log_warnx("gang %s: annotation " BW_ANN_MIN_MEMBER
+			log_warnx(
+			    "gang %s: annotation " BW_ANN_MIN_MEMBER
 			    " \"%.32s\" is not a size; counting the members "
-			    "seen instead", name, min);
+			    "seen instead",
+			    name, min);
 	}
 }
 
@@ -307,9 +309,9 @@ bw_done_check(struct bw *w)
 static void
 bw_pod_update(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 {
-	struct bw_pod	*p;
-	struct bw_gang	*g;
-	const char	*node, *ann;
+	struct bw_pod  *p;
+	struct bw_gang *g;
+	const char     *node, *ann;
 
 	if (!json_is_object(obj) ||
 	    (p = bw_pod_get(w, obj, now_ms, listing)) == NULL)
@@ -339,7 +341,7 @@ bw_pod_update(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 		if (ann == NULL || *ann == '\0') {
 			if (w->unannotated++ < BW_WARN_MAX)
 				log_warnx("gang %s: pod %s first seen bound "
-				    "(on %s) without " BW_ANN_SLURM_NODE,
+					  "(on %s) without " BW_ANN_SLURM_NODE,
 				    g->name, p->name, node);
 		}
 	}
@@ -351,8 +353,8 @@ bw_pod_update(struct bw *w, const json_t *obj, int64_t now_ms, int listing)
 static void
 bw_pod_deleted(struct bw *w, const json_t *obj)
 {
-	struct bw_pod	*p;
-	const char	*key;
+	struct bw_pod *p;
+	const char    *key;
 
 	if (!json_is_object(obj) || (p = bw_pod_find(w, obj, &key)) == NULL ||
 	    p->bind_ms != 0 || p->deleted)
@@ -366,8 +368,8 @@ bw_pod_deleted(struct bw *w, const json_t *obj)
 static void
 bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
-	struct bw	*w = arg;
-	int64_t		 now_ms = bench_now_ms();
+	struct bw *w = arg;
+	int64_t	   now_ms = bench_now_ms();
 
 	switch (type) {
 	case K8S_EVENT_ADDED:
@@ -382,7 +384,8 @@ bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
 		/* Those binds happened while we were not watching. */
 		if (w->bound_at_list > 0)
 			log_warnx("%zu pods were bound when %s listed them: "
-			    "their bind time is when it did", w->bound_at_list,
+				  "their bind time is when it did",
+			    w->bound_at_list,
 			    w->nsynced == 0 ? "bindwatch first" : "a relist");
 		w->bound_at_list = 0;
 		w->nsynced++;
@@ -400,8 +403,8 @@ bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
 static size_t
 bw_partial_gangs(struct bw *w)
 {
-	struct bw_gang	*g;
-	size_t		 i, partial = 0;
+	struct bw_gang *g;
+	size_t		i, partial = 0;
 
 	for (i = 0; i < w->ngangs; i++) {
 		g = &w->gangs[i];
@@ -409,8 +412,8 @@ bw_partial_gangs(struct bw *w)
 			continue;
 		if (partial++ < BW_WARN_MAX)
 			log_warnx("gang %s: partial: %zu of %zu members bound "
-			    "at the end (%zu seen)", g->name, g->bound,
-			    bw_gang_want(g), g->members);
+				  "at the end (%zu seen)",
+			    g->name, g->bound, bw_gang_want(g), g->members);
 	}
 	return (partial);
 }
@@ -422,10 +425,10 @@ bw_partial_gangs(struct bw *w)
 static json_t *
 bw_pcts(const double *v, size_t n, size_t total, int with_p90)
 {
-	static const unsigned int	 ps[] = { 50, 90, 99, 100 };
-	static const char *const	 keys[] = { "p50", "p90", "p99", "max" };
-	json_t				*o = json_object();
-	size_t				 i, rank;
+	static const unsigned int ps[] = { 50, 90, 99, 100 };
+	static const char *const  keys[] = { "p50", "p90", "p99", "max" };
+	json_t			 *o = json_object();
+	size_t			  i, rank;
 
 	if (total < n)
 		total = n;
@@ -434,8 +437,9 @@ bw_pcts(const double *v, size_t n, size_t total, int with_p90)
 			continue;
 		/* Over all total pods: past n, one never bound. */
 		rank = pct_nearest(total, ps[i]);
-		json_object_set_new(o, keys[i], rank <= n ?
-		    json_integer((json_int_t)v[rank - 1]) : json_null());
+		json_object_set_new(o, keys[i],
+		    rank <= n ? json_integer((json_int_t)v[rank - 1]) :
+				json_null());
 	}
 	return (o);
 }
@@ -444,9 +448,9 @@ bw_pcts(const double *v, size_t n, size_t total, int with_p90)
 static json_t *
 bw_gang_spread(const struct bw *w)
 {
-	json_t	*o;
-	double	*v;
-	size_t	 i, n = 0;
+	json_t *o;
+	double *v;
+	size_t	i, n = 0;
 
 	v = xcalloc(w->ngangs > 0 ? w->ngangs : 1, sizeof(*v));
 	for (i = 0; i < w->ngangs; i++)
@@ -463,8 +467,8 @@ bw_gang_spread(const struct bw *w)
 static int
 bw_bind_cmp(const void *a, const void *b)
 {
-	const struct bw_pod	*x = *(const struct bw_pod *const *)a;
-	const struct bw_pod	*y = *(const struct bw_pod *const *)b;
+	const struct bw_pod *x = *(const struct bw_pod *const *)a;
+	const struct bw_pod *y = *(const struct bw_pod *const *)b;
 
 	return (x->bind_ms < y->bind_ms ? -1 : x->bind_ms > y->bind_ms);
 }
@@ -473,10 +477,10 @@ bw_bind_cmp(const void *a, const void *b)
 static int
 bw_binds_write(const struct bw *w, const char *path)
 {
-	const struct bw_pod	**v;
-	FILE			 *fp;
-	size_t			  i, n = 0;
-	int			  rc = 0;
+	const struct bw_pod **v;
+	FILE		     *fp;
+	size_t		      i, n = 0;
+	int		      rc = 0;
 
 	if ((fp = fopen(path, "w")) == NULL) {
 		log_warn("%s", path);
@@ -502,12 +506,12 @@ bw_binds_write(const struct bw *w, const char *path)
 static json_t *
 bw_report(struct bw *w)
 {
-	const struct bw_pod	*p;
-	json_t			*out;
-	double			*v, lat;
-	int64_t			 start, span;
-	size_t			 i, n = 0, bound = 0, early = 0, unmeasured = 0;
-	size_t			 late;
+	const struct bw_pod *p;
+	json_t		    *out;
+	double		    *v, lat;
+	int64_t		     start, span;
+	size_t		     i, n = 0, bound = 0, early = 0, unmeasured = 0;
+	size_t		     late;
 
 	v = xcalloc(w->npods > 0 ? w->npods : 1, sizeof(*v));
 	for (i = 0; i < w->npods; i++) {
@@ -539,14 +543,16 @@ bw_report(struct bw *w)
 	json_object_set_new(out, "bound", json_integer((json_int_t)bound));
 	json_object_set_new(out, "deleted_unbound",
 	    json_integer((json_int_t)atomic_load(&w->ndeleted)));
-	json_object_set_new(out, "t0_ms", w->t0_ms > 0 ?
-	    json_integer(w->t0_ms) : json_null());
-	json_object_set_new(out, "latency_from", json_string(w->t0_ms > 0 ?
-	    "t0" : w->from_added ? "added" : "creationTimestamp"));
-	json_object_set_new(out, "first_bind_ms", bound > 0 ?
-	    json_integer(w->first_ms) : json_null());
-	json_object_set_new(out, "last_bind_ms", bound > 0 ?
-	    json_integer(w->last_ms) : json_null());
+	json_object_set_new(out, "t0_ms",
+	    w->t0_ms > 0 ? json_integer(w->t0_ms) : json_null());
+	json_object_set_new(out, "latency_from",
+	    json_string(w->t0_ms > 0 ? "t0" :
+		    w->from_added    ? "added" :
+				       "creationTimestamp"));
+	json_object_set_new(out, "first_bind_ms",
+	    bound > 0 ? json_integer(w->first_ms) : json_null());
+	json_object_set_new(out, "last_bind_ms",
+	    bound > 0 ? json_integer(w->last_ms) : json_null());
 	json_object_set_new(out, "bound_before_t0",
 	    json_integer((json_int_t)early));
 	json_object_set_new(out, "bound_when_listed",
@@ -554,12 +560,15 @@ bw_report(struct bw *w)
 	json_object_set_new(out, "unmeasured",
 	    json_integer((json_int_t)unmeasured));
 	/* Binds per second from the release (or first arrival) on. */
-	start = w->t0_ms > 0 ? w->t0_ms : w->from_added &&
-	    w->first_added_ms > 0 ? w->first_added_ms : w->first_ms;
+	start = w->t0_ms > 0			   ? w->t0_ms :
+	    w->from_added && w->first_added_ms > 0 ? w->first_added_ms :
+						     w->first_ms;
 	span = w->last_ms - start;
-	json_object_set_new(out, "binds_per_s", bound > 0 && span > 0 ?
-	    json_real((double)(int64_t)((double)bound * 1e5 / (double)span) /
-	    100.0) : json_null());
+	json_object_set_new(out, "binds_per_s",
+	    bound > 0 && span > 0 ? json_real((double)(int64_t)((double)bound *
+						  1e5 / (double)span) /
+					100.0) :
+				    json_null());
 	pct_sort(v, n);
 	json_object_set_new(out, "latency_ms", bw_pcts(v, n, n + late, 1));
 	if (w->gang_label != NULL) {
@@ -588,7 +597,7 @@ bw_sample(FILE *fp, size_t bound)
 static void
 bw_synced_write(const char *path)
 {
-	FILE	*fp;
+	FILE *fp;
 
 	if ((fp = fopen(path, "w")) == NULL || fclose(fp) == EOF)
 		log_warn("%s", path);
@@ -597,7 +606,7 @@ bw_synced_write(const char *path)
 static void
 bw_cleanup(struct bw *w)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < w->ngangs; i++)
 		free(w->gangs[i].name);
@@ -612,37 +621,36 @@ bw_cleanup(struct bw *w)
 int
 main(int argc, char *argv[])
 {
-	static const struct option	 longopts[] = {
-		{ "kubeconfig",	required_argument,	NULL,	'k' },
-		{ "namespace",	required_argument,	NULL,	'n' },
-		{ "count",	required_argument,	NULL,	'c' },
-		{ "t0",		required_argument,	NULL,	'0' },
-		{ "t0-file",	required_argument,	NULL,	'f' },
-		{ "from-added",	no_argument,		NULL,	'a' },
-		{ "timeout",	required_argument,	NULL,	't' },
-		{ "gang-label",	required_argument,	NULL,	'g' },
-		{ "samples",	required_argument,	NULL,	's' },
-		{ "binds",	required_argument,	NULL,	'b' },
-		{ "synced-file", required_argument,	NULL,	'y' },
-		{ "help",	no_argument,		NULL,	'h' },
-		{ NULL,		0,			NULL,	0 }
+	static const struct option longopts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "namespace", required_argument, NULL, 'n' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "t0", required_argument, NULL, '0' },
+		{ "t0-file", required_argument, NULL, 'f' },
+		{ "from-added", no_argument, NULL, 'a' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "gang-label", required_argument, NULL, 'g' },
+		{ "samples", required_argument, NULL, 's' },
+		{ "binds", required_argument, NULL, 'b' },
+		{ "synced-file", required_argument, NULL, 'y' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
-	struct k8s_informer_opts	 opts;
-	struct k8s_informer		*inf = NULL;
-	struct k8s_config		*conf = NULL;
-	struct timespec			 tick;
-	struct bw			 w;
-	sigset_t			 sigs;
-	json_t				*out = NULL;
-	FILE				*samples = NULL;
-	const char			*kubeconfig = NULL, *ns = NULL;
-	const char			*samples_path = NULL, *t0_path = NULL;
-	const char			*binds_path = NULL, *synced_path = NULL;
-	char				*path = NULL;
-	long long			 v, timeout = BW_TIMEOUT_S;
-	int64_t				 deadline, next_sample, now;
-	int				 ch, rc = 1, interrupted = 0, synced = 0;
-	int				 bases = 0;
+	struct k8s_informer_opts opts;
+	struct k8s_informer	*inf = NULL;
+	struct k8s_config	*conf = NULL;
+	struct timespec		 tick;
+	struct bw		 w;
+	sigset_t		 sigs;
+	json_t			*out = NULL;
+	FILE			*samples = NULL;
+	const char		*kubeconfig = NULL, *ns = NULL;
+	const char		*samples_path = NULL, *t0_path = NULL;
+	const char		*binds_path = NULL, *synced_path = NULL;
+	char			*path = NULL;
+	long long		 v, timeout = BW_TIMEOUT_S;
+	int64_t			 deadline, next_sample, now;
+	int			 ch, rc = 1, interrupted = 0, synced = 0;
+	int			 bases = 0;
 
 	memset(&w, 0, sizeof(w));
 	atomic_init(&w.nbound, 0);
@@ -687,7 +695,8 @@ main(int argc, char *argv[])
 		case 't':
 			if (bench_parse_int(optarg, 1, 86400, &timeout) == -1) {
 				log_warnx("--timeout: \"%s\" is not 1-86400 "
-				    "seconds", optarg);
+					  "seconds",
+				    optarg);
 				return (2);
 			}
 			break;
@@ -716,15 +725,16 @@ main(int argc, char *argv[])
 		return (2);
 	}
 	if (bases > 1) {
-		log_warnx("--t0, --t0-file and --from-added exclude each other");
+		log_warnx(
+		    "--t0, --t0-file and --from-added exclude each other");
 		return (2);
 	}
 	if (bases == 0)
 		log_info("no --t0: latency is from each pod's "
-		    "creationTimestamp, which has one-second resolution");
+			 "creationTimestamp, which has one-second resolution");
 
-	if (samples_path != NULL && (samples = fopen(samples_path, "a")) ==
-	    NULL) {
+	if (samples_path != NULL &&
+	    (samples = fopen(samples_path, "a")) == NULL) {
 		log_warn("%s", samples_path);
 		goto fail;
 	}
@@ -788,7 +798,8 @@ main(int argc, char *argv[])
 	if (t0_path != NULL && !interrupted &&
 	    (w.t0_ms = bw_t0_read(t0_path, deadline)) == 0)
 		log_warnx("%s: no t0 by the timeout: latency from each "
-		    "pod's creationTimestamp", t0_path);
+			  "pod's creationTimestamp",
+		    t0_path);
 
 	out = bw_report(&w);
 	if (binds_path != NULL)
@@ -799,7 +810,7 @@ main(int argc, char *argv[])
 	    json_integer_value(json_object_get(out, "partial_gangs")) == 0 &&
 	    json_integer_value(json_object_get(out, "unannotated_binds")) == 0)
 		rc = 0;
- fail:
+fail:
 	json_decref(out);
 	k8s_informer_free(inf);
 	free(path);

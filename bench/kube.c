@@ -14,8 +14,8 @@
 struct k8s_config *
 kube_connect(const char *kubeconfig)
 {
-	struct k8s_config	*conf;
-	struct k8s_error	 err;
+	struct k8s_config *conf;
+	struct k8s_error   err;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");
@@ -35,8 +35,9 @@ kube_fini(struct k8s_config *conf)
 int
 kube_print(const json_t *obj)
 {
-	if (json_dumpf(obj, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(12)) == -1)
+	if (json_dumpf(obj, stdout,
+		JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) ==
+	    -1)
 		return (-1);
 	putchar('\n');
 	fflush(stdout);

@@ -15,10 +15,10 @@ struct k8s_config;
  * libcurl (fatal when it cannot start) and jansson, then the kubeconfig
  * (path, or the default search): a new config, or NULL (logged).
  */
-struct k8s_config	*kube_connect(const char *kubeconfig);
+struct k8s_config *kube_connect(const char *kubeconfig);
 /* Frees what kube_connect made (conf may be NULL). */
-void			 kube_fini(struct k8s_config *conf);
+void kube_fini(struct k8s_config *conf);
 /* Prints obj as one compact JSON line on stdout; 0, or -1. */
-int			 kube_print(const json_t *obj);
+int kube_print(const json_t *obj);
 
 #endif /* KUBE_H */

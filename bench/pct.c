@@ -6,7 +6,7 @@
 static int
 pct_cmp(const void *a, const void *b)
 {
-	double	x = *(const double *)a, y = *(const double *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x < y ? -1 : x > y);
 }
@@ -20,7 +20,7 @@ pct_sort(double *v, size_t n)
 size_t
 pct_nearest(size_t n, unsigned int p)
 {
-	size_t	rank = (p * n + 99) / 100;
+	size_t rank = (p * n + 99) / 100;
 
 	return (rank < 1 ? 1 : rank);
 }
@@ -28,7 +28,7 @@ pct_nearest(size_t n, unsigned int p)
 double
 pct_rank(const double *v, size_t n, unsigned int p)
 {
-	size_t	rank = pct_nearest(n, p);
+	size_t rank = pct_nearest(n, p);
 
 	if (rank > n)
 		rank = n;

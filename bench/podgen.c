@@ -34,68 +34,68 @@
 #include "kube.h"
 #include "pct.h"
 
-#define PG_THREADS		8
-#define PG_THREADS_MAX		64
-#define PG_WARMUP_MS		500	/* connect every client before t0 */
-#define PG_SLICE_NS		100000000L	/* stop-flag check */
-#define PG_TOLERATION		"slinky.slurm.net/managed-node"
+#define PG_THREADS     8
+#define PG_THREADS_MAX 64
+#define PG_WARMUP_MS   500	  /* connect every client before t0 */
+#define PG_SLICE_NS    100000000L /* stop-flag check */
+#define PG_TOLERATION  "slinky.slurm.net/managed-node"
 
 struct pg_pod {
-	int64_t		 due_us;	/* epoch us */
-	int64_t		 sent_us;	/* epoch us, the POST began; 0 */
-	int64_t		 done_us;	/* epoch us, the POST returned; 0 */
-	long		 status;	/* HTTP status of the POST; 0 */
-	int		 created;
-	int		 deleted;
+	int64_t due_us;	 /* epoch us */
+	int64_t sent_us; /* epoch us, the POST began; 0 */
+	int64_t done_us; /* epoch us, the POST returned; 0 */
+	long	status;	 /* HTTP status of the POST; 0 */
+	int	created;
+	int	deleted;
 };
 
 struct pg {
 	/* read-only once the threads run */
-	const struct k8s_config	*conf;
+	const struct k8s_config *conf;
 	const char		*ns;
 	const char		*prefix;
 	const char		*scheduler;
 	double			 rate;
 	size_t			 count;
-	int64_t			 life_us;	/* 0: keep the pods */
+	int64_t			 life_us; /* 0: keep the pods */
 	unsigned int		 nthreads;
-	struct timespec		 mono0;		/* t0, monotonic */
-	int64_t			 real0_us;	/* t0, epoch us */
+	struct timespec		 mono0;	   /* t0, monotonic */
+	int64_t			 real0_us; /* t0, epoch us */
 
 	/* element i is written only by thread i % nthreads */
-	struct pg_pod		*pods;
+	struct pg_pod *pods;
 
-	atomic_int		 stop;
-	atomic_uint		 finished;	/* threads done */
-	atomic_size_t		 errors, delete_errors;
+	atomic_int    stop;
+	atomic_uint   finished; /* threads done */
+	atomic_size_t errors, delete_errors;
 };
 
 struct pg_thread {
-	struct pg		*pg;
-	unsigned int		 id;
-	pthread_t		 thread;
-	char			 first_err[512];	/* its first error */
+	struct pg   *pg;
+	unsigned int id;
+	pthread_t    thread;
+	char	     first_err[512]; /* its first error */
 };
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: podgen [--kubeconfig F] --namespace NS --rate R --seconds S\n"
-"              [--lifetime S] [--threads T] [--prefix P] [--scheduler NAME]\n"
-"              [--out FILE]\n"
-"  --namespace NS     where the pods go\n"
-"  --rate R           pods per second (pod i due at t0 + i / R)\n"
-"  --seconds S        for S seconds: R x S pods\n"
-"  --lifetime S       delete each pod S seconds after it was due (default:\n"
-"                     keep them)\n"
-"  --threads T        senders, each with its own client (default %d)\n"
-"  --prefix P         pod names P-0, P-1, ... (default f)\n"
-"  --scheduler NAME   spec.schedulerName (default default-scheduler)\n"
-"  --out FILE         per pod: \"name due_ms sent_ms returned_ms status\"\n"
-"                     (epoch ms; returned_ms -1 when the create failed)\n"
-"The pods are one-CPU, 64 MiB busybox pods that tolerate the bridge's\n"
-"node taint, as make bench's singles.  Prints one JSON line on stdout.\n",
+	    "usage: podgen [--kubeconfig F] --namespace NS --rate R --seconds S\n"
+	    "              [--lifetime S] [--threads T] [--prefix P] [--scheduler NAME]\n"
+	    "              [--out FILE]\n"
+	    "  --namespace NS     where the pods go\n"
+	    "  --rate R           pods per second (pod i due at t0 + i / R)\n"
+	    "  --seconds S        for S seconds: R x S pods\n"
+	    "  --lifetime S       delete each pod S seconds after it was due (default:\n"
+	    "                     keep them)\n"
+	    "  --threads T        senders, each with its own client (default %d)\n"
+	    "  --prefix P         pod names P-0, P-1, ... (default f)\n"
+	    "  --scheduler NAME   spec.schedulerName (default default-scheduler)\n"
+	    "  --out FILE         per pod: \"name due_ms sent_ms returned_ms status\"\n"
+	    "                     (epoch ms; returned_ms -1 when the create failed)\n"
+	    "The pods are one-CPU, 64 MiB busybox pods that tolerate the bridge's\n"
+	    "node taint, as make bench's singles.  Prints one JSON line on stdout.\n",
 	    PG_THREADS);
 }
 
@@ -106,7 +106,7 @@ usage(FILE *fp)
 static int
 pg_sleep_until(struct pg *pg, const struct timespec *at)
 {
-	struct timespec	now, slice;
+	struct timespec now, slice;
 
 	for (;;) {
 		if (atomic_load(&pg->stop))
@@ -143,31 +143,27 @@ pg_error(struct pg_thread *t, const char *what, size_t i,
 static json_t *
 pg_pod_new(const struct pg *pg, size_t i)
 {
-	char	name[256];
+	char name[256];
 
 	snprintf(name, sizeof(name), "%s-%zu", pg->prefix, i);
 	return (json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, "
-	    "s:{s:s, s:i, s:[{s:s, s:s, s:s}], "
-	    "s:[{s:s, s:s, s:{s:{s:s, s:s}}}]}}",
-	    "apiVersion", "v1", "kind", "Pod",
-	    "metadata", "name", name, "namespace", pg->ns,
-	    "labels", "app", "podgen",
-	    "spec", "schedulerName", pg->scheduler,
-	    "terminationGracePeriodSeconds", 0,
-	    "tolerations", "key", PG_TOLERATION, "operator", "Exists",
-	    "effect", "NoExecute",
-	    "containers", "name", "main", "image", "busybox",
+			  "s:{s:s, s:i, s:[{s:s, s:s, s:s}], "
+			  "s:[{s:s, s:s, s:{s:{s:s, s:s}}}]}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+	    "namespace", pg->ns, "labels", "app", "podgen", "spec",
+	    "schedulerName", pg->scheduler, "terminationGracePeriodSeconds", 0,
+	    "tolerations", "key", PG_TOLERATION, "operator", "Exists", "effect",
+	    "NoExecute", "containers", "name", "main", "image", "busybox",
 	    "resources", "requests", "cpu", "1", "memory", "64Mi"));
 }
 
 static void
-pg_create(struct pg_thread *t, struct k8s_client *c, const char *path,
-    size_t i)
+pg_create(struct pg_thread *t, struct k8s_client *c, const char *path, size_t i)
 {
-	struct pg		*pg = t->pg;
-	struct pg_pod		*p = &pg->pods[i];
-	struct k8s_error	 err;
-	json_t			*body = pg_pod_new(pg, i);
+	struct pg	*pg = t->pg;
+	struct pg_pod	*p = &pg->pods[i];
+	struct k8s_error err;
+	json_t		*body = pg_pod_new(pg, i);
 
 	p->sent_us = bench_now_us();
 	if (k8s_create(c, path, body, NULL, &err) == 0) {
@@ -183,13 +179,12 @@ pg_create(struct pg_thread *t, struct k8s_client *c, const char *path,
 }
 
 static void
-pg_delete(struct pg_thread *t, struct k8s_client *c, const char *path,
-    size_t i)
+pg_delete(struct pg_thread *t, struct k8s_client *c, const char *path, size_t i)
 {
-	struct pg		*pg = t->pg;
-	struct pg_pod		*p = &pg->pods[i];
-	struct k8s_error	 err;
-	char			*url;
+	struct pg	*pg = t->pg;
+	struct pg_pod	*p = &pg->pods[i];
+	struct k8s_error err;
+	char		*url;
 
 	if (!p->created)
 		return;
@@ -211,15 +206,15 @@ pg_delete(struct pg_thread *t, struct k8s_client *c, const char *path,
 static void *
 pg_main(void *arg)
 {
-	struct pg_thread	*t = arg;
-	struct pg		*pg = t->pg;
-	struct k8s_client	*c;
-	struct k8s_error	 err;
-	struct timespec		 at_c, at_d;
-	char			*path;
-	json_t			*out = NULL;
-	size_t			 ci = t->id, di = t->id;
-	int			 more_c, more_d;
+	struct pg_thread  *t = arg;
+	struct pg	  *pg = t->pg;
+	struct k8s_client *c;
+	struct k8s_error   err;
+	struct timespec	   at_c, at_d;
+	char		  *path;
+	json_t		  *out = NULL;
+	size_t		   ci = t->id, di = t->id;
+	int		   more_c, more_d;
 
 	xasprintf(&path, "/api/v1/namespaces/%s/pods", pg->ns);
 	if ((c = k8s_client_new(pg->conf, &err)) == NULL) {
@@ -239,8 +234,8 @@ pg_main(void *arg)
 		if (more_c)
 			at_c = bench_ts_add(&pg->mono0, pg_offset_us(pg, ci));
 		if (more_d)
-			at_d = bench_ts_add(&pg->mono0, pg_offset_us(pg, di) +
-			    pg->life_us);
+			at_d = bench_ts_add(&pg->mono0,
+			    pg_offset_us(pg, di) + pg->life_us);
 		if (more_c && (!more_d || !bench_ts_before(&at_d, &at_c))) {
 			if (pg_sleep_until(pg, &at_c) == -1)
 				break;
@@ -254,7 +249,7 @@ pg_main(void *arg)
 		} else
 			break;
 	}
- done:
+done:
 	k8s_client_free(c);
 	free(path);
 	atomic_fetch_add(&pg->finished, 1);
@@ -268,10 +263,10 @@ pg_pcts(double *v, size_t n)
 	if (n == 0)
 		return (json_pack("{s:n, s:n, s:n}", "p50", "p99", "max"));
 	pct_sort(v, n);
-	return (json_pack("{s:f, s:f, s:f}",
-	    "p50", (double)(int64_t)(pct_rank(v, n, 50) / 100) / 10,
-	    "p99", (double)(int64_t)(pct_rank(v, n, 99) / 100) / 10,
-	    "max", (double)(int64_t)(v[n - 1] / 100) / 10));
+	return (json_pack("{s:f, s:f, s:f}", "p50",
+	    (double)(int64_t)(pct_rank(v, n, 50) / 100) / 10, "p99",
+	    (double)(int64_t)(pct_rank(v, n, 99) / 100) / 10, "max",
+	    (double)(int64_t)(v[n - 1] / 100) / 10));
 }
 
 /* The summary line, and the --out lines. */
@@ -279,13 +274,13 @@ static json_t *
 pg_report(struct pg *pg, const struct pg_thread *th, unsigned int nth,
     const char *out_path)
 {
-	struct pg_pod	*p;
-	const char	*first_err = NULL;
-	FILE		*fp = NULL;
-	json_t		*o;
-	double		*late, *post;
-	int64_t		 first = 0, last = 0;
-	size_t		 i, nsent = 0, ncreated = 0, ndeleted = 0;
+	struct pg_pod *p;
+	const char    *first_err = NULL;
+	FILE	      *fp = NULL;
+	json_t	      *o;
+	double	      *late, *post;
+	int64_t	       first = 0, last = 0;
+	size_t	       i, nsent = 0, ncreated = 0, ndeleted = 0;
 
 	if (out_path != NULL && (fp = fopen(out_path, "w")) == NULL)
 		log_warn("%s", out_path);
@@ -305,10 +300,10 @@ pg_report(struct pg *pg, const struct pg_thread *th, unsigned int nth,
 		if (p->deleted)
 			ndeleted++;
 		if (fp != NULL)
-			fprintf(fp, "%s-%zu %" PRId64 " %" PRId64 " %" PRId64
-			    " %ld\n", pg->prefix, i, p->due_us / 1000,
-			    p->sent_us / 1000, p->created ? p->done_us / 1000 :
-			    -1, p->status);
+			fprintf(fp,
+			    "%s-%zu %" PRId64 " %" PRId64 " %" PRId64 " %ld\n",
+			    pg->prefix, i, p->due_us / 1000, p->sent_us / 1000,
+			    p->created ? p->done_us / 1000 : -1, p->status);
 	}
 	if (fp != NULL && fclose(fp) == EOF)
 		log_warn("%s", out_path);
@@ -320,8 +315,8 @@ pg_report(struct pg *pg, const struct pg_thread *th, unsigned int nth,
 	json_object_set_new(o, "created", json_integer((json_int_t)ncreated));
 	json_object_set_new(o, "errors",
 	    json_integer((json_int_t)atomic_load(&pg->errors)));
-	json_object_set_new(o, "first_error", first_err != NULL ?
-	    json_string(first_err) : json_null());
+	json_object_set_new(o, "first_error",
+	    first_err != NULL ? json_string(first_err) : json_null());
 	json_object_set_new(o, "deleted", json_integer((json_int_t)ndeleted));
 	json_object_set_new(o, "delete_errors",
 	    json_integer((json_int_t)atomic_load(&pg->delete_errors)));
@@ -331,9 +326,12 @@ pg_report(struct pg *pg, const struct pg_thread *th, unsigned int nth,
 	    json_real((double)pg->life_us / 1e6));
 	json_object_set_new(o, "t0_ms", json_integer(pg->real0_us / 1000));
 	/* What the API server got: sends over the first to the last. */
-	json_object_set_new(o, "sent_per_s", nsent > 1 && last > first ?
-	    json_real((double)(int64_t)((double)(nsent - 1) * 1e8 /
-	    (double)(last - first)) / 100.0) : json_null());
+	json_object_set_new(o, "sent_per_s",
+	    nsent > 1 && last > first ?
+		json_real((double)(int64_t)((double)(nsent - 1) * 1e8 /
+			      (double)(last - first)) /
+		    100.0) :
+		json_null());
 	json_object_set_new(o, "send_late_ms", pg_pcts(late, nsent));
 	json_object_set_new(o, "post_ms", pg_pcts(post, ncreated));
 	free(late);
@@ -344,31 +342,30 @@ pg_report(struct pg *pg, const struct pg_thread *th, unsigned int nth,
 int
 main(int argc, char *argv[])
 {
-	static const struct option	 longopts[] = {
-		{ "kubeconfig",	required_argument,	NULL,	'k' },
-		{ "namespace",	required_argument,	NULL,	'n' },
-		{ "rate",	required_argument,	NULL,	'r' },
-		{ "seconds",	required_argument,	NULL,	's' },
-		{ "lifetime",	required_argument,	NULL,	'l' },
-		{ "threads",	required_argument,	NULL,	'T' },
-		{ "prefix",	required_argument,	NULL,	'p' },
-		{ "scheduler",	required_argument,	NULL,	'S' },
-		{ "out",	required_argument,	NULL,	'o' },
-		{ "help",	no_argument,		NULL,	'h' },
-		{ NULL,		0,			NULL,	0 }
+	static const struct option longopts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "namespace", required_argument, NULL, 'n' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "lifetime", required_argument, NULL, 'l' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "scheduler", required_argument, NULL, 'S' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
-	struct pg_thread		*th = NULL;
-	struct k8s_config		*conf = NULL;
-	struct timespec			 tick = { 0, 100000000L };
-	struct pg			 pg;
-	sigset_t			 sigs;
-	json_t				*out = NULL;
-	const char			*kubeconfig = NULL, *out_path = NULL;
-	double				 seconds = 0, life = 0;
-	long long			 n;
-	size_t				 i;
-	unsigned int			 started = 0;
-	int				 ch, rc = 1;
+	struct pg_thread  *th = NULL;
+	struct k8s_config *conf = NULL;
+	struct timespec	   tick = { 0, 100000000L };
+	struct pg	   pg;
+	sigset_t	   sigs;
+	json_t		  *out = NULL;
+	const char	  *kubeconfig = NULL, *out_path = NULL;
+	double		   seconds = 0, life = 0;
+	long long	   n;
+	size_t		   i;
+	unsigned int	   started = 0;
+	int		   ch, rc = 1;
 
 	memset(&pg, 0, sizeof(pg));
 	pg.prefix = "f";
@@ -390,30 +387,33 @@ main(int argc, char *argv[])
 			break;
 		case 'r':
 			if (bench_parse_double(optarg, 0.001, 100000,
-			    &pg.rate) == -1) {
+				&pg.rate) == -1) {
 				log_warnx("--rate: \"%s\" is not 0.001-100000 "
-				    "pods/s", optarg);
+					  "pods/s",
+				    optarg);
 				return (2);
 			}
 			break;
 		case 's':
 			if (bench_parse_double(optarg, 0.001, 86400,
-			    &seconds) == -1) {
+				&seconds) == -1) {
 				log_warnx("--seconds: \"%s\" is not "
-				    "0.001-86400", optarg);
+					  "0.001-86400",
+				    optarg);
 				return (2);
 			}
 			break;
 		case 'l':
 			if (bench_parse_double(optarg, 0, 86400, &life) == -1) {
 				log_warnx("--lifetime: \"%s\" is not 0-86400 "
-				    "seconds", optarg);
+					  "seconds",
+				    optarg);
 				return (2);
 			}
 			break;
 		case 'T':
-			if (bench_parse_int(optarg, 1, PG_THREADS_MAX,
-			    &n) == -1) {
+			if (bench_parse_int(optarg, 1, PG_THREADS_MAX, &n) ==
+			    -1) {
 				log_warnx("--threads: \"%s\" is not 1-%d",
 				    optarg, PG_THREADS_MAX);
 				return (2);
@@ -437,8 +437,8 @@ main(int argc, char *argv[])
 			return (2);
 		}
 	}
-	if (optind != argc || pg.ns == NULL || *pg.ns == '\0' ||
-	    pg.rate == 0 || seconds == 0) {
+	if (optind != argc || pg.ns == NULL || *pg.ns == '\0' || pg.rate == 0 ||
+	    seconds == 0) {
 		usage(stderr);
 		return (2);
 	}
@@ -468,7 +468,7 @@ main(int argc, char *argv[])
 		th[started].pg = &pg;
 		th[started].id = started;
 		if ((errno = pthread_create(&th[started].thread, NULL, pg_main,
-		    &th[started])) != 0) {
+			 &th[started])) != 0) {
 			log_warn("pthread_create");
 			atomic_store(&pg.stop, 1);
 			break;
@@ -487,10 +487,9 @@ main(int argc, char *argv[])
 	if (kube_print(out) == -1)
 		goto fail;
 	if (started == pg.nthreads && !atomic_load(&pg.stop) &&
-	    atomic_load(&pg.errors) == 0 &&
-	    atomic_load(&pg.delete_errors) == 0)
+	    atomic_load(&pg.errors) == 0 && atomic_load(&pg.delete_errors) == 0)
 		rc = 0;
- fail:
+fail:
 	json_decref(out);
 	free(th);
 	free(pg.pods);

@@ -21,22 +21,22 @@
 
 #include "bench.h"
 
-#define RW_INTERVAL_MS	10
-#define RW_TIMEOUT_S	120
-#define RW_REQUEST_MS	1000	/* one poll; the next is due anyway */
+#define RW_INTERVAL_MS 10
+#define RW_TIMEOUT_S   120
+#define RW_REQUEST_MS  1000 /* one poll; the next is due anyway */
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: readywait [--insecure] [--interval MS] [--timeout S] [--pid PID] URL\n"
-"  --insecure       do not verify the server's certificate (kube-scheduler's\n"
-"                   is self-signed)\n"
-"  --interval MS    poll every MS milliseconds (default %d)\n"
-"  --timeout S      give up after S seconds (default %d)\n"
-"  --pid PID        give up once process PID is gone (the scheduler died)\n"
-"Prints the epoch ms of the first 200 answer.\n", RW_INTERVAL_MS,
-	    RW_TIMEOUT_S);
+	    "usage: readywait [--insecure] [--interval MS] [--timeout S] [--pid PID] URL\n"
+	    "  --insecure       do not verify the server's certificate (kube-scheduler's\n"
+	    "                   is self-signed)\n"
+	    "  --interval MS    poll every MS milliseconds (default %d)\n"
+	    "  --timeout S      give up after S seconds (default %d)\n"
+	    "  --pid PID        give up once process PID is gone (the scheduler died)\n"
+	    "Prints the epoch ms of the first 200 answer.\n",
+	    RW_INTERVAL_MS, RW_TIMEOUT_S);
 }
 
 /* The body is not needed: only the status. */
@@ -51,22 +51,20 @@ rw_discard_cb(char *data, size_t size, size_t n, void *arg)
 int
 main(int argc, char *argv[])
 {
-	static const struct option	 longopts[] = {
-		{ "insecure",	no_argument,		NULL,	'k' },
-		{ "interval",	required_argument,	NULL,	'i' },
-		{ "timeout",	required_argument,	NULL,	't' },
-		{ "pid",	required_argument,	NULL,	'p' },
-		{ "help",	no_argument,		NULL,	'h' },
-		{ NULL,		0,			NULL,	0 }
-	};
-	struct timespec	 at, mono;
-	CURL		*h;
-	CURLcode	 cc;
-	long long	 interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
-	long long	 pid = 0;
-	long		 status;
-	int64_t		 deadline, now, ready = 0;
-	int		 ch, insecure = 0, rc = 1;
+	static const struct option longopts[] = { { "insecure", no_argument,
+						      NULL, 'k' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct timespec		   at, mono;
+	CURL			  *h;
+	CURLcode		   cc;
+	long long interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
+	long long pid = 0;
+	long	  status;
+	int64_t	  deadline, now, ready = 0;
+	int	  ch, insecure = 0, rc = 1;
 
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -121,9 +119,11 @@ main(int argc, char *argv[])
 			break;
 		}
 		if (now >= deadline) {
-			fprintf(stderr, "readywait: %s: not ready after %lld s "
-			    "(%s, status %ld)\n", argv[optind], timeout,
-			    curl_easy_strerror(cc), status);
+			fprintf(stderr,
+			    "readywait: %s: not ready after %lld s "
+			    "(%s, status %ld)\n",
+			    argv[optind], timeout, curl_easy_strerror(cc),
+			    status);
 			break;
 		}
 		if (pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH) {
@@ -148,7 +148,7 @@ main(int argc, char *argv[])
 		rc = 0;
 	}
 	return (rc);
- bad:
+bad:
 	usage(stderr);
 	return (2);
 }

@@ -30,71 +30,71 @@
 #include "bench.h"
 #include "pct.h"
 
-#define BL_PARTITION		"slurm-bridge"
-#define BL_COMMENT		"bench-baseline"
-#define BL_MEM_PER_CPU_MB	64	/* the bridge's for a 64Mi pod */
-#define BL_POLL_S		0.050
-#define BL_DRAIN_POLL_S		0.100
-#define BL_DRAIN_S		60.0
-#define BL_TIMEOUT_S		120
+#define BL_PARTITION	  "slurm-bridge"
+#define BL_COMMENT	  "bench-baseline"
+#define BL_MEM_PER_CPU_MB 64 /* the bridge's for a 64Mi pod */
+#define BL_POLL_S	  0.050
+#define BL_DRAIN_POLL_S	  0.100
+#define BL_DRAIN_S	  60.0
+#define BL_TIMEOUT_S	  120
 
 /* Exported by libslurm but not declared in slurm.h (22.05). */
-extern void	slurm_xfree(void **);
+extern void slurm_xfree(void **);
 
 enum bl_state {
 	BL_PENDING,
 	BL_RUNNING,
-	BL_ENDED		/* ended before it ever ran */
+	BL_ENDED /* ended before it ever ran */
 };
 
 struct bl_job {
-	uint32_t	 id;
-	enum bl_state	 state;
-	double		 t_submit;	/* monotonic, just before the call */
-	double		 t_alloc;	/* monotonic, allocation known */
+	uint32_t      id;
+	enum bl_state state;
+	double	      t_submit; /* monotonic, just before the call */
+	double	      t_alloc;	/* monotonic, allocation known */
 };
 
 struct bl_run {
-	const char	*scenario;
-	const char	*partition;
-	uint32_t	 njobs;		/* asked for */
-	uint32_t	 size;		/* tasks per job */
-	uint32_t	 gpus;		/* GPUs per task */
-	struct bl_job	*jobs;		/* submitted, in submission order */
-	size_t		 nsub;
-	size_t		 npending;
-	int		 sorted;	/* jobs[] ascending by id */
-	time_t		 since;		/* update_time for slurm_load_jobs */
-	double		 last_poll;
-	int		 poll_failed;	/* a poll error was reported */
-	uint32_t	 errors;
-	uint64_t	 rpcs;		/* submits and polls */
+	const char    *scenario;
+	const char    *partition;
+	uint32_t       njobs; /* asked for */
+	uint32_t       size;  /* tasks per job */
+	uint32_t       gpus;  /* GPUs per task */
+	struct bl_job *jobs;  /* submitted, in submission order */
+	size_t	       nsub;
+	size_t	       npending;
+	int	       sorted; /* jobs[] ascending by id */
+	time_t	       since;  /* update_time for slurm_load_jobs */
+	double	       last_poll;
+	int	       poll_failed; /* a poll error was reported */
+	uint32_t       errors;
+	uint64_t       rpcs; /* submits and polls */
 };
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: slurm-baseline [--timeout S] [--partition P] [--dump F] singles N\n"
-"       slurm-baseline [--timeout S] [--partition P] [--dump F]\n"
-"                      gangs G SIZE GPUS\n"
-"  singles N          N jobs of 1 task x 1 CPU, 64 MiB per CPU\n"
-"  gangs G SIZE GPUS  G jobs of SIZE tasks x 1 CPU, 64 MiB per CPU and\n"
-"                     tres_per_task gres:gpu:GPUS (none when GPUS is 0)\n"
-"  --timeout S        wait for queued jobs up to S seconds after the last\n"
-"                     submit (default %d)\n"
-"  --partition P      Slurm partition (default " BL_PARTITION ")\n"
-"  --dump F           write \"alloc_ms latency_ms job_id\" per allocated job,\n"
-"                     in allocation order; alloc_ms from the first submit\n"
-"Prints one JSON line on stdout.  Every submitted job is cancelled at the\n"
-"end, and the tool waits (up to %d s) until squeue shows none of them.\n",
+	    "usage: slurm-baseline [--timeout S] [--partition P] [--dump F] singles N\n"
+	    "       slurm-baseline [--timeout S] [--partition P] [--dump F]\n"
+	    "                      gangs G SIZE GPUS\n"
+	    "  singles N          N jobs of 1 task x 1 CPU, 64 MiB per CPU\n"
+	    "  gangs G SIZE GPUS  G jobs of SIZE tasks x 1 CPU, 64 MiB per CPU and\n"
+	    "                     tres_per_task gres:gpu:GPUS (none when GPUS is 0)\n"
+	    "  --timeout S        wait for queued jobs up to S seconds after the last\n"
+	    "                     submit (default %d)\n"
+	    "  --partition P      Slurm partition (default " BL_PARTITION ")\n"
+	    "  --dump F           write \"alloc_ms latency_ms job_id\" per allocated job,\n"
+	    "                     in allocation order; alloc_ms from the first submit\n"
+	    "Prints one JSON line on stdout.  Every submitted job is cancelled at the\n"
+	    "end, and the tool waits (up to %d s) until squeue shows none of them.\n",
 	    BL_TIMEOUT_S, (int)BL_DRAIN_S);
 }
 
 static double
 bl_now(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
@@ -103,7 +103,7 @@ bl_now(void)
 static void
 bl_sleep(double s)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	if (s <= 0)
 		return;
@@ -117,7 +117,7 @@ bl_sleep(double s)
 static int
 bl_interrupted(void)
 {
-	sigset_t	pend;
+	sigset_t pend;
 
 	if (sigpending(&pend) == -1)
 		return (0);
@@ -130,7 +130,7 @@ static void
 bl_free_jobs(job_info_msg_t *msg)
 {
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
-	uint32_t	i;
+	uint32_t i;
 
 	for (i = 0; msg != NULL && i < msg->record_count; i++)
 		slurm_xfree((void **)&msg->job_array[i].admin_comment);
@@ -141,7 +141,7 @@ bl_free_jobs(job_info_msg_t *msg)
 static int
 bl_job_cmp(const void *a, const void *b)
 {
-	const struct bl_job	*x = a, *y = b;
+	const struct bl_job *x = a, *y = b;
 
 	return (x->id < y->id ? -1 : x->id > y->id);
 }
@@ -149,7 +149,7 @@ bl_job_cmp(const void *a, const void *b)
 static struct bl_job *
 bl_job_find(struct bl_run *r, uint32_t id)
 {
-	struct bl_job	key;
+	struct bl_job key;
 
 	if (!r->sorted) {
 		qsort(r->jobs, r->nsub, sizeof(*r->jobs), bl_job_cmp);
@@ -157,8 +157,7 @@ bl_job_find(struct bl_run *r, uint32_t id)
 	}
 	memset(&key, 0, sizeof(key));
 	key.id = id;
-	return (bsearch(&key, r->jobs, r->nsub, sizeof(*r->jobs),
-	    bl_job_cmp));
+	return (bsearch(&key, r->jobs, r->nsub, sizeof(*r->jobs), bl_job_cmp));
 }
 
 /* The same request sctl_desc_fill() makes for such pods (bridge/slurm.c). */
@@ -181,7 +180,7 @@ bl_desc_fill(const struct bl_run *r, job_desc_msg_t *d, char *name,
 	d->pn_min_memory = BL_MEM_PER_CPU_MB | MEM_PER_CPU;
 	d->user_id = getuid();
 	d->group_id = getgid();
-	d->work_dir = (char *)(uintptr_t)"/";
+	d->work_dir = (char *)(uintptr_t) "/";
 }
 
 /*
@@ -191,12 +190,12 @@ bl_desc_fill(const struct bl_run *r, job_desc_msg_t *d, char *name,
 static int
 bl_poll(struct bl_run *r)
 {
-	job_info_msg_t		*msg = NULL;
-	slurm_job_info_t	*j;
-	struct bl_job		*b;
-	uint32_t		 i, base;
-	double			 now;
-	int			 rc;
+	job_info_msg_t	 *msg = NULL;
+	slurm_job_info_t *j;
+	struct bl_job	 *b;
+	uint32_t	  i, base;
+	double		  now;
+	int		  rc;
 
 	rc = slurm_load_jobs(r->since, &msg, SHOW_ALL);
 	now = bl_now();
@@ -227,9 +226,10 @@ bl_poll(struct bl_run *r)
 			b->t_alloc = now;
 		} else {
 			b->state = BL_ENDED;
-			fprintf(stderr, "slurm-baseline: job %u (%s) ended "
-			    "before it ran\n", j->job_id,
-			    j->name != NULL ? j->name : "?");
+			fprintf(stderr,
+			    "slurm-baseline: job %u (%s) ended "
+			    "before it ran\n",
+			    j->job_id, j->name != NULL ? j->name : "?");
 		}
 	}
 	bl_free_jobs(msg);
@@ -240,12 +240,12 @@ bl_poll(struct bl_run *r)
 static void
 bl_submit(struct bl_run *r, uint32_t i)
 {
-	resource_allocation_response_msg_t	*resp = NULL;
-	job_desc_msg_t				 d;
-	struct bl_job				*b;
-	char					 name[64], ac[96], tres[32];
-	double					 t0, t1;
-	int					 rc;
+	resource_allocation_response_msg_t *resp = NULL;
+	job_desc_msg_t			    d;
+	struct bl_job			   *b;
+	char				    name[64], ac[96], tres[32];
+	double				    t0, t1;
+	int				    rc;
 
 	snprintf(name, sizeof(name), "bench/%s-%u",
 	    strcmp(r->scenario, "singles") == 0 ? "single" : "gang", i);
@@ -259,9 +259,10 @@ bl_submit(struct bl_run *r, uint32_t i)
 	r->rpcs++;
 	if (rc != SLURM_SUCCESS || resp == NULL) {
 		if (r->errors++ == 0)
-			fprintf(stderr, "slurm-baseline: %s: "
-			    "slurm_allocate_resources: %s\n", name,
-			    slurm_strerror(slurm_get_errno()));
+			fprintf(stderr,
+			    "slurm-baseline: %s: "
+			    "slurm_allocate_resources: %s\n",
+			    name, slurm_strerror(slurm_get_errno()));
 		slurm_free_resource_allocation_response_msg(resp);
 		return;
 	}
@@ -284,7 +285,7 @@ bl_submit(struct bl_run *r, uint32_t i)
 static int
 bl_job_listed(const slurm_job_info_t *j)
 {
-	uint32_t	base = j->job_state & JOB_STATE_BASE;
+	uint32_t base = j->job_state & JOB_STATE_BASE;
 
 	return (base == JOB_PENDING || base == JOB_RUNNING ||
 	    base == JOB_SUSPENDED || (j->job_state & JOB_COMPLETING));
@@ -297,11 +298,11 @@ bl_job_listed(const slurm_job_info_t *j)
 static int
 bl_drain(struct bl_run *r)
 {
-	job_info_msg_t	*msg = NULL;
-	uint32_t	 i;
-	size_t		 k, left = 0;
-	double		 deadline;
-	int		 e;
+	job_info_msg_t *msg = NULL;
+	uint32_t	i;
+	size_t		k, left = 0;
+	double		deadline;
+	int		e;
 
 	for (k = 0; k < r->nsub; k++) {
 		if (slurm_kill_job(r->jobs[k].id, SIGKILL, 0) == SLURM_SUCCESS)
@@ -309,8 +310,10 @@ bl_drain(struct bl_run *r)
 		e = slurm_get_errno();
 		/* Already gone is what we wanted. */
 		if (e != ESLURM_ALREADY_DONE && e != ESLURM_INVALID_JOB_ID)
-			fprintf(stderr, "slurm-baseline: slurm_kill_job %u: "
-			    "%s\n", r->jobs[k].id, slurm_strerror(e));
+			fprintf(stderr,
+			    "slurm-baseline: slurm_kill_job %u: "
+			    "%s\n",
+			    r->jobs[k].id, slurm_strerror(e));
 	}
 	deadline = bl_now() + BL_DRAIN_S;
 	do {
@@ -337,8 +340,8 @@ bl_drain(struct bl_run *r)
 static int
 bl_alloc_cmp(const void *a, const void *b)
 {
-	const struct bl_job	*x = *(const struct bl_job *const *)a;
-	const struct bl_job	*y = *(const struct bl_job *const *)b;
+	const struct bl_job *x = *(const struct bl_job *const *)a;
+	const struct bl_job *y = *(const struct bl_job *const *)b;
 
 	return (x->t_alloc < y->t_alloc ? -1 : x->t_alloc > y->t_alloc);
 }
@@ -350,11 +353,11 @@ bl_alloc_cmp(const void *a, const void *b)
 static int
 bl_dump(const struct bl_run *r, const char *path)
 {
-	const struct bl_job	**v;
-	FILE			 *fp;
-	double			  first = 0;
-	size_t			  k, n = 0;
-	int			  rc = 0;
+	const struct bl_job **v;
+	FILE		     *fp;
+	double		      first = 0;
+	size_t		      k, n = 0;
+	int		      rc = 0;
 
 	if ((fp = fopen(path, "w")) == NULL ||
 	    (v = calloc(r->nsub > 0 ? r->nsub : 1, sizeof(*v))) == NULL) {
@@ -386,9 +389,9 @@ bl_dump(const struct bl_run *r, const char *path)
 static void
 bl_report(const struct bl_run *r)
 {
-	double		*lat, first = 0, last = 0, wall;
-	size_t		 k, n = 0;
-	uint64_t	 tasks = (uint64_t)r->njobs * r->size;
+	double	*lat, first = 0, last = 0, wall;
+	size_t	 k, n = 0;
+	uint64_t tasks = (uint64_t)r->njobs * r->size;
 
 	lat = calloc(r->nsub > 0 ? r->nsub : 1, sizeof(*lat));
 	if (lat == NULL) {
@@ -407,8 +410,8 @@ bl_report(const struct bl_run *r)
 	}
 	wall = n > 0 ? last - first : 0;
 	printf("{\"scenario\":\"%s\",\"jobs\":%u,\"tasks\":%" PRIu64 ","
-	    "\"allocated\":%zu,\"wall_s\":%.3f,", r->scenario, r->njobs, tasks,
-	    n, wall);
+	       "\"allocated\":%zu,\"wall_s\":%.3f,",
+	    r->scenario, r->njobs, tasks, n, wall);
 	if (wall > 0)
 		printf("\"jobs_per_s\":%.1f,\"tasks_per_s\":%.1f,",
 		    (double)n / wall, (double)n * r->size / wall);
@@ -417,11 +420,12 @@ bl_report(const struct bl_run *r)
 	if (n > 0) {
 		pct_sort(lat, n);
 		printf("\"latency_ms\":{\"p50\":%.3f,\"p90\":%.3f,"
-		    "\"p99\":%.3f,\"max\":%.3f},", pct_rank(lat, n, 50),
-		    pct_rank(lat, n, 90), pct_rank(lat, n, 99), lat[n - 1]);
+		       "\"p99\":%.3f,\"max\":%.3f},",
+		    pct_rank(lat, n, 50), pct_rank(lat, n, 90),
+		    pct_rank(lat, n, 99), lat[n - 1]);
 	} else
 		printf("\"latency_ms\":{\"p50\":null,\"p90\":null,"
-		    "\"p99\":null,\"max\":null},");
+		       "\"p99\":null,\"max\":null},");
 	printf("\"rpcs\":%" PRIu64 ",", r->rpcs);
 	if (n > 0)
 		printf("\"rpcs_per_job\":%.3f,", (double)r->rpcs / (double)n);
@@ -435,20 +439,19 @@ bl_report(const struct bl_run *r)
 int
 main(int argc, char *argv[])
 {
-	static const struct option	 longopts[] = {
-		{ "timeout",	required_argument,	NULL,	't' },
-		{ "partition",	required_argument,	NULL,	'p' },
-		{ "dump",	required_argument,	NULL,	'd' },
-		{ "help",	no_argument,		NULL,	'h' },
-		{ NULL,		0,			NULL,	0 }
+	static const struct option longopts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "dump", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
-	struct bl_run	 r;
-	sigset_t	 sigs;
-	const char	*dump = NULL;
-	uint32_t	 i, timeout = BL_TIMEOUT_S;
-	long long	 n, size, gpus;
-	double		 deadline, wait;
-	int		 ch, interrupted = 0, rc = 0;
+	struct bl_run r;
+	sigset_t      sigs;
+	const char   *dump = NULL;
+	uint32_t      i, timeout = BL_TIMEOUT_S;
+	long long     n, size, gpus;
+	double	      deadline, wait;
+	int	      ch, interrupted = 0, rc = 0;
 
 	memset(&r, 0, sizeof(r));
 	r.partition = BL_PARTITION;
@@ -457,8 +460,10 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 't':
 			if (bench_parse_int(optarg, 0, 86400, &n) == -1) {
-				fprintf(stderr, "slurm-baseline: --timeout: "
-				    "\"%s\" is not 0-86400 seconds\n", optarg);
+				fprintf(stderr,
+				    "slurm-baseline: --timeout: "
+				    "\"%s\" is not 0-86400 seconds\n",
+				    optarg);
 				return (2);
 			}
 			timeout = (uint32_t)n;
@@ -518,8 +523,10 @@ main(int argc, char *argv[])
 		if ((interrupted = bl_interrupted()))
 			break;
 		if (bl_now() >= deadline) {
-			fprintf(stderr, "slurm-baseline: %zu jobs still queued "
-			    "after %u s\n", r.npending, timeout);
+			fprintf(stderr,
+			    "slurm-baseline: %zu jobs still queued "
+			    "after %u s\n",
+			    r.npending, timeout);
 			break;
 		}
 		wait = r.last_poll + BL_POLL_S - bl_now();
@@ -527,15 +534,16 @@ main(int argc, char *argv[])
 		bl_poll(&r);
 	}
 	if (interrupted)
-		fprintf(stderr, "slurm-baseline: interrupted: cancelling %zu "
-		    "jobs\n", r.nsub);
+		fprintf(stderr,
+		    "slurm-baseline: interrupted: cancelling %zu "
+		    "jobs\n",
+		    r.nsub);
 	if (bl_drain(&r) == -1)
 		rc = 1;
 	bl_report(&r);
 	if (dump != NULL && bl_dump(&r, dump) == -1)
 		rc = 1;
-	if (r.errors > 0 || r.npending > 0 || r.nsub < r.njobs ||
-	    interrupted)
+	if (r.errors > 0 || r.npending > 0 || r.nsub < r.njobs || interrupted)
 		rc = 1;
 	for (i = 0; i < r.nsub; i++)
 		if (r.jobs[i].state != BL_RUNNING)
@@ -543,7 +551,7 @@ main(int argc, char *argv[])
 	free(r.jobs);
 	slurm_fini();
 	return (rc);
- bad:
+bad:
 	usage(stderr);
 	return (2);
 }

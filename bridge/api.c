@@ -19,26 +19,26 @@
 #include "httpd.h"
 #include "bridge.h"
 
-#define API_THREADS	2
-#define API_MAX_BODY	(4 * 1024 * 1024)
+#define API_THREADS  2
+#define API_MAX_BODY (4 * 1024 * 1024)
 /* Slurm is "reachable" when a poll succeeded this recently. */
-#define SLURM_STALE_S	30
+#define SLURM_STALE_S 30
 /* How long an extender call waits for the reconcile thread. */
-#define EXT_WAIT_MS	8000
+#define EXT_WAIT_MS 8000
 
 struct api {
-	struct httpd		*httpd;
-	struct api_source	 src;
-	int			 client_ca;	/* extender needs client certs */
+	struct httpd	 *httpd;
+	struct api_source src;
+	int		  client_ca; /* extender needs client certs */
 };
 
 static char *
 api_metrics(void *arg)
 {
-	struct api	*a = arg;
-	struct buf	 b;
-	char		 l[128];
-	int		 i;
+	struct api *a = arg;
+	struct buf  b;
+	char	    l[128];
+	int	    i;
 
 	buf_init(&b);
 	stats_write(&b);
@@ -64,7 +64,7 @@ api_metrics(void *arg)
 static const char *
 api_unready(void *arg)
 {
-	long long	ok_at = atomic_load(&bstats.slurm_ok_at);
+	long long ok_at = atomic_load(&bstats.slurm_ok_at);
 
 	(void)arg;
 	if (!atomic_load(&bstats.leader))
@@ -89,7 +89,7 @@ api_json(struct httpd_response *resp, json_t *out)
 static int
 api_call(struct api *a, struct ext_call *c)
 {
-	struct event	*ev = xcalloc(1, sizeof(*ev));
+	struct event *ev = xcalloc(1, sizeof(*ev));
 
 	ev->kind = EV_EXTENDER;
 	ev->call = c;
@@ -101,14 +101,14 @@ api_call(struct api *a, struct ext_call *c)
 static json_t *
 api_node_names(const json_t *args)
 {
-	const json_t	*v;
-	json_t		*names = json_array();
-	size_t		 i;
+	const json_t *v;
+	json_t	     *names = json_array();
+	size_t	      i;
 
 	if (json_is_array(json_object_get(args, "NodeNames")))
 		json_array_extend(names, json_object_get(args, "NodeNames"));
 	else
-		json_array_foreach(k8s_obj_get(args, "Nodes.items"), i, v)
+		json_array_foreach (k8s_obj_get(args, "Nodes.items"), i, v)
 			if (k8s_obj_name(v) != NULL)
 				json_array_append_new(names,
 				    json_string(k8s_obj_name(v)));
@@ -123,13 +123,13 @@ static json_t *
 api_filter_result(const json_t *args, const char *keep, const char *msg,
     int resolvable)
 {
-	json_t		*res = json_object(), *failed = json_object(), *names;
-	json_t		*kept = json_array(), *items, *v;
-	const char	*n;
-	size_t		 i;
+	json_t	   *res = json_object(), *failed = json_object(), *names;
+	json_t	   *kept = json_array(), *items, *v;
+	const char *n;
+	size_t	    i;
 
 	names = api_node_names(args);
-	json_array_foreach(names, i, v) {
+	json_array_foreach (names, i, v) {
 		n = json_string_value(v);
 		if (keep != NULL && n != NULL && strcmp(n, keep) == 0)
 			json_array_append(kept, v);
@@ -140,15 +140,15 @@ api_filter_result(const json_t *args, const char *keep, const char *msg,
 		json_object_set(res, "NodeNames", kept);
 	else {
 		items = json_array();
-		json_array_foreach(k8s_obj_get(args, "Nodes.items"), i, v)
+		json_array_foreach (k8s_obj_get(args, "Nodes.items"), i, v)
 			if (keep != NULL && k8s_obj_name(v) != NULL &&
 			    strcmp(k8s_obj_name(v), keep) == 0)
 				json_array_append(items, v);
-		json_object_set_new(res, "Nodes", json_pack("{s:o}", "items",
-		    items));
+		json_object_set_new(res, "Nodes",
+		    json_pack("{s:o}", "items", items));
 	}
-	json_object_set_new(res, resolvable ? "FailedNodes" :
-	    "FailedAndUnresolvableNodes", failed);
+	json_object_set_new(res,
+	    resolvable ? "FailedNodes" : "FailedAndUnresolvableNodes", failed);
 	json_object_set_new(res, "Error", json_string(""));
 	json_decref(kept);
 	json_decref(names);
@@ -159,11 +159,11 @@ api_filter_result(const json_t *args, const char *keep, const char *msg,
 static json_t *
 api_passthrough(const json_t *args)
 {
-	json_t	*res = json_pack("{s:{}, s:s}", "FailedNodes", "Error", "");
+	json_t *res = json_pack("{s:{}, s:s}", "FailedNodes", "Error", "");
 
 	if (json_is_array(json_object_get(args, "NodeNames")))
-		json_object_set(res, "NodeNames", json_object_get(args,
-		    "NodeNames"));
+		json_object_set(res, "NodeNames",
+		    json_object_get(args, "NodeNames"));
 	else
 		json_object_set(res, "Nodes", json_object_get(args, "Nodes"));
 	return (res);
@@ -172,25 +172,28 @@ api_passthrough(const json_t *args)
 static void
 api_filter(struct api *a, const json_t *args, struct httpd_response *resp)
 {
-	struct ext_call	*c;
+	struct ext_call *c;
 	json_t		*pod = json_object_get(args, "Pod"), *out;
 	char		 msg[700];
 
 	if (!json_is_object(pod) || k8s_obj_name(pod) == NULL) {
-		api_json(resp, json_pack("{s:s}", "Error", "ExtenderArgs.Pod "
-		    "is missing or has no name"));
+		api_json(resp,
+		    json_pack("{s:s}", "Error",
+			"ExtenderArgs.Pod "
+			"is missing or has no name"));
 		return;
 	}
 	c = ext_call_new(EXT_FILTER);
 	c->pod = json_incref(pod);
 	if (api_call(a, c) == -1)
-		out = json_pack("{s:s}", "Error", "slurm-bridge did not answer "
+		out = json_pack("{s:s}", "Error",
+		    "slurm-bridge did not answer "
 		    "in time; try again");
 	else if (!c->managed)
 		out = api_passthrough(args);
 	else if (c->node_out[0] != '\0') {
-		snprintf(msg, sizeof(msg), "Slurm allocated node %s to this pod",
-		    c->node_out);
+		snprintf(msg, sizeof(msg),
+		    "Slurm allocated node %s to this pod", c->node_out);
 		out = api_filter_result(args, c->node_out, msg, 1);
 	} else
 		out = api_filter_result(args, NULL, c->msg, c->resolvable);
@@ -202,15 +205,18 @@ api_filter(struct api *a, const json_t *args, struct httpd_response *resp)
 static void
 api_prioritize(const json_t *args, struct httpd_response *resp)
 {
-	const char	*slurm = k8s_obj_annotation(json_object_get(args, "Pod"),
-			    ANN_SLURM_NODE);
-	json_t		*names = api_node_names(args), *out = json_array(), *v;
-	size_t		 i;
+	const char *slurm = k8s_obj_annotation(json_object_get(args, "Pod"),
+	    ANN_SLURM_NODE);
+	json_t	   *names = api_node_names(args), *out = json_array(), *v;
+	size_t	    i;
 
-	json_array_foreach(names, i, v)
-		json_array_append_new(out, json_pack("{s:O, s:i}", "Host", v,
-		    "Score", slurm != NULL && strcmp(slurm,
-		    json_string_value(v)) == 0 ? 10 : 0));
+	json_array_foreach (names, i, v)
+		json_array_append_new(out,
+		    json_pack("{s:O, s:i}", "Host", v, "Score",
+			slurm != NULL &&
+				strcmp(slurm, json_string_value(v)) == 0 ?
+			    10 :
+			    0));
 	json_decref(names);
 	api_json(resp, out);
 }
@@ -218,7 +224,7 @@ api_prioritize(const json_t *args, struct httpd_response *resp)
 static void
 api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
 {
-	struct ext_call	*c;
+	struct ext_call *c;
 	const char	*ns, *name, *uid, *node;
 	json_t		*out;
 
@@ -227,8 +233,10 @@ api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
 	uid = json_string_value(json_object_get(args, "PodUID"));
 	node = json_string_value(json_object_get(args, "Node"));
 	if (ns == NULL || name == NULL || node == NULL) {
-		api_json(resp, json_pack("{s:s}", "Error", "ExtenderBindingArgs "
-		    "needs PodNamespace, PodName and Node"));
+		api_json(resp,
+		    json_pack("{s:s}", "Error",
+			"ExtenderBindingArgs "
+			"needs PodNamespace, PodName and Node"));
 		return;
 	}
 	c = ext_call_new(EXT_BIND);
@@ -237,7 +245,8 @@ api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
 	snprintf(c->uid, sizeof(c->uid), "%s", uid != NULL ? uid : "");
 	snprintf(c->node, sizeof(c->node), "%s", node);
 	if (api_call(a, c) == -1)
-		out = json_pack("{s:s}", "Error", "slurm-bridge did not answer "
+		out = json_pack("{s:s}", "Error",
+		    "slurm-bridge did not answer "
 		    "in time; try again");
 	else
 		out = json_pack("{s:s}", "Error", c->msg);
@@ -250,9 +259,9 @@ static void
 api_extender(struct api *a, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	json_t		*args;
-	json_error_t	 jerr;
-	char		 err[256];
+	json_t	    *args;
+	json_error_t jerr;
+	char	     err[256];
 
 	if (strcmp(req->method, "POST") != 0) {
 		httpd_reply(resp, 405, "text/plain", "use POST\n");
@@ -260,7 +269,8 @@ api_extender(struct api *a, const struct httpd_request *req,
 	}
 	/* Binding is a privilege: with --client-ca, only its clients. */
 	if (a->client_ca && !req->client_verified) {
-		httpd_reply(resp, 403, "text/plain", "the extender API needs a "
+		httpd_reply(resp, 403, "text/plain",
+		    "the extender API needs a "
 		    "client certificate signed by the --client-ca\n");
 		return;
 	}
@@ -277,8 +287,10 @@ api_extender(struct api *a, const struct httpd_request *req,
 		return;
 	}
 	if (!atomic_load(&bstats.leader) || !atomic_load(&bstats.recovered))
-		api_json(resp, json_pack("{s:s}", "Error", "slurm-bridge is not "
-		    "ready (not the leader, or still syncing)"));
+		api_json(resp,
+		    json_pack("{s:s}", "Error",
+			"slurm-bridge is not "
+			"ready (not the leader, or still syncing)"));
 	else if (strcmp(req->url, "/filter") == 0)
 		api_filter(a, args, resp);
 	else if (strcmp(req->url, "/prioritize") == 0)
@@ -292,9 +304,9 @@ static void
 api_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	struct api	*a = arg;
+	struct api *a = arg;
 
-	char		*mem;
+	char *mem;
 
 	if (strcmp(req->url, "/filter") == 0 ||
 	    strcmp(req->url, "/prioritize") == 0 ||
@@ -304,23 +316,22 @@ api_handle(void *arg, const struct httpd_request *req,
 		mem = memstats_json(&a->src);
 		httpd_reply(resp, 200, "application/json", mem);
 		free(mem);
-	}
-	else
-		httpd_health(req, resp, &(struct httpd_health){
-		    api_unready, api_metrics, a });
+	} else
+		httpd_health(req, resp,
+		    &(struct httpd_health){ api_unready, api_metrics, a });
 }
 
 struct api *
 api_start(const struct bridge_conf *conf, const struct api_source *src,
     char *err, size_t errlen)
 {
-	struct api		*a = xcalloc(1, sizeof(*a));
-	struct httpd_opts	 o;
+	struct api	 *a = xcalloc(1, sizeof(*a));
+	struct httpd_opts o;
 
 	a->src = *src;
 	memset(&o, 0, sizeof(o));
 	if (httpd_parse_listen("--listen", conf->listen, &o.addr, err,
-	    errlen) == -1)
+		errlen) == -1)
 		goto fail;
 	o.listen = conf->listen;
 	o.tls_cert = conf->tls_cert;
@@ -334,7 +345,7 @@ api_start(const struct bridge_conf *conf, const struct api_source *src,
 	if ((a->httpd = httpd_start(&o, err, errlen)) == NULL)
 		goto fail;
 	return (a);
- fail:
+fail:
 	free(a);
 	return (NULL);
 }

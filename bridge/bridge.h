@@ -27,37 +27,37 @@
 #include "workload.h"
 
 struct bridge_conf {
-	const char	*kubeconfig;
-	const char	*scheduler_name;
-	const char	*partition;
-	const char	*listen;	/* --listen ADDR:PORT, or NULL */
-	const char	*tls_cert;	/* --tls-cert/--tls-key, or NULL */
-	const char	*tls_key;
-	const char	*client_ca;	/* --client-ca: extender clients */
-	int		 leader_elect;
-	const char	*default_account;	/* or NULL */
-	const char	*mcs_label;	/* config mcsLabel, or NULL */
-	int		 exclusive;	/* default placement */
-	int		 api_qps;	/* the reconcile thread's API rate */
-	int		 api_burst;
-	char *const	*managed_namespaces;	/* NULL-ended, besides the label */
-	const json_t	*managed_namespace_selector;	/* or NULL */
-	int		 verbose;
-	int		 poll_ms;	/* Slurm poll interval with pending jobs */
-	int		 idle_poll_ms;	/* ... with none */
-	int		 jobid_label;	/* label + finalizer before binding */
+	const char   *kubeconfig;
+	const char   *scheduler_name;
+	const char   *partition;
+	const char   *listen;	/* --listen ADDR:PORT, or NULL */
+	const char   *tls_cert; /* --tls-cert/--tls-key, or NULL */
+	const char   *tls_key;
+	const char   *client_ca; /* --client-ca: extender clients */
+	int	      leader_elect;
+	const char   *default_account; /* or NULL */
+	const char   *mcs_label;       /* config mcsLabel, or NULL */
+	int	      exclusive;       /* default placement */
+	int	      api_qps;	       /* the reconcile thread's API rate */
+	int	      api_burst;
+	char *const  *managed_namespaces; /* NULL-ended, besides the label */
+	const json_t *managed_namespace_selector; /* or NULL */
+	int	      verbose;
+	int	      poll_ms;	    /* Slurm poll interval with pending jobs */
+	int	      idle_poll_ms; /* ... with none */
+	int	      jobid_label;  /* label + finalizer before binding */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
 enum stats_rpc {
-	RPC_ALLOCATE,		/* slurm_allocate_resources */
-	RPC_LOAD_JOBS,		/* slurm_load_jobs */
-	RPC_KILL_JOB,		/* slurm_kill_job */
-	RPC_KILL_JOBS,		/* slurm_kill_jobs (24.05) */
-	RPC_ALLOC_LOOKUP,	/* slurm_allocation_lookup */
-	RPC_UPDATE_JOB,		/* slurm_update_job */
-	RPC_LOAD_NODES,		/* slurm_load_node(_single) */
-	RPC_UPDATE_NODE,	/* slurm_update_node */
+	RPC_ALLOCATE,	  /* slurm_allocate_resources */
+	RPC_LOAD_JOBS,	  /* slurm_load_jobs */
+	RPC_KILL_JOB,	  /* slurm_kill_job */
+	RPC_KILL_JOBS,	  /* slurm_kill_jobs (24.05) */
+	RPC_ALLOC_LOOKUP, /* slurm_allocation_lookup */
+	RPC_UPDATE_JOB,	  /* slurm_update_job */
+	RPC_LOAD_NODES,	  /* slurm_load_node(_single) */
+	RPC_UPDATE_NODE,  /* slurm_update_node */
 	RPC_KINDS
 };
 
@@ -74,42 +74,42 @@ enum stats_end {
 };
 
 struct bridge_stats {
-	atomic_ullong		 pods_bound;
-	struct metrics_hist	 sched_latency;	/* pod creation -> bind */
-	struct metrics_hist	 decision;	/* one pod event, handled */
-	struct metrics_hist	 decision_cpu;	/* ... the thread's CPU time */
-	struct metrics_hist	 sweep;		/* one pass over all groups */
-	struct metrics_hist	 rpc[RPC_KINDS];
-	atomic_ullong		 rpc_errors[RPC_KINDS];
-	atomic_ullong		 jobs_submitted;
-	atomic_ullong		 jobs_cancelled;
-	atomic_ullong		 jobs_ended[END_KINDS];
-	atomic_llong		 pending_pods;	/* gauges, set by reconcile */
-	atomic_llong		 pending_gangs;
+	atomic_ullong	    pods_bound;
+	struct metrics_hist sched_latency; /* pod creation -> bind */
+	struct metrics_hist decision;	   /* one pod event, handled */
+	struct metrics_hist decision_cpu;  /* ... the thread's CPU time */
+	struct metrics_hist sweep;	   /* one pass over all groups */
+	struct metrics_hist rpc[RPC_KINDS];
+	atomic_ullong	    rpc_errors[RPC_KINDS];
+	atomic_ullong	    jobs_submitted;
+	atomic_ullong	    jobs_cancelled;
+	atomic_ullong	    jobs_ended[END_KINDS];
+	atomic_llong	    pending_pods; /* gauges, set by reconcile */
+	atomic_llong	    pending_gangs;
 	/* The reconcile thread's stores, published with the gauges. */
-	atomic_llong		 mem_pods;	/* pod entries */
-	atomic_llong		 mem_pods_bytes;	/* without the records */
-	atomic_llong		 mem_groups;
-	atomic_llong		 mem_groups_bytes;
-	atomic_llong		 mem_jobs;	/* the job id index */
-	atomic_llong		 mem_jobs_bytes;
-	atomic_llong		 mem_objects;	/* nodes, namespaces, owners */
-	atomic_llong		 writes_waiting;	/* pod writes not started */
-	atomic_llong		 events_queued;	/* Events not posted yet */
-	atomic_int		 leader;	/* 1 while this replica leads */
-	atomic_int		 recovered;	/* caches synced, jobs adopted */
-	atomic_llong		 slurm_ok_at;	/* last good Slurm poll, s */
+	atomic_llong mem_pods;	     /* pod entries */
+	atomic_llong mem_pods_bytes; /* without the records */
+	atomic_llong mem_groups;
+	atomic_llong mem_groups_bytes;
+	atomic_llong mem_jobs; /* the job id index */
+	atomic_llong mem_jobs_bytes;
+	atomic_llong mem_objects;    /* nodes, namespaces, owners */
+	atomic_llong writes_waiting; /* pod writes not started */
+	atomic_llong events_queued;  /* Events not posted yet */
+	atomic_int   leader;	     /* 1 while this replica leads */
+	atomic_int   recovered;	     /* caches synced, jobs adopted */
+	atomic_llong slurm_ok_at;    /* last good Slurm poll, s */
 };
 
 /* The one instance; main writes the Prometheus text from it. */
 extern struct bridge_stats bstats;
 
 /* Records one libslurm call that started at t0 (metrics_now()). */
-void	stats_rpc(enum stats_rpc, double t0, int ok);
+void stats_rpc(enum stats_rpc, double t0, int ok);
 /* Records a job Slurm ended, by its state string ("TIMEOUT", ...). */
-void	stats_job_ended(const char *state);
+void stats_job_ended(const char *state);
 /* Appends the scheduler's metrics (not the watch counters) to b. */
-void	stats_write(struct buf *b);
+void stats_write(struct buf *b);
 
 /*
  * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
@@ -117,36 +117,36 @@ void	stats_write(struct buf *b);
  * the last release frees it, so a caller that gave up waiting is safe.
  */
 enum ext_op {
-	EXT_FILTER,	/* pod: submit or look up its job; which node? */
-	EXT_BIND	/* bind ns/name (uid) to node */
+	EXT_FILTER, /* pod: submit or look up its job; which node? */
+	EXT_BIND    /* bind ns/name (uid) to node */
 };
 
 struct ext_call {
-	enum ext_op	 op;
-	json_t		*pod;		/* EXT_FILTER: the pod, owned */
-	char		 ns[256];	/* EXT_BIND */
-	char		 name[256];
-	char		 uid[128];
-	char		 node[256];
+	enum ext_op op;
+	json_t	   *pod;     /* EXT_FILTER: the pod, owned */
+	char	    ns[256]; /* EXT_BIND */
+	char	    name[256];
+	char	    uid[128];
+	char	    node[256];
 	/* The answer. */
-	pthread_mutex_t	 lock;
-	pthread_cond_t	 cond;
-	int		 done;
-	int		 managed;	/* a bridged pod (else: not ours) */
-	int		 resolvable;	/* waiting can help (else invalid) */
-	char		 node_out[256];	/* EXT_FILTER: its node, or "" */
-	char		 msg[512];	/* why not (filter), or the error */
-	atomic_int	 refs;
+	pthread_mutex_t lock;
+	pthread_cond_t	cond;
+	int		done;
+	int		managed;       /* a bridged pod (else: not ours) */
+	int		resolvable;    /* waiting can help (else invalid) */
+	char		node_out[256]; /* EXT_FILTER: its node, or "" */
+	char		msg[512];      /* why not (filter), or the error */
+	atomic_int	refs;
 };
 
-struct ext_call	*ext_call_new(enum ext_op);
+struct ext_call *ext_call_new(enum ext_op);
 /* One more reference (returns c); ext_call_release drops one. */
-struct ext_call	*ext_call_hold(struct ext_call *);
+struct ext_call *ext_call_hold(struct ext_call *);
 void		 ext_call_release(struct ext_call *);
 /* The reconcile thread's answer: wakes the caller. */
-void		 ext_call_done(struct ext_call *);
+void ext_call_done(struct ext_call *);
 /* Waits up to ms for the answer; 0 when done, -1 on timeout. */
-int		 ext_call_wait(struct ext_call *, int ms);
+int ext_call_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
@@ -159,22 +159,22 @@ enum sjob_phase {
 };
 
 struct sjob {
-	uint32_t	 id;
-	enum sjob_phase	 phase;
-	const char	*state;		/* "PENDING", "CANCELLED", ... */
-	const char	*reason;	/* pending/end reason, "None" if none */
-	const char	*nodes;		/* hostlist expression or NULL */
-	const char	*admin_comment;
-	const char	*name;
-	time_t		 submit_time;
-	time_t		 start_time;
-	const void	*record;	/* Slurm's record: sctl_job_layout */
+	uint32_t	id;
+	enum sjob_phase phase;
+	const char     *state;	/* "PENDING", "CANCELLED", ... */
+	const char     *reason; /* pending/end reason, "None" if none */
+	const char     *nodes;	/* hostlist expression or NULL */
+	const char     *admin_comment;
+	const char     *name;
+	time_t		submit_time;
+	time_t		start_time;
+	const void     *record; /* Slurm's record: sctl_job_layout */
 };
 
-typedef void	(*sjob_cb)(const struct sjob *, void *arg);
+typedef void (*sjob_cb)(const struct sjob *, void *arg);
 
-int	sctl_init(void);
-void	sctl_fini(void);
+int  sctl_init(void);
+void sctl_fini(void);
 /*
  * Submits an allocation-only placeholder (on the submit thread: sctl_submit
  * may take on the job owner's identity for the call, on its own thread
@@ -183,45 +183,44 @@ void	sctl_fini(void);
  * set; -1 with err filled and *permanent set when resubmitting the same
  * request cannot succeed (invalid account, impossible configuration, ...).
  */
-int	sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
-	    int *permanent, char *err, size_t errlen);
-int	sctl_cancel(uint32_t jobid, char *err, size_t errlen);
+int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
+    int *permanent, char *err, size_t errlen);
+int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*
  * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
  * ended already count as cancelled.  -1 with the first failure in err.
  */
-int	sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err,
-	    size_t errlen);
+int sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen);
 /*
  * Calls cb for every bridge job when anything changed since *since (0: load
  * everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
  * error.  rpc_s (may be NULL) gets the load's own time, callbacks apart.
  */
-int	sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s,
-	    char *err, size_t errlen);
+int sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
+    size_t errlen);
 /*
  * The allocation of a running job seen by sctl_poll, as a new array
  * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
  * only for a job whose layout is wanted.
  */
-json_t	*sctl_job_layout(const struct sjob *);
+json_t *sctl_job_layout(const struct sjob *);
 /*
  * Drains a Slurm node with reason (for a cordoned Kubernetes node), unless
  * it is drained already: an existing drain keeps its owner and reason.
  */
-int	sctl_node_drain(const char *node, const char *reason, char *err,
-	    size_t errlen);
+int sctl_node_drain(const char *node, const char *reason, char *err,
+    size_t errlen);
 /*
  * Resumes a Slurm node only if it is drained with a reason starting with
  * prefix (a drain the bridge made); *resumed says whether it did.
  */
-int	sctl_node_resume_ours(const char *node, const char *prefix,
-	    int *resumed, char *err, size_t errlen);
+int sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
+    char *err, size_t errlen);
 /*
  * The Slurm nodes, in one RPC, as a new object {name: true}, or {name:
  * "reason"} for a drained node; NULL with err.
  */
-json_t	*sctl_node_names(char *err, size_t errlen);
+json_t *sctl_node_names(char *err, size_t errlen);
 
 /*
  * eventer.c: Events posted from a few threads of their own (an object's in
@@ -233,18 +232,16 @@ struct eventer;
  * A thread with its own client drawing on lim (shared); kconf and lim must
  * outlive it.
  */
-struct eventer	*eventer_new(const struct k8s_config *,
-		    struct k8s_limiter *lim, const char *controller,
-		    const char *instance);
+struct eventer *eventer_new(const struct k8s_config *, struct k8s_limiter *lim,
+    const char *controller, const char *instance);
 /* Stops the thread; Events still queued are dropped. */
-void		 eventer_free(struct eventer *);
+void eventer_free(struct eventer *);
 /*
  * Queues an Event about the object id names (taken): kind, apiVersion and
  * metadata name, namespace, uid, resourceVersion (podrec_ref's shape).
  */
-void		 eventer_post(struct eventer *, json_t *id,
-		    const char *type, const char *reason, const char *action,
-		    const char *note);
+void eventer_post(struct eventer *, json_t *id, const char *type,
+    const char *reason, const char *action, const char *note);
 
 /*
  * writepool.c: pod writes made for the reconcile thread by a few threads,
@@ -252,178 +249,175 @@ void		 eventer_post(struct eventer *, json_t *id,
  * and comes back as an EV_WRITE event with its result.
  */
 enum wreq_kind {
-	WREQ_METADATA = 1,	/* strategic merge patch of the pod */
-	WREQ_STATUS,		/* ... of its status (PodScheduled) */
-	WREQ_BIND,		/* pods/binding, with annotations */
-	WREQ_RELEASE,		/* a WREQ_METADATA that drops our finalizer */
-	WREQ_DELETE,		/* delete the pod; body: DeleteOptions or NULL */
-	WREQ_FAIL,		/* merge patch of its status: phase Failed */
-	WREQ_EXTBIND		/* the extender's Binding of a pod not ours */
+	WREQ_METADATA = 1, /* strategic merge patch of the pod */
+	WREQ_STATUS,	   /* ... of its status (PodScheduled) */
+	WREQ_BIND,	   /* pods/binding, with annotations */
+	WREQ_RELEASE,	   /* a WREQ_METADATA that drops our finalizer */
+	WREQ_DELETE,	   /* delete the pod; body: DeleteOptions or NULL */
+	WREQ_FAIL,	   /* merge patch of its status: phase Failed */
+	WREQ_EXTBIND	   /* the extender's Binding of a pod not ours */
 };
 
 /* Every pointer is owned (wreq_free). */
 struct wreq {
-	enum wreq_kind		 kind;
-	char			*pkey;	/* ns/name */
-	char			*ns;
-	char			*name;
-	char			*uid;	/* "" if unknown */
-	char			*gkey;	/* the pod's group, or NULL */
-	char			*node;	/* WREQ_BIND: the Kubernetes node */
-	json_t			*body;	/* patch; WREQ_BIND: annotations */
-	uint32_t		 jobid;	/* metadata and binds: the job's */
-	char			*slurm_node;	/* WREQ_BIND: for the Event */
-	char			*gres;
-	char			*msg;	/* status, delete, fail: the message */
-	struct ext_call		*call;	/* WREQ_EXTBIND: its call, a reference */
-	int			 rc;	/* result: 0, or -1 with err */
-	struct k8s_error	 err;
-	TAILQ_ENTRY(wreq)	 entry;
+	enum wreq_kind	 kind;
+	char		*pkey; /* ns/name */
+	char		*ns;
+	char		*name;
+	char		*uid;	     /* "" if unknown */
+	char		*gkey;	     /* the pod's group, or NULL */
+	char		*node;	     /* WREQ_BIND: the Kubernetes node */
+	json_t		*body;	     /* patch; WREQ_BIND: annotations */
+	uint32_t	 jobid;	     /* metadata and binds: the job's */
+	char		*slurm_node; /* WREQ_BIND: for the Event */
+	char		*gres;
+	char		*msg;  /* status, delete, fail: the message */
+	struct ext_call *call; /* WREQ_EXTBIND: its call, a reference */
+	int		 rc;   /* result: 0, or -1 with err */
+	struct k8s_error err;
+	TAILQ_ENTRY(wreq) entry;
 };
 
 struct pod_entry;
 struct writepool;
 
 /* message.c: a request about e (its identity is copied) for group gkey. */
-struct wreq		*wreq_new(enum wreq_kind, const struct pod_entry *e,
-			    const char *gkey);
+struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
+    const char *gkey);
 /* ... about the pod ns/name (uid may be ""), which the bridge may not know. */
-struct wreq		*wreq_new_named(enum wreq_kind, const char *ns,
-			    const char *name, const char *uid);
-void			 wreq_free(struct wreq *);
+struct wreq *wreq_new_named(enum wreq_kind, const char *ns, const char *name,
+    const char *uid);
+void	     wreq_free(struct wreq *);
 /*
  * nthreads threads with their own clients; results go to done.  kconf,
  * lim and done outlive it.
  */
-struct writepool	*writepool_new(const struct k8s_config *,
-			    struct k8s_limiter *, int nthreads,
-			    struct queue *done, char *err, size_t errlen);
+struct writepool *writepool_new(const struct k8s_config *, struct k8s_limiter *,
+    int nthreads, struct queue *done, char *err, size_t errlen);
 /* Joins the threads; requests not started yet are dropped. */
-void			 writepool_free(struct writepool *);
+void writepool_free(struct writepool *);
 /* Takes w; its result comes back as an EV_WRITE event. */
-void			 writepool_submit(struct writepool *, struct wreq *w);
+void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
  * submitter.c: allocations made on their own thread, one at a time in the
  * order asked; each request comes back as an EV_SUBMITTED event.
  */
 struct sreq {
-	char			*gkey;	/* the group it is for */
-	uint64_t		 seq;	/* the group's submit_seq when asked */
+	char	*gkey; /* the group it is for */
+	uint64_t seq;  /* the group's submit_seq when asked */
 	/* Set by the reconcile thread: do not make it (any thread). */
-	atomic_int		 withdrawn;
-	struct jobspec		 js;	/* owned (jobspec_cleanup) */
-	json_t			*pods;	/* pod keys, placement order */
+	atomic_int     withdrawn;
+	struct jobspec js;   /* owned (jobspec_cleanup) */
+	json_t	      *pods; /* pod keys, placement order */
 	/* The result. */
-	int			 rc;	/* 0, or -1 with err */
-	uint32_t		 jobid;
-	json_t			*layout;	/* allocated at once, or NULL */
-	int			 permanent;
-	char			 err[256];
-	TAILQ_ENTRY(sreq)	 entry;
+	int	 rc; /* 0, or -1 with err */
+	uint32_t jobid;
+	json_t	*layout; /* allocated at once, or NULL */
+	int	 permanent;
+	char	 err[256];
+	TAILQ_ENTRY(sreq) entry;
 };
 
 struct submitter;
 
 /* message.c: a request for group gkey with an empty pod list. */
-struct sreq		*sreq_new(const char *gkey, uint64_t seq);
-void			 sreq_free(struct sreq *);
+struct sreq *sreq_new(const char *gkey, uint64_t seq);
+void	     sreq_free(struct sreq *);
 /* The thread; results go to done, which outlives it. NULL on failure. */
-struct submitter	*submitter_new(struct queue *done);
+struct submitter *submitter_new(struct queue *done);
 /* Joins the thread; requests not started yet are dropped. */
-void			 submitter_free(struct submitter *);
+void submitter_free(struct submitter *);
 /* Takes s. */
-void			 submitter_push(struct submitter *, struct sreq *s);
+void submitter_push(struct submitter *, struct sreq *s);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
 
-struct leader	*leader_new(const struct k8s_config *, const char *ns,
-		    const char *name, char *err, size_t errlen);
-void		 leader_free(struct leader *);
+struct leader *leader_new(const struct k8s_config *, const char *ns,
+    const char *name, char *err, size_t errlen);
+void	       leader_free(struct leader *);
 /* Campaigns until elected (0) or until SIGINT/SIGTERM in set (the signal). */
-int		 leader_acquire(struct leader *, const sigset_t *set);
+int leader_acquire(struct leader *, const sigset_t *set);
 /*
  * Waits one retry period for a signal in set (returns it), then renews
  * (returns 0).  Exits the process when the lease is lost.
  */
-int		 leader_wait(struct leader *, const sigset_t *set);
+int leader_wait(struct leader *, const sigset_t *set);
 /* Gives the lease up if held, so a follower takes over at once. */
-void		 leader_release(struct leader *);
+void leader_release(struct leader *);
 
 /* api.c: the scheduler's HTTP endpoints on --listen. */
 struct api;
 
 struct api_source {
-	struct queue		*queue;		/* extender calls go here */
-	struct k8s_informer	*const *informers;	/* for watch counters */
-	const char		*const *names;
-	int			 ninformers;
+	struct queue		   *queue;     /* extender calls go here */
+	struct k8s_informer *const *informers; /* for watch counters */
+	const char *const	   *names;
+	int			    ninformers;
 };
 
 /* memstats.c: the memory map, as JSON (new string) and as metrics. */
-char	*memstats_json(const struct api_source *);
-void	 memstats_metrics(const struct api_source *, struct buf *);
+char *memstats_json(const struct api_source *);
+void  memstats_metrics(const struct api_source *, struct buf *);
 
 /*
  * Serves /healthz, /readyz, /metrics and the scheduler-extender API
  * (/filter, /prioritize, /bind); the source must outlive it.
  */
-struct api	*api_start(const struct bridge_conf *,
-		    const struct api_source *, char *err, size_t errlen);
-void		 api_stop(struct api *);
+struct api *api_start(const struct bridge_conf *, const struct api_source *,
+    char *err, size_t errlen);
+void	    api_stop(struct api *);
 
 /*
  * fail.c: a thread the daemon needs failed: logs why and stops the daemon
  * (SIGTERM to itself); main then exits 1.  Any thread.
  */
-void	fail_thread(const char *who, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	fail_happened(void);
+void fail_thread(const char *who, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int fail_happened(void);
 
 /* reconcile.c */
 struct reconcile;
 
-
 /* group.c: is the namespace enabled (label, or the config's lists)? */
-int	group_ns_enabled(struct reconcile *, const char *ns);
+int group_ns_enabled(struct reconcile *, const char *ns);
 
-
-struct reconcile	*reconcile_new(const struct bridge_conf *,
-			    const struct k8s_config *, struct queue *);
-void			 reconcile_free(struct reconcile *);
-int			 reconcile_start(struct reconcile *);
+struct reconcile *reconcile_new(const struct bridge_conf *,
+    const struct k8s_config *, struct queue *);
+void		  reconcile_free(struct reconcile *);
+int		  reconcile_start(struct reconcile *);
 /* Sets the stop flag, closes nothing; join with reconcile_join. */
-void			 reconcile_stop(struct reconcile *);
-void			 reconcile_join(struct reconcile *);
+void reconcile_stop(struct reconcile *);
+void reconcile_join(struct reconcile *);
 
 /*
  * reconcile.c, group.c, writer.c: the state the reconcile thread owns.  No
  * other thread touches these structures.
  */
 /* How long past its grace period a deleted pod may wait for its node. */
-#define FORCE_DELETE_SLACK_S	5
+#define FORCE_DELETE_SLACK_S 5
 /* Pod writes: WRITERS requests in flight at once (within the API rate). */
-#define WRITERS			16
+#define WRITERS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */
-#define OWNER_SYNC_WAIT_MS	2000
+#define OWNER_SYNC_WAIT_MS 2000
 /* Owner-object changes re-evaluate the groups at most this often. */
-#define SWEEP_COALESCE_MS	50
+#define SWEEP_COALESCE_MS 50
 /* How often the reconcile thread returns free memory to the system. */
-#define TRIM_INTERVAL_MS	30000
+#define TRIM_INTERVAL_MS 30000
 /* A Slurm poll waits at least this many times its last one's cost. */
-#define POLL_DUTY		5
+#define POLL_DUTY 5
 /* ... but a poll is never put off by more than POLL_DUTY times this. */
-#define POLL_COST_MAX_MS	1000
+#define POLL_COST_MAX_MS 1000
 /* A job load that took this long (thousands of jobs) is trimmed after. */
-#define POLL_TRIM_MS		20
+#define POLL_TRIM_MS 20
 /* Pending counts and store sizes for /metrics: a walk of every cache. */
-#define GAUGES_INTERVAL_MS	5000
+#define GAUGES_INTERVAL_MS 5000
 
 /* intern.c: one shared, counted copy of strings that repeat; any thread. */
-const char	*intern_get(const char *);	/* NULL gives NULL */
-void		 intern_put(const char *);	/* one reference less */
-void		 intern_stats(size_t *count, size_t *bytes);
+const char *intern_get(const char *); /* NULL gives NULL */
+void	    intern_put(const char *); /* one reference less */
+void	    intern_stats(size_t *count, size_t *bytes);
 
 /*
  * podrec.c: what the scheduler keeps of a pod, built from the decoded
@@ -438,323 +432,314 @@ enum pod_phase {
 };
 
 struct podrec {
-	const char	*key;		/* ns/name */
-	const char	*name;		/* in key */
-	const char	*uid;
-	const char	*rv;		/* resourceVersion */
+	const char *key;  /* ns/name */
+	const char *name; /* in key */
+	const char *uid;
+	const char *rv; /* resourceVersion */
 	/*
 	 * Compact JSON of what only translation and grouping read: kept
 	 * labels and annotations, the controller owner reference, the
 	 * containers' resources, activeDeadlineSeconds.  Or NULL.
 	 */
-	const char	*cold;
-	const char	*ns;		/* interned, as are the next three */
-	const char	*node;		/* spec.nodeName, NULL if unbound */
-	const char	*sched;		/* spec.schedulerName, or NULL */
-	const char	*slurm_node;	/* annotation ANN_SLURM_NODE, or NULL */
-	int64_t		 created;	/* creationTimestamp, epoch s, or 0 */
-	int64_t		 delete_at;	/* deletionTimestamp, or 0 */
-	uint32_t	 label_jobid;	/* the job-id label, or 0 */
-	uint32_t	 ann_jobid;	/* the job-id annotation, or 0 */
-	int32_t		 index;		/* job-completion-index label, or -1 */
-	uint32_t	 bytes;		/* allocated for it */
-	uint8_t		 phase;		/* enum pod_phase */
-	uint8_t		 grace_zero;	/* deleted with grace period 0 */
-	uint8_t		 finalizer;	/* carries ours */
-	uint8_t		 tolerates;	/* the managed-node taint */
-	uint8_t		 gated;		/* has scheduling gates */
-	char		 buf[];		/* the strings */
+	const char *cold;
+	const char *ns;		 /* interned, as are the next three */
+	const char *node;	 /* spec.nodeName, NULL if unbound */
+	const char *sched;	 /* spec.schedulerName, or NULL */
+	const char *slurm_node;	 /* annotation ANN_SLURM_NODE, or NULL */
+	int64_t	    created;	 /* creationTimestamp, epoch s, or 0 */
+	int64_t	    delete_at;	 /* deletionTimestamp, or 0 */
+	uint32_t    label_jobid; /* the job-id label, or 0 */
+	uint32_t    ann_jobid;	 /* the job-id annotation, or 0 */
+	int32_t	    index;	 /* job-completion-index label, or -1 */
+	uint32_t    bytes;	 /* allocated for it */
+	uint8_t	    phase;	 /* enum pod_phase */
+	uint8_t	    grace_zero;	 /* deleted with grace period 0 */
+	uint8_t	    finalizer;	 /* carries ours */
+	uint8_t	    tolerates;	 /* the managed-node taint */
+	uint8_t	    gated;	 /* has scheduling gates */
+	char	    buf[];	 /* the strings */
 };
 
 /* NULL if the pod has no namespace or name. */
-struct podrec	*podrec_new(const json_t *pod);
-void		 podrec_free(struct podrec *);
+struct podrec *podrec_new(const json_t *pod);
+void	       podrec_free(struct podrec *);
 /* The pod as translation and the gang rules read it (new reference). */
-json_t		*podrec_json(const struct podrec *);
+json_t *podrec_json(const struct podrec *);
 /* What an Event names: kind, apiVersion, name, namespace, uid, rv. */
-json_t		*podrec_ref(const struct podrec *);
+json_t *podrec_ref(const struct podrec *);
 /* Records alive and their bytes (any thread). */
-void		 podrec_stats(long long *count, long long *bytes);
+void podrec_stats(long long *count, long long *bytes);
 
 enum pod_state {
 	PS_UNBOUND,
 	PS_BOUND,
-	PS_ENDED	/* terminal, or deleting past its grace period */
+	PS_ENDED /* terminal, or deleting past its grace period */
 };
 
 struct pod_entry {
-	char		*key;		/* ns/name (the pods map borrows it) */
-	const char	*ns;		/* interned */
-	const char	*name;		/* in key */
-	struct podrec	*rec;		/* the pod as last seen, owned */
+	char	      *key;  /* ns/name (the pods map borrows it) */
+	const char    *ns;   /* interned */
+	const char    *name; /* in key */
+	struct podrec *rec;  /* the pod as last seen, owned */
 	/*
 	 * The key of the group it is a member of (the group's own string:
 	 * a pod is a member of its group until it leaves or goes, and a
 	 * group with members is never freed), or NULL.
 	 */
-	const char	*group;
-	double		 seen_at;	/* when first seen, epoch seconds */
-	const char	*bound_node;	/* the node we bind it to (interned) */
-	const char	*slurm_node;	/* its node annotation (interned) */
-	char		*cond;		/* last PodScheduled message asked */
-	uint32_t	 label_jobid;	/* jobid label on the pod */
-	uint8_t		 state;		/* enum pod_state */
-	uint8_t		 busy;		/* enum wreq_kind: a write in flight */
-	uint8_t		 cond_busy;	/* a condition write in flight */
-	uint8_t		 del_sent;	/* a deletion asked (cleared if failed) */
-	uint8_t		 finalizer;	/* carries our finalizer */
-	uint8_t		 foreign;	/* another schedulerName (extender) */
+	const char *group;
+	double	    seen_at;	 /* when first seen, epoch seconds */
+	const char *bound_node;	 /* the node we bind it to (interned) */
+	const char *slurm_node;	 /* its node annotation (interned) */
+	char	   *cond;	 /* last PodScheduled message asked */
+	uint32_t    label_jobid; /* jobid label on the pod */
+	uint8_t	    state;	 /* enum pod_state */
+	uint8_t	    busy;	 /* enum wreq_kind: a write in flight */
+	uint8_t	    cond_busy;	 /* a condition write in flight */
+	uint8_t	    del_sent;	 /* a deletion asked (cleared if failed) */
+	uint8_t	    finalizer;	 /* carries our finalizer */
+	uint8_t	    foreign;	 /* another schedulerName (extender) */
 };
 
 /* pods.c: pod entries and the reconcile thread's clocks. */
 /* Frees an entry (the pods map's free function). */
-void	pods_entry_free(void *);
+void pods_entry_free(void *);
 /*
  * Seconds since the pod was created: from when the bridge first saw it if
  * that was within two seconds of its creationTimestamp (which has
  * one-second resolution), else from the creationTimestamp.
  */
-double	pods_age(const struct pod_entry *);
+double pods_age(const struct pod_entry *);
 /* Terminal, or deleted and past its grace period. */
-int	pods_over(const struct pod_entry *);
+int pods_over(const struct pod_entry *);
 /* Wall-clock seconds since the epoch. */
-double	pods_epoch(void);
+double pods_epoch(void);
 
 enum group_state {
-	G_WAITING,	/* not submitted */
-	G_SUBMITTING,	/* on the submit thread */
-	G_PENDING,	/* job submitted, not allocated */
-	G_ALLOCATED,	/* allocated, members not all bound */
+	G_WAITING,    /* not submitted */
+	G_SUBMITTING, /* on the submit thread */
+	G_PENDING,    /* job submitted, not allocated */
+	G_ALLOCATED,  /* allocated, members not all bound */
 	G_BOUND,
-	G_ENDED		/* job gone; members being cleaned up */
+	G_ENDED /* job gone; members being cleaned up */
 };
 
 struct group {
-	char		*key;		/* "gang:ns/g" or "pod:ns/p" */
-	const char	*ns;		/* interned */
-	const char	*name;		/* in key */
+	char		*key;  /* "gang:ns/g" or "pod:ns/p" */
+	const char	*ns;   /* interned */
+	const char	*name; /* in key */
 	int		 gang;
-	int		 min_member;	/* 0: from the PodGroup CR */
-	struct strv	 members;	/* pod keys */
+	int		 min_member; /* 0: from the PodGroup CR */
+	struct strv	 members;    /* pod keys */
 	enum group_state state;
 	uint32_t	 jobid;
-	struct strv	 job_pods;	/* pod keys in the job, placement order */
-	int		 job_pods_set;	/* job_pods is known */
-	json_t		*layout;	/* [{node, cpus, gres}] once allocated */
+	struct strv	 job_pods; /* pod keys in the job, placement order */
+	int		 job_pods_set; /* job_pods is known */
+	json_t		*layout;       /* [{node, cpus, gres}] once allocated */
 	uint32_t	 cpus_per_task;
 	uint32_t	 gpus_per_task;
 	int		 exclusive;
-	int		 cancelled;	/* we asked Slurm to end the job */
-	int		 cancel_due;	/* asking failed: ask again */
-	int		 foreign;	/* has had a member of another scheduler */
-	int		 invalid;	/* translation failed; wait for a change */
-	int		 seen;		/* its job was in the last full load */
-	char		*end_msg;	/* Slurm ended the job: why (Events) */
-	const char	*pending_reason;	/* Slurm's, interned, or NULL */
+	int		 cancelled;  /* we asked Slurm to end the job */
+	int		 cancel_due; /* asking failed: ask again */
+	int		 foreign;    /* has had a member of another scheduler */
+	int		 invalid;    /* translation failed; wait for a change */
+	int		 seen;	     /* its job was in the last full load */
+	char		*end_msg;    /* Slurm ended the job: why (Events) */
+	const char	*pending_reason; /* Slurm's, interned, or NULL */
 	long		 retry_ms;
-	int64_t		 next_try;	/* monotonic ms */
-	uint64_t	 submit_seq;	/* which request an answer is for */
-	struct sreq	*inflight;	/* while G_SUBMITTING (the submitter's) */
+	int64_t		 next_try;   /* monotonic ms */
+	uint64_t	 submit_seq; /* which request an answer is for */
+	struct sreq	*inflight;   /* while G_SUBMITTING (the submitter's) */
 };
 
 struct reconcile {
 	const struct bridge_conf *conf;
-	const struct k8s_config	*kconf;
-	struct queue		*queue;
-	struct k8s_client	*client;
-	struct k8s_limiter	*limiter;	/* client's and writers' */
-	struct writepool	*writers;
-	struct submitter	*submitter;
-	uint64_t		 submit_seq;	/* the last request's */
-	int			 submits;	/* requests not answered yet */
-	json_t			*deferred;	/* job ids a poll saw early */
-	struct eventer		*eventer;
-	pthread_t		 thread;
-	int			 started;
-	atomic_int		 stop;
+	const struct k8s_config	 *kconf;
+	struct queue		 *queue;
+	struct k8s_client	 *client;
+	struct k8s_limiter	 *limiter; /* client's and writers' */
+	struct writepool	 *writers;
+	struct submitter	 *submitter;
+	uint64_t		  submit_seq; /* the last request's */
+	int			  submits;    /* requests not answered yet */
+	json_t			 *deferred;   /* job ids a poll saw early */
+	struct eventer		 *eventer;
+	pthread_t		  thread;
+	int			  started;
+	atomic_int		  stop;
 
-	struct map		*pods;		/* ns/name -> pod_entry */
-	struct map		*groups;	/* group key -> group */
-	struct map		*ns_groups;	/* ns -> map of its groups */
-	struct map		*dirty_ns;	/* namespaces changed: re-evaluate */
-	struct map		*deleting;	/* pod keys with a deletionTimestamp */
-	long			 nstate[G_ENDED + 1];	/* groups per state */
-	struct map		*jobs;		/* jobid -> group key */
-	struct map		*nodes;		/* node name -> json */
-	struct map		*namespaces;	/* name -> json */
-	struct map		*k8s_jobs;	/* ns/name -> batch/v1 Job */
-	struct map		*podgroups;	/* ns/name -> PodGroup */
-	struct map		*jobsets;	/* ns/name -> JobSet */
-	struct map		*lwss;		/* ns/name -> LeaderWorkerSet */
-	json_t			*slurm_nodes;	/* sctl_node_names, at recovery */
-	int			 recovering;	/* slurm_nodes is current */
-	struct translate_conf	 tconf;
-	int			 synced[EV_KINDS];
-	int64_t			 core_synced_at;	/* monotonic ms */
-	int			 recovered;
-	time_t			 slurm_since;
-	int64_t			 next_poll;
-	int64_t			 next_sweep;
-	int64_t			 next_change;	/* sweep of dirty_ns */
-	int64_t			 next_gauges;
-	int64_t			 poll_cost_ms;	/* the last Slurm poll's time */
-	int64_t			 last_poll;	/* when it ended */
-	int64_t			 next_trim;	/* malloc_trim, monotonic ms */
-	json_t			*writes;	/* group keys with pod writes due */
-	json_t			*releases;	/* pod keys whose finalizer may go */
-	json_t			*orphans;	/* job ids a poll found no pod for */
-	int			 sweep_due;	/* an owner object changed */
+	struct map	     *pods;	 /* ns/name -> pod_entry */
+	struct map	     *groups;	 /* group key -> group */
+	struct map	     *ns_groups; /* ns -> map of its groups */
+	struct map	     *dirty_ns;	 /* namespaces changed: re-evaluate */
+	struct map	     *deleting;	 /* pod keys with a deletionTimestamp */
+	long		      nstate[G_ENDED + 1]; /* groups per state */
+	struct map	     *jobs;		   /* jobid -> group key */
+	struct map	     *nodes;		   /* node name -> json */
+	struct map	     *namespaces;	   /* name -> json */
+	struct map	     *k8s_jobs;		   /* ns/name -> batch/v1 Job */
+	struct map	     *podgroups;	   /* ns/name -> PodGroup */
+	struct map	     *jobsets;		   /* ns/name -> JobSet */
+	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
+	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
+	int		      recovering;  /* slurm_nodes is current */
+	struct translate_conf tconf;
+	int		      synced[EV_KINDS];
+	int64_t		      core_synced_at; /* monotonic ms */
+	int		      recovered;
+	time_t		      slurm_since;
+	int64_t		      next_poll;
+	int64_t		      next_sweep;
+	int64_t		      next_change; /* sweep of dirty_ns */
+	int64_t		      next_gauges;
+	int64_t		      poll_cost_ms; /* the last Slurm poll's time */
+	int64_t		      last_poll;    /* when it ended */
+	int64_t		      next_trim;    /* malloc_trim, monotonic ms */
+	json_t		     *writes;	    /* group keys with pod writes due */
+	json_t		     *releases;	 /* pod keys whose finalizer may go */
+	json_t		     *orphans;	 /* job ids a poll found no pod for */
+	int		      sweep_due; /* an owner object changed */
 };
 
 /* poll.c: what Slurm's job list says (reconcile thread). */
 /* One poll: changed jobs, then the orphans it found are cancelled. */
-void		 poll_slurm(struct reconcile *);
+void poll_slurm(struct reconcile *);
 /* The first full load after the caches sync: adopts before submitting. */
-void		 poll_recover(struct reconcile *);
+void poll_recover(struct reconcile *);
 
 /* nodes.c: bridged nodes (reconcile thread). */
 /* Is the node bridged (a Slurm node behind it)? */
-int		 nodes_managed(const json_t *node);
+int nodes_managed(const json_t *node);
 /* A node was added (old NULL) or changed: taint, drain, resume, fail. */
-void		 nodes_changed(struct reconcile *, const json_t *old,
-		    const json_t *node);
+void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
 /* Every cached node, as at recovery. */
-void		 nodes_sync_all(struct reconcile *);
+void nodes_sync_all(struct reconcile *);
 
 /* sweep.c: re-evaluation (reconcile thread). */
 /* Deleted pods past grace, then every group not quiet (all: every one). */
-void		 sweep_groups(struct reconcile *, int all);
+void sweep_groups(struct reconcile *, int all);
 /* The groups of the namespaces whose objects changed. */
-void		 sweep_changed(struct reconcile *);
+void sweep_changed(struct reconcile *);
 
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
-void	caches_lookup_init(struct reconcile *, struct workload_lookup *);
+void caches_lookup_init(struct reconcile *, struct workload_lookup *);
 
 /* clock.c: monotonic ms, the reconcile thread's timers (tests fake it). */
-int64_t		 reconcile_now_ms(void);
+int64_t reconcile_now_ms(void);
 
 /*
  * reconcile.c: one queued event (taken), a step of the reconcile thread's
  * loop, which the unit tests (test/check_gang.c) also call one at a time,
  * single-threaded, with poll_slurm, poll_recover and sweep_groups.
  */
-void		 reconcile_event(struct reconcile *, struct event *ev);
+void reconcile_event(struct reconcile *, struct event *ev);
 /*
  * The reconcile thread's last step: stops its workers (submit thread,
  * writers, Event posters) and frees its client; the caches stay for
  * reconcile_free.
  */
-void		 reconcile_workers_stop(struct reconcile *);
+void reconcile_workers_stop(struct reconcile *);
 
 /* group.c: the group state machine (pods are borrowed from r->pods). */
-void		 group_free(void *);
+void group_free(void *);
 /*
  * Withdraws every allocation request not answered yet, and forgets them:
  * before the submit thread stops and frees those it has not started.
  */
-void		 group_withdraw_all(struct reconcile *);
+void group_withdraw_all(struct reconcile *);
 /* Finds or makes the group for gid; it lives in r->groups. */
-struct group	*group_get(struct reconcile *, const struct group_id *gid,
-		    const char *ns);
-void		 group_add(struct group *, const char *pkey);
-void		 group_remove(struct group *, const char *pkey);
+struct group *group_get(struct reconcile *, const struct group_id *gid,
+    const char *ns);
+void	      group_add(struct group *, const char *pkey);
+void	      group_remove(struct group *, const char *pkey);
 /* The job id -> group index. */
-void		 group_index_put(struct reconcile *, uint32_t jobid,
-		    const char *gkey);
-struct group	*group_by_job(struct reconcile *, uint32_t jobid);
+void group_index_put(struct reconcile *, uint32_t jobid, const char *gkey);
+struct group *group_by_job(struct reconcile *, uint32_t jobid);
 /* Every state change goes through here (it keeps nstate). */
-void		 group_set_state(struct reconcile *, struct group *,
-		    enum group_state);
+void group_set_state(struct reconcile *, struct group *, enum group_state);
 /* Has the periodic sweep nothing to do for the group? */
-int		 group_quiet(struct reconcile *, struct group *, int64_t now);
+int group_quiet(struct reconcile *, struct group *, int64_t now);
 /* Re-evaluates the groups of one namespace. */
-void		 group_evaluate_ns(struct reconcile *, const char *ns);
+void group_evaluate_ns(struct reconcile *, const char *ns);
 /* Live members in placement order into out[max]; returns their count. */
-size_t		 group_live(struct reconcile *, struct group *,
-		    struct pod_entry **out, size_t max, int unbound_only);
+size_t group_live(struct reconcile *, struct group *, struct pod_entry **out,
+    size_t max, int unbound_only);
 /* Decides and does what the group needs next (submit, bind). */
-void		 group_evaluate(struct reconcile *, struct group *);
+void group_evaluate(struct reconcile *, struct group *);
 /*
  * Hands the pod writes groups asked for (bindings; job id labels where
  * wanted; finalizer releases) to the writer pool.
  */
-void		 group_flush_writes(struct reconcile *);
+void group_flush_writes(struct reconcile *);
 /*
  * A pod write came back (w stays the caller's); 1 when the API server no
  * longer has the pod, which the caller then forgets.
  */
-int		 group_write_done(struct reconcile *, struct wreq *w);
+int group_write_done(struct reconcile *, struct wreq *w);
 /*
  * An allocation request came back (s stays the caller's); 1 when its job
  * now waits on Slurm, which the caller then polls soon.
  */
-int		 group_submitted(struct reconcile *, struct sreq *s);
+int group_submitted(struct reconcile *, struct sreq *s);
 
 /* Slurm allocated the group's job: layout is copied. */
-void		 group_allocated(struct reconcile *, struct group *,
-		    const json_t *layout);
+void group_allocated(struct reconcile *, struct group *, const json_t *layout);
 /* Per-task sizes of an adopted job, from its members. */
-void		 group_adopt_sizes(struct reconcile *, struct group *);
+void group_adopt_sizes(struct reconcile *, struct group *);
 /* Deletes the live members of a job Slurm ended (retried by the sweep). */
-void		 group_end_members(struct reconcile *, struct group *);
+void group_end_members(struct reconcile *, struct group *);
 /* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
-void		 group_reset(struct reconcile *, struct group *);
+void group_reset(struct reconcile *, struct group *);
 /* A member ended or left (may free g). */
-void		 group_member_gone(struct reconcile *, struct group *);
+void group_member_gone(struct reconcile *, struct group *);
 /* Fails every live member and ends the job (node lost; may free g). */
-void		 group_fail(struct reconcile *, struct group *,
-		    const char *reason, const char *msg);
+void group_fail(struct reconcile *, struct group *, const char *reason,
+    const char *msg);
 /* Writes msg on every unbound member's PodScheduled condition. */
-void		 group_condition(struct reconcile *, struct group *,
-		    const char *msg, int warn);
+void group_condition(struct reconcile *, struct group *, const char *msg,
+    int warn);
 
 /*
  * writer.c: every write about a pod (see the file's header).  Each goes to
  * the writer pool and comes back through writer_done, or group_write_done
  * for the ones the gang waits on.
  */
-void		 writer_event(struct reconcile *, struct pod_entry *,
-		    const char *type, const char *reason, const char *action,
-		    const char *msg);
+void writer_event(struct reconcile *, struct pod_entry *, const char *type,
+    const char *reason, const char *action, const char *msg);
 /*
  * PodScheduled=False with msg, once per distinct message, never once the
  * pod is being bound; warn also records a FailedScheduling Event.
  */
-void		 writer_condition(struct reconcile *, struct pod_entry *,
-		    const char *msg, int warn);
+void writer_condition(struct reconcile *, struct pod_entry *, const char *msg,
+    int warn);
 /* A condition write came back. */
-void		 writer_condition_done(struct reconcile *, struct pod_entry *,
-		    const struct wreq *);
+void writer_condition_done(struct reconcile *, struct pod_entry *,
+    const struct wreq *);
 /* The job id label and our finalizer (and, with a, the node and GRES). */
-void		 writer_label(struct reconcile *, struct pod_entry *,
-		    const char *gkey, uint32_t jobid,
-		    const struct assignment *a);
+void writer_label(struct reconcile *, struct pod_entry *, const char *gkey,
+    uint32_t jobid, const struct assignment *a);
 /* Takes the job id label off again. */
-void		 writer_unlabel(struct reconcile *, struct pod_entry *);
+void writer_unlabel(struct reconcile *, struct pod_entry *);
 /* Records that a label for jobid (and node, if set) landed. */
-void		 writer_metadata_done(struct pod_entry *, uint32_t jobid,
-		    const char *node);
+void writer_metadata_done(struct pod_entry *, uint32_t jobid, const char *node);
 /* Binds the pod to knode with the job id, Slurm node and GRES. */
-void		 writer_bind(struct reconcile *, struct pod_entry *,
-		    const char *gkey, uint32_t jobid, const char *knode,
-		    const struct assignment *a);
+void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
+    uint32_t jobid, const char *knode, const struct assignment *a);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
-void		 writer_release(struct reconcile *, struct pod_entry *);
+void writer_release(struct reconcile *, struct pod_entry *);
 /* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
-void		 writer_delete(struct reconcile *, struct pod_entry *,
-		    const char *msg);
+void writer_delete(struct reconcile *, struct pod_entry *, const char *msg);
 /* Fails the pod (status phase Failed, reason, msg), with an Event. */
-void		 writer_fail(struct reconcile *, struct pod_entry *,
-		    const char *reason, const char *msg);
+void writer_fail(struct reconcile *, struct pod_entry *, const char *reason,
+    const char *msg);
 /* Ends the deletion of a pod whose node never confirmed it. */
-void		 writer_force_delete(struct reconcile *, struct pod_entry *);
+void writer_force_delete(struct reconcile *, struct pod_entry *);
 /* Binds a pod that is not ours for the extender; answers c when done. */
-void		 writer_extender_bind(struct reconcile *, struct ext_call *c);
+void writer_extender_bind(struct reconcile *, struct ext_call *c);
 /*
  * A write came back: 1 if it was one only the writer follows (deletes,
  * fails, extender binds), else 0 and the caller hands it to
  * group_write_done.
  */
-int		 writer_done(struct reconcile *, struct wreq *w);
+int writer_done(struct reconcile *, struct wreq *w);
 
 #endif /* BRIDGE_H */

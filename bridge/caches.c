@@ -12,10 +12,10 @@ static json_t *
 caches_lookup(void *arg, enum workload_kind kind, const char *ns,
     const char *name)
 {
-	struct reconcile	*r = arg;
-	struct map		*m[WORKLOAD_KINDS] = { r->podgroups, r->lwss,
-				    r->jobsets, r->k8s_jobs };
-	char			 key[512];
+	struct reconcile *r = arg;
+	struct map *m[WORKLOAD_KINDS] = { r->podgroups, r->lwss, r->jobsets,
+		r->k8s_jobs };
+	char	    key[512];
 
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
 	return (json_incref(map_get(m[kind], key)));

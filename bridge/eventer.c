@@ -16,39 +16,39 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-#define EVENTER_MAX	4096	/* queued Events per lane before dropping */
+#define EVENTER_MAX 4096 /* queued Events per lane before dropping */
 /*
  * Lanes, each a thread with its own client and recorder: one Event is one
  * round trip, and a single lane posted about 70 a second under load, far
  * behind the binds.  An object's Events all take the same lane, so they
  * stay in order and its recorder de-duplicates them.
  */
-#define EVENTER_LANES	4
+#define EVENTER_LANES 4
 
 struct ev_item {
-	json_t			*obj;	/* the object's identity, a copy */
-	char			*type, *reason, *action, *note;
-	TAILQ_ENTRY(ev_item)	 entry;
+	json_t *obj; /* the object's identity, a copy */
+	char   *type, *reason, *action, *note;
+	TAILQ_ENTRY(ev_item) entry;
 };
 
 struct eventer;
 
 struct ev_lane {
-	struct eventer		*ev;
-	pthread_t		 thread;
-	int			 started;
-	pthread_mutex_t		 lock;
-	pthread_cond_t		 cond;
+	struct eventer *ev;
+	pthread_t	thread;
+	int		started;
+	pthread_mutex_t lock;
+	pthread_cond_t	cond;
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, ev_item)	 items;
-	size_t			 n;
-	int			 stop;
-	unsigned long		 dropped;
+	TAILQ_HEAD(, ev_item) items;
+	size_t	      n;
+	int	      stop;
+	unsigned long dropped;
 };
 
 struct eventer {
-	const struct k8s_config	*kconf;
-	struct k8s_limiter	*lim;		/* shared with the writers */
+	const struct k8s_config *kconf;
+	struct k8s_limiter	*lim; /* shared with the writers */
 	char			*controller, *instance;
 	struct ev_lane		 lanes[EVENTER_LANES];
 };
@@ -67,12 +67,12 @@ ev_item_free(struct ev_item *it)
 static void *
 eventer_main(void *arg)
 {
-	struct ev_lane		*l = arg;
-	struct eventer		*ev = l->ev;
-	struct k8s_client	*c;
-	struct k8s_recorder	*rec;
-	struct k8s_error	 err;
-	struct ev_item		*it;
+	struct ev_lane	    *l = arg;
+	struct eventer	    *ev = l->ev;
+	struct k8s_client   *c;
+	struct k8s_recorder *rec;
+	struct k8s_error     err;
+	struct ev_item	    *it;
 
 	log_setname("events");
 	if ((c = k8s_client_new(ev->kconf, &err)) == NULL) {
@@ -97,7 +97,7 @@ eventer_main(void *arg)
 		atomic_fetch_sub(&bstats.events_queued, 1);
 		pthread_mutex_unlock(&l->lock);
 		if (k8s_event_record(rec, it->obj, it->type, it->reason,
-		    it->action, &err, "%s", it->note) == -1)
+			it->action, &err, "%s", it->note) == -1)
 			log_warnx("%s/%s: event %s: %ld %s: %s",
 			    k8s_obj_namespace(it->obj), k8s_obj_name(it->obj),
 			    it->reason, err.status, err.reason, err.text);
@@ -112,9 +112,9 @@ struct eventer *
 eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
     const char *controller, const char *instance)
 {
-	struct eventer	*ev = xcalloc(1, sizeof(*ev));
-	struct ev_lane	*l;
-	int		 i;
+	struct eventer *ev = xcalloc(1, sizeof(*ev));
+	struct ev_lane *l;
+	int		i;
 
 	ev->kconf = kconf;
 	ev->lim = lim;
@@ -137,8 +137,8 @@ eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 static struct ev_lane *
 eventer_lane(struct eventer *ev, const json_t *id)
 {
-	const char	*s = k8s_obj_name(id);
-	unsigned	 h = 5381;
+	const char *s = k8s_obj_name(id);
+	unsigned    h = 5381;
 
 	while (s != NULL && *s != '\0')
 		h = h * 33 + (unsigned char)*s++;
@@ -149,8 +149,8 @@ void
 eventer_post(struct eventer *ev, json_t *id, const char *type,
     const char *reason, const char *action, const char *note)
 {
-	struct ev_item	*it;
-	struct ev_lane	*l;
+	struct ev_item *it;
+	struct ev_lane *l;
 
 	if (id == NULL)
 		return;
@@ -180,9 +180,9 @@ eventer_post(struct eventer *ev, json_t *id, const char *type,
 void
 eventer_free(struct eventer *ev)
 {
-	struct ev_item	*it;
-	struct ev_lane	*l;
-	int		 i;
+	struct ev_item *it;
+	struct ev_lane *l;
+	int		i;
 
 	if (ev == NULL)
 		return;

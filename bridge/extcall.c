@@ -16,7 +16,7 @@
 struct ext_call *
 ext_call_new(enum ext_op op)
 {
-	struct ext_call	*c = xcalloc(1, sizeof(*c));
+	struct ext_call *c = xcalloc(1, sizeof(*c));
 
 	c->op = op;
 	pthread_mutex_init(&c->lock, NULL);
@@ -55,7 +55,7 @@ ext_call_done(struct ext_call *c)
 int
 ext_call_wait(struct ext_call *c, int ms)
 {
-	struct timespec	ts;
+	struct timespec ts;
 	int		rc = 0;
 
 	deadline_after_ms(&ts, CLOCK_REALTIME, ms);

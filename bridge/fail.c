@@ -13,12 +13,12 @@
 #include "log.h"
 #include "bridge.h"
 
-static atomic_int	fail_count;
+static atomic_int fail_count;
 
 void
 fail_thread(const char *who, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 	char	msg[512];
 
 	va_start(ap, fmt);

@@ -22,14 +22,14 @@
 #include "bridge.h"
 
 /* Transient failures (slurmctld unreachable) retry quickly... */
-#define RETRY_MIN_MS	2000
-#define RETRY_MAX_MS	300000
+#define RETRY_MIN_MS 2000
+#define RETRY_MAX_MS 300000
 /*
  * ...refusals that only a change on the Slurm side can fix slowly: every
  * refused allocation leaves a FAILED row in sacct.
  */
-#define REFUSED_MIN_MS	60000
-#define REFUSED_MAX_MS	1800000
+#define REFUSED_MIN_MS 60000
+#define REFUSED_MAX_MS 1800000
 
 /*
  * The group no longer wants the allocation it asked for: if the submit
@@ -47,8 +47,8 @@ group_withdraw(struct group *g)
 void
 group_withdraw_all(struct reconcile *r)
 {
-	size_t	 it = 0;
-	void	*v;
+	size_t it = 0;
+	void  *v;
 
 	while (map_next(r->groups, &it, NULL, &v))
 		group_withdraw(v);
@@ -57,7 +57,7 @@ group_withdraw_all(struct reconcile *r)
 void
 group_free(void *p)
 {
-	struct group	*g = p;
+	struct group *g = p;
 
 	if (g == NULL)
 		return;
@@ -82,7 +82,7 @@ jobid_str(uint32_t jobid, char *buf, size_t len)
 void
 group_index_put(struct reconcile *r, uint32_t jobid, const char *gkey)
 {
-	char	id[16];
+	char id[16];
 
 	map_put(r->jobs, jobid_str(jobid, id, sizeof(id)), xstrdup(gkey));
 }
@@ -90,9 +90,8 @@ group_index_put(struct reconcile *r, uint32_t jobid, const char *gkey)
 struct group *
 group_by_job(struct reconcile *r, uint32_t jobid)
 {
-	char		 id[16];
-	const char	*gkey = map_get(r->jobs, jobid_str(jobid, id,
-			    sizeof(id)));
+	char	    id[16];
+	const char *gkey = map_get(r->jobs, jobid_str(jobid, id, sizeof(id)));
 
 	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
 }
@@ -100,18 +99,17 @@ group_by_job(struct reconcile *r, uint32_t jobid)
 static void
 group_index_del(struct reconcile *r, uint32_t jobid)
 {
-	char	id[16];
+	char id[16];
 
 	map_del(r->jobs, jobid_str(jobid, id, sizeof(id)));
 }
 
 /* Writes a message on every unbound, live member of the group. */
 void
-group_condition(struct reconcile *r, struct group *g, const char *msg,
-    int warn)
+group_condition(struct reconcile *r, struct group *g, const char *msg, int warn)
 {
-	struct pod_entry	*e;
-	size_t			 i;
+	struct pod_entry *e;
+	size_t		  i;
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
@@ -123,15 +121,15 @@ group_condition(struct reconcile *r, struct group *g, const char *msg,
 static void
 group_cancel(struct reconcile *r, struct group *g, const char *why)
 {
-	char	err[256];
+	char err[256];
 
 	(void)r;
 	if (g->jobid == 0 || g->cancelled)
 		return;
 	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
-		log_warnx("group %s: cancel slurm job %u: %s", g->key,
-		    g->jobid, err);
-		g->cancel_due = 1;	/* the sweep tries again */
+		log_warnx("group %s: cancel slurm job %u: %s", g->key, g->jobid,
+		    err);
+		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
 	g->cancel_due = 0;
@@ -144,9 +142,9 @@ group_cancel(struct reconcile *r, struct group *g, const char *why)
 static const char *
 group_node_name(struct reconcile *r, const char *slurm_node)
 {
-	size_t		 it = 0;
-	const char	*name, *label;
-	void		*v;
+	size_t	    it = 0;
+	const char *name, *label;
+	void	   *v;
 
 	while (map_next(r->nodes, &it, &name, &v)) {
 		label = k8s_obj_label(v, LABEL_SLURM_NODENAME);
@@ -162,9 +160,9 @@ group_node_name(struct reconcile *r, const char *slurm_node)
 int
 group_ns_enabled(struct reconcile *r, const char *ns)
 {
-	json_t		*obj = map_get(r->namespaces, ns);
-	const char	*v;
-	size_t		 i;
+	json_t	   *obj = map_get(r->namespaces, ns);
+	const char *v;
+	size_t	    i;
 
 	if (obj == NULL)
 		return (0);
@@ -173,19 +171,20 @@ group_ns_enabled(struct reconcile *r, const char *ns)
 		return (1);
 	/* The config's (compat) managedNamespaces and selector. */
 	for (i = 0; r->conf->managed_namespaces != NULL &&
-	    r->conf->managed_namespaces[i] != NULL; i++)
+	     r->conf->managed_namespaces[i] != NULL;
+	     i++)
 		if (strcmp(r->conf->managed_namespaces[i], ns) == 0)
 			return (1);
 	return (r->conf->managed_namespace_selector != NULL &&
 	    k8s_selector_matches(r->conf->managed_namespace_selector,
-	    k8s_obj_get(obj, "metadata.labels")) == 1);
+		k8s_obj_get(obj, "metadata.labels")) == 1);
 }
 
 static void
 group_retry_later(struct group *g, int refused)
 {
-	long	min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
-	long	max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
+	long min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
+	long max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
 
 	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
 	if (g->retry_ms > max)
@@ -196,8 +195,8 @@ group_retry_later(struct group *g, int refused)
 static int
 group_member_cmp(const void *a, const void *b)
 {
-	const struct pod_entry	*pa = *(const struct pod_entry *const *)a;
-	const struct pod_entry	*pb = *(const struct pod_entry *const *)b;
+	const struct pod_entry *pa = *(const struct pod_entry *const *)a;
+	const struct pod_entry *pb = *(const struct pod_entry *const *)b;
 
 	return (workload_member_order(pa->rec->index, pa->name, pb->rec->index,
 	    pb->name));
@@ -208,8 +207,8 @@ size_t
 group_live(struct reconcile *r, struct group *g, struct pod_entry **out,
     size_t max, int unbound_only)
 {
-	struct pod_entry	*e;
-	size_t			 i, n = 0;
+	struct pod_entry *e;
+	size_t		  i, n = 0;
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
@@ -265,7 +264,7 @@ group_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
 static int
 group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
 {
-	const char	*have;
+	const char *have;
 
 	if (e->label_jobid != jobid || !e->finalizer)
 		return (0);
@@ -279,7 +278,7 @@ group_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
 static void
 group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 {
-	char	msg[384];
+	char msg[384];
 
 	if (e->state == PS_ENDED) {
 		/* Failed or deleted while its Binding was on its way. */
@@ -294,9 +293,11 @@ group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 	metrics_hist_observe(&bstats.sched_latency, pods_age(e));
 	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
 	    w->jobid);
-	snprintf(msg, sizeof(msg), "bound to %.100s: Slurm allocated node "
-	    "%.100s to job %u%s%.100s", w->node, w->slurm_node, w->jobid,
-	    w->gres != NULL ? ", GRES " : "", w->gres != NULL ? w->gres : "");
+	snprintf(msg, sizeof(msg),
+	    "bound to %.100s: Slurm allocated node "
+	    "%.100s to job %u%s%.100s",
+	    w->node, w->slurm_node, w->jobid, w->gres != NULL ? ", GRES " : "",
+	    w->gres != NULL ? w->gres : "");
 	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
 }
 
@@ -304,8 +305,8 @@ group_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 static void
 group_plan_pending(struct reconcile *r, struct group *g)
 {
-	struct pod_entry	*e;
-	size_t			 i;
+	struct pod_entry *e;
+	size_t		  i;
 
 	for (i = 0; i < g->job_pods.n; i++) {
 		e = map_get(r->pods, g->job_pods.v[i]);
@@ -326,17 +327,17 @@ group_plan_pending(struct reconcile *r, struct group *g)
 static void
 group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 {
-	struct assignment	*a;
-	struct pod_entry	*e;
-	char			 msg[384], errs[256];
-	size_t			 i, n = g->job_pods.n;
-	size_t			 unbound = 0, meta = 0;
-	int			 failed = 0;
+	struct assignment *a;
+	struct pod_entry  *e;
+	char		   msg[384], errs[256];
+	size_t		   i, n = g->job_pods.n;
+	size_t		   unbound = 0, meta = 0;
+	int		   failed = 0;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if (placement_assign(g->layout, n, (int)g->cpus_per_task,
-	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-	    sizeof(errs)) == -1) {
+		g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+		sizeof(errs)) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
 		group_retry_later(g, 0);
 		goto out;
@@ -347,11 +348,12 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		unbound++;
 		if (group_node_name(r, a[i].node) == NULL) {
-			snprintf(msg, sizeof(msg), "Slurm job %u was "
+			snprintf(msg, sizeof(msg),
+			    "Slurm job %u was "
 			    "allocated node %.100s, which has no Kubernetes "
-			    "node (same name, or a node labelled "
-			    LABEL_SLURM_NODENAME "=%.100s)", g->jobid,
-			    a[i].node, a[i].node);
+			    "node (same name, or a node labelled " LABEL_SLURM_NODENAME
+			    "=%.100s)",
+			    g->jobid, a[i].node, a[i].node);
 			if (e->cond == NULL || strcmp(e->cond, msg) != 0)
 				log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
@@ -359,8 +361,9 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		}
 		/* A labelled group binds nobody before all are labelled. */
-		if (!labelled || (e->busy != WREQ_METADATA &&
-		    group_meta_done(e, g->jobid, a[i].node)))
+		if (!labelled ||
+		    (e->busy != WREQ_METADATA &&
+			group_meta_done(e, g->jobid, a[i].node)))
 			continue;
 		meta++;
 		if (e->busy == 0 && !e->cond_busy)
@@ -376,7 +379,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		goto out;
 	}
 	if (meta > 0)
-		goto out;	/* binds follow once the metadata is on */
+		goto out; /* binds follow once the metadata is on */
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
@@ -385,7 +388,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		writer_bind(r, e, g->key, g->jobid,
 		    group_node_name(r, a[i].node), &a[i]);
 	}
- out:
+out:
 	/*
 	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
 	 * return of group_node_name(r, a[0].node).
@@ -405,17 +408,17 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 void
 group_flush_writes(struct reconcile *r)
 {
-	json_t		*keys = r->writes, *rel = r->releases, *v;
-	struct group	*g;
-	const char	*k;
-	int64_t		 now;
+	json_t	     *keys = r->writes, *rel = r->releases, *v;
+	struct group *g;
+	const char   *k;
+	int64_t	      now;
 
 	if (json_object_size(keys) + json_object_size(rel) == 0)
 		return;
 	now = reconcile_now_ms();
 	r->writes = json_object();
 	r->releases = json_object();
-	json_object_foreach(keys, k, v) {
+	json_object_foreach (keys, k, v) {
 		if ((g = map_get(r->groups, k)) == NULL)
 			continue;
 		if (g->state == G_PENDING && g->next_try <= now &&
@@ -424,7 +427,7 @@ group_flush_writes(struct reconcile *r)
 		else if (g->state == G_ALLOCATED && g->next_try <= now)
 			group_plan_allocated(r, g, group_labelled(r, g));
 	}
-	json_object_foreach(rel, k, v)
+	json_object_foreach (rel, k, v)
 		writer_release(r, map_get(r->pods, k));
 	json_decref(keys);
 	json_decref(rel);
@@ -439,9 +442,9 @@ group_flush_writes(struct reconcile *r)
 int
 group_write_done(struct reconcile *r, struct wreq *w)
 {
-	struct pod_entry	*e = map_get(r->pods, w->pkey);
-	const char		*uid;
-	struct group		*g;
+	struct pod_entry *e = map_get(r->pods, w->pkey);
+	const char	 *uid;
+	struct group	 *g;
 
 	uid = e != NULL ? e->rec->uid : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
@@ -489,7 +492,7 @@ group_write_done(struct reconcile *r, struct wreq *w)
 		group_want(r->writes, g->key);
 	/* An ended member whose write was in flight: its cleanup now. */
 	if (e->state == PS_ENDED && e->finalizer)
-		group_member_gone(r, g);	/* may free g */
+		group_member_gone(r, g); /* may free g */
 	return (0);
 }
 
@@ -513,11 +516,11 @@ group_translate(struct reconcile *r, struct group *g,
     struct pod_entry **members, size_t n, struct jobspec *js, char *err,
     size_t errlen)
 {
-	struct translate_src	 src;
-	struct workload_lookup	 lk;
-	json_t			**pods, *root;
-	size_t			 i;
-	int			 rc;
+	struct translate_src   src;
+	struct workload_lookup lk;
+	json_t		     **pods, *root;
+	size_t		       i;
+	int		       rc;
 
 	/* The compact records, as the JSON the rules read. */
 	/* An array of pointers: sizeof a pointer is meant. */
@@ -549,10 +552,10 @@ static void
 group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
     size_t n)
 {
-	struct sreq	*s;
-	struct jobspec	 js;
-	char		 err[256], msg[320];
-	size_t		 i;
+	struct sreq   *s;
+	struct jobspec js;
+	char	       err[256], msg[320];
+	size_t	       i;
 
 	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
 		log_warnx("group %s: not submitted: %s", g->key, err);
@@ -582,11 +585,11 @@ static int
 group_request_current(struct reconcile *r, struct group *g,
     const struct sreq *s)
 {
-	struct pod_entry	*e;
-	json_t			*v;
-	size_t			 i;
+	struct pod_entry *e;
+	json_t		 *v;
+	size_t		  i;
 
-	json_array_foreach(s->pods, i, v) {
+	json_array_foreach (s->pods, i, v) {
 		e = map_get(r->pods, json_string_value(v));
 		if (e == NULL || e->state != PS_UNBOUND || e->group == NULL ||
 		    strcmp(e->group, g->key) != 0)
@@ -603,10 +606,10 @@ group_request_current(struct reconcile *r, struct group *g,
 int
 group_submitted(struct reconcile *r, struct sreq *s)
 {
-	struct group		*g = map_get(r->groups, s->gkey);
-	struct pod_entry	*e;
-	char			 msg[320], err[256];
-	size_t			 i, n = json_array_size(s->pods);
+	struct group	 *g = map_get(r->groups, s->gkey);
+	struct pod_entry *e;
+	char		  msg[320], err[256];
+	size_t		  i, n = json_array_size(s->pods);
 
 	r->submits--;
 	/* A poll saw this job before its answer: load everything again. */
@@ -621,24 +624,26 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		json_object_clear(r->deferred);
 		r->slurm_since = 0;
 	}
-	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq !=
-	    s->seq))
+	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq != s->seq))
 		g = NULL;
 	if (g != NULL) {
 		g->inflight = NULL;
 		group_set_state(r, g, G_WAITING);
 	}
 	if (g == NULL || !group_request_current(r, g, s)) {
-		if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) ==
-		    -1) {
-			log_warnx("slurm job %u: made for pods that changed "
+		if (s->rc == 0 &&
+		    sctl_cancel(s->jobid, err, sizeof(err)) == -1) {
+			log_warnx(
+			    "slurm job %u: made for pods that changed "
 			    "meanwhile; cancel: %s; retried after the next "
-			    "poll", s->jobid, err);
+			    "poll",
+			    s->jobid, err);
 			json_array_append_new(r->orphans,
 			    json_integer(s->jobid));
 		} else if (s->rc == 0)
 			log_info("slurm job %u: cancelled: made for pods that "
-			    "changed meanwhile", s->jobid);
+				 "changed meanwhile",
+			    s->jobid);
 		/* Withdrawn (not made): the group decides again at once. */
 		if (g != NULL && s->rc == -1 && !atomic_load(&s->withdrawn))
 			group_retry_later(g, s->permanent);
@@ -650,8 +655,10 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		group_retry_later(g, s->permanent);
 		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
 		    s->err, g->retry_ms / 1000);
-		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm refused the "
-		    "job: %s", s->err);
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm refused the "
+		    "job: %s",
+		    s->err);
 		group_condition(r, g, msg, 1);
 		return (0);
 	}
@@ -666,15 +673,17 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	group_index_put(r, g->jobid, g->key);
 	group_set_state(r, g, G_PENDING);
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
-	    g->jobid, n, n == 1 ? "" : "s", s->layout != NULL ?
-	    ", allocated" : "");
+	    g->jobid, n, n == 1 ? "" : "s",
+	    s->layout != NULL ? ", allocated" : "");
 	if (s->layout != NULL) {
 		/* The Scheduled Event names the job: one Event per pod. */
 		group_allocated(r, g, s->layout);
 		return (0);
 	}
-	snprintf(msg, sizeof(msg), "submitted Slurm job %u%s; it waits for "
-	    "its allocation", g->jobid, g->gang ? " for the gang" : "");
+	snprintf(msg, sizeof(msg),
+	    "submitted Slurm job %u%s; it waits for "
+	    "its allocation",
+	    g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e != NULL)
@@ -689,7 +698,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 static int
 group_min(struct reconcile *r, struct group *g)
 {
-	struct workload_lookup	lk;
+	struct workload_lookup lk;
 
 	caches_lookup_init(r, &lk);
 	return (workload_gang_size(g->ns, g->name, g->min_member, &lk));
@@ -703,8 +712,8 @@ group_min(struct reconcile *r, struct group *g)
 void
 group_end_members(struct reconcile *r, struct group *g)
 {
-	struct pod_entry	*e;
-	size_t			 i;
+	struct pod_entry *e;
+	size_t		  i;
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
@@ -749,10 +758,10 @@ group_in_job(struct group *g, const char *pkey)
 static size_t
 group_refill(struct reconcile *r, struct group *g)
 {
-	struct pod_entry	*e, *old;
-	size_t			 i, j, filled = 0;
-	char			 msg[256];
-	int			 found;
+	struct pod_entry *e, *old;
+	size_t		  i, j, filled = 0;
+	char		  msg[256];
+	int		  found;
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
@@ -776,9 +785,11 @@ group_refill(struct reconcile *r, struct group *g)
 			break;
 		}
 		if (!found) {
-			snprintf(msg, sizeof(msg), "gang %s: Slurm job %u has "
+			snprintf(msg, sizeof(msg),
+			    "gang %s: Slurm job %u has "
 			    "no free slot for this pod; it waits until the "
-			    "gang's job ends", g->name, g->jobid);
+			    "gang's job ends",
+			    g->name, g->jobid);
 			writer_condition(r, e, msg, 0);
 		}
 	}
@@ -790,9 +801,9 @@ void
 group_evaluate(struct reconcile *r, struct group *g)
 {
 	struct pod_entry *pods[WORKLOAD_MAX_GANG];
-	char		 msg[256];
-	size_t		 n, i;
-	int		 min;
+	char		  msg[256];
+	size_t		  n, i;
+	int		  min;
 
 	if (!r->recovered)
 		return;
@@ -804,8 +815,8 @@ group_evaluate(struct reconcile *r, struct group *g)
 	if (g->jobid != 0 && (g->cancelled || g->state == G_ENDED)) {
 		if (g->end_msg != NULL)
 			group_end_members(r, g);
-		if (group_live(r, g, NULL, 0, 0) != group_live(r, g, NULL, 0,
-		    1))
+		if (group_live(r, g, NULL, 0, 0) !=
+		    group_live(r, g, NULL, 0, 1))
 			return;
 		group_reset(r, g);
 	}
@@ -822,8 +833,10 @@ group_evaluate(struct reconcile *r, struct group *g)
 	if (n == 0)
 		return;
 	if (n > WORKLOAD_MAX_GANG) {
-		snprintf(msg, sizeof(msg), "gang %s has %zu pods; at most %d "
-		    "are supported", g->name, n, WORKLOAD_MAX_GANG);
+		snprintf(msg, sizeof(msg),
+		    "gang %s has %zu pods; at most %d "
+		    "are supported",
+		    g->name, n, WORKLOAD_MAX_GANG);
 		group_condition(r, g, msg, 1);
 		return;
 	}
@@ -831,22 +844,28 @@ group_evaluate(struct reconcile *r, struct group *g)
 		if (pods[i]->rec->gated)
 			return;
 	if (!group_ns_enabled(r, g->ns)) {
-		snprintf(msg, sizeof(msg), "namespace %s is not enabled for "
-		    "slurm-bridge; enable it with: kubectl label namespace %s "
-		    BRIDGE_NS_LABEL "=" BRIDGE_NS_LABEL_VALUE, g->ns, g->ns);
+		snprintf(msg, sizeof(msg),
+		    "namespace %s is not enabled for "
+		    "slurm-bridge; enable it with: kubectl label namespace %s " BRIDGE_NS_LABEL
+		    "=" BRIDGE_NS_LABEL_VALUE,
+		    g->ns, g->ns);
 		group_condition(r, g, msg, 1);
 		return;
 	}
 	if ((min = group_min(r, g)) == 0) {
-		snprintf(msg, sizeof(msg), "waiting for PodGroup or JobSet "
+		snprintf(msg, sizeof(msg),
+		    "waiting for PodGroup or JobSet "
 		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
-		    "gang's size", g->ns, g->name);
+		    "gang's size",
+		    g->ns, g->name);
 		group_condition(r, g, msg, 0);
 		return;
 	}
 	if ((int)n < min) {
-		snprintf(msg, sizeof(msg), "waiting for gang %s: %zu of %d "
-		    "pods present", g->name, n, min);
+		snprintf(msg, sizeof(msg),
+		    "waiting for gang %s: %zu of %d "
+		    "pods present",
+		    g->name, n, min);
 		group_condition(r, g, msg, 0);
 		return;
 	}
@@ -863,7 +882,7 @@ group_add(struct group *g, const char *pkey)
 void
 group_remove(struct group *g, const char *pkey)
 {
-	long	i;
+	long i;
 
 	if ((i = strv_find(&g->members, pkey)) != -1)
 		strv_remove(&g->members, (size_t)i);
@@ -876,7 +895,7 @@ group_remove(struct group *g, const char *pkey)
 static void
 group_ns_index(struct reconcile *r, struct group *g, int add)
 {
-	struct map	*m = map_get(r->ns_groups, g->ns);
+	struct map *m = map_get(r->ns_groups, g->ns);
 
 	if (add) {
 		if (m == NULL) {
@@ -894,12 +913,12 @@ group_ns_index(struct reconcile *r, struct group *g, int add)
 void
 group_evaluate_ns(struct reconcile *r, const char *ns)
 {
-	struct map	*m = map_get(r->ns_groups, ns);
-	struct strv	 keys = { NULL, 0, 0 };
-	struct group	*g;
-	const char	*k;
-	size_t		 it = 0;
-	uint32_t	 i;
+	struct map   *m = map_get(r->ns_groups, ns);
+	struct strv   keys = { NULL, 0, 0 };
+	struct group *g;
+	const char   *k;
+	size_t	      it = 0;
+	uint32_t      i;
 
 	if (m == NULL)
 		return;
@@ -952,8 +971,7 @@ group_quiet(struct reconcile *r, struct group *g, int64_t now)
 static void
 group_gc(struct reconcile *r, struct group *g)
 {
-	if (g->members.n > 0 ||
-	    (g->jobid != 0 && !g->cancelled))
+	if (g->members.n > 0 || (g->jobid != 0 && !g->cancelled))
 		return;
 	if (g->jobid != 0)
 		group_index_del(r, g->jobid);
@@ -971,15 +989,16 @@ group_gc(struct reconcile *r, struct group *g)
 void
 group_member_gone(struct reconcile *r, struct group *g)
 {
-	struct pod_entry	*e;
-	size_t			 n, i;
+	struct pod_entry *e;
+	size_t		  n, i;
 
 	n = group_live(r, g, NULL, 0, 0);
 	if (g->state == G_SUBMITTING)
 		group_withdraw(g);
 	if (g->jobid != 0 && !g->cancelled) {
 		if (g->state == G_PENDING && n < g->job_pods.n) {
-			group_cancel(r, g, "the gang lost a member while "
+			group_cancel(r, g,
+			    "the gang lost a member while "
 			    "pending");
 			/* Clear the stale job id so a restart cannot adopt it. */
 			for (i = 0; i < g->members.n; i++) {
@@ -1016,7 +1035,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 struct group *
 group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 {
-	struct group	*g;
+	struct group *g;
 
 	if ((g = map_get(r->groups, gid->key)) != NULL)
 		return (g);
@@ -1024,7 +1043,7 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	g->key = xstrdup(gid->key);
 	g->ns = intern_get(ns);
 	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
-	    g->key;
+						g->key;
 	g->gang = gid->gang;
 	g->min_member = gid->min_member;
 	map_put(r->groups, g->key, g);
@@ -1038,10 +1057,10 @@ void
 group_adopt_sizes(struct reconcile *r, struct group *g)
 {
 	struct pod_entry *pods[WORKLOAD_MAX_GANG];
-	struct jobspec	 js;
-	char		 err[256];
-	size_t		 n;
-	int		 rc;
+	struct jobspec	  js;
+	char		  err[256];
+	size_t		  n;
+	int		  rc;
 
 	if (g->cpus_per_task != 0)
 		return;
@@ -1065,15 +1084,15 @@ void
 group_fail(struct reconcile *r, struct group *g, const char *reason,
     const char *msg)
 {
-	struct pod_entry	*e;
-	json_t			*v, *keys;
-	size_t			 i;
+	struct pod_entry *e;
+	json_t		 *v, *keys;
+	size_t		  i;
 
 	group_cancel(r, g, msg);
 	keys = json_array();
 	for (i = 0; i < g->members.n; i++)
 		json_array_append_new(keys, json_string(g->members.v[i]));
-	json_array_foreach(keys, i, v) {
+	json_array_foreach (keys, i, v) {
 		e = map_get(r->pods, json_string_value(v));
 		if (e == NULL || e->state == PS_ENDED)
 			continue;

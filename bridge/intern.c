@@ -14,19 +14,19 @@
 #include "bridge.h"
 
 struct istr {
-	size_t	refs;
-	char	s[];
+	size_t refs;
+	char   s[];
 };
 
-static pthread_mutex_t	 intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct map	*intern_map;	/* s -> istr, keys borrowed */
-static size_t		 intern_bytes;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct map     *intern_map; /* s -> istr, keys borrowed */
+static size_t	       intern_bytes;
 
 const char *
 intern_get(const char *s)
 {
-	struct istr	*is;
-	size_t		 n;
+	struct istr *is;
+	size_t	     n;
 
 	if (s == NULL)
 		return (NULL);
@@ -49,7 +49,7 @@ intern_get(const char *s)
 void
 intern_put(const char *s)
 {
-	struct istr	*is;
+	struct istr *is;
 
 	if (s == NULL)
 		return;
@@ -68,7 +68,7 @@ intern_stats(size_t *count, size_t *bytes)
 {
 	pthread_mutex_lock(&intern_lock);
 	*count = intern_map != NULL ? map_count(intern_map) : 0;
-	*bytes = intern_bytes + (intern_map != NULL ? map_bytes(intern_map) :
-	    0);
+	*bytes = intern_bytes +
+	    (intern_map != NULL ? map_bytes(intern_map) : 0);
 	pthread_mutex_unlock(&intern_lock);
 }

@@ -19,20 +19,20 @@
 #include "bridge.h"
 
 struct leader {
-	struct k8s_client	*client;
-	struct k8s_lease	*lease;
-	char			 identity[300];
-	char			 where[300];	/* ns/name, for messages */
+	struct k8s_client *client;
+	struct k8s_lease  *lease;
+	char		   identity[300];
+	char		   where[300]; /* ns/name, for messages */
 };
 
 struct leader *
 leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
     char *err, size_t errlen)
 {
-	struct leader		*l = xcalloc(1, sizeof(*l));
-	struct k8s_lease_opts	 o;
-	struct k8s_error	 kerr;
-	char			 host[256];
+	struct leader	     *l = xcalloc(1, sizeof(*l));
+	struct k8s_lease_opts o;
+	struct k8s_error      kerr;
+	char		      host[256];
 
 	if ((l->client = k8s_client_new(kconf, &kerr)) == NULL) {
 		snprintf(err, errlen, "leader election: %s", kerr.text);
@@ -67,7 +67,7 @@ leader_free(struct leader *l)
 static int
 leader_sleep(const sigset_t *set, int s)
 {
-	struct timespec	ts = { s, 0 };
+	struct timespec ts = { s, 0 };
 	int		sig;
 
 	sig = sigtimedwait(set, NULL, &ts);
@@ -77,9 +77,9 @@ leader_sleep(const sigset_t *set, int s)
 int
 leader_acquire(struct leader *l, const sigset_t *set)
 {
-	struct k8s_error	 err;
-	const char		*holder;
-	int			 rc, sig, told = 0;
+	struct k8s_error err;
+	const char	*holder;
+	int		 rc, sig, told = 0;
 
 	for (;;) {
 		rc = k8s_lease_step(l->lease, &err);
@@ -106,8 +106,8 @@ leader_acquire(struct leader *l, const sigset_t *set)
 int
 leader_wait(struct leader *l, const sigset_t *set)
 {
-	struct k8s_error	 err;
-	int			 sig, rc;
+	struct k8s_error err;
+	int		 sig, rc;
 
 	sig = leader_sleep(set, k8s_lease_retry_period(l->lease));
 	if (sig != 0)
@@ -125,8 +125,9 @@ leader_wait(struct leader *l, const sigset_t *set)
 	 * restarted process campaigns again as a follower.
 	 */
 	log_warnx("leader: %s: lost the lease (holder now %s); exiting",
-	    l->where, k8s_lease_holder(l->lease) != NULL ?
-	    k8s_lease_holder(l->lease) : "none");
+	    l->where,
+	    k8s_lease_holder(l->lease) != NULL ? k8s_lease_holder(l->lease) :
+						 "none");
 	atomic_store(&bstats.leader, 0);
 	_exit(1);
 }
@@ -134,7 +135,7 @@ leader_wait(struct leader *l, const sigset_t *set)
 void
 leader_release(struct leader *l)
 {
-	struct k8s_error	err;
+	struct k8s_error err;
 
 	if (!k8s_lease_held(l->lease))
 		return;

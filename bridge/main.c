@@ -21,69 +21,70 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-#define MUNGE_KEY_PATH	"/etc/munge/munge.key"
+#define MUNGE_KEY_PATH "/etc/munge/munge.key"
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: slurm-bridge [options]\n"
-"  --config PATH          configuration file (default " CONFIG_DEFAULT_PATH "\n"
-"                         if it exists)                 [BRIDGE_CONFIG]\n"
-"  --kubeconfig PATH      kubeconfig (default: $KUBECONFIG, in-cluster,\n"
-"                         ~/.kube/config)             [BRIDGE_KUBECONFIG]\n"
-"  --scheduler-name NAME  pods to schedule (default: config schedulerName,\n"
-"                         " BRIDGE_SCHEDULER_NAME ")\n"
-"  --partition NAME       default Slurm partition (default: config\n"
-"                         partition, " BRIDGE_PARTITION ")\n"
-"  --poll-ms N            Slurm poll interval with pending jobs (default:\n"
-"                         config slurmPollInterval, 100)\n"
-"Flags win over the config file.\n"
-"  --listen ADDR:PORT     serve /healthz, /readyz, /metrics (default\n"
-"                         :8080; \"\" turns it off)         [BRIDGE_LISTEN]\n"
-"  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
-"  --tls-key FILE         ... and key (both reloaded when they change)\n"
-"  --client-ca FILE       the extender API (/filter, /prioritize, /bind)\n"
-"                         answers only clients whose certificate this CA\n"
-"                         signed (needs --tls-cert); health and metrics\n"
-"                         stay open to probes and scrapers\n"
-"  --leader-elect         act only while holding the Lease slurm-bridge in\n"
-"                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
-"                         service account's namespace)\n"
-"  --jobid-label          also label each pod with its Slurm job id and add\n"
-"                         the cleanup finalizer, before binding it: one\n"
-"                         more API write per pod (default: config\n"
-"                         jobIdLabel, false; the Binding carries the job\n"
-"                         id as an annotation)\n"
-"  -n                     check the configuration and exit\n"
-"  -v                     more logging (repeatable)\n"
-"  -h, --help             this text\n");
+	    "usage: slurm-bridge [options]\n"
+	    "  --config PATH          configuration file (default " CONFIG_DEFAULT_PATH
+	    "\n"
+	    "                         if it exists)                 [BRIDGE_CONFIG]\n"
+	    "  --kubeconfig PATH      kubeconfig (default: $KUBECONFIG, in-cluster,\n"
+	    "                         ~/.kube/config)             [BRIDGE_KUBECONFIG]\n"
+	    "  --scheduler-name NAME  pods to schedule (default: config schedulerName,\n"
+	    "                         " BRIDGE_SCHEDULER_NAME ")\n"
+	    "  --partition NAME       default Slurm partition (default: config\n"
+	    "                         partition, " BRIDGE_PARTITION ")\n"
+	    "  --poll-ms N            Slurm poll interval with pending jobs (default:\n"
+	    "                         config slurmPollInterval, 100)\n"
+	    "Flags win over the config file.\n"
+	    "  --listen ADDR:PORT     serve /healthz, /readyz, /metrics (default\n"
+	    "                         :8080; \"\" turns it off)         [BRIDGE_LISTEN]\n"
+	    "  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
+	    "  --tls-key FILE         ... and key (both reloaded when they change)\n"
+	    "  --client-ca FILE       the extender API (/filter, /prioritize, /bind)\n"
+	    "                         answers only clients whose certificate this CA\n"
+	    "                         signed (needs --tls-cert); health and metrics\n"
+	    "                         stay open to probes and scrapers\n"
+	    "  --leader-elect         act only while holding the Lease slurm-bridge in\n"
+	    "                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
+	    "                         service account's namespace)\n"
+	    "  --jobid-label          also label each pod with its Slurm job id and add\n"
+	    "                         the cleanup finalizer, before binding it: one\n"
+	    "                         more API write per pod (default: config\n"
+	    "                         jobIdLabel, false; the Binding carries the job\n"
+	    "                         id as an annotation)\n"
+	    "  -n                     check the configuration and exit\n"
+	    "  -v                     more logging (repeatable)\n"
+	    "  -h, --help             this text\n");
 }
 
 /* What the bridge watches: one informer thread each. */
 static const struct {
-	enum event_kind	 kind;
-	const char	*path;
-	const char	*name;
+	enum event_kind kind;
+	const char     *path;
+	const char     *name;
 } watched[] = {
-	{ EV_POD,	"/api/v1/pods",				"watch/pods" },
+	{ EV_POD, "/api/v1/pods", "watch/pods" },
 	/* Pods a stock kube-scheduler placed through the extender API. */
-	{ EV_EXTPOD,	"/api/v1/pods",			"watch/extender-pods" },
-	{ EV_NODE,	"/api/v1/nodes",			"watch/nodes" },
-	{ EV_NAMESPACE,	"/api/v1/namespaces",			"watch/namespaces" },
-	{ EV_JOB,	"/apis/batch/v1/jobs",			"watch/jobs" },
-	{ EV_PODGROUP,	"/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-							"watch/podgroups" },
-	{ EV_JOBSET,	"/apis/jobset.x-k8s.io/v1alpha2/jobsets",
-							"watch/jobsets" },
-	{ EV_LWS,	"/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
-							"watch/lws" },
+	{ EV_EXTPOD, "/api/v1/pods", "watch/extender-pods" },
+	{ EV_NODE, "/api/v1/nodes", "watch/nodes" },
+	{ EV_NAMESPACE, "/api/v1/namespaces", "watch/namespaces" },
+	{ EV_JOB, "/apis/batch/v1/jobs", "watch/jobs" },
+	{ EV_PODGROUP, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+	    "watch/podgroups" },
+	{ EV_JOBSET, "/apis/jobset.x-k8s.io/v1alpha2/jobsets",
+	    "watch/jobsets" },
+	{ EV_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+	    "watch/lws" },
 };
-#define NINFORMERS	((int)(sizeof(watched) / sizeof(watched[0])))
+#define NINFORMERS ((int)(sizeof(watched) / sizeof(watched[0])))
 
 struct informer_ctx {
-	struct queue	*queue;
-	enum event_kind	 kind;
+	struct queue   *queue;
+	enum event_kind kind;
 };
 
 /*
@@ -93,8 +94,8 @@ struct informer_ctx {
 static void
 informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
-	struct informer_ctx	*ctx = arg;
-	struct event		*ev;
+	struct informer_ctx *ctx = arg;
+	struct event	    *ev;
 
 	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
@@ -108,7 +109,7 @@ informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 		ev->obj = NULL;
 		if (ev->pod == NULL) {
 			log_warnx("pod event without name or namespace: "
-			    "ignored");
+				  "ignored");
 			free(ev);
 			return;
 		}
@@ -118,31 +119,33 @@ informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 
 /* The daemon's parts, made by main and taken down by main_stop. */
 struct daemon_parts {
-	struct bridge_conf	 conf;
-	struct config		*config;
-	struct k8s_config	*kconf;
-	struct queue		*queue;
-	struct k8s_informer	*inf[NINFORMERS];
-	struct informer_ctx	 ctx[NINFORMERS];
-	const char		*names[NINFORMERS];
-	struct api		*api;
-	struct leader		*le;
-	struct reconcile	*rec;
-	sigset_t		 set;
+	struct bridge_conf   conf;
+	struct config	    *config;
+	struct k8s_config   *kconf;
+	struct queue	    *queue;
+	struct k8s_informer *inf[NINFORMERS];
+	struct informer_ctx  ctx[NINFORMERS];
+	const char	    *names[NINFORMERS];
+	struct api	    *api;
+	struct leader	    *le;
+	struct reconcile    *rec;
+	sigset_t	     set;
 };
 
 /* --poll-ms: 0, or -1 with the message on stderr. */
 static int
 main_poll_ms(const char *arg, int *out)
 {
-	char	*end;
-	long	 n;
+	char *end;
+	long  n;
 
 	errno = 0;
 	n = strtol(arg, &end, 10);
 	if (*end != '\0' || errno != 0 || n < 10 || n > 60000) {
-		fprintf(stderr, "slurm-bridge: --poll-ms: \"%s\" is not a "
-		    "number of milliseconds from 10 to 60000\n", arg);
+		fprintf(stderr,
+		    "slurm-bridge: --poll-ms: \"%s\" is not a "
+		    "number of milliseconds from 10 to 60000\n",
+		    arg);
 		return (-1);
 	}
 	*out = (int)n;
@@ -157,22 +160,20 @@ static int
 main_flags(int argc, char *argv[], struct bridge_conf *conf,
     const char **config_path, int *checkonly)
 {
-	static const struct option	 longopts[] = {
-		{ "config",		required_argument, NULL, 'C' },
-		{ "kubeconfig",		required_argument, NULL, 'k' },
-		{ "scheduler-name",	required_argument, NULL, 's' },
-		{ "partition",		required_argument, NULL, 'p' },
-		{ "poll-ms",		required_argument, NULL, 'P' },
-		{ "listen",		required_argument, NULL, 'l' },
-		{ "tls-cert",		required_argument, NULL, 'c' },
-		{ "tls-key",		required_argument, NULL, 'K' },
-		{ "client-ca",		required_argument, NULL, 'A' },
-		{ "leader-elect",	no_argument,	   NULL, 'L' },
-		{ "jobid-label",	no_argument,	   NULL, 'J' },
-		{ "help",		no_argument,	   NULL, 'h' },
-		{ NULL,			0,		   NULL, 0 }
-	};
-	int	ch, rc;
+	static const struct option longopts[] = { { "config", required_argument,
+						      NULL, 'C' },
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "scheduler-name", required_argument, NULL, 's' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "poll-ms", required_argument, NULL, 'P' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'K' },
+		{ "client-ca", required_argument, NULL, 'A' },
+		{ "leader-elect", no_argument, NULL, 'L' },
+		{ "jobid-label", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	int			   ch, rc;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
@@ -219,7 +220,7 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 			break;
 		default:
 			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
-			    usage)) != -1)
+				 usage)) != -1)
 				return (rc);
 			break;
 		}
@@ -249,7 +250,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 		fatalx("--tls-cert and --tls-key go together");
 	if (conf->client_ca != NULL && conf->tls_cert == NULL)
 		fatalx("--client-ca needs --tls-cert and --tls-key: client "
-		    "certificates come with TLS");
+		       "certificates come with TLS");
 	conf->default_account = config->default_account;
 	conf->mcs_label = config->mcs_label;
 	conf->managed_namespaces = config->managed_namespaces;
@@ -287,8 +288,7 @@ main_informers(struct daemon_parts *d)
 	int			 i;
 
 	xasprintf(&sel, "spec.schedulerName=%s", d->conf.scheduler_name);
-	xasprintf(&othersel, "spec.schedulerName!=%s",
-	    d->conf.scheduler_name);
+	xasprintf(&othersel, "spec.schedulerName!=%s", d->conf.scheduler_name);
 	for (i = 0; i < NINFORMERS; i++) {
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
@@ -311,8 +311,8 @@ main_informers(struct daemon_parts *d)
 	src.informers = d->inf;
 	src.names = d->names;
 	src.ninformers = NINFORMERS;
-	if (d->conf.listen != NULL && (d->api = api_start(&d->conf, &src,
-	    cerr, sizeof(cerr))) == NULL)
+	if (d->conf.listen != NULL &&
+	    (d->api = api_start(&d->conf, &src, cerr, sizeof(cerr))) == NULL)
 		fatalx("%s", cerr);
 }
 
@@ -325,30 +325,33 @@ static int
 main_lead(struct daemon_parts *d)
 {
 	const struct bridge_conf *conf = &d->conf;
-	const char		*ns;
-	char			 cerr[512];
-	int			 sig = 0, i;
+	const char		 *ns;
+	char			  cerr[512];
+	int			  sig = 0, i;
 
 	if (conf->leader_elect) {
 		/* $POD_NAMESPACE, else the service account's, else default. */
 		ns = k8s_config_namespace(d->kconf);
-		if ((d->le = leader_new(d->kconf, config_env("POD_NAMESPACE",
-		    ns != NULL ? ns : "default"), "slurm-bridge", cerr,
-		    sizeof(cerr))) == NULL)
+		if ((d->le = leader_new(d->kconf,
+			 config_env("POD_NAMESPACE",
+			     ns != NULL ? ns : "default"),
+			 "slurm-bridge", cerr, sizeof(cerr))) == NULL)
 			fatalx("%s", cerr);
 		sig = leader_acquire(d->le, &d->set);
 	}
 	if (sig == 0) {
 		atomic_store(&bstats.leader, 1);
 		if ((d->rec = reconcile_new(conf, d->kconf, d->queue)) ==
-		    NULL || reconcile_start(d->rec) == -1)
+			NULL ||
+		    reconcile_start(d->rec) == -1)
 			fatalx("cannot start the reconcile thread");
 		for (i = 0; i < NINFORMERS; i++)
 			if (k8s_informer_start(d->inf[i]) == -1)
 				fatal("%s: start", watched[i].name);
 		log_info("slurm-bridge: scheduling pods with schedulerName %s "
-		    "via partition %s on %s", conf->scheduler_name,
-		    conf->partition, k8s_config_server(d->kconf));
+			 "via partition %s on %s",
+		    conf->scheduler_name, conf->partition,
+		    k8s_config_server(d->kconf));
 	}
 	if (d->le == NULL)
 		return (daemon_wait(&d->set));
@@ -362,7 +365,7 @@ main_lead(struct daemon_parts *d)
 static void
 main_stop(struct daemon_parts *d)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < NINFORMERS; i++)
 		k8s_informer_cancel(d->inf[i]);
@@ -390,12 +393,12 @@ int
 main(int argc, char *argv[])
 {
 	static struct daemon_parts d;
-	const char		*config_path;
-	struct k8s_error	 err;
-	int			 sig, checkonly = 0;
+	const char		  *config_path;
+	struct k8s_error	   err;
+	int			   sig, checkonly = 0;
 
-	if ((sig = main_flags(argc, argv, &d.conf, &config_path, &checkonly))
-	    != -1)
+	if ((sig = main_flags(argc, argv, &d.conf, &config_path, &checkonly)) !=
+	    -1)
 		return (sig);
 	d.config = daemon_config(d.conf.verbose, config_path);
 	main_settle(&d.conf, d.config);
@@ -406,7 +409,7 @@ main(int argc, char *argv[])
 	 * others can read lets them act as any Slurm user, so refuse to run.
 	 */
 	if (k8s_file_check_perms(config_env("MUNGE_KEY", MUNGE_KEY_PATH),
-	    "munge key", 1, &err) == -1)
+		"munge key", 1, &err) == -1)
 		fatalx("%s", err.text);
 	if (checkonly) {
 		printf("configuration OK\n");

@@ -16,30 +16,30 @@
 #include "bridge.h"
 
 struct mem_store {
-	const char	*name;
-	long long	 count;
-	long long	 bytes;
+	const char *name;
+	long long   count;
+	long long   bytes;
 };
 
-#define MEM_STORES_MAX	32
+#define MEM_STORES_MAX 32
 
 struct memstats {
-	long long		rss;
-	long long		threads;
-	long long		heap;		/* every arena's non-mapped space */
-	long long		mmapped;	/* blocks mapped on their own */
-	long long		in_use;
-	long long		free_bytes;
-	struct mem_store	stores[MEM_STORES_MAX];
-	int			nstores;
+	long long	 rss;
+	long long	 threads;
+	long long	 heap;	  /* every arena's non-mapped space */
+	long long	 mmapped; /* blocks mapped on their own */
+	long long	 in_use;
+	long long	 free_bytes;
+	struct mem_store stores[MEM_STORES_MAX];
+	int		 nstores;
 };
 
 /* VmRSS and Threads from /proc/self/status. */
 static void
 memstats_proc(struct memstats *m)
 {
-	FILE	*f = fopen("/proc/self/status", "r");
-	char	 line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	char  line[256];
 
 	if (f == NULL)
 		return;
@@ -67,10 +67,10 @@ memstats_add(struct memstats *m, const char *name, long long count,
 static void
 memstats_collect(const struct api_source *src, struct memstats *m)
 {
-	struct mallinfo2	mi = mallinfo2();
-	long long		c, b;
-	size_t			sc, sb;
-	int			i;
+	struct mallinfo2 mi = mallinfo2();
+	long long	 c, b;
+	size_t		 sc, sb;
+	int		 i;
 
 	memset(m, 0, sizeof(*m));
 	memstats_proc(m);
@@ -97,37 +97,41 @@ memstats_collect(const struct api_source *src, struct memstats *m)
 char *
 memstats_json(const struct api_source *src)
 {
-	struct memstats	 m;
-	json_t		*out, *stores, *st;
-	char		*s;
-	int		 i;
+	struct memstats m;
+	json_t	       *out, *stores, *st;
+	char	       *s;
+	int		i;
 
 	memstats_collect(src, &m);
 	stores = json_object();
 	/* Node, namespace and owner objects: counted, as JSON trees. */
-	json_object_set_new(stores, "objects", json_pack("{s:I}", "count",
-	    (json_int_t)atomic_load(&bstats.mem_objects)));
+	json_object_set_new(stores, "objects",
+	    json_pack("{s:I}", "count",
+		(json_int_t)atomic_load(&bstats.mem_objects)));
 	for (i = 0; i < m.nstores; i++) {
-		st = json_pack("{s:I, s:I}", "count", (json_int_t)m.stores[i].count,
-		    "bytes", (json_int_t)m.stores[i].bytes);
+		st = json_pack("{s:I, s:I}", "count",
+		    (json_int_t)m.stores[i].count, "bytes",
+		    (json_int_t)m.stores[i].bytes);
 		if (m.stores[i].count > 0)
-			json_object_set_new(st, "bytes_each", json_integer(
-			    m.stores[i].bytes / m.stores[i].count));
+			json_object_set_new(st, "bytes_each",
+			    json_integer(
+				m.stores[i].bytes / m.stores[i].count));
 		json_object_set_new(stores, m.stores[i].name, st);
 	}
-	out = json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:I, s:I, "
-	    "s:{s:I, s:I, s:I}}",
-	    "rss_bytes", (json_int_t)m.rss, "threads", (json_int_t)m.threads,
-	    "malloc", "heap_bytes", (json_int_t)m.heap, "mmap_bytes",
-	    (json_int_t)m.mmapped, "in_use_bytes", (json_int_t)m.in_use,
-	    "free_bytes", (json_int_t)m.free_bytes,
-	    "stores", stores,
-	    "queue_events", (json_int_t)queue_len(src->queue),
-	    "writes_waiting", (json_int_t)atomic_load(&bstats.writes_waiting),
-	    "events_queued", (json_int_t)atomic_load(&bstats.events_queued),
-	    "sizes", "pod_record_struct", (json_int_t)sizeof(struct podrec),
-	    "pod_entry_struct", (json_int_t)sizeof(struct pod_entry),
-	    "group_struct", (json_int_t)sizeof(struct group));
+	out =
+	    json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:I, s:I, "
+		      "s:{s:I, s:I, s:I}}",
+		"rss_bytes", (json_int_t)m.rss, "threads",
+		(json_int_t)m.threads, "malloc", "heap_bytes",
+		(json_int_t)m.heap, "mmap_bytes", (json_int_t)m.mmapped,
+		"in_use_bytes", (json_int_t)m.in_use, "free_bytes",
+		(json_int_t)m.free_bytes, "stores", stores, "queue_events",
+		(json_int_t)queue_len(src->queue), "writes_waiting",
+		(json_int_t)atomic_load(&bstats.writes_waiting),
+		"events_queued", (json_int_t)atomic_load(&bstats.events_queued),
+		"sizes", "pod_record_struct", (json_int_t)sizeof(struct podrec),
+		"pod_entry_struct", (json_int_t)sizeof(struct pod_entry),
+		"group_struct", (json_int_t)sizeof(struct group));
 	s = json_dumps(out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(out);
 	return (s);
@@ -136,7 +140,7 @@ memstats_json(const struct api_source *src)
 void
 memstats_metrics(const struct api_source *src, struct buf *b)
 {
-	struct memstats	m;
+	struct memstats m;
 	char		l[96];
 	int		i;
 
@@ -145,8 +149,8 @@ memstats_metrics(const struct api_source *src, struct buf *b)
 	    "Bytes held, by store (see /debug/memory); rss is the process's.");
 	metrics_sample(b, "slurm_bridge_memory_bytes", "store=\"rss\"",
 	    (double)m.rss);
-	metrics_sample(b, "slurm_bridge_memory_bytes", "store=\"malloc_in_use\"",
-	    (double)m.in_use);
+	metrics_sample(b, "slurm_bridge_memory_bytes",
+	    "store=\"malloc_in_use\"", (double)m.in_use);
 	for (i = 0; i < m.nstores; i++) {
 		snprintf(l, sizeof(l), "store=\"%s\"", m.stores[i].name);
 		metrics_sample(b, "slurm_bridge_memory_bytes", l,

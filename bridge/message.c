@@ -16,7 +16,7 @@ struct wreq *
 wreq_new_named(enum wreq_kind kind, const char *ns, const char *name,
     const char *uid)
 {
-	struct wreq	*w = xcalloc(1, sizeof(*w));
+	struct wreq *w = xcalloc(1, sizeof(*w));
 
 	w->kind = kind;
 	xasprintf(&w->pkey, "%s/%s", ns, name);
@@ -29,7 +29,7 @@ wreq_new_named(enum wreq_kind kind, const char *ns, const char *name,
 struct wreq *
 wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
 {
-	struct wreq	*w = wreq_new_named(kind, e->ns, e->name, e->rec->uid);
+	struct wreq *w = wreq_new_named(kind, e->ns, e->name, e->rec->uid);
 
 	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
 	return (w);
@@ -58,7 +58,7 @@ wreq_free(struct wreq *w)
 struct sreq *
 sreq_new(const char *gkey, uint64_t seq)
 {
-	struct sreq	*s = xcalloc(1, sizeof(*s));
+	struct sreq *s = xcalloc(1, sizeof(*s));
 
 	s->gkey = xstrdup(gkey);
 	s->seq = seq;

@@ -21,11 +21,11 @@
 char *
 placement_gres_share(const char *detail, int per_task, int k)
 {
-	const char	*idx, *p;
-	char		*end, name[128];
-	long		 ids[1024], a, b;
-	size_t		 n = 0, i, first;
-	struct buf	 out;
+	const char *idx, *p;
+	char	   *end, name[128];
+	long	    ids[1024], a, b;
+	size_t	    n = 0, i, first;
+	struct buf  out;
 
 	if (detail == NULL || per_task < 1 || k < 0 ||
 	    (idx = strstr(detail, "(IDX:")) == NULL)
@@ -73,8 +73,8 @@ placement_gres_share(const char *detail, int per_task, int k)
 	for (i = first; i < first + (size_t)per_task; i++) {
 		/* Compress runs: 0,1,2 -> 0-2. */
 		size_t j = i;
-		while (j + 1 < first + (size_t)per_task && ids[j + 1] ==
-		    ids[j] + 1)
+		while (j + 1 < first + (size_t)per_task &&
+		    ids[j + 1] == ids[j] + 1)
 			j++;
 		if (i != first)
 			buf_addstr(&out, ",");
@@ -93,31 +93,34 @@ placement_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
     int per_node, int gpus_per_task, struct assignment *out, char *err,
     size_t errlen)
 {
-	const json_t	*ent;
-	size_t		 i, m = 0;
-	int		 slots, k;
+	const json_t *ent;
+	size_t	      i, m = 0;
+	int	      slots, k;
 
-	json_array_foreach(layout, i, ent) {
-		const char *node = json_string_value(json_object_get(ent,
-		    "node"));
-		const char *gres = json_string_value(json_object_get(ent,
-		    "gres"));
-		json_int_t cpus = json_integer_value(json_object_get(ent,
-		    "cpus"));
+	json_array_foreach (layout, i, ent) {
+		const char *node = json_string_value(
+		    json_object_get(ent, "node"));
+		const char *gres = json_string_value(
+		    json_object_get(ent, "gres"));
+		json_int_t cpus = json_integer_value(
+		    json_object_get(ent, "cpus"));
 
 		if (node == NULL) {
-			snprintf(err, errlen, "allocation entry %zu has no "
-			    "node", i);
+			snprintf(err, errlen,
+			    "allocation entry %zu has no "
+			    "node",
+			    i);
 			goto fail;
 		}
 		/* Shared: as many tasks as the node's CPUs hold. */
-		slots = per_node > 0 ? per_node : (int)(cpus /
-		    (cpus_per_task > 0 ? cpus_per_task : 1));
+		slots = per_node > 0 ?
+		    per_node :
+		    (int)(cpus / (cpus_per_task > 0 ? cpus_per_task : 1));
 		for (k = 0; k < slots && m < nmembers; k++, m++) {
-			snprintf(out[m].node, sizeof(out[m].node), "%s",
-			    node);
+			snprintf(out[m].node, sizeof(out[m].node), "%s", node);
 			out[m].gres = gpus_per_task > 0 ?
-			    placement_gres_share(gres, gpus_per_task, k) : NULL;
+			    placement_gres_share(gres, gpus_per_task, k) :
+			    NULL;
 		}
 	}
 	if (m < nmembers) {
@@ -126,7 +129,7 @@ placement_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
 		goto fail;
 	}
 	return (0);
- fail:
+fail:
 	for (i = 0; i < m; i++) {
 		free(out[i].gres);
 		out[i].gres = NULL;

@@ -10,20 +10,20 @@
 #include <jansson.h>
 
 struct assignment {
-	char	 node[256];	/* Slurm node */
-	char	*gres;		/* this task's share, e.g. gpu:1(IDX:3) */
+	char  node[256]; /* Slurm node */
+	char *gres;	 /* this task's share, e.g. gpu:1(IDX:3) */
 };
 
 /* The k-th task's share of a node's GRES detail; new string or NULL. */
-char	*placement_gres_share(const char *detail, int per_task, int k);
+char *placement_gres_share(const char *detail, int per_task, int k);
 /*
  * Places nmembers tasks on an allocation layout ([{node, cpus, gres}]):
  * per_node tasks per node (exclusive), or cpus / cpus_per_task (shared).
  * Fills out[0..nmembers); -1 with err, and no share left in out, if the
  * layout holds fewer tasks or an entry has no node.
  */
-int	placement_assign(const json_t *layout, size_t nmembers,
-	    int cpus_per_task, int per_node, int gpus_per_task,
-	    struct assignment *out, char *err, size_t errlen);
+int placement_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
+    int per_node, int gpus_per_task, struct assignment *out, char *err,
+    size_t errlen);
 
 #endif /* PLACEMENT_H */

@@ -20,26 +20,23 @@
 #include "bridge.h"
 
 /* Bytes and records alive, for /debug/memory. */
-static atomic_llong	podrec_live_bytes;
-static atomic_llong	podrec_live_count;
+static atomic_llong podrec_live_bytes;
+static atomic_llong podrec_live_count;
 
 /* The label and annotation keys the scheduler reads (prefixes). */
-static const char *const keep_labels[] = {
-	"scheduling.x-k8s.io/", "jobset.sigs.k8s.io/",
-	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
+static const char *const keep_labels[] = { "scheduling.x-k8s.io/",
+	"jobset.sigs.k8s.io/", "leaderworkerset.sigs.k8s.io/",
+	"batch.kubernetes.io/job-completion-", "scheduler.slinky.slurm.net/",
+	"slinky.slurm.net/", "slurmjob.slinky.slurm.net/", NULL };
+static const char *const keep_annotations[] = { ANN_PREFIX,
 	"scheduler.slinky.slurm.net/", "slinky.slurm.net/",
-	"slurmjob.slinky.slurm.net/", NULL
-};
-static const char *const keep_annotations[] = {
-	ANN_PREFIX, "scheduler.slinky.slurm.net/", "slinky.slurm.net/",
 	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
-	NULL
-};
+	NULL };
 
 static int
 podrec_kept(const char *key, const char *const *prefixes)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; prefixes[i] != NULL; i++)
 		if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
@@ -51,10 +48,10 @@ podrec_kept(const char *key, const char *const *prefixes)
 static json_t *
 podrec_filter(const json_t *obj, const char *const *prefixes)
 {
-	json_t		*out = NULL, *v;
-	const char	*k;
+	json_t	   *out = NULL, *v;
+	const char *k;
 
-	json_object_foreach((json_t *)(uintptr_t)obj, k, v) {
+	json_object_foreach ((json_t *)(uintptr_t)obj, k, v) {
 		if (!json_is_string(v) || !podrec_kept(k, prefixes))
 			continue;
 		if (out == NULL)
@@ -68,16 +65,17 @@ podrec_filter(const json_t *obj, const char *const *prefixes)
 static json_t *
 podrec_resources(const json_t *containers)
 {
-	json_t	*out, *c, *res;
-	size_t	 i;
+	json_t *out, *c, *res;
+	size_t	i;
 
 	if (!json_is_array(containers) || json_array_size(containers) == 0)
 		return (NULL);
 	out = json_array();
-	json_array_foreach(containers, i, c) {
+	json_array_foreach (containers, i, c) {
 		res = json_object_get(c, "resources");
-		json_array_append_new(out, json_pack("{s:O?, s:O?}", "name",
-		    json_object_get(c, "name"), "resources", res));
+		json_array_append_new(out,
+		    json_pack("{s:O?, s:O?}", "name",
+			json_object_get(c, "name"), "resources", res));
 	}
 	return (out);
 }
@@ -86,17 +84,16 @@ podrec_resources(const json_t *containers)
 static json_t *
 podrec_owner(const json_t *refs)
 {
-	json_t	*ref;
-	size_t	 i;
+	json_t *ref;
+	size_t	i;
 
-	json_array_foreach(refs, i, ref)
+	json_array_foreach (refs, i, ref)
 		if (json_is_true(json_object_get(ref, "controller")))
 			return (json_pack("[{s:O?, s:O?, s:O?, s:O?, s:b}]",
 			    "apiVersion", json_object_get(ref, "apiVersion"),
-			    "kind", json_object_get(ref, "kind"),
-			    "name", json_object_get(ref, "name"),
-			    "uid", json_object_get(ref, "uid"),
-			    "controller", 1));
+			    "kind", json_object_get(ref, "kind"), "name",
+			    json_object_get(ref, "name"), "uid",
+			    json_object_get(ref, "uid"), "controller", 1));
 	return (NULL);
 }
 
@@ -104,20 +101,19 @@ podrec_owner(const json_t *refs)
 static char *
 podrec_cold(const json_t *pod)
 {
-	json_t	*md = json_object(), *spec = json_object(), *top, *v;
-	char	*s = NULL;
+	json_t *md = json_object(), *spec = json_object(), *top, *v;
+	char   *s = NULL;
 
 	if ((v = podrec_filter(k8s_obj_get(pod, "metadata.labels"),
-	    keep_labels)) != NULL)
+		 keep_labels)) != NULL)
 		json_object_set_new(md, "labels", v);
 	if ((v = podrec_filter(k8s_obj_get(pod, "metadata.annotations"),
-	    keep_annotations)) != NULL)
+		 keep_annotations)) != NULL)
 		json_object_set_new(md, "annotations", v);
-	if ((v = podrec_owner(k8s_obj_get(pod, "metadata.ownerReferences")))
-	    != NULL)
-		json_object_set_new(md, "ownerReferences", v);
-	if ((v = podrec_resources(k8s_obj_get(pod, "spec.containers"))) !=
+	if ((v = podrec_owner(k8s_obj_get(pod, "metadata.ownerReferences"))) !=
 	    NULL)
+		json_object_set_new(md, "ownerReferences", v);
+	if ((v = podrec_resources(k8s_obj_get(pod, "spec.containers"))) != NULL)
 		json_object_set_new(spec, "containers", v);
 	if ((v = podrec_resources(k8s_obj_get(pod, "spec.initContainers"))) !=
 	    NULL)
@@ -140,8 +136,8 @@ podrec_cold(const json_t *pod)
 static uint32_t
 podrec_jobid(const char *s)
 {
-	char		*end;
-	unsigned long	 id;
+	char	     *end;
+	unsigned long id;
 
 	if (s == NULL)
 		return (0);
@@ -152,7 +148,7 @@ podrec_jobid(const char *s)
 static int64_t
 podrec_time(const char *s)
 {
-	struct tm	tm;
+	struct tm tm;
 
 	memset(&tm, 0, sizeof(tm));
 	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
@@ -177,8 +173,8 @@ podrec_phase(const char *s)
 static char *
 podrec_copy(char **p, const char *s)
 {
-	char	*d = *p;
-	size_t	 n = strlen(s) + 1;
+	char  *d = *p;
+	size_t n = strlen(s) + 1;
 
 	memcpy(d, s, n);
 	*p += n;
@@ -188,12 +184,12 @@ podrec_copy(char **p, const char *s)
 struct podrec *
 podrec_new(const json_t *pod)
 {
-	struct podrec	*r;
-	const char	*ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
-	const char	*uid = k8s_obj_uid(pod), *node;
-	const char	*rv = k8s_obj_str(pod, "metadata.resourceVersion");
-	char		*cold, *p;
-	size_t		 n;
+	struct podrec *r;
+	const char    *ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
+	const char    *uid = k8s_obj_uid(pod), *node;
+	const char    *rv = k8s_obj_str(pod, "metadata.resourceVersion");
+	char	      *cold, *p;
+	size_t	       n;
 
 	if (ns == NULL || name == NULL || *ns == '\0' || *name == '\0')
 		return (NULL);
@@ -218,13 +214,13 @@ podrec_new(const json_t *pod)
 	r->node = node != NULL && *node != '\0' ? intern_get(node) : NULL;
 	r->sched = intern_get(k8s_obj_str(pod, "spec.schedulerName"));
 	r->slurm_node = intern_get(k8s_obj_annotation(pod, ANN_SLURM_NODE));
-	r->created = podrec_time(k8s_obj_str(pod,
-	    "metadata.creationTimestamp"));
-	r->delete_at = podrec_time(k8s_obj_str(pod,
-	    "metadata.deletionTimestamp"));
+	r->created = podrec_time(
+	    k8s_obj_str(pod, "metadata.creationTimestamp"));
+	r->delete_at = podrec_time(
+	    k8s_obj_str(pod, "metadata.deletionTimestamp"));
 	/* No grace period given counts as none, as it always has. */
 	r->grace_zero = json_integer_value(k8s_obj_get(pod,
-	    "metadata.deletionGracePeriodSeconds")) == 0;
+			    "metadata.deletionGracePeriodSeconds")) == 0;
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
 	r->index = workload_completion_index(pod);
@@ -256,9 +252,9 @@ podrec_free(struct podrec *r)
 json_t *
 podrec_json(const struct podrec *r)
 {
-	static const char *const phases[] = { "Pending", "Running",
-	    "Succeeded", "Failed", "Unknown" };
-	json_t	*pod = NULL, *md, *spec;
+	static const char *const phases[] = { "Pending", "Running", "Succeeded",
+		"Failed", "Unknown" };
+	json_t			*pod = NULL, *md, *spec;
 
 	if (r->cold != NULL)
 		pod = json_loads(r->cold, 0, NULL);
@@ -284,14 +280,16 @@ podrec_json(const struct podrec *r)
 		json_object_set_new(spec, "schedulerName",
 		    json_string(r->sched));
 	if (r->tolerates)
-		json_object_set_new(spec, "tolerations", json_pack("[{s:s, "
-		    "s:s, s:s}]", "key", MANAGED_TAINT_KEY, "operator",
-		    "Exists", "effect", MANAGED_TAINT_EFFECT));
+		json_object_set_new(spec, "tolerations",
+		    json_pack("[{s:s, "
+			      "s:s, s:s}]",
+			"key", MANAGED_TAINT_KEY, "operator", "Exists",
+			"effect", MANAGED_TAINT_EFFECT));
 	if (r->gated)
-		json_object_set_new(spec, "schedulingGates", json_pack("[{s:s}]",
-		    "name", "gated"));
-	json_object_set_new(pod, "status", json_pack("{s:s}", "phase",
-	    phases[r->phase]));
+		json_object_set_new(spec, "schedulingGates",
+		    json_pack("[{s:s}]", "name", "gated"));
+	json_object_set_new(pod, "status",
+	    json_pack("{s:s}", "phase", phases[r->phase]));
 	return (pod);
 }
 

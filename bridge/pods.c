@@ -13,7 +13,7 @@
 void
 pods_entry_free(void *p)
 {
-	struct pod_entry	*e = p;
+	struct pod_entry *e = p;
 
 	if (e == NULL)
 		return;
@@ -35,8 +35,8 @@ pods_epoch(void)
 double
 pods_age(const struct pod_entry *e)
 {
-	double	created = (double)e->rec->created;
-	double	now = pods_epoch();
+	double created = (double)e->rec->created;
+	double now = pods_epoch();
 
 	if (created == 0 || e->seen_at - created < 2.0)
 		return (now - e->seen_at);
@@ -53,8 +53,9 @@ pods_over(const struct pod_entry *e)
 	 * Deleted: over once the node confirmed (grace shortened to 0), the
 	 * grace period ran out, or at once if it never ran anywhere.
 	 */
-	if (e->rec->delete_at != 0 && (e->state == PS_UNBOUND ||
-	    time(NULL) >= e->rec->delete_at || e->rec->grace_zero))
+	if (e->rec->delete_at != 0 &&
+	    (e->state == PS_UNBOUND || time(NULL) >= e->rec->delete_at ||
+		e->rec->grace_zero))
 		return (1);
 	return (0);
 }

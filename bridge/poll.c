@@ -17,14 +17,14 @@
 static struct group *
 poll_adopt(struct reconcile *r, const struct sjob *j)
 {
-	json_t			*pods, *v;
-	struct pod_entry	*e;
-	struct group		*g = NULL;
-	size_t			 i;
+	json_t		 *pods, *v;
+	struct pod_entry *e;
+	struct group	 *g = NULL;
+	size_t		  i;
 
 	if ((pods = translate_admin_pods(j->admin_comment)) == NULL)
 		return (NULL);
-	json_array_foreach(pods, i, v) {
+	json_array_foreach (pods, i, v) {
 		e = map_get(r->pods, json_string_value(v));
 		if (e != NULL && e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL &&
@@ -47,9 +47,9 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
 static void
 poll_job_cb(const struct sjob *j, void *arg)
 {
-	struct reconcile	*r = arg;
-	struct group		*g;
-	char			 msg[256];
+	struct reconcile *r = arg;
+	struct group	 *g;
+	char		  msg[256];
 
 	/* Adoption is for a restart: later, every job is ours by answer. */
 	if ((g = group_by_job(r, j->id)) == NULL && !r->recovered &&
@@ -71,8 +71,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 			/* No live pod wants this job: an orphan, cancelled
 			 * with the others after the poll. */
 			log_info("slurm job %u: no pod wants it (%s): "
-			    "cancelling", j->id, j->name != NULL ? j->name :
-			    "?");
+				 "cancelling",
+			    j->id, j->name != NULL ? j->name : "?");
 			json_array_append_new(r->orphans, json_integer(j->id));
 		}
 		return;
@@ -92,8 +92,10 @@ poll_job_cb(const struct sjob *j, void *arg)
 			intern_put(g->pending_reason);
 			g->pending_reason = intern_get(j->reason);
 		}
-		snprintf(msg, sizeof(msg), "waiting for Slurm job %u "
-		    "(Reason=%s)", j->id, j->reason);
+		snprintf(msg, sizeof(msg),
+		    "waiting for Slurm job %u "
+		    "(Reason=%s)",
+		    j->id, j->reason);
 		if (g->state == G_PENDING)
 			group_condition(r, g, msg, 0);
 		break;
@@ -103,9 +105,10 @@ poll_job_cb(const struct sjob *j, void *arg)
 
 			if (layout == NULL) {
 				/* Reload everything at the next poll. */
-				log_warnx("group %s: slurm job %u runs, but its "
-				    "allocation could not be read", g->key,
-				    j->id);
+				log_warnx(
+				    "group %s: slurm job %u runs, but its "
+				    "allocation could not be read",
+				    g->key, j->id);
 				r->slurm_since = 0;
 				break;
 			}
@@ -117,16 +120,17 @@ poll_job_cb(const struct sjob *j, void *arg)
 	case SJOB_ENDED:
 		if (g->state != G_ENDED)
 			stats_job_ended(j->state);
-		log_info("group %s: slurm job %u ended: %s (reason %s)",
-		    g->key, j->id, j->state, j->reason);
+		log_info("group %s: slurm job %u ended: %s (reason %s)", g->key,
+		    j->id, j->state, j->reason);
 		/*
 		 * The job is the pods' lease on the nodes: end them too, unless
 		 * we ended the job ourselves (its pods were gone already).
 		 */
 		if (!g->cancelled && g->end_msg == NULL) {
-			xasprintf(&g->end_msg, "Slurm job %u ended: %s "
-			    "(Reason=%s); deleting the pod", j->id, j->state,
-			    j->reason);
+			xasprintf(&g->end_msg,
+			    "Slurm job %u ended: %s "
+			    "(Reason=%s); deleting the pod",
+			    j->id, j->state, j->reason);
 			group_end_members(r, g);
 		}
 		g->cancelled = 1;
@@ -140,15 +144,15 @@ poll_job_cb(const struct sjob *j, void *arg)
 static void
 poll_cancel_orphans(struct reconcile *r)
 {
-	uint32_t	*ids;
-	json_t		*v;
-	size_t		 i, n = json_array_size(r->orphans);
-	char		 err[256];
+	uint32_t *ids;
+	json_t	 *v;
+	size_t	  i, n = json_array_size(r->orphans);
+	char	  err[256];
 
 	if (n == 0)
 		return;
 	ids = xcalloc(n, sizeof(*ids));
-	json_array_foreach(r->orphans, i, v)
+	json_array_foreach (r->orphans, i, v)
 		ids[i] = (uint32_t)json_integer_value(v);
 	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1) {
 		log_warnx("slurm: cancel %zu orphan job%s: %s", n,
@@ -163,12 +167,12 @@ poll_cancel_orphans(struct reconcile *r)
 void
 poll_slurm(struct reconcile *r)
 {
-	char	err[256];
-	double	rpc_s = 0;
-	int	rc;
+	char   err[256];
+	double rpc_s = 0;
+	int    rc;
 
 	if ((rc = sctl_poll(&r->slurm_since, poll_job_cb, r, &rpc_s, err,
-	    sizeof(err))) == -1)
+		 sizeof(err))) == -1)
 		log_warnx("slurm: %s", err);
 	poll_cancel_orphans(r);
 	/*
@@ -199,24 +203,25 @@ poll_slurm(struct reconcile *r)
 static void
 poll_vanished(struct reconcile *r)
 {
-	struct sjob	 j;
-	json_t		*keys = json_array(), *k;
-	size_t		 it = 0, i;
-	void		*v;
+	struct sjob j;
+	json_t	   *keys = json_array(), *k;
+	size_t	    it = 0, i;
+	void	   *v;
 
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
 		if (g->jobid != 0 && !g->seen)
 			json_array_append_new(keys, json_string(g->key));
 	}
-	json_array_foreach(keys, i, k) {
+	json_array_foreach (keys, i, k) {
 		struct group *g = map_get(r->groups, json_string_value(k));
 		if (g == NULL)
 			continue;
 		log_info("group %s: slurm job %u is gone from Slurm", g->key,
 		    g->jobid);
-		if (g->state == G_PENDING && group_live(r, g, NULL, 0, 0) ==
-		    group_live(r, g, NULL, 0, 1)) {
+		if (g->state == G_PENDING &&
+		    group_live(r, g, NULL, 0, 0) ==
+			group_live(r, g, NULL, 0, 1)) {
 			/* Nothing was bound: submit again. */
 			group_reset(r, g);
 			continue;
@@ -235,11 +240,11 @@ poll_vanished(struct reconcile *r)
 void
 poll_recover(struct reconcile *r)
 {
-	char	err[256];
+	char err[256];
 
 	r->slurm_since = 0;
 	if (sctl_poll(&r->slurm_since, poll_job_cb, r, NULL, err,
-	    sizeof(err)) == -1) {
+		sizeof(err)) == -1) {
 		log_warnx("slurm: recovery: %s; retrying", err);
 		return;
 	}

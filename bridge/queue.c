@@ -12,19 +12,19 @@
 #include "bridge.h"
 
 struct queue {
-	pthread_mutex_t		 mtx;
-	pthread_cond_t		 cond;
+	pthread_mutex_t mtx;
+	pthread_cond_t	cond;
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, event)	 events;
-	size_t			 len;
-	int			 closed;
+	TAILQ_HEAD(, event) events;
+	size_t len;
+	int    closed;
 };
 
 struct queue *
 queue_new(void)
 {
-	struct queue		*q;
-	pthread_condattr_t	 ca;
+	struct queue	  *q;
+	pthread_condattr_t ca;
 
 	q = xcalloc(1, sizeof(*q));
 	pthread_mutex_init(&q->mtx, NULL);
@@ -50,11 +50,10 @@ event_free(struct event *ev)
 	free(ev);
 }
 
-
 void
 queue_free(struct queue *q)
 {
-	struct event	*ev;
+	struct event *ev;
 
 	if (q == NULL)
 		return;
@@ -80,14 +79,13 @@ queue_push(struct queue *q, struct event *ev)
 struct event *
 queue_pop(struct queue *q, int timeout_ms)
 {
-	struct event	*ev;
-	struct timespec	 ts;
+	struct event   *ev;
+	struct timespec ts;
 
 	deadline_after_ms(&ts, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&q->mtx);
 	while (!q->closed && TAILQ_EMPTY(&q->events)) {
-		if (pthread_cond_timedwait(&q->cond, &q->mtx, &ts) ==
-		    ETIMEDOUT)
+		if (pthread_cond_timedwait(&q->cond, &q->mtx, &ts) == ETIMEDOUT)
 			break;
 	}
 	if (q->closed || (ev = TAILQ_FIRST(&q->events)) == NULL) {
@@ -112,7 +110,7 @@ queue_close(struct queue *q)
 size_t
 queue_len(struct queue *q)
 {
-	size_t	n;
+	size_t n;
 
 	pthread_mutex_lock(&q->mtx);
 	n = q->len;

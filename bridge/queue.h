@@ -50,16 +50,16 @@
 
 enum event_kind {
 	EV_POD,
-	EV_EXTPOD,	/* pods of other schedulers, labelled with a job id */
+	EV_EXTPOD, /* pods of other schedulers, labelled with a job id */
 	EV_NODE,
 	EV_NAMESPACE,
-	EV_JOB,		/* batch/v1 Jobs: Indexed Job gangs */
-	EV_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroups */
-	EV_JOBSET,	/* jobset.x-k8s.io/v1alpha2 JobSets */
-	EV_LWS,		/* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
-	EV_EXTENDER,	/* a scheduler-extender call (api.c) to answer */
-	EV_WRITE,	/* a pod write (writepool.c) came back */
-	EV_SUBMITTED,	/* an allocation request (submitter.c) came back */
+	EV_JOB,	      /* batch/v1 Jobs: Indexed Job gangs */
+	EV_PODGROUP,  /* scheduling.x-k8s.io/v1alpha1 PodGroups */
+	EV_JOBSET,    /* jobset.x-k8s.io/v1alpha2 JobSets */
+	EV_LWS,	      /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
+	EV_EXTENDER,  /* a scheduler-extender call (api.c) to answer */
+	EV_WRITE,     /* a pod write (writepool.c) came back */
+	EV_SUBMITTED, /* an allocation request (submitter.c) came back */
 	EV_KINDS
 };
 
@@ -69,29 +69,28 @@ struct wreq;
 struct sreq;
 
 struct event {
-	enum event_kind		 kind;
-	enum k8s_event_type	 type;
-	json_t			*obj;	/* owned; NULL for SYNCED and pods */
-	struct podrec		*pod;	/* EV_POD, EV_EXTPOD: owned */
-	struct ext_call		*call;	/* EV_EXTENDER, one reference */
-	struct wreq		*write;	/* EV_WRITE, owned */
-	struct sreq		*submit;	/* EV_SUBMITTED, owned */
-	TAILQ_ENTRY(event)	 entry;
+	enum event_kind	    kind;
+	enum k8s_event_type type;
+	json_t		   *obj;    /* owned; NULL for SYNCED and pods */
+	struct podrec	   *pod;    /* EV_POD, EV_EXTPOD: owned */
+	struct ext_call	   *call;   /* EV_EXTENDER, one reference */
+	struct wreq	   *write;  /* EV_WRITE, owned */
+	struct sreq	   *submit; /* EV_SUBMITTED, owned */
+	TAILQ_ENTRY(event) entry;
 };
 
 struct queue;
 
-struct queue	*queue_new(void);
+struct queue *queue_new(void);
 /* Frees queued events too. */
-void		 queue_free(struct queue *);
+void queue_free(struct queue *);
 /* Takes ev. */
-void		 queue_push(struct queue *, struct event *);
+void queue_push(struct queue *, struct event *);
 /* Waits up to timeout_ms; returns an owned event or NULL. */
-struct event	*queue_pop(struct queue *, int timeout_ms);
+struct event *queue_pop(struct queue *, int timeout_ms);
 /* Makes pop return NULL at once from now on. */
-void		 queue_close(struct queue *);
-size_t		 queue_len(struct queue *);
-void		 event_free(struct event *);
-
+void   queue_close(struct queue *);
+size_t queue_len(struct queue *);
+void   event_free(struct event *);
 
 #endif /* QUEUE_H */

@@ -39,14 +39,14 @@ inner_map_free(void *p)
 static void
 pod_update(struct reconcile *r, struct podrec *rec)
 {
-	struct pod_entry	*e;
-	struct group		*g, *old;
-	struct group_id		 gid;
-	struct workload_lookup	 lk;
-	json_t			*obj;
-	int			 same_uid, was_bound, rc;
-	char			 err[256], msg[320];
-	uint32_t		 id;
+	struct pod_entry      *e;
+	struct group	      *g, *old;
+	struct group_id	       gid;
+	struct workload_lookup lk;
+	json_t		      *obj;
+	int		       same_uid, was_bound, rc;
+	char		       err[256], msg[320];
+	uint32_t	       id;
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
@@ -81,8 +81,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	else
 		map_del(r->deleting, e->key);
 	e->finalizer = rec->finalizer;
-	e->foreign = rec->sched == NULL || strcmp(rec->sched,
-	    r->conf->scheduler_name) != 0;
+	e->foreign = rec->sched == NULL ||
+	    strcmp(rec->sched, r->conf->scheduler_name) != 0;
 	e->label_jobid = rec->label_jobid;
 	intern_put(e->slurm_node);
 	e->slurm_node = intern_get(rec->slurm_node);
@@ -99,14 +99,14 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
 	    (old = map_get(r->groups, e->group)) != NULL) {
 		group_remove(old, e->key);
-		e->group = NULL;	/* old may go now */
+		e->group = NULL; /* old may go now */
 		group_member_gone(r, old);
 	}
 	g = group_get(r, &gid, e->ns);
 	e->group = g->key;
 	group_add(g, e->key);
 	if (e->foreign)
-		g->foreign = 1;	/* labelled from now on */
+		g->foreign = 1; /* labelled from now on */
 	if (g->invalid) {
 		/* A member changed: try a translation that failed again. */
 		g->invalid = 0;
@@ -144,8 +144,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 static void
 reconcile_pod_gone(struct reconcile *r, const char *key)
 {
-	struct pod_entry	*e;
-	struct group		*g;
+	struct pod_entry *e;
+	struct group	 *g;
 
 	if ((e = map_take(r->pods, key)) != NULL) {
 		map_del(r->deleting, e->key);
@@ -181,8 +181,8 @@ reconcile_synced(struct reconcile *r)
 	if (r->core_synced_at == 0)
 		r->core_synced_at = reconcile_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-	    r->synced[EV_LWS]) || reconcile_now_ms() >= r->core_synced_at +
-	    OWNER_SYNC_WAIT_MS);
+		    r->synced[EV_LWS]) ||
+	    reconcile_now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
 
 /* Bytes of a string the caches own (0 for NULL). */
@@ -196,10 +196,10 @@ str_bytes(const char *s)
 static void
 reconcile_gauges(struct reconcile *r)
 {
-	size_t		 it = 0;
-	void		*v;
-	const char	*k;
-	long long	 pods = 0, gangs = 0, pbytes, gbytes, jbytes;
+	size_t	    it = 0;
+	void	   *v;
+	const char *k;
+	long long   pods = 0, gangs = 0, pbytes, gbytes, jbytes;
 
 	pbytes = (long long)map_bytes(r->pods) +
 	    (long long)map_bytes(r->deleting);
@@ -219,8 +219,9 @@ reconcile_gauges(struct reconcile *r)
 	it = 0;
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
-		if (g->gang && (g->state == G_WAITING || g->state ==
-		    G_SUBMITTING || g->state == G_PENDING))
+		if (g->gang &&
+		    (g->state == G_WAITING || g->state == G_SUBMITTING ||
+			g->state == G_PENDING))
 			gangs++;
 		gbytes += (long long)(malloc_usable_size(g) +
 		    str_bytes(g->key) + strv_bytes(&g->members) +
@@ -238,10 +239,10 @@ reconcile_gauges(struct reconcile *r)
 	atomic_store(&bstats.mem_groups_bytes, gbytes);
 	atomic_store(&bstats.mem_jobs, (long long)map_count(r->jobs));
 	atomic_store(&bstats.mem_jobs_bytes, jbytes);
-	atomic_store(&bstats.mem_objects, (long long)(map_count(r->nodes) +
-	    map_count(r->namespaces) + map_count(r->k8s_jobs) +
-	    map_count(r->podgroups) + map_count(r->jobsets) +
-	    map_count(r->lwss)));
+	atomic_store(&bstats.mem_objects,
+	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
+		map_count(r->k8s_jobs) + map_count(r->podgroups) +
+		map_count(r->jobsets) + map_count(r->lwss)));
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -255,7 +256,7 @@ reconcile_poll_floor(struct reconcile *r)
 static void
 reconcile_poll_soon(struct reconcile *r)
 {
-	int64_t	at = reconcile_now_ms() + r->conf->poll_ms;
+	int64_t at = reconcile_now_ms() + r->conf->poll_ms;
 
 	if (at < reconcile_poll_floor(r))
 		at = reconcile_poll_floor(r);
@@ -294,10 +295,10 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 static void
 reconcile_extender(struct reconcile *r, struct ext_call *c)
 {
-	struct pod_entry	*e;
-	struct podrec		*rec;
-	struct group		*g;
-	char			 key[600];
+	struct pod_entry *e;
+	struct podrec	 *rec;
+	struct group	 *g;
+	char		  key[600];
 
 	if (c->op == EXT_FILTER) {
 		k8s_obj_key(c->pod, key, sizeof(key));
@@ -311,37 +312,46 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			group_flush_writes(r);
 			e = map_get(r->pods, key);
 			g = e != NULL && e->group != NULL ?
-			    map_get(r->groups, e->group) : NULL;
+			    map_get(r->groups, e->group) :
+			    NULL;
 			c->resolvable = g == NULL || !g->invalid;
-			if (e != NULL && (e->state == PS_BOUND ||
-			    e->busy == WREQ_BIND))
-				snprintf(c->node_out, sizeof(c->node_out),
-				    "%s", e->bound_node != NULL ?
-				    e->bound_node : e->rec->node != NULL ?
-				    e->rec->node : "");
+			if (e != NULL &&
+			    (e->state == PS_BOUND || e->busy == WREQ_BIND))
+				snprintf(c->node_out, sizeof(c->node_out), "%s",
+				    e->bound_node != NULL    ? e->bound_node :
+					e->rec->node != NULL ? e->rec->node :
+							       "");
 			else if (g != NULL && g->jobid != 0)
-				snprintf(c->msg, sizeof(c->msg), "waiting for "
+				snprintf(c->msg, sizeof(c->msg),
+				    "waiting for "
 				    "Slurm allocation (Reason=%s, job %u)",
 				    g->pending_reason != NULL ?
-				    g->pending_reason : "None", g->jobid);
+					g->pending_reason :
+					"None",
+				    g->jobid);
 			else
-				snprintf(c->msg, sizeof(c->msg), "waiting for "
-				    "Slurm allocation: %.400s", e != NULL &&
-				    e->cond != NULL ? e->cond :
-				    "not submitted yet");
+				snprintf(c->msg, sizeof(c->msg),
+				    "waiting for "
+				    "Slurm allocation: %.400s",
+				    e != NULL && e->cond != NULL ?
+					e->cond :
+					"not submitted yet");
 		}
 	} else {
 		snprintf(key, sizeof(key), "%s/%s", c->ns, c->name);
 		e = map_get(r->pods, key);
 		c->managed = e != NULL;
-		if (e != NULL && (e->state == PS_BOUND ||
-		    e->busy == WREQ_BIND) && e->bound_node != NULL &&
+		if (e != NULL &&
+		    (e->state == PS_BOUND || e->busy == WREQ_BIND) &&
+		    e->bound_node != NULL &&
 		    strcmp(e->bound_node, c->node) == 0)
 			c->msg[0] = '\0';
 		else if (e != NULL)
-			snprintf(c->msg, sizeof(c->msg), "pod %.200s is placed "
+			snprintf(c->msg, sizeof(c->msg),
+			    "pod %.200s is placed "
 			    "by Slurm, and Slurm has not allocated node %.64s to "
-			    "it", key, c->node);
+			    "it",
+			    key, c->node);
 		else {
 			/* Answered when the Binding comes back. */
 			writer_extender_bind(r, c);
@@ -354,9 +364,9 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
-	struct map	*m;
-	char		 key[512], ns[512];
-	double		 t0, c0;
+	struct map *m;
+	char	    key[512], ns[512];
+	double	    t0, c0;
 
 	if (ev->kind == EV_EXTENDER) {
 		reconcile_extender(r, ev->call);
@@ -402,9 +412,11 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	}
 	m = reconcile_map(r, ev->kind);
 	k8s_obj_key(ev->obj, key, sizeof(key));
-	snprintf(ns, sizeof(ns), "%s", ev->kind == EV_NAMESPACE ? key :
-	    k8s_obj_namespace(ev->obj) != NULL ? k8s_obj_namespace(ev->obj) :
-	    "");
+	snprintf(ns, sizeof(ns), "%s",
+	    ev->kind == EV_NAMESPACE ? key :
+		k8s_obj_namespace(ev->obj) != NULL ?
+				       k8s_obj_namespace(ev->obj) :
+				       "");
 	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), ev->obj);
@@ -424,8 +436,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		map_put(r->dirty_ns, ns, NULL);
 		if (!r->sweep_due) {
 			r->sweep_due = 1;
-			r->next_change = reconcile_now_ms() +
-			    SWEEP_COALESCE_MS;
+			r->next_change = reconcile_now_ms() + SWEEP_COALESCE_MS;
 		}
 	}
 	event_free(ev);
@@ -475,12 +486,12 @@ reconcile_workers_stop(struct reconcile *r)
 static void *
 reconcile_main(void *arg)
 {
-	struct reconcile	*r = arg;
-	struct event		*ev;
-	struct k8s_error	 err;
-	int64_t			 now, wait, wake;
-	int			 polled;
-	char			 host[256], ebuf[256];
+	struct reconcile *r = arg;
+	struct event	 *ev;
+	struct k8s_error  err;
+	int64_t		  now, wait, wake;
+	int		  polled;
+	char		  host[256], ebuf[256];
 
 	log_setname("reconcile");
 	if ((r->client = k8s_client_new(r->kconf, &err)) == NULL) {
@@ -489,8 +500,8 @@ reconcile_main(void *arg)
 	}
 	r->limiter = k8s_limiter_new(r->conf->api_qps, r->conf->api_burst);
 	k8s_client_set_limiter(r->client, r->limiter);
-	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS,
-	    r->queue, ebuf, sizeof(ebuf))) == NULL) {
+	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS, r->queue,
+		 ebuf, sizeof(ebuf))) == NULL) {
 		fail_thread("reconcile", "%s", ebuf);
 		goto out;
 	}
@@ -501,8 +512,8 @@ reconcile_main(void *arg)
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
-	r->eventer = eventer_new(r->kconf, r->limiter,
-	    r->conf->scheduler_name, host);
+	r->eventer = eventer_new(r->kconf, r->limiter, r->conf->scheduler_name,
+	    host);
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
 		/* What the last event asked for goes to the writers now. */
@@ -545,13 +556,14 @@ reconcile_main(void *arg)
 			}
 		}
 		if (polled) {
-			r->next_poll = reconcile_now_ms() + (reconcile_busy(r) ?
-			    r->conf->poll_ms : r->conf->idle_poll_ms);
+			r->next_poll = reconcile_now_ms() +
+			    (reconcile_busy(r) ? r->conf->poll_ms :
+						 r->conf->idle_poll_ms);
 			if (r->next_poll < reconcile_poll_floor(r))
 				r->next_poll = reconcile_poll_floor(r);
 		}
 	}
- out:
+out:
 	reconcile_workers_stop(r);
 	return (NULL);
 }
@@ -560,7 +572,7 @@ struct reconcile *
 reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
     struct queue *q)
 {
-	struct reconcile	*r;
+	struct reconcile *r;
 
 	r = xcalloc(1, sizeof(*r));
 	r->conf = conf;

@@ -26,7 +26,7 @@
 #include "runas.h"
 
 /* The largest group entry (its member list) runas_resolve reads. */
-#define RUNAS_GRBUF_MAX	(1024 * 1024)
+#define RUNAS_GRBUF_MAX (1024 * 1024)
 
 /*
  * Did getpwnam_r/getgrnam_r fail (the directory unreachable, the entry
@@ -50,14 +50,14 @@ runas_lookup_failed(int rc)
  * caller's credential instead (see the README, Slurm releases).
  */
 int
-runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
-    char *err, size_t errlen)
+runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid, char *err,
+    size_t errlen)
 {
-	struct passwd	 pw, *pwp = NULL;
-	struct group	 gr, *grp = NULL;
-	char		 buf[4096], *gbuf = NULL;
-	size_t		 glen;
-	int		 rc;
+	struct passwd pw, *pwp = NULL;
+	struct group  gr, *grp = NULL;
+	char	      buf[4096], *gbuf = NULL;
+	size_t	      glen;
+	int	      rc;
 
 	if (js->has_user_id) {
 		if (js->user_name != NULL)
@@ -68,23 +68,28 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 			    &pwp);
 		if (pwp == NULL && js->user_name != NULL) {
 			if (runas_lookup_failed(rc))
-				snprintf(err, errlen, "annotation " ANN_PREFIX
+				snprintf(err, errlen,
+				    "annotation " ANN_PREFIX
 				    "user-id: looking up \"%s\" on the "
-				    "scheduler's host: %s", js->user_name,
-				    strerror(rc));
+				    "scheduler's host: %s",
+				    js->user_name, strerror(rc));
 			else
-				snprintf(err, errlen, "annotation " ANN_PREFIX
+				snprintf(err, errlen,
+				    "annotation " ANN_PREFIX
 				    "user-id: no user \"%s\" on the "
-				    "scheduler's host", js->user_name);
+				    "scheduler's host",
+				    js->user_name);
 			return (-1);
 		}
 		*uid = pwp != NULL ? pwp->pw_uid : js->user_id;
 		if (!js->has_group_id) {
 			if (pwp == NULL) {
-				snprintf(err, errlen, "annotation " ANN_PREFIX
+				snprintf(err, errlen,
+				    "annotation " ANN_PREFIX
 				    "user-id: user %u has no account on the "
 				    "scheduler's host: give " ANN_PREFIX
-				    "group-id too", js->user_id);
+				    "group-id too",
+				    js->user_id);
 				return (-1);
 			}
 			*gid = pwp->pw_gid;
@@ -102,13 +107,15 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 			}
 			if (grp == NULL) {
 				if (runas_lookup_failed(rc))
-					snprintf(err, errlen, "annotation "
-					    ANN_PREFIX "group-id: looking up "
+					snprintf(err, errlen,
+					    "annotation " ANN_PREFIX
+					    "group-id: looking up "
 					    "\"%s\" on the scheduler's host: %s",
 					    js->group_name, strerror(rc));
 				else
-					snprintf(err, errlen, "annotation "
-					    ANN_PREFIX "group-id: no group "
+					snprintf(err, errlen,
+					    "annotation " ANN_PREFIX
+					    "group-id: no group "
 					    "\"%s\" on the scheduler's host",
 					    js->group_name);
 				free(gbuf);
@@ -124,11 +131,11 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 
 /* The 32-bit-ID calls where the plain ones take 16-bit IDs (i386, arm). */
 #ifdef SYS_setresuid32
-#define OWNER_SYS_SETRESUID	SYS_setresuid32
-#define OWNER_SYS_SETRESGID	SYS_setresgid32
+#define OWNER_SYS_SETRESUID SYS_setresuid32
+#define OWNER_SYS_SETRESGID SYS_setresgid32
 #else
-#define OWNER_SYS_SETRESUID	SYS_setresuid
-#define OWNER_SYS_SETRESGID	SYS_setresgid
+#define OWNER_SYS_SETRESUID SYS_setresuid
+#define OWNER_SYS_SETRESGID SYS_setresgid
 #endif
 
 /*
@@ -141,21 +148,21 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 int
 runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved)
 {
-	uid_t	suid;
-	gid_t	sgid;
+	uid_t suid;
+	gid_t sgid;
 
 	if (getresuid(&saved->ruid, &saved->euid, &suid) == -1 ||
 	    getresgid(&saved->rgid, &saved->egid, &sgid) == -1)
 		return (-1);
-	if (syscall(OWNER_SYS_SETRESGID, (gid_t)gid, (gid_t)gid,
-	    (gid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESGID, (gid_t)gid, (gid_t)gid, (gid_t)-1) ==
+	    -1)
 		return (-1);
-	if (syscall(OWNER_SYS_SETRESUID, (uid_t)uid, (uid_t)uid,
-	    (uid_t)-1) == -1) {
+	if (syscall(OWNER_SYS_SETRESUID, (uid_t)uid, (uid_t)uid, (uid_t)-1) ==
+	    -1) {
 		int e = errno;
 
 		if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid,
-		    (gid_t)-1) == -1)
+			(gid_t)-1) == -1)
 			fatal("%s: setresgid back", __func__);
 		errno = e;
 		return (-1);
@@ -167,11 +174,11 @@ void
 runas_revert(const struct runas_ids *saved)
 {
 	/* The user first: it brings back the right to set the group. */
-	if (syscall(OWNER_SYS_SETRESUID, saved->ruid, saved->euid,
-	    (uid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESUID, saved->ruid, saved->euid, (uid_t)-1) ==
+	    -1)
 		fatal("%s: setresuid", __func__);
-	if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid,
-	    (gid_t)-1) == -1)
+	if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid, (gid_t)-1) ==
+	    -1)
 		fatal("%s: setresgid", __func__);
 	/* A change of effective ID made the process non-dumpable: undo. */
 	prctl(PR_SET_DUMPABLE, 1);

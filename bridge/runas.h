@@ -13,13 +13,13 @@
 
 struct jobspec;
 
-int	runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
-	    char *err, size_t errlen);
+int runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
+    char *err, size_t errlen);
 
 /* The calling thread's IDs before runas_assume. */
 struct runas_ids {
-	uid_t	ruid, euid;
-	gid_t	rgid, egid;
+	uid_t ruid, euid;
+	gid_t rgid, egid;
 };
 
 /*
@@ -27,7 +27,7 @@ struct runas_ids {
  * only), keeping the old ones in *saved.  0, or -1 with errno (EPERM
  * without CAP_SETUID/CAP_SETGID) and nothing changed.
  */
-int	runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved);
+int runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved);
 /* Back to *saved; cannot fail while the saved IDs are the process's own. */
-void	runas_revert(const struct runas_ids *saved);
+void runas_revert(const struct runas_ids *saved);
 #endif

@@ -27,27 +27,27 @@
 #include "runas.h"
 
 /* --- Release differences ------------------------------------------------ */
-#define SCTL_SINCE(a, b, c)	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
+#define SCTL_SINCE(a, b, c) (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
 
 /* 23.11: hostlist_t names the struct, no longer a pointer to it. */
 #if SCTL_SINCE(23, 11, 0)
-typedef hostlist_t	*sctl_hostlist_t;
+typedef hostlist_t *sctl_hostlist_t;
 #else
-typedef hostlist_t	 sctl_hostlist_t;
+typedef hostlist_t sctl_hostlist_t;
 #endif
 
 /*
  * Exported by libslurm but not declared in slurm.h.  24.05 renamed the
  * reason string (job_reason_string -> job_state_reason_string).
  */
-extern char	*slurm_job_state_string(uint32_t);
-extern void	 slurm_xfree(void **);
+extern char *slurm_job_state_string(uint32_t);
+extern void  slurm_xfree(void **);
 #if SCTL_SINCE(24, 5, 0)
-extern char	*slurm_job_state_reason_string(enum job_state_reason);
-#define sctl_reason_string	slurm_job_state_reason_string
+extern char *slurm_job_state_reason_string(enum job_state_reason);
+#define sctl_reason_string slurm_job_state_reason_string
 #else
-extern char	*slurm_job_reason_string(enum job_state_reason);
-#define sctl_reason_string	slurm_job_reason_string
+extern char	  *slurm_job_reason_string(enum job_state_reason);
+#define sctl_reason_string slurm_job_reason_string
 #endif
 
 /*
@@ -55,15 +55,15 @@ extern char	*slurm_job_reason_string(enum job_state_reason);
  * free is exported but not declared).
  */
 #if SCTL_SINCE(24, 5, 0)
-#define SCTL_HAVE_KILL_JOBS	1
-extern void	 slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
+#define SCTL_HAVE_KILL_JOBS 1
+extern void slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
 #endif
 
 /* 25.11: the allocation response's job id moved into its step_id. */
 #if SCTL_SINCE(25, 11, 0)
-#define SCTL_ALLOC_JOBID(a)	((a)->step_id.job_id)
+#define SCTL_ALLOC_JOBID(a) ((a)->step_id.job_id)
 #else
-#define SCTL_ALLOC_JOBID(a)	((a)->job_id)
+#define SCTL_ALLOC_JOBID(a) ((a)->job_id)
 #endif
 
 /*
@@ -74,13 +74,13 @@ extern void	 slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
 static slurm_step_id_t
 sctl_job_ref(uint32_t jobid)
 {
-	slurm_step_id_t	id = SLURM_STEP_ID_INITIALIZER;
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
 
 	id.job_id = jobid;
 	return (id);
 }
 #else
-#define sctl_job_ref(jobid)	(jobid)
+#define sctl_job_ref(jobid) (jobid)
 #endif
 
 /*
@@ -89,7 +89,7 @@ sctl_job_ref(uint32_t jobid)
  * made under the owner's identity (runas_assume: this thread only).
  */
 #if SCTL_SINCE(23, 11, 0)
-#define SCTL_OWNER_FROM_CREDENTIAL	1
+#define SCTL_OWNER_FROM_CREDENTIAL 1
 #endif
 
 /*
@@ -102,7 +102,7 @@ sctl_job_ref(uint32_t jobid)
 static void
 sctl_free_jobs(job_info_msg_t *msg)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	for (i = 0; msg != NULL && i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
@@ -178,7 +178,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->priority = js->priority;
 	d->user_id = geteuid();
 	d->group_id = getegid();
-	d->work_dir = (char *)(uintptr_t)"/";
+	d->work_dir = (char *)(uintptr_t) "/";
 }
 
 /* Errors that resubmitting the same request cannot fix. */
@@ -221,11 +221,11 @@ static json_t *
 sctl_layout(const resource_allocation_response_msg_t *a, char *const *gres,
     uint32_t ngres)
 {
-	sctl_hostlist_t	 hl;
-	json_t		*arr, *ent;
-	char		*h;
-	uint32_t	 i = 0, grp = 0, rep = 0;
-	int		 cpus;
+	sctl_hostlist_t hl;
+	json_t	       *arr, *ent;
+	char	       *h;
+	uint32_t	i = 0, grp = 0, rep = 0;
+	int		cpus;
 
 	if (a->node_list == NULL || *a->node_list == '\0' ||
 	    (hl = slurm_hostlist_create(a->node_list)) == NULL)
@@ -259,13 +259,13 @@ sctl_layout(const resource_allocation_response_msg_t *a, char *const *gres,
 static json_t *
 sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 {
-	job_info_msg_t	*msg = NULL;
-	json_t		*layout;
-	double		 t0;
-	int		 rc;
+	job_info_msg_t *msg = NULL;
+	json_t	       *layout;
+	double		t0;
+	int		rc;
 
 	if (a->node_list == NULL || *a->node_list == '\0')
-		return (NULL);		/* pending */
+		return (NULL); /* pending */
 	if (!has_gres)
 		return (sctl_layout(a, NULL, 0));
 	t0 = metrics_now();
@@ -292,10 +292,10 @@ static int
 sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
     char *err, size_t errlen)
 {
-	job_desc_msg_t	u;
-	char		id[16];
-	double		t0;
-	int		rc, e;
+	job_desc_msg_t u;
+	char	       id[16];
+	double	       t0;
+	int	       rc, e;
 
 	slurm_init_job_desc_msg(&u);
 	snprintf(id, sizeof(id), "%u", jobid);
@@ -328,18 +328,19 @@ static int
 sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
     int *permanent, char *err, size_t errlen)
 {
-	double	t0;
-	int	rc, e;
+	double t0;
+	int    rc, e;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
 	struct runas_ids saved;
-	char	*admin = d->admin_comment, cerr[128];
-	uint32_t prio = d->priority, jobid;
-	int	as_owner = d->user_id != geteuid() || d->group_id != getegid();
+	char		*admin = d->admin_comment, cerr[128];
+	uint32_t	 prio = d->priority, jobid;
+	int as_owner = d->user_id != geteuid() || d->group_id != getegid();
 
 	if (as_owner && runas_assume(d->user_id, d->group_id, &saved) == -1) {
 		e = errno;
 		*permanent = 1;
-		snprintf(err, errlen, "annotation " ANN_PREFIX "user-id: Slurm "
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "user-id: Slurm "
 		    "%d.%02d makes the caller a job's owner, and the scheduler "
 		    "cannot act as uid %u gid %u (%s): run it as root, or with "
 		    "CAP_SETUID and CAP_SETGID",
@@ -390,8 +391,8 @@ int
 sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen)
 {
-	job_desc_msg_t				 d;
-	resource_allocation_response_msg_t	*resp = NULL;
+	job_desc_msg_t			    d;
+	resource_allocation_response_msg_t *resp = NULL;
 
 	*jobid = 0;
 	*layout = NULL;
@@ -424,8 +425,8 @@ sctl_cancel_done(int e)
 int
 sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 {
-	double	t0 = metrics_now();
-	int	rc, e;
+	double t0 = metrics_now();
+	int    rc, e;
 
 	rc = slurm_kill_job(sctl_job_ref(jobid), SIGKILL, 0);
 	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
@@ -443,12 +444,12 @@ int
 sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 {
 #ifdef SCTL_HAVE_KILL_JOBS
-	kill_jobs_msg_t		 msg;
-	kill_jobs_resp_msg_t	*resp = NULL;
-	char			**strs;
-	double			 t0;
-	size_t			 i;
-	int			 rc, e, failed = 0;
+	kill_jobs_msg_t	      msg;
+	kill_jobs_resp_msg_t *resp = NULL;
+	char		    **strs;
+	double		      t0;
+	size_t		      i;
+	int		      rc, e, failed = 0;
 
 	if (n == 0)
 		return (0);
@@ -459,7 +460,7 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	msg.jobs_array = strs;
 	msg.jobs_cnt = (uint32_t)n;
 	msg.signal = SIGKILL;
-	msg.state = JOB_END;		/* any state */
+	msg.state = JOB_END; /* any state */
 	/* An entry for every job, not only for those that failed. */
 	msg.flags = KILL_JOBS_VERBOSE;
 	t0 = metrics_now();
@@ -483,22 +484,24 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 		else if (!sctl_cancel_done((int)jr->error_code) &&
 		    failed++ == 0)
 			snprintf(err, errlen, "slurm_kill_jobs: job %u: %s",
-			    jr->real_job_id, jr->error_msg != NULL ?
-			    jr->error_msg : slurm_strerror((int)jr->error_code));
+			    jr->real_job_id,
+			    jr->error_msg != NULL ?
+				jr->error_msg :
+				slurm_strerror((int)jr->error_code));
 	}
 	slurm_free_kill_jobs_response_msg(resp);
 	return (failed > 0 ? -1 : 0);
 #else
-	size_t	i;
-	int	failed = 0;
+	      size_t i;
+	      int    failed = 0;
 
-	char	one[256];
+	      char one[256];
 
-	for (i = 0; i < n; i++)
-		if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
-		    failed++ == 0)
-			snprintf(err, errlen, "%s", one);
-	return (failed > 0 ? -1 : 0);
+	      for (i = 0; i < n; i++)
+		      if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
+			  failed++ == 0)
+			      snprintf(err, errlen, "%s", one);
+	      return (failed > 0 ? -1 : 0);
 #endif
 }
 
@@ -506,12 +509,12 @@ int
 sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
     size_t errlen)
 {
-	job_info_msg_t	*msg = NULL;
+	job_info_msg_t	 *msg = NULL;
 	slurm_job_info_t *j;
-	struct sjob	 sj;
-	uint32_t	 i, base;
-	double		 t0;
-	int		 rc, e;
+	struct sjob	  sj;
+	uint32_t	  i, base;
+	double		  t0;
+	int		  rc, e;
 
 	t0 = metrics_now();
 	/* No SHOW_DETAIL: per-node GRES is read for the jobs that need it. */
@@ -533,8 +536,9 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 	*since = msg->last_update;
 	for (i = 0; i < msg->record_count; i++) {
 		j = &msg->job_array[i];
-		if (j->comment == NULL || strncmp(j->comment,
-		    BRIDGE_COMMENT_MARKER, strlen(BRIDGE_COMMENT_MARKER)) != 0)
+		if (j->comment == NULL ||
+		    strncmp(j->comment, BRIDGE_COMMENT_MARKER,
+			strlen(BRIDGE_COMMENT_MARKER)) != 0)
 			continue;
 		memset(&sj, 0, sizeof(sj));
 		sj.id = j->job_id;
@@ -549,8 +553,8 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		 * An ended job may still be COMPLETING (its nodes cleaning
 		 * up): the base state says how it ended (NODE_FAIL, ...).
 		 */
-		sj.state = slurm_job_state_string(sj.phase == SJOB_ENDED ?
-		    base : j->job_state);
+		sj.state = slurm_job_state_string(
+		    sj.phase == SJOB_ENDED ? base : j->job_state);
 		sj.reason = sctl_reason_string(j->state_reason);
 		sj.nodes = j->nodes;
 		sj.admin_comment = j->admin_comment;
@@ -567,11 +571,11 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 json_t *
 sctl_job_layout(const struct sjob *sj)
 {
-	const slurm_job_info_t			*j = sj->record;
-	resource_allocation_response_msg_t	*a = NULL;
-	json_t					*layout = NULL;
-	double					 t0;
-	int					 rc;
+	const slurm_job_info_t		   *j = sj->record;
+	resource_allocation_response_msg_t *a = NULL;
+	json_t				   *layout = NULL;
+	double				    t0;
+	int				    rc;
 
 	if (sj->phase != SJOB_RUNNING || j == NULL)
 		return (NULL);
@@ -580,8 +584,8 @@ sctl_job_layout(const struct sjob *sj)
 	stats_rpc(RPC_ALLOC_LOOKUP, t0, rc == SLURM_SUCCESS);
 	/* Polls load no detail: a GRES job's devices cost a job load. */
 	if (rc == SLURM_SUCCESS && a != NULL)
-		layout = sctl_alloc_layout(a, j->tres_per_task != NULL ||
-		    j->tres_per_node != NULL);
+		layout = sctl_alloc_layout(a,
+		    j->tres_per_task != NULL || j->tres_per_node != NULL);
 	slurm_free_resource_allocation_response_msg(a);
 	return (layout);
 }
@@ -590,8 +594,8 @@ sctl_job_layout(const struct sjob *sj)
 static int
 sctl_load_node_one(const char *node, node_info_msg_t **msg)
 {
-	double	t0 = metrics_now();
-	int	rc, e;
+	double t0 = metrics_now();
+	int    rc, e;
 
 	rc = slurm_load_node_single(msg, (char *)(uintptr_t)node, SHOW_ALL);
 	e = rc == SLURM_SUCCESS ? 0 : errno;
@@ -603,8 +607,8 @@ sctl_load_node_one(const char *node, node_info_msg_t **msg)
 static int
 sctl_update_node(update_node_msg_t *u)
 {
-	double	t0 = metrics_now();
-	int	rc, e;
+	double t0 = metrics_now();
+	int    rc, e;
 
 	rc = slurm_update_node(u);
 	e = rc == SLURM_SUCCESS ? 0 : errno;
@@ -613,12 +617,11 @@ sctl_update_node(update_node_msg_t *u)
 }
 
 int
-sctl_node_drain(const char *node, const char *reason, char *err,
-    size_t errlen)
+sctl_node_drain(const char *node, const char *reason, char *err, size_t errlen)
 {
-	node_info_msg_t		*msg = NULL;
-	update_node_msg_t	 u;
-	int			 drained, e;
+	node_info_msg_t	 *msg = NULL;
+	update_node_msg_t u;
+	int		  drained, e;
 
 	if ((e = sctl_load_node_one(node, &msg)) != 0) {
 		snprintf(err, errlen, "load node %s: %s", node,
@@ -645,10 +648,10 @@ int
 sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
     char *err, size_t errlen)
 {
-	node_info_msg_t		*msg = NULL;
-	update_node_msg_t	 u;
-	const char		*reason;
-	int			 ours, e;
+	node_info_msg_t	 *msg = NULL;
+	update_node_msg_t u;
+	const char	 *reason;
+	int		  ours, e;
 
 	*resumed = 0;
 	if ((e = sctl_load_node_one(node, &msg)) != 0) {
@@ -678,7 +681,7 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 json_t *
 sctl_node_names(char *err, size_t errlen)
 {
-	node_info_msg_t	*msg = NULL;
+	node_info_msg_t *msg = NULL;
 	node_info_t	*n;
 	json_t		*names;
 	uint32_t	 i;
@@ -698,9 +701,10 @@ sctl_node_names(char *err, size_t errlen)
 		n = &msg->node_array[i];
 		if (n->name == NULL)
 			continue;
-		json_object_set_new(names, n->name, (n->node_state &
-		    NODE_STATE_DRAIN) ? json_string(n->reason != NULL ?
-		    n->reason : "") : json_true());
+		json_object_set_new(names, n->name,
+		    (n->node_state & NODE_STATE_DRAIN) ?
+			json_string(n->reason != NULL ? n->reason : "") :
+			json_true());
 	}
 	slurm_free_node_info_msg(msg);
 	return (names);

@@ -9,7 +9,7 @@
 #include "buf.h"
 #include "bridge.h"
 
-struct bridge_stats	bstats;
+struct bridge_stats bstats;
 
 static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_ALLOCATE] = "allocate_resources",
@@ -43,7 +43,7 @@ stats_rpc(enum stats_rpc rpc, double t0, int ok)
 void
 stats_job_ended(const char *state)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < END_OTHER; i++)
 		if (state != NULL && strcmp(state, end_names[i]) == 0)
@@ -54,14 +54,15 @@ stats_job_ended(const char *state)
 void
 stats_write(struct buf *b)
 {
-	char	l[64];
-	int	i;
+	char l[64];
+	int  i;
 
 	metrics_one(b, "slurm_bridge_pods_bound_total", "counter",
 	    "Pods bound to the node Slurm allocated.",
 	    (double)atomic_load(&bstats.pods_bound));
 	metrics_family(b, "slurm_bridge_scheduling_latency_seconds",
-	    "histogram", "Pod creation to bind (to the millisecond when the "
+	    "histogram",
+	    "Pod creation to bind (to the millisecond when the "
 	    "bridge saw the pod within two seconds, else from its "
 	    "creationTimestamp).");
 	metrics_hist_write(b, "slurm_bridge_scheduling_latency_seconds", NULL,
@@ -108,5 +109,6 @@ stats_write(struct buf *b)
 	    (double)atomic_load(&bstats.pending_gangs));
 	metrics_one(b, "slurm_bridge_leader", "gauge",
 	    "1 while this replica holds the leader lease (or runs without "
-	    "leader election).", (double)atomic_load(&bstats.leader));
+	    "leader election).",
+	    (double)atomic_load(&bstats.leader));
 }

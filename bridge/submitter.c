@@ -17,22 +17,22 @@
 #include "bridge.h"
 
 struct submitter {
-	pthread_mutex_t		 lock;
-	pthread_cond_t		 work;	/* a request came, or stop */
+	pthread_mutex_t lock;
+	pthread_cond_t	work; /* a request came, or stop */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, sreq)	 waiting;
-	int			 stop;
-	int			 started;
-	pthread_t		 thread;
-	struct queue		*done;
+	TAILQ_HEAD(, sreq) waiting;
+	int	      stop;
+	int	      started;
+	pthread_t     thread;
+	struct queue *done;
 };
 
 static void *
 submitter_main(void *arg)
 {
-	struct submitter	*sb = arg;
-	struct event		*ev;
-	struct sreq		*s;
+	struct submitter *sb = arg;
+	struct event	 *ev;
+	struct sreq	 *s;
 
 	log_setname("submit");
 	pthread_mutex_lock(&sb->lock);
@@ -46,7 +46,8 @@ submitter_main(void *arg)
 		pthread_mutex_unlock(&sb->lock);
 		if (atomic_load(&s->withdrawn)) {
 			s->rc = -1;
-			snprintf(s->err, sizeof(s->err), "withdrawn: its pods "
+			snprintf(s->err, sizeof(s->err),
+			    "withdrawn: its pods "
 			    "changed before it was made");
 		} else
 			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
@@ -64,7 +65,7 @@ submitter_main(void *arg)
 struct submitter *
 submitter_new(struct queue *done)
 {
-	struct submitter	*sb = xcalloc(1, sizeof(*sb));
+	struct submitter *sb = xcalloc(1, sizeof(*sb));
 
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_cond_init(&sb->work, NULL);
@@ -81,7 +82,7 @@ submitter_new(struct queue *done)
 void
 submitter_free(struct submitter *sb)
 {
-	struct sreq	*s;
+	struct sreq *s;
 
 	if (sb == NULL)
 		return;

@@ -14,13 +14,13 @@
 void
 sweep_groups(struct reconcile *r, int all)
 {
-	double		 t0 = metrics_now();
-	int64_t		 now = reconcile_now_ms();
-	size_t		 it = 0;
-	const char	*k;
-	void		*v;
-	struct strv	 keys = { NULL, 0, 0 };
-	uint32_t	 i;
+	double	    t0 = metrics_now();
+	int64_t	    now = reconcile_now_ms();
+	size_t	    it = 0;
+	const char *k;
+	void	   *v;
+	struct strv keys = { NULL, 0, 0 };
+	uint32_t    i;
 
 	/*
 	 * Collect first (evaluating may free groups): deleted pods whose grace
@@ -31,14 +31,15 @@ sweep_groups(struct reconcile *r, int all)
 		if (e == NULL || e->rec->delete_at == 0)
 			continue;
 		if ((e->state != PS_ENDED && pods_over(e)) ||
-		    (e->state == PS_ENDED && time(NULL) >= e->rec->delete_at +
-		    FORCE_DELETE_SLACK_S))
+		    (e->state == PS_ENDED &&
+			time(NULL) >= e->rec->delete_at + FORCE_DELETE_SLACK_S))
 			strv_add(&keys, e->key);
 	}
 	for (i = 0; i < keys.n; i++) {
 		struct pod_entry *e = map_get(r->pods, keys.v[i]);
-		struct group *g = e != NULL && e->group != NULL ?
-		    map_get(r->groups, e->group) : NULL;
+		struct group	 *g = e != NULL && e->group != NULL ?
+			map_get(r->groups, e->group) :
+			NULL;
 		if (e == NULL)
 			continue;
 		e->state = PS_ENDED;
@@ -61,7 +62,7 @@ sweep_groups(struct reconcile *r, int all)
 		if (g->jobid != 0 && !g->cancelled &&
 		    group_live(r, g, NULL, 0, 0) == 0) {
 			group_member_gone(r, g);
-			continue;	/* may have freed g */
+			continue; /* may have freed g */
 		}
 		group_evaluate(r, g);
 		/* Thousands of submits: bind each while the rest wait. */
@@ -75,9 +76,9 @@ sweep_groups(struct reconcile *r, int all)
 void
 sweep_changed(struct reconcile *r)
 {
-	struct map	*dirty = r->dirty_ns;
-	const char	*ns;
-	size_t		 it = 0;
+	struct map *dirty = r->dirty_ns;
+	const char *ns;
+	size_t	    it = 0;
 
 	r->dirty_ns = map_new(NULL);
 	r->sweep_due = 0;

@@ -17,27 +17,28 @@
 #include "bridge.h"
 
 struct writepool {
-	pthread_mutex_t		 lock;
-	pthread_cond_t		 work;	/* a request came, or stop */
+	pthread_mutex_t lock;
+	pthread_cond_t	work; /* a request came, or stop */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, wreq)	 waiting;
-	int			 stop;
-	int			 nthreads;
-	pthread_t		*threads;
-	struct k8s_client	**clients;
-	struct queue		*done;
+	TAILQ_HEAD(, wreq) waiting;
+	int		    stop;
+	int		    nthreads;
+	pthread_t	   *threads;
+	struct k8s_client **clients;
+	struct queue	   *done;
 };
 
 static void
 writepool_do(struct k8s_client *c, struct wreq *w)
 {
-	char	path[600];
+	char path[600];
 
 	switch (w->kind) {
 	case WREQ_BIND:
 	case WREQ_EXTBIND:
-		w->rc = k8s_pod_bind(c, w->ns, w->name, w->uid[0] != '\0' ?
-		    w->uid : NULL, w->node, w->body, &w->err);
+		w->rc = k8s_pod_bind(c, w->ns, w->name,
+		    w->uid[0] != '\0' ? w->uid : NULL, w->node, w->body,
+		    &w->err);
 		return;
 	case WREQ_DELETE:
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
@@ -46,8 +47,10 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		return;
 	case WREQ_STATUS:
 	case WREQ_FAIL:
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/"
-		    "status", w->ns, w->name);
+		snprintf(path, sizeof(path),
+		    "/api/v1/namespaces/%s/pods/%s/"
+		    "status",
+		    w->ns, w->name);
 		break;
 	default:
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
@@ -57,28 +60,27 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 	/* The UID makes the API server refuse to patch a recreated pod. */
 	if (w->uid[0] != '\0' && json_is_object(w->body) &&
 	    json_object_get(w->body, "metadata") == NULL)
-		json_object_set_new(w->body, "metadata", json_pack("{s:s}",
-		    "uid", w->uid));
+		json_object_set_new(w->body, "metadata",
+		    json_pack("{s:s}", "uid", w->uid));
 	else if (w->uid[0] != '\0')
-		json_object_set_new(json_object_get(w->body, "metadata"),
-		    "uid", json_string(w->uid));
-	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL,
-	    &w->err);
+		json_object_set_new(json_object_get(w->body, "metadata"), "uid",
+		    json_string(w->uid));
+	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL, &w->err);
 }
 
 struct worker_arg {
-	struct writepool	*p;
-	int			 i;
+	struct writepool *p;
+	int		  i;
 };
 
 static void *
 writepool_main(void *arg)
 {
-	struct worker_arg	*wa = arg;
-	struct writepool	*p = wa->p;
-	struct k8s_client	*c = p->clients[wa->i];
-	struct event		*ev;
-	struct wreq		*w;
+	struct worker_arg *wa = arg;
+	struct writepool  *p = wa->p;
+	struct k8s_client *c = p->clients[wa->i];
+	struct event	  *ev;
+	struct wreq	  *w;
 
 	free(wa);
 	log_setname("writer");
@@ -107,10 +109,10 @@ struct writepool *
 writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
     int nthreads, struct queue *done, char *err, size_t errlen)
 {
-	struct writepool	*p;
-	struct worker_arg	*wa;
-	struct k8s_error	 kerr;
-	int			 i;
+	struct writepool  *p;
+	struct worker_arg *wa;
+	struct k8s_error   kerr;
+	int		   i;
 
 	p = xcalloc(1, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
@@ -130,8 +132,8 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 		wa = xcalloc(1, sizeof(*wa));
 		wa->p = p;
 		wa->i = i;
-		if (pthread_create(&p->threads[i], NULL, writepool_main, wa)
-		    != 0) {
+		if (pthread_create(&p->threads[i], NULL, writepool_main, wa) !=
+		    0) {
 			free(wa);
 			k8s_client_free(p->clients[i]);
 			p->clients[i] = NULL;
@@ -141,7 +143,7 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 		p->nthreads++;
 	}
 	return (p);
- fail:
+fail:
 	writepool_free(p);
 	return (NULL);
 }
@@ -149,8 +151,8 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 void
 writepool_free(struct writepool *p)
 {
-	struct wreq	*w;
-	int		 i;
+	struct wreq *w;
+	int	     i;
 
 	if (p == NULL)
 		return;

@@ -30,8 +30,7 @@ void
 writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
     const char *reason, const char *action, const char *msg)
 {
-	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action,
-	    msg);
+	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action, msg);
 }
 
 /*
@@ -44,20 +43,22 @@ static json_t *
 writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
     const char *node, const char *gres)
 {
-	json_t	*md;
-	char	 id[16];
+	json_t *md;
+	char	id[16];
 
 	snprintf(id, sizeof(id), "%u", jobid);
 	md = json_object();
-	json_object_set_new(md, "labels", json_pack("{s:o}", LABEL_JOBID,
-	    jobid != 0 ? json_string(id) : json_null()));
+	json_object_set_new(md, "labels",
+	    json_pack("{s:o}", LABEL_JOBID,
+		jobid != 0 ? json_string(id) : json_null()));
 	if (node != NULL)
-		json_object_set_new(md, "annotations", json_pack("{s:s, s:o}",
-		    ANN_SLURM_NODE, node, ANN_SLURM_GRES, gres != NULL ?
-		    json_string(gres) : json_null()));
+		json_object_set_new(md, "annotations",
+		    json_pack("{s:s, s:o}", ANN_SLURM_NODE, node,
+			ANN_SLURM_GRES,
+			gres != NULL ? json_string(gres) : json_null()));
 	if (jobid != 0 && !e->finalizer)
-		json_object_set_new(md, "finalizers", json_pack("[s]",
-		    FINALIZER));
+		json_object_set_new(md, "finalizers",
+		    json_pack("[s]", FINALIZER));
 	return (json_pack("{s:o}", "metadata", md));
 }
 
@@ -73,8 +74,8 @@ writer_release_patch(void)
 static void
 writer_condition_send(struct reconcile *r, struct pod_entry *e)
 {
-	struct wreq	*w;
-	char		 ts[64];
+	struct wreq *w;
+	char	     ts[64];
 
 	k8s_microtime(ts, sizeof(ts), NULL);
 	/* Conditions take RFC 3339 seconds. */
@@ -82,9 +83,8 @@ writer_condition_send(struct reconcile *r, struct pod_entry *e)
 	w = wreq_new(WREQ_STATUS, e, NULL);
 	w->msg = xstrdup(e->cond);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
-	    "conditions", "type", "PodScheduled", "status", "False",
-	    "reason", "Unschedulable", "message", e->cond,
-	    "lastTransitionTime", ts);
+	    "conditions", "type", "PodScheduled", "status", "False", "reason",
+	    "Unschedulable", "message", e->cond, "lastTransitionTime", ts);
 	e->cond_busy = 1;
 	writepool_submit(r->writers, w);
 }
@@ -155,7 +155,7 @@ void
 writer_label(struct reconcile *r, struct pod_entry *e, const char *gkey,
     uint32_t jobid, const struct assignment *a)
 {
-	struct wreq	*w = wreq_new(WREQ_METADATA, e, gkey);
+	struct wreq *w = wreq_new(WREQ_METADATA, e, gkey);
 
 	w->jobid = jobid;
 	w->node = a != NULL ? xstrdup(a->node) : NULL;
@@ -175,8 +175,8 @@ void
 writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a)
 {
-	struct wreq	*w = wreq_new(WREQ_BIND, e, gkey);
-	char		 id[16];
+	struct wreq *w = wreq_new(WREQ_BIND, e, gkey);
+	char	     id[16];
 
 	snprintf(id, sizeof(id), "%u", jobid);
 	w->jobid = jobid;
@@ -197,7 +197,7 @@ writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 void
 writer_release(struct reconcile *r, struct pod_entry *e)
 {
-	struct wreq	*w;
+	struct wreq *w;
 
 	if (e == NULL || e->state != PS_ENDED || !e->finalizer || e->busy != 0)
 		return;
@@ -212,7 +212,7 @@ static void
 writer_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
     const char *why)
 {
-	struct wreq	*w;
+	struct wreq *w;
 
 	if (e->del_sent) {
 		json_decref(opts);
@@ -238,10 +238,10 @@ void
 writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
     const char *msg)
 {
-	struct wreq	*w = wreq_new(WREQ_FAIL, e, e->group);
+	struct wreq *w = wreq_new(WREQ_FAIL, e, e->group);
 
-	w->body = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase",
-	    "Failed", "reason", reason, "message", msg);
+	w->body = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase", "Failed",
+	    "reason", reason, "message", msg);
 	w->msg = xstrdup(msg);
 	writepool_submit(r->writers, w);
 	writer_event(r, e, "Warning", reason, "Fail", msg);
@@ -263,17 +263,18 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 	    e->rec->node == NULL ||
 	    time(NULL) < e->rec->delete_at + FORCE_DELETE_SLACK_S)
 		return;
-	writer_send_delete(r, e, json_pack("{s:s, s:s, s:i, s:{s:s}}",
-	    "apiVersion", "v1", "kind", "DeleteOptions", "gracePeriodSeconds",
-	    0, "preconditions", "uid", e->rec->uid), "grace period over and "
+	writer_send_delete(r, e,
+	    json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1", "kind",
+		"DeleteOptions", "gracePeriodSeconds", 0, "preconditions",
+		"uid", e->rec->uid),
+	    "grace period over and "
 	    "its node never confirmed");
 }
 
 void
 writer_extender_bind(struct reconcile *r, struct ext_call *c)
 {
-	struct wreq	*w = wreq_new_named(WREQ_EXTBIND, c->ns, c->name,
-			    c->uid);
+	struct wreq *w = wreq_new_named(WREQ_EXTBIND, c->ns, c->name, c->uid);
 
 	w->node = xstrdup(c->node);
 	w->call = ext_call_hold(c);
@@ -283,18 +284,20 @@ writer_extender_bind(struct reconcile *r, struct ext_call *c)
 int
 writer_done(struct reconcile *r, struct wreq *w)
 {
-	struct pod_entry	*e;
-	const char		*uid;
+	struct pod_entry *e;
+	const char	 *uid;
 
 	switch (w->kind) {
 	case WREQ_EXTBIND:
 		if (w->rc == -1)
-			snprintf(w->call->msg, sizeof(w->call->msg), "bind "
-			    "%.200s to %.64s: %.200s", w->pkey, w->node,
-			    w->err.text);
+			snprintf(w->call->msg, sizeof(w->call->msg),
+			    "bind "
+			    "%.200s to %.64s: %.200s",
+			    w->pkey, w->node, w->err.text);
 		else
 			log_info("pod %s: bound to node %s for kube-scheduler "
-			    "(not a bridged pod)", w->pkey, w->node);
+				 "(not a bridged pod)",
+			    w->pkey, w->node);
 		ext_call_done(w->call);
 		return (1);
 	case WREQ_DELETE:
@@ -304,17 +307,18 @@ writer_done(struct reconcile *r, struct wreq *w)
 		return (0);
 	}
 	if (w->rc == 0)
-		log_info("pod %s: %s: %s", w->pkey, w->kind == WREQ_FAIL ?
-		    "failed" : "deleted", w->msg);
+		log_info("pod %s: %s: %s", w->pkey,
+		    w->kind == WREQ_FAIL ? "failed" : "deleted", w->msg);
 	else if (w->err.status != 404 && w->err.status != 409)
 		log_warnx("pod %s: %s: %ld %s: %s; %s", w->pkey,
 		    w->kind == WREQ_FAIL ? "fail" : "delete", w->err.status,
-		    w->err.reason, w->err.text, w->kind == WREQ_FAIL ?
-		    "its job is cancelled" : "retried from the sweep");
+		    w->err.reason, w->err.text,
+		    w->kind == WREQ_FAIL ? "its job is cancelled" :
+					   "retried from the sweep");
 	e = map_get(r->pods, w->pkey);
 	uid = e != NULL ? e->rec->uid : NULL;
 	if (w->kind == WREQ_DELETE && w->rc == -1 && e != NULL &&
 	    strcmp(uid != NULL ? uid : "", w->uid) == 0)
-		e->del_sent = 0;	/* asked again from the sweep */
+		e->del_sent = 0; /* asked again from the sweep */
 	return (1);
 }

@@ -18,8 +18,8 @@
 #include "k8s.h"
 #include "config.h"
 
-#define CONFIG_MAX_DEPTH	16
-#define CONFIG_MAX_LIST		1024
+#define CONFIG_MAX_DEPTH 16
+#define CONFIG_MAX_LIST	 1024
 
 enum ynode_kind {
 	Y_SCALAR,
@@ -28,25 +28,25 @@ enum ynode_kind {
 };
 
 struct ynode {
-	enum ynode_kind	  kind;
-	int		  line;		/* 1-based */
-	int		  plain;	/* unquoted scalar */
-	char		 *scalar;
-	size_t		  n;
-	struct ynode	**keys;		/* Y_MAP: scalar keys */
-	struct ynode	**vals;		/* Y_MAP values, Y_SEQ items */
+	enum ynode_kind kind;
+	int		line;  /* 1-based */
+	int		plain; /* unquoted scalar */
+	char	       *scalar;
+	size_t		n;
+	struct ynode  **keys; /* Y_MAP: scalar keys */
+	struct ynode  **vals; /* Y_MAP values, Y_SEQ items */
 };
 
 struct loader {
-	const char	*path;
-	char		*err;
-	size_t		 errlen;
+	const char *path;
+	char	   *err;
+	size_t	    errlen;
 };
 
 static void
 ynode_free(struct ynode *y)
 {
-	size_t	i;
+	size_t i;
 
 	if (y == NULL)
 		return;
@@ -61,23 +61,21 @@ ynode_free(struct ynode *y)
 	free(y);
 }
 
-static int
-config_fail(struct loader *l, int line, const char *key, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
+static int config_fail(struct loader *l, int line, const char *key,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static int
-config_fail(struct loader *l, int line, const char *key, const char *fmt,
-    ...)
+config_fail(struct loader *l, int line, const char *key, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 	char	msg[256];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (key != NULL)
-		snprintf(l->err, l->errlen, "%s:%d: %s: %s", l->path, line,
-		    key, msg);
+		snprintf(l->err, l->errlen, "%s:%d: %s: %s", l->path, line, key,
+		    msg);
 	else
 		snprintf(l->err, l->errlen, "%s:%d: %s", l->path, line, msg);
 	return (-1);
@@ -98,10 +96,10 @@ static struct ynode *
 ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
     int depth)
 {
-	struct ynode	*y, *child;
-	yaml_event_t	 next;
-	size_t		 cap = 0;
-	int		 want_key = 1;
+	struct ynode *y, *child;
+	yaml_event_t  next;
+	size_t	      cap = 0;
+	int	      want_key = 1;
 
 	if (depth > CONFIG_MAX_DEPTH) {
 		config_fail(l, (int)ev->start_mark.line + 1, NULL,
@@ -123,7 +121,8 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 		y->kind = Y_SEQ;
 		break;
 	default:
-		config_fail(l, y->line, NULL, "anchors, aliases and tags are "
+		config_fail(l, y->line, NULL,
+		    "anchors, aliases and tags are "
 		    "not supported");
 		free(y);
 		return (NULL);
@@ -169,7 +168,7 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 		want_key = 1;
 	}
 	return (y);
- fail:
+fail:
 	if (y->kind == Y_MAP && !want_key)
 		ynode_free(y->keys[y->n]);
 	ynode_free(y);
@@ -180,9 +179,9 @@ ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
 static struct ynode *
 ynode_load(struct loader *l, FILE *fp, int *empty)
 {
-	yaml_parser_t	 p;
-	yaml_event_t	 ev;
-	struct ynode	*root = NULL;
+	yaml_parser_t p;
+	yaml_event_t  ev;
+	struct ynode *root = NULL;
 
 	*empty = 0;
 	yaml_parser_initialize(&p);
@@ -215,17 +214,17 @@ ynode_load(struct loader *l, FILE *fp, int *empty)
 	if (root == NULL)
 		*empty = 1;
 	return (root);
- fail:
+fail:
 	yaml_parser_delete(&p);
 	ynode_free(root);
 	return (NULL);
 }
 
 static int
-want_str(struct loader *l, const struct ynode *v, const char *key,
-    size_t max, char **out)
+want_str(struct loader *l, const struct ynode *v, const char *key, size_t max,
+    char **out)
 {
-	const char	*s;
+	const char *s;
 
 	/*
 	 * Failures return a plain -1: the analyzer does not follow
@@ -237,7 +236,8 @@ want_str(struct loader *l, const struct ynode *v, const char *key,
 	}
 	for (s = v->scalar; *s != '\0'; s++) {
 		if (!isprint((unsigned char)*s)) {
-			config_fail(l, v->line, key, "expected printable "
+			config_fail(l, v->line, key,
+			    "expected printable "
 			    "ASCII");
 			return (-1);
 		}
@@ -261,7 +261,8 @@ want_bool(struct loader *l, const struct ynode *v, const char *key, int *out)
 	    strcmp(v->scalar, "false") == 0)
 		*out = 0;
 	else
-		return (config_fail(l, v->line, key, "expected true or "
+		return (config_fail(l, v->line, key,
+		    "expected true or "
 		    "false"));
 	return (0);
 }
@@ -270,18 +271,22 @@ static int
 want_int(struct loader *l, const struct ynode *v, const char *key, long min,
     long max, int *out)
 {
-	char	*end;
-	long	 n;
+	char *end;
+	long  n;
 
 	if (v->kind != Y_SCALAR || !v->plain ||
 	    !isdigit((unsigned char)v->scalar[0]))
-		return (config_fail(l, v->line, key, "expected a whole number "
-		    "from %ld to %ld", min, max));
+		return (config_fail(l, v->line, key,
+		    "expected a whole number "
+		    "from %ld to %ld",
+		    min, max));
 	errno = 0;
 	n = strtol(v->scalar, &end, 10);
 	if (*end != '\0' || errno != 0 || n < min || n > max)
-		return (config_fail(l, v->line, key, "expected a whole number "
-		    "from %ld to %ld", min, max));
+		return (config_fail(l, v->line, key,
+		    "expected a whole number "
+		    "from %ld to %ld",
+		    min, max));
 	*out = (int)n;
 	return (0);
 }
@@ -291,8 +296,8 @@ static int
 want_ms(struct loader *l, const struct ynode *v, const char *key, long min,
     long max, int *out)
 {
-	char	*end;
-	long	 n;
+	char *end;
+	long  n;
 
 	if (v->kind != Y_SCALAR || !isdigit((unsigned char)v->scalar[0]))
 		goto bad;
@@ -308,20 +313,23 @@ want_ms(struct loader *l, const struct ynode *v, const char *key, long min,
 		goto bad;
 	*out = (int)n;
 	return (0);
- bad:
-	return (config_fail(l, v->line, key, "expected a duration from %ldms "
-	    "to %lds, e.g. 250ms or 2s", min, max / 1000));
+bad:
+	return (config_fail(l, v->line, key,
+	    "expected a duration from %ldms "
+	    "to %lds, e.g. 250ms or 2s",
+	    min, max / 1000));
 }
 
 static int
 want_str_list(struct loader *l, const struct ynode *v, const char *key,
     char ***out)
 {
-	size_t	i;
-	char	**list;
+	size_t i;
+	char **list;
 
 	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
-		return (config_fail(l, v->line, key, "expected a list of "
+		return (config_fail(l, v->line, key,
+		    "expected a list of "
 		    "strings"));
 	list = xcalloc(v->n + 1, sizeof(*list));
 	for (i = 0; i < v->n; i++) {
@@ -344,19 +352,22 @@ want_str_list(struct loader *l, const struct ynode *v, const char *key,
 static json_t *
 want_str_map(struct loader *l, const struct ynode *v, const char *key)
 {
-	json_t	*m;
-	size_t	 i;
+	json_t *m;
+	size_t	i;
 
 	if (v->kind != Y_MAP || v->n == 0) {
-		config_fail(l, v->line, key, "expected a non-empty mapping of "
+		config_fail(l, v->line, key,
+		    "expected a non-empty mapping of "
 		    "label: value");
 		return (NULL);
 	}
 	m = json_object();
 	for (i = 0; i < v->n; i++) {
 		if (v->vals[i]->kind != Y_SCALAR) {
-			config_fail(l, v->vals[i]->line, key, "%s: expected a "
-			    "string value", v->keys[i]->scalar);
+			config_fail(l, v->vals[i]->line, key,
+			    "%s: expected a "
+			    "string value",
+			    v->keys[i]->scalar);
 			json_decref(m);
 			return (NULL);
 		}
@@ -370,8 +381,8 @@ want_str_map(struct loader *l, const struct ynode *v, const char *key)
 static json_t *
 ynode_json(const struct ynode *v)
 {
-	json_t	*j;
-	size_t	 i;
+	json_t *j;
+	size_t	i;
 
 	if (v->kind == Y_SCALAR)
 		return (json_string(v->scalar));
@@ -391,10 +402,11 @@ static int
 want_selector(struct loader *l, const struct ynode *v, const char *key,
     json_t **out)
 {
-	size_t	i;
+	size_t i;
 
 	if (v->kind != Y_MAP)
-		return (config_fail(l, v->line, key, "expected a label "
+		return (config_fail(l, v->line, key,
+		    "expected a label "
 		    "selector {matchLabels: {...}, matchExpressions: [...]}"));
 	for (i = 0; i < v->n; i++) {
 		if (strcmp(v->keys[i]->scalar, "matchLabels") == 0) {
@@ -413,12 +425,14 @@ want_selector(struct loader *l, const struct ynode *v, const char *key,
 		} else
 			return (config_fail(l, v->keys[i]->line, key,
 			    "unknown key %s (expected matchLabels or "
-			    "matchExpressions)", v->keys[i]->scalar));
+			    "matchExpressions)",
+			    v->keys[i]->scalar));
 	}
 	json_decref(*out);
 	*out = ynode_json(v);
 	if (k8s_selector_matches(*out, NULL) == -1)
-		return (config_fail(l, v->line, key, "a matchExpressions entry "
+		return (config_fail(l, v->line, key,
+		    "a matchExpressions entry "
 		    "needs key and operator In or NotIn (with values), Exists "
 		    "or DoesNotExist"));
 	return (0);
@@ -428,47 +442,53 @@ static int
 want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
 {
 	const struct ynode	*e;
-	struct config_gres_type	*t;
+	struct config_gres_type *t;
 	const char		*k, *p;
 	size_t			 i, j;
 
 	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
-		return (config_fail(l, v->line, "gresTypes", "expected a list "
+		return (config_fail(l, v->line, "gresTypes",
+		    "expected a list "
 		    "of {nodeSelector: {label: value}, type: NAME}"));
 	c->gres_types = xcalloc(v->n, sizeof(*c->gres_types));
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
 		t = &c->gres_types[c->ngres_types++];
 		if (e->kind != Y_MAP)
-			return (config_fail(l, e->line, "gresTypes", "expected "
+			return (config_fail(l, e->line, "gresTypes",
+			    "expected "
 			    "{nodeSelector: {label: value}, type: NAME}"));
 		for (j = 0; j < e->n; j++) {
 			k = e->keys[j]->scalar;
 			if (strcmp(k, "nodeSelector") == 0) {
 				json_decref(t->selector);
 				if ((t->selector = want_str_map(l, e->vals[j],
-				    "gresTypes.nodeSelector")) == NULL)
+					 "gresTypes.nodeSelector")) == NULL)
 					return (-1);
 			} else if (strcmp(k, "type") == 0) {
 				if (want_str(l, e->vals[j], "gresTypes.type",
-				    64, &t->type) == -1)
+					64, &t->type) == -1)
 					return (-1);
 				for (p = t->type; *p != '\0'; p++)
 					if (!isalnum((unsigned char)*p) &&
 					    *p != '_' && *p != '-' && *p != '.')
 						return (config_fail(l,
 						    e->vals[j]->line,
-						    "gresTypes.type", "\"%s\" "
+						    "gresTypes.type",
+						    "\"%s\" "
 						    "is not a Slurm GRES type "
 						    "(letters, digits, _ - .)",
 						    t->type));
 			} else
 				return (config_fail(l, e->keys[j]->line,
-				    "gresTypes", "unknown key %s (expected "
-				    "nodeSelector or type)", k));
+				    "gresTypes",
+				    "unknown key %s (expected "
+				    "nodeSelector or type)",
+				    k));
 		}
 		if (t->selector == NULL || t->type == NULL)
-			return (config_fail(l, e->line, "gresTypes", "each "
+			return (config_fail(l, e->line, "gresTypes",
+			    "each "
 			    "entry needs both nodeSelector and type"));
 	}
 	return (0);
@@ -477,32 +497,35 @@ want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
 static int
 want_topology(struct loader *l, const struct ynode *v, struct config *c)
 {
-	const struct ynode		*e;
-	struct config_topo_level	*t;
-	const char			*k;
-	char				*kind = NULL;
-	size_t				 i, j;
-	int				 rc = -1;
+	const struct ynode	 *e;
+	struct config_topo_level *t;
+	const char		 *k;
+	char			 *kind = NULL;
+	size_t			  i, j;
+	int			  rc = -1;
 
 	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
-		return (config_fail(l, v->line, "topology", "expected a list "
+		return (config_fail(l, v->line, "topology",
+		    "expected a list "
 		    "of {nodeLabel: KEY, slurm: switch|node}"));
 	c->topology = xcalloc(v->n, sizeof(*c->topology));
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
 		t = &c->topology[c->ntopology++];
 		if (e->kind != Y_MAP)
-			return (config_fail(l, e->line, "topology", "expected "
+			return (config_fail(l, e->line, "topology",
+			    "expected "
 			    "{nodeLabel: KEY, slurm: switch|node}"));
 		for (j = 0; j < e->n; j++) {
 			k = e->keys[j]->scalar;
 			if (strcmp(k, "nodeLabel") == 0) {
 				if (want_str(l, e->vals[j],
-				    "topology.nodeLabel", 253, &t->label) == -1)
+					"topology.nodeLabel", 253,
+					&t->label) == -1)
 					goto out;
 			} else if (strcmp(k, "slurm") == 0) {
 				if (want_str(l, e->vals[j], "topology.slurm",
-				    16, &kind) == -1)
+					16, &kind) == -1)
 					goto out;
 				if (strcmp(kind, "switch") == 0)
 					t->kind = TOPO_SWITCH;
@@ -510,20 +533,24 @@ want_topology(struct loader *l, const struct ynode *v, struct config *c)
 					t->kind = TOPO_NODE;
 				else {
 					config_fail(l, e->vals[j]->line,
-					    "topology.slurm", "\"%s\" is not "
+					    "topology.slurm",
+					    "\"%s\" is not "
 					    "switch (one leaf switch) or node "
-					    "(one node)", kind);
+					    "(one node)",
+					    kind);
 					goto out;
 				}
 			} else {
 				config_fail(l, e->keys[j]->line, "topology",
 				    "unknown key %s (expected nodeLabel or "
-				    "slurm)", k);
+				    "slurm)",
+				    k);
 				goto out;
 			}
 		}
 		if (t->label == NULL || kind == NULL) {
-			config_fail(l, e->line, "topology", "each entry needs "
+			config_fail(l, e->line, "topology",
+			    "each entry needs "
 			    "both nodeLabel and slurm");
 			goto out;
 		}
@@ -531,7 +558,7 @@ want_topology(struct loader *l, const struct ynode *v, struct config *c)
 		kind = NULL;
 	}
 	rc = 0;
- out:
+out:
 	free(kind);
 	return (rc);
 }
@@ -540,7 +567,7 @@ want_topology(struct loader *l, const struct ynode *v, struct config *c)
 static int
 config_seen(const struct ynode *map, size_t i)
 {
-	size_t	j;
+	size_t j;
 
 	for (j = 0; j < i; j++)
 		if (strcmp(map->keys[j]->scalar, map->keys[i]->scalar) == 0)
@@ -552,19 +579,21 @@ config_seen(const struct ynode *map, size_t i)
 static int
 config_walk(struct loader *l, const struct ynode *root, struct config *c)
 {
-	const struct ynode	*v;
-	const char		*k;
-	size_t			 i;
-	int			 rc;
+	const struct ynode *v;
+	const char	   *k;
+	size_t		    i;
+	int		    rc;
 
 	if (root->kind != Y_MAP)
-		return (config_fail(l, root->line, NULL, "expected a mapping "
+		return (config_fail(l, root->line, NULL,
+		    "expected a mapping "
 		    "of settings (key: value)"));
 	for (i = 0; i < root->n; i++) {
 		k = root->keys[i]->scalar;
 		v = root->vals[i];
 		if (config_seen(root, i))
-			return (config_fail(l, root->keys[i]->line, k, "given "
+			return (config_fail(l, root->keys[i]->line, k,
+			    "given "
 			    "twice"));
 		if (strcmp(k, "schedulerName") == 0)
 			rc = want_str(l, v, k, 63, &c->scheduler_name);
@@ -600,7 +629,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 		else if (strcmp(k, "kubeAPIBurst") == 0)
 			rc = want_int(l, v, k, 1, 100000, &c->api_burst);
 		else
-			rc = config_fail(l, root->keys[i]->line, k, "unknown "
+			rc = config_fail(l, root->keys[i]->line, k,
+			    "unknown "
 			    "key (known: schedulerName, partition, "
 			    "managedNamespaces, managedNamespaceSelector, "
 			    "mcsLabel, exclusive, jobIdLabel, defaultAccount, "
@@ -617,7 +647,7 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 struct config *
 config_new(void)
 {
-	struct config	*c = xcalloc(1, sizeof(*c));
+	struct config *c = xcalloc(1, sizeof(*c));
 
 	c->scheduler_name = xstrdup("slurm-bridge");
 	c->partition = xstrdup("slurm-bridge");
@@ -632,10 +662,10 @@ config_new(void)
 int
 config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct loader	 l = { path, err, errlen };
-	struct ynode	*root;
-	FILE		*fp;
-	int		 empty, rc;
+	struct loader l = { path, err, errlen };
+	struct ynode *root;
+	FILE	     *fp;
+	int	      empty, rc;
 
 	if ((fp = fopen(path, "r")) == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -668,7 +698,7 @@ config_load_default(struct config *c, const char *path, char *err,
 const char *
 config_env(const char *name, const char *def)
 {
-	const char	*v = getenv(name);
+	const char *v = getenv(name);
 
 	return (v != NULL && *v != '\0' ? v : def);
 }
@@ -676,12 +706,13 @@ config_env(const char *name, const char *def)
 void
 config_free(struct config *c)
 {
-	size_t	i;
+	size_t i;
 
 	if (c == NULL)
 		return;
-	for (i = 0; c->managed_namespaces != NULL &&
-	    c->managed_namespaces[i] != NULL; i++)
+	for (i = 0;
+	     c->managed_namespaces != NULL && c->managed_namespaces[i] != NULL;
+	     i++)
 		free(c->managed_namespaces[i]);
 	free(c->managed_namespaces);
 	for (i = 0; i < c->ngres_types; i++) {
@@ -704,7 +735,7 @@ config_free(struct config *c)
 const struct config_topo_level *
 config_topo_find(const struct config *c, const char *label)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < c->ntopology; i++)
 		if (strcmp(c->topology[i].label, label) == 0)

@@ -11,68 +11,67 @@
 
 #include <jansson.h>
 
-#define CONFIG_DEFAULT_PATH	"/etc/slurm-bridge/config.yaml"
+#define CONFIG_DEFAULT_PATH "/etc/slurm-bridge/config.yaml"
 
 /* A node-selector match that names a Slurm GRES type. */
 struct config_gres_type {
-	json_t	*selector;	/* {"label": "value", ...}, all must match */
-	char	*type;		/* e.g. "a100": nvidia.com/gpu: 2 -> gpu:a100:2 */
+	json_t *selector; /* {"label": "value", ...}, all must match */
+	char   *type;	  /* e.g. "a100": nvidia.com/gpu: 2 -> gpu:a100:2 */
 };
 
 /* What a node-label topology level means to Slurm. */
 enum config_topo_kind {
-	TOPO_SWITCH,	/* pods under one value share a leaf switch */
-	TOPO_NODE	/* pods under one value share a node */
+	TOPO_SWITCH, /* pods under one value share a leaf switch */
+	TOPO_NODE    /* pods under one value share a node */
 };
 
 struct config_topo_level {
-	char			*label;	/* node label key */
-	enum config_topo_kind	 kind;
+	char		     *label; /* node label key */
+	enum config_topo_kind kind;
 };
 
 struct config {
-	char	*path;			/* the file loaded, or NULL */
+	char *path; /* the file loaded, or NULL */
 	/* compat (Slinky) */
-	char	*scheduler_name;
-	char	*partition;
-	char	**managed_namespaces;	/* NULL-terminated, may be empty */
-	json_t	*managed_namespace_selector;	/* LabelSelector or NULL */
-	char	*mcs_label;		/* or NULL */
+	char   *scheduler_name;
+	char   *partition;
+	char  **managed_namespaces;	    /* NULL-terminated, may be empty */
+	json_t *managed_namespace_selector; /* LabelSelector or NULL */
+	char   *mcs_label;		    /* or NULL */
 	/* ours */
-	int	 exclusive;		/* default placement: 0 shared */
-	char	*default_account;	/* or NULL: Slurm's default */
-	int	 poll_ms;		/* Slurm poll interval while pending */
-	int	 jobid_label;		/* label + finalizer before binding */
-	struct config_gres_type	*gres_types;
-	size_t	 ngres_types;
+	int   exclusive;       /* default placement: 0 shared */
+	char *default_account; /* or NULL: Slurm's default */
+	int   poll_ms;	       /* Slurm poll interval while pending */
+	int   jobid_label;     /* label + finalizer before binding */
+	struct config_gres_type	 *gres_types;
+	size_t			  ngres_types;
 	struct config_topo_level *topology;
-	size_t	 ntopology;
-	int	 gang_gpu_switch_threshold;	/* 0: off */
-	int	 preferred_wait_minutes;	/* for preferred topology */
-	int	 api_qps;		/* Kubernetes API requests per second */
-	int	 api_burst;
+	size_t			  ntopology;
+	int			  gang_gpu_switch_threshold; /* 0: off */
+	int preferred_wait_minutes; /* for preferred topology */
+	int api_qps;		    /* Kubernetes API requests per second */
+	int api_burst;
 };
 
 /* A config with the built-in defaults; never NULL.  Free with config_free. */
-struct config	*config_new(void);
-void		 config_free(struct config *);
+struct config *config_new(void);
+void	       config_free(struct config *);
 /*
  * Loads path over the defaults in c.  On error returns -1 with
  * "FILE:LINE: KEY: what is wrong (expected form)" in err; c may then hold
  * part of the file and should be freed.
  */
-int		 config_load(struct config *c, const char *path, char *err,
-		    size_t errlen);
+int config_load(struct config *c, const char *path, char *err, size_t errlen);
 /*
  * Loads path, or CONFIG_DEFAULT_PATH when path is NULL and that file
  * exists (none: the defaults stay).  Errors as config_load.
  */
-int		 config_load_default(struct config *c, const char *path,
-		    char *err, size_t errlen);
+int config_load_default(struct config *c, const char *path, char *err,
+    size_t errlen);
 /* The environment variable name if set and not empty, else def. */
-const char	*config_env(const char *name, const char *def);
+const char *config_env(const char *name, const char *def);
 /* The topology level for a node label key, or NULL. */
 const struct config_topo_level *config_topo_find(const struct config *,
-		    const char *label);
+    const char *label);
 
 #endif /* CONFIG_H */

@@ -45,8 +45,8 @@ daemon_operands(int argc, void (*usage)(FILE *))
 struct config *
 daemon_config(int verbose, const char *path)
 {
-	struct config	*c;
-	char		 err[512];
+	struct config *c;
+	char	       err[512];
 
 	log_init(verbose);
 	c = config_new();
@@ -58,8 +58,8 @@ daemon_config(int verbose, const char *path)
 struct k8s_config *
 daemon_connect(const char *kubeconfig, const char *why)
 {
-	struct k8s_config	*kconf;
-	struct k8s_error	 err;
+	struct k8s_config *kconf;
+	struct k8s_error   err;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");
@@ -83,7 +83,7 @@ daemon_signals(sigset_t *set)
 int
 daemon_wait(const sigset_t *set)
 {
-	int	sig = 0;
+	int sig = 0;
 
 	while (sig != SIGINT && sig != SIGTERM)
 		if (sigwait(set, &sig) != 0)

@@ -19,26 +19,24 @@ struct k8s_config;
  * Returns -1 to go on, or the exit status (0 after -h, 2 on a usage
  * error, with usage written).
  */
-int			 daemon_flag(int ch, int *verbose, int *checkonly,
-			    void (*usage)(FILE *));
+int daemon_flag(int ch, int *verbose, int *checkonly, void (*usage)(FILE *));
 /* After getopt: -1 when no operands are left, else 2 (usage written). */
-int			 daemon_operands(int argc, void (*usage)(FILE *));
+int daemon_operands(int argc, void (*usage)(FILE *));
 /* Logging at verbose, then the config file (path, or the default one). */
-struct config		*daemon_config(int verbose, const char *path);
+struct config *daemon_config(int verbose, const char *path);
 /*
  * libcurl and jansson, then the kubeconfig (path, or the default search);
  * why is appended to the error: what the daemon needs the API server for.
  */
-struct k8s_config	*daemon_connect(const char *kubeconfig,
-			    const char *why);
+struct k8s_config *daemon_connect(const char *kubeconfig, const char *why);
 /*
  * Blocks SIGINT, SIGTERM and SIGHUP in every thread made after (main
  * takes them with sigwait on set) and ignores SIGPIPE.
  */
-void			 daemon_signals(sigset_t *set);
+void daemon_signals(sigset_t *set);
 /* Waits for SIGINT or SIGTERM; returns it. */
-int			 daemon_wait(const sigset_t *set);
+int daemon_wait(const sigset_t *set);
 /* Frees what daemon_config and daemon_connect made (either may be NULL). */
-void			 daemon_fini(struct config *, struct k8s_config *);
+void daemon_fini(struct config *, struct k8s_config *);
 
 #endif /* DAEMON_H */

@@ -35,14 +35,14 @@
 #include "httpd.h"
 
 #define HTTPD_MAX_PEM	(1024 * 1024)
-#define HTTPD_MAX_CHAIN	8
+#define HTTPD_MAX_CHAIN 8
 
 /* One loaded certificate chain and key; kept until the server stops. */
 struct cred {
-	gnutls_pcert_st		 pcert[HTTPD_MAX_CHAIN];
-	unsigned int		 npcert;
-	gnutls_privkey_t	 key;
-	struct cred		*prev;
+	gnutls_pcert_st	 pcert[HTTPD_MAX_CHAIN];
+	unsigned int	 npcert;
+	gnutls_privkey_t key;
+	struct cred	*prev;
 };
 
 /* Identity of a file's contents, to notice a rewrite or a rename. */
@@ -50,30 +50,30 @@ struct file_id {
 	dev_t		dev;
 	ino_t		ino;
 	off_t		size;
-	struct timespec	mtime;
+	struct timespec mtime;
 };
 
 struct httpd {
-	struct MHD_Daemon	*mhd;
-	struct httpd_opts	 opts;
-	pthread_mutex_t		 cred_lock;
-	struct cred		*cred;		/* current; older ones chained */
-	struct file_id		 cert_id, key_id;
-	time_t			 checked;	/* last look at the files */
-	char			*client_ca;	/* PEM, or NULL */
-	atomic_ullong		 reloads, reload_errors;
+	struct MHD_Daemon *mhd;
+	struct httpd_opts  opts;
+	pthread_mutex_t	   cred_lock;
+	struct cred	  *cred; /* current; older ones chained */
+	struct file_id	   cert_id, key_id;
+	time_t		   checked;   /* last look at the files */
+	char		  *client_ca; /* PEM, or NULL */
+	atomic_ullong	   reloads, reload_errors;
 };
 
 /* GnuTLS's certificate callback takes no argument: one TLS server. */
-static struct httpd	*httpd_current;
+static struct httpd *httpd_current;
 
 int
 httpd_parse_listen(const char *flag, const char *s, struct sockaddr_in *sin,
     char *err, size_t errlen)
 {
-	const char	*colon;
-	char		 host[64], *end;
-	long		 port;
+	const char *colon;
+	char	    host[64], *end;
+	long	    port;
 
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
@@ -93,9 +93,11 @@ httpd_parse_listen(const char *flag, const char *s, struct sockaddr_in *sin,
 	else if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
 		goto bad;
 	return (0);
- bad:
-	snprintf(err, errlen, "%s: \"%s\" is not ADDR:PORT (e.g. "
-	    "127.0.0.1:9443 or :9443)", flag, s);
+bad:
+	snprintf(err, errlen,
+	    "%s: \"%s\" is not ADDR:PORT (e.g. "
+	    "127.0.0.1:9443 or :9443)",
+	    flag, s);
 	return (-1);
 }
 
@@ -103,10 +105,10 @@ httpd_parse_listen(const char *flag, const char *s, struct sockaddr_in *sin,
 static char *
 httpd_read_file(const char *path, size_t max)
 {
-	FILE		*fp;
-	struct stat	 st;
-	char		*data;
-	size_t		 n;
+	FILE	   *fp;
+	struct stat st;
+	char	   *data;
+	size_t	    n;
 
 	if ((fp = fopen(path, "r")) == NULL)
 		return (NULL);
@@ -126,7 +128,7 @@ httpd_read_file(const char *path, size_t max)
 static void
 cred_free(struct cred *c)
 {
-	unsigned int	i;
+	unsigned int i;
 
 	while (c != NULL) {
 		struct cred *prev = c->prev;
@@ -143,7 +145,7 @@ cred_free(struct cred *c)
 static int
 file_id_get(const char *path, struct file_id *id)
 {
-	struct stat	st;
+	struct stat st;
 
 	if (stat(path, &st) == -1)
 		return (-1);
@@ -167,16 +169,16 @@ file_id_same(const struct file_id *a, const struct file_id *b)
 static int
 cred_matches(struct cred *c)
 {
-	gnutls_pubkey_t	 pub = NULL;
-	gnutls_datum_t	 a = { NULL, 0 }, b = { NULL, 0 };
-	int		 ok = 0;
+	gnutls_pubkey_t pub = NULL;
+	gnutls_datum_t	a = { NULL, 0 }, b = { NULL, 0 };
+	int		ok = 0;
 
 	if (gnutls_pubkey_init(&pub) < 0)
 		return (0);
 	if (gnutls_pubkey_import_privkey(pub, c->key, 0, 0) == 0 &&
 	    gnutls_pubkey_export2(pub, GNUTLS_X509_FMT_DER, &a) == 0 &&
 	    gnutls_pubkey_export2(c->pcert[0].pubkey, GNUTLS_X509_FMT_DER,
-	    &b) == 0)
+		&b) == 0)
 		ok = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
 	gnutls_free(a.data);
 	gnutls_free(b.data);
@@ -186,13 +188,12 @@ cred_matches(struct cred *c)
 
 /* Loads the PEM pair; NULL with err on failure. */
 static struct cred *
-cred_load(const char *certfile, const char *keyfile, char *err,
-    size_t errlen)
+cred_load(const char *certfile, const char *keyfile, char *err, size_t errlen)
 {
-	struct cred	*c = xcalloc(1, sizeof(*c));
-	char		*cert = NULL, *key = NULL;
-	gnutls_datum_t	 d;
-	int		 rc;
+	struct cred   *c = xcalloc(1, sizeof(*c));
+	char	      *cert = NULL, *key = NULL;
+	gnutls_datum_t d;
+	int	       rc;
 
 	if ((cert = httpd_read_file(certfile, HTTPD_MAX_PEM)) == NULL) {
 		snprintf(err, errlen, "%s: cannot read the certificate",
@@ -207,7 +208,8 @@ cred_load(const char *certfile, const char *keyfile, char *err,
 	d.size = (unsigned int)strlen(cert);
 	c->npcert = HTTPD_MAX_CHAIN;
 	if ((rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->npcert, &d,
-	    GNUTLS_X509_FMT_PEM, 0)) < 0 || c->npcert == 0) {
+		 GNUTLS_X509_FMT_PEM, 0)) < 0 ||
+	    c->npcert == 0) {
 		c->npcert = 0;
 		snprintf(err, errlen, "%s: not a PEM certificate chain: %s",
 		    certfile, gnutls_strerror(rc));
@@ -217,7 +219,7 @@ cred_load(const char *certfile, const char *keyfile, char *err,
 	d.size = (unsigned int)strlen(key);
 	if ((rc = gnutls_privkey_init(&c->key)) < 0 ||
 	    (rc = gnutls_privkey_import_x509_raw(c->key, &d,
-	    GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+		 GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
 		snprintf(err, errlen, "%s: not a PEM private key: %s", keyfile,
 		    gnutls_strerror(rc));
 		goto fail;
@@ -231,7 +233,7 @@ cred_load(const char *certfile, const char *keyfile, char *err,
 	free(key);
 	free(cert);
 	return (c);
- fail:
+fail:
 	if (key != NULL)
 		explicit_bzero(key, strlen(key));
 	free(key);
@@ -244,10 +246,10 @@ cred_load(const char *certfile, const char *keyfile, char *err,
 static void
 httpd_cred_refresh(struct httpd *s)
 {
-	struct file_id	 cid, kid;
-	struct cred	*c;
-	char		 err[256];
-	time_t		 now = time(NULL);
+	struct file_id cid, kid;
+	struct cred   *c;
+	char	       err[256];
+	time_t	       now = time(NULL);
 
 	if (now == s->checked)
 		return;
@@ -258,7 +260,7 @@ httpd_cred_refresh(struct httpd *s)
 	if (file_id_same(&cid, &s->cert_id) && file_id_same(&kid, &s->key_id))
 		return;
 	if ((c = cred_load(s->opts.tls_cert, s->opts.tls_key, err,
-	    sizeof(err))) == NULL) {
+		 sizeof(err))) == NULL) {
 		atomic_fetch_add(&s->reload_errors, 1);
 		log_warnx("tls: keeping the previous certificate: %s", err);
 	} else {
@@ -279,7 +281,7 @@ httpd_cert_cb(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
     int nreqs, const gnutls_pk_algorithm_t *algos, int nalgos,
     gnutls_pcert_st **pcert, unsigned int *npcert, gnutls_privkey_t *key)
 {
-	struct httpd	*s = httpd_current;
+	struct httpd *s = httpd_current;
 
 	(void)session;
 	(void)req_ca_dn;
@@ -311,7 +313,7 @@ void
 httpd_health(const struct httpd_request *req, struct httpd_response *resp,
     const struct httpd_health *h)
 {
-	const char	*why;
+	const char *why;
 
 	if (strcmp(req->url, "/healthz") != 0 &&
 	    strcmp(req->url, "/readyz") != 0 &&
@@ -342,12 +344,12 @@ httpd_health(const struct httpd_request *req, struct httpd_response *resp,
 static int
 httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
 {
-	const union MHD_ConnectionInfo	*ci;
-	const gnutls_datum_t		*peers;
-	gnutls_session_t		 tls;
-	gnutls_x509_crt_t		 crt;
-	unsigned int			 status = 0, n = 0;
-	size_t				 len = cnlen;
+	const union MHD_ConnectionInfo *ci;
+	const gnutls_datum_t	       *peers;
+	gnutls_session_t		tls;
+	gnutls_x509_crt_t		crt;
+	unsigned int			status = 0, n = 0;
+	size_t				len = cnlen;
 
 	cn[0] = '\0';
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -358,9 +360,10 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
 	if (gnutls_certificate_verify_peers2(tls, &status) < 0 || status != 0)
 		return (0);
 	if (gnutls_x509_crt_init(&crt) == 0) {
-		if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER)
-		    == 0 && gnutls_x509_crt_get_dn_by_oid(crt,
-		    GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) < 0)
+		if (gnutls_x509_crt_import(crt, &peers[0],
+			GNUTLS_X509_FMT_DER) == 0 &&
+		    gnutls_x509_crt_get_dn_by_oid(crt,
+			GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) < 0)
 			cn[0] = '\0';
 		gnutls_x509_crt_deinit(crt);
 	}
@@ -372,7 +375,7 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
  * in.  A body must arrive within HTTPD_BODY_S: the idle timeout alone lets
  * a client trickle a byte every few seconds and hold a thread forever.
  */
-#define HTTPD_BODY_S	10
+#define HTTPD_BODY_S 10
 /*
  * A keep-alive connection, once it has served a request, stays open idle
  * longer than the API server's webhook client keeps one (90 s): a server
@@ -382,20 +385,20 @@ httpd_client_verified(struct MHD_Connection *conn, char *cn, size_t cnlen)
  * A connection that has not completed a request yet gets HTTPD_FIRST_S of
  * silence, so slow clients cannot hold the threads.
  */
-#define HTTPD_IDLE_S	120
-#define HTTPD_FIRST_S	10
+#define HTTPD_IDLE_S  120
+#define HTTPD_FIRST_S 10
 
 struct request {
-	struct buf	body;
-	int		too_big;
-	time_t		started;
+	struct buf body;
+	int	   too_big;
+	time_t	   started;
 };
 
 static void
 httpd_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
-	struct request	*req = *con_cls;
+	struct request *req = *con_cls;
 
 	(void)cls;
 	/*
@@ -424,12 +427,12 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
     size_t *upload_size, void **con_cls)
 {
-	struct httpd		*s = cls;
-	struct request		*req = *con_cls;
-	struct httpd_request	 hr;
-	struct httpd_response	 out;
-	struct MHD_Response	*resp;
-	enum MHD_Result		 rc;
+	struct httpd	     *s = cls;
+	struct request	     *req = *con_cls;
+	struct httpd_request  hr;
+	struct httpd_response out;
+	struct MHD_Response  *resp;
+	enum MHD_Result	      rc;
 
 	(void)version;
 	if (req == NULL) {
@@ -488,7 +491,7 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
 static void
 httpd_log_cb(void *cls, const char *fmt, va_list ap)
 {
-	char	line[512];
+	char line[512];
 
 	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -499,10 +502,10 @@ httpd_log_cb(void *cls, const char *fmt, va_list ap)
 struct httpd *
 httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 {
-	struct httpd		*s;
-	struct MHD_OptionItem	 trust[2] = { { MHD_OPTION_END, 0, NULL },
-				    { MHD_OPTION_END, 0, NULL } };
-	int			 tls = opts->tls_cert != NULL;
+	struct httpd	     *s;
+	struct MHD_OptionItem trust[2] = { { MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL } };
+	int		      tls = opts->tls_cert != NULL;
 
 	if (tls && httpd_current != NULL) {
 		snprintf(err, errlen, "one TLS server per process");
@@ -513,17 +516,20 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	pthread_mutex_init(&s->cred_lock, NULL);
 	if (tls) {
 		if ((s->cred = cred_load(opts->tls_cert, opts->tls_key, err,
-		    errlen)) == NULL)
+			 errlen)) == NULL)
 			goto fail;
 		file_id_get(opts->tls_cert, &s->cert_id);
 		file_id_get(opts->tls_key, &s->key_id);
 		s->checked = time(NULL);
 		httpd_current = s;
 	}
-	if (opts->client_ca != NULL && (!tls || (s->client_ca =
-	    httpd_read_file(opts->client_ca, HTTPD_MAX_PEM)) == NULL)) {
-		snprintf(err, errlen, tls ? "%s: cannot read the client CA" :
-		    "a client CA (%s) needs a certificate and key",
+	if (opts->client_ca != NULL &&
+	    (!tls ||
+		(s->client_ca = httpd_read_file(opts->client_ca,
+		     HTTPD_MAX_PEM)) == NULL)) {
+		snprintf(err, errlen,
+		    tls ? "%s: cannot read the client CA" :
+			  "a client CA (%s) needs a certificate and key",
 		    opts->client_ca);
 		goto fail;
 	}
@@ -534,24 +540,25 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	}
 	/* The certificate callback comes last: plain HTTP ends the list. */
 	s->mhd = MHD_start_daemon((tls ? MHD_USE_TLS : 0) |
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-	    httpd_handle, s,
-	    MHD_OPTION_EXTERNAL_LOGGER, httpd_log_cb, NULL,
-	    MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&s->opts.addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, opts->threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTPD_FIRST_S,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
-	    MHD_OPTION_NOTIFY_COMPLETED, httpd_done_cb, NULL,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+	    0, NULL, NULL, httpd_handle, s, MHD_OPTION_EXTERNAL_LOGGER,
+	    httpd_log_cb, NULL, MHD_OPTION_SOCK_ADDR,
+	    (const struct sockaddr *)&s->opts.addr, MHD_OPTION_THREAD_POOL_SIZE,
+	    opts->threads, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)HTTPD_FIRST_S, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)256, MHD_OPTION_NOTIFY_COMPLETED, httpd_done_cb, NULL,
 	    MHD_OPTION_ARRAY, trust,
 	    tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
 	    httpd_cert_cb, MHD_OPTION_END);
 	if (s->mhd == NULL) {
-		snprintf(err, errlen, "cannot serve HTTP%s on %s (address in "
-		    "use?)", tls ? "S" : "", opts->listen);
+		snprintf(err, errlen,
+		    "cannot serve HTTP%s on %s (address in "
+		    "use?)",
+		    tls ? "S" : "", opts->listen);
 		goto fail;
 	}
 	return (s);
- fail:
+fail:
 	httpd_stop(s);
 	return (NULL);
 }
@@ -560,7 +567,7 @@ int
 httpd_check_tls(const char *certfile, const char *keyfile, char *err,
     size_t errlen)
 {
-	struct cred	*c;
+	struct cred *c;
 
 	if ((c = cred_load(certfile, keyfile, err, errlen)) == NULL)
 		return (-1);

@@ -11,21 +11,20 @@
 #include "buf.h"
 #include "metrics.h"
 
-static const double metrics_bounds[METRICS_NBUCKETS] = {
-	0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 10
-};
+static const double metrics_bounds[METRICS_NBUCKETS] = { 0.0005, 0.001, 0.002,
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 10 };
 
 void
 metrics_hist_observe(struct metrics_hist *h, double seconds)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < METRICS_NBUCKETS; i++)
 		if (seconds <= metrics_bounds[i])
 			break;
 	atomic_fetch_add(&h->bucket[i], 1);
-	atomic_fetch_add(&h->sum_us, (unsigned long long)(seconds > 0 ?
-	    seconds * 1e6 : 0));
+	atomic_fetch_add(&h->sum_us,
+	    (unsigned long long)(seconds > 0 ? seconds * 1e6 : 0));
 	atomic_fetch_add(&h->count, 1);
 }
 
@@ -48,7 +47,7 @@ void
 metrics_sample(struct buf *b, const char *name, const char *labels,
     double value)
 {
-	char	num[64];
+	char num[64];
 
 	buf_addstr(b, name);
 	if (labels != NULL && *labels != '\0') {
@@ -64,10 +63,10 @@ void
 metrics_hist_write(struct buf *b, const char *name, const char *labels,
     const struct metrics_hist *h)
 {
-	char			 n[256], l[256];
-	const char		*sep = labels != NULL && *labels != '\0' ? "," : "";
-	unsigned long long	 cum = 0;
-	int			 i;
+	char		   n[256], l[256];
+	const char	  *sep = labels != NULL && *labels != '\0' ? "," : "";
+	unsigned long long cum = 0;
+	int		   i;
 
 	if (labels == NULL)
 		labels = "";
@@ -88,8 +87,8 @@ metrics_hist_write(struct buf *b, const char *name, const char *labels,
 }
 
 void
-metrics_one(struct buf *b, const char *name, const char *type,
-    const char *help, double value)
+metrics_one(struct buf *b, const char *name, const char *type, const char *help,
+    double value)
 {
 	metrics_family(b, name, type, help);
 	metrics_sample(b, name, NULL, value);
@@ -97,11 +96,10 @@ metrics_one(struct buf *b, const char *name, const char *type,
 
 void
 metrics_counters(struct buf *b, const char *name, const char *help,
-    const char *label, const char *const *names, atomic_ullong *values,
-    int n)
+    const char *label, const char *const *names, atomic_ullong *values, int n)
 {
-	char	l[128];
-	int	i;
+	char l[128];
+	int  i;
 
 	metrics_family(b, name, "counter", help);
 	for (i = 0; i < n; i++) {

@@ -15,109 +15,107 @@
 
 #include "k8s.h"
 
-#define BRIDGE_SCHEDULER_NAME	"slurm-bridge"
-#define BRIDGE_PARTITION	"slurm-bridge"
-#define BRIDGE_NS_LABEL		"slurm-bridge"
-#define BRIDGE_NS_LABEL_VALUE	"enabled"
+#define BRIDGE_SCHEDULER_NAME "slurm-bridge"
+#define BRIDGE_PARTITION      "slurm-bridge"
+#define BRIDGE_NS_LABEL	      "slurm-bridge"
+#define BRIDGE_NS_LABEL_VALUE "enabled"
 /* Every bridge job's comment starts with this marker. */
-#define BRIDGE_COMMENT_MARKER	"slurm-bridge:"
+#define BRIDGE_COMMENT_MARKER "slurm-bridge:"
 
-#define ANN_PREFIX		"slurmjob.slinky.slurm.net/"
-#define LABEL_JOBID		"scheduler.slinky.slurm.net/slurm-jobid"
-#define ANN_SLURM_NODE		"slinky.slurm.net/slurm-node"
+#define ANN_PREFIX     "slurmjob.slinky.slurm.net/"
+#define LABEL_JOBID    "scheduler.slinky.slurm.net/slurm-jobid"
+#define ANN_SLURM_NODE "slinky.slurm.net/slurm-node"
 /* The job id as an annotation (the Binding cannot carry labels). */
-#define ANN_SLURM_JOBID		LABEL_JOBID
-#define LABEL_SLURM_NODENAME	"slinky.slurm.net/slurm-nodename"
-#define ANN_SLURM_GRES		"scheduler.slinky.slurm.net/slurm-gres"
-#define LABEL_POD_GROUP		"scheduling.x-k8s.io/pod-group"
-#define ANN_MIN_MEMBER		"scheduler.slinky.slurm.net/min-member"
-#define JOBSET_LABEL_NAME	"jobset.sigs.k8s.io/jobset-name"
-#define LWS_LABEL_NAME		"leaderworkerset.sigs.k8s.io/name"
-#define LWS_LABEL_GROUP_INDEX	"leaderworkerset.sigs.k8s.io/group-index"
-#define LWS_ANN_SIZE		"leaderworkerset.sigs.k8s.io/size"
-#define FINALIZER		"scheduler.slinky.slurm.net/finalizer"
-#define ANN_ALLOWED_ACCOUNTS	"scheduler.slinky.slurm.net/allowed-accounts"
-#define MANAGED_TAINT_KEY	"slinky.slurm.net/managed-node"
-#define MANAGED_TAINT_VALUE	"slurm-bridge"
-#define MANAGED_TAINT_EFFECT	"NoExecute"
+#define ANN_SLURM_JOBID	      LABEL_JOBID
+#define LABEL_SLURM_NODENAME  "slinky.slurm.net/slurm-nodename"
+#define ANN_SLURM_GRES	      "scheduler.slinky.slurm.net/slurm-gres"
+#define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
+#define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"
+#define JOBSET_LABEL_NAME     "jobset.sigs.k8s.io/jobset-name"
+#define LWS_LABEL_NAME	      "leaderworkerset.sigs.k8s.io/name"
+#define LWS_LABEL_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_ANN_SIZE	      "leaderworkerset.sigs.k8s.io/size"
+#define FINALIZER	      "scheduler.slinky.slurm.net/finalizer"
+#define ANN_ALLOWED_ACCOUNTS  "scheduler.slinky.slurm.net/allowed-accounts"
+#define MANAGED_TAINT_KEY     "slinky.slurm.net/managed-node"
+#define MANAGED_TAINT_VALUE   "slurm-bridge"
+#define MANAGED_TAINT_EFFECT  "NoExecute"
 /* Drains the bridge makes carry this reason prefix; it undoes only those. */
 /* Kueue's topology-aware scheduling annotations, read by the webhook. */
-#define KUEUE_REQUIRED_TOPOLOGY	"kueue.x-k8s.io/podset-required-topology"
+#define KUEUE_REQUIRED_TOPOLOGY	 "kueue.x-k8s.io/podset-required-topology"
 #define KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
-#define DRAIN_REASON_PREFIX	"slurm-bridge:"
+#define DRAIN_REASON_PREFIX	 "slurm-bridge:"
 
 /* translate.c: pod -> Slurm job description (pure). */
 struct jobspec {
-	char		*name;
-	char		*comment;
-	char		*admin_comment;
-	char		*partition;
-	char		*account;
-	char		*qos;
-	char		*reservation;
-	char		*constraints;
-	char		*tres_per_task;	/* "gres:gpu:2" or NULL */
-	char		*licenses;
-	char		*wckey;
-	char		*mcs_label;	/* config mcsLabel, or NULL */
-	uint32_t	 ntasks;
-	uint32_t	 cpus_per_task;
-	uint32_t	 gpus_per_task;	/* for splitting GRES detail */
-	uint64_t	 mem_per_cpu_mb;	/* 0: Slurm default */
-	uint64_t	 mem_per_node_mb;	/* mem-per-node; wins if set */
-	uint32_t	 min_nodes;	/* 0: unset */
-	uint32_t	 max_nodes;
-	uint32_t	 req_switch;	/* switches: max leaf switches */
-	uint32_t	 wait4switch;	/* ... and max wait, seconds */
-	uint32_t	 user_id;	/* when user_name is NULL */
-	uint32_t	 group_id;	/* when group_name is NULL */
-	char		*user_name;	/* user-id given as a name */
-	char		*group_name;	/* group-id given as a name */
-	int		 has_user_id;
-	int		 has_group_id;
-	uint32_t	 time_limit;	/* minutes; 0: partition default */
-	uint32_t	 priority;	/* 0: Slurm decides */
-	int		 exclusive;
+	char	*name;
+	char	*comment;
+	char	*admin_comment;
+	char	*partition;
+	char	*account;
+	char	*qos;
+	char	*reservation;
+	char	*constraints;
+	char	*tres_per_task; /* "gres:gpu:2" or NULL */
+	char	*licenses;
+	char	*wckey;
+	char	*mcs_label; /* config mcsLabel, or NULL */
+	uint32_t ntasks;
+	uint32_t cpus_per_task;
+	uint32_t gpus_per_task;	  /* for splitting GRES detail */
+	uint64_t mem_per_cpu_mb;  /* 0: Slurm default */
+	uint64_t mem_per_node_mb; /* mem-per-node; wins if set */
+	uint32_t min_nodes;	  /* 0: unset */
+	uint32_t max_nodes;
+	uint32_t req_switch;  /* switches: max leaf switches */
+	uint32_t wait4switch; /* ... and max wait, seconds */
+	uint32_t user_id;     /* when user_name is NULL */
+	uint32_t group_id;    /* when group_name is NULL */
+	char	*user_name;   /* user-id given as a name */
+	char	*group_name;  /* group-id given as a name */
+	int	 has_user_id;
+	int	 has_group_id;
+	uint32_t time_limit; /* minutes; 0: partition default */
+	uint32_t priority;   /* 0: Slurm decides */
+	int	 exclusive;
 };
 
 struct translate_conf {
-	const char	*partition;	/* default partition */
-	const char	*default_account;	/* when none is named, or NULL */
-	const char	*mcs_label;	/* Slurm MCS label for every job */
-	int		 exclusive;	/* default placement */
+	const char *partition;	     /* default partition */
+	const char *default_account; /* when none is named, or NULL */
+	const char *mcs_label;	     /* Slurm MCS label for every job */
+	int	    exclusive;	     /* default placement */
 };
 
 /* Where a pod's settings come from (borrowed; root and ns may be NULL). */
 struct translate_src {
-	const json_t	*pod;
-	const json_t	*root;	/* workload root: PodGroup, Job, ... */
-	const json_t	*ns;	/* its Namespace: defaults, allowed accounts */
+	const json_t *pod;
+	const json_t *root; /* workload root: PodGroup, Job, ... */
+	const json_t *ns;   /* its Namespace: defaults, allowed accounts */
 };
 
-void	jobspec_cleanup(struct jobspec *);
+void jobspec_cleanup(struct jobspec *);
 /*
  * Fills js for one pod.  Annotations come from the namespace (defaults for
  * account, partition, qos), the workload root, then the pod, later ones
  * winning.  On invalid input returns -1 with a message naming the field
  * and the accepted form in err.
  */
-int	translate_pod(const struct translate_src *,
-	    const struct translate_conf *, struct jobspec *js, char *err,
-	    size_t errlen);
+int translate_pod(const struct translate_src *, const struct translate_conf *,
+    struct jobspec *js, char *err, size_t errlen);
 /* Does the pod tolerate the managed-node taint? */
-int	translate_tolerates(const json_t *pod);
+int translate_tolerates(const json_t *pod);
 /*
  * Fills js for a gang: one task per pod, the largest CPU, memory and GPU
  * request of the members, annotations from the first member (they share a
  * template).  pods are in placement order.
  */
-int	translate_group(json_t *const *pods, size_t n, const char *group,
-	    const json_t *root, const json_t *ns,
-	    const struct translate_conf *, struct jobspec *js, char *err,
-	    size_t errlen);
+int translate_group(json_t *const *pods, size_t n, const char *group,
+    const json_t *root, const json_t *ns, const struct translate_conf *,
+    struct jobspec *js, char *err, size_t errlen);
 /* The GPU count of a gres string ("gpu:a100:2,nic:1" -> 2; 0 if none). */
 uint32_t translate_gres_gpus(const char *gres);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
-json_t	*translate_admin_pods(const char *admin_comment);
+json_t *translate_admin_pods(const char *admin_comment);
 
 #endif /* POLICY_H */

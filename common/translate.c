@@ -14,8 +14,8 @@
 #include "xmalloc.h"
 #include "policy.h"
 
-#define TR_MAX_STR	200	/* longest string we hand to Slurm */
-#define MIB		(1024LL * 1024)
+#define TR_MAX_STR 200 /* longest string we hand to Slurm */
+#define MIB	   (1024LL * 1024)
 
 static void
 jobspec_init(struct jobspec *js)
@@ -48,30 +48,35 @@ static int
 res_containers(const json_t *list, const char *res, int milli, int limits,
     int64_t *sum, int64_t *max, char *err, size_t errlen)
 {
-	const json_t	*c;
-	const char	*v, *cname;
-	int64_t		 q;
-	size_t		 i;
-	int		 rc;
+	const json_t *c;
+	const char   *v, *cname;
+	int64_t	      q;
+	size_t	      i;
+	int	      rc;
 
 	*sum = *max = 0;
-	json_array_foreach(list, i, c) {
-		v = json_string_value(json_object_get(k8s_obj_get(c,
-		    limits ? "resources.limits" : "resources.requests"),
-		    res));
+	json_array_foreach (list, i, c) {
+		v = json_string_value(
+		    json_object_get(k8s_obj_get(c,
+					limits ? "resources.limits" :
+						 "resources.requests"),
+			res));
 		/* Requests default to limits, as the API server does. */
 		if (v == NULL && !limits)
-			v = json_string_value(json_object_get(k8s_obj_get(c,
-			    "resources.limits"), res));
+			v = json_string_value(
+			    json_object_get(k8s_obj_get(c, "resources.limits"),
+				res));
 		if (v == NULL)
 			continue;
 		rc = milli ? k8s_quantity_milli(v, &q) :
-		    k8s_quantity_value(v, &q);
+			     k8s_quantity_value(v, &q);
 		if (rc == -1) {
 			cname = json_string_value(json_object_get(c, "name"));
-			snprintf(err, errlen, "container %s: resource %s: "
+			snprintf(err, errlen,
+			    "container %s: resource %s: "
 			    "\"%.32s\" is not a valid quantity (e.g. 500m, "
-			    "2, 4Gi)", cname != NULL ? cname : "?", res, v);
+			    "2, 4Gi)",
+			    cname != NULL ? cname : "?", res, v);
 			return (-1);
 		}
 		if (q > INT64_MAX - *sum) {
@@ -88,15 +93,15 @@ res_containers(const json_t *list, const char *res, int milli, int limits,
 
 /* max(sum over containers, max over init containers), as the kubelet does. */
 static int
-res_pod(const json_t *pod, const char *res, int milli, int limits,
-    int64_t *out, char *err, size_t errlen)
+res_pod(const json_t *pod, const char *res, int milli, int limits, int64_t *out,
+    char *err, size_t errlen)
 {
-	int64_t	sum, max, isum, imax;
+	int64_t sum, max, isum, imax;
 
 	if (res_containers(k8s_obj_get(pod, "spec.containers"), res, milli,
-	    limits, &sum, &max, err, errlen) == -1 ||
+		limits, &sum, &max, err, errlen) == -1 ||
 	    res_containers(k8s_obj_get(pod, "spec.initContainers"), res, milli,
-	    limits, &isum, &imax, err, errlen) == -1)
+		limits, &isum, &imax, err, errlen) == -1)
 		return (-1);
 	*out = sum > imax ? sum : imax;
 	return (0);
@@ -106,7 +111,7 @@ static int
 translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
     int64_t *mem_bytes, int64_t *gpus, char *err, size_t errlen)
 {
-	int64_t	cpu_req, cpu_lim, nv, amd;
+	int64_t cpu_req, cpu_lim, nv, amd;
 
 	if (res_pod(pod, "cpu", 1, 0, &cpu_req, err, errlen) == -1 ||
 	    res_pod(pod, "cpu", 1, 1, &cpu_lim, err, errlen) == -1 ||
@@ -125,21 +130,25 @@ static int
 ann_str(const json_t *pod, const char *key, char **out, char *err,
     size_t errlen)
 {
-	char		 full[128];
-	const char	*v, *p;
+	char	    full[128];
+	const char *v, *p;
 
 	snprintf(full, sizeof(full), ANN_PREFIX "%s", key);
 	if ((v = k8s_obj_annotation(pod, full)) == NULL)
 		return (0);
 	if (*v == '\0' || strlen(v) > TR_MAX_STR) {
-		snprintf(err, errlen, "annotation %s: must be 1 to %d "
-		    "characters", full, TR_MAX_STR);
+		snprintf(err, errlen,
+		    "annotation %s: must be 1 to %d "
+		    "characters",
+		    full, TR_MAX_STR);
 		return (-1);
 	}
 	for (p = v; *p != '\0'; p++) {
 		if (!isprint((unsigned char)*p)) {
-			snprintf(err, errlen, "annotation %s: must be "
-			    "printable ASCII", full);
+			snprintf(err, errlen,
+			    "annotation %s: must be "
+			    "printable ASCII",
+			    full);
 			return (-1);
 		}
 	}
@@ -153,8 +162,8 @@ static int
 ann_uint(const json_t *pod, const char *key, uint32_t min, uint32_t max,
     const char *form, uint32_t *out, char *err, size_t errlen)
 {
-	char		 full[128], *end;
-	const char	*v;
+	char		   full[128], *end;
+	const char	  *v;
 	unsigned long long n;
 
 	snprintf(full, sizeof(full), ANN_PREFIX "%s", key);
@@ -179,25 +188,27 @@ ann_uint(const json_t *pod, const char *key, uint32_t min, uint32_t max,
  * by both daemons; the scheduler resolves a name on its own host.
  */
 static int
-ann_ident(const json_t *pod, const char *key, const char *what,
-    uint32_t *id, char **name, int *has, char *err, size_t errlen)
+ann_ident(const json_t *pod, const char *key, const char *what, uint32_t *id,
+    char **name, int *has, char *err, size_t errlen)
 {
-	char		 full[128];
-	const char	*v, *p;
-	size_t		 len;
+	char	    full[128];
+	const char *v, *p;
+	size_t	    len;
 
 	snprintf(full, sizeof(full), ANN_PREFIX "%s", key);
 	if ((v = k8s_obj_annotation(pod, full)) == NULL)
 		return (0);
 	*has = 1;
 	if (isdigit((unsigned char)*v))
-		return (ann_uint(pod, key, 0, 0x7ffffffe, what, id, err,
-		    errlen));
+		return (
+		    ann_uint(pod, key, 0, 0x7ffffffe, what, id, err, errlen));
 	len = strlen(v);
 	for (p = v; *p != '\0'; p++)
 		if (!(islower((unsigned char)*p) || *p == '_' ||
-		    (p > v && (isdigit((unsigned char)*p) || *p == '.' ||
-		    *p == '-')) || (*p == '$' && p[1] == '\0' && p > v)))
+			(p > v &&
+			    (isdigit((unsigned char)*p) || *p == '.' ||
+				*p == '-')) ||
+			(*p == '$' && p[1] == '\0' && p > v)))
 			break;
 	if (len == 0 || len > 32 || *p != '\0') {
 		snprintf(err, errlen, "annotation %s: \"%.32s\" is not %s",
@@ -210,11 +221,10 @@ ann_ident(const json_t *pod, const char *key, const char *what,
 }
 
 static int
-ann_bool(const json_t *pod, const char *key, int *out, char *err,
-    size_t errlen)
+ann_bool(const json_t *pod, const char *key, int *out, char *err, size_t errlen)
 {
-	char		 full[128];
-	const char	*v;
+	char	    full[128];
+	const char *v;
 
 	snprintf(full, sizeof(full), ANN_PREFIX "%s", key);
 	if ((v = k8s_obj_annotation(pod, full)) == NULL)
@@ -224,8 +234,10 @@ ann_bool(const json_t *pod, const char *key, int *out, char *err,
 	else if (strcmp(v, "false") == 0)
 		*out = 0;
 	else {
-		snprintf(err, errlen, "annotation %s: \"%.32s\" is not "
-		    "\"true\" or \"false\"", full, v);
+		snprintf(err, errlen,
+		    "annotation %s: \"%.32s\" is not "
+		    "\"true\" or \"false\"",
+		    full, v);
 		return (-1);
 	}
 	return (0);
@@ -235,8 +247,8 @@ ann_bool(const json_t *pod, const char *key, int *out, char *err,
 static int
 gres_valid(const char *s)
 {
-	const char	*p = s;
-	int		 fields, digits;
+	const char *p = s;
+	int	    fields, digits;
 
 	while (*p != '\0') {
 		fields = 0;
@@ -272,14 +284,16 @@ gres_valid(const char *s)
 uint32_t
 translate_gres_gpus(const char *gres)
 {
-	const char	*p = gres, *end, *colon;
+	const char *p = gres, *end, *colon;
 
 	while (*p != '\0') {
 		end = strchr(p, ',');
 		if (end == NULL)
 			end = p + strlen(p);
-		if (strncmp(p, "gpu", 3) == 0 && (p[3] == ':' || p + 3 == end)) {
-			for (colon = end; colon > p && colon[-1] != ':'; colon--)
+		if (strncmp(p, "gpu", 3) == 0 &&
+		    (p[3] == ':' || p + 3 == end)) {
+			for (colon = end; colon > p && colon[-1] != ':';
+			     colon--)
 				;
 			if (colon == p)
 				return (1);
@@ -299,22 +313,21 @@ translate_gres_gpus(const char *gres)
 static json_t *
 translate_view(const json_t *pod, const json_t *root, const json_t *ns)
 {
-	static const char *const defaults[] = { "account", "partition",
-	    "qos" };
-	json_t		*merged = json_object();
-	const char	*v;
-	char		 key[128];
-	size_t		 i;
+	static const char *const defaults[] = { "account", "partition", "qos" };
+	json_t			*merged = json_object();
+	const char		*v;
+	char			 key[128];
+	size_t			 i;
 
 	for (i = 0; ns != NULL && i < sizeof(defaults) / sizeof(defaults[0]);
-	    i++) {
+	     i++) {
 		snprintf(key, sizeof(key), ANN_PREFIX "%s", defaults[i]);
 		if ((v = k8s_obj_annotation(ns, key)) != NULL)
 			json_object_set_new(merged, key, json_string(v));
 	}
 	if (root != NULL)
-		json_object_update(merged, k8s_obj_get(root,
-		    "metadata.annotations"));
+		json_object_update(merged,
+		    k8s_obj_get(root, "metadata.annotations"));
 	json_object_update(merged, k8s_obj_get(pod, "metadata.annotations"));
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
@@ -331,8 +344,8 @@ translate_tolerates(const json_t *pod)
 static int
 account_allowed(const char *list, const char *account)
 {
-	const char	*p = list, *end;
-	size_t		 n = strlen(account);
+	const char *p = list, *end;
+	size_t	    n = strlen(account);
 
 	while (*p != '\0') {
 		while (*p == ' ' || *p == ',')
@@ -354,8 +367,8 @@ account_allowed(const char *list, const char *account)
 static int
 parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
 {
-	char		*end;
-	unsigned long	 n, m = 0;
+	char	     *end;
+	unsigned long n, m = 0;
 
 	if (!isdigit((unsigned char)*s))
 		return (-1);
@@ -379,10 +392,10 @@ parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
 
 /* Annotations read as text, parsed once the job's size is known. */
 struct translate_raw {
-	char	*gres;
-	char	*switches;
-	char	*mem_per_node;
-	char	*cpu_per_task;
+	char *gres;
+	char *switches;
+	char *mem_per_node;
+	char *cpu_per_task;
 };
 
 static void
@@ -409,41 +422,47 @@ translate_annotations(const json_t *view, struct jobspec *js,
 	    ann_str(view, "job-name", &js->name, err, errlen) == -1 ||
 	    ann_str(view, "gres", &raw->gres, err, errlen) == -1 ||
 	    ann_str(view, "switches", &raw->switches, err, errlen) == -1 ||
-	    ann_str(view, "mem-per-node", &raw->mem_per_node, err,
-	    errlen) == -1 ||
-	    ann_str(view, "cpu-per-task", &raw->cpu_per_task, err,
-	    errlen) == -1 ||
+	    ann_str(view, "mem-per-node", &raw->mem_per_node, err, errlen) ==
+		-1 ||
+	    ann_str(view, "cpu-per-task", &raw->cpu_per_task, err, errlen) ==
+		-1 ||
 	    ann_uint(view, "timelimit", 1, 0x7ffffffe,
-	    "a whole number of minutes (1 or more)", &js->time_limit, err,
-	    errlen) == -1 ||
+		"a whole number of minutes (1 or more)", &js->time_limit, err,
+		errlen) == -1 ||
 	    ann_uint(view, "priority", 1, 0x7ffffffe,
-	    "a whole number from 1 to 2147483646", &js->priority, err,
-	    errlen) == -1 ||
+		"a whole number from 1 to 2147483646", &js->priority, err,
+		errlen) == -1 ||
 	    ann_uint(view, "min-nodes", 1, 100000,
-	    "a whole number of nodes from 1 to 100000", &js->min_nodes, err,
-	    errlen) == -1 ||
+		"a whole number of nodes from 1 to 100000", &js->min_nodes, err,
+		errlen) == -1 ||
 	    ann_uint(view, "max-nodes", 1, 100000,
-	    "a whole number of nodes from 1 to 100000", &js->max_nodes, err,
-	    errlen) == -1 ||
-	    ann_ident(view, "user-id", "a user id (0 to 2147483646) or a user "
-	    "name (a-z or _, then a-z, 0-9, _ . -; at most 32)", &js->user_id,
-	    &js->user_name, &js->has_user_id, err, errlen) == -1 ||
-	    ann_ident(view, "group-id", "a group id (0 to 2147483646) or a "
-	    "group name (a-z or _, then a-z, 0-9, _ . -; at most 32)",
-	    &js->group_id, &js->group_name, &js->has_group_id, err,
-	    errlen) == -1 ||
+		"a whole number of nodes from 1 to 100000", &js->max_nodes, err,
+		errlen) == -1 ||
+	    ann_ident(view, "user-id",
+		"a user id (0 to 2147483646) or a user "
+		"name (a-z or _, then a-z, 0-9, _ . -; at most 32)",
+		&js->user_id, &js->user_name, &js->has_user_id, err,
+		errlen) == -1 ||
+	    ann_ident(view, "group-id",
+		"a group id (0 to 2147483646) or a "
+		"group name (a-z or _, then a-z, 0-9, _ . -; at most 32)",
+		&js->group_id, &js->group_name, &js->has_group_id, err,
+		errlen) == -1 ||
 	    ann_bool(view, "exclusive", &js->exclusive, err, errlen) == -1)
 		return (-1);
 	if (js->min_nodes != 0 && js->max_nodes != 0 &&
 	    js->max_nodes < js->min_nodes) {
-		snprintf(err, errlen, "annotation " ANN_PREFIX "max-nodes (%u) "
-		    "is below " ANN_PREFIX "min-nodes (%u)", js->max_nodes,
-		    js->min_nodes);
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "max-nodes (%u) "
+		    "is below " ANN_PREFIX "min-nodes (%u)",
+		    js->max_nodes, js->min_nodes);
 		return (-1);
 	}
-	if (raw->switches != NULL && parse_switches(raw->switches,
-	    &js->req_switch, &js->wait4switch) == -1) {
-		snprintf(err, errlen, "annotation " ANN_PREFIX "switches: "
+	if (raw->switches != NULL &&
+	    parse_switches(raw->switches, &js->req_switch, &js->wait4switch) ==
+		-1) {
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "switches: "
 		    "\"%.32s\" is not N or N@MINUTES (e.g. 1 or 2@10)",
 		    raw->switches);
 		return (-1);
@@ -456,14 +475,16 @@ static int
 translate_size(struct jobspec *js, int64_t cpu_milli, int64_t mem,
     const struct translate_raw *raw, char *err, size_t errlen)
 {
-	const char	*cpuq = raw->cpu_per_task, *memq = raw->mem_per_node;
-	int64_t		 cpus, q;
+	const char *cpuq = raw->cpu_per_task, *memq = raw->mem_per_node;
+	int64_t	    cpus, q;
 
 	if (cpuq != NULL) {
 		if (k8s_quantity_milli(cpuq, &q) == -1 || q <= 0) {
-			snprintf(err, errlen, "annotation " ANN_PREFIX
+			snprintf(err, errlen,
+			    "annotation " ANN_PREFIX
 			    "cpu-per-task: \"%.32s\" is not a CPU quantity "
-			    "(e.g. 2 or 1500m)", cpuq);
+			    "(e.g. 2 or 1500m)",
+			    cpuq);
 			return (-1);
 		}
 		cpu_milli = q;
@@ -473,24 +494,30 @@ translate_size(struct jobspec *js, int64_t cpu_milli, int64_t mem,
 	if (cpus < 1)
 		cpus = 1;
 	if (cpus > 65535) {
-		snprintf(err, errlen, "%s%" PRId64 " CPUs per task is more "
-		    "than Slurm accepts (at most 65535)", cpuq != NULL ?
-		    "annotation " ANN_PREFIX "cpu-per-task: " :
-		    "resource cpu (the pod's request or limit): ", cpus);
+		snprintf(err, errlen,
+		    "%s%" PRId64 " CPUs per task is more "
+		    "than Slurm accepts (at most 65535)",
+		    cpuq != NULL ?
+			"annotation " ANN_PREFIX "cpu-per-task: " :
+			"resource cpu (the pod's request or limit): ",
+		    cpus);
 		return (-1);
 	}
 	js->cpus_per_task = (uint32_t)cpus;
 	if (memq != NULL) {
 		if (k8s_quantity_value(memq, &q) == -1 || q <= 0) {
-			snprintf(err, errlen, "annotation " ANN_PREFIX
+			snprintf(err, errlen,
+			    "annotation " ANN_PREFIX
 			    "mem-per-node: \"%.32s\" is not a memory quantity "
-			    "(e.g. 64Gi or 500M)", memq);
+			    "(e.g. 64Gi or 500M)",
+			    memq);
 			return (-1);
 		}
 		js->mem_per_node_mb = (uint64_t)(q / MIB + (q % MIB != 0));
 	} else if (mem > 0)
-		js->mem_per_cpu_mb = ((uint64_t)(mem / MIB + (mem % MIB !=
-		    0)) + (uint64_t)cpus - 1) / (uint64_t)cpus;
+		js->mem_per_cpu_mb = ((uint64_t)(mem / MIB + (mem % MIB != 0)) +
+					 (uint64_t)cpus - 1) /
+		    (uint64_t)cpus;
 	return (0);
 }
 
@@ -498,15 +525,15 @@ translate_size(struct jobspec *js, int64_t cpu_milli, int64_t mem,
 static void
 translate_deadline(struct jobspec *js, const json_t *pod, const json_t *root)
 {
-	json_int_t	deadline;
+	json_int_t deadline;
 
 	if (js->time_limit != 0)
 		return;
-	deadline = json_integer_value(k8s_obj_get(pod,
-	    "spec.activeDeadlineSeconds"));
+	deadline = json_integer_value(
+	    k8s_obj_get(pod, "spec.activeDeadlineSeconds"));
 	if (deadline <= 0 && root != NULL)
-		deadline = json_integer_value(k8s_obj_get(root,
-		    "spec.activeDeadlineSeconds"));
+		deadline = json_integer_value(
+		    k8s_obj_get(root, "spec.activeDeadlineSeconds"));
 	if (deadline > 0 && deadline < (json_int_t)0x7ffffffe * 60)
 		js->time_limit = (uint32_t)((deadline + 59) / 60);
 }
@@ -516,7 +543,7 @@ static int
 translate_account(struct jobspec *js, const struct translate_conf *conf,
     const json_t *nsobj, const char *ns, char *err, size_t errlen)
 {
-	const char	*allowed;
+	const char *allowed;
 
 	if (js->partition == NULL)
 		js->partition = xstrdup(conf->partition);
@@ -524,19 +551,22 @@ translate_account(struct jobspec *js, const struct translate_conf *conf,
 		js->account = xstrdup(conf->default_account);
 	if (conf->mcs_label != NULL)
 		js->mcs_label = xstrdup(conf->mcs_label);
-	allowed = nsobj != NULL ? k8s_obj_annotation(nsobj,
-	    ANN_ALLOWED_ACCOUNTS) : NULL;
+	allowed = nsobj != NULL ?
+	    k8s_obj_annotation(nsobj, ANN_ALLOWED_ACCOUNTS) :
+	    NULL;
 	if (allowed == NULL)
 		return (0);
 	if (js->account == NULL) {
-		snprintf(err, errlen, "namespace %s only allows the Slurm "
+		snprintf(err, errlen,
+		    "namespace %s only allows the Slurm "
 		    "accounts \"%.64s\" (" ANN_ALLOWED_ACCOUNTS "); set "
-		    "annotation " ANN_PREFIX "account to one of them", ns,
-		    allowed);
+		    "annotation " ANN_PREFIX "account to one of them",
+		    ns, allowed);
 		return (-1);
 	}
 	if (!account_allowed(allowed, js->account)) {
-		snprintf(err, errlen, "annotation " ANN_PREFIX "account: "
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "account: "
 		    "\"%.32s\" is not allowed in namespace %s; allowed: %.64s",
 		    js->account, ns, allowed);
 		return (-1);
@@ -546,14 +576,16 @@ translate_account(struct jobspec *js, const struct translate_conf *conf,
 
 /* GRES per task: the annotation, else the pod's GPU request. */
 static int
-translate_gres(struct jobspec *js, const char *gres, int64_t gpus,
-    char *err, size_t errlen)
+translate_gres(struct jobspec *js, const char *gres, int64_t gpus, char *err,
+    size_t errlen)
 {
 	if (gres != NULL) {
 		if (!gres_valid(gres)) {
-			snprintf(err, errlen, "annotation " ANN_PREFIX "gres: "
+			snprintf(err, errlen,
+			    "annotation " ANN_PREFIX "gres: "
 			    "\"%.32s\" is not NAME[:TYPE]:COUNT[,...] "
-			    "(e.g. gpu:a100:2)", gres);
+			    "(e.g. gpu:a100:2)",
+			    gres);
 			return (-1);
 		}
 		xasprintf(&js->tres_per_task, "gres:%s", gres);
@@ -570,12 +602,12 @@ translate_pod(const struct translate_src *src,
     const struct translate_conf *conf, struct jobspec *js, char *err,
     size_t errlen)
 {
-	const json_t		*pod = src->pod;
-	const char		*ns = k8s_obj_namespace(pod);
-	const char		*name = k8s_obj_name(pod);
-	struct translate_raw	 raw = { NULL, NULL, NULL, NULL };
-	int64_t			 cpu_milli, mem, gpus;
-	json_t			*ac, *view;
+	const json_t	    *pod = src->pod;
+	const char	    *ns = k8s_obj_namespace(pod);
+	const char	    *name = k8s_obj_name(pod);
+	struct translate_raw raw = { NULL, NULL, NULL, NULL };
+	int64_t		     cpu_milli, mem, gpus;
+	json_t		    *ac, *view;
 
 	jobspec_init(js);
 	view = translate_view(pod, src->root, src->ns);
@@ -584,14 +616,15 @@ translate_pod(const struct translate_src *src,
 		goto fail;
 	}
 	if (!translate_tolerates(pod)) {
-		snprintf(err, errlen, "the pod does not tolerate the taint "
-		    MANAGED_TAINT_KEY "=" MANAGED_TAINT_VALUE ":"
-		    MANAGED_TAINT_EFFECT " of bridged nodes; add that "
+		snprintf(err, errlen,
+		    "the pod does not tolerate the taint " MANAGED_TAINT_KEY
+		    "=" MANAGED_TAINT_VALUE ":" MANAGED_TAINT_EFFECT
+		    " of bridged nodes; add that "
 		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
-	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err, errlen)
-	    == -1)
+	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
+		errlen) == -1)
 		goto fail;
 	js->ntasks = 1;
 	js->exclusive = conf->exclusive;
@@ -611,7 +644,7 @@ translate_pod(const struct translate_src *src,
 	translate_raw_cleanup(&raw);
 	json_decref(view);
 	return (0);
- fail:
+fail:
 	translate_raw_cleanup(&raw);
 	json_decref(view);
 	jobspec_cleanup(js);
@@ -621,7 +654,7 @@ translate_pod(const struct translate_src *src,
 json_t *
 translate_admin_pods(const char *admin_comment)
 {
-	json_t	*ac, *pods;
+	json_t *ac, *pods;
 
 	if (admin_comment == NULL ||
 	    (ac = json_loads(admin_comment, 0, NULL)) == NULL)
@@ -638,16 +671,15 @@ translate_admin_pods(const char *admin_comment)
 
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
-    const json_t *root, const json_t *nsobj,
-    const struct translate_conf *conf, struct jobspec *js, char *err,
-    size_t errlen)
+    const json_t *root, const json_t *nsobj, const struct translate_conf *conf,
+    struct jobspec *js, char *err, size_t errlen)
 {
 	struct translate_src src = { pods[0], root, nsobj };
-	struct jobspec	 one;
-	json_t		*ac, *list;
-	const char	*ns;
-	size_t		 i;
-	char		 key[512];
+	struct jobspec	     one;
+	json_t		    *ac, *list;
+	const char	    *ns;
+	size_t		     i;
+	char		     key[512];
 
 	if (n == 0) {
 		snprintf(err, errlen, "group %s has no pods", group);
@@ -678,8 +710,8 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	js->ntasks = (uint32_t)n;
 	/* A job-name from the pod or from the workload root wins. */
 	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL &&
-	    (root == NULL || k8s_obj_annotation(root, ANN_PREFIX "job-name")
-	    == NULL)) {
+	    (root == NULL ||
+		k8s_obj_annotation(root, ANN_PREFIX "job-name") == NULL)) {
 		free(js->name);
 		xasprintf(&js->name, "%s/%s", ns, group);
 	}
@@ -688,8 +720,8 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	    ns, group, n);
 	list = json_array();
 	for (i = 0; i < n; i++)
-		json_array_append_new(list, json_string(k8s_obj_key(pods[i],
-		    key, sizeof(key))));
+		json_array_append_new(list,
+		    json_string(k8s_obj_key(pods[i], key, sizeof(key))));
 	ac = json_pack("{s:o}", "pods", list);
 	free(js->admin_comment);
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);

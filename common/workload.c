@@ -17,8 +17,8 @@
 static long
 workload_count(const char *s, long max)
 {
-	char	*end;
-	long	 n;
+	char *end;
+	long  n;
 
 	if (s == NULL || !isdigit((unsigned char)*s))
 		return (-1);
@@ -32,15 +32,15 @@ workload_count(const char *s, long max)
 int
 workload_jobset_size(const json_t *jobset)
 {
-	const json_t	*rj;
-	json_int_t	 replicas, par;
-	long		 total = 0;
-	size_t		 i;
+	const json_t *rj;
+	json_int_t    replicas, par;
+	long	      total = 0;
+	size_t	      i;
 
-	json_array_foreach(k8s_obj_get(jobset, "spec.replicatedJobs"), i, rj) {
+	json_array_foreach (k8s_obj_get(jobset, "spec.replicatedJobs"), i, rj) {
 		replicas = json_integer_value(json_object_get(rj, "replicas"));
-		par = json_integer_value(k8s_obj_get(rj,
-		    "template.spec.parallelism"));
+		par = json_integer_value(
+		    k8s_obj_get(rj, "template.spec.parallelism"));
 		/* The API's defaults: one replica, parallelism one. */
 		if (json_object_get(rj, "replicas") == NULL)
 			replicas = 1;
@@ -70,11 +70,11 @@ workload_find(const struct workload_lookup *lk, enum workload_kind kind,
 static const json_t *
 workload_controller(const json_t *pod, const char *kind, const char *apiv)
 {
-	const json_t	*ref;
-	const char	*k, *a;
-	size_t		 i;
+	const json_t *ref;
+	const char   *k, *a;
+	size_t	      i;
 
-	json_array_foreach(k8s_obj_get(pod, "metadata.ownerReferences"), i,
+	json_array_foreach (k8s_obj_get(pod, "metadata.ownerReferences"), i,
 	    ref) {
 		k = json_string_value(json_object_get(ref, "kind"));
 		a = json_string_value(json_object_get(ref, "apiVersion"));
@@ -89,9 +89,9 @@ workload_controller(const json_t *pod, const char *kind, const char *apiv)
 json_t *
 workload_job(const json_t *pod, const struct workload_lookup *lk)
 {
-	const json_t	*ref = workload_controller(pod, "Job", "batch/v1");
-	const char	*uid, *have;
-	json_t		*job;
+	const json_t *ref = workload_controller(pod, "Job", "batch/v1");
+	const char   *uid, *have;
+	json_t	     *job;
 
 	if (ref == NULL)
 		return (NULL);
@@ -111,20 +111,20 @@ json_t *
 workload_root(const json_t *pod, const struct workload_lookup *lk)
 {
 	static const struct {
-		enum workload_kind	 kind;
-		const char		*label;
+		enum workload_kind kind;
+		const char	  *label;
 	} named[] = {
-		{ WORKLOAD_PODGROUP,	LABEL_POD_GROUP },
-		{ WORKLOAD_LWS,		LWS_LABEL_NAME },
-		{ WORKLOAD_JOBSET,	JOBSET_LABEL_NAME },
+		{ WORKLOAD_PODGROUP, LABEL_POD_GROUP },
+		{ WORKLOAD_LWS, LWS_LABEL_NAME },
+		{ WORKLOAD_JOBSET, JOBSET_LABEL_NAME },
 	};
-	const char	*ns = k8s_obj_namespace(pod);
-	json_t		*root;
-	size_t		 i;
+	const char *ns = k8s_obj_namespace(pod);
+	json_t	   *root;
+	size_t	    i;
 
 	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
 		if ((root = workload_find(lk, named[i].kind, ns,
-		    k8s_obj_label(pod, named[i].label))) != NULL)
+			 k8s_obj_label(pod, named[i].label))) != NULL)
 			return (root);
 	return (workload_job(pod, lk));
 }
@@ -133,7 +133,7 @@ workload_root(const json_t *pod, const struct workload_lookup *lk)
 static int
 workload_gang_override(const json_t *pod, char *err, size_t errlen)
 {
-	const char	*gang = k8s_obj_annotation(pod, ANN_PREFIX "gang");
+	const char *gang = k8s_obj_annotation(pod, ANN_PREFIX "gang");
 
 	if (gang == NULL)
 		return (-1);
@@ -141,8 +141,10 @@ workload_gang_override(const json_t *pod, char *err, size_t errlen)
 		return (1);
 	if (strcmp(gang, "false") == 0)
 		return (0);
-	snprintf(err, errlen, "annotation " ANN_PREFIX "gang: "
-	    "\"%.32s\" is not \"true\" or \"false\"", gang);
+	snprintf(err, errlen,
+	    "annotation " ANN_PREFIX "gang: "
+	    "\"%.32s\" is not \"true\" or \"false\"",
+	    gang);
 	return (-2);
 }
 
@@ -151,8 +153,7 @@ static int
 workload_gang(struct group_id *gid, const char *ns, const char *name,
     const char *suffix, int min_member)
 {
-	snprintf(gid->key, sizeof(gid->key), "gang:%s/%s%s", ns, name,
-	    suffix);
+	snprintf(gid->key, sizeof(gid->key), "gang:%s/%s%s", ns, name, suffix);
 	snprintf(gid->name, sizeof(gid->name), "%s%s", name, suffix);
 	gid->min_member = min_member;
 	gid->gang = 1;
@@ -161,25 +162,26 @@ workload_gang(struct group_id *gid, const char *ns, const char *name,
 
 /* The pod-group label's gang: min-member, or 0 for a PodGroup CR. */
 static int
-workload_group_label(const json_t *pod, const char *group,
-    struct group_id *gid, char *err, size_t errlen)
+workload_group_label(const json_t *pod, const char *group, struct group_id *gid,
+    char *err, size_t errlen)
 {
-	const char	*min = k8s_obj_annotation(pod, ANN_MIN_MEMBER);
-	long		 n = 0;
+	const char *min = k8s_obj_annotation(pod, ANN_MIN_MEMBER);
+	long	    n = 0;
 
 	if (strlen(group) > 63) {
-		snprintf(err, errlen, "label " LABEL_POD_GROUP ": "
+		snprintf(err, errlen,
+		    "label " LABEL_POD_GROUP ": "
 		    "longer than 63 characters");
 		return (-1);
 	}
 	if (min != NULL && (n = workload_count(min, WORKLOAD_MAX_GANG)) == -1) {
-		snprintf(err, errlen, "annotation " ANN_MIN_MEMBER
+		snprintf(err, errlen,
+		    "annotation " ANN_MIN_MEMBER
 		    ": \"%.32s\" is not a whole number from 1 to %d",
 		    min, WORKLOAD_MAX_GANG);
 		return (-1);
 	}
-	return (workload_gang(gid, k8s_obj_namespace(pod), group, "",
-	    (int)n));
+	return (workload_gang(gid, k8s_obj_namespace(pod), group, "", (int)n));
 }
 
 /* A LeaderWorkerSet group: leader and workers, "size" pods. */
@@ -187,19 +189,20 @@ static int
 workload_group_lws(const json_t *pod, const char *lws, const char *idx,
     struct group_id *gid, char *err, size_t errlen)
 {
-	const char	*size = k8s_obj_annotation(pod, LWS_ANN_SIZE);
-	char		 suffix[80];
-	long		 n;
+	const char *size = k8s_obj_annotation(pod, LWS_ANN_SIZE);
+	char	    suffix[80];
+	long	    n;
 
 	if ((n = workload_count(size, WORKLOAD_MAX_GANG)) == -1) {
-		snprintf(err, errlen, "annotation " LWS_ANN_SIZE ": "
+		snprintf(err, errlen,
+		    "annotation " LWS_ANN_SIZE ": "
 		    "\"%.32s\" is not a whole number from 1 to %d",
 		    size != NULL ? size : "", WORKLOAD_MAX_GANG);
 		return (-1);
 	}
 	snprintf(suffix, sizeof(suffix), "-%s", idx);
-	return (workload_gang(gid, k8s_obj_namespace(pod), lws, suffix,
-	    (int)n));
+	return (
+	    workload_gang(gid, k8s_obj_namespace(pod), lws, suffix, (int)n));
 }
 
 /* A JobSet: all its pods, replicas x parallelism over its jobs. */
@@ -208,14 +211,16 @@ workload_group_jobset(const json_t *pod, const char *js,
     const struct workload_lookup *lk, struct group_id *gid, char *err,
     size_t errlen)
 {
-	const char	*ns = k8s_obj_namespace(pod);
-	json_t		*jobset = workload_find(lk, WORKLOAD_JOBSET, ns, js);
-	int		 n = jobset != NULL ? workload_jobset_size(jobset) : 0;
+	const char *ns = k8s_obj_namespace(pod);
+	json_t	   *jobset = workload_find(lk, WORKLOAD_JOBSET, ns, js);
+	int	    n = jobset != NULL ? workload_jobset_size(jobset) : 0;
 
 	json_decref(jobset);
 	if (n < 0) {
-		snprintf(err, errlen, "JobSet %s: more than %d pods, or "
-		    "negative replicas or parallelism", js, WORKLOAD_MAX_GANG);
+		snprintf(err, errlen,
+		    "JobSet %s: more than %d pods, or "
+		    "negative replicas or parallelism",
+		    js, WORKLOAD_MAX_GANG);
 		return (-1);
 	}
 	return (workload_gang(gid, ns, js, "", n));
@@ -226,11 +231,10 @@ static int
 workload_group_job(const json_t *pod, const struct workload_lookup *lk,
     struct group_id *gid)
 {
-	json_t		*job = workload_job(pod, lk);
-	const char	*mode = k8s_obj_str(job, "spec.completionMode");
-	json_int_t	 n = json_integer_value(k8s_obj_get(job,
-			    "spec.parallelism"));
-	int		 gang = 0;
+	json_t	   *job = workload_job(pod, lk);
+	const char *mode = k8s_obj_str(job, "spec.completionMode");
+	json_int_t n = json_integer_value(k8s_obj_get(job, "spec.parallelism"));
+	int	   gang = 0;
 
 	if (mode != NULL && strcmp(mode, "Indexed") == 0 && n > 1 &&
 	    n <= WORKLOAD_MAX_GANG) {
@@ -246,21 +250,20 @@ int
 workload_group(const json_t *pod, const struct workload_lookup *lk,
     struct group_id *gid, char *err, size_t errlen)
 {
-	const char	*ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
-	const char	*v, *idx;
-	int		 gang;
+	const char *ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
+	const char *v, *idx;
+	int	    gang;
 
 	memset(gid, 0, sizeof(*gid));
 	if ((gang = workload_gang_override(pod, err, errlen)) == -2)
 		return (-1);
 	if (gang != 0) {
 		if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL)
-			return (workload_group_label(pod, v, gid, err,
-			    errlen));
+			return (workload_group_label(pod, v, gid, err, errlen));
 		if ((v = k8s_obj_label(pod, LWS_LABEL_NAME)) != NULL &&
 		    (idx = k8s_obj_label(pod, LWS_LABEL_GROUP_INDEX)) != NULL)
-			return (workload_group_lws(pod, v, idx, gid, err,
-			    errlen));
+			return (
+			    workload_group_lws(pod, v, idx, gid, err, errlen));
 		if ((v = k8s_obj_label(pod, JOBSET_LABEL_NAME)) != NULL)
 			return (workload_group_jobset(pod, v, lk, gid, err,
 			    errlen));
@@ -268,7 +271,7 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 			return (0);
 	}
 	if ((size_t)snprintf(gid->key, sizeof(gid->key), "pod:%s/%s", ns,
-	    name) >= sizeof(gid->key)) {
+		name) >= sizeof(gid->key)) {
 		snprintf(err, errlen, "namespace and pod name are too long");
 		return (-1);
 	}
@@ -281,16 +284,17 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 int32_t
 workload_completion_index(const json_t *pod)
 {
-	const char	*v = k8s_obj_label(pod, "batch.kubernetes.io/"
-			    "job-completion-index");
-	char		*end;
-	long		 idx;
+	const char *v = k8s_obj_label(pod,
+	    "batch.kubernetes.io/"
+	    "job-completion-index");
+	char	   *end;
+	long	    idx;
 
 	if (v == NULL || *v == '\0')
 		return (-1);
 	idx = strtol(v, &end, 10);
-	return (*end == '\0' && idx >= 0 && idx <= INT32_MAX ? (int32_t)idx :
-	    -1);
+	return (
+	    *end == '\0' && idx >= 0 && idx <= INT32_MAX ? (int32_t)idx : -1);
 }
 
 int
@@ -299,16 +303,16 @@ workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
 {
 	if (index_a >= 0 && index_b >= 0 && index_a != index_b)
 		return (index_a < index_b ? -1 : 1);
-	return (strcmp(name_a != NULL ? name_a : "",
-	    name_b != NULL ? name_b : ""));
+	return (
+	    strcmp(name_a != NULL ? name_a : "", name_b != NULL ? name_b : ""));
 }
 
 int
 workload_gang_size(const char *ns, const char *name, int min_member,
     const struct workload_lookup *lk)
 {
-	json_t		*o;
-	json_int_t	 n;
+	json_t	  *o;
+	json_int_t n;
 
 	if (min_member > 0)
 		return (min_member);

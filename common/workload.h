@@ -16,13 +16,13 @@
 
 #include <jansson.h>
 
-#define WORKLOAD_MAX_GANG	4096
+#define WORKLOAD_MAX_GANG 4096
 
 enum workload_kind {
-	WORKLOAD_PODGROUP,	/* scheduling.x-k8s.io/v1alpha1 PodGroup */
-	WORKLOAD_LWS,		/* leaderworkerset.x-k8s.io/v1 */
-	WORKLOAD_JOBSET,	/* jobset.x-k8s.io/v1alpha2 */
-	WORKLOAD_JOB,		/* batch/v1 */
+	WORKLOAD_PODGROUP, /* scheduling.x-k8s.io/v1alpha1 PodGroup */
+	WORKLOAD_LWS,	   /* leaderworkerset.x-k8s.io/v1 */
+	WORKLOAD_JOBSET,   /* jobset.x-k8s.io/v1alpha2 */
+	WORKLOAD_JOB,	   /* batch/v1 */
 	WORKLOAD_KINDS
 };
 
@@ -30,19 +30,19 @@ enum workload_kind {
  * Finds a workload object by namespace and name: a new reference, or NULL
  * when the caller does not know it.  arg is the caller's.
  */
-typedef json_t	*(*workload_lookup_fn)(void *arg, enum workload_kind,
-		    const char *ns, const char *name);
+typedef json_t *(*workload_lookup_fn)(void *arg, enum workload_kind,
+    const char *ns, const char *name);
 
 struct workload_lookup {
-	workload_lookup_fn	 fn;
-	void			*arg;
+	workload_lookup_fn fn;
+	void		  *arg;
 };
 
 struct group_id {
-	char	key[384];	/* "gang:ns/group" or "pod:ns/name" */
-	char	name[256];	/* group or pod name */
-	int	gang;
-	int	min_member;	/* 0: from the PodGroup CR */
+	char key[384];	/* "gang:ns/group" or "pod:ns/name" */
+	char name[256]; /* group or pod name */
+	int  gang;
+	int  min_member; /* 0: from the PodGroup CR */
 };
 
 /*
@@ -51,9 +51,9 @@ struct group_id {
  * the lookup knows.  A Job is the pod's only when its uid matches the
  * ownerReference's: a Job of the same name made since is not the owner.
  */
-json_t	*workload_root(const json_t *pod, const struct workload_lookup *);
+json_t *workload_root(const json_t *pod, const struct workload_lookup *);
 /* The pod's controlling Job (uid checked), a new reference, or NULL. */
-json_t	*workload_job(const json_t *pod, const struct workload_lookup *);
+json_t *workload_job(const json_t *pod, const struct workload_lookup *);
 /*
  * Finds the group of a pod: the pod-group label (with min-member, or 0 for
  * a PodGroup CR), else a LeaderWorkerSet group (size annotation), else a
@@ -62,24 +62,24 @@ json_t	*workload_job(const json_t *pod, const struct workload_lookup *);
  * NULL: then JobSet sizes are unknown and Jobs are not looked up.  -1 with
  * err on bad input.
  */
-int	workload_group(const json_t *pod, const struct workload_lookup *lk,
-	    struct group_id *, char *err, size_t errlen);
+int workload_group(const json_t *pod, const struct workload_lookup *lk,
+    struct group_id *, char *err, size_t errlen);
 /*
  * A gang's size: min_member when the pods gave one, else its PodGroup's
  * spec.minMember (1 to WORKLOAD_MAX_GANG), else its JobSet's pods; 0 while
  * unknown.
  */
-int	workload_gang_size(const char *ns, const char *name, int min_member,
-	    const struct workload_lookup *);
+int workload_gang_size(const char *ns, const char *name, int min_member,
+    const struct workload_lookup *);
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
-int	workload_jobset_size(const json_t *jobset);
+int workload_jobset_size(const json_t *jobset);
 /*
  * Placement order of gang members: by Job completion index when both have
  * one, else by name (qsort-style result).  Index -1: none.
  */
-int	workload_member_order(int32_t index_a, const char *name_a,
-	    int32_t index_b, const char *name_b);
+int workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
+    const char *name_b);
 /* The pod's batch.kubernetes.io/job-completion-index label, or -1. */
-int32_t	workload_completion_index(const json_t *pod);
+int32_t workload_completion_index(const json_t *pod);
 
 #endif /* WORKLOAD_H */

@@ -9,15 +9,13 @@
 
 #include <stdarg.h>
 
-void	log_init(int verbose);
-void	log_setname(const char *name);
-void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	fatal(const char *, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
-void	fatalx(const char *, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
+void log_init(int verbose);
+void log_setname(const char *name);
+void log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif /* LOG_H */

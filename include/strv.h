@@ -11,24 +11,24 @@
 #include <jansson.h>
 
 struct strv {
-	char		**v;
-	uint32_t	  n;
-	uint32_t	  cap;
+	char   **v;
+	uint32_t n;
+	uint32_t cap;
 };
 
 /* Appends a copy of s. */
-void	strv_add(struct strv *, const char *s);
+void strv_add(struct strv *, const char *s);
 /* Replaces entry i with a copy of s. */
-void	strv_set(struct strv *, size_t i, const char *s);
+void strv_set(struct strv *, size_t i, const char *s);
 /* Removes entry i, keeping the order of the rest. */
-void	strv_remove(struct strv *, size_t i);
+void strv_remove(struct strv *, size_t i);
 /* The index of s, or -1. */
-long	strv_find(const struct strv *, const char *s);
+long strv_find(const struct strv *, const char *s);
 /* Frees every entry and the array; the strv is empty after. */
-void	strv_clear(struct strv *);
+void strv_clear(struct strv *);
 /* Replaces the contents with the strings of a JSON array (others skipped). */
-void	strv_from_json(struct strv *, const json_t *array);
+void strv_from_json(struct strv *, const json_t *array);
 /* Bytes held by the array and its strings. */
-size_t	strv_bytes(const struct strv *);
+size_t strv_bytes(const struct strv *);
 
 #endif /* STRV_H */

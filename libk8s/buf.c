@@ -37,7 +37,7 @@ buf_reset(struct buf *b)
 static void
 buf_grow(struct buf *b, size_t more)
 {
-	size_t	need;
+	size_t need;
 
 	if (more > SIZE_MAX - b->len - 1)
 		fatalx("buf_grow: size overflow");
@@ -70,9 +70,9 @@ buf_addstr(struct buf *b, const char *s)
 void
 buf_printf(struct buf *b, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*s;
-	int	 n;
+	va_list ap;
+	char   *s;
+	int	n;
 
 	va_start(ap, fmt);
 	n = vasprintf(&s, fmt, ap);
@@ -86,7 +86,7 @@ buf_printf(struct buf *b, const char *fmt, ...)
 char *
 buf_release(struct buf *b)
 {
-	char	*p = b->data;
+	char *p = b->data;
 
 	if (p == NULL)
 		p = xstrdup("");

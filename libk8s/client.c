@@ -20,22 +20,22 @@
 #include "internal.h"
 
 struct k8s_client {
-	const struct k8s_config	*conf;
+	const struct k8s_config *conf;
 	CURL			*curl;
 	char			 errbuf[CURL_ERROR_SIZE];
 	long			 timeout_ms;
-	struct k8s_limiter	*own;		/* the client's own rate */
-	struct k8s_limiter	*lim;		/* own, or a shared one */
+	struct k8s_limiter	*own; /* the client's own rate */
+	struct k8s_limiter	*lim; /* own, or a shared one */
 	/* bearer token, re-read from token_file when it changes */
-	char			*token;
-	struct timespec		 token_mtime;
+	char	       *token;
+	struct timespec token_mtime;
 };
 
 void
 error_set(struct k8s_error *err, long status, const char *reason,
     const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	if (err == NULL)
 		return;
@@ -48,15 +48,15 @@ error_set(struct k8s_error *err, long status, const char *reason,
 
 /* Fills err from a metav1.Status object (st may be NULL). */
 void
-error_from_status_obj(struct k8s_error *err, long status,
-    const json_t *st, const char *fallback)
+error_from_status_obj(struct k8s_error *err, long status, const json_t *st,
+    const char *fallback)
 {
-	const char	*reason, *msg;
+	const char *reason, *msg;
 
 	reason = json_string_value(json_object_get(st, "reason"));
 	msg = json_string_value(json_object_get(st, "message"));
-	error_set(err, status, reason != NULL ? reason : "HTTPError",
-	    "%s", msg != NULL ? msg : fallback);
+	error_set(err, status, reason != NULL ? reason : "HTTPError", "%s",
+	    msg != NULL ? msg : fallback);
 }
 
 /* Fills err from a response body that should be a metav1.Status. */
@@ -64,11 +64,11 @@ static void
 error_from_status(struct k8s_error *err, long status, const char *body,
     size_t len)
 {
-	json_t	*st;
+	json_t *st;
 
 	st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
-	error_from_status_obj(err, status, st, body != NULL && len > 0 ?
-	    body : "no response body");
+	error_from_status_obj(err, status, st,
+	    body != NULL && len > 0 ? body : "no response body");
 	json_decref(st);
 }
 
@@ -83,13 +83,12 @@ client_write_cb(char *p, size_t size, size_t n, void *arg)
 static void
 client_token_refresh(struct k8s_client *c)
 {
-	struct stat	 st;
-	FILE		*fp;
-	char		 tok[8192];
-	size_t		 n;
+	struct stat st;
+	FILE	   *fp;
+	char	    tok[8192];
+	size_t	    n;
 
-	if (c->conf->token_file == NULL ||
-	    stat(c->conf->token_file, &st) == -1)
+	if (c->conf->token_file == NULL || stat(c->conf->token_file, &st) == -1)
 		return;
 	if (c->token != NULL && st.st_mtim.tv_sec == c->token_mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == c->token_mtime.tv_nsec)
@@ -111,7 +110,7 @@ client_token_refresh(struct k8s_client *c)
 struct k8s_client *
 k8s_client_new(const struct k8s_config *conf, struct k8s_error *err)
 {
-	struct k8s_client	*c;
+	struct k8s_client *c;
 
 	c = xcalloc(1, sizeof(*c));
 	c->conf = conf;
@@ -163,7 +162,7 @@ k8s_client_set_timeout(struct k8s_client *c, long ms)
 static struct curl_slist *
 client_setup(struct k8s_client *c, const char *path, const char *ctype)
 {
-	const struct k8s_config	*conf = c->conf;
+	const struct k8s_config *conf = c->conf;
 	struct curl_slist	*hdr = NULL;
 	struct curl_blob	 blob;
 	char			*url, *auth;
@@ -232,11 +231,11 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
     const char *ctype, const json_t *body, struct buf *resp,
     struct k8s_error *err)
 {
-	struct curl_slist	*hdr;
-	char			*req = NULL;
-	CURLcode		 rc;
-	long			 status = 0;
-	int			 ret = -1;
+	struct curl_slist *hdr;
+	char		  *req = NULL;
+	CURLcode	   rc;
+	long		   status = 0;
+	int		   ret = -1;
 
 	k8s_limiter_wait(c->lim);
 	if (body != NULL && ctype == NULL)
@@ -259,9 +258,8 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
 	} else if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
 	if ((rc = curl_easy_perform(c->curl)) != CURLE_OK) {
-		error_set(err, 0, "TransportError", "%s %s: %s", method,
-		    path, c->errbuf[0] != '\0' ? c->errbuf :
-		    curl_easy_strerror(rc));
+		error_set(err, 0, "TransportError", "%s %s: %s", method, path,
+		    c->errbuf[0] != '\0' ? c->errbuf : curl_easy_strerror(rc));
 		goto done;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -270,7 +268,7 @@ client_perform(struct k8s_client *c, const char *method, const char *path,
 		goto done;
 	}
 	ret = 0;
- done:
+done:
 	curl_slist_free_all(hdr);
 	free(req);
 	return (ret);
@@ -281,27 +279,26 @@ k8s_request(struct k8s_client *c, const char *method, const char *path,
     const char *content_type, const json_t *body, json_t **out,
     struct k8s_error *err)
 {
-	struct buf	 resp;
-	json_error_t	 jerr;
-	int		 ret = -1;
+	struct buf   resp;
+	json_error_t jerr;
+	int	     ret = -1;
 
 	if (out != NULL)
 		*out = NULL;
 	buf_init(&resp);
-	if (client_perform(c, method, path, content_type, body, &resp,
-	    err) == -1)
+	if (client_perform(c, method, path, content_type, body, &resp, err) ==
+	    -1)
 		goto done;
 	if (out != NULL && resp.len > 0) {
 		if ((*out = json_loadb(resp.data, resp.len, 0, &jerr)) ==
 		    NULL) {
 			error_set(err, 200, "BadResponse",
-			    "%s %s: invalid JSON: %s", method, path,
-			    jerr.text);
+			    "%s %s: invalid JSON: %s", method, path, jerr.text);
 			goto done;
 		}
 	}
 	ret = 0;
- done:
+done:
 	buf_cleanup(&resp);
 	return (ret);
 }
@@ -315,19 +312,19 @@ k8s_get_raw(struct k8s_client *c, const char *path, struct buf *out,
 }
 
 struct stream_ctx {
-	int	(*abort_cb)(void *);
-	void	 *abort_arg;
-	struct buf	 errbody;	/* body of a non-2xx answer */
-	client_write_fn	 write_cb;
-	void		*write_arg;
-	CURL		*curl;
+	int (*abort_cb)(void *);
+	void	       *abort_arg;
+	struct buf	errbody; /* body of a non-2xx answer */
+	client_write_fn write_cb;
+	void	       *write_arg;
+	CURL	       *curl;
 };
 
 static int
 stream_progress_cb(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
     curl_off_t uln)
 {
-	struct stream_ctx	*s = arg;
+	struct stream_ctx *s = arg;
 
 	(void)dlt;
 	(void)dln;
@@ -339,8 +336,8 @@ stream_progress_cb(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
 static size_t
 stream_write_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct stream_ctx	*s = arg;
-	long			 status = 0;
+	struct stream_ctx *s = arg;
+	long		   status = 0;
 
 	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status > 299) {
@@ -354,14 +351,13 @@ stream_write_cb(char *p, size_t size, size_t n, void *arg)
 
 int
 client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
-    void *arg, int (*abort_cb)(void *), void *abort_arg,
-    struct k8s_error *err)
+    void *arg, int (*abort_cb)(void *), void *abort_arg, struct k8s_error *err)
 {
-	struct curl_slist	*hdr;
-	struct stream_ctx	 s;
-	CURLcode		 rc;
-	long			 status = 0;
-	int			 ret = -1;
+	struct curl_slist *hdr;
+	struct stream_ctx  s;
+	CURLcode	   rc;
+	long		   status = 0;
+	int		   ret = -1;
 
 	memset(&s, 0, sizeof(s));
 	s.abort_cb = abort_cb;
@@ -376,8 +372,7 @@ client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, stream_write_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION,
-	    stream_progress_cb);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, stream_progress_cb);
 	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, &s);
 	/* A silent connection is dead: the server sends bookmarks. */
 	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -385,8 +380,7 @@ client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
 	rc = curl_easy_perform(c->curl);
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 0 && (status < 200 || status > 299)) {
-		error_from_status(err, status, s.errbody.data,
-		    s.errbody.len);
+		error_from_status(err, status, s.errbody.data, s.errbody.len);
 		goto done;
 	}
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
@@ -394,13 +388,12 @@ client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
 		goto done;
 	}
 	if (rc != CURLE_OK) {
-		error_set(err, status, "TransportError", "GET %s: %s",
-		    path, c->errbuf[0] != '\0' ? c->errbuf :
-		    curl_easy_strerror(rc));
+		error_set(err, status, "TransportError", "GET %s: %s", path,
+		    c->errbuf[0] != '\0' ? c->errbuf : curl_easy_strerror(rc));
 		goto done;
 	}
 	ret = 0;
- done:
+done:
 	curl_slist_free_all(hdr);
 	buf_cleanup(&s.errbody);
 	return (ret);

@@ -19,7 +19,7 @@ deadline_after_ms(struct timespec *ts, clockid_t clock, long ms)
 double
 clock_seconds(clockid_t clock)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(clock, &ts);
 	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
@@ -28,7 +28,7 @@ clock_seconds(clockid_t clock)
 int64_t
 clock_ms(clockid_t clock)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(clock, &ts);
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);

@@ -14,9 +14,9 @@
 char *
 k8s_urlencode(const char *s)
 {
-	static const char	 hex[] = "0123456789ABCDEF";
-	struct buf		 b;
-	unsigned char		 ch;
+	static const char hex[] = "0123456789ABCDEF";
+	struct buf	  b;
+	unsigned char	  ch;
 
 	buf_init(&b);
 	for (; *s != '\0'; s++) {
@@ -25,7 +25,7 @@ k8s_urlencode(const char *s)
 		    (ch >= '0' && ch <= '9') || strchr("-._~", ch) != NULL) {
 			buf_add(&b, s, 1);
 		} else {
-			char	 enc[3] = { '%', hex[ch >> 4], hex[ch & 15] };
+			char enc[3] = { '%', hex[ch >> 4], hex[ch & 15] };
 			buf_add(&b, enc, 3);
 		}
 	}
@@ -35,8 +35,8 @@ k8s_urlencode(const char *s)
 char *
 k8s_microtime(char *buf, size_t len, const struct timeval *when)
 {
-	struct timeval	tv;
-	struct tm	tm;
+	struct timeval tv;
+	struct tm      tm;
 
 	if (when != NULL)
 		tv = *when;
@@ -44,21 +44,21 @@ k8s_microtime(char *buf, size_t len, const struct timeval *when)
 		gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec);
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, (int)tv.tv_usec);
 	return (buf);
 }
 
 char *
 k8s_base64_encode(const void *data, size_t len)
 {
-	static const char	 tab[] =
+	static const char tab[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char	*in = data;
-	struct buf		 out;
-	unsigned int		 v;
-	size_t			 i;
-	char			 q[4];
+	const unsigned char *in = data;
+	struct buf	     out;
+	unsigned int	     v;
+	size_t		     i;
+	char		     q[4];
 
 	buf_init(&out);
 	for (i = 0; i < len; i += 3) {
@@ -79,13 +79,13 @@ k8s_base64_encode(const void *data, size_t len)
 int
 k8s_base64_decode(const char *in, char **out, size_t *outlen)
 {
-	static const char	 tab[] =
+	static const char tab[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char		*q;
-	char			*o;
-	size_t			 n = 0;
-	unsigned int		 acc = 0;
-	int			 bits = 0;
+	const char  *q;
+	char	    *o;
+	size_t	     n = 0;
+	unsigned int acc = 0;
+	int	     bits = 0;
 
 	o = xmalloc(strlen(in) / 4 * 3 + 4);
 	for (; *in != '\0'; in++) {

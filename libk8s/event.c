@@ -14,21 +14,21 @@
 
 #include "internal.h"
 
-#define EVENT_NOTE_MAX		1024	/* the API's limit on note */
-#define EVENT_CACHE_MAX		4096	/* remembered distinct events */
+#define EVENT_NOTE_MAX	1024 /* the API's limit on note */
+#define EVENT_CACHE_MAX 4096 /* remembered distinct events */
 
 struct k8s_recorder {
-	struct k8s_client	*client;
-	char			*controller;
-	char			*instance;
-	json_t			*seen;	/* dedup key -> {ns, name, count} */
+	struct k8s_client *client;
+	char		  *controller;
+	char		  *instance;
+	json_t		  *seen; /* dedup key -> {ns, name, count} */
 };
 
 struct k8s_recorder *
 k8s_recorder_new(struct k8s_client *c, const char *controller,
     const char *instance)
 {
-	struct k8s_recorder	*r;
+	struct k8s_recorder *r;
 
 	r = xcalloc(1, sizeof(*r));
 	r->client = c;
@@ -55,24 +55,23 @@ k8s_recorder_free(struct k8s_recorder *r)
  */
 static int
 event_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
-    const char *type, const char *reason, const char *action,
-    const char *note, const struct timeval *tv, json_t *entry,
-    struct k8s_error *err)
+    const char *type, const char *reason, const char *action, const char *note,
+    const struct timeval *tv, json_t *entry, struct k8s_error *err)
 {
-	json_t		*ev, *regarding;
-	const char	*oname = k8s_obj_name(obj), *v;
-	char		 name[300], now[64], *path;
-	int		 rc;
+	json_t	   *ev, *regarding;
+	const char *oname = k8s_obj_name(obj), *v;
+	char	    name[300], now[64], *path;
+	int	    rc;
 
 	k8s_microtime(now, sizeof(now), tv);
-	snprintf(name, sizeof(name), "%.200s.%llx", oname != NULL ? oname :
-	    "object", (unsigned long long)tv->tv_sec * 1000000000ULL +
-	    (unsigned long long)tv->tv_usec * 1000ULL);
+	snprintf(name, sizeof(name), "%.200s.%llx",
+	    oname != NULL ? oname : "object",
+	    (unsigned long long)tv->tv_sec * 1000000000ULL +
+		(unsigned long long)tv->tv_usec * 1000ULL);
 	regarding = json_object();
 	if ((v = json_string_value(json_object_get(obj, "kind"))) != NULL)
 		json_object_set_new(regarding, "kind", json_string(v));
-	if ((v = json_string_value(json_object_get(obj, "apiVersion")))
-	    != NULL)
+	if ((v = json_string_value(json_object_get(obj, "apiVersion"))) != NULL)
 		json_object_set_new(regarding, "apiVersion", json_string(v));
 	if (oname != NULL)
 		json_object_set_new(regarding, "name", json_string(oname));
@@ -84,13 +83,12 @@ event_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
 		json_object_set_new(regarding, "resourceVersion",
 		    json_string(v));
 	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, "
-	    "s:s, s:s, s:o}",
-	    "apiVersion", "events.k8s.io/v1", "kind", "Event",
-	    "metadata", "name", name, "namespace", ns,
-	    "eventTime", now, "reportingController", r->controller,
-	    "reportingInstance", r->instance, "action", action,
-	    "reason", reason, "type", type, "note", note,
-	    "regarding", regarding);
+		       "s:s, s:s, s:o}",
+	    "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata",
+	    "name", name, "namespace", ns, "eventTime", now,
+	    "reportingController", r->controller, "reportingInstance",
+	    r->instance, "action", action, "reason", reason, "type", type,
+	    "note", note, "regarding", regarding);
 	xasprintf(&path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
 	rc = k8s_create(r->client, path, ev, NULL, err);
 	free(path);
@@ -107,13 +105,13 @@ k8s_event_record(struct k8s_recorder *r, const json_t *obj, const char *type,
     const char *reason, const char *action, struct k8s_error *err,
     const char *fmt, ...)
 {
-	struct timeval	 tv;
-	va_list		 ap;
-	json_t		*entry, *patch;
-	char		 note[EVENT_NOTE_MAX + 1], now[64], *key, *path;
-	const char	*ns, *uid, *name;
-	json_int_t	 count;
-	int		 rc;
+	struct timeval tv;
+	va_list	       ap;
+	json_t	      *entry, *patch;
+	char	       note[EVENT_NOTE_MAX + 1], now[64], *key, *path;
+	const char    *ns, *uid, *name;
+	json_int_t     count;
+	int	       rc;
 
 	va_start(ap, fmt);
 	vsnprintf(note, sizeof(note), fmt, ap);
@@ -124,19 +122,20 @@ k8s_event_record(struct k8s_recorder *r, const json_t *obj, const char *type,
 	if (ns == NULL || *ns == '\0')
 		ns = "default";
 	uid = k8s_obj_uid(obj);
-	xasprintf(&key, "%s/%s/%s|%s|%s|%s", ns, k8s_obj_name(obj) != NULL ?
-	    k8s_obj_name(obj) : "", uid != NULL ? uid : "", type, reason,
-	    note);
+	xasprintf(&key, "%s/%s/%s|%s|%s|%s", ns,
+	    k8s_obj_name(obj) != NULL ? k8s_obj_name(obj) : "",
+	    uid != NULL ? uid : "", type, reason, note);
 
 	entry = json_object_get(r->seen, key);
 	if (entry != NULL) {
 		name = json_string_value(json_object_get(entry, "name"));
-		count = json_integer_value(json_object_get(entry, "count")) +
-		    1;
+		count = json_integer_value(json_object_get(entry, "count")) + 1;
 		patch = json_pack("{s:{s:I, s:s}}", "series", "count",
 		    (json_int_t)count, "lastObservedTime", now);
-		xasprintf(&path, "/apis/events.k8s.io/v1/namespaces/%s/"
-		    "events/%s", ns, name);
+		xasprintf(&path,
+		    "/apis/events.k8s.io/v1/namespaces/%s/"
+		    "events/%s",
+		    ns, name);
 		rc = k8s_patch(r->client, path, K8S_PATCH_MERGE, patch, NULL,
 		    err);
 		free(path);

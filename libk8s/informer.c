@@ -25,12 +25,12 @@
 #include "map.h"
 #include "log.h"
 
-#define INF_BACKOFF_MIN_MS	250
-#define INF_BACKOFF_MAX_MS	30000
-#define INF_LIST_LIMIT		500
+#define INF_BACKOFF_MIN_MS 250
+#define INF_BACKOFF_MAX_MS 30000
+#define INF_LIST_LIMIT	   500
 
 struct k8s_informer {
-	const struct k8s_config	*conf;
+	const struct k8s_config *conf;
 	char			*path;
 	char			*field_selector;
 	char			*label_selector;
@@ -39,33 +39,33 @@ struct k8s_informer {
 	k8s_informer_cb		 cb;
 	void			*arg;
 
-	pthread_t		 thread;
-	int			 started;
-	atomic_int		 stop;
-	atomic_uint_fast64_t	 relists;
-	atomic_uint_fast64_t	 restarts;
-	atomic_int		 listing;	/* a list is being delivered */
-	atomic_size_t		 store_count;	/* published by the thread */
-	atomic_size_t		 store_bytes;
+	pthread_t	     thread;
+	int		     started;
+	atomic_int	     stop;
+	atomic_uint_fast64_t relists;
+	atomic_uint_fast64_t restarts;
+	atomic_int	     listing;	  /* a list is being delivered */
+	atomic_size_t	     store_count; /* published by the thread */
+	atomic_size_t	     store_bytes;
 
 	/* owned by the thread */
 	struct k8s_client	*client;
-	struct k8s_watch_parser	*parser;
-	struct map		*store;		/* key -> struct inf_seen */
-	size_t			 seen_bytes;	/* of the inf_seen values */
-	uint64_t		 gen;		/* of the current listing */
-	char			*kind;		/* of the list's items, or NULL */
+	struct k8s_watch_parser *parser;
+	struct map		*store;	     /* key -> struct inf_seen */
+	size_t			 seen_bytes; /* of the inf_seen values */
+	uint64_t		 gen;	     /* of the current listing */
+	char			*kind;	     /* of the list's items, or NULL */
 	char			*api_version;
-	char			*rv;		/* last resourceVersion seen */
-	int			 gone;		/* a 410 arrived in-stream */
-	struct k8s_error	 werr;		/* error raised inside the stream */
+	char			*rv;   /* last resourceVersion seen */
+	int			 gone; /* a 410 arrived in-stream */
+	struct k8s_error	 werr; /* error raised inside the stream */
 };
 
 struct k8s_informer *
 k8s_informer_new(const struct k8s_config *conf,
     const struct k8s_informer_opts *o, k8s_informer_cb cb, void *arg)
 {
-	struct k8s_informer	*inf;
+	struct k8s_informer *inf;
 
 	inf = xcalloc(1, sizeof(*inf));
 	inf->conf = conf;
@@ -112,15 +112,13 @@ k8s_informer_relists(const struct k8s_informer *inf)
 int
 k8s_informer_listing(const struct k8s_informer *inf)
 {
-	return (atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->
-	    listing));
+	return (atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->listing));
 }
 
 void
-k8s_informer_store(const struct k8s_informer *inf, size_t *count,
-    size_t *bytes)
+k8s_informer_store(const struct k8s_informer *inf, size_t *count, size_t *bytes)
 {
-	struct k8s_informer	*i = (struct k8s_informer *)(uintptr_t)inf;
+	struct k8s_informer *i = (struct k8s_informer *)(uintptr_t)inf;
 
 	*count = atomic_load(&i->store_count);
 	*bytes = atomic_load(&i->store_bytes);
@@ -131,21 +129,21 @@ static void
 informer_store_publish(struct k8s_informer *inf)
 {
 	atomic_store(&inf->store_count, map_count(inf->store));
-	atomic_store(&inf->store_bytes, map_bytes(inf->store) +
-	    inf->seen_bytes);
+	atomic_store(&inf->store_bytes,
+	    map_bytes(inf->store) + inf->seen_bytes);
 }
 
 uint64_t
 k8s_informer_restarts(const struct k8s_informer *inf)
 {
-	return (atomic_load(
-	    &((struct k8s_informer *)(uintptr_t)inf)->restarts));
+	return (
+	    atomic_load(&((struct k8s_informer *)(uintptr_t)inf)->restarts));
 }
 
 static int
 informer_stopping(void *arg)
 {
-	struct k8s_informer	*inf = arg;
+	struct k8s_informer *inf = arg;
 
 	return (atomic_load(&inf->stop));
 }
@@ -154,7 +152,7 @@ informer_stopping(void *arg)
 static void
 informer_sleep(struct k8s_informer *inf, long ms)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	while (ms > 0 && !atomic_load(&inf->stop)) {
 		ts.tv_sec = 0;
@@ -179,7 +177,7 @@ informer_trim(json_t *obj)
 static char *
 informer_url(struct k8s_informer *inf, const char *params)
 {
-	struct buf	b;
+	struct buf b;
 
 	buf_init(&b);
 	buf_printf(&b, "%s?%s", inf->path, params);
@@ -201,8 +199,8 @@ informer_set_rv(struct k8s_informer *inf, const char *rv)
 
 /* What the store keeps of an object. */
 struct inf_seen {
-	uint64_t	gen;		/* the listing that last saw it */
-	char		rv[];		/* its resourceVersion */
+	uint64_t gen;  /* the listing that last saw it */
+	char	 rv[]; /* its resourceVersion */
 };
 
 /* Records key at rv in the store; returns whether it was there before. */
@@ -210,7 +208,7 @@ static int
 informer_store_put(struct k8s_informer *inf, const char *key, const char *rv,
     int *changed)
 {
-	struct inf_seen	*old = map_get(inf->store, key), *s;
+	struct inf_seen *old = map_get(inf->store, key), *s;
 	size_t		 n;
 
 	if (rv == NULL)
@@ -251,14 +249,14 @@ informer_typemeta(struct k8s_informer *inf, json_t *item)
 static void
 informer_listed(struct k8s_informer *inf, json_t *item)
 {
-	char	key[512];
-	int	changed, had;
+	char key[512];
+	int  changed, had;
 
 	informer_typemeta(inf, item);
 	informer_trim(item);
 	k8s_obj_key(item, key, sizeof(key));
-	had = informer_store_put(inf, key, k8s_obj_str(item,
-	    "metadata.resourceVersion"), &changed);
+	had = informer_store_put(inf, key,
+	    k8s_obj_str(item, "metadata.resourceVersion"), &changed);
 	if (changed)
 		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, item,
 		    inf->arg);
@@ -274,7 +272,7 @@ static void
 informer_vanished(struct k8s_informer *inf)
 {
 	struct map	*gone = map_new(NULL);
-	struct inf_seen	*s;
+	struct inf_seen *s;
 	const char	*key, *slash;
 	json_t		*obj;
 	size_t		 it = 0;
@@ -288,9 +286,9 @@ informer_vanished(struct k8s_informer *inf)
 		s = map_take(inf->store, key);
 		slash = strchr(key, '/');
 		obj = json_pack("{s:{s:s%, s:s}}", "metadata", "namespace",
-		    slash != NULL ? key : "", slash != NULL ?
-		    (size_t)(slash - key) : 0, "name", slash != NULL ?
-		    slash + 1 : key);
+		    slash != NULL ? key : "",
+		    slash != NULL ? (size_t)(slash - key) : 0, "name",
+		    slash != NULL ? slash + 1 : key);
 		json_object_set_new(json_object_get(obj, "metadata"),
 		    "resourceVersion", json_string(s->rv));
 		if (slash == NULL)
@@ -309,15 +307,16 @@ informer_vanished(struct k8s_informer *inf)
 static void
 informer_item_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 {
-	struct k8s_informer	*inf = arg;
+	struct k8s_informer *inf = arg;
 
-	if (meta->kind != NULL && (inf->kind == NULL ||
-	    strcmp(inf->kind, meta->kind) != 0)) {
+	if (meta->kind != NULL &&
+	    (inf->kind == NULL || strcmp(inf->kind, meta->kind) != 0)) {
 		free(inf->kind);
 		inf->kind = xstrdup(meta->kind);
 	}
-	if (meta->api_version != NULL && (inf->api_version == NULL ||
-	    strcmp(inf->api_version, meta->api_version) != 0)) {
+	if (meta->api_version != NULL &&
+	    (inf->api_version == NULL ||
+		strcmp(inf->api_version, meta->api_version) != 0)) {
 		free(inf->api_version);
 		inf->api_version = xstrdup(meta->api_version);
 	}
@@ -331,10 +330,10 @@ informer_item_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 static int
 informer_list(struct k8s_informer *inf, struct k8s_error *err)
 {
-	struct k8s_list_meta	 meta;
-	struct buf		 body;
-	char			*url, *cont = NULL, *rv = NULL, params[1024];
-	int			 ret = -1;
+	struct k8s_list_meta meta;
+	struct buf	     body;
+	char		    *url, *cont = NULL, *rv = NULL, params[1024];
+	int		     ret = -1;
 
 	memset(&meta, 0, sizeof(meta));
 	buf_init(&body);
@@ -361,7 +360,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		rv = NULL;
 		k8s_list_meta_clear(&meta);
 		if (k8s_list_decode(body.data != NULL ? body.data : "",
-		    body.len, informer_item_cb, inf, &meta, err) == -1)
+			body.len, informer_item_cb, inf, &meta, err) == -1)
 			goto done;
 		rv = meta.rv;
 		cont = meta.cont;
@@ -379,7 +378,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	atomic_store(&inf->listing, 0);
 	inf->cb(K8S_EVENT_SYNCED, NULL, inf->arg);
 	ret = 0;
- done:
+done:
 	free(cont);
 	free(rv);
 	k8s_list_meta_clear(&meta);
@@ -392,16 +391,16 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 static int
 informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
-	struct k8s_informer	*inf = arg;
-	struct inf_seen		*seen;
-	char			 key[512];
-	json_int_t		 code;
-	int			 changed, had;
+	struct k8s_informer *inf = arg;
+	struct inf_seen	    *seen;
+	char		     key[512];
+	json_int_t	     code;
+	int		     changed, had;
 
 	switch (t) {
 	case K8S_EVENT_BOOKMARK:
-		informer_set_rv(inf, k8s_obj_str(obj,
-		    "metadata.resourceVersion"));
+		informer_set_rv(inf,
+		    k8s_obj_str(obj, "metadata.resourceVersion"));
 		break;
 	case K8S_EVENT_ERROR:
 		/* The object of an ERROR event is a metav1.Status. */
@@ -415,18 +414,18 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	case K8S_EVENT_ADDED:
 	case K8S_EVENT_MODIFIED:
 		k8s_obj_key(obj, key, sizeof(key));
-		informer_set_rv(inf, k8s_obj_str(obj,
-		    "metadata.resourceVersion"));
+		informer_set_rv(inf,
+		    k8s_obj_str(obj, "metadata.resourceVersion"));
 		informer_trim(obj);
-		had = informer_store_put(inf, key, k8s_obj_str(obj,
-		    "metadata.resourceVersion"), &changed);
+		had = informer_store_put(inf, key,
+		    k8s_obj_str(obj, "metadata.resourceVersion"), &changed);
 		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, obj,
 		    inf->arg);
 		return (0);
 	case K8S_EVENT_DELETED:
 		k8s_obj_key(obj, key, sizeof(key));
-		informer_set_rv(inf, k8s_obj_str(obj,
-		    "metadata.resourceVersion"));
+		informer_set_rv(inf,
+		    k8s_obj_str(obj, "metadata.resourceVersion"));
 		if ((seen = map_take(inf->store, key)) != NULL) {
 			inf->seen_bytes -= malloc_usable_size(seen);
 			free(seen);
@@ -442,19 +441,19 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 }
 
 struct watch_write {
-	struct k8s_informer	*inf;
-	int			 failed;
+	struct k8s_informer *inf;
+	int		     failed;
 };
 
 static size_t
 informer_write_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct watch_write	*w = arg;
+	struct watch_write *w = arg;
 
 	if (k8s_watch_parser_feed(w->inf->parser, p, size * n,
-	    informer_event_cb, w->inf, &w->inf->werr) == -1) {
+		informer_event_cb, w->inf, &w->inf->werr) == -1) {
 		w->failed = 1;
-		return (0);	/* makes curl end the transfer */
+		return (0); /* makes curl end the transfer */
 	}
 	return (size * n);
 }
@@ -463,13 +462,15 @@ informer_write_cb(char *p, size_t size, size_t n, void *arg)
 static int
 informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 {
-	struct watch_write	 w = { inf, 0 };
-	char			 params[512], *url, *enc;
-	int			 rc;
+	struct watch_write w = { inf, 0 };
+	char		   params[512], *url, *enc;
+	int		   rc;
 
 	enc = k8s_urlencode(inf->rv != NULL ? inf->rv : "0");
-	snprintf(params, sizeof(params), "watch=1&allowWatchBookmarks=true"
-	    "&resourceVersion=%s&timeoutSeconds=%d", enc, inf->timeout);
+	snprintf(params, sizeof(params),
+	    "watch=1&allowWatchBookmarks=true"
+	    "&resourceVersion=%s&timeoutSeconds=%d",
+	    enc, inf->timeout);
 	free(enc);
 	url = informer_url(inf, params);
 	inf->gone = 0;
@@ -501,10 +502,10 @@ informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 static void *
 informer_main(void *arg)
 {
-	struct k8s_informer	*inf = arg;
-	struct k8s_error	 err;
-	long			 backoff = 0, ms;
-	int			 need_list = 1;
+	struct k8s_informer *inf = arg;
+	struct k8s_error     err;
+	long		     backoff = 0, ms;
+	int		     need_list = 1;
 
 	log_setname(inf->name);
 	while (!atomic_load(&inf->stop)) {
@@ -521,7 +522,7 @@ informer_main(void *arg)
 			backoff = 0;
 		}
 		if (informer_watch(inf, &err) == 0)
-			continue;	/* server ended the watch: re-watch */
+			continue; /* server ended the watch: re-watch */
 		if (atomic_load(&inf->stop))
 			break;
 		need_list = 1;
@@ -530,9 +531,9 @@ informer_main(void *arg)
 			    inf->path, inf->rv != NULL ? inf->rv : "-");
 			continue;
 		}
-		log_warnx("%s: watch failed: %ld %s: %s", inf->path,
-		    err.status, err.reason, err.text);
- backoff:
+		log_warnx("%s: watch failed: %ld %s: %s", inf->path, err.status,
+		    err.reason, err.text);
+backoff:
 		backoff = backoff == 0 ? INF_BACKOFF_MIN_MS : backoff * 2;
 		if (backoff > INF_BACKOFF_MAX_MS)
 			backoff = INF_BACKOFF_MAX_MS;
@@ -546,14 +547,14 @@ informer_main(void *arg)
 int
 k8s_informer_start(struct k8s_informer *inf)
 {
-	struct k8s_error	err;
+	struct k8s_error err;
 
 	if ((inf->client = k8s_client_new(inf->conf, &err)) == NULL)
 		return (-1);
 	/* Watches are long-lived and lists are rare: no client throttling. */
 	k8s_client_set_rate(inf->client, 0, 1);
-	if ((errno = pthread_create(&inf->thread, NULL, informer_main, inf))
-	    != 0) {
+	if ((errno = pthread_create(&inf->thread, NULL, informer_main, inf)) !=
+	    0) {
 		k8s_client_free(inf->client);
 		inf->client = NULL;
 		return (-1);

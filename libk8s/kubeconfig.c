@@ -15,19 +15,18 @@
 
 #include "internal.h"
 
-#define SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
-
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* Finds the entry called name in a kubeconfig list and returns its field. */
 static json_t *
 kc_find(json_t *root, const char *list, const char *name, const char *field)
 {
-	json_t	*arr, *ent;
-	size_t	 i;
+	json_t *arr, *ent;
+	size_t	i;
 
 	if ((arr = json_object_get(root, list)) == NULL)
 		return (NULL);
-	json_array_foreach(arr, i, ent) {
+	json_array_foreach (arr, i, ent) {
 		const char *n = json_string_value(json_object_get(ent, "name"));
 		if (n != NULL && strcmp(n, name) == 0)
 			return (json_object_get(ent, field));
@@ -39,7 +38,7 @@ kc_find(json_t *root, const char *list, const char *name, const char *field)
 static char *
 kc_path(const char *dir, const char *p)
 {
-	char	*s;
+	char *s;
 
 	if (p == NULL || *p == '\0')
 		return (NULL);
@@ -53,7 +52,7 @@ static int
 kc_data(json_t *obj, const char *key, char **out, size_t *len,
     struct k8s_error *err)
 {
-	const char	*s = json_string_value(json_object_get(obj, key));
+	const char *s = json_string_value(json_object_get(obj, key));
 
 	if (s == NULL)
 		return (0);
@@ -74,22 +73,26 @@ int
 k8s_file_check_perms(const char *path, const char *what, int secret,
     struct k8s_error *err)
 {
-	struct stat	st;
+	struct stat st;
 
 	if (path == NULL || stat(path, &st) == -1)
 		return (0);
 	if (!S_ISREG(st.st_mode)) {
-		error_set(err, 0, "BadPermissions", "%s %s is not a regular "
-		    "file", what, path);
+		error_set(err, 0, "BadPermissions",
+		    "%s %s is not a regular "
+		    "file",
+		    what, path);
 		return (-1);
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
 	    (secret && (st.st_mode & S_IROTH) != 0)) {
-		error_set(err, 0, "BadPermissions", "%s %s has mode %04o: "
+		error_set(err, 0, "BadPermissions",
+		    "%s %s has mode %04o: "
 		    "it holds credentials, so it must not be %s by others "
-		    "(chmod 600 it)", what, path, (unsigned)(st.st_mode & 07777),
+		    "(chmod 600 it)",
+		    what, path, (unsigned)(st.st_mode & 07777),
 		    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ? "writable" :
-		    "readable");
+							      "readable");
 		return (-1);
 	}
 	return (0);
@@ -98,16 +101,16 @@ k8s_file_check_perms(const char *path, const char *what, int secret,
 struct k8s_config *
 k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 {
-	struct k8s_config	*c = NULL;
-	json_t			*root, *ctx, *cl, *user;
-	const char		*s, *cname, *uname;
-	char			*tmp = NULL, *dir;
+	struct k8s_config *c = NULL;
+	json_t		  *root, *ctx, *cl, *user;
+	const char	  *s, *cname, *uname;
+	char		  *tmp = NULL, *dir;
 
 	if ((root = yamldoc_load(path, err)) == NULL)
 		return (NULL);
 	if (context == NULL)
-		context = json_string_value(json_object_get(root,
-		    "current-context"));
+		context = json_string_value(
+		    json_object_get(root, "current-context"));
 	if (context == NULL || *context == '\0') {
 		error_set(err, 0, "BadKubeconfig",
 		    "%s: no current-context and none chosen", path);
@@ -142,38 +145,39 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 		c->server[strlen(c->server) - 1] = '\0';
 	s = json_string_value(json_object_get(ctx, "namespace"));
 	c->ns = xstrdup(s != NULL && *s != '\0' ? s : "default");
-	c->ca_file = kc_path(dir, json_string_value(json_object_get(cl,
-	    "certificate-authority")));
+	c->ca_file = kc_path(dir,
+	    json_string_value(json_object_get(cl, "certificate-authority")));
 	if (kc_data(cl, "certificate-authority-data", &c->ca_pem, &c->ca_len,
-	    err) == -1)
+		err) == -1)
 		goto fail;
 	s = json_string_value(json_object_get(cl, "insecure-skip-tls-verify"));
 	c->insecure = s != NULL && strcmp(s, "true") == 0;
 	if (user != NULL) {
-		c->cert_file = kc_path(dir, json_string_value(
-		    json_object_get(user, "client-certificate")));
-		c->key_file = kc_path(dir, json_string_value(
-		    json_object_get(user, "client-key")));
+		c->cert_file = kc_path(dir,
+		    json_string_value(
+			json_object_get(user, "client-certificate")));
+		c->key_file = kc_path(dir,
+		    json_string_value(json_object_get(user, "client-key")));
 		if (kc_data(user, "client-certificate-data", &c->cert_pem,
-		    &c->cert_len, err) == -1 ||
+			&c->cert_len, err) == -1 ||
 		    kc_data(user, "client-key-data", &c->key_pem, &c->key_len,
-		    err) == -1)
+			err) == -1)
 			goto fail;
-		if ((s = json_string_value(json_object_get(user, "token")))
-		    != NULL)
+		if ((s = json_string_value(json_object_get(user, "token"))) !=
+		    NULL)
 			c->token = xstrdup(s);
-		c->token_file = kc_path(dir, json_string_value(
-		    json_object_get(user, "tokenFile")));
+		c->token_file = kc_path(dir,
+		    json_string_value(json_object_get(user, "tokenFile")));
 	}
-	if (k8s_file_check_perms(path, "kubeconfig", c->key_pem != NULL ||
-	    c->token != NULL, err) == -1 ||
+	if (k8s_file_check_perms(path, "kubeconfig",
+		c->key_pem != NULL || c->token != NULL, err) == -1 ||
 	    k8s_file_check_perms(c->key_file, "client key", 1, err) == -1 ||
 	    k8s_file_check_perms(c->token_file, "token file", 1, err) == -1)
 		goto fail;
 	free(tmp);
 	json_decref(root);
 	return (c);
- fail:
+fail:
 	free(tmp);
 	json_decref(root);
 	k8s_config_free(c);
@@ -183,15 +187,15 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 struct k8s_config *
 k8s_config_incluster(struct k8s_error *err)
 {
-	struct k8s_config	*c;
-	const char		*host, *port;
-	char			 ns[256];
-	FILE			*fp;
+	struct k8s_config *c;
+	const char	  *host, *port;
+	char		   ns[256];
+	FILE		  *fp;
 
 	host = getenv("KUBERNETES_SERVICE_HOST");
 	port = getenv("KUBERNETES_SERVICE_PORT");
-	if (host == NULL || port == NULL || access(SA_DIR "/token", R_OK)
-	    == -1) {
+	if (host == NULL || port == NULL ||
+	    access(SA_DIR "/token", R_OK) == -1) {
 		error_set(err, 0, "NotInCluster",
 		    "KUBERNETES_SERVICE_HOST/_PORT or %s/token missing",
 		    SA_DIR);
@@ -220,8 +224,8 @@ k8s_config_incluster(struct k8s_error *err)
 struct k8s_config *
 k8s_config_default(const char *path, struct k8s_error *err)
 {
-	const char	*env, *home;
-	char		*p;
+	const char	  *env, *home;
+	char		  *p;
 	struct k8s_config *c;
 
 	if (path != NULL && *path != '\0')

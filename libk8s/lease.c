@@ -18,18 +18,18 @@
 #include "internal.h"
 
 struct k8s_lease {
-	struct k8s_client	*client;
-	char			*ns;
-	char			*name;
-	char			*identity;
-	int			 duration;
-	int			 renew_deadline;
-	int			 retry_period;
-	int			 held;
-	double			 last_renew;	/* monotonic s of last renewal */
-	char			*obs_holder;	/* last observed record */
-	char			*obs_renew;
-	double			 obs_time;	/* when it last changed */
+	struct k8s_client *client;
+	char		  *ns;
+	char		  *name;
+	char		  *identity;
+	int		   duration;
+	int		   renew_deadline;
+	int		   retry_period;
+	int		   held;
+	double		   last_renew; /* monotonic s of last renewal */
+	char		  *obs_holder; /* last observed record */
+	char		  *obs_renew;
+	double		   obs_time; /* when it last changed */
 };
 
 static double
@@ -41,7 +41,7 @@ lease_mono(void)
 struct k8s_lease *
 k8s_lease_new(struct k8s_client *c, const struct k8s_lease_opts *o)
 {
-	struct k8s_lease	*l;
+	struct k8s_lease *l;
 
 	l = xcalloc(1, sizeof(*l));
 	l->client = c;
@@ -49,8 +49,7 @@ k8s_lease_new(struct k8s_client *c, const struct k8s_lease_opts *o)
 	l->name = xstrdup(o->name);
 	l->identity = xstrdup(o->identity);
 	l->duration = o->duration_s > 0 ? o->duration_s : 15;
-	l->renew_deadline = o->renew_deadline_s > 0 ? o->renew_deadline_s :
-	    10;
+	l->renew_deadline = o->renew_deadline_s > 0 ? o->renew_deadline_s : 10;
 	l->retry_period = o->retry_period_s > 0 ? o->retry_period_s : 2;
 	return (l);
 }
@@ -141,11 +140,11 @@ lease_written(struct k8s_lease *l, int rc, const char *now,
 int
 k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 {
-	json_t		*cur = NULL, *spec, *body;
-	char		*path, *cpath, now[64];
-	const char	*holder, *renew;
-	json_int_t	 trans;
-	int		 rc, mine;
+	json_t	   *cur = NULL, *spec, *body;
+	char	   *path, *cpath, now[64];
+	const char *holder, *renew;
+	json_int_t  trans;
+	int	    rc, mine;
 
 	xasprintf(&cpath, "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
 	    l->ns);
@@ -157,13 +156,14 @@ k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 			goto done;
 		}
 		body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, s:s, "
-		    "s:s, s:i}}", "apiVersion", "coordination.k8s.io/v1",
-		    "kind", "Lease", "metadata", "name", l->name,
-		    "namespace", l->ns, "spec", "holderIdentity", l->identity,
-		    "leaseDurationSeconds", l->duration, "acquireTime", now,
-		    "renewTime", now, "leaseTransitions", 0);
-		rc = lease_written(l, k8s_create(l->client, cpath, body, NULL,
-		    err), now, err);
+				 "s:s, s:i}}",
+		    "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
+		    "metadata", "name", l->name, "namespace", l->ns, "spec",
+		    "holderIdentity", l->identity, "leaseDurationSeconds",
+		    l->duration, "acquireTime", now, "renewTime", now,
+		    "leaseTransitions", 0);
+		rc = lease_written(l,
+		    k8s_create(l->client, cpath, body, NULL, err), now, err);
 		json_decref(body);
 		goto done;
 	}
@@ -196,7 +196,7 @@ k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 	}
 	rc = lease_written(l, k8s_update(l->client, path, cur, NULL, err), now,
 	    err);
- done:
+done:
 	json_decref(cur);
 	free(path);
 	free(cpath);
@@ -206,22 +206,24 @@ k8s_lease_step(struct k8s_lease *l, struct k8s_error *err)
 int
 k8s_lease_release(struct k8s_lease *l, struct k8s_error *err)
 {
-	json_t		*cur = NULL, *spec;
-	char		*path, now[64];
-	const char	*holder;
-	int		 rc = -1;
+	json_t	   *cur = NULL, *spec;
+	char	   *path, now[64];
+	const char *holder;
+	int	    rc = -1;
 
 	if (!l->held)
 		return (0);
-	xasprintf(&path, "/apis/coordination.k8s.io/v1/namespaces/%s/"
-	    "leases/%s", l->ns, l->name);
+	xasprintf(&path,
+	    "/apis/coordination.k8s.io/v1/namespaces/%s/"
+	    "leases/%s",
+	    l->ns, l->name);
 	if (k8s_get(l->client, path, &cur, err) == -1)
 		goto done;
 	spec = json_object_get(cur, "spec");
 	holder = json_string_value(json_object_get(spec, "holderIdentity"));
 	l->held = 0;
 	if (holder == NULL || strcmp(holder, l->identity) != 0) {
-		rc = 0;		/* someone else holds it already */
+		rc = 0; /* someone else holds it already */
 		goto done;
 	}
 	k8s_microtime(now, sizeof(now), NULL);
@@ -230,7 +232,7 @@ k8s_lease_release(struct k8s_lease *l, struct k8s_error *err)
 	json_object_set_new(spec, "leaseDurationSeconds", json_integer(1));
 	json_object_set_new(spec, "renewTime", json_string(now));
 	rc = k8s_update(l->client, path, cur, NULL, err);
- done:
+done:
 	json_decref(cur);
 	free(path);
 	return (rc);

@@ -11,17 +11,17 @@
 #include "internal.h"
 
 struct k8s_limiter {
-	pthread_mutex_t	 lock;
-	double		 qps;
-	double		 burst;
-	double		 tokens;
-	struct timespec	 last;
+	pthread_mutex_t lock;
+	double		qps;
+	double		burst;
+	double		tokens;
+	struct timespec last;
 };
 
 struct k8s_limiter *
 k8s_limiter_new(double qps, int burst)
 {
-	struct k8s_limiter	*l;
+	struct k8s_limiter *l;
 
 	l = xcalloc(1, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
@@ -52,7 +52,7 @@ k8s_limiter_set(struct k8s_limiter *l, double qps, int burst)
 void
 k8s_limiter_wait(struct k8s_limiter *l)
 {
-	struct timespec	now, ts;
+	struct timespec now, ts;
 	double		dt, wait = 0;
 
 	pthread_mutex_lock(&l->lock);

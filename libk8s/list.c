@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-#define LIST_FLAGS	(JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
+#define LIST_FLAGS (JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK)
 
 void
 k8s_list_meta_clear(struct k8s_list_meta *m)
@@ -26,8 +26,9 @@ k8s_list_meta_clear(struct k8s_list_meta *m)
 static int
 list_peek(const char *p, size_t len, size_t *off)
 {
-	while (*off < len && (p[*off] == ' ' || p[*off] == '\n' ||
-	    p[*off] == '\r' || p[*off] == '\t'))
+	while (*off < len &&
+	    (p[*off] == ' ' || p[*off] == '\n' || p[*off] == '\r' ||
+		p[*off] == '\t'))
 		(*off)++;
 	return (*off < len ? (unsigned char)p[*off] : 0);
 }
@@ -36,19 +37,21 @@ list_peek(const char *p, size_t len, size_t *off)
 static json_t *
 list_value(const char *p, size_t len, size_t *off, struct k8s_error *err)
 {
-	json_error_t	 jerr;
-	json_t		*v;
+	json_error_t jerr;
+	json_t	    *v;
 
 	if (list_peek(p, len, off) == 0) {
-		error_set(err, 200, "BadResponse", "list: ends at byte %zu "
-		    "inside the object", *off);
+		error_set(err, 200, "BadResponse",
+		    "list: ends at byte %zu "
+		    "inside the object",
+		    *off);
 		return (NULL);
 	}
-	if ((v = json_loadb(p + *off, len - *off, LIST_FLAGS, &jerr)) ==
-	    NULL) {
-		error_set(err, 200, "BadResponse", "list: invalid JSON "
-		    "at byte %zu: %s", *off + (size_t)jerr.position,
-		    jerr.text);
+	if ((v = json_loadb(p + *off, len - *off, LIST_FLAGS, &jerr)) == NULL) {
+		error_set(err, 200, "BadResponse",
+		    "list: invalid JSON "
+		    "at byte %zu: %s",
+		    *off + (size_t)jerr.position, jerr.text);
 		return (NULL);
 	}
 	*off += (size_t)jerr.position;
@@ -61,8 +64,10 @@ list_expect(const char *p, size_t len, size_t *off, int c,
     struct k8s_error *err)
 {
 	if (list_peek(p, len, off) != c) {
-		error_set(err, 200, "BadResponse", "list: expected '%c' "
-		    "at byte %zu", c, *off);
+		error_set(err, 200, "BadResponse",
+		    "list: expected '%c' "
+		    "at byte %zu",
+		    c, *off);
 		return (-1);
 	}
 	(*off)++;
@@ -74,7 +79,7 @@ static int
 list_items(const char *p, size_t len, size_t *off, k8s_list_item_cb cb,
     void *arg, const struct k8s_list_meta *meta, struct k8s_error *err)
 {
-	json_t	*v;
+	json_t *v;
 
 	if (list_expect(p, len, off, '[', err) == -1)
 		return (-1);
@@ -102,8 +107,8 @@ list_items(const char *p, size_t len, size_t *off, k8s_list_item_cb cb,
 static void
 list_member(const char *key, const json_t *v, struct k8s_list_meta *m)
 {
-	const char	*s;
-	size_t		 n;
+	const char *s;
+	size_t	    n;
 
 	if (strcmp(key, "kind") == 0 && (s = json_string_value(v)) != NULL &&
 	    (n = strlen(s)) > 4 && strcmp(s + n - 4, "List") == 0) {
@@ -126,8 +131,8 @@ int
 k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb, void *arg,
     struct k8s_list_meta *meta, struct k8s_error *err)
 {
-	size_t	 off = 0;
-	json_t	*k = NULL, *v;
+	size_t	off = 0;
+	json_t *k = NULL, *v;
 
 	k8s_list_meta_clear(meta);
 	if (list_expect(p, len, &off, '{', err) == -1)
@@ -138,8 +143,10 @@ k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb, void *arg,
 		if ((k = list_value(p, len, &off, err)) == NULL)
 			goto fail;
 		if (!json_is_string(k)) {
-			error_set(err, 200, "BadResponse", "list: a key is "
-			    "not a string at byte %zu", off);
+			error_set(err, 200, "BadResponse",
+			    "list: a key is "
+			    "not a string at byte %zu",
+			    off);
 			goto fail;
 		}
 		if (list_expect(p, len, &off, ':', err) == -1)
@@ -161,7 +168,7 @@ k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb, void *arg,
 		if (list_expect(p, len, &off, ',', err) == -1)
 			goto fail;
 	}
- fail:
+fail:
 	json_decref(k);
 	k8s_list_meta_clear(meta);
 	return (-1);

@@ -14,8 +14,8 @@
 
 #include "log.h"
 
-static int			 log_level;
-static _Thread_local char	 log_name[32] = "main";
+static int		  log_level;
+static _Thread_local char log_name[32] = "main";
 
 void
 log_init(int verbose)
@@ -32,17 +32,17 @@ log_setname(const char *name)
 static void
 log_vwrite(const char *level, const char *fmt, va_list ap, int err)
 {
-	char		 line[2048];
-	struct timeval	 tv;
-	struct tm	 tm;
-	int		 n, m;
+	char	       line[2048];
+	struct timeval tv;
+	struct tm      tm;
+	int	       n, m;
 
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	n = snprintf(line, sizeof(line),
-	    "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %s %s: ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000), level, log_name);
+	    "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %s %s: ", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	    (int)(tv.tv_usec / 1000), level, log_name);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
@@ -60,17 +60,18 @@ log_vwrite(const char *level, const char *fmt, va_list ap, int err)
 	(void)!write(STDERR_FILENO, line, n);
 }
 
-#define LOG_BODY(level, err) do {		\
-	va_list	ap;				\
-	va_start(ap, fmt);			\
-	log_vwrite(level, fmt, ap, err);	\
-	va_end(ap);				\
-} while (0)
+#define LOG_BODY(level, err) \
+	do { \
+		va_list ap; \
+		va_start(ap, fmt); \
+		log_vwrite(level, fmt, ap, err); \
+		va_end(ap); \
+	} while (0)
 
 void
 log_warn(const char *fmt, ...)
 {
-	int	saved = errno;
+	int saved = errno;
 
 	LOG_BODY("warn", saved);
 	errno = saved;

@@ -11,29 +11,29 @@
 #include "map.h"
 
 struct map_slot {
-	char	*key;		/* NULL: empty; MAP_TOMB: deleted */
+	char	*key; /* NULL: empty; MAP_TOMB: deleted */
 	void	*value;
 	uint64_t hash;
 };
 
 struct map {
-	struct map_slot	*slots;
-	size_t		 cap;		/* power of two */
+	struct map_slot *slots;
+	size_t		 cap; /* power of two */
 	size_t		 count;
-	size_t		 used;		/* count + tombstones */
-	size_t		 key_bytes;	/* of the key copies */
+	size_t		 used;	    /* count + tombstones */
+	size_t		 key_bytes; /* of the key copies */
 	map_free_cb	 free_cb;
-	int		 borrowed;	/* keys are the caller's */
+	int		 borrowed; /* keys are the caller's */
 };
 
-static char	map_tomb;
-#define MAP_TOMB	(&map_tomb)
+static char map_tomb;
+#define MAP_TOMB (&map_tomb)
 
 /* FNV-1a. */
 static uint64_t
 map_hash(const char *s)
 {
-	uint64_t	h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL;
 
 	for (; *s != '\0'; s++) {
 		h ^= (unsigned char)*s;
@@ -45,7 +45,7 @@ map_hash(const char *s)
 struct map *
 map_new(map_free_cb free_cb)
 {
-	struct map	*m;
+	struct map *m;
 
 	m = xcalloc(1, sizeof(*m));
 	m->cap = 64;
@@ -57,7 +57,7 @@ map_new(map_free_cb free_cb)
 struct map *
 map_new_borrowed(map_free_cb free_cb)
 {
-	struct map	*m = map_new(free_cb);
+	struct map *m = map_new(free_cb);
 
 	m->borrowed = 1;
 	return (m);
@@ -66,7 +66,7 @@ map_new_borrowed(map_free_cb free_cb)
 static char *
 map_key_copy(struct map *m, const char *key)
 {
-	char	*k;
+	char *k;
 
 	if (m->borrowed)
 		return ((char *)(uintptr_t)key);
@@ -93,7 +93,7 @@ map_bytes(const struct map *m)
 void
 map_free(struct map *m)
 {
-	size_t	i;
+	size_t i;
 
 	if (m == NULL)
 		return;
@@ -112,7 +112,7 @@ map_free(struct map *m)
 static struct map_slot *
 map_find(const struct map *m, const char *key, uint64_t h)
 {
-	size_t	i, mask = m->cap - 1;
+	size_t i, mask = m->cap - 1;
 
 	for (i = h & mask;; i = (i + 1) & mask) {
 		struct map_slot *s = &m->slots[i];
@@ -127,7 +127,7 @@ map_find(const struct map *m, const char *key, uint64_t h)
 static void
 map_resize(struct map *m, size_t cap)
 {
-	struct map_slot	*old = m->slots;
+	struct map_slot *old = m->slots;
 	size_t		 i, j, oldcap = m->cap, mask = cap - 1;
 
 	m->slots = xcalloc(cap, sizeof(*m->slots));
@@ -137,7 +137,7 @@ map_resize(struct map *m, size_t cap)
 		if (old[i].key == NULL || old[i].key == MAP_TOMB)
 			continue;
 		for (j = old[i].hash & mask; m->slots[j].key != NULL;
-		    j = (j + 1) & mask)
+		     j = (j + 1) & mask)
 			;
 		m->slots[j] = old[i];
 	}
@@ -147,7 +147,7 @@ map_resize(struct map *m, size_t cap)
 void *
 map_get(const struct map *m, const char *key)
 {
-	struct map_slot	*s = map_find(m, key, map_hash(key));
+	struct map_slot *s = map_find(m, key, map_hash(key));
 
 	return (s != NULL ? s->value : NULL);
 }
@@ -156,7 +156,7 @@ void
 map_put(struct map *m, const char *key, void *value)
 {
 	uint64_t	 h = map_hash(key);
-	struct map_slot	*s;
+	struct map_slot *s;
 	size_t		 i, mask;
 
 	if ((s = map_find(m, key, h)) != NULL) {
@@ -169,11 +169,11 @@ map_put(struct map *m, const char *key, void *value)
 		return;
 	}
 	if ((m->used + 1) * 4 >= m->cap * 3)
-		map_resize(m, m->count * 2 >= m->cap / 2 ? m->cap * 2 :
-		    m->cap);
+		map_resize(m, m->count * 2 >= m->cap / 2 ? m->cap * 2 : m->cap);
 	mask = m->cap - 1;
-	for (i = h & mask; m->slots[i].key != NULL &&
-	    m->slots[i].key != MAP_TOMB; i = (i + 1) & mask)
+	for (i = h & mask;
+	     m->slots[i].key != NULL && m->slots[i].key != MAP_TOMB;
+	     i = (i + 1) & mask)
 		;
 	if (m->slots[i].key == NULL)
 		m->used++;
@@ -186,7 +186,7 @@ map_put(struct map *m, const char *key, void *value)
 void *
 map_take(struct map *m, const char *key)
 {
-	struct map_slot	*s = map_find(m, key, map_hash(key));
+	struct map_slot *s = map_find(m, key, map_hash(key));
 	void		*v;
 
 	if (s == NULL)
@@ -202,7 +202,7 @@ map_take(struct map *m, const char *key)
 void
 map_del(struct map *m, const char *key)
 {
-	void	*v = map_take(m, key);
+	void *v = map_take(m, key);
 
 	if (v != NULL && m->free_cb != NULL)
 		m->free_cb(v);

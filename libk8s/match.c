@@ -10,11 +10,11 @@ int
 k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
     const char *effect)
 {
-	const json_t	*t;
-	const char	*tk, *op, *tv, *te;
-	size_t		 i;
+	const json_t *t;
+	const char   *tk, *op, *tv, *te;
+	size_t	      i;
 
-	json_array_foreach(k8s_obj_get(pod, "spec.tolerations"), i, t) {
+	json_array_foreach (k8s_obj_get(pod, "spec.tolerations"), i, t) {
 		tk = json_string_value(json_object_get(t, "key"));
 		op = json_string_value(json_object_get(t, "operator"));
 		tv = json_string_value(json_object_get(t, "value"));
@@ -40,12 +40,12 @@ k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
 static int
 selector_expr(const json_t *x, const json_t *labels)
 {
-	const char	*key = json_string_value(json_object_get(x, "key"));
-	const char	*op = json_string_value(json_object_get(x, "operator"));
-	const json_t	*values = json_object_get(x, "values"), *v;
-	const char	*have;
-	size_t		 i;
-	int		 in = 0;
+	const char   *key = json_string_value(json_object_get(x, "key"));
+	const char   *op = json_string_value(json_object_get(x, "operator"));
+	const json_t *values = json_object_get(x, "values"), *v;
+	const char   *have;
+	size_t	      i;
+	int	      in = 0;
 
 	if (key == NULL || op == NULL)
 		return (-1);
@@ -56,7 +56,7 @@ selector_expr(const json_t *x, const json_t *labels)
 		return (have == NULL);
 	if (!json_is_array(values) || json_array_size(values) == 0)
 		return (-1);
-	json_array_foreach(values, i, v)
+	json_array_foreach (values, i, v)
 		if (have != NULL && json_is_string(v) &&
 		    strcmp(json_string_value(v), have) == 0)
 			in = 1;
@@ -70,10 +70,10 @@ selector_expr(const json_t *x, const json_t *labels)
 int
 k8s_selector_matches(const json_t *selector, const json_t *labels)
 {
-	const json_t	*v, *x;
-	const char	*key, *have;
-	size_t		 i;
-	int		 rc, match = 1;
+	const json_t *v, *x;
+	const char   *key, *have;
+	size_t	      i;
+	int	      rc, match = 1;
 
 	if (!json_is_object(selector))
 		return (-1);
@@ -81,15 +81,16 @@ k8s_selector_matches(const json_t *selector, const json_t *labels)
 	 * Every entry is checked even after a mismatch, so that a malformed
 	 * selector is -1 whatever the labels (config.c validates with none).
 	 */
-	json_object_foreach((json_t *)(uintptr_t)json_object_get(selector,
-	    "matchLabels"), key, v) {
+	json_object_foreach ((json_t *)(uintptr_t)json_object_get(selector,
+				 "matchLabels"),
+	    key, v) {
 		have = json_string_value(json_object_get(labels, key));
 		if (!json_is_string(v))
 			return (-1);
 		if (have == NULL || strcmp(have, json_string_value(v)) != 0)
 			match = 0;
 	}
-	json_array_foreach(json_object_get(selector, "matchExpressions"), i,
+	json_array_foreach (json_object_get(selector, "matchExpressions"), i,
 	    x) {
 		if ((rc = selector_expr(x, labels)) == -1)
 			return (-1);

@@ -11,9 +11,9 @@
 json_t *
 k8s_obj_get(const json_t *obj, const char *path)
 {
-	const char	*dot;
-	char		 key[256];
-	size_t		 n;
+	const char *dot;
+	char	    key[256];
+	size_t	    n;
 
 	while (obj != NULL && *path != '\0') {
 		dot = strchr(path, '.');
@@ -58,25 +58,25 @@ k8s_obj_uid(const json_t *obj)
 const char *
 k8s_obj_label(const json_t *obj, const char *key)
 {
-	return (json_string_value(json_object_get(k8s_obj_get(obj,
-	    "metadata.labels"), key)));
+	return (json_string_value(
+	    json_object_get(k8s_obj_get(obj, "metadata.labels"), key)));
 }
 
 const char *
 k8s_obj_annotation(const json_t *obj, const char *key)
 {
-	return (json_string_value(json_object_get(k8s_obj_get(obj,
-	    "metadata.annotations"), key)));
+	return (json_string_value(
+	    json_object_get(k8s_obj_get(obj, "metadata.annotations"), key)));
 }
 
 int
 k8s_obj_has_finalizer(const json_t *obj, const char *finalizer)
 {
-	const json_t	*v;
-	const char	*f;
-	size_t		 i;
+	const json_t *v;
+	const char   *f;
+	size_t	      i;
 
-	json_array_foreach(k8s_obj_get(obj, "metadata.finalizers"), i, v) {
+	json_array_foreach (k8s_obj_get(obj, "metadata.finalizers"), i, v) {
 		f = json_string_value(v);
 		if (f != NULL && strcmp(f, finalizer) == 0)
 			return (1);
@@ -87,8 +87,8 @@ k8s_obj_has_finalizer(const json_t *obj, const char *finalizer)
 char *
 k8s_obj_key(const json_t *obj, char *key, size_t keylen)
 {
-	const char	*ns = k8s_obj_namespace(obj);
-	const char	*name = k8s_obj_name(obj);
+	const char *ns = k8s_obj_namespace(obj);
+	const char *name = k8s_obj_name(obj);
 
 	if (name == NULL)
 		name = "";

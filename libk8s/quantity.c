@@ -10,13 +10,13 @@
 #include "internal.h"
 
 /* Keeps mantissa * 2^60 within 128 bits. */
-#define Q_MAX_DIGITS	18
+#define Q_MAX_DIGITS 18
 
 /* 10^n for n <= 38, or 0 if it does not fit. */
 static __int128
 pow10_128(int n)
 {
-	__int128	v = 1;
+	__int128 v = 1;
 
 	if (n < 0 || n > 38)
 		return (0);
@@ -28,15 +28,25 @@ pow10_128(int n)
 /* Parses s and returns ceil(value * 10^scale) in *out. */
 /* The suffixes: a power of two (Ki..Ei) or of ten (n..E). */
 static const struct {
-	const char	*suffix;
-	int		 e2, e10;
+	const char *suffix;
+	int	    e2, e10;
 } quantity_suffixes[] = {
-	{ "",	0,  0 },
-	{ "Ki",	10, 0 }, { "Mi", 20, 0 }, { "Gi", 30, 0 }, { "Ti", 40, 0 },
-	{ "Pi",	50, 0 }, { "Ei", 60, 0 },
-	{ "n",	0, -9 }, { "u",	0, -6 }, { "m", 0, -3 }, { "k", 0, 3 },
-	{ "M",	0,  6 }, { "G",	0,  9 }, { "T", 0, 12 }, { "P", 0, 15 },
-	{ "E",	0, 18 },
+	{ "", 0, 0 },
+	{ "Ki", 10, 0 },
+	{ "Mi", 20, 0 },
+	{ "Gi", 30, 0 },
+	{ "Ti", 40, 0 },
+	{ "Pi", 50, 0 },
+	{ "Ei", 60, 0 },
+	{ "n", 0, -9 },
+	{ "u", 0, -6 },
+	{ "m", 0, -3 },
+	{ "k", 0, 3 },
+	{ "M", 0, 6 },
+	{ "G", 0, 9 },
+	{ "T", 0, 12 },
+	{ "P", 0, 15 },
+	{ "E", 0, 18 },
 };
 
 /*
@@ -46,12 +56,12 @@ static const struct {
 static const char *
 quantity_digits(const char *p, __int128 *mant, int *frac)
 {
-	int	digits = 0, seen_dot = 0;
+	int digits = 0, seen_dot = 0;
 
 	*mant = 0;
 	*frac = 0;
-	if (!isdigit((unsigned char)*p) && !(*p == '.' &&
-	    isdigit((unsigned char)p[1])))
+	if (!isdigit((unsigned char)*p) &&
+	    !(*p == '.' && isdigit((unsigned char)p[1])))
 		return (NULL);
 	for (; isdigit((unsigned char)*p) || (*p == '.' && !seen_dot); p++) {
 		if (*p == '.') {
@@ -73,11 +83,11 @@ quantity_digits(const char *p, __int128 *mant, int *frac)
 static int
 quantity_suffix(const char *p, int *e2, int *e10)
 {
-	size_t	i;
-	int	esign = 1, ev = 0;
+	size_t i;
+	int    esign = 1, ev = 0;
 
-	for (i = 0; i < sizeof(quantity_suffixes) /
-	    sizeof(quantity_suffixes[0]); i++)
+	for (i = 0;
+	     i < sizeof(quantity_suffixes) / sizeof(quantity_suffixes[0]); i++)
 		if (strcmp(p, quantity_suffixes[i].suffix) == 0) {
 			*e2 = quantity_suffixes[i].e2;
 			*e10 = quantity_suffixes[i].e10;
@@ -106,7 +116,7 @@ quantity_suffix(const char *p, int *e2, int *e10)
 static int
 quantity_scale(__int128 mant, int e2, int e10, int64_t *out)
 {
-	__int128	num = mant, den, lim = (__int128)INT64_MAX;
+	__int128 num = mant, den, lim = (__int128)INT64_MAX;
 
 	if (e10 >= 0) {
 		if ((den = pow10_128(e10)) == 0 || num > lim / den)
@@ -133,9 +143,9 @@ quantity_scale(__int128 mant, int e2, int e10, int64_t *out)
 static int
 quantity_parse(const char *s, int scale, int64_t *out)
 {
-	__int128	 mant;
-	int		 frac, e2, e10, neg = 0;
-	const char	*p = s;
+	__int128    mant;
+	int	    frac, e2, e10, neg = 0;
+	const char *p = s;
 
 	if (s == NULL || *s == '\0')
 		return (-1);
@@ -149,7 +159,7 @@ quantity_parse(const char *s, int scale, int64_t *out)
 		return (0);
 	}
 	if (neg)
-		return (-1);	/* resources are never negative */
+		return (-1); /* resources are never negative */
 	return (quantity_scale(mant, e2, e10 + scale - frac, out));
 }
 

@@ -19,7 +19,7 @@ strv_add(struct strv *sv, const char *s)
 void
 strv_set(struct strv *sv, size_t i, const char *s)
 {
-	char	*c = xstrdup(s);
+	char *c = xstrdup(s);
 
 	free(sv->v[i]);
 	sv->v[i] = c;
@@ -36,7 +36,7 @@ strv_remove(struct strv *sv, size_t i)
 long
 strv_find(const struct strv *sv, const char *s)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	for (i = 0; i < sv->n; i++)
 		if (strcmp(sv->v[i], s) == 0)
@@ -47,7 +47,7 @@ strv_find(const struct strv *sv, const char *s)
 void
 strv_clear(struct strv *sv)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	for (i = 0; i < sv->n; i++)
 		free(sv->v[i]);
@@ -59,11 +59,11 @@ strv_clear(struct strv *sv)
 void
 strv_from_json(struct strv *sv, const json_t *array)
 {
-	json_t	*v;
-	size_t	 i;
+	json_t *v;
+	size_t	i;
 
 	strv_clear(sv);
-	json_array_foreach(array, i, v)
+	json_array_foreach (array, i, v)
 		if (json_is_string(v))
 			strv_add(sv, json_string_value(v));
 }
@@ -71,8 +71,8 @@ strv_from_json(struct strv *sv, const json_t *array)
 size_t
 strv_bytes(const struct strv *sv)
 {
-	size_t		n;
-	uint32_t	i;
+	size_t	 n;
+	uint32_t i;
 
 	if (sv->v == NULL)
 		return (0);

@@ -13,14 +13,14 @@
 #include "buf.h"
 #include "internal.h"
 
-#define WATCH_MAX_DEFAULT	(64u * 1024 * 1024)
+#define WATCH_MAX_DEFAULT (64u * 1024 * 1024)
 
 struct k8s_watch_parser {
-	struct buf	 b;		/* bytes of the current event */
-	size_t		 max;
-	int		 depth;
-	int		 in_str;
-	int		 esc;
+	struct buf b; /* bytes of the current event */
+	size_t	   max;
+	int	   depth;
+	int	   in_str;
+	int	   esc;
 };
 
 const char *
@@ -46,7 +46,7 @@ k8s_event_type_name(enum k8s_event_type t)
 struct k8s_watch_parser *
 k8s_watch_parser_new(size_t max)
 {
-	struct k8s_watch_parser	*p;
+	struct k8s_watch_parser *p;
 
 	p = xcalloc(1, sizeof(*p));
 	buf_init(&p->b);
@@ -74,9 +74,9 @@ static int
 watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
     struct k8s_error *err)
 {
-	json_t		*ev, *obj;
-	json_error_t	 jerr;
-	const char	*type;
+	json_t		   *ev, *obj;
+	json_error_t	    jerr;
+	const char	   *type;
 	enum k8s_event_type t;
 
 	if ((ev = json_loadb(doc, len, 0, &jerr)) == NULL) {
@@ -123,12 +123,12 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 }
 
 int
-k8s_watch_parser_feed(struct k8s_watch_parser *p, const char *data,
-    size_t len, k8s_watch_cb cb, void *arg, struct k8s_error *err)
+k8s_watch_parser_feed(struct k8s_watch_parser *p, const char *data, size_t len,
+    k8s_watch_cb cb, void *arg, struct k8s_error *err)
 {
-	size_t	 i, start = 0;
-	char	 ch;
-	int	 rc;
+	size_t i, start = 0;
+	char   ch;
+	int    rc;
 
 	for (i = 0; i < len; i++) {
 		ch = data[i];
@@ -142,7 +142,8 @@ k8s_watch_parser_feed(struct k8s_watch_parser *p, const char *data,
 			if (ch != '{') {
 				error_set(err, 0, "BadWatchEvent",
 				    "unexpected byte 0x%02x between watch "
-				    "events", (unsigned char)ch);
+				    "events",
+				    (unsigned char)ch);
 				goto fail;
 			}
 		}
@@ -176,7 +177,7 @@ k8s_watch_parser_feed(struct k8s_watch_parser *p, const char *data,
 	if (p->depth > 0 && start < len)
 		buf_add(&p->b, data + start, len - start);
 	return (0);
- fail:
+fail:
 	buf_reset(&p->b);
 	p->depth = p->in_str = p->esc = 0;
 	return (-1);

@@ -16,7 +16,7 @@
 void *
 xmalloc(size_t size)
 {
-	void	*p;
+	void *p;
 
 	if ((p = malloc(size == 0 ? 1 : size)) == NULL)
 		fatalx("xmalloc: out of memory (%zu bytes)", size);
@@ -26,7 +26,7 @@ xmalloc(size_t size)
 void *
 xcalloc(size_t n, size_t size)
 {
-	void	*p;
+	void *p;
 
 	if ((p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size)) == NULL)
 		fatalx("xcalloc: out of memory (%zu x %zu bytes)", n, size);
@@ -36,7 +36,7 @@ xcalloc(size_t n, size_t size)
 void *
 xreallocarray(void *old, size_t n, size_t size)
 {
-	void	*p;
+	void *p;
 
 	if (size != 0 && n > SIZE_MAX / size)
 		fatalx("xreallocarray: %zu x %zu overflows", n, size);
@@ -49,7 +49,7 @@ xreallocarray(void *old, size_t n, size_t size)
 char *
 xstrdup(const char *s)
 {
-	char	*p;
+	char *p;
 
 	if ((p = strdup(s)) == NULL)
 		fatalx("xstrdup: out of memory");
@@ -59,7 +59,7 @@ xstrdup(const char *s)
 char *
 xstrndup(const char *s, size_t n)
 {
-	char	*p;
+	char *p;
 
 	if ((p = strndup(s, n)) == NULL)
 		fatalx("xstrndup: out of memory");
@@ -69,7 +69,7 @@ xstrndup(const char *s, size_t n)
 int
 xasprintf(char **ret, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 	int	n;
 
 	va_start(ap, fmt);

@@ -11,8 +11,8 @@
 
 #include "internal.h"
 
-static json_t	*yamldoc_node(yaml_parser_t *, yaml_event_t *, int depth,
-		    struct k8s_error *);
+static json_t *yamldoc_node(yaml_parser_t *, yaml_event_t *, int depth,
+    struct k8s_error *);
 
 /* Reads the next event; fills err on a parse error. */
 static int
@@ -35,9 +35,9 @@ static json_t *
 yamldoc_node(yaml_parser_t *p, yaml_event_t *ev, int depth,
     struct k8s_error *err)
 {
-	json_t		*node = NULL, *child;
-	yaml_event_t	 kev, vev;
-	char		*key;
+	json_t	    *node = NULL, *child;
+	yaml_event_t kev, vev;
+	char	    *key;
 
 	if (depth > 64) {
 		error_set(err, 0, "BadKubeconfig", "nesting too deep");
@@ -104,7 +104,7 @@ yamldoc_node(yaml_parser_t *p, yaml_event_t *ev, int depth,
 		    "line %zu: unexpected YAML event", ev->start_mark.line + 1);
 		return (NULL);
 	}
- fail:
+fail:
 	json_decref(node);
 	return (NULL);
 }
@@ -112,15 +112,14 @@ yamldoc_node(yaml_parser_t *p, yaml_event_t *ev, int depth,
 json_t *
 yamldoc_load(const char *path, struct k8s_error *err)
 {
-	FILE		*fp;
-	yaml_parser_t	 p;
-	yaml_event_t	 ev;
-	json_t		*root = NULL;
-	int		 done = 0;
+	FILE	     *fp;
+	yaml_parser_t p;
+	yaml_event_t  ev;
+	json_t	     *root = NULL;
+	int	      done = 0;
 
 	if ((fp = fopen(path, "r")) == NULL) {
-		error_set(err, 0, "NotFound", "%s: %s", path,
-		    strerror(errno));
+		error_set(err, 0, "NotFound", "%s: %s", path, strerror(errno));
 		return (NULL);
 	}
 	yaml_parser_initialize(&p);
@@ -151,7 +150,7 @@ yamldoc_load(const char *path, struct k8s_error *err)
 	if (root == NULL)
 		error_set(err, 0, "BadKubeconfig", "%s: empty file", path);
 	return (root);
- fail:
+fail:
 	yaml_parser_delete(&p);
 	fclose(fp);
 	json_decref(root);

@@ -18,8 +18,8 @@
 static int
 load_text(const char *text, struct config **out, char *err, size_t errlen)
 {
-	char	path[] = "/tmp/check-settings-XXXXXX";
-	int	rc;
+	char path[] = "/tmp/check-settings-XXXXXX";
+	int  rc;
 
 	check_tmpfile(path, text, strlen(text), 0600);
 	*out = config_new();
@@ -36,7 +36,7 @@ load_text(const char *text, struct config **out, char *err, size_t errlen)
 
 START_TEST(test_settings_defaults)
 {
-	struct config	*c = config_new();
+	struct config *c = config_new();
 
 	ck_assert_str_eq(c->scheduler_name, "slurm-bridge");
 	ck_assert_str_eq(c->partition, "slurm-bridge");
@@ -50,35 +50,39 @@ END_TEST
 
 START_TEST(test_settings_full)
 {
-	struct config	*c;
-	char		 err[512] = "";
+	struct config *c;
+	char	       err[512] = "";
 
-	ck_assert_msg(load_text(
-	    "# every key\n"
-	    "schedulerName: my-bridge\n"
-	    "partition: gpu\n"
-	    "managedNamespaces: [a, b]\n"
-	    "managedNamespaceSelector:\n"
-	    "  matchLabels: {team: ml}\n"
-	    "mcsLabel: ml\n"
-	    "exclusive: true\n"
-	    "defaultAccount: research\n"
-	    "slurmPollInterval: 2s\n"
-	    "gresTypes:\n"
-	    "- nodeSelector: {nvidia.com/gpu.product: A100}\n"
-	    "  type: a100\n"
-	    "topology:\n"
-	    "- {nodeLabel: example.com/leaf, slurm: switch}\n"
-	    "- {nodeLabel: kubernetes.io/hostname, slurm: node}\n"
-	    "gangGpuSwitchThreshold: 16\n"
-	    "preferredTopologyWaitMinutes: 10\n", &c, err, sizeof(err)) == 0,
+	ck_assert_msg(
+	    load_text("# every key\n"
+		      "schedulerName: my-bridge\n"
+		      "partition: gpu\n"
+		      "managedNamespaces: [a, b]\n"
+		      "managedNamespaceSelector:\n"
+		      "  matchLabels: {team: ml}\n"
+		      "mcsLabel: ml\n"
+		      "exclusive: true\n"
+		      "defaultAccount: research\n"
+		      "slurmPollInterval: 2s\n"
+		      "gresTypes:\n"
+		      "- nodeSelector: {nvidia.com/gpu.product: A100}\n"
+		      "  type: a100\n"
+		      "topology:\n"
+		      "- {nodeLabel: example.com/leaf, slurm: switch}\n"
+		      "- {nodeLabel: kubernetes.io/hostname, slurm: node}\n"
+		      "gangGpuSwitchThreshold: 16\n"
+		      "preferredTopologyWaitMinutes: 10\n",
+		&c, err, sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_str_eq(c->scheduler_name, "my-bridge");
 	ck_assert_str_eq(c->partition, "gpu");
 	ck_assert_str_eq(c->managed_namespaces[1], "b");
 	ck_assert_ptr_null(c->managed_namespaces[2]);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
-	    c->managed_namespace_selector, "matchLabels"), "team")), "ml");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(c->managed_namespace_selector,
+				 "matchLabels"),
+			     "team")),
+	    "ml");
 	ck_assert_str_eq(c->mcs_label, "ml");
 	ck_assert_int_eq(c->exclusive, 1);
 	ck_assert_str_eq(c->default_account, "research");
@@ -97,11 +101,10 @@ END_TEST
 
 START_TEST(test_settings_empty)
 {
-	struct config	*c;
-	char		 err[512] = "";
+	struct config *c;
+	char	       err[512] = "";
 
-	ck_assert_int_eq(load_text("# nothing set\n", &c, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(load_text("# nothing set\n", &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c->partition, "slurm-bridge");
 	config_free(c);
 }
@@ -109,48 +112,51 @@ END_TEST
 
 /* Each mistake, and the message it must give. */
 static const struct {
-	const char	*text;
-	const char	*err;
+	const char *text;
+	const char *err;
 } bad[] = {
 	{ "partition: gpu\nparttion: x\n",
-	  "FILE:2: parttion: unknown key (known: schedulerName," },
+	    "FILE:2: parttion: unknown key (known: schedulerName," },
 	{ "exclusive: yes\n", "FILE:1: exclusive: expected true or false" },
-	{ "exclusive: \"true\"\n", "FILE:1: exclusive: expected true or false" },
+	{ "exclusive: \"true\"\n",
+	    "FILE:1: exclusive: expected true or false" },
 	{ "slurmPollInterval: fast\n",
-	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	    "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
 	{ "slurmPollInterval: 5ms\n",
-	  "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
+	    "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
 	{ "gangGpuSwitchThreshold: -1\n",
-	  "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
+	    "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
 	{ "partition: [a]\n", "FILE:1: partition: expected a string" },
 	{ "managedNamespaces: a\n",
-	  "FILE:1: managedNamespaces: expected a list of strings" },
+	    "FILE:1: managedNamespaces: expected a list of strings" },
 	{ "partition: a\npartition: b\n", "FILE:2: partition: given twice" },
 	{ "gresTypes:\n- type: a100\n",
-	  "FILE:2: gresTypes: each entry needs both nodeSelector and type" },
+	    "FILE:2: gresTypes: each entry needs both nodeSelector and type" },
 	{ "gresTypes:\n- nodeSelector: {a: b}\n  type: \"a 100\"\n",
-	  "FILE:3: gresTypes.type: \"a 100\" is not a Slurm GRES type" },
+	    "FILE:3: gresTypes.type: \"a 100\" is not a Slurm GRES type" },
 	{ "topology:\n- nodeLabel: x\n  slurm: rack\n",
-	  "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch) or "
-	  "node (one node)" },
+	    "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch) or "
+	    "node (one node)" },
 	{ "topology:\n- nodeLabel: x\n  level: switch\n",
-	  "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
+	    "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
 	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",
-	  "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
+	    "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
 	{ "managedNamespaceSelector:\n  matchExpressions:\n  - {key: a, "
-	  "operator: In}\n", "FILE:2: managedNamespaceSelector: a "
-	  "matchExpressions entry needs key and operator" },
+	  "operator: In}\n",
+	    "FILE:2: managedNamespaceSelector: a "
+	    "matchExpressions entry needs key and operator" },
 	{ "- a\n- b\n", "FILE:1: expected a mapping of settings" },
 	{ "a: [\n", "FILE:2: not YAML:" },
-	{ "a: &x 1\nb: *x\n", "FILE:2: anchors, aliases and tags are not "
-	  "supported" },
+	{ "a: &x 1\nb: *x\n",
+	    "FILE:2: anchors, aliases and tags are not "
+	    "supported" },
 	{ "a: 1\n---\nb: 2\n", "FILE:3: only one YAML document is allowed" },
 };
 
 START_TEST(test_settings_bad)
 {
-	struct config	*c;
-	char		 err[512];
+	struct config *c;
+	char	       err[512];
 
 	err[0] = '\0';
 	ck_assert_int_eq(load_text(bad[_i].text, &c, err, sizeof(err)), -1);
@@ -162,12 +168,14 @@ END_TEST
 
 START_TEST(test_settings_missing_file)
 {
-	struct config	*c = config_new();
-	char		 err[512];
+	struct config *c = config_new();
+	char	       err[512];
 
 	ck_assert_int_eq(config_load(c, "/nonexistent/config.yaml", err,
-	    sizeof(err)), -1);
-	ck_assert_str_eq(err, "/nonexistent/config.yaml: No such file or "
+			     sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err,
+	    "/nonexistent/config.yaml: No such file or "
 	    "directory");
 	config_free(c);
 }
@@ -176,8 +184,8 @@ END_TEST
 /* managedNamespaceSelector matching (k8s_selector_matches). */
 START_TEST(test_settings_selector)
 {
-	json_t	*labels = json_pack("{s:s, s:s}", "team", "ml", "tier", "gpu");
-	json_t	*sel;
+	json_t *labels = json_pack("{s:s, s:s}", "team", "ml", "tier", "gpu");
+	json_t *sel;
 
 	sel = json_loads("{\"matchLabels\":{\"team\":\"ml\"}}", 0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
@@ -185,27 +193,33 @@ START_TEST(test_settings_selector)
 	sel = json_loads("{\"matchLabels\":{\"team\":\"web\"}}", 0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
 	json_decref(sel);
-	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
+	sel = json_loads(
+	    "{\"matchExpressions\":[{\"key\":\"tier\","
 	    "\"operator\":\"In\",\"values\":[\"cpu\",\"gpu\"]},{\"key\":"
-	    "\"x\",\"operator\":\"DoesNotExist\"}]}", 0, NULL);
+	    "\"x\",\"operator\":\"DoesNotExist\"}]}",
+	    0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
 	json_decref(sel);
 	sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\","
-	    "\"operator\":\"NotIn\",\"values\":[\"gpu\"]}]}", 0, NULL);
+			 "\"operator\":\"NotIn\",\"values\":[\"gpu\"]}]}",
+	    0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), 0);
 	json_decref(sel);
 	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
-	    "\"operator\":\"Exists\"}]}", 0, NULL);
+			 "\"operator\":\"Exists\"}]}",
+	    0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, NULL), 0);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), 1);
 	json_decref(sel);
 	/* Malformed: an operator Kubernetes does not know, In with no values. */
 	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
-	    "\"operator\":\"Like\",\"values\":[\"m\"]}]}", 0, NULL);
+			 "\"operator\":\"Like\",\"values\":[\"m\"]}]}",
+	    0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
 	json_decref(sel);
 	sel = json_loads("{\"matchExpressions\":[{\"key\":\"team\","
-	    "\"operator\":\"In\"}]}", 0, NULL);
+			 "\"operator\":\"In\"}]}",
+	    0, NULL);
 	ck_assert_int_eq(k8s_selector_matches(sel, labels), -1);
 	json_decref(sel);
 	sel = json_object();
@@ -218,8 +232,8 @@ END_TEST
 Suite *
 config_suite(void)
 {
-	Suite	*s = suite_create("config");
-	TCase	*tc = tcase_create("config file");
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config file");
 
 	tcase_add_test(tc, test_settings_defaults);
 	tcase_add_test(tc, test_settings_full);

@@ -23,59 +23,56 @@
 #include "check_suites.h"
 #include "fakes.h"
 
-#define NS		"team"
-#define GANG		"train"
-#define GKEY		"gang:" NS "/" GANG
-#define GANG_SIZE	3
+#define NS	  "team"
+#define GANG	  "train"
+#define GKEY	  "gang:" NS "/" GANG
+#define GANG_SIZE 3
 /* A row's expected state when the group is gone (freed). */
-#define GONE		(-1)
+#define GONE (-1)
 
 /* The bridge under test and the API server's pods as it knows them. */
 struct harness {
-	struct bridge_conf	 conf;
-	struct reconcile	*r;
-	json_t			*api;		/* pod key -> pod */
-	json_t			*nodes;		/* node name -> node */
-	json_t			*dirty;		/* pod keys changed, not seen */
-	size_t			 applied;	/* write log entries acted on */
+	struct bridge_conf conf;
+	struct reconcile  *r;
+	json_t		  *api;	    /* pod key -> pod */
+	json_t		  *nodes;   /* node name -> node */
+	json_t		  *dirty;   /* pod keys changed, not seen */
+	size_t		   applied; /* write log entries acted on */
 };
 
-static struct harness	H;
+static struct harness H;
 
 /* --- The API server's side -------------------------------------------- */
 
 static json_t *
 h_pod_json(const char *name)
 {
-	char	uid[96], min[16];
+	char uid[96], min[16];
 
 	snprintf(uid, sizeof(uid), "uid-%s", name);
 	snprintf(min, sizeof(min), "%d", GANG_SIZE);
-	return (json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, "
+	return (json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, "
 	    "s:{s:s}}, s:{s:s, s:[{s:s, s:s, s:s}], s:[{s:s, s:{s:{s:s}}}]}, "
 	    "s:{s:s}}",
-	    "apiVersion", "v1", "kind", "Pod",
-	    "metadata", "name", name, "namespace", NS, "uid", uid,
-	    "resourceVersion", "1",
-	    "labels", LABEL_POD_GROUP, GANG,
-	    "annotations", ANN_MIN_MEMBER, min,
-	    "spec", "schedulerName", BRIDGE_SCHEDULER_NAME,
-	    "tolerations", "key", MANAGED_TAINT_KEY, "operator", "Exists",
-	    "effect", MANAGED_TAINT_EFFECT,
-	    "containers", "name", "main", "resources", "requests", "cpu", "1",
-	    "status", "phase", "Pending"));
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+	    "namespace", NS, "uid", uid, "resourceVersion", "1", "labels",
+	    LABEL_POD_GROUP, GANG, "annotations", ANN_MIN_MEMBER, min, "spec",
+	    "schedulerName", BRIDGE_SCHEDULER_NAME, "tolerations", "key",
+	    MANAGED_TAINT_KEY, "operator", "Exists", "effect",
+	    MANAGED_TAINT_EFFECT, "containers", "name", "main", "resources",
+	    "requests", "cpu", "1", "status", "phase", "Pending"));
 }
 
 static json_t *
 h_node_json(const char *name, int ready)
 {
 	return (json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s, s:s}]}, "
-	    "s:{s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind", "Node",
-	    "metadata", "name", name,
+			  "s:{s:[{s:s, s:s}]}}",
+	    "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
 	    "spec", "taints", "key", MANAGED_TAINT_KEY, "value",
-	    MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT,
-	    "status", "conditions", "type", "Ready", "status",
-	    ready ? "True" : "False"));
+	    MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT, "status",
+	    "conditions", "type", "Ready", "status", ready ? "True" : "False"));
 }
 
 static const char *
@@ -89,7 +86,7 @@ h_key(int i, char *buf, size_t len)
 static void
 h_pod_event(const json_t *pod, enum k8s_event_type type)
 {
-	struct event	*ev = xcalloc(1, sizeof(*ev));
+	struct event *ev = xcalloc(1, sizeof(*ev));
 
 	ev->kind = EV_POD;
 	ev->type = type;
@@ -102,7 +99,7 @@ h_pod_event(const json_t *pod, enum k8s_event_type type)
 static void
 h_obj_event(enum event_kind kind, enum k8s_event_type type, json_t *obj)
 {
-	struct event	*ev = xcalloc(1, sizeof(*ev));
+	struct event *ev = xcalloc(1, sizeof(*ev));
 
 	ev->kind = kind;
 	ev->type = type;
@@ -115,8 +112,8 @@ h_obj_event(enum event_kind kind, enum k8s_event_type type, json_t *obj)
 static void
 h_add(int i)
 {
-	char	 name[64], key[128];
-	json_t	*pod;
+	char	name[64], key[128];
+	json_t *pod;
 
 	snprintf(name, sizeof(name), GANG "-%d", i);
 	pod = h_pod_json(name);
@@ -128,8 +125,8 @@ h_add(int i)
 static void
 h_delete(int i)
 {
-	char	 key[128];
-	json_t	*pod;
+	char	key[128];
+	json_t *pod;
 
 	pod = json_incref(json_object_get(H.api, h_key(i, key, sizeof(key))));
 	ck_assert_ptr_nonnull(pod);
@@ -142,8 +139,8 @@ h_delete(int i)
 static void
 h_delete_all(void)
 {
-	int	i;
-	char	key[128];
+	int  i;
+	char key[128];
 
 	for (i = 0; i < 8; i++)
 		if (json_object_get(H.api, h_key(i, key, sizeof(key))) != NULL)
@@ -154,11 +151,11 @@ h_delete_all(void)
 static void
 h_watch(void)
 {
-	const char	*k;
-	json_t		*v, *dirty = H.dirty, *pod;
+	const char *k;
+	json_t	   *v, *dirty = H.dirty, *pod;
 
 	H.dirty = json_object();
-	json_object_foreach(dirty, k, v)
+	json_object_foreach (dirty, k, v)
 		if ((pod = json_object_get(H.api, k)) != NULL)
 			h_pod_event(pod, K8S_EVENT_MODIFIED);
 	json_decref(dirty);
@@ -168,10 +165,10 @@ h_watch(void)
 static void
 h_merge(json_t *obj, const json_t *patch)
 {
-	const char	*k;
-	json_t		*v;
+	const char *k;
+	json_t	   *v;
 
-	json_object_foreach((json_t *)(uintptr_t)patch, k, v) {
+	json_object_foreach ((json_t *)(uintptr_t)patch, k, v) {
 		if (json_is_null(v))
 			json_object_del(obj, k);
 		else
@@ -183,7 +180,7 @@ h_merge(json_t *obj, const json_t *patch)
 static void
 h_landed(const struct wreq *w, void *arg)
 {
-	json_t	*pod = json_object_get(H.api, w->pkey), *md, *patch;
+	json_t *pod = json_object_get(H.api, w->pkey), *md, *patch;
 
 	(void)arg;
 	if (pod == NULL)
@@ -220,7 +217,7 @@ h_landed(const struct wreq *w, void *arg)
 static void
 h_writes_settle(void)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < 16 && fake_writes_waiting(H.r->writers) > 0; i++) {
 		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
@@ -233,7 +230,7 @@ h_writes_settle(void)
 static void
 h_timestamp(char *buf, size_t len, time_t t)
 {
-	struct tm	tm;
+	struct tm tm;
 
 	gmtime_r(&t, &tm);
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -247,10 +244,10 @@ h_timestamp(char *buf, size_t len, time_t t)
 static void
 h_apiserver(void)
 {
-	json_t		*log = fake_writes_log(), *v, *pod;
-	const char	*w, *key;
-	char		 ts[64];
-	size_t		 end = json_array_size(log);
+	json_t	   *log = fake_writes_log(), *v, *pod;
+	const char *w, *key;
+	char	    ts[64];
+	size_t	    end = json_array_size(log);
 
 	/* What these events make the bridge ask waits for the next call. */
 	for (; H.applied < end; H.applied++) {
@@ -259,8 +256,8 @@ h_apiserver(void)
 		key = json_string_value(json_object_get(v, "pod"));
 		if ((pod = json_object_get(H.api, key)) == NULL)
 			continue;
-		if (strcmp(w, "delete") == 0 && k8s_obj_str(pod,
-		    "spec.nodeName") == NULL) {
+		if (strcmp(w, "delete") == 0 &&
+		    k8s_obj_str(pod, "spec.nodeName") == NULL) {
 			pod = json_incref(pod);
 			json_object_del(H.api, key);
 			h_pod_event(pod, K8S_EVENT_DELETED);
@@ -286,21 +283,22 @@ h_apiserver(void)
 static void
 h_bridge_start(void)
 {
-	const char	*k;
-	json_t		*v;
-	int		 kind;
+	const char *k;
+	json_t	   *v;
+	int	    kind;
 
 	H.r = reconcile_new(&H.conf, NULL, NULL);
 	H.r->writers = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
-	h_obj_event(EV_NAMESPACE, K8S_EVENT_ADDED, json_pack("{s:s, s:s, "
-	    "s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind", "Namespace",
-	    "metadata", "name", NS, "labels", BRIDGE_NS_LABEL,
-	    BRIDGE_NS_LABEL_VALUE));
-	json_object_foreach(H.nodes, k, v)
+	h_obj_event(EV_NAMESPACE, K8S_EVENT_ADDED,
+	    json_pack("{s:s, s:s, "
+		      "s:{s:s, s:{s:s}}}",
+		"apiVersion", "v1", "kind", "Namespace", "metadata", "name", NS,
+		"labels", BRIDGE_NS_LABEL, BRIDGE_NS_LABEL_VALUE));
+	json_object_foreach (H.nodes, k, v)
 		h_obj_event(EV_NODE, K8S_EVENT_ADDED, json_deep_copy(v));
-	json_object_foreach(H.api, k, v)
+	json_object_foreach (H.api, k, v)
 		h_pod_event(v, K8S_EVENT_ADDED);
 	for (kind = EV_POD; kind <= EV_LWS; kind++)
 		h_obj_event((enum event_kind)kind, K8S_EVENT_SYNCED, NULL);
@@ -365,7 +363,7 @@ h_group(void)
 static int
 h_state(void)
 {
-	struct group	*g = h_group();
+	struct group *g = h_group();
 
 	return (g != NULL ? (int)g->state : GONE);
 }
@@ -406,33 +404,31 @@ h_node_ready(const char *name, int ready)
 /* --- Start states ------------------------------------------------------ */
 
 enum start {
-	S_NONE,			/* no pod yet */
-	S_FORMING1,		/* 1 of 3 members */
-	S_FORMING2,		/* 2 of 3 */
-	S_SUBMITTING,		/* 3 of 3: the request waits on the thread */
-	S_SUBMITTING_LOST,	/* ... and a member is deleted */
-	S_MADE,			/* the job is made, its answer on its way */
-	S_MADE_LOST,		/* ... and a member is deleted */
-	S_RETRY,		/* Slurm unreachable: backing off */
-	S_REFUSED,		/* Slurm refused the job: backing off long */
-	S_PENDING,		/* the job waits in Slurm */
-	S_PENDING_LOST,		/* ... a member was deleted: job given up */
-	S_ALLOCATED,		/* allocated; the binds are on their way */
-	S_BIND_FAILED,		/* ... and failed (500) */
-	S_BOUND,		/* all bound, the watch has shown it */
-	S_BOUND_NOWATCH,	/* all bound, the watch has not shown it */
-	S_BOUND_LOST1,		/* bound, then a member was deleted */
-	S_ENDED,		/* Slurm ended the job (NODE_FAIL) */
-	S_NOTREADY		/* node n1 went NotReady: the gang failed */
+	S_NONE,		   /* no pod yet */
+	S_FORMING1,	   /* 1 of 3 members */
+	S_FORMING2,	   /* 2 of 3 */
+	S_SUBMITTING,	   /* 3 of 3: the request waits on the thread */
+	S_SUBMITTING_LOST, /* ... and a member is deleted */
+	S_MADE,		   /* the job is made, its answer on its way */
+	S_MADE_LOST,	   /* ... and a member is deleted */
+	S_RETRY,	   /* Slurm unreachable: backing off */
+	S_REFUSED,	   /* Slurm refused the job: backing off long */
+	S_PENDING,	   /* the job waits in Slurm */
+	S_PENDING_LOST,	   /* ... a member was deleted: job given up */
+	S_ALLOCATED,	   /* allocated; the binds are on their way */
+	S_BIND_FAILED,	   /* ... and failed (500) */
+	S_BOUND,	   /* all bound, the watch has shown it */
+	S_BOUND_NOWATCH,   /* all bound, the watch has not shown it */
+	S_BOUND_LOST1,	   /* bound, then a member was deleted */
+	S_ENDED,	   /* Slurm ended the job (NODE_FAIL) */
+	S_NOTREADY	   /* node n1 went NotReady: the gang failed */
 };
 
-static const char *const start_names[] = {
-	"none", "forming 1/3", "forming 2/3", "submitting",
-	"submitting, member lost", "made", "made, member lost", "retry",
-	"refused", "pending", "pending, member lost", "allocated",
+static const char *const start_names[] = { "none", "forming 1/3", "forming 2/3",
+	"submitting", "submitting, member lost", "made", "made, member lost",
+	"retry", "refused", "pending", "pending, member lost", "allocated",
 	"bind failed", "bound", "bound, not watched", "bound, member lost",
-	"ended", "node NotReady"
-};
+	"ended", "node NotReady" };
 
 static void
 h_expect_state(int want, const char *where)
@@ -445,7 +441,7 @@ h_expect_state(int want, const char *where)
 static void
 h_reach(enum start s)
 {
-	int	i;
+	int i;
 
 	switch (s) {
 	case S_NONE:
@@ -516,7 +512,7 @@ h_reach(enum start s)
 	case S_BOUND_NOWATCH:
 		h_reach(S_ALLOCATED);
 		for (i = 0; i < 4 && fake_writes_waiting(H.r->writers) > 0;
-		    i++) {
+		     i++) {
 			fake_writes_answer(H.r->writers, H.r, 0, h_landed,
 			    NULL);
 			group_flush_writes(H.r);
@@ -546,31 +542,31 @@ h_reach(enum start s)
 /* --- Events ------------------------------------------------------------ */
 
 enum ev {
-	E_ADD,			/* pod GANG-arg is created */
-	E_DELETE,		/* pod GANG-arg is gone */
-	E_DELETE_ALL,		/* every member is gone */
-	E_SUBMIT_OK,		/* the thread makes the job; it waits */
-	E_SUBMIT_ALLOC,		/* ... it is allocated at once */
-	E_SUBMIT_FAIL,		/* ... slurmctld unreachable */
-	E_DELIVER,		/* the answer of a made job arrives */
-	E_WRITES,		/* the pod writes land (and their watch) */
-	E_WRITES_FAIL,		/* ... fail with 500 */
-	E_POLL_PEND,		/* poll: the job waits, reason sarg */
-	E_POLL_START,		/* poll: the job runs */
-	E_POLL_END,		/* poll: the job ended, state sarg */
-	E_TIME,			/* arg ms pass; the sweep runs */
-	E_NOTREADY,		/* node sarg goes NotReady */
-	E_APISERVER,		/* the API server acts on our requests */
-	E_RESTART,		/* the bridge restarts */
-	E_RESTART_PURGED,	/* ... and Slurm forgot the job meanwhile */
-	E_RESTART_ENDED,	/* ... the job ended (sarg) meanwhile */
-	E_RESTART_PODS_GONE	/* ... the pods went meanwhile */
+	E_ADD,		    /* pod GANG-arg is created */
+	E_DELETE,	    /* pod GANG-arg is gone */
+	E_DELETE_ALL,	    /* every member is gone */
+	E_SUBMIT_OK,	    /* the thread makes the job; it waits */
+	E_SUBMIT_ALLOC,	    /* ... it is allocated at once */
+	E_SUBMIT_FAIL,	    /* ... slurmctld unreachable */
+	E_DELIVER,	    /* the answer of a made job arrives */
+	E_WRITES,	    /* the pod writes land (and their watch) */
+	E_WRITES_FAIL,	    /* ... fail with 500 */
+	E_POLL_PEND,	    /* poll: the job waits, reason sarg */
+	E_POLL_START,	    /* poll: the job runs */
+	E_POLL_END,	    /* poll: the job ended, state sarg */
+	E_TIME,		    /* arg ms pass; the sweep runs */
+	E_NOTREADY,	    /* node sarg goes NotReady */
+	E_APISERVER,	    /* the API server acts on our requests */
+	E_RESTART,	    /* the bridge restarts */
+	E_RESTART_PURGED,   /* ... and Slurm forgot the job meanwhile */
+	E_RESTART_ENDED,    /* ... the job ended (sarg) meanwhile */
+	E_RESTART_PODS_GONE /* ... the pods went meanwhile */
 };
 
 static void
 h_event(enum ev e, int arg, const char *sarg)
 {
-	uint32_t	job = fake_slurm_last_job();
+	uint32_t job = fake_slurm_last_job();
 
 	switch (e) {
 	case E_ADD:
@@ -646,14 +642,14 @@ h_event(enum ev e, int arg, const char *sarg)
 
 /* What the bridge did, counted from the start. */
 struct counts {
-	int	asks;		/* allocation requests to the submit thread */
-	int	submits;	/* sctl_submit */
-	int	cancels;	/* jobs asked to end */
-	int	binds;
-	int	conds;		/* PodScheduled messages */
-	int	deletes;
-	int	fails;		/* pods set Failed */
-	int	unlabels;	/* job id labels taken off */
+	int asks;    /* allocation requests to the submit thread */
+	int submits; /* sctl_submit */
+	int cancels; /* jobs asked to end */
+	int binds;
+	int conds; /* PodScheduled messages */
+	int deletes;
+	int fails;    /* pods set Failed */
+	int unlabels; /* job id labels taken off */
 };
 
 static void
@@ -672,14 +668,14 @@ h_counts(struct counts *c)
 }
 
 struct row {
-	enum start	 start;
-	enum ev		 ev;
-	int		 arg;
-	const char	*sarg;
-	int		 state;		/* G_*, or GONE */
-	struct counts	 want;		/* what the event alone made */
-	const char	*note;		/* in a message or Event it made */
-	int		 labelled;	/* --jobid-label */
+	enum start    start;
+	enum ev	      ev;
+	int	      arg;
+	const char   *sarg;
+	int	      state;	/* G_*, or GONE */
+	struct counts want;	/* what the event alone made */
+	const char   *note;	/* in a message or Event it made */
+	int	      labelled; /* --jobid-label */
 };
 
 /*
@@ -689,45 +685,44 @@ struct row {
  */
 static const struct row rows[] = {
 	/* Forming: members arrive; the gang waits for its size. */
-	{ S_NONE, E_ADD, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 1, 0, 0, 0 },
+	{ S_NONE, E_ADD, 0, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0 },
 	    "waiting for gang train: 1 of 3", 0 },
 	/* train-0's first message is still on its way: the new one waits. */
-	{ S_FORMING1, E_ADD, 1, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 1, 0, 0, 0 }, "2 of 3 pods present", 0 },
-	{ S_FORMING2, E_ADD, 2, NULL, G_SUBMITTING,
-	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_FORMING1, E_ADD, 1, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0 },
+	    "2 of 3 pods present", 0 },
+	{ S_FORMING2, E_ADD, 2, NULL, G_SUBMITTING, { 1, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	{ S_SUBMITTING, E_SUBMIT_OK, 0, NULL, G_PENDING,
-	    { 0, 1, 0, 0, 0, 0, 0, 0 },
-	    "submitted Slurm job 100 for the gang", 0 },
+	    { 0, 1, 0, 0, 0, 0, 0, 0 }, "submitted Slurm job 100 for the gang",
+	    0 },
 	{ S_SUBMITTING, E_SUBMIT_ALLOC, 0, NULL, G_ALLOCATED,
 	    { 0, 1, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
 	/* Partial: fewer members than min-member. */
-	{ S_FORMING2, E_DELETE, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_FORMING1, E_DELETE, 0, NULL, GONE,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_FORMING2, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_FORMING1, E_DELETE, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL,
+	    0 },
 	{ S_SUBMITTING, E_DELETE, 2, NULL, G_SUBMITTING,
 	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_SUBMITTING_LOST, E_SUBMIT_OK, 0, NULL, G_WAITING,
 	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_MADE, E_DELETE, 2, NULL, G_SUBMITTING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_MADE, E_DELETE, 2, NULL, G_SUBMITTING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	{ S_MADE_LOST, E_DELIVER, 0, NULL, G_WAITING,
 	    { 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
-	    { 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 1, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	{ S_PENDING_LOST, E_TIME, 0, NULL, G_WAITING,
 	    { 0, 0, 0, 0, 2, 0, 0, 0 }, "2 of 3 pods present", 0 },
 	/* Submit failures and their backoff. */
 	{ S_SUBMITTING, E_SUBMIT_FAIL, 0, NULL, G_WAITING,
 	    { 0, 1, 0, 0, 3, 0, 0, 0 }, "Slurm refused the job", 0 },
-	{ S_RETRY, E_TIME, 1000, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_RETRY, E_TIME, 2500, NULL, G_SUBMITTING,
-	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_REFUSED, E_TIME, 2500, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_RETRY, E_TIME, 1000, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_RETRY, E_TIME, 2500, NULL, G_SUBMITTING, { 1, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_REFUSED, E_TIME, 2500, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	{ S_REFUSED, E_TIME, 61000, NULL, G_SUBMITTING,
 	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Timeout: time alone ends nothing; Slurm's time limit does. */
@@ -747,8 +742,7 @@ static const struct row rows[] = {
 	{ S_PENDING, E_POLL_END, 0, "CANCELLED", G_ENDED,
 	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: CANCELLED", 0 },
 	/* Allocated: binds on their way. */
-	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
 	    "Slurm allocated node n2 to job 100", 0 },
 	{ S_ALLOCATED, E_WRITES_FAIL, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
@@ -760,28 +754,28 @@ static const struct row rows[] = {
 	/* A member deleted after allocation. */
 	{ S_ALLOCATED, E_DELETE, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_BOUND, E_DELETE, 0, NULL, G_BOUND,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_BOUND, E_DELETE_ALL, 0, NULL, GONE,
-	    { 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_BOUND, E_DELETE, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL,
+	    0 },
+	{ S_BOUND, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 1, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	{ S_BOUND_LOST1, E_ADD, 3, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 1, 0, 0, 0, 0 }, NULL, 0 },
 	/* Node failure: Slurm's NODE_FAIL, or Kubernetes' NotReady. */
 	{ S_BOUND, E_POLL_END, 0, "NODE_FAIL", G_ENDED,
 	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: NODE_FAIL", 0 },
-	{ S_ENDED, E_DELETE_ALL, 0, NULL, GONE,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_BOUND, E_NOTREADY, 0, "n1", G_BOUND,
-	    { 0, 0, 1, 0, 0, 0, 3, 0 }, "node n1 is NotReady", 0 },
-	{ S_NOTREADY, E_TIME, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_ENDED, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_BOUND, E_NOTREADY, 0, "n1", G_BOUND, { 0, 0, 1, 0, 0, 0, 3, 0 },
+	    "node n1 is NotReady", 0 },
+	{ S_NOTREADY, E_TIME, 0, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	/* Restart: recovery adopts what Slurm has. */
-	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING,
-	    { 0, 0, 0, 0, 3, 0, 0, 0 }, "waiting for Slurm job 100", 0 },
-	{ S_MADE, E_RESTART, 0, NULL, G_PENDING,
-	    { 0, 0, 0, 0, 3, 0, 0, 0 }, "waiting for Slurm job 100", 0 },
+	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
+	    "waiting for Slurm job 100", 0 },
+	{ S_MADE, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
+	    "waiting for Slurm job 100", 0 },
 	{ S_SUBMITTING, E_RESTART, 0, NULL, G_SUBMITTING,
 	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_ALLOCATED, E_RESTART, 0, NULL, G_ALLOCATED,
@@ -792,23 +786,22 @@ static const struct row rows[] = {
 	 * --jobid-label: members carry the job id label and our finalizer
 	 * from submission on, and a restart finds the job by the label.
 	 */
-	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
-	    { 0, 0, 1, 0, 0, 0, 0, 2 }, NULL, 1 },
+	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 1, 0, 0, 0, 0, 2 },
+	    NULL, 1 },
 	{ S_PENDING, E_POLL_START, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 1 },
-	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND,
-	    { 0, 0, 0, 3, 0, 0, 0, 0 },
+	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND, { 0, 0, 0, 3, 0, 0, 0, 0 },
 	    "Slurm allocated node n2 to job 100", 1 },
-	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 1 },
-	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING,
-	    { 0, 0, 0, 0, 3, 0, 0, 0 }, "waiting for Slurm job 100", 1 },
+	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 1 },
+	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
+	    "waiting for Slurm job 100", 1 },
 	/* Fixed: bind backoff: one per round of writes (was one per member). */
 	{ S_BIND_FAILED, E_TIME, 2500, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
 	/* Fixed: a member asked to be deleted is not asked again (del_sent). */
-	{ S_ENDED, E_APISERVER, 0, NULL, G_ENDED,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_ENDED, E_APISERVER, 0, NULL, G_ENDED, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
 	/* Fixed: recovery deletes a vanished job's members once. */
 	{ S_BOUND, E_RESTART_PURGED, 0, NULL, G_ENDED,
 	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "no longer known to Slurm", 0 },
@@ -820,13 +813,12 @@ static const struct row rows[] = {
 	    { 0, 0, 1, 0, 0, 0, 3, 0 }, "node n1 is NotReady", 0 },
 };
 
-
 /* Does a message or Event logged from index w / e on contain note? */
 static int
 h_noted(size_t w, size_t e, const char *note)
 {
-	json_t		*v;
-	const char	*s;
+	json_t	   *v;
+	const char *s;
 
 	for (; w < json_array_size(fake_writes_log()); w++) {
 		v = json_array_get(fake_writes_log(), w);
@@ -846,14 +838,13 @@ h_noted(size_t w, size_t e, const char *note)
 static void
 h_row(const struct row *t, int i)
 {
-	struct counts	 a, b;
-	size_t		 w0, e0;
-	char		 name[160];
+	struct counts a, b;
+	size_t	      w0, e0;
+	char	      name[160];
 
-	snprintf(name, sizeof(name), "row %d (%s%s, event %d %d %s)",
-	    i, start_names[t->start],
-	    t->labelled ? ", labelled" : "", t->ev, t->arg, t->sarg != NULL ?
-	    t->sarg : "");
+	snprintf(name, sizeof(name), "row %d (%s%s, event %d %d %s)", i,
+	    start_names[t->start], t->labelled ? ", labelled" : "", t->ev,
+	    t->arg, t->sarg != NULL ? t->sarg : "");
 	if (t->labelled) {
 		h_bridge_stop();
 		H.conf.jobid_label = 1;
@@ -867,9 +858,9 @@ h_row(const struct row *t, int i)
 	h_counts(&b);
 	ck_assert_msg(h_state() == t->state, "%s: state %d, want %d", name,
 	    h_state(), t->state);
-#define H_COUNT(f)							\
-	ck_assert_msg(b.f - a.f == t->want.f, "%s: " #f " %d, want %d",	\
-	    name, b.f - a.f, t->want.f)
+#define H_COUNT(f) \
+	ck_assert_msg(b.f - a.f == t->want.f, "%s: " #f " %d, want %d", name, \
+	    b.f - a.f, t->want.f)
 	H_COUNT(asks);
 	H_COUNT(submits);
 	H_COUNT(cancels);
@@ -880,8 +871,10 @@ h_row(const struct row *t, int i)
 	H_COUNT(unlabels);
 #undef H_COUNT
 	if (t->note != NULL)
-		ck_assert_msg(h_noted(w0, e0, t->note), "%s: nothing says "
-		    "\"%s\"", name, t->note);
+		ck_assert_msg(h_noted(w0, e0, t->note),
+		    "%s: nothing says "
+		    "\"%s\"",
+		    name, t->note);
 }
 
 START_TEST(test_gang_row)
@@ -910,8 +903,8 @@ END_TEST
 Suite *
 gang_suite(void)
 {
-	Suite	*s = suite_create("gang");
-	TCase	*tc = tcase_create("table");
+	Suite *s = suite_create("gang");
+	TCase *tc = tcase_create("table");
 
 	tcase_add_checked_fixture(tc, h_setup, h_teardown);
 	tcase_add_loop_test(tc, test_gang_row, 0,
@@ -924,7 +917,7 @@ gang_suite(void)
 int
 main(void)
 {
-	SRunner	*sr;
+	SRunner *sr;
 	int	 failed;
 
 	sr = srunner_create(gang_suite());

@@ -12,12 +12,12 @@
 #include "check_suites.h"
 #include "check_util.h"
 
-#define KC	TEST_DATA "/config/kubeconfig.yaml"
+#define KC TEST_DATA "/config/kubeconfig.yaml"
 
 START_TEST(test_config_current_context)
 {
-	struct k8s_error	 err;
-	struct k8s_config	*c = k8s_config_load(KC, NULL, &err);
+	struct k8s_error   err;
+	struct k8s_config *c = k8s_config_load(KC, NULL, &err);
 
 	ck_assert_msg(c != NULL, "%s", err.text);
 	ck_assert_str_eq(k8s_config_server(c), "https://127.0.0.1:6443");
@@ -35,8 +35,8 @@ END_TEST
 static void
 copy_mode(const char *file, mode_t mode, char *path, size_t len)
 {
-	char	*data;
-	size_t	 n;
+	char  *data;
+	size_t n;
 
 	snprintf(path, len, "/tmp/check-kubeconfig-XXXXXX");
 	data = check_slurp(file, &n);
@@ -46,9 +46,9 @@ copy_mode(const char *file, mode_t mode, char *path, size_t len)
 
 START_TEST(test_config_named_context_inline)
 {
-	struct k8s_error	 err;
-	struct k8s_config	*c;
-	char			 kc[64];
+	struct k8s_error   err;
+	struct k8s_config *c;
+	char		   kc[64];
 
 	/* Inline credentials: readable by the owner only. */
 	copy_mode(KC, 0600, kc, sizeof(kc));
@@ -69,9 +69,9 @@ START_TEST(test_config_named_context_inline)
 END_TEST
 
 static const struct {
-	const char	*file;
-	const char	*context;
-	const char	*text;		/* substring of the error */
+	const char *file;
+	const char *context;
+	const char *text; /* substring of the error */
 } bad[] = {
 	{ KC, "nope", "context \"nope\" not found" },
 	{ KC, "broken", "cluster not found" },
@@ -82,8 +82,8 @@ static const struct {
 
 START_TEST(test_config_refusals)
 {
-	struct k8s_error	 err;
-	struct k8s_config	*c;
+	struct k8s_error   err;
+	struct k8s_config *c;
 
 	memset(&err, 0, sizeof(err));
 	c = k8s_config_load(bad[_i].file, bad[_i].context, &err);
@@ -98,24 +98,26 @@ END_TEST
 START_TEST(test_config_permissions)
 {
 	static const struct {
-		mode_t		 mode;
-		const char	*context;
-		const char	*text;	/* NULL: accepted */
+		mode_t	    mode;
+		const char *context;
+		const char *text; /* NULL: accepted */
 	} m[] = {
-		{ 0644, "robot@other", "mode 0644: it holds credentials, so "
+		{ 0644, "robot@other",
+		    "mode 0644: it holds credentials, so "
 		    "it must not be readable by others (chmod 600 it)" },
 		{ 0604, "robot@other", "must not be readable" },
 		{ 0640, "robot@other", NULL },
-		{ 0664, NULL, "mode 0664: it holds credentials, so it must "
+		{ 0664, NULL,
+		    "mode 0664: it holds credentials, so it must "
 		    "not be writable by others" },
 		{ 0646, NULL, "must not be writable" },
 		/* No inline secret in that context: readable is fine. */
 		{ 0644, NULL, NULL },
 	};
-	struct k8s_error	 err;
-	struct k8s_config	*c;
-	char			 kc[64];
-	size_t			 i;
+	struct k8s_error   err;
+	struct k8s_config *c;
+	char		   kc[64];
+	size_t		   i;
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		copy_mode(KC, m[i].mode, kc, sizeof(kc));
@@ -128,7 +130,8 @@ START_TEST(test_config_permissions)
 		else {
 			ck_assert_msg(c == NULL, "mode %o accepted", m[i].mode);
 			ck_assert_msg(strstr(err.text, m[i].text) != NULL &&
-			    strstr(err.text, "kubeconfig /tmp/check-") != NULL,
+				strstr(err.text, "kubeconfig /tmp/check-") !=
+				    NULL,
 			    "mode %o: \"%s\"", m[i].mode, err.text);
 		}
 		k8s_config_free(c);
@@ -138,7 +141,7 @@ END_TEST
 
 START_TEST(test_config_urlencode)
 {
-	char	*s = k8s_urlencode("spec.schedulerName=slurm-bridge,a!=b");
+	char *s = k8s_urlencode("spec.schedulerName=slurm-bridge,a!=b");
 
 	ck_assert_str_eq(s, "spec.schedulerName%3Dslurm-bridge%2Ca%21%3Db");
 	free(s);
@@ -148,8 +151,8 @@ END_TEST
 Suite *
 kubeconfig_suite(void)
 {
-	Suite	*s = suite_create("kubeconfig");
-	TCase	*tc = tcase_create("kubeconfig");
+	Suite *s = suite_create("kubeconfig");
+	TCase *tc = tcase_create("kubeconfig");
 
 	tcase_add_test(tc, test_config_current_context);
 	tcase_add_test(tc, test_config_named_context_inline);

@@ -12,9 +12,9 @@
 int
 check_each_case(const char *dir, void (*fn)(const char *name))
 {
-	DIR		*d = opendir(dir);
-	struct dirent	*de;
-	int		 n = 0;
+	DIR	      *d = opendir(dir);
+	struct dirent *de;
+	int	       n = 0;
 
 	ck_assert_msg(d != NULL, "cannot open %s", dir);
 	while ((de = readdir(d)) != NULL) {
@@ -31,7 +31,7 @@ check_each_case(const char *dir, void (*fn)(const char *name))
 int
 main(void)
 {
-	SRunner	*sr;
+	SRunner *sr;
 	int	 failed;
 
 	sr = srunner_create(quantity_suite());

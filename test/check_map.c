@@ -14,12 +14,12 @@
 
 START_TEST(test_map_many)
 {
-	struct map	*m = map_new(free);
-	char		 key[32], *v;
-	const char	*k;
-	void		*val;
-	size_t		 it = 0, seen = 0;
-	int		 i;
+	struct map *m = map_new(free);
+	char	    key[32], *v;
+	const char *k;
+	void	   *val;
+	size_t	    it = 0, seen = 0;
+	int	    i;
 
 	for (i = 0; i < 10000; i++) {
 		snprintf(key, sizeof(key), "ns/pod-%d", i);
@@ -47,8 +47,10 @@ START_TEST(test_map_many)
 		map_del(m, "churn");
 	}
 	while (map_next(m, &it, &k, &val)) {
-		ck_assert_str_eq(strcmp(k, "ns/pod-7") == 0 ? "seven" :
-		    k + strlen("ns/pod-"), val);
+		ck_assert_str_eq(strcmp(k, "ns/pod-7") == 0 ?
+			"seven" :
+			k + strlen("ns/pod-"),
+		    val);
 		seen++;
 	}
 	ck_assert_uint_eq(seen, 4999);
@@ -58,16 +60,16 @@ END_TEST
 
 /* Values that carry their own key: the map keeps the pointer, no copy. */
 struct keyed {
-	int	n;
-	char	key[32];
+	int  n;
+	char key[32];
 };
 
 START_TEST(test_map_borrowed)
 {
-	struct map	*m = map_new_borrowed(free), *c = map_new(NULL);
-	struct keyed	*k;
-	size_t		 i, before;
-	char		 name[32];
+	struct map   *m = map_new_borrowed(free), *c = map_new(NULL);
+	struct keyed *k;
+	size_t	      i, before;
+	char	      name[32];
 
 	for (i = 0; i < 1000; i++) {
 		k = xcalloc(1, sizeof(*k));
@@ -98,8 +100,8 @@ END_TEST
 /* The string array groups keep their members in. */
 START_TEST(test_strv)
 {
-	struct strv	sv = { NULL, 0, 0 };
-	json_t		*a;
+	struct strv sv = { NULL, 0, 0 };
+	json_t	   *a;
 
 	strv_add(&sv, "a");
 	strv_add(&sv, "b");
@@ -128,8 +130,8 @@ END_TEST
 Suite *
 map_suite(void)
 {
-	Suite	*s = suite_create("map");
-	TCase	*tc = tcase_create("map");
+	Suite *s = suite_create("map");
+	TCase *tc = tcase_create("map");
 
 	tcase_add_test(tc, test_map_many);
 	tcase_add_test(tc, test_map_borrowed);

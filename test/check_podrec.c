@@ -16,48 +16,41 @@
 static json_t *
 full_pod(const char *name)
 {
-	json_t	*pod;
+	json_t *pod;
 
 	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, "
-	    "s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:[s, s], "
-	    "s:[{s:s, s:s, s:s, s:b}], s:[{s:s}]}, "
-	    "s:{s:s, s:s, s:[{s:s}], s:[{s:s, s:s, s:[{s:s, s:s}], "
-	    "s:{s:{s:s, s:s}}}], s:[{s:s, s:s, s:s}]}, "
-	    "s:{s:s, s:[{s:s, s:s}]}}",
-	    "apiVersion", "v1", "kind", "Pod",
-	    "metadata", "name", name, "namespace", "team-a",
-	    "uid", "0b9c6a5e-7d1f-4c1e-9b7a-3f2e1d0c9b8a",
-	    "resourceVersion", "123456",
-	    "creationTimestamp", "2026-11-25T10:00:00Z",
-	    "deletionTimestamp", "2026-11-25T10:05:00Z",
-	    "deletionGracePeriodSeconds", 0,
-	    "labels", "app", "trainer", "pod-template-hash", "5d8f7c",
-	    LABEL_JOBID, "4242",
-	    "batch.kubernetes.io/job-completion-index", "7",
+			"s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:[s, s], "
+			"s:[{s:s, s:s, s:s, s:b}], s:[{s:s}]}, "
+			"s:{s:s, s:s, s:[{s:s}], s:[{s:s, s:s, s:[{s:s, s:s}], "
+			"s:{s:{s:s, s:s}}}], s:[{s:s, s:s, s:s}]}, "
+			"s:{s:s, s:[{s:s, s:s}]}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+	    "namespace", "team-a", "uid",
+	    "0b9c6a5e-7d1f-4c1e-9b7a-3f2e1d0c9b8a", "resourceVersion", "123456",
+	    "creationTimestamp", "2026-11-25T10:00:00Z", "deletionTimestamp",
+	    "2026-11-25T10:05:00Z", "deletionGracePeriodSeconds", 0, "labels",
+	    "app", "trainer", "pod-template-hash", "5d8f7c", LABEL_JOBID,
+	    "4242", "batch.kubernetes.io/job-completion-index", "7",
 	    "annotations", ANN_PREFIX "account", "physics",
 	    "kubectl.kubernetes.io/last-applied-configuration", "{...big...}",
-	    ANN_SLURM_NODE, "node-3",
-	    "finalizers", "example.com/keep", FINALIZER,
-	    "ownerReferences", "kind", "Job", "name", "train", "uid",
-	    "1111", "controller", 1,
-	    "managedFields", "manager", "kubectl",
+	    ANN_SLURM_NODE, "node-3", "finalizers", "example.com/keep",
+	    FINALIZER, "ownerReferences", "kind", "Job", "name", "train", "uid",
+	    "1111", "controller", 1, "managedFields", "manager", "kubectl",
 	    "spec", "nodeName", "kw-3", "schedulerName", "slurm-bridge",
-	    "schedulingGates", "name", "wait",
-	    "containers", "name", "main", "image", "registry/trainer:1",
-	    "env", "name", "A", "value", "b",
-	    "resources", "requests", "cpu", "2", "memory", "1Gi",
-	    "tolerations", "key", MANAGED_TAINT_KEY, "operator", "Exists",
-	    "effect", MANAGED_TAINT_EFFECT,
-	    "status", "phase", "Failed", "conditions", "type", "Ready",
-	    "status", "False");
+	    "schedulingGates", "name", "wait", "containers", "name", "main",
+	    "image", "registry/trainer:1", "env", "name", "A", "value", "b",
+	    "resources", "requests", "cpu", "2", "memory", "1Gi", "tolerations",
+	    "key", MANAGED_TAINT_KEY, "operator", "Exists", "effect",
+	    MANAGED_TAINT_EFFECT, "status", "phase", "Failed", "conditions",
+	    "type", "Ready", "status", "False");
 	ck_assert_ptr_nonnull(pod);
 	return (pod);
 }
 
 START_TEST(test_podrec_fields)
 {
-	json_t		*pod = full_pod("w-7");
-	struct podrec	*r = podrec_new(pod);
+	json_t	      *pod = full_pod("w-7");
+	struct podrec *r = podrec_new(pod);
 
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->key, "team-a/w-7");
@@ -97,8 +90,8 @@ END_TEST
 /* The record, decoded again, reads as the pod did for every rule. */
 START_TEST(test_podrec_json)
 {
-	json_t		*pod = full_pod("w-7"), *back;
-	struct podrec	*r = podrec_new(pod);
+	json_t	      *pod = full_pod("w-7"), *back;
+	struct podrec *r = podrec_new(pod);
 
 	back = podrec_json(r);
 	ck_assert_str_eq(k8s_obj_name(back), "w-7");
@@ -111,10 +104,14 @@ START_TEST(test_podrec_json)
 	ck_assert_str_eq(k8s_obj_label(back, LABEL_JOBID), "4242");
 	ck_assert_int_eq(workload_completion_index(back), 7);
 	ck_assert_int_eq(translate_tolerates(back), 1);
-	ck_assert_uint_eq(json_array_size(k8s_obj_get(back,
-	    "metadata.ownerReferences")), 1);
+	ck_assert_uint_eq(json_array_size(
+			      k8s_obj_get(back, "metadata.ownerReferences")),
+	    1);
 	ck_assert_str_eq(k8s_obj_str(json_array_get(k8s_obj_get(back,
-	    "spec.containers"), 0), "resources.requests.cpu"), "2");
+							"spec.containers"),
+					 0),
+			     "resources.requests.cpu"),
+	    "2");
 	json_decref(back);
 	podrec_free(r);
 	json_decref(pod);
@@ -124,7 +121,7 @@ END_TEST
 /* A pod without namespace or name gives no record. */
 START_TEST(test_podrec_refuses)
 {
-	json_t	*pod = json_pack("{s:{s:s}}", "metadata", "name", "x");
+	json_t *pod = json_pack("{s:{s:s}}", "metadata", "name", "x");
 
 	ck_assert_ptr_null(podrec_new(pod));
 	json_decref(pod);
@@ -134,10 +131,10 @@ END_TEST
 /* Namespaces and nodes are shared, and go with their last user. */
 START_TEST(test_podrec_intern)
 {
-	json_t		*a = full_pod("a"), *b = full_pod("b");
-	struct podrec	*ra = podrec_new(a), *rb = podrec_new(b);
-	long long	 n0, n1, b0;
-	size_t		 ic, ib;
+	json_t	      *a = full_pod("a"), *b = full_pod("b");
+	struct podrec *ra = podrec_new(a), *rb = podrec_new(b);
+	long long      n0, n1, b0;
+	size_t	       ic, ib;
 
 	ck_assert_ptr_eq(ra->ns, rb->ns);
 	ck_assert_ptr_eq(ra->node, rb->node);
@@ -160,8 +157,8 @@ END_TEST
 Suite *
 podrec_suite(void)
 {
-	Suite	*s = suite_create("podrec");
-	TCase	*tc = tcase_create("podrec");
+	Suite *s = suite_create("podrec");
+	TCase *tc = tcase_create("podrec");
 
 	tcase_add_test(tc, test_podrec_fields);
 	tcase_add_test(tc, test_podrec_json);

@@ -13,7 +13,7 @@
 static struct event *
 ev_new(int n)
 {
-	struct event	*ev = xcalloc(1, sizeof(*ev));
+	struct event *ev = xcalloc(1, sizeof(*ev));
 
 	ev->kind = EV_POD;
 	ev->obj = json_integer(n);
@@ -22,10 +22,10 @@ ev_new(int n)
 
 START_TEST(test_queue_fifo_timeout)
 {
-	struct queue	*q = queue_new();
-	struct event	*ev;
-	struct timespec	 a, b;
-	int		 i;
+	struct queue   *q = queue_new();
+	struct event   *ev;
+	struct timespec a, b;
+	int		i;
 
 	for (i = 0; i < 5; i++)
 		queue_push(q, ev_new(i));
@@ -40,7 +40,8 @@ START_TEST(test_queue_fifo_timeout)
 	ck_assert_ptr_null(queue_pop(q, 50));
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ck_assert_int_ge((b.tv_sec - a.tv_sec) * 1000 +
-	    (b.tv_nsec - a.tv_nsec) / 1000000, 45);
+		(b.tv_nsec - a.tv_nsec) / 1000000,
+	    45);
 	/* Freeing with queued events releases them. */
 	queue_push(q, ev_new(9));
 	queue_free(q);
@@ -50,7 +51,7 @@ END_TEST
 static void *
 producer(void *arg)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < 1000; i++)
 		queue_push(arg, ev_new(i));
@@ -59,10 +60,10 @@ producer(void *arg)
 
 START_TEST(test_queue_threads_close)
 {
-	struct queue	*q = queue_new();
-	struct event	*ev;
-	pthread_t	 t;
-	int		 i;
+	struct queue *q = queue_new();
+	struct event *ev;
+	pthread_t     t;
+	int	      i;
 
 	pthread_create(&t, NULL, producer, q);
 	for (i = 0; i < 1000; i++) {
@@ -73,7 +74,7 @@ START_TEST(test_queue_threads_close)
 	}
 	pthread_join(t, NULL);
 	queue_close(q);
-	ck_assert_ptr_null(queue_pop(q, 5000));	/* returns at once */
+	ck_assert_ptr_null(queue_pop(q, 5000)); /* returns at once */
 	queue_free(q);
 }
 END_TEST
@@ -81,7 +82,7 @@ END_TEST
 /* A failed thread stops the daemon: SIGTERM to itself, once. */
 START_TEST(test_fail_thread)
 {
-	struct timespec	ts = { 1, 0 };
+	struct timespec ts = { 1, 0 };
 	sigset_t	set;
 
 	sigemptyset(&set);
@@ -102,8 +103,8 @@ END_TEST
 Suite *
 queue_suite(void)
 {
-	Suite	*s = suite_create("queue");
-	TCase	*tc = tcase_create("queue");
+	Suite *s = suite_create("queue");
+	TCase *tc = tcase_create("queue");
 
 	tcase_add_test(tc, test_queue_fifo_timeout);
 	tcase_add_test(tc, test_queue_threads_close);

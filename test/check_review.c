@@ -22,7 +22,7 @@
 #include "check_suites.h"
 #include "check_util.h"
 
-#define RV_DIR	TEST_DATA "/review"
+#define RV_DIR TEST_DATA "/review"
 
 static const char *const rv_users[] = { "system:slurm-bridge", NULL };
 
@@ -30,10 +30,10 @@ static const char *const rv_users[] = { "system:slurm-bridge", NULL };
 static void
 decode_patch(json_t *review)
 {
-	json_t		*resp = json_object_get(review, "response");
-	const char	*b64 = json_string_value(json_object_get(resp, "patch"));
-	char		*raw;
-	size_t		 n;
+	json_t	   *resp = json_object_get(review, "response");
+	const char *b64 = json_string_value(json_object_get(resp, "patch"));
+	char	   *raw;
+	size_t	    n;
 
 	if (b64 == NULL)
 		return;
@@ -47,17 +47,17 @@ static void
 load_owners(struct owners *o, const char *name)
 {
 	static const char *const keys[OWN_KINDS] = { "namespaces", "jobs",
-	    "jobsets", "lws", "podgroups" };
-	char		 path[512];
-	json_t		*all, *v;
-	size_t		 i;
-	int		 k;
+		"jobsets", "lws", "podgroups" };
+	char			 path[512];
+	json_t			*all, *v;
+	size_t			 i;
+	int			 k;
 
 	snprintf(path, sizeof(path), RV_DIR "/%s/owners.json", name);
 	if ((all = json_load_file(path, 0, NULL)) == NULL)
 		return;
 	for (k = 0; k < OWN_KINDS; k++)
-		json_array_foreach(json_object_get(all, keys[k]), i, v)
+		json_array_foreach (json_object_get(all, keys[k]), i, v)
 			owners_put(o, (enum owner_kind)k, v);
 	json_decref(all);
 }
@@ -66,8 +66,8 @@ load_owners(struct owners *o, const char *name)
 static json_t *
 pointer_parent(json_t *doc, const char *path, char **last)
 {
-	char	*copy = xstrdup(path + 1), *tok, *save = NULL, *next, *o, *i;
-	json_t	*cur = doc;
+	char   *copy = xstrdup(path + 1), *tok, *save = NULL, *next, *o, *i;
+	json_t *cur = doc;
 
 	tok = strtok_r(copy, "/", &save);
 	ck_assert_msg(tok != NULL, "patch path %s is empty", path);
@@ -86,9 +86,11 @@ pointer_parent(json_t *doc, const char *path, char **last)
 		*o = '\0';
 		if ((next = strtok_r(NULL, "/", &save)) == NULL)
 			break;
-		cur = json_is_array(cur) ? json_array_get(cur,
-		    (size_t)strtoul(tok, NULL, 10)) : json_object_get(cur, tok);
-		ck_assert_msg(cur != NULL, "patch path %s does not exist", path);
+		cur = json_is_array(cur) ?
+		    json_array_get(cur, (size_t)strtoul(tok, NULL, 10)) :
+		    json_object_get(cur, tok);
+		ck_assert_msg(cur != NULL, "patch path %s does not exist",
+		    path);
 		tok = next;
 	}
 	*last = xstrdup(tok);
@@ -100,13 +102,13 @@ pointer_parent(json_t *doc, const char *path, char **last)
 static void
 apply_patch(json_t *doc, const json_t *patch)
 {
-	const json_t	*op;
-	json_t		*parent;
-	const char	*kind, *path;
-	char		*last;
-	size_t		 i;
+	const json_t *op;
+	json_t	     *parent;
+	const char   *kind, *path;
+	char	     *last;
+	size_t	      i;
 
-	json_array_foreach(patch, i, op) {
+	json_array_foreach (patch, i, op) {
 		kind = json_string_value(json_object_get(op, "op"));
 		path = json_string_value(json_object_get(op, "path"));
 		parent = pointer_parent(doc, path, &last);
@@ -116,10 +118,10 @@ apply_patch(json_t *doc, const json_t *patch)
 			ck_assert_int_eq(json_object_del(parent, last), 0);
 		else {
 			ck_assert_msg(strcmp(kind, "add") == 0 ||
-			    json_object_get(parent, last) != NULL,
+				json_object_get(parent, last) != NULL,
 			    "replace of missing %s", path);
-			json_object_set(parent, last, json_object_get(op,
-			    "value"));
+			json_object_set(parent, last,
+			    json_object_get(op, "value"));
 		}
 		free(last);
 	}
@@ -128,17 +130,18 @@ apply_patch(json_t *doc, const json_t *patch)
 static void
 review_case(const char *name)
 {
-	struct review_conf	 conf;
-	struct config		*cfg = config_new();
-	char			 path[512], err[512] = "", *body, *dump;
-	size_t			 len;
-	json_t			*expect, *out = NULL, *again, *patch, *in;
-	const char		*mode;
-	enum review_mode	 m;
-	int			 status;
+	struct review_conf conf;
+	struct config	  *cfg = config_new();
+	char		   path[512], err[512] = "", *body, *dump;
+	size_t		   len;
+	json_t		  *expect, *out = NULL, *again, *patch, *in;
+	const char	  *mode;
+	enum review_mode   m;
+	int		   status;
 
 	ck_assert_msg(config_load(cfg, RV_DIR "/config.yaml", err,
-	    sizeof(err)) == 0, "config.yaml: %s", err);
+			  sizeof(err)) == 0,
+	    "config.yaml: %s", err);
 	memset(&conf, 0, sizeof(conf));
 	conf.config = cfg;
 	conf.owners = owners_new(NULL);
@@ -151,15 +154,17 @@ review_case(const char *name)
 	ck_assert_msg(expect != NULL, "%s: bad expect.json", name);
 	mode = json_string_value(json_object_get(expect, "mode"));
 	m = mode != NULL && strcmp(mode, "validate") == 0 ? REVIEW_VALIDATE :
-	    REVIEW_MUTATE;
+							    REVIEW_MUTATE;
 	status = review_handle(body, len, m, &conf, &out, err, sizeof(err));
-	ck_assert_msg(status == json_integer_value(json_object_get(expect,
-	    "status")), "%s: status %d (%s)", name, status, err);
+	ck_assert_msg(status ==
+		json_integer_value(json_object_get(expect, "status")),
+	    "%s: status %d (%s)", name, status, err);
 	if (status == 200) {
 		decode_patch(out);
 		dump = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
-		ck_assert_msg(json_equal(out, json_object_get(expect,
-		    "response")), "%s: got %s", name, dump);
+		ck_assert_msg(json_equal(out,
+				  json_object_get(expect, "response")),
+		    "%s: got %s", name, dump);
 		free(dump);
 		patch = json_object_get(json_object_get(out, "response"),
 		    "patch");
@@ -167,20 +172,26 @@ review_case(const char *name)
 			/* Idempotent: the patched pod needs no patch. */
 			in = json_loadb(body, len, 0, NULL);
 			apply_patch(json_object_get(json_object_get(in,
-			    "request"), "object"), patch);
+							"request"),
+					"object"),
+			    patch);
 			dump = json_dumps(in, JSON_COMPACT);
 			ck_assert_int_eq(review_handle(dump, strlen(dump), m,
-			    &conf, &again, err, sizeof(err)), 200);
+					     &conf, &again, err, sizeof(err)),
+			    200);
 			ck_assert_msg(json_object_get(json_object_get(again,
-			    "response"), "patch") == NULL,
+							  "response"),
+					  "patch") == NULL,
 			    "%s: a second pass patches again", name);
 			json_decref(again);
 			json_decref(in);
 			free(dump);
 		}
 	} else
-		ck_assert_msg(strstr(err, json_string_value(json_object_get(
-		    expect, "error"))) != NULL, "%s: error \"%s\"", name, err);
+		ck_assert_msg(strstr(err,
+				  json_string_value(json_object_get(expect,
+				      "error"))) != NULL,
+		    "%s: error \"%s\"", name, err);
 	json_decref(out);
 	json_decref(expect);
 	owners_free(conf.owners);
@@ -196,15 +207,16 @@ END_TEST
 
 START_TEST(test_review_oversize)
 {
-	struct review_conf	 conf;
-	char			 err[256];
-	json_t			*out = NULL;
-	char			*big = xcalloc(1, REVIEW_MAX_BODY + 2);
+	struct review_conf conf;
+	char		   err[256];
+	json_t		  *out = NULL;
+	char		  *big = xcalloc(1, REVIEW_MAX_BODY + 2);
 
 	memset(&conf, 0, sizeof(conf));
 	memset(big, ' ', REVIEW_MAX_BODY + 1);
-	ck_assert_int_eq(review_handle(big, REVIEW_MAX_BODY + 1,
-	    REVIEW_MUTATE, &conf, &out, err, sizeof(err)), 400);
+	ck_assert_int_eq(review_handle(big, REVIEW_MAX_BODY + 1, REVIEW_MUTATE,
+			     &conf, &out, err, sizeof(err)),
+	    400);
 	ck_assert_ptr_nonnull(strstr(err, "larger than"));
 	ck_assert_ptr_null(out);
 	free(big);
@@ -213,7 +225,7 @@ END_TEST
 
 START_TEST(test_mutate_pointer_escape)
 {
-	char	*s = mutate_pointer_escape("a/b~c");
+	char *s = mutate_pointer_escape("a/b~c");
 
 	ck_assert_str_eq(s, "a~1b~0c");
 	free(s);
@@ -223,8 +235,8 @@ END_TEST
 Suite *
 review_suite(void)
 {
-	Suite	*s = suite_create("review");
-	TCase	*tc = tcase_create("admission");
+	Suite *s = suite_create("review");
+	TCase *tc = tcase_create("admission");
 
 	tcase_add_test(tc, test_review_fixtures);
 	tcase_add_test(tc, test_review_oversize);

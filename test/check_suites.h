@@ -5,24 +5,24 @@
 #include <check.h>
 
 #ifndef TEST_DATA
-#define TEST_DATA	"test/data"
+#define TEST_DATA "test/data"
 #endif
 
 /* Runs fn on every case directory under dir; returns how many. */
-int	 check_each_case(const char *dir, void (*fn)(const char *name));
+int check_each_case(const char *dir, void (*fn)(const char *name));
 
-Suite	*quantity_suite(void);
-Suite	*watch_suite(void);
-Suite	*kubeconfig_suite(void);
-Suite	*translate_suite(void);
-Suite	*queue_suite(void);
-Suite	*map_suite(void);
-Suite	*placement_suite(void);
-Suite	*workload_suite(void);
-Suite	*review_suite(void);
-Suite	*config_suite(void);
-Suite	*podrec_suite(void);
+Suite *quantity_suite(void);
+Suite *watch_suite(void);
+Suite *kubeconfig_suite(void);
+Suite *translate_suite(void);
+Suite *queue_suite(void);
+Suite *map_suite(void);
+Suite *placement_suite(void);
+Suite *workload_suite(void);
+Suite *review_suite(void);
+Suite *config_suite(void);
+Suite *podrec_suite(void);
 /* check_gang.c: a binary of its own (check_gang), over the fakes. */
-Suite	*gang_suite(void);
+Suite *gang_suite(void);
 
 #endif /* CHECK_SUITES_H */

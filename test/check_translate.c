@@ -13,7 +13,7 @@
 #include "bridge.h"
 #include "check_suites.h"
 
-#define TR_DIR	TEST_DATA "/translate"
+#define TR_DIR TEST_DATA "/translate"
 
 static void
 set_str(json_t *o, const char *k, const char *v)
@@ -32,7 +32,7 @@ set_uint(json_t *o, const char *k, uint64_t v)
 static json_t *
 jobspec_json(const struct jobspec *js)
 {
-	json_t	*o = json_object();
+	json_t *o = json_object();
 
 	set_str(o, "name", js->name);
 	set_str(o, "comment", js->comment);
@@ -65,20 +65,22 @@ jobspec_json(const struct jobspec *js)
 	set_uint(o, "req_switch", js->req_switch);
 	set_uint(o, "wait4switch", js->wait4switch);
 	if (js->has_user_id)
-		json_object_set_new(o, "user_id", js->user_name != NULL ?
-		    json_string(js->user_name) : json_integer(js->user_id));
+		json_object_set_new(o, "user_id",
+		    js->user_name != NULL ? json_string(js->user_name) :
+					    json_integer(js->user_id));
 	if (js->has_group_id)
-		json_object_set_new(o, "group_id", js->group_name != NULL ?
-		    json_string(js->group_name) : json_integer(js->group_id));
+		json_object_set_new(o, "group_id",
+		    js->group_name != NULL ? json_string(js->group_name) :
+					     json_integer(js->group_id));
 	return (o);
 }
 
 static json_t *
 load(const char *cname, const char *file)
 {
-	char		 path[512];
-	json_error_t	 jerr;
-	json_t		*j;
+	char	     path[512];
+	json_error_t jerr;
+	json_t	    *j;
 
 	snprintf(path, sizeof(path), TR_DIR "/%s/%s", cname, file);
 	j = json_load_file(path, 0, &jerr);
@@ -89,13 +91,13 @@ load(const char *cname, const char *file)
 static void
 translate_run(const char *cname, int slim)
 {
-	struct translate_conf	 conf = { "slurm-bridge", NULL, NULL, 0 };
-	struct translate_src	 src;
-	struct jobspec		 js;
-	json_t			*pod, *expect, *got, *copy = NULL;
-	const char		*want;
-	char			 err[256] = "", *dump;
-	int			 rc;
+	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_src  src;
+	struct jobspec	      js;
+	json_t		     *pod, *expect, *got, *copy = NULL;
+	const char	     *want;
+	char		      err[256] = "", *dump;
+	int		      rc;
 
 	pod = load(cname, "input.json");
 	expect = load(cname, "expect.json");
@@ -104,11 +106,10 @@ translate_run(const char *cname, int slim)
 		src.pod = json_object_get(pod, "pod");
 		src.root = json_object_get(pod, "root");
 		src.ns = json_object_get(pod, "namespace");
-		conf.default_account = k8s_obj_str(pod,
-		    "conf.default_account");
+		conf.default_account = k8s_obj_str(pod, "conf.default_account");
 		conf.mcs_label = k8s_obj_str(pod, "conf.mcs_label");
-		conf.exclusive = json_is_true(k8s_obj_get(pod,
-		    "conf.exclusive"));
+		conf.exclusive = json_is_true(
+		    k8s_obj_get(pod, "conf.exclusive"));
 	} else {
 		src.pod = pod;
 		src.root = src.ns = NULL;
@@ -123,8 +124,8 @@ translate_run(const char *cname, int slim)
 	}
 	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
 	json_decref(copy);
-	if ((want = json_string_value(json_object_get(expect, "error")))
-	    != NULL) {
+	if ((want = json_string_value(json_object_get(expect, "error"))) !=
+	    NULL) {
 		ck_assert_msg(rc == -1, "%s: accepted, expected an error",
 		    cname);
 		ck_assert_msg(strstr(err, want) != NULL,
@@ -156,9 +157,8 @@ translate_case_slim(const char *cname)
 }
 
 /* Every case, then again on the pod as the scheduler keeps it (podrec.c). */
-static void	(*const translate_runs[])(const char *) = {
-	translate_case, translate_case_slim
-};
+static void (*const translate_runs[])(
+    const char *) = { translate_case, translate_case_slim };
 
 START_TEST(test_translate_cases)
 {
@@ -169,26 +169,28 @@ END_TEST
 /* A gang: one task per pod, named after the group unless job-name says. */
 START_TEST(test_translate_group_name)
 {
-	struct translate_conf	 conf = { "slurm-bridge", NULL, NULL, 0 };
-	struct jobspec		 js;
-	json_t			*in, *pods[2], *root;
-	char			 err[256] = "";
+	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct jobspec	      js;
+	json_t		     *in, *pods[2], *root;
+	char		      err[256] = "";
 
 	in = load("root-and-namespace", "input.json");
 	pods[0] = pods[1] = json_object_get(in, "pod");
 	root = json_deep_copy(json_object_get(in, "root"));
 	json_object_del(k8s_obj_get(root, "metadata.annotations"),
 	    ANN_PREFIX "job-name");
-	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js,
-	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js, err,
+			  sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert_uint_eq(js.ntasks, 2);
 	ck_assert_str_eq(js.name, "team/g");
 	ck_assert_ptr_nonnull(strstr(js.admin_comment, "team/r"));
 	jobspec_cleanup(&js);
 	json_object_set_new(k8s_obj_get(root, "metadata.annotations"),
 	    ANN_PREFIX "job-name", json_string("from-root"));
-	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js,
-	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js, err,
+			  sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert_str_eq(js.name, "from-root");
 	jobspec_cleanup(&js);
 	json_decref(root);
@@ -198,7 +200,7 @@ END_TEST
 
 START_TEST(test_translate_admin_pods)
 {
-	json_t	*a = translate_admin_pods("{\"pods\":[\"a/b\",\"a/c\"]}");
+	json_t *a = translate_admin_pods("{\"pods\":[\"a/b\",\"a/c\"]}");
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_uint_eq(json_array_size(a), 2);
@@ -213,8 +215,8 @@ END_TEST
 Suite *
 translate_suite(void)
 {
-	Suite	*s = suite_create("translate");
-	TCase	*tc = tcase_create("pod");
+	Suite *s = suite_create("translate");
+	TCase *tc = tcase_create("pod");
 
 	tcase_add_loop_test(tc, test_translate_cases, 0,
 	    sizeof(translate_runs) / sizeof(translate_runs[0]));

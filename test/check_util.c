@@ -16,9 +16,9 @@
 char *
 check_slurp(const char *path, size_t *len)
 {
-	FILE	*fp = fopen(path, "r");
-	char	*data;
-	long	 n;
+	FILE *fp = fopen(path, "r");
+	char *data;
+	long  n;
 
 	ck_assert_msg(fp != NULL, "cannot open %s", path);
 	fseek(fp, 0, SEEK_END);
@@ -35,8 +35,8 @@ check_slurp(const char *path, size_t *len)
 void
 check_tmpfile(char *template, const void *data, size_t len, mode_t mode)
 {
-	FILE	*fp;
-	int	 fd;
+	FILE *fp;
+	int   fd;
 
 	ck_assert_int_ge(fd = mkstemp(template), 0);
 	ck_assert_ptr_nonnull(fp = fdopen(fd, "w"));

@@ -15,48 +15,49 @@
 #include "check_util.h"
 
 struct seen {
-	char	 log[1024];
-	int	 n;
-	int	 stop_after;	/* 0: never ask to stop */
+	char log[1024];
+	int  n;
+	int  stop_after; /* 0: never ask to stop */
 };
 
 static int
 seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
-	struct seen	*s = arg;
-	const char	*rv = json_string_value(json_object_get(
-	    json_object_get(obj, "metadata"), "resourceVersion"));
-	json_int_t	 code = json_integer_value(json_object_get(obj,
-	    "code"));
-	size_t		 len = strlen(s->log);
+	struct seen *s = arg;
+	const char  *rv = json_string_value(
+	     json_object_get(json_object_get(obj, "metadata"),
+		 "resourceVersion"));
+	json_int_t code = json_integer_value(json_object_get(obj, "code"));
+	size_t	   len = strlen(s->log);
 
 	snprintf(s->log + len, sizeof(s->log) - len, "%s:%s%s%.0lld ",
-	    k8s_event_type_name(t), rv != NULL ? rv : "-",
-	    code != 0 ? ":" : "", (long long)code);
+	    k8s_event_type_name(t), rv != NULL ? rv : "-", code != 0 ? ":" : "",
+	    (long long)code);
 	json_decref(obj);
 	s->n++;
 	return (s->stop_after != 0 && s->n >= s->stop_after ? -1 : 0);
 }
 
-#define WATCH_DIR	TEST_DATA "/watch/"
+#define WATCH_DIR  TEST_DATA "/watch/"
 #define STREAM_LOG "ADDED:101 MODIFIED:102 BOOKMARK:150 DELETED:160 "
 
 START_TEST(test_watch_every_split)
 {
-	struct k8s_watch_parser	*p;
+	struct k8s_watch_parser *p;
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, cut;
-	char			*data = check_slurp(WATCH_DIR "stream.json",
-	    &len);
+	char *data = check_slurp(WATCH_DIR "stream.json", &len);
 
 	for (cut = 0; cut <= len; cut++) {
 		memset(&s, 0, sizeof(s));
 		p = k8s_watch_parser_new(0);
 		ck_assert_int_eq(k8s_watch_parser_feed(p, data, cut, seen_cb,
-		    &s, &err), 0);
-		ck_assert_int_eq(k8s_watch_parser_feed(p, data + cut,
-		    len - cut, seen_cb, &s, &err), 0);
+				     &s, &err),
+		    0);
+		ck_assert_int_eq(k8s_watch_parser_feed(p, data + cut, len - cut,
+				     seen_cb, &s, &err),
+		    0);
 		ck_assert_msg(strcmp(s.log, STREAM_LOG) == 0,
 		    "cut at %zu: got \"%s\"", cut, s.log);
 		ck_assert_uint_eq(k8s_watch_parser_pending(p), 0);
@@ -68,17 +69,17 @@ END_TEST
 
 START_TEST(test_watch_byte_at_a_time)
 {
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_watch_parser *p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len, i;
-	char			*data = check_slurp(WATCH_DIR "stream.json",
-	    &len);
+	char *data = check_slurp(WATCH_DIR "stream.json", &len);
 
 	memset(&s, 0, sizeof(s));
 	for (i = 0; i < len; i++)
-		ck_assert_int_eq(k8s_watch_parser_feed(p, data + i, 1,
-		    seen_cb, &s, &err), 0);
+		ck_assert_int_eq(k8s_watch_parser_feed(p, data + i, 1, seen_cb,
+				     &s, &err),
+		    0);
 	ck_assert_str_eq(s.log, STREAM_LOG);
 	k8s_watch_parser_free(p);
 	free(data);
@@ -87,47 +88,51 @@ END_TEST
 
 START_TEST(test_watch_no_newlines)
 {
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_watch_parser *p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
-	const char		*in = "{\"type\":\"ADDED\",\"object\":{\"metadata\":"
+	const char		*in =
+	    "{\"type\":\"ADDED\",\"object\":{\"metadata\":"
 	    "{\"resourceVersion\":\"1\"}}}{\"type\":\"DELETED\",\"object\":"
 	    "{\"metadata\":{\"resourceVersion\":\"2\"}}}";
 
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, in, strlen(in), seen_cb, &s,
-	    &err), 0);
+			     &err),
+	    0);
 	ck_assert_str_eq(s.log, "ADDED:1 DELETED:2 ");
 	k8s_watch_parser_free(p);
 }
 END_TEST
 
 static const char *const malformed[] = {
-	"{\"type\":\"ADDED\",\"object\":{\"a\":}}\n",	/* bad JSON */
-	"garbage\n",					/* not an object */
-	"{\"type\":\"ADDED\"}\n",			/* no object */
-	"{\"type\":\"WHAT\",\"object\":{}}\n",		/* unknown type */
-	"{\"type\":7,\"object\":{}}\n",			/* type not string */
-	"[1,2]\n",					/* array */
+	"{\"type\":\"ADDED\",\"object\":{\"a\":}}\n", /* bad JSON */
+	"garbage\n",				      /* not an object */
+	"{\"type\":\"ADDED\"}\n",		      /* no object */
+	"{\"type\":\"WHAT\",\"object\":{}}\n",	      /* unknown type */
+	"{\"type\":7,\"object\":{}}\n",		      /* type not string */
+	"[1,2]\n",				      /* array */
 };
 
 START_TEST(test_watch_malformed)
 {
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_watch_parser *p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
 	const char		*good = "{\"type\":\"ADDED\",\"object\":"
-	    "{\"metadata\":{\"resourceVersion\":\"9\"}}}\n";
+					"{\"metadata\":{\"resourceVersion\":\"9\"}}}\n";
 
 	memset(&s, 0, sizeof(s));
 	memset(&err, 0, sizeof(err));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, malformed[_i],
-	    strlen(malformed[_i]), seen_cb, &s, &err), -1);
+			     strlen(malformed[_i]), seen_cb, &s, &err),
+	    -1);
 	ck_assert_str_eq(err.reason, "BadWatchEvent");
 	ck_assert_int_eq(s.n, 0);
 	/* The parser is reusable after an error. */
 	ck_assert_int_eq(k8s_watch_parser_feed(p, good, strlen(good), seen_cb,
-	    &s, &err), 0);
+			     &s, &err),
+	    0);
 	ck_assert_str_eq(s.log, "ADDED:9 ");
 	k8s_watch_parser_free(p);
 }
@@ -135,10 +140,10 @@ END_TEST
 
 /* A file fed whole, or with its end cut off: the events and what is left. */
 static const struct {
-	const char	*file;		/* under WATCH_DIR */
-	size_t		 cut;		/* bytes dropped from its end */
-	const char	*log;
-	int		 pending;	/* an unfinished event is kept */
+	const char *file; /* under WATCH_DIR */
+	size_t	    cut;  /* bytes dropped from its end */
+	const char *log;
+	int	    pending; /* an unfinished event is kept */
 } feeds[] = {
 	/* An in-stream 410 is delivered as an ERROR event. */
 	{ "gone.json", 0, "ADDED:101 ERROR:-:410 ", 0 },
@@ -148,7 +153,7 @@ static const struct {
 
 START_TEST(test_watch_feed)
 {
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(0);
+	struct k8s_watch_parser *p = k8s_watch_parser_new(0);
 	struct k8s_error	 err;
 	struct seen		 s;
 	char			 path[256], *data;
@@ -158,7 +163,8 @@ START_TEST(test_watch_feed)
 	data = check_slurp(path, &len);
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len - feeds[_i].cut,
-	    seen_cb, &s, &err), 0);
+			     seen_cb, &s, &err),
+	    0);
 	ck_assert_str_eq(s.log, feeds[_i].log);
 	if (feeds[_i].pending)
 		ck_assert_uint_gt(k8s_watch_parser_pending(p), 0);
@@ -171,24 +177,23 @@ END_TEST
 
 START_TEST(test_watch_limit_and_stop)
 {
-	struct k8s_watch_parser	*p = k8s_watch_parser_new(64);
+	struct k8s_watch_parser *p = k8s_watch_parser_new(64);
 	struct k8s_error	 err;
 	struct seen		 s;
 	size_t			 len;
-	char			*data = check_slurp(WATCH_DIR "stream.json",
-	    &len);
+	char *data = check_slurp(WATCH_DIR "stream.json", &len);
 
 	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
-	    &err), -1);
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s, &err),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(err.text, "larger than 64"));
 	k8s_watch_parser_free(p);
 
 	p = k8s_watch_parser_new(0);
 	memset(&s, 0, sizeof(s));
 	s.stop_after = 2;
-	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s,
-	    &err), -1);
+	ck_assert_int_eq(k8s_watch_parser_feed(p, data, len, seen_cb, &s, &err),
+	    -1);
 	ck_assert_str_eq(err.reason, "Stopped");
 	ck_assert_int_eq(s.n, 2);
 	k8s_watch_parser_free(p);
@@ -197,16 +202,16 @@ START_TEST(test_watch_limit_and_stop)
 END_TEST
 
 struct listed {
-	char	names[256];
-	char	kinds[64];
-	int	n;
+	char names[256];
+	char kinds[64];
+	int  n;
 };
 
 static void
 list_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 {
-	struct listed	*l = arg;
-	size_t		 len = strlen(l->names);
+	struct listed *l = arg;
+	size_t	       len = strlen(l->names);
 
 	snprintf(l->names + len, sizeof(l->names) - len, "%s%s",
 	    len > 0 ? "," : "", k8s_obj_name(item));
@@ -221,7 +226,7 @@ list_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 static int
 list_run(const char *page, struct listed *l, struct k8s_list_meta *m)
 {
-	struct k8s_error	err;
+	struct k8s_error err;
 
 	memset(m, 0, sizeof(*m));
 	memset(l, 0, sizeof(*l));
@@ -230,13 +235,14 @@ list_run(const char *page, struct listed *l, struct k8s_list_meta *m)
 
 START_TEST(test_list_decode)
 {
-	const char	*page = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\","
+	const char *page =
+	    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\","
 	    "\"metadata\":{\"resourceVersion\":\"77\",\"continue\":\"abc\"},"
 	    " \"items\" : [ {\"metadata\":{\"name\":\"a\",\"annotations\":"
 	    "{\"x\":\"]},[{\\\"\\\\\"}}}, {\"metadata\":{\"name\":\"b\"}}"
 	    ", 7 ]\n}";
-	struct k8s_list_meta	 m;
-	struct listed		 l;
+	struct k8s_list_meta m;
+	struct listed	     l;
 
 	ck_assert_int_eq(list_run(page, &l, &m), 0);
 	/* Brackets and quotes inside strings do not end an item. */
@@ -254,10 +260,10 @@ END_TEST
 /* Members in another order; the last page has no continue token. */
 START_TEST(test_list_decode_order)
 {
-	const char	*page = "{\"items\":[],\"metadata\":{\"resourceVersion\":"
-	    "\"9\",\"continue\":\"\"},\"kind\":\"NodeList\"}";
-	struct k8s_list_meta	 m;
-	struct listed		 l;
+	const char *page = "{\"items\":[],\"metadata\":{\"resourceVersion\":"
+			   "\"9\",\"continue\":\"\"},\"kind\":\"NodeList\"}";
+	struct k8s_list_meta m;
+	struct listed	     l;
 
 	ck_assert_int_eq(list_run(page, &l, &m), 0);
 	ck_assert_int_eq(l.n, 0);
@@ -271,28 +277,31 @@ END_TEST
 /* Cut anywhere, or broken, a page is an error, never a crash or a hang. */
 START_TEST(test_list_decode_bad)
 {
-	const char	*page = "{\"kind\":\"PodList\",\"metadata\":{},"
+	const char *page =
+	    "{\"kind\":\"PodList\",\"metadata\":{},"
 	    "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":"
 	    "{\"name\":\"b\"}}]}";
-	const char	*bad[] = { "", "[]", "{\"items\":[1,}", "{1:2}",
-	    "{\"items\" [ ]}", "{\"items\":[{}]", "{\"a\":1 \"b\":2}" };
-	struct k8s_list_meta	 m;
-	struct k8s_error	 err;
-	struct listed		 l;
-	size_t			 cut, i;
+	const char	    *bad[] = { "", "[]", "{\"items\":[1,}", "{1:2}",
+			 "{\"items\" [ ]}", "{\"items\":[{}]", "{\"a\":1 \"b\":2}" };
+	struct k8s_list_meta m;
+	struct k8s_error     err;
+	struct listed	     l;
+	size_t		     cut, i;
 
 	memset(&m, 0, sizeof(m));
 	for (cut = 0; cut < strlen(page); cut++) {
 		memset(&l, 0, sizeof(l));
 		ck_assert_msg(k8s_list_decode(page, cut, list_cb, &l, &m,
-		    &err) == -1, "accepted a page cut at %zu", cut);
+				  &err) == -1,
+		    "accepted a page cut at %zu", cut);
 		ck_assert_int_le(l.n, 2);
 		ck_assert_ptr_null(m.kind);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&l, 0, sizeof(l));
 		ck_assert_msg(k8s_list_decode(bad[i], strlen(bad[i]), list_cb,
-		    &l, &m, &err) == -1, "accepted %s", bad[i]);
+				  &l, &m, &err) == -1,
+		    "accepted %s", bad[i]);
 		ck_assert_str_eq(err.reason, "BadResponse");
 	}
 }
@@ -301,8 +310,8 @@ END_TEST
 Suite *
 watch_suite(void)
 {
-	Suite	*s = suite_create("watch");
-	TCase	*tc = tcase_create("parser");
+	Suite *s = suite_create("watch");
+	TCase *tc = tcase_create("parser");
 
 	tcase_add_test(tc, test_watch_every_split);
 	tcase_add_test(tc, test_watch_byte_at_a_time);

@@ -13,13 +13,13 @@
 #include "check_suites.h"
 
 /* The objects the test lookup knows, one per kind (borrowed). */
-static json_t	*known[WORKLOAD_KINDS];
+static json_t *known[WORKLOAD_KINDS];
 
 static json_t *
 test_lookup(void *arg, enum workload_kind kind, const char *ns,
     const char *name)
 {
-	json_t	*o = known[kind];
+	json_t *o = known[kind];
 
 	(void)arg;
 	if (o == NULL || k8s_obj_namespace(o) == NULL ||
@@ -34,9 +34,9 @@ static const struct workload_lookup lookup = { test_lookup, NULL };
 static json_t *
 pod(const char *name, const char *group, const char *min, const char *gang)
 {
-	json_t	*p = json_pack("{s:{s:s, s:s, s:{}, s:{}}}", "metadata",
-	    "name", name, "namespace", "ns", "labels", "annotations");
-	json_t	*md = json_object_get(p, "metadata");
+	json_t *p = json_pack("{s:{s:s, s:s, s:{}, s:{}}}", "metadata", "name",
+	    name, "namespace", "ns", "labels", "annotations");
+	json_t *md = json_object_get(p, "metadata");
 
 	if (group != NULL)
 		json_object_set_new(json_object_get(md, "labels"),
@@ -55,11 +55,11 @@ static void
 owned_by(json_t *p, const char *apiv, const char *kind, const char *name,
     const char *uid)
 {
-	json_t	*refs = json_array();
+	json_t *refs = json_array();
 
-	json_array_append_new(refs, json_pack("{s:s, s:s, s:s, s:s, s:b}",
-	    "apiVersion", apiv, "kind", kind, "name", name, "uid", uid,
-	    "controller", 1));
+	json_array_append_new(refs,
+	    json_pack("{s:s, s:s, s:s, s:s, s:b}", "apiVersion", apiv, "kind",
+		kind, "name", name, "uid", uid, "controller", 1));
 	json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
 	    refs);
 }
@@ -81,14 +81,14 @@ object(const char *name, const char *uid, json_t *spec)
 
 /* The group of a pod from its own labels and annotations alone. */
 static const struct {
-	const char	*pod;
-	const char	*group;		/* pod-group label */
-	const char	*min;		/* min-member annotation */
-	const char	*gang;		/* gang annotation */
-	const char	*key;		/* NULL: refused, with error */
-	int		 min_member;
-	int		 is_gang;
-	const char	*error;		/* substring */
+	const char *pod;
+	const char *group; /* pod-group label */
+	const char *min;   /* min-member annotation */
+	const char *gang;  /* gang annotation */
+	const char *key;   /* NULL: refused, with error */
+	int	    min_member;
+	int	    is_gang;
+	const char *error; /* substring */
 } own_groups[] = {
 	{ "a", "train", "8", NULL, "gang:ns/train", 8, 1, NULL },
 	/* Label without min-member: the PodGroup CR decides (0). */
@@ -102,20 +102,21 @@ static const struct {
 
 START_TEST(test_workload_own_groups)
 {
-	struct group_id	 g;
-	char		 err[256] = "";
-	json_t		*p;
+	struct group_id g;
+	char		err[256] = "";
+	json_t	       *p;
 
 	p = pod(own_groups[_i].pod, own_groups[_i].group, own_groups[_i].min,
 	    own_groups[_i].gang);
 	if (own_groups[_i].key == NULL) {
-		ck_assert_int_eq(workload_group(p, NULL, &g, err,
-		    sizeof(err)), -1);
+		ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
+		    -1);
 		ck_assert_msg(strstr(err, own_groups[_i].error) != NULL,
 		    "error \"%s\"", err);
 	} else {
-		ck_assert_msg(workload_group(p, NULL, &g, err,
-		    sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(workload_group(p, NULL, &g, err, sizeof(err)) ==
+			0,
+		    "%s", err);
 		ck_assert_str_eq(g.key, own_groups[_i].key);
 		ck_assert_int_eq(g.min_member, own_groups[_i].min_member);
 		ck_assert_int_eq(g.gang, own_groups[_i].is_gang);
@@ -127,14 +128,14 @@ END_TEST
 /* The group of a pod from its workload. */
 START_TEST(test_workload_groups)
 {
-	struct group_id	 g;
-	char		 err[256];
-	json_t		*p, *job;
+	struct group_id g;
+	char		err[256];
+	json_t	       *p, *job;
 
 	/* Indexed Job owner with parallelism 4. */
-	job = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:i}}", "metadata",
-	    "name", "sim", "namespace", "ns", "uid", "u-sim", "spec",
-	    "completionMode", "Indexed", "parallelism", 4);
+	job = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:i}}", "metadata", "name",
+	    "sim", "namespace", "ns", "uid", "u-sim", "spec", "completionMode",
+	    "Indexed", "parallelism", 4);
 	p = pod("sim-0-abc", NULL, NULL, NULL);
 	owned_by(p, "batch/v1", "Job", "sim", "u-sim");
 	known[WORKLOAD_JOB] = job;
@@ -157,21 +158,19 @@ START_TEST(test_workload_groups)
 	    LWS_LABEL_GROUP_INDEX, json_string("1"));
 	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
 	    LWS_ANN_SIZE, json_string("4"));
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
 	ck_assert_str_eq(g.key, "gang:ns/lws-1");
 	ck_assert_int_eq(g.min_member, 4);
 	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
 	    LWS_ANN_SIZE, json_string("0"));
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
-	    -1);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
 	json_decref(p);
 
 	/* JobSet: 2 x 3 + 1 (defaults) pods; the Job owner does not win. */
 	job = json_pack("{s:{s:s, s:s}, s:{s:[{s:i, s:{s:{s:i}}}, {s:{}}]}}",
 	    "metadata", "name", "js", "namespace", "ns", "spec",
-	    "replicatedJobs", "replicas", 2,
-	    "template", "spec", "parallelism", 3, "template");
+	    "replicatedJobs", "replicas", 2, "template", "spec", "parallelism",
+	    3, "template");
 	ck_assert_int_eq(workload_jobset_size(job), 7);
 	p = pod("js-w-0-0", NULL, NULL, NULL);
 	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
@@ -181,16 +180,24 @@ START_TEST(test_workload_groups)
 	known[WORKLOAD_JOBSET] = NULL;
 	ck_assert_str_eq(g.key, "gang:ns/js");
 	ck_assert_int_eq(g.min_member, 7);
-	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)),
-	    0);
-	ck_assert_int_eq(g.min_member, 0);	/* JobSet not seen yet */
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(g.min_member, 0); /* JobSet not seen yet */
 	json_decref(p);
 	json_decref(job);
 }
 END_TEST
 
 /* The objects of the root cases; R_NONE is NULL. */
-enum { R_NONE, R_PG, R_JS, R_JSDEP, R_LWS, R_JOB, R_JOB2, R_OBJS };
+enum {
+	R_NONE,
+	R_PG,
+	R_JS,
+	R_JSDEP,
+	R_LWS,
+	R_JOB,
+	R_JOB2,
+	R_OBJS
+};
 
 /*
  * The workload root of each shape, as both daemons find it: a label names
@@ -198,70 +205,83 @@ enum { R_NONE, R_PG, R_JS, R_JSDEP, R_LWS, R_JOB, R_JOB2, R_OBJS };
  * objects the lookup finds, by kind.
  */
 static const struct {
-	const char	*pod;
-	const char	*group;		/* pod-group label */
-	const char	*jobset;	/* JobSet name label */
-	const char	*lws;		/* LeaderWorkerSet name label */
-	const char	*owner_api;	/* controller ownerReference, or NULL */
-	const char	*owner_kind, *owner_name, *owner_uid;
-	int		 known[WORKLOAD_KINDS];
-	int		 root;		/* workload_root */
-	int		 job;		/* workload_job */
+	const char *pod;
+	const char *group;     /* pod-group label */
+	const char *jobset;    /* JobSet name label */
+	const char *lws;       /* LeaderWorkerSet name label */
+	const char *owner_api; /* controller ownerReference, or NULL */
+	const char *owner_kind, *owner_name, *owner_uid;
+	int	    known[WORKLOAD_KINDS];
+	int	    root; /* workload_root */
+	int	    job;  /* workload_job */
 } roots[] = {
 	/* PodGroup: its label; a Job owner does not win over it. */
 	{ "a", "train", NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
-	    { [WORKLOAD_PODGROUP] = R_PG, [WORKLOAD_JOB] = R_JOB },
-	    R_PG, R_JOB },
+	    { [WORKLOAD_PODGROUP] = R_PG, [WORKLOAD_JOB] = R_JOB }, R_PG,
+	    R_JOB },
 	/* A pod-group label with no CR falls through to the Job. */
 	{ "a", "train", NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
 	    { [WORKLOAD_JOB] = R_JOB }, R_JOB, R_JOB },
 	/* JobSet, with and without dependsOn: the JobSet, not the Job. */
 	{ "js-w-0-0", NULL, "js", NULL, "batch/v1", "Job", "sim", "u-sim",
-	    { [WORKLOAD_JOBSET] = R_JS, [WORKLOAD_JOB] = R_JOB },
-	    R_JS, R_JOB },
+	    { [WORKLOAD_JOBSET] = R_JS, [WORKLOAD_JOB] = R_JOB }, R_JS, R_JOB },
 	{ "dep-init-0-0", NULL, "dep", NULL, NULL, NULL, NULL, NULL,
-	    { [WORKLOAD_JOBSET] = R_JSDEP, [WORKLOAD_JOB] = R_JOB },
-	    R_JSDEP, R_NONE },
+	    { [WORKLOAD_JOBSET] = R_JSDEP, [WORKLOAD_JOB] = R_JOB }, R_JSDEP,
+	    R_NONE },
 	/* LeaderWorkerSet: the LWS, before a JobSet label. */
 	{ "lws-0-1", NULL, "dep", "lws", NULL, NULL, NULL, NULL,
-	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
-	    [WORKLOAD_JOB] = R_JOB }, R_LWS, R_NONE },
+	    { [WORKLOAD_LWS] = R_LWS,
+		[WORKLOAD_JOBSET] = R_JSDEP,
+		[WORKLOAD_JOB] = R_JOB },
+	    R_LWS, R_NONE },
 	/* Indexed Job: its controller Job, uid checked. */
 	{ "sim-0-x", NULL, NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
-	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
-	    [WORKLOAD_JOB] = R_JOB }, R_JOB, R_JOB },
+	    { [WORKLOAD_LWS] = R_LWS,
+		[WORKLOAD_JOBSET] = R_JSDEP,
+		[WORKLOAD_JOB] = R_JOB },
+	    R_JOB, R_JOB },
 	/* A Job of the same name made since is not the owner. */
 	{ "sim-0-x", NULL, NULL, NULL, "batch/v1", "Job", "sim", "u-sim",
-	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
-	    [WORKLOAD_JOB] = R_JOB2 }, R_NONE, R_NONE },
+	    { [WORKLOAD_LWS] = R_LWS,
+		[WORKLOAD_JOBSET] = R_JSDEP,
+		[WORKLOAD_JOB] = R_JOB2 },
+	    R_NONE, R_NONE },
 	/* StatefulSet: no workload root; each pod is its own group. */
 	{ "db-0", NULL, NULL, NULL, "apps/v1", "StatefulSet", "db", "u-db",
-	    { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
-	    [WORKLOAD_JOB] = R_JOB2 }, R_NONE, R_NONE },
+	    { [WORKLOAD_LWS] = R_LWS,
+		[WORKLOAD_JOBSET] = R_JSDEP,
+		[WORKLOAD_JOB] = R_JOB2 },
+	    R_NONE, R_NONE },
 	/* Nor is a Job that is not the controller, or of another group. */
 	{ "sim-0-y", NULL, NULL, NULL, "batch.example.com/v1", "Job", "sim",
-	    "u-sim", { [WORKLOAD_LWS] = R_LWS, [WORKLOAD_JOBSET] = R_JSDEP,
-	    [WORKLOAD_JOB] = R_JOB }, R_NONE, R_NONE },
+	    "u-sim",
+	    { [WORKLOAD_LWS] = R_LWS,
+		[WORKLOAD_JOBSET] = R_JSDEP,
+		[WORKLOAD_JOB] = R_JOB },
+	    R_NONE, R_NONE },
 };
 
 START_TEST(test_workload_roots)
 {
-	json_t	*obj[R_OBJS], *p, *root, *job;
-	int	 k;
+	json_t *obj[R_OBJS], *p, *root, *job;
+	int	k;
 
 	obj[R_NONE] = NULL;
-	obj[R_PG] = object("train", "u-pg", json_pack("{s:i}", "minMember",
-	    3));
-	obj[R_JS] = object("js", "u-js", json_pack("{s:[{s:s, s:i}]}",
-	    "replicatedJobs", "name", "w", "replicas", 2));
-	obj[R_JSDEP] = object("dep", "u-dep", json_pack("{s:[{s:s}, {s:s, "
-	    "s:[{s:s, s:s}]}]}", "replicatedJobs", "name", "init", "name",
-	    "workers", "dependsOn", "name", "init", "status", "Complete"));
+	obj[R_PG] = object("train", "u-pg", json_pack("{s:i}", "minMember", 3));
+	obj[R_JS] = object("js", "u-js",
+	    json_pack("{s:[{s:s, s:i}]}", "replicatedJobs", "name", "w",
+		"replicas", 2));
+	obj[R_JSDEP] = object("dep", "u-dep",
+	    json_pack("{s:[{s:s}, {s:s, "
+		      "s:[{s:s, s:s}]}]}",
+		"replicatedJobs", "name", "init", "name", "workers",
+		"dependsOn", "name", "init", "status", "Complete"));
 	obj[R_LWS] = object("lws", "u-lws", json_pack("{s:i}", "replicas", 2));
-	obj[R_JOB] = object("sim", "u-sim", json_pack("{s:s, s:i}",
-	    "completionMode", "Indexed", "parallelism", 4));
-	obj[R_JOB2] = object("sim", "u-other", json_pack("{s:i}",
-	    "parallelism", 1));
+	obj[R_JOB] = object("sim", "u-sim",
+	    json_pack("{s:s, s:i}", "completionMode", "Indexed", "parallelism",
+		4));
+	obj[R_JOB2] = object("sim", "u-other",
+	    json_pack("{s:i}", "parallelism", 1));
 	for (k = 0; k < WORKLOAD_KINDS; k++)
 		known[k] = obj[roots[_i].known[k]];
 
@@ -290,16 +310,17 @@ END_TEST
 /* The gang each shape forms, and its size. */
 START_TEST(test_workload_gangs)
 {
-	struct group_id	 g;
-	char		 err[256];
-	json_t		*pg, *js, *job, *p;
+	struct group_id g;
+	char		err[256];
+	json_t	       *pg, *js, *job, *p;
 
 	pg = object("train", "u-pg", json_pack("{s:i}", "minMember", 3));
-	js = object("js", "u-js", json_pack("{s:[{s:s, s:i, s:{s:{s:i}}}]}",
-	    "replicatedJobs", "name", "w", "replicas", 2, "template", "spec",
-	    "parallelism", 2));
-	job = object("sim", "u-sim", json_pack("{s:s, s:i}", "completionMode",
-	    "Indexed", "parallelism", 4));
+	js = object("js", "u-js",
+	    json_pack("{s:[{s:s, s:i, s:{s:{s:i}}}]}", "replicatedJobs", "name",
+		"w", "replicas", 2, "template", "spec", "parallelism", 2));
+	job = object("sim", "u-sim",
+	    json_pack("{s:s, s:i}", "completionMode", "Indexed", "parallelism",
+		4));
 
 	/* PodGroup CR: size from spec.minMember. */
 	p = pod("a", "train", NULL, NULL);
@@ -307,7 +328,8 @@ START_TEST(test_workload_gangs)
 	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
 	ck_assert_int_eq(g.min_member, 0);
 	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
-	    &lookup), 3);
+			     &lookup),
+	    3);
 	/* min-member wins over the CR. */
 	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, &lookup), 5);
 	/* A minMember out of range is unknown, not trusted. */
@@ -359,8 +381,8 @@ END_TEST
 static int
 member_cmp(const void *a, const void *b)
 {
-	const json_t	*pa = *(const json_t *const *)a;
-	const json_t	*pb = *(const json_t *const *)b;
+	const json_t *pa = *(const json_t *const *)a;
+	const json_t *pb = *(const json_t *const *)b;
 
 	return (workload_member_order(workload_completion_index(pa),
 	    k8s_obj_name(pa), workload_completion_index(pb), k8s_obj_name(pb)));
@@ -368,8 +390,8 @@ member_cmp(const void *a, const void *b)
 
 START_TEST(test_workload_member_order)
 {
-	json_t	*p[3];
-	size_t	 i;
+	json_t *p[3];
+	size_t	i;
 
 	p[0] = pod("w-b", NULL, NULL, NULL);
 	p[1] = pod("w-a", NULL, NULL, NULL);
@@ -393,8 +415,8 @@ END_TEST
 Suite *
 workload_suite(void)
 {
-	Suite	*s = suite_create("workload");
-	TCase	*tc = tcase_create("core");
+	Suite *s = suite_create("workload");
+	TCase *tc = tcase_create("core");
 
 	tcase_add_loop_test(tc, test_workload_own_groups, 0,
 	    sizeof(own_groups) / sizeof(own_groups[0]));

@@ -8,7 +8,7 @@
 #include "fakes.h"
 
 /* Far from 0: a group's next_try of 0 means "at once". */
-static int64_t	fake_now_ms = 1000000;
+static int64_t fake_now_ms = 1000000;
 
 int64_t
 reconcile_now_ms(void)

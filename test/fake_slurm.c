@@ -15,32 +15,32 @@
 #include "bridge.h"
 #include "fakes.h"
 
-#define FAKE_JOBS	64
-#define FAKE_NODES	8
+#define FAKE_JOBS  64
+#define FAKE_NODES 8
 
 struct fake_job {
-	uint32_t	 id;
-	enum sjob_phase	 phase;
-	char		 state[32];
-	char		 reason[64];
-	char		*nodes;		/* "n1,n2" once allocated */
-	char		*name;
-	char		*comment;
-	char		*admin_comment;
-	uint32_t	 ntasks;
-	uint32_t	 cpus_per_task;
-	uint32_t	 gpus_per_task;
-	json_t		*layout;	/* [{node, cpus, gres}], or NULL */
-	uint64_t	 changed;	/* the load clock at its last change */
-	time_t		 submit_time;
-	time_t		 start_time;
+	uint32_t	id;
+	enum sjob_phase phase;
+	char		state[32];
+	char		reason[64];
+	char	       *nodes; /* "n1,n2" once allocated */
+	char	       *name;
+	char	       *comment;
+	char	       *admin_comment;
+	uint32_t	ntasks;
+	uint32_t	cpus_per_task;
+	uint32_t	gpus_per_task;
+	json_t	       *layout;	 /* [{node, cpus, gres}], or NULL */
+	uint64_t	changed; /* the load clock at its last change */
+	time_t		submit_time;
+	time_t		start_time;
 };
 
 struct fake_node {
-	char	 name[64];
-	int	 cpus;
-	int	 gpus;
-	char	*drain;		/* drain reason, or NULL */
+	char  name[64];
+	int   cpus;
+	int   gpus;
+	char *drain; /* drain reason, or NULL */
 };
 
 static struct {
@@ -49,7 +49,7 @@ static struct {
 	struct fake_node	 nodes[FAKE_NODES];
 	size_t			 nnodes;
 	uint32_t		 next_id;
-	uint64_t		 clock;		/* bumped by every change */
+	uint64_t		 clock; /* bumped by every change */
 	enum fake_submit	 mode;
 	int			 down;
 	struct fake_slurm_counts n;
@@ -58,7 +58,7 @@ static struct {
 static struct fake_job *
 fake_job_find(uint32_t id)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < fs.njobs; i++)
 		if (fs.jobs[i].id == id)
@@ -86,7 +86,7 @@ fake_job_touch(struct fake_job *j)
 void
 fake_slurm_reset(void)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < fs.njobs; i++)
 		fake_job_clear(&fs.jobs[i]);
@@ -100,7 +100,7 @@ fake_slurm_reset(void)
 void
 fake_slurm_node(const char *name, int cpus, int gpus)
 {
-	struct fake_node	*n;
+	struct fake_node *n;
 
 	if (fs.nnodes == FAKE_NODES)
 		abort();
@@ -125,7 +125,7 @@ fake_slurm_down(int down)
 static struct fake_job *
 fake_job_new(void)
 {
-	struct fake_job	*j;
+	struct fake_job *j;
 
 	if (fs.njobs == FAKE_JOBS)
 		abort();
@@ -144,12 +144,12 @@ uint32_t
 fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
     uint32_t cpus_per_task)
 {
-	struct fake_job	*j = fake_job_new();
+	struct fake_job *j = fake_job_new();
 
 	j->name = xstrdup("restored");
 	j->comment = xstrdup(BRIDGE_COMMENT_MARKER " gang (restored)");
 	j->admin_comment = admin_comment != NULL ? xstrdup(admin_comment) :
-	    NULL;
+						   NULL;
 	j->ntasks = ntasks;
 	j->cpus_per_task = cpus_per_task;
 	return (j->id);
@@ -158,7 +158,7 @@ fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
 static struct fake_node *
 fake_node_find(const char *name)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < fs.nnodes; i++)
 		if (strcmp(fs.nodes[i].name, name) == 0)
@@ -170,11 +170,11 @@ fake_node_find(const char *name)
 static json_t *
 fake_place(const struct fake_job *j, const char *nodes, char **used)
 {
-	struct fake_node	*n;
-	json_t			*layout = json_array(), *ent;
-	char			*list, *tok, *save = NULL, gres[64], *u = NULL;
-	uint32_t		 left = j->ntasks, cpt, take;
-	size_t			 i;
+	struct fake_node *n;
+	json_t		 *layout = json_array(), *ent;
+	char		 *list, *tok, *save = NULL, gres[64], *u = NULL;
+	uint32_t	  left = j->ntasks, cpt, take;
+	size_t		  i;
 
 	cpt = j->cpus_per_task > 0 ? j->cpus_per_task : 1;
 	if (nodes == NULL) {
@@ -189,7 +189,7 @@ fake_place(const struct fake_job *j, const char *nodes, char **used)
 	} else
 		list = xstrdup(nodes);
 	for (tok = strtok_r(list, ",", &save); tok != NULL && left > 0;
-	    tok = strtok_r(NULL, ",", &save)) {
+	     tok = strtok_r(NULL, ",", &save)) {
 		if ((n = fake_node_find(tok)) == NULL || n->drain != NULL)
 			continue;
 		take = (uint32_t)n->cpus / cpt;
@@ -232,7 +232,7 @@ fake_place(const struct fake_job *j, const char *nodes, char **used)
 int
 fake_slurm_start(uint32_t id, const char *nodes)
 {
-	struct fake_job	*j = fake_job_find(id);
+	struct fake_job *j = fake_job_find(id);
 	json_t		*layout;
 	char		*used = NULL;
 
@@ -252,7 +252,7 @@ fake_slurm_start(uint32_t id, const char *nodes)
 void
 fake_slurm_pend(uint32_t id, const char *reason)
 {
-	struct fake_job	*j = fake_job_find(id);
+	struct fake_job *j = fake_job_find(id);
 
 	if (j == NULL || j->phase != SJOB_PENDING)
 		return;
@@ -263,29 +263,29 @@ fake_slurm_pend(uint32_t id, const char *reason)
 void
 fake_slurm_end(uint32_t id, const char *state, const char *reason)
 {
-	struct fake_job	*j = fake_job_find(id);
+	struct fake_job *j = fake_job_find(id);
 
 	if (j == NULL || j->phase == SJOB_ENDED)
 		return;
 	j->phase = SJOB_ENDED;
 	snprintf(j->state, sizeof(j->state), "%s", state);
-	snprintf(j->reason, sizeof(j->reason), "%s", reason != NULL ?
-	    reason : "None");
+	snprintf(j->reason, sizeof(j->reason), "%s",
+	    reason != NULL ? reason : "None");
 	fake_job_touch(j);
 }
 
 void
 fake_slurm_purge(uint32_t id)
 {
-	struct fake_job	*j = fake_job_find(id);
+	struct fake_job *j = fake_job_find(id);
 	size_t		 i;
 
 	if (j == NULL)
 		return;
 	i = (size_t)(j - fs.jobs);
 	fake_job_clear(j);
-	memmove(&fs.jobs[i], &fs.jobs[i + 1], (fs.njobs - i - 1) *
-	    sizeof(fs.jobs[0]));
+	memmove(&fs.jobs[i], &fs.jobs[i + 1],
+	    (fs.njobs - i - 1) * sizeof(fs.jobs[0]));
 	fs.njobs--;
 	memset(&fs.jobs[fs.njobs], 0, sizeof(fs.jobs[0]));
 	fs.clock++;
@@ -300,7 +300,7 @@ fake_slurm_last_job(void)
 const char *
 fake_slurm_job_state(uint32_t id)
 {
-	struct fake_job	*j = fake_job_find(id);
+	struct fake_job *j = fake_job_find(id);
 
 	return (j != NULL ? j->state : NULL);
 }
@@ -328,20 +328,22 @@ int
 sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen)
 {
-	struct fake_job	*j;
+	struct fake_job *j;
 
 	*jobid = 0;
 	*layout = NULL;
 	*permanent = 0;
 	fs.n.submits++;
 	if (fs.down || fs.mode == FAKE_SUBMIT_FAIL) {
-		snprintf(err, errlen, "slurm_allocate_resources: Unable to "
+		snprintf(err, errlen,
+		    "slurm_allocate_resources: Unable to "
 		    "contact slurm controller (connect failure)");
 		return (-1);
 	}
 	if (fs.mode == FAKE_SUBMIT_REFUSE) {
 		*permanent = 1;
-		snprintf(err, errlen, "slurm_allocate_resources: Invalid "
+		snprintf(err, errlen,
+		    "slurm_allocate_resources: Invalid "
 		    "account or account/partition combination specified");
 		return (-1);
 	}
@@ -349,13 +351,14 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	j->name = xstrdup(js->name != NULL ? js->name : "");
 	j->comment = xstrdup(js->comment != NULL ? js->comment : "");
 	j->admin_comment = js->admin_comment != NULL ?
-	    xstrdup(js->admin_comment) : NULL;
+	    xstrdup(js->admin_comment) :
+	    NULL;
 	j->ntasks = js->ntasks;
 	j->cpus_per_task = js->cpus_per_task;
 	j->gpus_per_task = js->gpus_per_task;
 	*jobid = j->id;
-	if (fs.mode == FAKE_SUBMIT_ALLOCATE && fake_slurm_start(j->id, NULL) ==
-	    0)
+	if (fs.mode == FAKE_SUBMIT_ALLOCATE &&
+	    fake_slurm_start(j->id, NULL) == 0)
 		*layout = json_deep_copy(j->layout);
 	return (0);
 }
@@ -364,12 +367,14 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 static int
 fake_cancel_one(uint32_t jobid, char *err, size_t errlen)
 {
-	struct fake_job	*j = fake_job_find(jobid);
+	struct fake_job *j = fake_job_find(jobid);
 
 	fs.n.cancels++;
 	if (fs.down) {
-		snprintf(err, errlen, "slurm_kill_job %u: Unable to contact "
-		    "slurm controller (connect failure)", jobid);
+		snprintf(err, errlen,
+		    "slurm_kill_job %u: Unable to contact "
+		    "slurm controller (connect failure)",
+		    jobid);
 		return (-1);
 	}
 	if (j != NULL && j->phase != SJOB_ENDED) {
@@ -389,9 +394,9 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 int
 sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 {
-	size_t	i;
-	int	failed = 0;
-	char	one[256];
+	size_t i;
+	int    failed = 0;
+	char   one[256];
 
 	fs.n.cancel_batches++;
 	for (i = 0; i < n; i++)
@@ -405,15 +410,16 @@ int
 sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
     size_t errlen)
 {
-	struct fake_job	 snap[FAKE_JOBS];
-	struct sjob	 sj;
-	size_t		 i, n = 0;
+	struct fake_job snap[FAKE_JOBS];
+	struct sjob	sj;
+	size_t		i, n = 0;
 
 	fs.n.polls++;
 	if (rpc_s != NULL)
 		*rpc_s = 0;
 	if (fs.down) {
-		snprintf(err, errlen, "slurm_load_jobs: Unable to contact "
+		snprintf(err, errlen,
+		    "slurm_load_jobs: Unable to contact "
 		    "slurm controller (connect failure)");
 		return (-1);
 	}
@@ -425,7 +431,7 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 	for (i = 0; i < fs.njobs; i++)
 		if (fs.jobs[i].comment != NULL &&
 		    strncmp(fs.jobs[i].comment, BRIDGE_COMMENT_MARKER,
-		    strlen(BRIDGE_COMMENT_MARKER)) == 0)
+			strlen(BRIDGE_COMMENT_MARKER)) == 0)
 			snap[n++] = fs.jobs[i];
 	for (i = 0; i < n; i++) {
 		memset(&sj, 0, sizeof(sj));
@@ -447,7 +453,7 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 json_t *
 sctl_job_layout(const struct sjob *sj)
 {
-	struct fake_job	*j = fake_job_find(sj->id);
+	struct fake_job *j = fake_job_find(sj->id);
 
 	fs.n.layouts++;
 	if (sj->phase != SJOB_RUNNING || j == NULL || j->layout == NULL)
@@ -456,10 +462,9 @@ sctl_job_layout(const struct sjob *sj)
 }
 
 int
-sctl_node_drain(const char *node, const char *reason, char *err,
-    size_t errlen)
+sctl_node_drain(const char *node, const char *reason, char *err, size_t errlen)
 {
-	struct fake_node	*n = fake_node_find(node);
+	struct fake_node *n = fake_node_find(node);
 
 	if (n == NULL) {
 		snprintf(err, errlen, "load node %s: Invalid node name", node);
@@ -474,15 +479,15 @@ int
 sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
     char *err, size_t errlen)
 {
-	struct fake_node	*n = fake_node_find(node);
+	struct fake_node *n = fake_node_find(node);
 
 	*resumed = 0;
 	if (n == NULL) {
 		snprintf(err, errlen, "load node %s: Invalid node name", node);
 		return (-1);
 	}
-	if (n->drain != NULL && strncmp(n->drain, prefix, strlen(prefix)) ==
-	    0) {
+	if (n->drain != NULL &&
+	    strncmp(n->drain, prefix, strlen(prefix)) == 0) {
 		free(n->drain);
 		n->drain = NULL;
 		*resumed = 1;
@@ -493,18 +498,19 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 json_t *
 sctl_node_names(char *err, size_t errlen)
 {
-	json_t	*names;
-	size_t	 i;
+	json_t *names;
+	size_t	i;
 
 	if (fs.down) {
-		snprintf(err, errlen, "slurm_load_node: Unable to contact "
+		snprintf(err, errlen,
+		    "slurm_load_node: Unable to contact "
 		    "slurm controller (connect failure)");
 		return (NULL);
 	}
 	names = json_object();
 	for (i = 0; i < fs.nnodes; i++)
 		json_object_set_new(names, fs.nodes[i].name,
-		    fs.nodes[i].drain != NULL ?
-		    json_string(fs.nodes[i].drain) : json_true());
+		    fs.nodes[i].drain != NULL ? json_string(fs.nodes[i].drain) :
+						json_true());
 	return (names);
 }

@@ -16,12 +16,12 @@
 
 struct submitter {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, sreq)	 waiting;	/* not made yet */
+	TAILQ_HEAD(, sreq) waiting; /* not made yet */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, sreq)	 made;		/* answers on their way */
+	TAILQ_HEAD(, sreq) made; /* answers on their way */
 };
 
-static int	fake_asked;
+static int fake_asked;
 
 void
 fake_submit_reset(void)
@@ -38,7 +38,7 @@ fake_submit_asked(void)
 struct submitter *
 submitter_new(struct queue *done)
 {
-	struct submitter	*sb = xcalloc(1, sizeof(*sb));
+	struct submitter *sb = xcalloc(1, sizeof(*sb));
 
 	(void)done;
 	TAILQ_INIT(&sb->waiting);
@@ -49,7 +49,7 @@ submitter_new(struct queue *done)
 void
 submitter_free(struct submitter *sb)
 {
-	struct sreq	*s;
+	struct sreq *s;
 
 	if (sb == NULL)
 		return;
@@ -74,10 +74,10 @@ submitter_push(struct submitter *sb, struct sreq *s)
 size_t
 fake_submit_waiting(struct submitter *sb)
 {
-	struct sreq	*s;
-	size_t		 n = 0;
+	struct sreq *s;
+	size_t	     n = 0;
 
-	TAILQ_FOREACH(s, &sb->waiting, entry)
+	TAILQ_FOREACH (s, &sb->waiting, entry)
 		n++;
 	return (n);
 }
@@ -85,13 +85,14 @@ fake_submit_waiting(struct submitter *sb)
 void
 fake_submit_make(struct submitter *sb)
 {
-	struct sreq	*s;
+	struct sreq *s;
 
 	while ((s = TAILQ_FIRST(&sb->waiting)) != NULL) {
 		TAILQ_REMOVE(&sb->waiting, s, entry);
 		if (atomic_load(&s->withdrawn)) {
 			s->rc = -1;
-			snprintf(s->err, sizeof(s->err), "withdrawn: its pods "
+			snprintf(s->err, sizeof(s->err),
+			    "withdrawn: its pods "
 			    "changed before it was made");
 		} else
 			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
@@ -103,9 +104,9 @@ fake_submit_make(struct submitter *sb)
 size_t
 fake_submit_deliver(struct submitter *sb, struct reconcile *r)
 {
-	struct event	*ev;
-	struct sreq	*s;
-	size_t		 n = 0;
+	struct event *ev;
+	struct sreq  *s;
+	size_t	      n = 0;
 
 	while ((s = TAILQ_FIRST(&sb->made)) != NULL) {
 		TAILQ_REMOVE(&sb->made, s, entry);

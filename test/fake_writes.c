@@ -16,24 +16,22 @@
 #include "bridge.h"
 #include "fakes.h"
 
-static const char *const fw_names[FW_KINDS] = {
-	"bind", "cond", "meta", "release", "unlabel", "delete", "force",
-	"fail", "node", "other"
-};
+static const char *const fw_names[FW_KINDS] = { "bind", "cond", "meta",
+	"release", "unlabel", "delete", "force", "fail", "node", "other" };
 
 static struct {
-	json_t	*writes;	/* [{w, pod, msg, node, sync}] */
-	json_t	*events;	/* [{event, pod, note}] */
-	json_t	*conds;		/* pod key -> last message asked */
+	json_t *writes; /* [{w, pod, msg, node, sync}] */
+	json_t *events; /* [{event, pod, note}] */
+	json_t *conds;	/* pod key -> last message asked */
 } fw;
 
 struct writepool {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, wreq)	 waiting;
+	TAILQ_HEAD(, wreq) waiting;
 };
 
 struct eventer {
-	int	 unused;
+	int unused;
 };
 
 static void
@@ -61,9 +59,11 @@ fw_log(enum fake_write kind, const char *pkey, const char *msg,
     const char *node, int sync)
 {
 	fw_init();
-	json_array_append_new(fw.writes, json_pack("{s:s, s:s, s:s?, s:s?, "
-	    "s:b}", "w", fw_names[kind], "pod", pkey, "msg", msg, "node", node,
-	    "sync", sync));
+	json_array_append_new(fw.writes,
+	    json_pack("{s:s, s:s, s:s?, s:s?, "
+		      "s:b}",
+		"w", fw_names[kind], "pod", pkey, "msg", msg, "node", node,
+		"sync", sync));
 	if (kind == FW_COND)
 		json_object_set_new(fw.conds, pkey, json_string(msg));
 }
@@ -71,14 +71,14 @@ fw_log(enum fake_write kind, const char *pkey, const char *msg,
 int
 fake_writes_count(enum fake_write kind)
 {
-	json_t	*v;
-	size_t	 i;
-	int	 n = 0;
+	json_t *v;
+	size_t	i;
+	int	n = 0;
 
 	fw_init();
-	json_array_foreach(fw.writes, i, v)
+	json_array_foreach (fw.writes, i, v)
 		if (strcmp(json_string_value(json_object_get(v, "w")),
-		    fw_names[kind]) == 0)
+			fw_names[kind]) == 0)
 			n++;
 	return (n);
 }
@@ -86,14 +86,14 @@ fake_writes_count(enum fake_write kind)
 int
 fake_events_count(const char *reason)
 {
-	json_t	*v;
-	size_t	 i;
-	int	 n = 0;
+	json_t *v;
+	size_t	i;
+	int	n = 0;
 
 	fw_init();
-	json_array_foreach(fw.events, i, v)
+	json_array_foreach (fw.events, i, v)
 		if (strcmp(json_string_value(json_object_get(v, "event")),
-		    reason) == 0)
+			reason) == 0)
 			n++;
 	return (n);
 }
@@ -123,11 +123,11 @@ fake_writes_cond(const char *pkey)
 static int
 fw_unlabels(const json_t *body)
 {
-	json_t	*labels = json_object_get(json_object_get(body, "metadata"),
-		    "labels");
+	json_t *labels = json_object_get(json_object_get(body, "metadata"),
+	    "labels");
 
-	return (labels != NULL && json_is_null(json_object_get(labels,
-	    LABEL_JOBID)));
+	return (labels != NULL &&
+	    json_is_null(json_object_get(labels, LABEL_JOBID)));
 }
 
 /* --- writepool.c ------------------------------------------------------- */
@@ -136,14 +136,14 @@ struct writepool *
 writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
     int nthreads, struct queue *done, char *err, size_t errlen)
 {
-	struct writepool	*p = xcalloc(1, sizeof(*p));
+	struct writepool *p = xcalloc(1, sizeof(*p));
 
 	(void)kconf;
 	(void)lim;
 	(void)nthreads;
 	(void)done;
 	if (errlen > 0)
-		err[0] = '\0';	/* never fails */
+		err[0] = '\0'; /* never fails */
 	TAILQ_INIT(&p->waiting);
 	return (p);
 }
@@ -151,7 +151,7 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 void
 writepool_free(struct writepool *p)
 {
-	struct wreq	*w;
+	struct wreq *w;
 
 	if (p == NULL)
 		return;
@@ -165,7 +165,7 @@ writepool_free(struct writepool *p)
 void
 writepool_submit(struct writepool *p, struct wreq *w)
 {
-	enum fake_write	kind;
+	enum fake_write kind;
 
 	switch (w->kind) {
 	case WREQ_BIND:
@@ -198,10 +198,10 @@ writepool_submit(struct writepool *p, struct wreq *w)
 size_t
 fake_writes_waiting(struct writepool *p)
 {
-	struct wreq	*w;
-	size_t		 n = 0;
+	struct wreq *w;
+	size_t	     n = 0;
 
-	TAILQ_FOREACH(w, &p->waiting, entry)
+	TAILQ_FOREACH (w, &p->waiting, entry)
 		n++;
 	return (n);
 }
@@ -211,10 +211,10 @@ fake_writes_answer(struct writepool *p, struct reconcile *r, long status,
     void (*landed)(const struct wreq *, void *), void *arg)
 {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, wreq)	 now;
-	struct event		*ev;
-	struct wreq		*w;
-	size_t			 n = 0;
+	TAILQ_HEAD(, wreq) now;
+	struct event *ev;
+	struct wreq  *w;
+	size_t	      n = 0;
 
 	/* Those waiting now: the answers' own writes wait for the next. */
 	TAILQ_INIT(&now);
@@ -265,7 +265,7 @@ void
 eventer_post(struct eventer *ev, json_t *id, const char *type,
     const char *reason, const char *action, const char *note)
 {
-	char	key[512];
+	char key[512];
 
 	(void)ev;
 	(void)type;
@@ -273,8 +273,9 @@ eventer_post(struct eventer *ev, json_t *id, const char *type,
 	fw_init();
 	snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(id),
 	    k8s_obj_name(id));
-	json_array_append_new(fw.events, json_pack("{s:s, s:s, s:s?}",
-	    "event", reason, "pod", key, "note", note));
+	json_array_append_new(fw.events,
+	    json_pack("{s:s, s:s, s:s?}", "event", reason, "pod", key, "note",
+		note));
 	json_decref(id);
 }
 
@@ -284,8 +285,8 @@ eventer_post(struct eventer *ev, json_t *id, const char *type,
 static const char *
 fw_pod_key(const char *path, char *buf, size_t len)
 {
-	const char	*ns, *p;
-	char		*sub;
+	const char *ns, *p;
+	char	   *sub;
 
 	if (strncmp(path, "/api/v1/namespaces/", 19) != 0) {
 		snprintf(buf, len, "%s", path);
@@ -345,8 +346,8 @@ int
 k8s_patch(struct k8s_client *c, const char *path, enum k8s_patch type,
     const json_t *patch, json_t **out, struct k8s_error *err)
 {
-	const char	*phase = k8s_obj_str(patch, "status.phase");
-	char		 key[512];
+	const char *phase = k8s_obj_str(patch, "status.phase");
+	char	    key[512];
 
 	(void)c;
 	(void)type;
@@ -369,13 +370,16 @@ int
 k8s_delete(struct k8s_client *c, const char *path, const json_t *opts,
     struct k8s_error *err)
 {
-	char	key[512];
+	char key[512];
 
 	(void)c;
 	memset(err, 0, sizeof(*err));
-	fw_log(opts != NULL && json_integer_value(json_object_get(opts,
-	    "gracePeriodSeconds")) == 0 && json_object_get(opts,
-	    "gracePeriodSeconds") != NULL ? FW_FORCE : FW_DELETE,
+	fw_log(opts != NULL &&
+		    json_integer_value(
+			json_object_get(opts, "gracePeriodSeconds")) == 0 &&
+		    json_object_get(opts, "gracePeriodSeconds") != NULL ?
+		FW_FORCE :
+		FW_DELETE,
 	    fw_pod_key(path, key, sizeof(key)), NULL, NULL, 1);
 	return (0);
 }
@@ -385,7 +389,7 @@ k8s_pod_bind(struct k8s_client *c, const char *ns, const char *name,
     const char *uid, const char *node, const json_t *annotations,
     struct k8s_error *err)
 {
-	char	key[512];
+	char key[512];
 
 	(void)c;
 	(void)uid;

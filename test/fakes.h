@@ -20,96 +20,94 @@ struct submitter;
 struct wreq;
 
 /* fake_clock.c: reconcile_now_ms moves only when a test moves it. */
-void	fake_clock_advance(int64_t ms);
+void fake_clock_advance(int64_t ms);
 
 /* fake_slurm.c */
 enum fake_submit {
-	FAKE_SUBMIT_PEND,	/* the job is made and waits (default) */
-	FAKE_SUBMIT_ALLOCATE,	/* ... and is allocated at once */
-	FAKE_SUBMIT_FAIL,	/* slurmctld unreachable: retried soon */
-	FAKE_SUBMIT_REFUSE	/* invalid account: permanent */
+	FAKE_SUBMIT_PEND,     /* the job is made and waits (default) */
+	FAKE_SUBMIT_ALLOCATE, /* ... and is allocated at once */
+	FAKE_SUBMIT_FAIL,     /* slurmctld unreachable: retried soon */
+	FAKE_SUBMIT_REFUSE    /* invalid account: permanent */
 };
 
 struct fake_slurm_counts {
-	int	submits;	/* sctl_submit calls */
-	int	cancels;	/* jobs asked to end, by either call */
-	int	cancel_batches;	/* sctl_cancel_jobs calls */
-	int	polls;		/* sctl_poll calls */
-	int	layouts;	/* sctl_job_layout calls */
+	int submits;	    /* sctl_submit calls */
+	int cancels;	    /* jobs asked to end, by either call */
+	int cancel_batches; /* sctl_cancel_jobs calls */
+	int polls;	    /* sctl_poll calls */
+	int layouts;	    /* sctl_job_layout calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
-void		 fake_slurm_reset(void);
+void fake_slurm_reset(void);
 /* A Slurm node with cpus CPUs and gpus GPUs. */
-void		 fake_slurm_node(const char *name, int cpus, int gpus);
-void		 fake_slurm_submit_mode(enum fake_submit);
+void fake_slurm_node(const char *name, int cpus, int gpus);
+void fake_slurm_submit_mode(enum fake_submit);
 /* slurmctld unreachable (every call fails) or back. */
-void		 fake_slurm_down(int down);
+void fake_slurm_down(int down);
 /* A pending bridge job made before the test (a restart finds it). */
-uint32_t	 fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
-		    uint32_t cpus_per_task);
+uint32_t fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
+    uint32_t cpus_per_task);
 /*
  * Allocates a pending job on nodes ("n1,n2"; NULL: all, in order), as many
  * tasks on each as its CPUs hold; -1 if they do not hold them all.
  */
-int		 fake_slurm_start(uint32_t id, const char *nodes);
+int fake_slurm_start(uint32_t id, const char *nodes);
 /* A pending job's new reason. */
-void		 fake_slurm_pend(uint32_t id, const char *reason);
+void fake_slurm_pend(uint32_t id, const char *reason);
 /* Ends a job with a Slurm state ("NODE_FAIL", "TIMEOUT", ...). */
-void		 fake_slurm_end(uint32_t id, const char *state,
-		    const char *reason);
+void fake_slurm_end(uint32_t id, const char *state, const char *reason);
 /* Slurm forgets an ended job (MinJobAge). */
-void		 fake_slurm_purge(uint32_t id);
+void fake_slurm_purge(uint32_t id);
 /* The newest job's id, 0 if none. */
-uint32_t	 fake_slurm_last_job(void);
+uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
-const char	*fake_slurm_job_state(uint32_t id);
+const char		       *fake_slurm_job_state(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
 
 /* fake_writes.c: every pod write, Event and sync request, in one log. */
 enum fake_write {
-	FW_BIND,	/* WREQ_BIND */
-	FW_COND,	/* WREQ_STATUS: the PodScheduled message */
-	FW_META,	/* WREQ_METADATA, or a sync label patch */
-	FW_RELEASE,	/* WREQ_RELEASE */
-	FW_UNLABEL,	/* a label patch that takes the job id off */
-	FW_DELETE,	/* DELETE of a pod */
-	FW_FORCE,	/* DELETE with grace 0 */
-	FW_FAIL,	/* status patch to phase Failed */
-	FW_NODE,	/* a node patch (taint) */
-	FW_OTHER,	/* any other wreq kind */
+	FW_BIND,    /* WREQ_BIND */
+	FW_COND,    /* WREQ_STATUS: the PodScheduled message */
+	FW_META,    /* WREQ_METADATA, or a sync label patch */
+	FW_RELEASE, /* WREQ_RELEASE */
+	FW_UNLABEL, /* a label patch that takes the job id off */
+	FW_DELETE,  /* DELETE of a pod */
+	FW_FORCE,   /* DELETE with grace 0 */
+	FW_FAIL,    /* status patch to phase Failed */
+	FW_NODE,    /* a node patch (taint) */
+	FW_OTHER,   /* any other wreq kind */
 	FW_KINDS
 };
 
-void		 fake_writes_reset(void);
+void fake_writes_reset(void);
 /* Writes of a kind asked so far (pool and sync). */
-int		 fake_writes_count(enum fake_write);
+int fake_writes_count(enum fake_write);
 /* Events posted with reason so far. */
-int		 fake_events_count(const char *reason);
+int fake_events_count(const char *reason);
 /* The log: [{w, pod, msg?, node?, sync}] and [{event, pod, note}]. */
-json_t		*fake_writes_log(void);
-json_t		*fake_events_log(void);
+json_t *fake_writes_log(void);
+json_t *fake_events_log(void);
 /* The last condition message asked for pod key, or NULL. */
-const char	*fake_writes_cond(const char *pkey);
+const char *fake_writes_cond(const char *pkey);
 /* Writes handed to the pool and not answered yet. */
-size_t		 fake_writes_waiting(struct writepool *);
+size_t fake_writes_waiting(struct writepool *);
 /*
  * Answers the writes waiting now (not those the answers ask for) as the
  * pool would, each as an EV_WRITE event to r: rc 0, or -1 with status.
  * landed (may be NULL) sees each successful one first.  Returns how many.
  */
-size_t		 fake_writes_answer(struct writepool *, struct reconcile *r,
-		    long status, void (*landed)(const struct wreq *, void *),
-		    void *arg);
+size_t fake_writes_answer(struct writepool *, struct reconcile *r, long status,
+    void (*landed)(const struct wreq *, void *), void *arg);
 
 /* fake_submit.c: the submit thread, run by hand. */
-void		 fake_submit_reset(void);
+void fake_submit_reset(void);
 /* Requests handed over so far. */
-int		 fake_submit_asked(void);
-size_t		 fake_submit_waiting(struct submitter *);
+int    fake_submit_asked(void);
+size_t fake_submit_waiting(struct submitter *);
 /* The thread's work: sctl_submit for each request not withdrawn. */
-void		 fake_submit_make(struct submitter *);
+void fake_submit_make(struct submitter *);
 /* The answers made, each as an EV_SUBMITTED event to r. */
-size_t		 fake_submit_deliver(struct submitter *, struct reconcile *r);
+size_t fake_submit_deliver(struct submitter *, struct reconcile *r);
 
 #endif /* FAKES_H */

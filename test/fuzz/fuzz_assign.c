@@ -22,16 +22,16 @@
 #include "xmalloc.h"
 #include "placement.h"
 
-#define FZ_MAX_INPUT	(64 * 1024)
-#define FZ_MAX_IDS	1024	/* placement_gres_share's limit */
+#define FZ_MAX_INPUT (64 * 1024)
+#define FZ_MAX_IDS   1024 /* placement_gres_share's limit */
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 /* A GRES detail this target understands on its own. */
 struct fz_detail {
-	char	name[128];	/* "gpu" or "gpu:a100" */
-	long	ids[FZ_MAX_IDS];
-	size_t	n;
+	char   name[128]; /* "gpu" or "gpu:a100" */
+	long   ids[FZ_MAX_IDS];
+	size_t n;
 };
 
 static void
@@ -46,7 +46,7 @@ fz_fail(const char *what, const char *a, const char *b)
 static const char *
 fz_num(const char *p, long *out)
 {
-	char	*end;
+	char *end;
 
 	if (!isdigit((unsigned char)*p))
 		return (NULL);
@@ -62,7 +62,7 @@ fz_num(const char *p, long *out)
 static const char *
 fz_list(const char *p, long *ids, size_t *n)
 {
-	long	a, b;
+	long a, b;
 
 	*n = 0;
 	for (;;) {
@@ -93,7 +93,7 @@ fz_list(const char *p, long *ids, size_t *n)
 static int
 fz_detail_parse(const char *s, struct fz_detail *d)
 {
-	const char	*idx, *p, *colon = NULL;
+	const char *idx, *p, *colon = NULL;
 
 	if (s == NULL || (idx = strstr(s, "(IDX:")) == NULL)
 		return (-1);
@@ -118,13 +118,12 @@ fz_detail_parse(const char *s, struct fz_detail *d)
  * detail this target parsed, its name and the k-th run of g indices.
  */
 static void
-fz_share_check(const char *share, int g, const struct fz_detail *want,
-    size_t k)
+fz_share_check(const char *share, int g, const struct fz_detail *want, size_t k)
 {
-	struct fz_detail	 got;
-	const char		*idx, *colon, *end;
-	char			 count[16];
-	size_t			 i;
+	struct fz_detail got;
+	const char	*idx, *colon, *end;
+	char		 count[16];
+	size_t		 i;
 
 	if ((idx = strstr(share, "(IDX:")) == NULL)
 		fz_fail("share without indices", share, NULL);
@@ -134,8 +133,8 @@ fz_share_check(const char *share, int g, const struct fz_detail *want,
 	if (colon == share || (size_t)(idx - colon) != strlen(count) ||
 	    strncmp(colon, count, strlen(count)) != 0)
 		fz_fail("share has the wrong count", share, count);
-	if ((end = fz_list(idx + 5, got.ids, &got.n)) == NULL ||
-	    *end != '\0' || got.n != (size_t)g)
+	if ((end = fz_list(idx + 5, got.ids, &got.n)) == NULL || *end != '\0' ||
+	    got.n != (size_t)g)
 		fz_fail("share has a bad index list", share, count);
 	if (want == NULL)
 		return;
@@ -151,7 +150,7 @@ fz_share_check(const char *share, int g, const struct fz_detail *want,
 static long long
 fz_slots(const json_t *ent, int cpus_per_task, int per_node)
 {
-	json_int_t	cpus;
+	json_int_t cpus;
 
 	cpus = json_integer_value(json_object_get(ent, "cpus"));
 	if (per_node > 0)
@@ -166,16 +165,16 @@ fz_slots(const json_t *ent, int cpus_per_task, int per_node)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct assignment	*out;
-	struct fz_detail	 d;
-	const json_t		*ent;
-	const char		*node, *gres;
-	json_t			*layout;
-	size_t			 nmembers, i, j, m, k;
-	long long		 slots, total = 0;
-	char			 err[256], want[256];
-	int			 cpt, per_node, gpt, rc, parsed;
-	int			 named = 1, model = 1;
+	struct assignment *out;
+	struct fz_detail   d;
+	const json_t	  *ent;
+	const char	  *node, *gres;
+	json_t		  *layout;
+	size_t		   nmembers, i, j, m, k;
+	long long	   slots, total = 0;
+	char		   err[256], want[256];
+	int		   cpt, per_node, gpt, rc, parsed;
+	int		   named = 1, model = 1;
 
 	if (size < 4 || size > FZ_MAX_INPUT)
 		return (0);
@@ -184,10 +183,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cpt = (int)(int8_t)data[1];
 	per_node = (int)(int8_t)data[2];
 	gpt = (int)(int8_t)data[3];
-	if ((layout = json_loadb((const char *)data + 4, size - 4, 0,
-	    NULL)) == NULL)
+	if ((layout = json_loadb((const char *)data + 4, size - 4, 0, NULL)) ==
+	    NULL)
 		return (0);
-	json_array_foreach(layout, i, ent) {
+	json_array_foreach (layout, i, ent) {
 		if (json_string_value(json_object_get(ent, "node")) == NULL)
 			named = 0;
 		if ((slots = fz_slots(ent, cpt, per_node)) == -1)

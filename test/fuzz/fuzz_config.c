@@ -18,9 +18,9 @@
 #include "k8s.h"
 #include "config.h"
 
-#define FZ_MAX_INPUT	(64 * 1024)
+#define FZ_MAX_INPUT (64 * 1024)
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static void
 fz_fail(const char *what, const char *detail)
@@ -34,7 +34,7 @@ fz_fail(const char *what, const char *detail)
 static void
 fz_check_str(const char *what, const char *s, size_t max)
 {
-	const char	*p;
+	const char *p;
 
 	if (s == NULL || *s == '\0' || strlen(s) > max)
 		fz_fail(what, s);
@@ -50,19 +50,20 @@ fz_check_str(const char *what, const char *s, size_t max)
 static void
 fz_check_selector(const json_t *sel)
 {
-	const json_t	*x;
-	json_t		*one;
-	size_t		 i;
-	char		*s;
+	const json_t *x;
+	json_t	     *one;
+	size_t	      i;
+	char	     *s;
 
 	if (k8s_selector_matches(sel, NULL) == -1)
 		fz_fail("selector", "malformed");
-	json_array_foreach(json_object_get(sel, "matchExpressions"), i, x) {
+	json_array_foreach (json_object_get(sel, "matchExpressions"), i, x) {
 		one = json_pack("{s:[O]}", "matchExpressions", x);
 		if (k8s_selector_matches(one, NULL) == -1) {
 			s = json_dumps(x, JSON_COMPACT);
 			fz_fail("selector: malformed matchExpressions entry "
-			    "accepted", s);
+				"accepted",
+			    s);
 		}
 		json_decref(one);
 	}
@@ -71,7 +72,7 @@ fz_check_selector(const json_t *sel)
 static void
 fz_check(const struct config *c)
 {
-	size_t	i;
+	size_t i;
 
 	fz_check_str("schedulerName", c->scheduler_name, 63);
 	fz_check_str("partition", c->partition, 200);
@@ -89,9 +90,8 @@ fz_check(const struct config *c)
 	if (c->gang_gpu_switch_threshold < 0 ||
 	    c->gang_gpu_switch_threshold > 1000000 ||
 	    c->preferred_wait_minutes < 0 ||
-	    c->preferred_wait_minutes > 525600 ||
-	    c->api_qps < 1 || c->api_qps > 100000 ||
-	    c->api_burst < 1 || c->api_burst > 100000)
+	    c->preferred_wait_minutes > 525600 || c->api_qps < 1 ||
+	    c->api_qps > 100000 || c->api_burst < 1 || c->api_burst > 100000)
 		fz_fail("number out of range", NULL);
 	for (i = 0; i < c->ngres_types; i++) {
 		if (!json_is_object(c->gres_types[i].selector) ||
@@ -114,9 +114,9 @@ fz_check(const struct config *c)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct config	*c;
-	char		 path[64], err[512];
-	int		 fd, rc;
+	struct config *c;
+	char	       path[64], err[512];
+	int	       fd, rc;
 
 	if (size > FZ_MAX_INPUT)
 		return (0);

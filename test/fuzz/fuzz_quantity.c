@@ -9,14 +9,14 @@
 
 #include "k8s.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char	 s[64];
-	int64_t	 v, m;
-	int	 rv, rm;
+	char	s[64];
+	int64_t v, m;
+	int	rv, rm;
 
 	if (size >= sizeof(s))
 		return (0);

@@ -15,35 +15,35 @@
 #include "config.h"
 #include "admission.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-static struct review_conf	 fz_conf;
-static const char *const	 fz_users[] = { "system:slurm-bridge", NULL };
+static struct review_conf fz_conf;
+static const char *const  fz_users[] = { "system:slurm-bridge", NULL };
 
 static void
 fz_init(void)
 {
 	static const char *const objs[OWN_KINDS] = {
-	    "{\"metadata\":{\"name\":\"team\",\"annotations\":{"
-	    "\"scheduler.slinky.slurm.net/allowed-accounts\":\"research\"}}}",
-	    "{\"metadata\":{\"name\":\"train\",\"namespace\":\"team\","
-	    "\"uid\":\"job-uid-1\"},\"spec\":{\"parallelism\":3,"
-	    "\"completionMode\":\"Indexed\"}}",
-	    "{\"metadata\":{\"name\":\"ts\",\"namespace\":\"team\"},\"spec\":"
-	    "{\"replicatedJobs\":[{\"replicas\":2,\"template\":{\"spec\":"
-	    "{\"parallelism\":2}}}]}}",
-	    "{\"metadata\":{\"name\":\"serve\",\"namespace\":\"team\"},"
-	    "\"spec\":{\"leaderWorkerTemplate\":{\"size\":3}}}",
-	    "{\"metadata\":{\"name\":\"pg\",\"namespace\":\"team\"},\"spec\":"
-	    "{\"minMember\":4}}",
+		"{\"metadata\":{\"name\":\"team\",\"annotations\":{"
+		"\"scheduler.slinky.slurm.net/allowed-accounts\":\"research\"}}}",
+		"{\"metadata\":{\"name\":\"train\",\"namespace\":\"team\","
+		"\"uid\":\"job-uid-1\"},\"spec\":{\"parallelism\":3,"
+		"\"completionMode\":\"Indexed\"}}",
+		"{\"metadata\":{\"name\":\"ts\",\"namespace\":\"team\"},\"spec\":"
+		"{\"replicatedJobs\":[{\"replicas\":2,\"template\":{\"spec\":"
+		"{\"parallelism\":2}}}]}}",
+		"{\"metadata\":{\"name\":\"serve\",\"namespace\":\"team\"},"
+		"\"spec\":{\"leaderWorkerTemplate\":{\"size\":3}}}",
+		"{\"metadata\":{\"name\":\"pg\",\"namespace\":\"team\"},\"spec\":"
+		"{\"minMember\":4}}",
 	};
-	struct config	*c = config_new();
-	char		 err[256];
-	json_t		*o;
-	int		 k;
+	struct config *c = config_new();
+	char	       err[256];
+	json_t	      *o;
+	int	       k;
 
-	if (config_load(c, "test/data/review/config.yaml", err,
-	    sizeof(err)) == -1)
+	if (config_load(c, "test/data/review/config.yaml", err, sizeof(err)) ==
+	    -1)
 		abort();
 	fz_conf.config = c;
 	fz_conf.owners = owners_new(NULL);
@@ -58,11 +58,11 @@ fz_init(void)
 static void
 fz_check(const uint8_t *data, size_t size, enum review_mode mode)
 {
-	json_t		*out = NULL, *resp, *patch;
-	const char	*b64;
-	char		 err[512], *raw;
-	size_t		 n;
-	int		 status;
+	json_t	   *out = NULL, *resp, *patch;
+	const char *b64;
+	char	    err[512], *raw;
+	size_t	    n;
+	int	    status;
 
 	err[0] = '\0';
 	status = review_handle((const char *)data, size, mode, &fz_conf, &out,
@@ -73,8 +73,8 @@ fz_check(const uint8_t *data, size_t size, enum review_mode mode)
 		return;
 	}
 	resp = json_object_get(out, "response");
-	if (status != 200 || json_string_value(json_object_get(resp, "uid"))
-	    == NULL)
+	if (status != 200 ||
+	    json_string_value(json_object_get(resp, "uid")) == NULL)
 		abort();
 	if ((b64 = json_string_value(json_object_get(resp, "patch"))) != NULL) {
 		if (k8s_base64_decode(b64, &raw, &n) == -1)

@@ -17,10 +17,10 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-#define FZ_MAX_INPUT	(64 * 1024)
-#define FZ_MAX_COPIES	4
+#define FZ_MAX_INPUT  (64 * 1024)
+#define FZ_MAX_COPIES 4
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static void
 fz_fail(const char *what, const char *a, const char *b)
@@ -47,7 +47,7 @@ fz_str(struct buf *b, const char *k, const char *v)
 static char *
 fz_jobspec_dump(const struct jobspec *js, int identity)
 {
-	struct buf	b;
+	struct buf b;
 
 	buf_init(&b);
 	if (identity) {
@@ -65,10 +65,12 @@ fz_jobspec_dump(const struct jobspec *js, int identity)
 	fz_str(&b, "licenses", js->licenses);
 	fz_str(&b, "wckey", js->wckey);
 	fz_str(&b, "mcs_label", js->mcs_label);
-	buf_printf(&b, "cpus_per_task=%u gpus_per_task=%u mem_per_cpu_mb=%llu "
+	buf_printf(&b,
+	    "cpus_per_task=%u gpus_per_task=%u mem_per_cpu_mb=%llu "
 	    "mem_per_node_mb=%llu min_nodes=%u max_nodes=%u req_switch=%u "
 	    "wait4switch=%u user_id=%u/%d group_id=%u/%d time_limit=%u "
-	    "priority=%u exclusive=%d", js->cpus_per_task, js->gpus_per_task,
+	    "priority=%u exclusive=%d",
+	    js->cpus_per_task, js->gpus_per_task,
 	    (unsigned long long)js->mem_per_cpu_mb,
 	    (unsigned long long)js->mem_per_node_mb, js->min_nodes,
 	    js->max_nodes, js->req_switch, js->wait4switch, js->user_id,
@@ -83,7 +85,7 @@ fz_jobspec_dump(const struct jobspec *js, int identity)
 static char *
 fz_result(int rc, const struct jobspec *js, const char *err, int identity)
 {
-	char	*s;
+	char *s;
 
 	if (rc == 0)
 		return (fz_jobspec_dump(js, identity));
@@ -97,8 +99,8 @@ fz_result(int rc, const struct jobspec *js, const char *err, int identity)
 static void
 fz_admin_check(const char *admin_comment, char *const *want, size_t n)
 {
-	json_t	*pods;
-	size_t	 i;
+	json_t *pods;
+	size_t	i;
 
 	if ((pods = translate_admin_pods(admin_comment)) == NULL)
 		fz_fail("admin_comment does not parse", admin_comment, NULL);
@@ -108,7 +110,7 @@ fz_admin_check(const char *admin_comment, char *const *want, size_t n)
 	for (i = 0; i < n; i++)
 		if (json_string_value(json_array_get(pods, i)) == NULL ||
 		    strcmp(json_string_value(json_array_get(pods, i)),
-		    want[i]) != 0)
+			want[i]) != 0)
 			fz_fail("admin_comment names another pod",
 			    admin_comment, want[i]);
 	json_decref(pods);
@@ -118,9 +120,9 @@ fz_admin_check(const char *admin_comment, char *const *want, size_t n)
 static void
 fz_pod_check(const struct translate_src *src, const struct jobspec *js)
 {
-	const json_t	*ann;
-	const char	*gres;
-	char		*key, *tres;
+	const json_t *ann;
+	const char   *gres;
+	char	     *key, *tres;
 
 	if (js->name == NULL || js->comment == NULL ||
 	    js->admin_comment == NULL || js->partition == NULL ||
@@ -134,11 +136,12 @@ fz_pod_check(const struct translate_src *src, const struct jobspec *js)
 	/* The gres annotation, the pod's over the root's, sets the GPUs. */
 	ann = k8s_obj_get(src->pod, "metadata.annotations");
 	if (json_object_get(ann, ANN_PREFIX "gres") != NULL)
-		gres = json_string_value(json_object_get(ann,
-		    ANN_PREFIX "gres"));
+		gres = json_string_value(
+		    json_object_get(ann, ANN_PREFIX "gres"));
 	else
-		gres = src->root != NULL ? k8s_obj_annotation(src->root,
-		    ANN_PREFIX "gres") : NULL;
+		gres = src->root != NULL ?
+		    k8s_obj_annotation(src->root, ANN_PREFIX "gres") :
+		    NULL;
 	if (gres != NULL) {
 		xasprintf(&tres, "gres:%s", gres);
 		if (js->tres_per_task == NULL ||
@@ -154,8 +157,7 @@ fz_pod_check(const struct translate_src *src, const struct jobspec *js)
 
 /* The input's root stands for every kind of workload object. */
 static json_t *
-fz_lookup(void *arg, enum workload_kind kind, const char *ns,
-    const char *name)
+fz_lookup(void *arg, enum workload_kind kind, const char *ns, const char *name)
 {
 	(void)kind;
 	(void)ns;
@@ -167,17 +169,17 @@ fz_lookup(void *arg, enum workload_kind kind, const char *ns,
 static void
 fz_group_check(const struct translate_src *src, struct group_id *gid)
 {
-	struct workload_lookup	 lk = { fz_lookup, (void *)src->root };
-	char			 err[256] = "";
-	json_t			*root;
+	struct workload_lookup lk = { fz_lookup, (void *)src->root };
+	char		       err[256] = "";
+	json_t		      *root;
 
 	/* The root rule and the gang rule agree on what they read. */
 	root = workload_root(src->pod, &lk);
 	json_decref(root);
 	if (workload_group(src->pod, &lk, gid, err, sizeof(err)) == -1) {
 		if (err[0] == '\0')
-			fz_fail("workload_group failed without a message",
-			    NULL, NULL);
+			fz_fail("workload_group failed without a message", NULL,
+			    NULL);
 		snprintf(gid->name, sizeof(gid->name), "fuzz");
 		return;
 	}
@@ -185,8 +187,8 @@ fz_group_check(const struct translate_src *src, struct group_id *gid)
 	    memchr(gid->name, '\0', sizeof(gid->name)) == NULL ||
 	    gid->min_member < 0 || gid->min_member > WORKLOAD_MAX_GANG ||
 	    (gid->gang && strncmp(gid->key, "gang:", 5) != 0) ||
-	    (!gid->gang && (strncmp(gid->key, "pod:", 4) != 0 ||
-	    gid->min_member != 1)))
+	    (!gid->gang &&
+		(strncmp(gid->key, "pod:", 4) != 0 || gid->min_member != 1)))
 		fz_fail("bad group", gid->key, gid->name);
 }
 
@@ -199,23 +201,22 @@ fz_gang_check(const struct translate_src *src,
     const struct translate_conf *conf, const char *group, size_t n,
     const char *single)
 {
-	json_t		*pods[FZ_MAX_COPIES];
-	char		*keys[FZ_MAX_COPIES], key[512], err[256] = "", *got;
-	struct jobspec	 js;
-	size_t		 i;
-	int		 rc;
+	json_t	      *pods[FZ_MAX_COPIES];
+	char	      *keys[FZ_MAX_COPIES], key[512], err[256] = "", *got;
+	struct jobspec js;
+	size_t	       i;
+	int	       rc;
 
 	for (i = 0; i < n; i++) {
 		pods[i] = (json_t *)(uintptr_t)src->pod;
 		keys[i] = key;
 	}
 	k8s_obj_key(src->pod, key, sizeof(key));
-	rc = translate_group(pods, n, group, src->root, src->ns, conf, &js,
-	    err, sizeof(err));
+	rc = translate_group(pods, n, group, src->root, src->ns, conf, &js, err,
+	    sizeof(err));
 	got = fz_result(rc, &js, err, 0);
 	if (strcmp(got, single) != 0)
-		fz_fail("a gang of copies translates differently", single,
-		    got);
+		fz_fail("a gang of copies translates differently", single, got);
 	if (rc == 0) {
 		if (js.ntasks != n || js.name == NULL || js.comment == NULL)
 			fz_fail("bad gang identity", js.name, js.comment);
@@ -228,17 +229,16 @@ fz_gang_check(const struct translate_src *src,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct translate_conf	 conf = { BRIDGE_PARTITION, NULL, NULL,
-				    0 };
-	struct translate_src	 src, slim;
-	struct jobspec		 js, sjs;
-	struct group_id		 gid;
-	json_t			*in, *copy, *again, *pods;
-	struct podrec		*rec;
-	const char		*s;
-	char			 err[256] = "", serr[256] = "", *raw;
-	char			*full, *single, *slimmed;
-	int			 rc, src_rc;
+	struct translate_conf conf = { BRIDGE_PARTITION, NULL, NULL, 0 };
+	struct translate_src  src, slim;
+	struct jobspec	      js, sjs;
+	struct group_id	      gid;
+	json_t		     *in, *copy, *again, *pods;
+	struct podrec	     *rec;
+	const char	     *s;
+	char		      err[256] = "", serr[256] = "", *raw;
+	char		     *full, *single, *slimmed;
+	int		      rc, src_rc;
 
 	if (size > FZ_MAX_INPUT ||
 	    (in = json_loadb((const char *)data, size, 0, NULL)) == NULL)
@@ -261,8 +261,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			conf.partition = s;
 		conf.default_account = k8s_obj_str(in, "conf.default_account");
 		conf.mcs_label = k8s_obj_str(in, "conf.mcs_label");
-		conf.exclusive = json_is_true(k8s_obj_get(in,
-		    "conf.exclusive"));
+		conf.exclusive = json_is_true(
+		    k8s_obj_get(in, "conf.exclusive"));
 	}
 
 	src_rc = translate_pod(&src, &conf, &js, err, sizeof(err));
@@ -297,7 +297,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jobspec_cleanup(&sjs);
 	json_decref(copy);
 	free(slimmed);
- groups:
+groups:
 	free(full);
 
 	fz_group_check(&src, &gid);

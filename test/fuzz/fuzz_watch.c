@@ -10,7 +10,7 @@
 
 #include "k8s.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static int
 fuzz_cb(enum k8s_event_type t, json_t *obj, void *arg)
@@ -26,7 +26,7 @@ fuzz_cb(enum k8s_event_type t, json_t *obj, void *arg)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct k8s_watch_parser	*p;
+	struct k8s_watch_parser *p;
 	struct k8s_error	 err;
 	size_t			 cut;
 
@@ -39,7 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cut = size;
 	p = k8s_watch_parser_new(1 << 20);
 	if (k8s_watch_parser_feed(p, (const char *)data, cut, fuzz_cb, NULL,
-	    &err) == 0)
+		&err) == 0)
 		(void)k8s_watch_parser_feed(p, (const char *)data + cut,
 		    size - cut, fuzz_cb, NULL, &err);
 	k8s_watch_parser_free(p);

@@ -23,21 +23,21 @@
 #include "log.h"
 #include "xmalloc.h"
 
-static struct k8s_config	*conf;
-static struct k8s_client	*cl;
-static char			 ns[64];
+static struct k8s_config *conf;
+static struct k8s_client *cl;
+static char		  ns[64];
 
 /* What an informer saw, in order, as "TYPE:name " words. */
 struct seen {
-	pthread_mutex_t	 mtx;
-	struct buf	 log;
-	int		 synced;
+	pthread_mutex_t mtx;
+	struct buf	log;
+	int		synced;
 };
 
 static void
 sleep_ms(long ms)
 {
-	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000 };
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
 }
@@ -45,8 +45,8 @@ sleep_ms(long ms)
 static void
 seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 {
-	struct seen	*s = arg;
-	const char	*name = obj != NULL ? k8s_obj_name(obj) : NULL;
+	struct seen *s = arg;
+	const char  *name = obj != NULL ? k8s_obj_name(obj) : NULL;
 
 	pthread_mutex_lock(&s->mtx);
 	if (t == K8S_EVENT_SYNCED)
@@ -77,7 +77,7 @@ seen_cleanup(struct seen *s)
 static int
 seen_wait(struct seen *s, const char *want, int secs)
 {
-	int	i, ok = 0;
+	int i, ok = 0;
 
 	for (i = 0; i < secs * 10 && !ok; i++) {
 		pthread_mutex_lock(&s->mtx);
@@ -92,7 +92,7 @@ seen_wait(struct seen *s, const char *want, int secs)
 static int
 seen_synced(struct seen *s, int n, int secs)
 {
-	int	i, ok = 0;
+	int i, ok = 0;
 
 	for (i = 0; i < secs * 10 && !ok; i++) {
 		pthread_mutex_lock(&s->mtx);
@@ -107,25 +107,27 @@ seen_synced(struct seen *s, int n, int secs)
 static void
 cm_create(const char *name, const char *value)
 {
-	struct k8s_error	 err;
-	json_t			*cm;
-	char			 path[256];
+	struct k8s_error err;
+	json_t		*cm;
+	char		 path[256];
 
 	cm = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion",
-	    "v1", "kind", "ConfigMap", "metadata", "name", name, "labels",
-	    "it", "yes", "data", "v", value);
+	    "v1", "kind", "ConfigMap", "metadata", "name", name, "labels", "it",
+	    "yes", "data", "v", value);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
-	ck_assert_msg(k8s_create(cl, path, cm, NULL, &err) == 0, "create %s: "
-	    "%s", name, err.text);
+	ck_assert_msg(k8s_create(cl, path, cm, NULL, &err) == 0,
+	    "create %s: "
+	    "%s",
+	    name, err.text);
 	json_decref(cm);
 }
 
 static void
 cm_patch(const char *name, const char *value)
 {
-	struct k8s_error	 err;
-	json_t			*p = json_pack("{s:{s:s}}", "data", "v", value);
-	char			 path[256];
+	struct k8s_error err;
+	json_t		*p = json_pack("{s:{s:s}}", "data", "v", value);
+	char		 path[256];
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns,
 	    name);
@@ -137,8 +139,8 @@ cm_patch(const char *name, const char *value)
 static void
 cm_delete(const char *name)
 {
-	struct k8s_error	err;
-	char			path[256];
+	struct k8s_error err;
+	char		 path[256];
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns,
 	    name);
@@ -149,9 +151,9 @@ cm_delete(const char *name)
 static struct k8s_informer *
 cm_informer(struct seen *s, int timeout)
 {
-	struct k8s_informer_opts	 o;
-	struct k8s_informer		*inf;
-	char				 path[256];
+	struct k8s_informer_opts o;
+	struct k8s_informer	*inf;
+	char			 path[256];
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
 	memset(&o, 0, sizeof(o));
@@ -168,8 +170,8 @@ cm_informer(struct seen *s, int timeout)
 static void
 setup(void)
 {
-	struct k8s_error	 err;
-	json_t			*o;
+	struct k8s_error err;
+	json_t		*o;
 
 	log_init(0);
 	conf = k8s_config_default(NULL, &err);
@@ -188,8 +190,8 @@ setup(void)
 static void
 teardown(void)
 {
-	struct k8s_error	err;
-	char			path[128];
+	struct k8s_error err;
+	char		 path[128];
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
 	(void)k8s_delete(cl, path, NULL, &err);
@@ -199,8 +201,8 @@ teardown(void)
 
 START_TEST(it_informer_crud)
 {
-	struct seen		 s;
-	struct k8s_informer	*inf;
+	struct seen	     s;
+	struct k8s_informer *inf;
 
 	seen_init(&s);
 	cm_create("before", "0");
@@ -212,7 +214,8 @@ START_TEST(it_informer_crud)
 	ck_assert(seen_wait(&s, "MODIFIED:a ", 10));
 	cm_delete("a");
 	ck_assert(seen_wait(&s, "DELETED:a ", 10));
-	ck_assert_str_eq(s.log.data, "ADDED:before ADDED:a MODIFIED:a "
+	ck_assert_str_eq(s.log.data,
+	    "ADDED:before ADDED:a MODIFIED:a "
 	    "DELETED:a ");
 	k8s_informer_free(inf);
 	seen_cleanup(&s);
@@ -222,10 +225,10 @@ END_TEST
 /* Stop must be prompt even on an idle watch. */
 START_TEST(it_informer_stop_prompt)
 {
-	struct seen		 s;
-	struct k8s_informer	*inf;
-	struct timespec		 a, b;
-	double			 dt;
+	struct seen	     s;
+	struct k8s_informer *inf;
+	struct timespec	     a, b;
+	double		     dt;
 
 	seen_init(&s);
 	inf = cm_informer(&s, 0);
@@ -245,8 +248,8 @@ END_TEST
 static int
 run(const char *cmd)
 {
-	pid_t	pid;
-	int	st;
+	pid_t pid;
+	int   st;
 
 	if ((pid = fork()) == -1)
 		return (-1);
@@ -261,11 +264,11 @@ run(const char *cmd)
 
 START_TEST(it_informer_apiserver_restart)
 {
-	struct seen		 s;
-	struct k8s_informer	*inf;
-	uint64_t		 relists;
-	const char		*scripts = getenv("STACK_SCRIPTS");
-	char			 cmd[1024];
+	struct seen	     s;
+	struct k8s_informer *inf;
+	uint64_t	     relists;
+	const char	    *scripts = getenv("STACK_SCRIPTS");
+	char		     cmd[1024];
 
 	ck_assert_msg(scripts != NULL, "STACK_SCRIPTS is not set");
 	seen_init(&s);
@@ -277,12 +280,14 @@ START_TEST(it_informer_apiserver_restart)
 	 * While the API server is down, the object vanishes from etcd: no
 	 * watch can report it, only the relist can (a synthetic delete).
 	 */
-	snprintf(cmd, sizeof(cmd), ". %s/stack-env.sh && stack_stop "
+	snprintf(cmd, sizeof(cmd),
+	    ". %s/stack-env.sh && stack_stop "
 	    "kube-apiserver \"$RUN_DIR/kube-apiserver.pid\" kube-apiserver "
 	    ">/dev/null && ETCDCTL_API=3 etcdctl "
 	    "--endpoints=http://127.0.0.1:2379 del "
 	    "/registry/configmaps/%s/doomed | grep -qx 1 && "
-	    "%s/cluster-up.sh >/dev/null", scripts, ns, scripts);
+	    "%s/cluster-up.sh >/dev/null",
+	    scripts, ns, scripts);
 	ck_assert_int_eq(run(cmd), 0);
 	/* The informer relists when the API server is back. */
 	ck_assert_msg(seen_synced(&s, 2, 60), "no relist after restart");
@@ -304,13 +309,13 @@ END_TEST
  */
 START_TEST(it_informer_compaction_410)
 {
-	struct seen		 s;
-	struct k8s_informer	*inf;
-	uint64_t		 relists;
-	struct k8s_error	 err;
-	json_t			*cm;
-	char			 path[256], cmd[512];
-	int			 i;
+	struct seen	     s;
+	struct k8s_informer *inf;
+	uint64_t	     relists;
+	struct k8s_error     err;
+	json_t		    *cm;
+	char		     path[256], cmd[512];
+	int		     i;
 
 	seen_init(&s);
 	cm_create("quiet", "0");
@@ -324,7 +329,8 @@ START_TEST(it_informer_compaction_410)
 		ck_assert_int_eq(k8s_create(cl, path, cm, NULL, &err), 0);
 		json_decref(cm);
 	}
-	snprintf(cmd, sizeof(cmd), "rev=$(ETCDCTL_API=3 etcdctl "
+	snprintf(cmd, sizeof(cmd),
+	    "rev=$(ETCDCTL_API=3 etcdctl "
 	    "--endpoints=http://127.0.0.1:2379 endpoint status -w json | "
 	    "sed -n 's/.*\"revision\":\\([0-9]*\\).*/\\1/p') && "
 	    "ETCDCTL_API=3 etcdctl --endpoints=http://127.0.0.1:2379 compact "
@@ -343,17 +349,17 @@ END_TEST
 
 START_TEST(it_bind_stale_uid)
 {
-	struct k8s_error	 err;
-	json_t			*pod, *got = NULL, *ann;
-	char			 path[256];
-	const char		*uid, *node;
+	struct k8s_error err;
+	json_t		*pod, *got = NULL, *ann;
+	char		 path[256];
+	const char	*uid, *node;
 
 	pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:s}], "
-	    "s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind", "Pod",
-	    "metadata", "name", "bindme", "spec", "schedulerName",
-	    "nobody", "containers", "name", "c", "image", "busybox",
-	    "tolerations", "key", "slinky.slurm.net/managed-node",
-	    "operator", "Exists");
+			"s:[{s:s, s:s}]}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", "bindme",
+	    "spec", "schedulerName", "nobody", "containers", "name", "c",
+	    "image", "busybox", "tolerations", "key",
+	    "slinky.slurm.net/managed-node", "operator", "Exists");
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	ck_assert_msg(k8s_create(cl, path, pod, &got, &err) == 0, "%s",
 	    err.text);
@@ -361,7 +367,9 @@ START_TEST(it_bind_stale_uid)
 	ck_assert_ptr_nonnull(uid);
 	memset(&err, 0, sizeof(err));
 	ck_assert_int_eq(k8s_pod_bind(cl, ns, "bindme",
-	    "00000000-0000-0000-0000-000000000000", "n1", NULL, &err), -1);
+			     "00000000-0000-0000-0000-000000000000", "n1", NULL,
+			     &err),
+	    -1);
 	ck_assert_int_eq(err.status, 409);
 	ck_assert_msg(strstr(err.text, "UID") != NULL, "%s", err.text);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/bindme", ns);
@@ -377,8 +385,7 @@ START_TEST(it_bind_stale_uid)
 	json_decref(pod);
 	ck_assert_int_eq(k8s_get(cl, path, &pod, &err), 0);
 	ck_assert_str_eq(k8s_obj_str(pod, "spec.nodeName"), "n1");
-	ck_assert_str_eq(k8s_obj_annotation(pod, "example.com/bound-by"),
-	    "it");
+	ck_assert_str_eq(k8s_obj_annotation(pod, "example.com/bound-by"), "it");
 	json_decref(pod);
 	json_decref(got);
 }
@@ -386,10 +393,10 @@ END_TEST
 
 START_TEST(it_lease_two_holders)
 {
-	struct k8s_lease_opts	 o = { NULL, "it-lease", NULL, 3, 2, 1 };
-	struct k8s_lease	*a, *b;
-	struct k8s_error	 err;
-	int			 i, ra, rb, b_took = -1;
+	struct k8s_lease_opts o = { NULL, "it-lease", NULL, 3, 2, 1 };
+	struct k8s_lease     *a, *b;
+	struct k8s_error      err;
+	int		      i, ra, rb, b_took = -1;
 
 	o.ns = ns;
 	o.identity = "a";
@@ -412,8 +419,10 @@ START_TEST(it_lease_two_holders)
 			b_took = i;
 		sleep_ms(500);
 	}
-	ck_assert_msg(b_took >= 5, "b took over after %d half-seconds, "
-	    "before the 3 s lease ran out", b_took);
+	ck_assert_msg(b_took >= 5,
+	    "b took over after %d half-seconds, "
+	    "before the 3 s lease ran out",
+	    b_took);
 	/* a comes back: it sees b's lease and does not take it. */
 	ck_assert_int_eq(k8s_lease_step(a, &err), 0);
 	ck_assert(!k8s_lease_held(a));
@@ -428,33 +437,37 @@ END_TEST
 
 START_TEST(it_events_dedup)
 {
-	struct k8s_recorder	*r = k8s_recorder_new(cl, "slurm-bridge/it",
+	struct k8s_recorder *r = k8s_recorder_new(cl, "slurm-bridge/it",
 	    "it-1");
-	struct k8s_error	 err;
-	json_t			*obj, *list = NULL;
-	char			 path[256];
-	size_t			 i, n = 0;
-	json_t			*ev;
-	json_int_t		 count = 0;
+	struct k8s_error     err;
+	json_t		    *obj, *list = NULL;
+	char		     path[256];
+	size_t		     i, n = 0;
+	json_t		    *ev;
+	json_int_t	     count = 0;
 
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1",
-	    "kind", "Namespace", "metadata", "name", ns, "namespace", ns,
-	    "uid", "it-uid");
+	    "kind", "Namespace", "metadata", "name", ns, "namespace", ns, "uid",
+	    "it-uid");
 	for (i = 0; i < 3; i++)
 		ck_assert_msg(k8s_event_record(r, obj, "Warning",
-		    "FailedScheduling", "Scheduling", &err, "no %s", "room")
-		    == 0, "%s", err.text);
+				  "FailedScheduling", "Scheduling", &err,
+				  "no %s", "room") == 0,
+		    "%s", err.text);
 	ck_assert_int_eq(k8s_event_record(r, obj, "Normal", "Scheduled",
-	    "Binding", &err, "bound"), 0);
-	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/"
-	    "events", ns);
+			     "Binding", &err, "bound"),
+	    0);
+	snprintf(path, sizeof(path),
+	    "/apis/events.k8s.io/v1/namespaces/%s/"
+	    "events",
+	    ns);
 	ck_assert_int_eq(k8s_get(cl, path, &list, &err), 0);
-	json_array_foreach(json_object_get(list, "items"), i, ev) {
-		const char *reason = json_string_value(json_object_get(ev,
-		    "reason"));
+	json_array_foreach (json_object_get(list, "items"), i, ev) {
+		const char *reason = json_string_value(
+		    json_object_get(ev, "reason"));
 		if (reason != NULL && strcmp(reason, "FailedScheduling") == 0)
-			count = json_integer_value(k8s_obj_get(ev,
-			    "series.count"));
+			count = json_integer_value(
+			    k8s_obj_get(ev, "series.count"));
 		n++;
 	}
 	ck_assert_uint_eq(n, 2);
@@ -471,7 +484,7 @@ main(void)
 	Suite	*s = suite_create("k8s-integration");
 	TCase	*tc = tcase_create("apiserver");
 	TCase	*dis = tcase_create("disruptive");
-	SRunner	*sr;
+	SRunner *sr;
 	int	 failed;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
