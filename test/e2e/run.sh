@@ -12,8 +12,7 @@ if [ -n "$leftover" ]; then
 	# shellcheck disable=SC2086
 	k delete namespace $leftover --wait=true --timeout=120s >/dev/null
 fi
-no_bridge_jobs() { [ -z "$(squeue -h -t PD,R,CG -o '%k' | grep '^slurm-bridge:')" ]; }
-wait_for 60 no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
+wait_for 60 stack_no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
 
 for t in "$E2E_DIR"/t_*.sh; do
 	[ -n "${1:-}" ] && [[ $t != *"$1"* ]] && continue

@@ -96,7 +96,6 @@ fault_end() {
 	invariants "$ns"
 	k delete namespace "$ns" --wait=false >/dev/null
 }
-metric() { curl -s "http://127.0.0.1:${2:-$BRIDGE_PORT}/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 # --- 1. kill -9 of the scheduler at chosen points, 20 times ---------------------
 if want kill; then
@@ -215,7 +214,7 @@ if want apiserver; then
 	workload "$ns" a
 	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
 	gone_job=$(pod_field "$ns" a-s2 "$JP_JOBID")
-	relists0=$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')
+	relists0=$(stack_metric 'slurm_bridge_watch_relists_total{watch="pods"}')
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver >/dev/null
 	FAULTS=$((FAULTS + 1))
 	# While it is down a pod vanishes (only a relist can tell) and the
@@ -227,7 +226,7 @@ if want apiserver; then
 	FAULTS=$((FAULTS + 1))
 	sleep 3
 	"$top/scripts/cluster-up.sh" >/dev/null
-	relisted() { [ "$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
+	relisted() { [ "$(stack_metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
 	check "the pod watch relisted" wait_for 60 relisted
 	check "the vanished pod's job is cancelled" wait_for 60 bash -c \
 		"scontrol show job $gone_job 2>/dev/null | grep -q 'JobState=CANCELLED\|JobState=COMPLETED' || ! scontrol show job $gone_job >/dev/null 2>&1"
@@ -271,7 +270,7 @@ if want leader; then
 			>"$ha_dir/$1.log" 2>&1 &
 		echo $!
 	}
-	leader_on() { [ "$(metric slurm_bridge_leader "$1")" = 1 ]; }
+	leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
 	a=$(ha_start a 8097)
 	check "replica a leads" wait_for 15 leader_on 8097
 	b=$(ha_start b 8098)
