@@ -12,12 +12,19 @@ E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_FAILURES=()
+E2E_SCENARIO=
+# test/e2e/run.sh runs each t_*.sh in a bash of its own and gives it a file,
+# E2E_RESULTS, to which every scenario title, pass and failure is appended
+# as a line ("scenario<TAB>TITLE", "pass", "fail<TAB>TITLE: DESCRIPTION").
+E2E_RESULTS=${E2E_RESULTS:-}
+e2e_record() { [ -z "$E2E_RESULTS" ] || printf '%s\n' "$*" >>"$E2E_RESULTS"; }
 
 k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
 
-pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "  ok   $*"; }
+pass() { E2E_PASSED=$((E2E_PASSED + 1)); e2e_record pass; echo "  ok   $*"; }
 fail() {
 	E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$E2E_SCENARIO: $*")
+	e2e_record "fail	$E2E_SCENARIO: $*"
 	echo "  FAIL $*"
 }
 
@@ -44,7 +51,7 @@ wait_for() {
 	return 1
 }
 
-scenario() { E2E_SCENARIO=$1; echo "== $1"; }
+scenario() { E2E_SCENARIO=$1; e2e_record "scenario	$1"; echo "== $1"; }
 
 # new_ns [enabled]: creates a fresh namespace and prints its name.
 new_ns() {
