@@ -97,6 +97,16 @@ ww_gang() {
 	check_one_job "$ns" "$sel" "$n" "$what"
 }
 
+# ww_no_gang NS SEL N SCHEDULER: the N pods of the Job SEL selects are
+# created with schedulerName SCHEDULER, and no pod-group label or min-member.
+ww_no_gang() {
+	local ns=$1 sel=$2 n=$3
+	check "the Job's $n pods are created" wait_for 20 ww_npods "$ns" "$sel" "$n"
+	check_eq "all have schedulerName $4" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "${n}x $4"
+	check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "${n}x (none)"
+	check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "${n}x (none)"
+}
+
 # --- Mutations: gangs derived from the workload --------------------------
 
 scenario "webhook: an Indexed Job is labelled as one gang"
@@ -111,10 +121,7 @@ scenario "webhook: a non-indexed Job is not a gang"
 ns=$(new_ns enabled)
 ww_job "$ns" bag NonIndexed 2 | k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=bag
-check "the Job's 2 pods are created" wait_for 20 ww_npods "$ns" "$sel" 2
-check_eq "both get schedulerName slurm-bridge" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "2x slurm-bridge"
-check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "2x (none)"
-check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "2x (none)"
+ww_no_gang "$ns" "$sel" 2 slurm-bridge
 check "both get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 2
 check_eq "each its own Slurm job" "$(ww_distinct "$ns" "$sel" "$JP_JOBID")" 2
 k delete namespace "$ns" --wait=false >/dev/null
@@ -179,10 +186,7 @@ scenario "webhook: an Indexed Job in a namespace that is not enabled is untouche
 ns=$(new_ns)
 ww_job "$ns" sim Indexed 3 | k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=sim
-check "the Job's 3 pods are created" wait_for 20 ww_npods "$ns" "$sel" 3
-check_eq "schedulerName stays default-scheduler" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "3x default-scheduler"
-check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "3x (none)"
-check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "3x (none)"
+ww_no_gang "$ns" "$sel" 3 default-scheduler
 k delete namespace "$ns" --wait=false >/dev/null
 
 # --- Validation ----------------------------------------------------------------
