@@ -169,6 +169,10 @@ stack_resolve_bins() {
 	for e in "$@"; do stack_resolve_bin "${e%%=*}" "${e#*=}" || return 1; done
 }
 
+# stack_since T0 [DECIMALS]: the seconds since T0 (an $EPOCHREALTIME) with
+# DECIMALS (default 1) decimals and an "s", e.g. "2.5s".
+stack_since() { awk -v a="$1" -v b="$EPOCHREALTIME" -v d="${2:-1}" 'BEGIN { printf "%." d "fs", b - a }'; }
+
 # Wall-clock laps of a script's parts: stack_lap NAME closes the part
 # that began at the previous lap (or at STACK_T_MARK); stack_laps prints
 # them as "a 1s, b 2s".
