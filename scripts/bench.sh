@@ -75,6 +75,7 @@ export NODES=${BENCH_NODES:-64}
 # Baseline A (build/bench/slurm-baseline) links the host's libslurm: the
 # bench runs on the host's Slurm, whatever release the stack last ran.
 export SLURM=22.05
+# shellcheck source=scripts/stack-env.sh
 . "$here/stack-env.sh"
 
 # Both schedulers get the same client-side API rate (kube-scheduler's
@@ -256,7 +257,7 @@ t0_publish() {
 # first answered 200, polled every 10 ms) and cpu0 (its CPU seconds
 # then), and publishes t0 for NS's bindwatch.
 bridge_start_ready() {
-	local i pid= up
+	local i pid='' up
 	"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
 	up=$!
 	for ((i = 0; i < 12000; i++)); do
@@ -265,7 +266,7 @@ bridge_start_ready() {
 		kill -0 "$up" 2>/dev/null || break
 		sleep 0.005
 	done
-	started_ms= ready_ms= cpu0=
+	started_ms='' ready_ms='' cpu0=''
 	if [ -n "$pid" ]; then
 		started_ms=$(proc_start_ms "$pid")
 		ready_ms=$("$READYWAIT" --pid "$pid" "http://$LOCAL_IP:$BRIDGE_PORT/readyz") || ready_ms=
@@ -567,7 +568,7 @@ fixed_run() {
 }
 say "fixed: slurm-bridge, $FIXED_RATE pods/s for $FIXED_S s, each deleted $FIXED_LIFE_S s after"
 new_ns bench-fixed enabled
-started_ms= ready_ms=
+started_ms='' ready_ms=''
 fixed_run bridge bench-fixed slurm-bridge "$(bridge_pid)"
 wait_no_jobs
 say "fixed: baseline B (kube-scheduler, started first), $FIXED_RATE pods/s for $FIXED_S s"
