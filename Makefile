@@ -196,11 +196,19 @@ asan:
 		LDFLAGS="-fsanitize=address,undefined" check
 	$(Q)scripts/sanitize.sh asan $(E2E_FILTER)
 
-# libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from
-# test/fuzz/corpus/; what the fuzzers learn goes to build-fuzz/corpus/, and
-# a crash leaves its input in build-fuzz/ to turn into a regression case.
+# libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from the test
+# cases (FUZZ_SEEDS_<target>) and from test/fuzz/corpus/<target>/, which
+# holds only the seeds found nowhere else; what the fuzzers learn goes to
+# build-fuzz/corpus/ (the one corpus directory they are given), and a crash
+# leaves its input in build-fuzz/ to turn into a regression case.
 FUZZ_TIME	?= 60
 FUZZ_TARGETS	:= watch quantity review translate config assign
+FUZZ_SEEDS_watch	= $(wildcard test/data/watch/*.json)
+FUZZ_SEEDS_review	= $(wildcard test/data/review/*/input.json test/data/bad/*.json)
+FUZZ_SEEDS_translate	= $(wildcard test/data/translate/*/input.json)
+FUZZ_SEEDS_config	= test/data/review/config.yaml
+FUZZ_COMMA	:= ,
+FUZZ_SPACE	:= $(subst ,, )
 FUZZ_CFLAGS	= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude $(PKG_CFLAGS) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB	:= libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
@@ -238,12 +246,15 @@ $(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
 		$(FUZZ_LIB) $(PKG_LIBS) -pthread
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+	$(shell mkdir -p build-fuzz)$(foreach t,$(FUZZ_TARGETS),$(file >build-fuzz/seeds-$(t),$(subst \
+		$(FUZZ_SPACE),$(FUZZ_COMMA),$(strip $(FUZZ_SEEDS_$(t)) $(wildcard test/fuzz/corpus/$(t)/*)))))
 	$(Q)for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $$t for $(FUZZ_TIME)s"; \
 		mkdir -p build-fuzz/corpus/$$t; \
 		build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) \
 			-artifact_prefix=build-fuzz/$$t- -print_final_stats=1 \
-			build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|==.*ERROR|SUMMARY)' \
+			-seed_inputs=@build-fuzz/seeds-$$t \
+			build-fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|==.*ERROR|SUMMARY)' \
 			|| true; \
 		ls build-fuzz/$$t-* >/dev/null 2>&1 && { echo "fuzz: $$t crashed"; exit 1; }; \
 	done; echo "fuzz: no crashes"

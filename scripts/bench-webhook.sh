@@ -82,7 +82,6 @@ BENCH_PORT=${BENCH_PORT:-}
 BENCH_REVIEW=${BENCH_REVIEW:-test/data/bench/admission-review-pod.json}
 BENCH_OUT=${BENCH_OUT:-bench/results/webhook-$(date -u +%Y%m%dT%H%M%SZ).json}
 FLAT_KIB=${FLAT_KIB:-1024}
-ADMISSION_BIN=${ADMISSION_BIN:-./slurm-bridge-admission}
 CERT_WAIT=${CERT_WAIT:-600}
 TARGET_P99_MS=2
 LUA=scripts/bench/wrk-admission.lua
@@ -161,10 +160,9 @@ trap 'exit 143' TERM
 
 # --- Helpers --------------------------------------------------------------------
 
-# rss_kib: the server's resident set, KiB.
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-# cpu_ticks: the server's user + system time, clock ticks.
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$SERVER_PID/stat"; }
+# rss_kib, cpu_ticks: the server's resident set (KiB) and CPU time (ticks).
+rss_kib() { stack_rss_kib "$SERVER_PID"; }
+cpu_ticks() { stack_cpu_ticks "$SERVER_PID"; }
 now() { date +%s.%N; }
 # cpu_busy: busy and total jiffies of all CPUs (/proc/stat), "BUSY TOTAL".
 cpu_busy() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat; }
@@ -240,18 +238,13 @@ fi
 LISTEN=127.0.0.1:$BENCH_PORT
 BASE_URL=https://$LISTEN
 
-SERVER_ARGS=(--listen "$LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY")
-# The webhook's own read-only identity, and the stack's config (GRES type
-# and topology tables), as make bridge-up runs it.
-KUBECONFIG_USED=$ADMISSION_KUBECONFIG
-SERVER_ARGS+=(--kubeconfig "$KUBECONFIG_USED")
-[ -f "$BRIDGE_CONFIG" ] && SERVER_ARGS+=(--config "$BRIDGE_CONFIG")
-
 # The API server sends compact JSON; so do we.
 BODY=$WORK/mutate.json
 jq -c . "$BENCH_REVIEW" >"$BODY" || die "$BENCH_REVIEW is not JSON"
 
-if [ -n "$KUBECONFIG_USED" ]; then
+# The server runs with the webhook's own read-only identity and the stack's
+# config (GRES type and topology tables), as make bridge-up runs it.
+if [ -n "$ADMISSION_KUBECONFIG" ]; then
 	# The server looks owners and namespaces up in its watch cache and
 	# waits a while for one it lacks: make them exist, as they would.
 	command -v kubectl >/dev/null || die "kubectl not found (make cluster-up)"
@@ -286,23 +279,11 @@ if [ -n "$KUBECONFIG_USED" ]; then
 fi
 BODY_BYTES=$(wc -c <"$BODY")
 
-"$ADMISSION_BIN" "${SERVER_ARGS[@]}" </dev/null >"$WORK/admission.log" 2>&1 &
-SERVER_PID=$!
+# Ready once /readyz says the caches are synced.
+stack_admission_start SERVER_PID "$WORK/admission.log" "$BENCH_PORT" ||
+	die "the server did not start on $LISTEN"
+SERVER_ARGS=("${ADMISSION_ARGS[@]}")
 say "started $ADMISSION_BIN ${SERVER_ARGS[*]} (pid $SERVER_PID)"
-
-ready=0
-for ((i = 0; i < 300; i++)); do
-	kill -0 "$SERVER_PID" 2>/dev/null || break
-	if [ "$(http_code GET /healthz)" = 200 ]; then
-		# /readyz, where served, says the caches are synced.
-		case $(http_code GET /readyz) in 200|404) ready=1; break ;; esac
-	fi
-	sleep 0.2
-done
-if [ "$ready" != 1 ]; then
-	sed 's/^/  admission.log: /' "$WORK/admission.log" >&2
-	die "the server did not become ready on $LISTEN within 60s"
-fi
 IDLE_RSS=$(rss_kib)
 
 # One request checked in full (the CA verifies the certificate); its patch
@@ -489,7 +470,7 @@ jq -n \
     --arg commit "$git_commit" --argjson dirty "$git_dirty" \
     --arg wrk "$(wrk --version 2>&1 | head -n1 || true)" \
     --arg bin "$ADMISSION_BIN" --arg args "${SERVER_ARGS[*]}" \
-    --arg kubeconfig "$KUBECONFIG_USED" --arg ns "$BENCH_NS" \
+    --arg kubeconfig "$ADMISSION_KUBECONFIG" --arg ns "$BENCH_NS" \
     --arg review "$BENCH_REVIEW" --argjson body_bytes "$BODY_BYTES" \
     --argjson vbody_bytes "$(wc -c <"$VBODY")" \
     --argjson rate "$RATE" --argjson p99 "$TARGET_P99_MS" \

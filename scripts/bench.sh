@@ -75,6 +75,7 @@ export NODES=${BENCH_NODES:-64}
 # Baseline A (build/bench/slurm-baseline) links the host's libslurm: the
 # bench runs on the host's Slurm, whatever release the stack last ran.
 export SLURM=22.05
+# shellcheck source=scripts/stack-env.sh
 . "$here/stack-env.sh"
 
 # Both schedulers get the same client-side API rate (kube-scheduler's
@@ -148,14 +149,12 @@ trap cleanup EXIT
 # --- helpers ----------------------------------------------------------------
 bridge_pid() { stack_pid "$BRIDGE_PIDFILE"; }
 bridge_stop() { stack_stop slurm-bridge "$BRIDGE_PIDFILE" slurm-bridge 20 >/dev/null; }
-# metric NAME: a value from the bridge's /metrics.
-metric() {
-	curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" |
-		awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
-}
 # proc_cpu PID: user + system CPU seconds of a process.
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$1/stat"; }
-proc_rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+proc_cpu() {
+	local t
+	t=$(stack_cpu_ticks "$1") || return 1
+	awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", t / hz }'
+}
 # proc_start_ms PID: when the process started, in epoch ms (to the clock
 # tick: its start in ticks since boot, against /proc/uptime now).
 proc_start_ms() {
@@ -218,8 +217,7 @@ drop_ns() {
 	done
 	k delete namespace "$1" --wait=true --timeout=600s >/dev/null 2>&1 || true
 }
-no_bridge_jobs() { ! squeue -h -t PD,R,CG -o '%k' | grep -q '^slurm-bridge:'; }
-wait_no_jobs() { local i; for ((i = 0; i < 600; i++)); do no_bridge_jobs && return 0; sleep 0.5; done; say "warning: bridge jobs left in Slurm"; }
+wait_no_jobs() { local i; for ((i = 0; i < 600; i++)); do stack_no_bridge_jobs && return 0; sleep 0.5; done; say "warning: bridge jobs left in Slurm"; }
 # bindwatch_start NS N [ARGS]: starts the watcher and waits until its
 # first list is delivered (its watch runs from then on).  ARGS say where
 # latency runs from: --t0-file $WORK/t0-NS (t0_publish writes it once the
@@ -259,7 +257,7 @@ t0_publish() {
 # first answered 200, polled every 10 ms) and cpu0 (its CPU seconds
 # then), and publishes t0 for NS's bindwatch.
 bridge_start_ready() {
-	local i pid= up
+	local i pid='' up
 	"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
 	up=$!
 	for ((i = 0; i < 12000; i++)); do
@@ -268,7 +266,7 @@ bridge_start_ready() {
 		kill -0 "$up" 2>/dev/null || break
 		sleep 0.005
 	done
-	started_ms= ready_ms= cpu0=
+	started_ms='' ready_ms='' cpu0=''
 	if [ -n "$pid" ]; then
 		started_ms=$(proc_start_ms "$pid")
 		ready_ms=$("$READYWAIT" --pid "$pid" "http://$LOCAL_IP:$BRIDGE_PORT/readyz") || ready_ms=
@@ -468,7 +466,7 @@ window_open
 bridge_start_ready bench-singles
 bindwatch_wait bench-singles
 window_close "$(bridge_pid)"
-sched_record singles bridge "{\"startup_cpu_s\":${cpu0:-null},\"rpc_allocate\":$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')}"
+sched_record singles bridge "{\"startup_cpu_s\":${cpu0:-null},\"rpc_allocate\":$(stack_metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')}"
 plot_binds "$WORK/binds-bench-singles.txt" "$(jq -r '.t0_ms // 0' <<<"$res")" "$WORK/plot-singles-bridge.dat"
 drop_ns bench-singles
 wait_no_jobs
@@ -570,7 +568,7 @@ fixed_run() {
 }
 say "fixed: slurm-bridge, $FIXED_RATE pods/s for $FIXED_S s, each deleted $FIXED_LIFE_S s after"
 new_ns bench-fixed enabled
-started_ms= ready_ms=
+started_ms='' ready_ms=''
 fixed_run bridge bench-fixed slurm-bridge "$(bridge_pid)"
 wait_no_jobs
 say "fixed: baseline B (kube-scheduler, started first), $FIXED_RATE pods/s for $FIXED_S s"
@@ -589,7 +587,7 @@ cpu0=$(proc_cpu "$pid")
 # Per-pod RPCs (submit, kill) apart from the periodic polls.
 rpcs() {
 	local r n=0
-	for r in "$@"; do n=$((n + $(metric "slurm_bridge_slurm_rpc_duration_seconds_count{rpc=\"$r\"}"))); done
+	for r in "$@"; do n=$((n + $(stack_metric "slurm_bridge_slurm_rpc_duration_seconds_count{rpc=\"$r\"}"))); done
 	echo "$n"
 }
 rpc0=$(rpcs allocate_resources kill_job); poll0=$(rpcs load_jobs load_node update_node)
@@ -598,7 +596,7 @@ for ((s = 0; s < CHURN_S; s++)); do
 	tick=$(now_ms)
 	pods bench-churn "c$s" "$CHURN_RATE" slurm-bridge | sed "s/^    namespace: bench-churn/    namespace: bench-churn\n    labels: {tick: \"$s\"}/" | create_pods &
 	[ "$s" -ge 3 ] && k -n bench-churn delete pods -l "tick=$((s - 3))" --wait=false >/dev/null &
-	rss_series+="${rss_series:+,}$(proc_rss_kib "$pid")"
+	rss_series+="${rss_series:+,}$(stack_rss_kib "$pid")"
 	wait
 	left=$((1000 - ($(now_ms) - tick)))
 	[ "$left" -gt 0 ] && sleep "$(printf '0.%03d' "$left")"
@@ -661,7 +659,7 @@ slurm_jobs() {
 }
 slurm_pending() { slurm_jobs | cut -d' ' -f1; }
 # submitted: the pods the bridge submitted since the backlog began.
-submitted() { echo $(( $(metric slurm_bridge_jobs_submitted_total) - sub0 )); }
+submitted() { echo $(( $(stack_metric slurm_bridge_jobs_submitted_total) - sub0 )); }
 # backlog_band BAND PENDING REACHED EXTRA: one band, recorded in $bands;
 # EXTRA (JSON members, may be empty) is added.  First a steady window (no
 # new pods): RSS at its end, /debug/memory, polls and sweeps over it; a
@@ -673,7 +671,7 @@ backlog_band() {
 	bmetrics "$m0"
 	sleep "$BACKLOG_WINDOW_S"
 	bmetrics "$m1"
-	rss=$(proc_rss_kib "$pid")
+	rss=$(stack_rss_kib "$pid")
 	read -r pend all < <(slurm_jobs)
 	win=$(backlog_window "$m0" "$m1")
 	mem=$(bridge_memory)
@@ -789,7 +787,7 @@ native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --excl
 	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
 [ -n "$native_job" ] || say "backlog: warning: no filler job: the pods will not stay pending"
 new_ns bench-backlog enabled
-bands="" relist=null sub0=$(metric slurm_bridge_jobs_submitted_total)
+bands="" relist=null sub0=$(stack_metric slurm_bridge_jobs_submitted_total)
 # Idle: 0 pending, the bridge ready and its first polls done.
 sleep "$SETTLE_S"
 backlog_band 0 0 true ""

@@ -6,6 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/stack-env.sh
 . "$here/stack-env.sh"
 
 ADMISSION_LISTEN=${ADMISSION_LISTEN:-127.0.0.1:9443}

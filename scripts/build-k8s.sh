@@ -35,7 +35,6 @@ if [ -z "${BUILD_K8S_LOCKED:-}" ]; then
 fi
 
 t0=$EPOCHREALTIME
-elapsed() { awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0fs", b - a }'; }
 staging_version() { echo "v0.${K8S_VERSION#v1.}"; }
 
 # The helper module: requires k8s.io/kubernetes and the two controllers, and
@@ -172,4 +171,4 @@ done
 if [ ${#stack[@]} -gt 0 ]; then build_stack "${stack[@]}"; fi
 if [ "$kwok" = 1 ]; then build_kwok; fi
 if [ "$etcd" = 1 ]; then build_etcd; fi
-echo "build-k8s: done in $(elapsed)"
+echo "build-k8s: done in $(stack_since "$t0" 0)"

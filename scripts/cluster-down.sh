@@ -23,8 +23,6 @@ if [ -z "${STACK_LOCKED:-}" ] && [ -d "$STACK_DIR" ]; then
 fi
 t0=${STACK_T0:-$t0}
 
-elapsed() { awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1fs", b - a }'; }
-
 # Clients first (they would only log errors while their servers go away),
 # then servers; independent daemons are stopped together.
 stop_bridge() {
@@ -74,4 +72,4 @@ fi
 # The mounts of a Slurm root (scripts/slurm/in-root.sh), now unused.
 "$here/slurm/in-root.sh" --umount
 if [ "$purge" = 1 ]; then purge_state; fi
-echo "cluster-down: done in $(elapsed)$([ "$purge" = 1 ] || echo " (state kept in $STACK_DIR; --purge removes it)")"
+echo "cluster-down: done in $(stack_since "$t0")$([ "$purge" = 1 ] || echo " (state kept in $STACK_DIR; --purge removes it)")"

@@ -19,8 +19,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/stack-env.sh"
 stack_validate_nodes
 
-elapsed() { awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1fs", b - a }'; }
-
 if [ "$(id -u)" -ne 0 ]; then
 	echo "cluster-up: must run as root (daemons run as root, config goes to /etc/slurm)" >&2
 	exit 1
@@ -70,12 +68,12 @@ rc=0
 wait "$slurm_pid" || { echo "cluster-up: the Slurm half failed" >&2; rc=1; }
 wait "$k8s_pid" || { echo "cluster-up: the Kubernetes half failed" >&2; rc=1; }
 if [ "$rc" -ne 0 ]; then
-	echo "cluster-up: FAILED after $(elapsed); logs in $LOG_DIR" >&2
+	echo "cluster-up: FAILED after $(stack_since "$t0"); logs in $LOG_DIR" >&2
 	exit 1
 fi
 
 cat <<EOF
 cluster-up: $NODES nodes; Slurm: sinfo/squeue/sacct work as is;
 cluster-up: Kubernetes: export KUBECONFIG=$KUBECONFIG (bridge: $BRIDGE_KUBECONFIG)
-cluster-up: ready in $(elapsed)
+cluster-up: ready in $(stack_since "$t0")
 EOF

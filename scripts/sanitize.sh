@@ -13,6 +13,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/stack-env.sh
 . "$here/stack-env.sh"
 mode=${1:?usage: sanitize.sh asan|valgrind [FILTER...]}; shift
 out=$LOG_DIR/$mode

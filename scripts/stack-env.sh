@@ -3,8 +3,10 @@
 # shellcheck disable=SC2034
 # Shared settings and helpers for the local development stack.
 #
-# Source it (". scripts/stack-env.sh") from cluster-up/down, bridge-up and the
-# e2e scripts. Sourcing only defines variables and functions (and exports
+# The scripts of scripts/ and test/ that use the stack source it
+# (". scripts/stack-env.sh"): it is their one library of settings and
+# helpers (processes, waits, probes of the running daemons, a private
+# webhook). Sourcing only defines variables and functions (and exports
 # KUBECONFIG, pointing kubectl at the stack). From the environment:
 #
 #   STACK_DIR   state root (default /var/lib/slurm-bridge-stack)
@@ -167,6 +169,10 @@ stack_resolve_bins() {
 	for e in "$@"; do stack_resolve_bin "${e%%=*}" "${e#*=}" || return 1; done
 }
 
+# stack_since T0 [DECIMALS]: the seconds since T0 (an $EPOCHREALTIME) with
+# DECIMALS (default 1) decimals and an "s", e.g. "2.5s".
+stack_since() { awk -v a="$1" -v b="$EPOCHREALTIME" -v d="${2:-1}" 'BEGIN { printf "%." d "fs", b - a }'; }
+
 # Wall-clock laps of a script's parts: stack_lap NAME closes the part
 # that began at the previous lap (or at STACK_T_MARK); stack_laps prints
 # them as "a 1s, b 2s".
@@ -307,6 +313,76 @@ stack_log_tail() {
 
 # stack_kubectl ARGS...: kubectl against the stack as admin.
 stack_kubectl() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
+
+# --- Probes of the running daemons -----------------------------------------
+# For the tests and benchmarks (test/, scripts/bench*.sh).
+
+# stack_metric NAME [PORT]: the value of the sample NAME (labels included,
+# e.g. 'slurm_bridge_watch_relists_total{watch="pods"}') on the /metrics of
+# the bridge listening on PORT (default BRIDGE_PORT); 0 when there is none.
+stack_metric() {
+	curl -s "http://$LOCAL_IP:${2:-$BRIDGE_PORT}/metrics" |
+		awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
+}
+
+# stack_rss_kib PID: the resident set of a process, KiB; fails once it is gone.
+stack_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# stack_cpu_ticks PID: the user + system time of a process, in clock ticks
+# (getconf CLK_TCK a second); fails once it is gone.
+stack_cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+
+# stack_no_bridge_jobs: true when Slurm holds no live job of the bridge.
+# (awk reads all of squeue's output: grep -q would leave it a broken pipe.)
+stack_no_bridge_jobs() { squeue -h -t PD,R,CG -o '%k' | awk '/^slurm-bridge:/ { f = 1 } END { exit f }'; }
+
+# stack_admission_start VAR LOG PORT [ARG...]: starts a private webhook on
+# 127.0.0.1:PORT beside the stack's (which keeps 9443), as make bridge-up
+# runs that one: the stack's serving certificate, the webhook's read-only
+# kubeconfig and the config file, then ARGs. Its output goes to LOG. Sets
+# VAR to its PID (a child of the caller, to wait for) and ADMISSION_ARGS to
+# its arguments, and waits up to 60 s for its /readyz to answer 200 (or 404
+# with /healthz 200: a build without /readyz). Fails with a message, and
+# LOG's tail, on stderr; the caller stops the process (stack_stop_pid).
+ADMISSION_ARGS=()
+stack_admission_start() {
+	local var=$1 log=$2 port=$3 pid i code url; shift 3
+	local -a cacert=(--cacert "$CA_CERT")
+	if [ ! -s "$ADMISSION_CERT" ] || [ ! -s "$ADMISSION_KEY" ] || [ ! -s "$CA_CERT" ]; then
+		echo "stack: no serving certificate in $PKI_DIR (make cluster-up)" >&2; return 1
+	fi
+	if [ ! -s "$ADMISSION_KUBECONFIG" ]; then
+		echo "stack: no $ADMISSION_KUBECONFIG (make bridge-up)" >&2; return 1
+	fi
+	if [ ! -x "$ADMISSION_BIN" ]; then
+		echo "stack: $ADMISSION_BIN is not built (make)" >&2; return 1
+	fi
+	if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
+		echo "stack: port $port is in use" >&2; return 1
+	fi
+	ADMISSION_ARGS=(--listen "$LOCAL_IP:$port" --tls-cert "$ADMISSION_CERT"
+	    --tls-key "$ADMISSION_KEY" --kubeconfig "$ADMISSION_KUBECONFIG")
+	[ -f "$BRIDGE_CONFIG" ] && ADMISSION_ARGS+=(--config "$BRIDGE_CONFIG")
+	ADMISSION_ARGS+=("$@")
+	"${STACK_EXEC[@]}" "$ADMISSION_BIN" "${ADMISSION_ARGS[@]}" </dev/null >"$log" 2>&1 &
+	pid=$!
+	printf -v "$var" '%s' "$pid"
+	url=https://$LOCAL_IP:$port
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 "${cacert[@]}" \
+		    "$url/readyz" 2>/dev/null)
+		[ "$code" = 200 ] && return 0
+		if [ "$code" = 404 ] && [ "$(curl -sS -o /dev/null -w '%{http_code}' \
+		    --max-time 2 "${cacert[@]}" "$url/healthz" 2>/dev/null)" = 200 ]; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	sed 's/^/  admission.log: /' "$log" >&2
+	echo "stack: $ADMISSION_BIN did not become ready on $LOCAL_IP:$port within 60 s" >&2
+	return 1
+}
 
 # Convenience lists for the current NODES, e.g. "n1 n2 n3 n4" and "n[1-4]".
 NODE_NAMES=$(stack_node_names | paste -sd' ')

@@ -10,6 +10,7 @@
 # only lws)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/stack-env.sh
 . "$here/stack-env.sh"
 t0=$EPOCHREALTIME
 
@@ -75,7 +76,7 @@ controller() {
 		echo "workloads-up: $name already running (pid $(stack_pid "$RUN_DIR/$name.pid"))"
 		return
 	fi
-	KUBECONFIG=$KUBECONFIG stack_spawn "$name" "$binary" --config="$conf" \
+	stack_spawn "$name" "$binary" --config="$conf" \
 		--kubeconfig="$KUBECONFIG"
 	if ! stack_wait "$name" 60 curl -fsS "http://$LOCAL_IP:$port/readyz"; then
 		stack_log_tail "$name" 25

@@ -318,20 +318,28 @@ EOF
 # --- slurmdbd and accounting --------------------------------------------------
 dbd_ok() { sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; }
 
+# start_daemon NAME PORT TIMEOUT_S OK_FN: starts slurmdbd or slurmctld (each
+# daemonizes and writes $RUN_DIR/NAME.pid) unless it runs, then waits up to
+# TIMEOUT_S for OK_FN.
+start_daemon() {
+	local name=$1 port=$2 timeout=$3 ok=$4 pidfile=$RUN_DIR/$1.pid
+	if stack_alive "$pidfile" "$name"; then
+		log "$name already running (pid $(stack_pid "$pidfile"))"
+	else
+		log "starting $name on $LOCAL_IP:$port"
+		"$name" </dev/null >>"$LOG_DIR/$name.log" 2>&1 ||
+			{ stack_log_tail "$name"; die "$name failed to start"; }
+	fi
+	stack_wait "$name" "$timeout" "$ok" || { stack_log_tail "$name"; die "$name is not answering"; }
+}
+
 start_slurmdbd() {
 	if [ "$DBD_CONF_CHANGED" = 1 ] && stack_alive "$RUN_DIR/slurmdbd.pid" slurmdbd; then
 		log "slurmdbd.conf changed: restarting slurmdbd"
 		stack_stop slurmdbd "$RUN_DIR/slurmdbd.pid" slurmdbd
 	fi
-	if stack_alive "$RUN_DIR/slurmdbd.pid" slurmdbd; then
-		log "slurmdbd already running (pid $(stack_pid "$RUN_DIR/slurmdbd.pid"))"
-	else
-		log "starting slurmdbd on $LOCAL_IP:$SLURMDBD_PORT"
-		slurmdbd </dev/null >>"$LOG_DIR/slurmdbd.log" 2>&1 ||
-			{ stack_log_tail slurmdbd; die "slurmdbd failed to start"; }
-	fi
 	# The first start creates the schema, which takes a few seconds.
-	stack_wait slurmdbd 60 dbd_ok || { stack_log_tail slurmdbd; die "slurmdbd is not answering"; }
+	start_daemon slurmdbd "$SLURMDBD_PORT" 60 dbd_ok
 }
 
 # Cluster, accounts bridge (default) and research, user root in both.
@@ -411,16 +419,7 @@ stop_slurm_nodes_and_ctld() {
 	[ ${#entries[@]} -eq 0 ] || stack_stop_many 10 "${entries[@]}"
 }
 
-start_slurmctld() {
-	if stack_alive "$RUN_DIR/slurmctld.pid" slurmctld; then
-		log "slurmctld already running (pid $(stack_pid "$RUN_DIR/slurmctld.pid"))"
-	else
-		log "starting slurmctld on $LOCAL_IP:$SLURMCTLD_PORT"
-		slurmctld </dev/null >>"$LOG_DIR/slurmctld.log" 2>&1 ||
-			{ stack_log_tail slurmctld; die "slurmctld failed to start"; }
-	fi
-	stack_wait slurmctld 30 ctld_ok || { stack_log_tail slurmctld; die "slurmctld is not answering"; }
-}
+start_slurmctld() { start_daemon slurmctld "$SLURMCTLD_PORT" 30 ctld_ok; }
 
 # Stops slurmds of nodes beyond NODES (left over from a larger stack).
 stop_extra_slurmds() {

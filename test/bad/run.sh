@@ -277,8 +277,6 @@ to_ms() {
 	MS=$((10#${int:-0} * 1000 + 10#${frac:0:3}))
 }
 
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-
 # transfer_conf I PATH CLOSE OUT: the curl config (-K) lines of one request of
 # case I to PATH, its answer to OUT; CLOSE=1 adds "Connection: close".
 transfer_conf() {
@@ -378,38 +376,17 @@ verdict() {
 
 # --- The webhook part ---------------------------------------------------------------
 
+# start_webhook: the private webhook the passes talk to (stack-env.sh).
 start_webhook() {
-	local i code args
-	if [ ! -s "$ADMISSION_CERT" ] || [ ! -s "$ADMISSION_KEY" ] || [ ! -s "$CA_CERT" ]; then
-		die "no serving certificate in $PKI_DIR (make cluster-up)"
-	fi
-	[ -s "$ADMISSION_KUBECONFIG" ] || die "no $ADMISSION_KUBECONFIG (make bridge-up)"
-	[ -x "$ADMISSION_BIN" ] || die "$ADMISSION_BIN is not built (make)"
-	if [ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ]; then
-		die "port $PORT is in use (BAD_PORT picks another)"
-	fi
-	args=(--listen "127.0.0.1:$PORT" --tls-cert "$ADMISSION_CERT"
-	    --tls-key "$ADMISSION_KEY" --kubeconfig "$ADMISSION_KUBECONFIG")
-	[ -f "$BRIDGE_CONFIG" ] && args+=(--config "$BRIDGE_CONFIG")
+	local rc=0
 	if [ -n "$MALLOC_TUNABLES" ]; then
-		GLIBC_TUNABLES=$MALLOC_TUNABLES "${STACK_EXEC[@]}" "$ADMISSION_BIN" "${args[@]}" \
-		    </dev/null >"$WORK/admission.log" 2>&1 &
+		GLIBC_TUNABLES=$MALLOC_TUNABLES stack_admission_start SERVER_PID \
+		    "$WORK/admission.log" "$PORT" || rc=$?
 	else
-		"${STACK_EXEC[@]}" "$ADMISSION_BIN" "${args[@]}" </dev/null >"$WORK/admission.log" 2>&1 &
+		stack_admission_start SERVER_PID "$WORK/admission.log" "$PORT" || rc=$?
 	fi
-	SERVER_PID=$!
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 \
-		    --cacert "$CA_CERT" "$BASE_URL/readyz" 2>/dev/null)
-		[ "$code" = 200 ] && break
-		sleep 0.2
-	done
-	if [ "${code:-}" != 200 ]; then
-		sed 's/^/  admission.log: /' "$WORK/admission.log" >&2
-		die "$ADMISSION_BIN did not become ready on 127.0.0.1:$PORT within 60 s"
-	fi
-	say "webhook: $ADMISSION_BIN ${args[*]} (pid $SERVER_PID)${MALLOC_TUNABLES:+, GLIBC_TUNABLES=$MALLOC_TUNABLES}"
+	[ "$rc" = 0 ] || die "no webhook on 127.0.0.1:$PORT (BAD_PORT picks another port)"
+	say "webhook: $ADMISSION_BIN ${ADMISSION_ARGS[*]} (pid $SERVER_PID)${MALLOC_TUNABLES:+, GLIBC_TUNABLES=$MALLOC_TUNABLES}"
 }
 
 server_died() {
@@ -617,7 +594,7 @@ webhook_part() {
 	start_webhook
 	# The driver's own processes yield to the benchmark; the webhook does not.
 	renice -n "$NICE" -p $$ >/dev/null 2>&1 || true
-	RSS[0]=$(rss_kib "$SERVER_PID")
+	RSS[0]=$(stack_rss_kib "$SERVER_PID")
 
 	for ((p = 1; p <= PASSES; p++)); do
 		if [ "$p" = 1 ]; then scenario "pass 1"
@@ -627,7 +604,7 @@ webhook_part() {
 			echo "   with a connection per request; only answers that fail are shown)"
 		fi
 		run_pass "$p" || break
-		RSS[p]=$(rss_kib "$SERVER_PID")
+		RSS[p]=$(stack_rss_kib "$SERVER_PID")
 		[ "$p" = "$RSS_FROM" ] && owners5=$(owners_total)
 	done
 	if [ -n "$SERVER_PID" ] && [ "$PASSES" -ge 2 ] && [ "$p" -gt "$PASSES" ] &&

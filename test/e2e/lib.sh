@@ -1,19 +1,30 @@
 # shellcheck shell=bash
+# Variables are used by the scenarios that source this file:
+# shellcheck disable=SC2034
 # Helpers for the end-to-end scenarios: assertions that count, waits with
-# timeouts, and cleanup.  Each scenario runs against the real stack.
+# timeouts, and cleanup.  Each scenario runs against the real stack.  Also
+# sourced by test/bad/run.sh and test/fault/run.sh.
 set -uo pipefail
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/stack-env.sh
 . "$E2E_DIR/../../scripts/stack-env.sh"
 
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_FAILURES=()
+E2E_SCENARIO=
+# test/e2e/run.sh runs each t_*.sh in a bash of its own and gives it a file,
+# E2E_RESULTS, to which every scenario title, pass and failure is appended
+# as a line ("scenario<TAB>TITLE", "pass", "fail<TAB>TITLE: DESCRIPTION").
+E2E_RESULTS=${E2E_RESULTS:-}
+e2e_record() { [ -z "$E2E_RESULTS" ] || printf '%s\n' "$*" >>"$E2E_RESULTS"; }
 
 k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
 
-pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "  ok   $*"; }
+pass() { E2E_PASSED=$((E2E_PASSED + 1)); e2e_record pass; echo "  ok   $*"; }
 fail() {
 	E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$E2E_SCENARIO: $*")
+	e2e_record "fail	$E2E_SCENARIO: $*"
 	echo "  FAIL $*"
 }
 
@@ -40,11 +51,12 @@ wait_for() {
 	return 1
 }
 
-scenario() { E2E_SCENARIO=$1; echo "== $1"; }
+scenario() { E2E_SCENARIO=$1; e2e_record "scenario	$1"; echo "== $1"; }
 
 # new_ns [enabled]: creates a fresh namespace and prints its name.
 new_ns() {
-	local ns=e2e-$(date +%s%N | tail -c 7)-$RANDOM
+	local ns
+	ns=e2e-$(date +%s%N | tail -c 7)-$RANDOM
 	k create namespace "$ns" >/dev/null
 	[ "${1:-}" = enabled ] && k label namespace "$ns" slurm-bridge=enabled >/dev/null
 	# Pods are refused until the controller-manager made the default
@@ -139,8 +151,91 @@ same_jobid() {
 }
 
 
+# --- Workloads of the real controllers ------------------------------------
+# POD is the flow map of their pods' spec, without its braces: E2E_POD_BRIDGE
+# is for the scheduler as it is, E2E_POD for the webhook to complete.
+E2E_CONTAINER='{name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: "1", memory: 64Mi}}}'
+E2E_POD="terminationGracePeriodSeconds: 0, containers: [$E2E_CONTAINER]"
+E2E_POD_BRIDGE="schedulerName: slurm-bridge, tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}], $E2E_POD"
+
+# job_yaml NS NAME POD [SPEC] [TEMPLATE_META] [META]: a batch Job; SPEC adds
+# flow entries to its spec ("completionMode: Indexed, completions: 3"),
+# TEMPLATE_META is its pod template's metadata and META its own more entries
+# of metadata (flow maps).
+job_yaml() {
+	local tmeta=${5:-}
+	cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $2, namespace: $1${6:+, $6}}
+spec: {backoffLimit: 0${4:+, $4},
+  template: {${tmeta:+metadata: $tmeta, }spec: {restartPolicy: Never, $3}}}
+YAML
+}
+
+# jobset_yaml NS NAME POD RJOB...: a JobSet of replicated Jobs RJOB, each
+# NAME:REPLICAS:PARALLELISM (e.g. workers:2:2).
+jobset_yaml() {
+	local r name reps par
+	printf 'apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n'
+	printf 'metadata: {name: %s, namespace: %s}\nspec:\n  replicatedJobs:\n' "$2" "$1"
+	for r in "${@:4}"; do
+		IFS=: read -r name reps par <<<"$r"
+		cat <<YAML
+  - name: $name
+    replicas: $reps
+    template:
+      spec:
+        parallelism: $par
+        completions: $par
+        backoffLimit: 0
+        template:
+          spec: {restartPolicy: Never, $3}
+YAML
+	done
+}
+
+# lws_yaml NS NAME REPLICAS SIZE POD: a LeaderWorkerSet of REPLICAS groups
+# of SIZE pods.
+lws_yaml() {
+	cat <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: $3
+  leaderWorkerTemplate:
+    size: $4
+    workerTemplate:
+      spec: {$5}
+YAML
+}
+
+# podgroup_yaml NS NAME MIN_MEMBER: a scheduler-plugins PodGroup.
+podgroup_yaml() {
+	cat <<YAML
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $2, namespace: $1}
+spec: {minMember: $3}
+YAML
+}
+
+# check_one_job NS SELECTOR N WHAT [NAME]: the N pods SELECTOR selects get a
+# job id and share one Slurm job of N tasks, named NS/NAME when given.
+check_one_job() {
+	local ns=$1 sel=$2 n=$3 what=$4 job
+	check "the $what's $n pods get a job id" wait_for 60 n_with "$ns" "$sel" "$JP_JOBID" "$n"
+	# shellcheck disable=SC2046
+	check "all $n share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
+	job=$(pod_field "$ns" "$(first_pod "$ns" "$sel")" "$JP_JOBID")
+	check_eq "one Slurm job with $n tasks" "$(job_field "$job" NumTasks)" "$n"
+	[ -z "${5:-}" ] || check_eq "named after the $what" "$(job_field "$job" JobName)" "$ns/$5"
+}
+
 # Controller-made pods: names by label selector, and how many carry a field.
 pods_by() { k -n "$1" get pods -l "$2" -o jsonpath='{.items[*].metadata.name}'; }
+first_pod() { pods_by "$1" "$2" | cut -d' ' -f1; }
 # n_with NS SELECTOR JSONPATH N: exactly N of the selected pods have JSONPATH.
 n_with() {
 	local p n=0

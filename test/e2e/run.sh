@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Runs every end-to-end scenario (test/e2e/t_*.sh) against the running stack
-# and prints one summary line: "e2e: N passed, N failed".
-# Usage: test/e2e/run.sh [scenario-name-substring]
+# Runs every end-to-end scenario file (test/e2e/t_*.sh) against the running
+# stack, each in a bash of its own (so no variable, function or trap of one
+# reaches the next), and prints one summary line: "e2e: N passed, N failed",
+# after the failures.  A file that dies before its end (a set -u error, a
+# crash, an exit) counts as one more failure.
+# Usage: test/e2e/run.sh [scenario-file-name-substring]
+# shellcheck source=test/e2e/lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 # The scenarios fill whole nodes: start from an empty cluster (leftovers of
@@ -12,12 +16,34 @@ if [ -n "$leftover" ]; then
 	# shellcheck disable=SC2086
 	k delete namespace $leftover --wait=true --timeout=120s >/dev/null
 fi
-no_bridge_jobs() { [ -z "$(squeue -h -t PD,R,CG -o '%k' | grep '^slurm-bridge:')" ]; }
-wait_for 60 no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
+wait_for 60 stack_no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
 
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
 for t in "$E2E_DIR"/t_*.sh; do
 	[ -n "${1:-}" ] && [[ $t != *"$1"* ]] && continue
-	# shellcheck disable=SC1090
-	. "$t"
+	name=$(basename "$t")
+	if ! bash -n "$t"; then
+		E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$name: does not parse")
+		continue
+	fi
+	: >"$results"
+	# shellcheck disable=SC2016
+	E2E_RESULTS=$results bash -c '. "$1" && . "$2"; echo end >>"$E2E_RESULTS"' \
+		"$name" "$E2E_DIR/lib.sh" "$t"
+	rc=$?
+	last=$name
+	while IFS=$'\t' read -r what text; do
+		case $what in
+		scenario) last=$text ;;
+		pass) E2E_PASSED=$((E2E_PASSED + 1)) ;;
+		fail) E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$text") ;;
+		esac
+	done <"$results"
+	if [ "$(tail -n 1 "$results")" != end ]; then
+		echo "  FAIL $name died (exit status $rc)"
+		E2E_FAILED=$((E2E_FAILED + 1))
+		E2E_FAILURES+=("$last: $name died (exit status $rc)")
+	fi
 done
 e2e_summary

@@ -76,12 +76,7 @@ scenario "gang from a PodGroup"
 ns=$(new_ns enabled)
 for i in 1 2 3; do gang_pod "$ns" "p$i" pg1 - 1; done
 check "members wait for the PodGroup" wait_for 20 cond_has "$ns" p1 'waiting for PodGroup'
-k apply -f - >/dev/null <<YAML
-apiVersion: scheduling.x-k8s.io/v1alpha1
-kind: PodGroup
-metadata: {name: pg1, namespace: $ns}
-spec: {minMember: 3}
-YAML
+podgroup_yaml "$ns" pg1 3 | k apply -f - >/dev/null
 check "the PodGroup releases the gang" wait_for 30 all_bound "$ns" p1 p2 p3
 check "one job for the PodGroup" same_jobid "$ns" p1 p2 p3
 check_eq "with 3 tasks" "$(job_field "$(pod_field "$ns" p1 "$JP_JOBID")" NumTasks)" 3
@@ -89,32 +84,7 @@ k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "gang from an Indexed Job (real Job controller)"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: sim, namespace: $ns}
-spec:
-  completionMode: Indexed
-  completions: 3
-  parallelism: 3
-  template:
-    spec:
-      schedulerName: slurm-bridge
-      restartPolicy: Never
-      tolerations:
-      - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
-      containers:
-      - name: main
-        image: busybox
-        command: ["sleep", "30"]
-        resources: {requests: {cpu: "1", memory: 128Mi}}
-YAML
-sel=batch.kubernetes.io/job-name=sim
-job_pods() { pods_by "$ns" "$sel"; }
-check "the Job's 3 pods get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 3
-# shellcheck disable=SC2046
-check "all 3 share one Slurm job" same_jobid "$ns" $(job_pods)
-ijob=$(pod_field "$ns" "$(job_pods | cut -d' ' -f1)" "$JP_JOBID")
-check_eq "one Slurm job with 3 tasks" "$(job_field "$ijob" NumTasks)" 3
-check_eq "named after the Job" "$(job_field "$ijob" JobName)" "$ns/sim"
+job_yaml "$ns" sim "$E2E_POD_BRIDGE" "completionMode: Indexed, completions: 3, parallelism: 3" |
+	k apply -f - >/dev/null
+check_one_job "$ns" batch.kubernetes.io/job-name=sim 3 Job sim
 k delete namespace "$ns" --wait=false >/dev/null

@@ -26,24 +26,8 @@ sleep 1
 check_eq "and never submits it" "$(pod_field "$ns" thief "$JP_JOBID")" ""
 
 scenario "workload root and time limits"
-k apply -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: deadline
-  namespace: $ns
-  annotations: {$A/qos: normal}
-spec:
-  activeDeadlineSeconds: 150
-  template:
-    spec:
-      schedulerName: slurm-bridge
-      restartPolicy: Never
-      tolerations:
-      - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
-      containers:
-      - {name: main, image: busybox, resources: {requests: {cpu: "1", memory: 64Mi}}}
-YAML
+job_yaml "$ns" deadline "$E2E_POD_BRIDGE" "activeDeadlineSeconds: 150" "" \
+	"annotations: {$A/qos: normal}" | k apply -f - >/dev/null
 dpod() { k -n "$ns" get pods -l batch.kubernetes.io/job-name=deadline -o jsonpath='{.items[0].metadata.name}'; }
 dlabelled() { local p; p=$(dpod); [ -n "$p" ] && pod_has "$ns" "$p" "$JP_JOBID"; }
 check "the Job's pod is submitted" wait_for 30 dlabelled

@@ -4,6 +4,7 @@
 A=slurmjob.slinky.slurm.net
 slurm_node_state() { sinfo -h -n "$1" -o '%T' | head -n1; }
 slurm_node_reason() { sinfo -h -n "$1" -o '%E' | head -n1; }
+# shellcheck disable=SC2053 # $2 is a pattern, e.g. 'drain*'
 state_is() { [[ $(slurm_node_state "$1") == $2 ]]; }
 last_node=n$NODES
 

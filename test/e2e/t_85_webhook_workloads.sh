@@ -7,7 +7,6 @@
 WW_GROUP='{.metadata.labels.scheduling\.x-k8s\.io/pod-group}'
 WW_MIN='{.metadata.annotations.scheduler\.slinky\.slurm\.net/min-member}'
 WW_SCHED='{.spec.schedulerName}'
-WW_CONTAINER='{name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: "1", memory: 64Mi}}}'
 A=slurmjob.slinky.slurm.net
 
 # ww_ann KEY: the JSONPath of annotation KEY.
@@ -37,25 +36,9 @@ YAML
 }
 
 # ww_job NS NAME Indexed|NonIndexed PARALLELISM [TEMPLATE_META]: a Job with
-# completions = parallelism; TEMPLATE_META is a line under spec.template.
+# completions = parallelism; TEMPLATE_META is its pod template's metadata.
 ww_job() {
-	cat <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: $2, namespace: $1}
-spec:
-  completionMode: $3
-  completions: $4
-  parallelism: $4
-  backoffLimit: 0
-  template:
-${5:-}
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 0
-      containers:
-      - $WW_CONTAINER
-YAML
+	job_yaml "$1" "$2" "$E2E_POD" "completionMode: $3, completions: $4, parallelism: $4" "${5:-}"
 }
 
 # ww_npods NS SELECTOR N: exactly N pods match.
@@ -72,8 +55,6 @@ ww_distinct() {
 	local p
 	for p in $(pods_by "$1" "$2"); do pod_field "$1" "$p" "$3"; echo; done | sed '/^$/d' | sort -u | wc -l
 }
-# ww_first NS SELECTOR: the first matching pod.
-ww_first() { pods_by "$1" "$2" | cut -d' ' -f1; }
 
 # ww_refused DESC OUTPUT RC KEY VALUE [REGEX]: the request failed because a
 # webhook denied it, and the message after "denied the request" names KEY
@@ -113,10 +94,17 @@ ww_gang() {
 	check "the $what's $n pods are created" wait_for 60 ww_npods "$ns" "$sel" "$n"
 	check_eq "all get the pod-group label of the $what" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "${n}x $group"
 	check_eq "all get min-member = $from" "$(ww_values "$ns" "$sel" "$WW_MIN")" "${n}x $n"
-	check "all $n get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" "$n"
-	# shellcheck disable=SC2046
-	check "all $n share one Slurm job" same_jobid "$ns" $(pods_by "$ns" "$sel")
-	check_eq "of $n tasks" "$(job_field "$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$JP_JOBID")" NumTasks)" "$n"
+	check_one_job "$ns" "$sel" "$n" "$what"
+}
+
+# ww_no_gang NS SEL N SCHEDULER: the N pods of the Job SEL selects are
+# created with schedulerName SCHEDULER, and no pod-group label or min-member.
+ww_no_gang() {
+	local ns=$1 sel=$2 n=$3
+	check "the Job's $n pods are created" wait_for 20 ww_npods "$ns" "$sel" "$n"
+	check_eq "all have schedulerName $4" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "${n}x $4"
+	check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "${n}x (none)"
+	check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "${n}x (none)"
 }
 
 # --- Mutations: gangs derived from the workload --------------------------
@@ -133,81 +121,28 @@ scenario "webhook: a non-indexed Job is not a gang"
 ns=$(new_ns enabled)
 ww_job "$ns" bag NonIndexed 2 | k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=bag
-check "the Job's 2 pods are created" wait_for 20 ww_npods "$ns" "$sel" 2
-check_eq "both get schedulerName slurm-bridge" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "2x slurm-bridge"
-check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "2x (none)"
-check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "2x (none)"
+ww_no_gang "$ns" "$sel" 2 slurm-bridge
 check "both get a job id" wait_for 30 n_with "$ns" "$sel" "$JP_JOBID" 2
 check_eq "each its own Slurm job" "$(ww_distinct "$ns" "$sel" "$JP_JOBID")" 2
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: a JobSet is labelled as one gang (real JobSet controller)"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: train, namespace: $ns}
-spec:
-  replicatedJobs:
-  - name: workers
-    replicas: 2
-    template:
-      spec:
-        parallelism: 2
-        completions: 2
-        backoffLimit: 0
-        template:
-          spec:
-            restartPolicy: Never
-            terminationGracePeriodSeconds: 0
-            containers:
-            - $WW_CONTAINER
-  - name: driver
-    replicas: 1
-    template:
-      spec:
-        parallelism: 1
-        completions: 1
-        backoffLimit: 0
-        template:
-          spec:
-            restartPolicy: Never
-            terminationGracePeriodSeconds: 0
-            containers:
-            - $WW_CONTAINER
-YAML
+jobset_yaml "$ns" train "$E2E_POD" workers:2:2 driver:1:1 | k apply -f - >/dev/null
 sel=jobset.sigs.k8s.io/jobset-name=train
 ww_gang "$ns" "$sel" 5 train JobSet "sum of replicas x parallelism"
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: a LeaderWorkerSet group is labelled as one gang (real LWS controller)"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: leaderworkerset.x-k8s.io/v1
-kind: LeaderWorkerSet
-metadata: {name: serve, namespace: $ns}
-spec:
-  replicas: 1
-  leaderWorkerTemplate:
-    size: 3
-    workerTemplate:
-      spec:
-        terminationGracePeriodSeconds: 0
-        containers:
-        - $WW_CONTAINER
-YAML
+lws_yaml "$ns" serve 1 3 "$E2E_POD" | k apply -f - >/dev/null
 sel=leaderworkerset.sigs.k8s.io/name=serve
 ww_gang "$ns" "$sel" 3 serve-0 group size
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: PodGroup members get min-member from the PodGroup"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: scheduling.x-k8s.io/v1alpha1
-kind: PodGroup
-metadata: {name: pg, namespace: $ns}
-spec: {minMember: 2}
-YAML
+podgroup_yaml "$ns" pg 2 | k apply -f - >/dev/null
 sleep 1 # the webhook may learn of PodGroups through a watch
 for i in 1 2; do ww_pod "$ns" "m$i" "  labels: {scheduling.x-k8s.io/pod-group: pg}" | k apply -f - >/dev/null; done
 sel=scheduling.x-k8s.io/pod-group=pg
@@ -233,12 +168,12 @@ k delete namespace "$ns" --wait=false >/dev/null
 scenario "webhook: Kueue topology annotations become switches"
 ns=$(new_ns enabled)
 ww_job "$ns" topo NonIndexed 1 \
-	"    metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: slurm-bridge.io/leaf-switch}}" |
+	"{annotations: {kueue.x-k8s.io/podset-required-topology: slurm-bridge.io/leaf-switch}}" |
 	k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=topo
 check "the Job's pod is created" wait_for 20 ww_npods "$ns" "$sel" 1
 check_eq "required leaf-switch topology gives switches 1" \
-	"$(pod_field "$ns" "$(ww_first "$ns" "$sel")" "$(ww_ann "$A/switches")")" 1
+	"$(pod_field "$ns" "$(first_pod "$ns" "$sel")" "$(ww_ann "$A/switches")")" 1
 ww_pod "$ns" pref "  annotations: {kueue.x-k8s.io/podset-preferred-topology: slurm-bridge.io/leaf-switch}" |
 	k apply -f - >/dev/null
 check_eq "preferred leaf-switch topology gives switches 1@5" "$(pod_field "$ns" pref "$(ww_ann "$A/switches")")" 1@5
@@ -251,10 +186,7 @@ scenario "webhook: an Indexed Job in a namespace that is not enabled is untouche
 ns=$(new_ns)
 ww_job "$ns" sim Indexed 3 | k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=sim
-check "the Job's 3 pods are created" wait_for 20 ww_npods "$ns" "$sel" 3
-check_eq "schedulerName stays default-scheduler" "$(ww_values "$ns" "$sel" "$WW_SCHED")" "3x default-scheduler"
-check_eq "no pod-group label" "$(ww_values "$ns" "$sel" "$WW_GROUP")" "3x (none)"
-check_eq "no min-member annotation" "$(ww_values "$ns" "$sel" "$WW_MIN")" "3x (none)"
+ww_no_gang "$ns" "$sel" 3 default-scheduler
 k delete namespace "$ns" --wait=false >/dev/null
 
 # --- Validation ----------------------------------------------------------------

@@ -4,25 +4,20 @@
 # when it dies the follower takes over, binds what arrived in between and
 # submits nothing twice.
 
-metric() {  # metric NAME_WITH_LABELS [PORT]: its value, or 0
-	curl -s "http://127.0.0.1:${2:-8080}/metrics" |
-		awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
-}
-
 scenario "scheduler /metrics count binds, submits and RPCs"
 ns=$(new_ns enabled)
-bound0=$(metric slurm_bridge_pods_bound_total)
-sub0=$(metric slurm_bridge_jobs_submitted_total)
-lat0=$(metric slurm_bridge_scheduling_latency_seconds_count)
-alloc0=$(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')
+bound0=$(stack_metric slurm_bridge_pods_bound_total)
+sub0=$(stack_metric slurm_bridge_jobs_submitted_total)
+lat0=$(stack_metric slurm_bridge_scheduling_latency_seconds_count)
+alloc0=$(stack_metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}')
 for p in m1 m2; do pod_yaml "$ns" $p | k apply -f - >/dev/null; done
 check "two pods are bound" wait_for 30 pod_has "$ns" m2 "$JP_NODE"
 check "(both)" pod_has "$ns" m1 "$JP_NODE"
-check_eq "pods_bound_total grew by 2" "$(($(metric slurm_bridge_pods_bound_total) - bound0))" 2
-check_eq "jobs_submitted_total grew by 2" "$(($(metric slurm_bridge_jobs_submitted_total) - sub0))" 2
-check_eq "two latencies observed" "$(($(metric slurm_bridge_scheduling_latency_seconds_count) - lat0))" 2
+check_eq "pods_bound_total grew by 2" "$(($(stack_metric slurm_bridge_pods_bound_total) - bound0))" 2
+check_eq "jobs_submitted_total grew by 2" "$(($(stack_metric slurm_bridge_jobs_submitted_total) - sub0))" 2
+check_eq "two latencies observed" "$(($(stack_metric slurm_bridge_scheduling_latency_seconds_count) - lat0))" 2
 check_eq "two allocate_resources calls timed" \
-	"$(($(metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}') - alloc0))" 2
+	"$(($(stack_metric 'slurm_bridge_slurm_rpc_duration_seconds_count{rpc="allocate_resources"}') - alloc0))" 2
 out=$(curl -s http://127.0.0.1:8080/metrics | "$E2E_DIR/../tools/check-metrics.py" \
 	slurm_bridge_pods_bound slurm_bridge_scheduling_latency_seconds \
 	slurm_bridge_slurm_rpc_duration_seconds slurm_bridge_slurm_rpc_errors \
@@ -40,9 +35,9 @@ check "/debug/memory counts both pods' records" \
 check "a pod record is under 1 KB" test "$(jq -r '.stores.pod_records.bytes_each' <<<"$mem")" -lt 1024
 check_match "and names every store" "$(jq -r '.stores | keys | join(" ")' <<<"$mem")" \
 	'groups .*interned .*job_index .*pod_entries .*pod_records .*pods'
-canc0=$(metric slurm_bridge_jobs_cancelled_total)
+canc0=$(stack_metric slurm_bridge_jobs_cancelled_total)
 k -n "$ns" delete pod m1 --wait=true >/dev/null
-cancelled() { [ "$(($(metric slurm_bridge_jobs_cancelled_total) - canc0))" -ge 1 ]; }
+cancelled() { [ "$(($(stack_metric slurm_bridge_jobs_cancelled_total) - canc0))" -ge 1 ]; }
 check "deleting a pod counts a cancelled job" wait_for 20 cancelled
 k delete namespace "$ns" --wait=false >/dev/null
 
@@ -58,14 +53,14 @@ ha_start() {  # ha_start NAME PORT: a replica in the background
 		>"$ha_dir/$1.log" 2>&1 &
 	echo $!
 }
-leader_on() { [ "$(metric slurm_bridge_leader "$1")" = 1 ]; }
+leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
 holder() { k -n kube-system get lease slurm-bridge -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 a=$(ha_start a 8097)
 check "replica a is elected" wait_for 15 leader_on 8097
 b=$(ha_start b 8098)
 sleep 3
 check_match "the lease names replica a" "$(holder)" "_$a\$"
-check_eq "replica b follows (leader 0)" "$(metric slurm_bridge_leader 8098)" 0
+check_eq "replica b follows (leader 0)" "$(stack_metric slurm_bridge_leader 8098)" 0
 check_eq "and is not ready" "$(curl -s http://127.0.0.1:8098/readyz)" "not the leader"
 check_match "b says who holds the lease" "$(cat "$ha_dir/b.log")" "held by .*_$a; waiting"
 ns=$(new_ns enabled)
@@ -82,7 +77,7 @@ check_match "the lease names replica b" "$(holder)" "_$b\$"
 check "the pod created in between is bound" wait_for 30 pod_has "$ns" between "$JP_NODE"
 check_eq "the first pod keeps its job" "$(squeue -h -n "$ns/before" -o %i | wc -l)" 1
 check_eq "nothing was submitted twice" "$(squeue -h -o %j | grep -c "^$ns/")" 2
-check_eq "b adopted a's job (no second submit)" "$(metric slurm_bridge_jobs_submitted_total 8098)" 1
+check_eq "b adopted a's job (no second submit)" "$(stack_metric slurm_bridge_jobs_submitted_total 8098)" 1
 kill "$b"
 wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
 check_eq "b released the lease on SIGTERM" "$(holder)" ""

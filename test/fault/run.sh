@@ -5,6 +5,7 @@
 # injected, I invariants checked)".
 # Usage: test/fault/run.sh [scenario-name-substring]
 FAULT_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/e2e/lib.sh
 . "$FAULT_DIR/../e2e/lib.sh"
 top=$(cd "$FAULT_DIR/../.." && pwd)
 FAULTS=0
@@ -25,9 +26,10 @@ trap 'rm -f "$SUBMITTED"' EXIT
 
 # invariants NS...: waits up to 90 s for them to hold, then reports.
 invariants() {
-	local out i
+	local out i n args=()
+	for n in "$@"; do args+=(--ns "$n"); done
 	for ((i = 0; i < 45; i++)); do
-		out=$("$FAULT_DIR/invariants.py" --submitted "$SUBMITTED" $(printf -- '--ns %s ' "$@") 2>&1) && break
+		out=$("$FAULT_DIR/invariants.py" --submitted "$SUBMITTED" "${args[@]}" 2>&1) && break
 		sleep 2
 	done
 	INVARIANTS=$((INVARIANTS + $(sed -n 's/^checked //p' <<<"$out" | tail -1)))
@@ -38,49 +40,27 @@ invariants() {
 	fi
 }
 
-# A gang of N one-CPU pods (pod-group label and min-member).
-gang_yaml() {  # gang_yaml NS NAME N
-	local i
-	for ((i = 0; i < $3; i++)); do
-		echo "---"
-		pod_yaml "$1" "$2-$i" 1 128Mi "  labels: {scheduling.x-k8s.io/pod-group: $2}
-  annotations: {scheduler.slinky.slurm.net/min-member: \"$3\"}"
-	done
+# manifest NAME VAR=VALUE...: test/fault/manifests/NAME.yaml with each
+# ${VAR} in it replaced by VALUE.
+manifest() {
+	local name=$1 e out
+	out=$(<"$FAULT_DIR/manifests/$name.yaml") || return 1
+	shift
+	for e in "$@"; do out=${out//"\${${e%%=*}}"/${e#*=}}; done
+	if [[ $out == *"\${"* ]]; then
+		echo "fault: a placeholder is left in manifests/$name.yaml" >&2
+		return 1
+	fi
+	printf '%s\n' "$out"
 }
-# template_spec CPU: a workload template's spec for the bridge.
-template_spec() {
-	cat <<YAML
-    spec:
-      schedulerName: slurm-bridge
-      terminationGracePeriodSeconds: 0
-      tolerations:
-      - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
-      containers:
-      - name: main
-        image: busybox
-        resources: {requests: {cpu: "$1", memory: 128Mi}}
-YAML
-}
-# An Indexed Job gang the Job controller recreates.
-indexed_job_yaml() {  # indexed_job_yaml NS NAME N CPU
-	cat <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: $2, namespace: $1}
-spec:
-  completionMode: Indexed
-  completions: $3
-  parallelism: $3
-  backoffLimit: 100
-  template:
-$(template_spec "$4")
-      restartPolicy: Never
-YAML
-}
+# single NS TAG NAME [CPU] [MEM]: a pod labelled tag=TAG (1 CPU, 128Mi).
+single() { manifest single NS="$1" TAG="$2" NAME="$3" CPU="${4:-1}" MEM="${5:-128Mi}"; }
+# gang NS TAG NAME: a gang of 3 one-CPU pods NAME-0..2 labelled tag=TAG.
+gang() { manifest gang NS="$1" TAG="$2" NAME="$3"; }
 # workload NS TAG: 3 singles and a gang of 3.
 workload() {
-	{ for i in 1 2 3; do echo "---"; pod_yaml "$1" "$2-s$i" 1 128Mi; done
-	  gang_yaml "$1" "$2-g" 3; } | k apply -f - >/dev/null
+	{ for i in 1 2 3; do single "$1" "$2" "$2-s$i"; done
+	  gang "$1" "$2" "$2-g"; } | k apply -f - >/dev/null
 }
 bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
 # fault_begin TITLE: a scenario in a fresh enabled namespace ($ns), the
@@ -96,7 +76,6 @@ fault_end() {
 	invariants "$ns"
 	k delete namespace "$ns" --wait=false >/dev/null
 }
-metric() { curl -s "http://127.0.0.1:${2:-$BRIDGE_PORT}/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 # --- 1. kill -9 of the scheduler at chosen points, 20 times ---------------------
 if want kill; then
@@ -113,10 +92,10 @@ if want kill; then
 		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null |
 		  { grep -m1 -q "$point" && kill -9 "$pid" 2>/dev/null && touch "$hit"; } ) &
 		if [ "$point" = "cancelled slurm job" ] && [ "$i" -ge 3 ]; then
-			k -n "$ns" delete pods -l "round=r$((i - 3))" --wait=false >/dev/null 2>&1
+			k -n "$ns" delete pods -l "tag=r$((i - 3))" --wait=false >/dev/null 2>&1
 		fi
-		{ for j in 1 2; do echo "---"; pod_yaml "$ns" "r$i-s$j" 1 128Mi "  labels: {round: r$i}"; done
-		  gang_yaml "$ns" "r$i-g" 3 | sed "s/^  labels: {/  labels: {round: r$i, /"; } | k apply -f - >/dev/null
+		{ for j in 1 2; do single "$ns" "r$i" "r$i-s$j"; done
+		  gang "$ns" "r$i" "r$i-g"; } | k apply -f - >/dev/null
 		wait_for 20 bash -c "! kill -0 $pid 2>/dev/null"
 		[ -e "$hit" ] && { hits=$((hits + 1)); landed+="${point%% *} "; }
 		rm -f "$hit"
@@ -144,13 +123,13 @@ if want slurmctld; then
 	fault_begin "slurmctld restarts while jobs are pending and running"
 	workload "$ns" a
 	# Whole-node pods: two run, the rest wait for room.
-	{ for i in 1 2 3 4 5 6; do echo "---"; pod_yaml "$ns" "big$i" 24 1Gi; done; } | k apply -f - >/dev/null
+	for i in 1 2 3 4 5 6; do single "$ns" big "big$i" 24 1Gi; done | k apply -f - >/dev/null
 	check "singles and the gang are bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
 	sleep 3
 	stack_stop slurmctld "$RUN_DIR/slurmctld.pid" slurmctld 20 >/dev/null
 	FAULTS=$((FAULTS + 1))
 	# While it is down: a new pod, and a running pod deleted.
-	pod_yaml "$ns" during 1 128Mi | k apply -f - >/dev/null
+	single "$ns" during during | k apply -f - >/dev/null
 	k -n "$ns" delete pod a-s1 --wait=false >/dev/null
 	sleep 8
 	# libslurm retries a refused connection for MessageTimeout (10 s)
@@ -170,22 +149,7 @@ fi
 # --- 3. a dead slurmd: NODE_FAIL, and a controller's gang comes back -----------------
 if want slurmd; then
 	fault_begin "kill -9 of one slurmd: NODE_FAIL removes its pods, the StatefulSet's gang is resubmitted"
-	# A StatefulSet gang: kwok completes Job pods at once, but keeps these
-	# running, and the controller recreates what the bridge deletes.
-	k apply -f - >/dev/null <<YAML
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: gang, namespace: $ns}
-spec:
-  replicas: 2
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: gang}}
-  template:
-    metadata:
-      labels: {app: gang, scheduling.x-k8s.io/pod-group: gang}
-      annotations: {scheduler.slinky.slurm.net/min-member: "2"}
-$(template_spec 20)
-YAML
+	manifest statefulset-gang NS="$ns" | k apply -f - >/dev/null
 	check "the gang is bound" wait_for 60 n_with "$ns" app=gang "$JP_NODE" 2
 	first=$(pod_field "$ns" gang-0 "$JP_JOBID")
 	dead=$(pod_field "$ns" gang-0 "$JP_NODE")
@@ -215,7 +179,7 @@ if want apiserver; then
 	workload "$ns" a
 	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
 	gone_job=$(pod_field "$ns" a-s2 "$JP_JOBID")
-	relists0=$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')
+	relists0=$(stack_metric 'slurm_bridge_watch_relists_total{watch="pods"}')
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver >/dev/null
 	FAULTS=$((FAULTS + 1))
 	# While it is down a pod vanishes (only a relist can tell) and the
@@ -227,7 +191,7 @@ if want apiserver; then
 	FAULTS=$((FAULTS + 1))
 	sleep 3
 	"$top/scripts/cluster-up.sh" >/dev/null
-	relisted() { [ "$(metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
+	relisted() { [ "$(stack_metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
 	check "the pod watch relisted" wait_for 60 relisted
 	check "the vanished pod's job is cancelled" wait_for 60 bash -c \
 		"scontrol show job $gone_job 2>/dev/null | grep -q 'JobState=CANCELLED\|JobState=COMPLETED' || ! scontrol show job $gone_job >/dev/null 2>&1"
@@ -242,10 +206,10 @@ if want webhook; then
 	fault_begin "the webhook is down: creates in enabled namespaces fail closed"
 	stack_stop slurm-bridge-admission "$ADMISSION_PIDFILE" slurm-bridge-admission >/dev/null
 	FAULTS=$((FAULTS + 1))
-	out=$(pod_yaml "$ns" while-down 1 128Mi | k apply -f - 2>&1)
+	out=$(single "$ns" while-down while-down | k apply -f - 2>&1)
 	check_match "a pod create is refused, naming the webhook" "$out" "failed calling webhook"
 	check "and no such pod exists" pod_gone "$ns" while-down
-	indexed_job_yaml "$ns" later 2 1 | k apply -f - >/dev/null
+	manifest indexed-job NS="$ns" NAME=later N=2 CPU=1 | k apply -f - >/dev/null
 	sleep 5
 	check_eq "the Job controller cannot create pods either" "$(pods_by "$ns" job-name=later | wc -w)" 0
 	check "the scheduler keeps running" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
@@ -271,7 +235,7 @@ if want leader; then
 			>"$ha_dir/$1.log" 2>&1 &
 		echo $!
 	}
-	leader_on() { [ "$(metric slurm_bridge_leader "$1")" = 1 ]; }
+	leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
 	a=$(ha_start a 8097)
 	check "replica a leads" wait_for 15 leader_on 8097
 	b=$(ha_start b 8098)
