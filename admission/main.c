@@ -55,15 +55,17 @@ static int
 main_flags(int argc, char *argv[], struct admission_conf *conf,
     const char **users, int *checkonly)
 {
-	static const struct option longopts[] = { { "listen", required_argument,
-						      NULL, 'l' },
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
 		{ "tls-cert", required_argument, NULL, 'c' },
 		{ "tls-key", required_argument, NULL, 'k' },
 		{ "config", required_argument, NULL, 'C' },
 		{ "kubeconfig", required_argument, NULL, 'K' },
 		{ "bridge-user", required_argument, NULL, 'u' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	int			   ch, rc, nusers = 0;
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, rc, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->listen = config_env("ADMISSION_LISTEN", ":9443");

@@ -51,20 +51,22 @@ rw_discard_cb(char *data, size_t size, size_t n, void *arg)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = { { "insecure", no_argument,
-						      NULL, 'k' },
+	static const struct option longopts[] = {
+		{ "insecure", no_argument, NULL, 'k' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "pid", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	struct timespec		   at, mono;
-	CURL			  *h;
-	CURLcode		   cc;
-	long long interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
-	long long pid = 0;
-	long	  status;
-	int64_t	  deadline, now, ready = 0;
-	int	  ch, insecure = 0, rc = 1;
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct timespec at, mono;
+	CURL	       *h;
+	CURLcode	cc;
+	long long	interval = RW_INTERVAL_MS, timeout = RW_TIMEOUT_S;
+	long long	pid = 0;
+	long		status;
+	int64_t		deadline, now, ready = 0;
+	int		ch, insecure = 0, rc = 1;
 
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {

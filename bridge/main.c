@@ -160,8 +160,8 @@ static int
 main_flags(int argc, char *argv[], struct bridge_conf *conf,
     const char **config_path, int *checkonly)
 {
-	static const struct option longopts[] = { { "config", required_argument,
-						      NULL, 'C' },
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'C' },
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "scheduler-name", required_argument, NULL, 's' },
 		{ "partition", required_argument, NULL, 'p' },
@@ -172,8 +172,10 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 		{ "client-ca", required_argument, NULL, 'A' },
 		{ "leader-elect", no_argument, NULL, 'L' },
 		{ "jobid-label", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	int			   ch, rc;
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, rc;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
