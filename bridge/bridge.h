@@ -54,6 +54,7 @@ enum stats_rpc {
 	RPC_LOAD_JOBS,	  /* slurm_load_jobs */
 	RPC_KILL_JOB,	  /* slurm_kill_job */
 	RPC_KILL_JOBS,	  /* slurm_kill_jobs (24.05) */
+	RPC_COMPLETE_JOB, /* slurm_complete_job */
 	RPC_ALLOC_LOOKUP, /* slurm_allocation_lookup */
 	RPC_UPDATE_JOB,	  /* slurm_update_job */
 	RPC_LOAD_NODES,	  /* slurm_load_node(_single) */
@@ -186,6 +187,13 @@ void sctl_fini(void);
 int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen);
 int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
+/*
+ * Ends an allocation as its pods ended, so sacct tells it: exit code 0
+ * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
+ * 0 (also when it had ended already), or -1 with err.
+ */
+int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
+    size_t errlen);
 /*
  * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
  * ended already count as cancelled.  -1 with the first failure in err.
@@ -451,6 +459,8 @@ struct podrec {
 	uint32_t    label_jobid; /* the job-id label, or 0 */
 	uint32_t    ann_jobid;	 /* the job-id annotation, or 0 */
 	int32_t	    index;	 /* job-completion-index label, or -1 */
+	int16_t	    exit_code;	 /* its containers' ending: see podrec_exit */
+	uint8_t	    exit_signal; /* the signal that ended that one, or 0 */
 	uint32_t    bytes;	 /* allocated for it */
 	uint8_t	    phase;	 /* enum pod_phase */
 	uint8_t	    grace_zero;	 /* deleted with grace period 0 */

@@ -138,6 +138,52 @@ group_cancel(struct reconcile *r, struct group *g, const char *why)
 	    why);
 }
 
+/*
+ * The job's pods have all ended: Slurm records the job as they ended.  When
+ * every pod it was made for ran and ended by itself (Succeeded or Failed,
+ * not deleted), the job completes with the first failed one's exit code
+ * and signal (sacct: COMPLETED 0:0, or FAILED 3:0); else it is cancelled
+ * (CANCELLED).
+ */
+static void
+group_finish(struct reconcile *r, struct group *g)
+{
+	const struct strv *pods = g->job_pods.n > 0 ? &g->job_pods :
+						      &g->members;
+	struct pod_entry  *e;
+	int		   code = 0, sig = 0, failed = 0;
+	size_t		   i;
+	char		   err[256];
+
+	if (g->state != G_ALLOCATED && g->state != G_BOUND)
+		goto cancel;
+	for (i = 0; i < pods->n; i++) {
+		e = map_get(r->pods, pods->v[i]);
+		if (e == NULL || e->rec->delete_at != 0 ||
+		    (e->rec->phase != PHASE_SUCCEEDED &&
+			e->rec->phase != PHASE_FAILED))
+			goto cancel;
+		if (e->rec->phase == PHASE_FAILED && !failed) {
+			failed = 1;
+			code = e->rec->exit_code > 0 ? e->rec->exit_code : 1;
+			sig = e->rec->exit_signal;
+		}
+	}
+	if (sctl_complete(g->jobid, code, sig, err, sizeof(err)) == -1) {
+		log_warnx("group %s: complete slurm job %u: %s", g->key,
+		    g->jobid, err);
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
+	g->cancel_due = 0;
+	g->cancelled = 1;
+	log_info("group %s: slurm job %u %s (exit code %d:%d)", g->key,
+	    g->jobid, failed ? "failed" : "completed", code, sig);
+	return;
+cancel:
+	group_cancel(r, g, "no member runs any more");
+}
+
 /* Maps a Slurm node to its Kubernetes node: label first, then same name. */
 static const char *
 group_node_name(struct reconcile *r, const char *slurm_node)
@@ -1011,7 +1057,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			if (g->cancelled)
 				group_reset(r, g);
 		} else if (n == 0)
-			group_cancel(r, g, "no member runs any more");
+			group_finish(r, g);
 	}
 	/*
 	 * The finalizer guards the job's cleanup: once the job is gone, or

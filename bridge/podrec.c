@@ -170,6 +170,44 @@ podrec_phase(const char *s)
 	return (PHASE_UNKNOWN);
 }
 
+/*
+ * How the pod's containers ended, as Slurm records a job's: the exit code
+ * of the first container that ended with one other than 0 (and the signal
+ * that ended it, if the runtime says), else 0 once any has ended, else -1.
+ * Init containers count too: a pod whose init container failed never ran.
+ */
+static void
+podrec_exit(const json_t *pod, struct podrec *r)
+{
+	static const char *const lists[] = { "status.initContainerStatuses",
+		"status.containerStatuses" };
+	const json_t		*cs, *t;
+	json_int_t		 code, sig;
+	size_t			 i, l;
+
+	r->exit_code = -1;
+	r->exit_signal = 0;
+	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		json_array_foreach (k8s_obj_get(pod, lists[l]), i, cs) {
+			t = k8s_obj_get(cs, "state.terminated");
+			if (!json_is_object(t))
+				continue;
+			code = json_integer_value(
+			    json_object_get(t, "exitCode"));
+			sig = json_integer_value(json_object_get(t, "signal"));
+			if (code < 0 || code > 255)
+				code = 255;
+			if (r->exit_code <= 0)
+				r->exit_code = (int16_t)code;
+			if (code != 0) {
+				r->exit_signal = sig > 0 && sig < 128 ?
+				    (uint8_t)sig :
+				    0;
+				return;
+			}
+		}
+}
+
 static char *
 podrec_copy(char **p, const char *s)
 {
@@ -225,6 +263,7 @@ podrec_new(const json_t *pod)
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
 	r->index = workload_completion_index(pod);
 	r->phase = (uint8_t)podrec_phase(k8s_obj_str(pod, "status.phase"));
+	podrec_exit(pod, r);
 	r->finalizer = k8s_obj_has_finalizer(pod, FINALIZER);
 	r->tolerates = (uint8_t)translate_tolerates(pod);
 	r->gated = json_array_size(k8s_obj_get(pod, "spec.schedulingGates")) >

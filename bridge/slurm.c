@@ -441,6 +441,26 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 }
 
 int
+sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
+    size_t errlen)
+{
+	double t0 = metrics_now();
+	/* A wait status, as salloc reports its command's: sacct splits it. */
+	uint32_t status = signal > 0 ? (uint32_t)(signal & 0x7f) :
+				       (uint32_t)(exit_code & 0xff) << 8;
+	int	 rc, e;
+
+	rc = slurm_complete_job(jobid, status);
+	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
+	stats_rpc(RPC_COMPLETE_JOB, t0, sctl_cancel_done(e));
+	if (sctl_cancel_done(e))
+		return (0);
+	snprintf(err, errlen, "slurm_complete_job %u: %s", jobid,
+	    slurm_strerror(e));
+	return (-1);
+}
+
+int
 sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 {
 #ifdef SCTL_HAVE_KILL_JOBS

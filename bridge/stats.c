@@ -16,6 +16,7 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_LOAD_JOBS] = "load_jobs",
 	[RPC_KILL_JOB] = "kill_job",
 	[RPC_KILL_JOBS] = "kill_jobs",
+	[RPC_COMPLETE_JOB] = "complete_job",
 	[RPC_ALLOC_LOOKUP] = "allocation_lookup",
 	[RPC_UPDATE_JOB] = "update_job",
 	[RPC_LOAD_NODES] = "load_node",

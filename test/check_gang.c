@@ -136,6 +136,29 @@ h_delete(int i)
 	json_decref(pod);
 }
 
+/*
+ * Every member ends by itself with phase: its containers terminated,
+ * member 0 with exit code code, the others with 0.
+ */
+static void
+h_pods_end(const char *phase, int code)
+{
+	const char *k;
+	json_t	   *pod, *cs;
+	int	    i = 0;
+
+	json_object_foreach (H.api, k, pod) {
+		cs = json_pack("[{s:s, s:{s:{s:i, s:s}}}]", "name", "main",
+		    "state", "terminated", "exitCode", i++ == 0 ? code : 0,
+		    "reason", code != 0 ? "Error" : "Completed");
+		json_object_set_new(json_object_get(pod, "status"), "phase",
+		    json_string(phase));
+		json_object_set_new(json_object_get(pod, "status"),
+		    "containerStatuses", cs);
+		h_pod_event(pod, K8S_EVENT_MODIFIED);
+	}
+}
+
 static void
 h_delete_all(void)
 {
@@ -542,25 +565,27 @@ h_reach(enum start s)
 /* --- Events ------------------------------------------------------------ */
 
 enum ev {
-	E_ADD,		    /* pod GANG-arg is created */
-	E_DELETE,	    /* pod GANG-arg is gone */
-	E_DELETE_ALL,	    /* every member is gone */
-	E_SUBMIT_OK,	    /* the thread makes the job; it waits */
-	E_SUBMIT_ALLOC,	    /* ... it is allocated at once */
-	E_SUBMIT_FAIL,	    /* ... slurmctld unreachable */
-	E_DELIVER,	    /* the answer of a made job arrives */
-	E_WRITES,	    /* the pod writes land (and their watch) */
-	E_WRITES_FAIL,	    /* ... fail with 500 */
-	E_POLL_PEND,	    /* poll: the job waits, reason sarg */
-	E_POLL_START,	    /* poll: the job runs */
-	E_POLL_END,	    /* poll: the job ended, state sarg */
-	E_TIME,		    /* arg ms pass; the sweep runs */
-	E_NOTREADY,	    /* node sarg goes NotReady */
-	E_APISERVER,	    /* the API server acts on our requests */
-	E_RESTART,	    /* the bridge restarts */
-	E_RESTART_PURGED,   /* ... and Slurm forgot the job meanwhile */
-	E_RESTART_ENDED,    /* ... the job ended (sarg) meanwhile */
-	E_RESTART_PODS_GONE /* ... the pods went meanwhile */
+	E_ADD,		     /* pod GANG-arg is created */
+	E_DELETE,	     /* pod GANG-arg is gone */
+	E_DELETE_ALL,	     /* every member is gone */
+	E_SUBMIT_OK,	     /* the thread makes the job; it waits */
+	E_SUBMIT_ALLOC,	     /* ... it is allocated at once */
+	E_SUBMIT_FAIL,	     /* ... slurmctld unreachable */
+	E_DELIVER,	     /* the answer of a made job arrives */
+	E_WRITES,	     /* the pod writes land (and their watch) */
+	E_WRITES_FAIL,	     /* ... fail with 500 */
+	E_POLL_PEND,	     /* poll: the job waits, reason sarg */
+	E_POLL_START,	     /* poll: the job runs */
+	E_POLL_END,	     /* poll: the job ended, state sarg */
+	E_TIME,		     /* arg ms pass; the sweep runs */
+	E_NOTREADY,	     /* node sarg goes NotReady */
+	E_APISERVER,	     /* the API server acts on our requests */
+	E_RESTART,	     /* the bridge restarts */
+	E_RESTART_PURGED,    /* ... and Slurm forgot the job meanwhile */
+	E_RESTART_ENDED,     /* ... the job ended (sarg) meanwhile */
+	E_RESTART_PODS_GONE, /* ... the pods went meanwhile */
+	E_PODS_END	     /* every member ends with phase sarg; member 0
+				with exit code arg */
 };
 
 static void
@@ -635,6 +660,9 @@ h_event(enum ev e, int arg, const char *sarg)
 		}
 		h_bridge_start();
 		break;
+	case E_PODS_END:
+		h_pods_end(sarg, arg);
+		break;
 	}
 }
 
@@ -648,8 +676,9 @@ struct counts {
 	int binds;
 	int conds; /* PodScheduled messages */
 	int deletes;
-	int fails;    /* pods set Failed */
-	int unlabels; /* job id labels taken off */
+	int fails;     /* pods set Failed */
+	int unlabels;  /* job id labels taken off */
+	int completes; /* jobs ended as their pods did (sctl_complete) */
 };
 
 static void
@@ -665,6 +694,7 @@ h_counts(struct counts *c)
 	c->deletes = fake_writes_count(FW_DELETE);
 	c->fails = fake_writes_count(FW_FAIL);
 	c->unlabels = fake_writes_count(FW_UNLABEL);
+	c->completes = s->completes;
 }
 
 struct row {
@@ -680,137 +710,140 @@ struct row {
 
 /*
  * { start, event, arg, sarg, state,
- *     { asks, submits, cancels, binds, conds, deletes, fails, unlabels },
+ *     { asks, submits, cancels, binds, conds, deletes, fails, unlabels,
+ *     completes },
  *     note, labelled }: the counts are what the event alone made.
  */
 static const struct row rows[] = {
 	/* Forming: members arrive; the gang waits for its size. */
-	{ S_NONE, E_ADD, 0, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0 },
+	{ S_NONE, E_ADD, 0, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0, 0 },
 	    "waiting for gang train: 1 of 3", 0 },
 	/* train-0's first message is still on its way: the new one waits. */
-	{ S_FORMING1, E_ADD, 1, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0 },
+	{ S_FORMING1, E_ADD, 1, NULL, G_WAITING, { 0, 0, 0, 0, 1, 0, 0, 0, 0 },
 	    "2 of 3 pods present", 0 },
-	{ S_FORMING2, E_ADD, 2, NULL, G_SUBMITTING, { 1, 0, 0, 0, 0, 0, 0, 0 },
-	    NULL, 0 },
+	{ S_FORMING2, E_ADD, 2, NULL, G_SUBMITTING,
+	    { 1, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_SUBMITTING, E_SUBMIT_OK, 0, NULL, G_PENDING,
-	    { 0, 1, 0, 0, 0, 0, 0, 0 }, "submitted Slurm job 100 for the gang",
-	    0 },
+	    { 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+	    "submitted Slurm job 100 for the gang", 0 },
 	{ S_SUBMITTING, E_SUBMIT_ALLOC, 0, NULL, G_ALLOCATED,
-	    { 0, 1, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 1, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Partial: fewer members than min-member. */
-	{ S_FORMING2, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ S_FORMING2, E_DELETE, 0, NULL, G_WAITING,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_FORMING1, E_DELETE, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
-	{ S_FORMING1, E_DELETE, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL,
-	    0 },
 	{ S_SUBMITTING, E_DELETE, 2, NULL, G_SUBMITTING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_SUBMITTING_LOST, E_SUBMIT_OK, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_MADE, E_DELETE, 2, NULL, G_SUBMITTING, { 0, 0, 0, 0, 0, 0, 0, 0 },
-	    NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_MADE, E_DELETE, 2, NULL, G_SUBMITTING,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_MADE_LOST, E_DELIVER, 0, NULL, G_WAITING,
-	    { 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 1, 0, 0, 0, 0, 0 },
-	    NULL, 0 },
+	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
+	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_PENDING_LOST, E_TIME, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 2, 0, 0, 0 }, "2 of 3 pods present", 0 },
+	    { 0, 0, 0, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
 	/* Submit failures and their backoff. */
 	{ S_SUBMITTING, E_SUBMIT_FAIL, 0, NULL, G_WAITING,
-	    { 0, 1, 0, 0, 3, 0, 0, 0 }, "Slurm refused the job", 0 },
-	{ S_RETRY, E_TIME, 1000, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    { 0, 1, 0, 0, 3, 0, 0, 0, 0 }, "Slurm refused the job", 0 },
+	{ S_RETRY, E_TIME, 1000, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
-	{ S_RETRY, E_TIME, 2500, NULL, G_SUBMITTING, { 1, 0, 0, 0, 0, 0, 0, 0 },
-	    NULL, 0 },
-	{ S_REFUSED, E_TIME, 2500, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
-	    NULL, 0 },
+	{ S_RETRY, E_TIME, 2500, NULL, G_SUBMITTING,
+	    { 1, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_REFUSED, E_TIME, 2500, NULL, G_WAITING,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_REFUSED, E_TIME, 61000, NULL, G_SUBMITTING,
-	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 1, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Timeout: time alone ends nothing; Slurm's time limit does. */
 	{ S_FORMING2, E_TIME, 3600000, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_PENDING, E_TIME, 3600000, NULL, G_PENDING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_SUBMITTING, E_TIME, 3600000, NULL, G_SUBMITTING,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_BOUND, E_POLL_END, 0, "TIMEOUT", G_ENDED,
-	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: TIMEOUT", 0 },
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "ended: TIMEOUT", 0 },
 	/* Pending in Slurm. */
 	{ S_PENDING, E_POLL_PEND, 0, "Resources", G_PENDING,
-	    { 0, 0, 0, 0, 3, 0, 0, 0 }, "(Reason=Resources)", 0 },
+	    { 0, 0, 0, 0, 3, 0, 0, 0, 0 }, "(Reason=Resources)", 0 },
 	{ S_PENDING, E_POLL_START, 0, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_PENDING, E_POLL_END, 0, "CANCELLED", G_ENDED,
-	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: CANCELLED", 0 },
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "ended: CANCELLED", 0 },
 	/* Allocated: binds on their way. */
-	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
-	    "Slurm allocated node n2 to job 100", 0 },
+	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, "Slurm allocated node n2 to job 100",
+	    0 },
 	{ S_ALLOCATED, E_WRITES_FAIL, 0, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_BIND_FAILED, E_TIME, 1000, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Long after the backoff: bound once. */
 	{ S_BIND_FAILED, E_TIME, 8500, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* A member deleted after allocation. */
 	{ S_ALLOCATED, E_DELETE, 0, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
-	{ S_BOUND, E_DELETE, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL,
-	    0 },
-	{ S_BOUND, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 1, 0, 0, 0, 0, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_BOUND, E_DELETE, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	    NULL, 0 },
+	{ S_BOUND, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 1, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
 	{ S_BOUND_LOST1, E_ADD, 3, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 1, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Node failure: Slurm's NODE_FAIL, or Kubernetes' NotReady. */
 	{ S_BOUND, E_POLL_END, 0, "NODE_FAIL", G_ENDED,
-	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: NODE_FAIL", 0 },
-	{ S_ENDED, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "ended: NODE_FAIL", 0 },
+	{ S_ENDED, E_DELETE_ALL, 0, NULL, GONE, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
-	{ S_BOUND, E_NOTREADY, 0, "n1", G_BOUND, { 0, 0, 1, 0, 0, 0, 3, 0 },
+	{ S_BOUND, E_NOTREADY, 0, "n1", G_BOUND, { 0, 0, 1, 0, 0, 0, 3, 0, 0 },
 	    "node n1 is NotReady", 0 },
-	{ S_NOTREADY, E_TIME, 0, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ S_NOTREADY, E_TIME, 0, NULL, G_WAITING, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
 	/* Restart: recovery adopts what Slurm has. */
-	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
-	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
-	    "waiting for Slurm job 100", 0 },
-	{ S_MADE, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
+	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING,
+	    { 0, 0, 0, 0, 3, 0, 0, 0, 0 }, "waiting for Slurm job 100", 0 },
+	{ S_MADE, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0, 0 },
 	    "waiting for Slurm job 100", 0 },
 	{ S_SUBMITTING, E_RESTART, 0, NULL, G_SUBMITTING,
-	    { 1, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 1, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_ALLOCATED, E_RESTART, 0, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_PENDING, E_RESTART_PODS_GONE, 0, NULL, GONE,
-	    { 0, 0, 1, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/*
 	 * --jobid-label: members carry the job id label and our finalizer
 	 * from submission on, and a restart finds the job by the label.
 	 */
-	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING, { 0, 0, 1, 0, 0, 0, 0, 2 },
-	    NULL, 1 },
+	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
+	    { 0, 0, 1, 0, 0, 0, 0, 2, 0 }, NULL, 1 },
 	{ S_PENDING, E_POLL_START, 0, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 1 },
-	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND, { 0, 0, 0, 3, 0, 0, 0, 0 },
-	    "Slurm allocated node n2 to job 100", 1 },
-	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 1 },
+	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND,
+	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, "Slurm allocated node n2 to job 100",
+	    1 },
+	{ S_BOUND, E_RESTART, 0, NULL, G_BOUND, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 1 },
-	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING, { 0, 0, 0, 0, 3, 0, 0, 0 },
-	    "waiting for Slurm job 100", 1 },
+	{ S_PENDING, E_RESTART, 0, NULL, G_PENDING,
+	    { 0, 0, 0, 0, 3, 0, 0, 0, 0 }, "waiting for Slurm job 100", 1 },
 	/* Fixed: bind backoff: one per round of writes (was one per member). */
 	{ S_BIND_FAILED, E_TIME, 2500, NULL, G_ALLOCATED,
-	    { 0, 0, 0, 3, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Fixed: a member asked to be deleted is not asked again (del_sent). */
-	{ S_ENDED, E_APISERVER, 0, NULL, G_ENDED, { 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ S_ENDED, E_APISERVER, 0, NULL, G_ENDED, { 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 	    NULL, 0 },
 	/* Fixed: recovery deletes a vanished job's members once. */
 	{ S_BOUND, E_RESTART_PURGED, 0, NULL, G_ENDED,
-	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "no longer known to Slurm", 0 },
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "no longer known to Slurm", 0 },
 	/* Fixed: recovery deletes the members of a job that ended while down once. */
 	{ S_BOUND, E_RESTART_ENDED, 0, "NODE_FAIL", G_ENDED,
-	    { 0, 0, 0, 0, 0, 3, 0, 0 }, "ended: NODE_FAIL", 0 },
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "ended: NODE_FAIL", 0 },
 	/* Fixed: a NotReady node fails pods whose Binding landed before their watch event. */
 	{ S_BOUND_NOWATCH, E_NOTREADY, 0, "n1", G_BOUND,
-	    { 0, 0, 1, 0, 0, 0, 3, 0 }, "node n1 is NotReady", 0 },
+	    { 0, 0, 1, 0, 0, 0, 3, 0, 0 }, "node n1 is NotReady", 0 },
 };
 
 /* Does a message or Event logged from index w / e on contain note? */
@@ -869,6 +902,7 @@ h_row(const struct row *t, int i)
 	H_COUNT(deletes);
 	H_COUNT(fails);
 	H_COUNT(unlabels);
+	H_COUNT(completes);
 #undef H_COUNT
 	if (t->note != NULL)
 		ck_assert_msg(h_noted(w0, e0, t->note),
@@ -880,6 +914,49 @@ h_row(const struct row *t, int i)
 START_TEST(test_gang_row)
 {
 	h_row(&rows[_i], _i);
+}
+END_TEST
+
+/*
+ * A bound gang whose pods end by themselves: Slurm records the job as they
+ * ended (sacct's State and ExitCode).  Deleted pods cancel it.
+ */
+static const struct {
+	const char *phase; /* every member's, or NULL: deleted */
+	int	    code;  /* member 0's exit code */
+	const char *state; /* the job's, after */
+	int	    completes, cancels, exit_code;
+} sacct_cases[] = {
+	{ "Succeeded", 0, "COMPLETED", 1, 0, 0 },
+	{ "Failed", 3, "FAILED", 1, 0, 3 },
+	{ NULL, 0, "CANCELLED", 0, 1, 0 },
+};
+
+START_TEST(test_gang_sacct)
+{
+	struct counts a, b;
+	uint32_t      job;
+	const char   *state;
+	int	      code, sig;
+
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	h_counts(&a);
+	if (sacct_cases[_i].phase != NULL)
+		h_pods_end(sacct_cases[_i].phase, sacct_cases[_i].code);
+	else
+		h_delete_all();
+	h_counts(&b);
+	ck_assert_int_eq(b.completes - a.completes, sacct_cases[_i].completes);
+	ck_assert_int_eq(b.cancels - a.cancels, sacct_cases[_i].cancels);
+	state = fake_slurm_job_state(job);
+	fake_slurm_last_exit(&code, &sig);
+	ck_assert_ptr_nonnull(state);
+	ck_assert_str_eq(state, sacct_cases[_i].state);
+	if (sacct_cases[_i].completes > 0) {
+		ck_assert_int_eq(code, sacct_cases[_i].exit_code);
+		ck_assert_int_eq(sig, 0);
+	}
 }
 END_TEST
 
@@ -910,6 +987,8 @@ gang_suite(void)
 	tcase_add_loop_test(tc, test_gang_row, 0,
 	    (int)(sizeof(rows) / sizeof(rows[0])));
 	tcase_add_test(tc, test_gang_shutdown_order);
+	tcase_add_loop_test(tc, test_gang_sacct, 0,
+	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -52,6 +52,8 @@ static struct {
 	uint64_t		 clock; /* bumped by every change */
 	enum fake_submit	 mode;
 	int			 down;
+	int			 exit_code; /* the last sctl_complete's */
+	int			 exit_signal;
 	struct fake_slurm_counts n;
 } fs = { .next_id = 100, .clock = 1 };
 
@@ -389,6 +391,39 @@ int
 sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 {
 	return (fake_cancel_one(jobid, err, errlen));
+}
+
+/* As slurmctld: a return code other than 0 makes the job FAILED. */
+int
+sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
+    size_t errlen)
+{
+	struct fake_job *j = fake_job_find(jobid);
+
+	fs.n.completes++;
+	if (fs.down) {
+		snprintf(err, errlen,
+		    "slurm_complete_job %u: Unable to contact "
+		    "slurm controller (connect failure)",
+		    jobid);
+		return (-1);
+	}
+	fs.exit_code = exit_code;
+	fs.exit_signal = signal;
+	if (j != NULL && j->phase != SJOB_ENDED) {
+		j->phase = SJOB_ENDED;
+		snprintf(j->state, sizeof(j->state), "%s",
+		    exit_code != 0 || signal != 0 ? "FAILED" : "COMPLETED");
+		fake_job_touch(j);
+	}
+	return (0);
+}
+
+void
+fake_slurm_last_exit(int *exit_code, int *signal)
+{
+	*exit_code = fs.exit_code;
+	*signal = fs.exit_signal;
 }
 
 int

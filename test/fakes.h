@@ -36,6 +36,7 @@ struct fake_slurm_counts {
 	int cancel_batches; /* sctl_cancel_jobs calls */
 	int polls;	    /* sctl_poll calls */
 	int layouts;	    /* sctl_job_layout calls */
+	int completes;	    /* sctl_complete calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -64,6 +65,8 @@ uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
 const char		       *fake_slurm_job_state(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
+/* The exit code and signal of the last sctl_complete. */
+void fake_slurm_last_exit(int *exit_code, int *signal);
 
 /* fake_writes.c: every pod write, Event and sync request, in one log. */
 enum fake_write {
