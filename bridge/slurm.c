@@ -450,7 +450,13 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 				       (uint32_t)(exit_code & 0xff) << 8;
 	int	 rc, e;
 
+#if SCTL_SINCE(26, 5, 0)
+	slurm_step_id_t id = sctl_job_ref(jobid);
+
+	rc = slurm_complete_job(&id, status);
+#else
 	rc = slurm_complete_job(jobid, status);
+#endif
 	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
 	stats_rpc(RPC_COMPLETE_JOB, t0, sctl_cancel_done(e));
 	if (sctl_cancel_done(e))
