@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -42,6 +43,24 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
 	}
 	json_decref(pods);
 	return (g);
+}
+
+/*
+ * A pending job's message: Slurm's reason and, once its backfill has
+ * planned one, the expected start (to the minute, so a plan that moves by
+ * seconds writes nothing).  Every poll's load carries it: no RPC more.
+ */
+static void
+poll_pending_msg(const struct sjob *j, char *msg, size_t len)
+{
+	struct tm tm;
+	char	  when[64] = "";
+
+	if (j->start_time > time(NULL) && gmtime_r(&j->start_time, &tm) != NULL)
+		strftime(when, sizeof(when), "; expected start %Y-%m-%dT%H:%MZ",
+		    &tm);
+	snprintf(msg, len, "waiting for Slurm job %u (Reason=%s%s)", j->id,
+	    j->reason, when);
 }
 
 static void
@@ -92,10 +111,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 			intern_put(g->pending_reason);
 			g->pending_reason = intern_get(j->reason);
 		}
-		snprintf(msg, sizeof(msg),
-		    "waiting for Slurm job %u "
-		    "(Reason=%s)",
-		    j->id, j->reason);
+		poll_pending_msg(j, msg, sizeof(msg));
 		if (g->state == G_PENDING)
 			group_condition(r, g, msg, 0);
 		break;

@@ -574,7 +574,8 @@ enum ev {
 	E_DELIVER,	     /* the answer of a made job arrives */
 	E_WRITES,	     /* the pod writes land (and their watch) */
 	E_WRITES_FAIL,	     /* ... fail with 500 */
-	E_POLL_PEND,	     /* poll: the job waits, reason sarg */
+	E_POLL_PEND,	     /* poll: the job waits, reason sarg, start
+				in arg s (0: not planned) */
 	E_POLL_START,	     /* poll: the job runs */
 	E_POLL_END,	     /* poll: the job ended, state sarg */
 	E_TIME,		     /* arg ms pass; the sweep runs */
@@ -624,7 +625,7 @@ h_event(enum ev e, int arg, const char *sarg)
 		group_flush_writes(H.r);
 		break;
 	case E_POLL_PEND:
-		fake_slurm_pend(job, sarg);
+		fake_slurm_pend(job, sarg, arg);
 		h_poll();
 		break;
 	case E_POLL_START:
@@ -768,6 +769,10 @@ static const struct row rows[] = {
 	/* Pending in Slurm. */
 	{ S_PENDING, E_POLL_PEND, 0, "Resources", G_PENDING,
 	    { 0, 0, 0, 0, 3, 0, 0, 0, 0 }, "(Reason=Resources)", 0 },
+	/* The backfill plans a start: the message says when, to the minute. */
+	{ S_PENDING, E_POLL_PEND, 3600, "Resources", G_PENDING,
+	    { 0, 0, 0, 0, 3, 0, 0, 0, 0 },
+	    "(Reason=Resources; expected start 20", 0 },
 	{ S_PENDING, E_POLL_START, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 3, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_PENDING, E_POLL_END, 0, "CANCELLED", G_ENDED,

@@ -252,13 +252,15 @@ fake_slurm_start(uint32_t id, const char *nodes)
 }
 
 void
-fake_slurm_pend(uint32_t id, const char *reason)
+fake_slurm_pend(uint32_t id, const char *reason, int start_in_s)
 {
 	struct fake_job *j = fake_job_find(id);
 
 	if (j == NULL || j->phase != SJOB_PENDING)
 		return;
 	snprintf(j->reason, sizeof(j->reason), "%s", reason);
+	/* The backfill scheduler's plan: when it expects the job to start. */
+	j->start_time = start_in_s > 0 ? time(NULL) + start_in_s : 0;
 	fake_job_touch(j);
 }
 

@@ -55,7 +55,8 @@ uint32_t fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
  */
 int fake_slurm_start(uint32_t id, const char *nodes);
 /* A pending job's new reason. */
-void fake_slurm_pend(uint32_t id, const char *reason);
+/* start_in_s: its planned start that many seconds ahead, or 0: none. */
+void fake_slurm_pend(uint32_t id, const char *reason, int start_in_s);
 /* Ends a job with a Slurm state ("NODE_FAIL", "TIMEOUT", ...). */
 void fake_slurm_end(uint32_t id, const char *state, const char *reason);
 /* Slurm forgets an ended job (MinJobAge). */
