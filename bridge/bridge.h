@@ -419,6 +419,11 @@ void reconcile_join(struct reconcile *);
 #define POLL_COST_MAX_MS 1000
 /* A job load that took this long (thousands of jobs) is trimmed after. */
 #define POLL_TRIM_MS 20
+/*
+ * With jobs pending, a load of every job this often: it brings the
+ * backfill's new plans (expected starts).  Slurm's bf_interval default.
+ */
+#define PLAN_REFRESH_MS 30000
 /* Pending counts and store sizes for /metrics: a walk of every cache. */
 #define GAUGES_INTERVAL_MS 5000
 
@@ -603,6 +608,7 @@ struct reconcile {
 	int64_t		      next_gauges;
 	int64_t		      poll_cost_ms; /* the last Slurm poll's time */
 	int64_t		      last_poll;    /* when it ended */
+	int64_t		      last_full;    /* the last load of every job */
 	int64_t		      next_trim;    /* malloc_trim, monotonic ms */
 	json_t		     *writes;	    /* group keys with pod writes due */
 	json_t		     *releases;	 /* pod keys whose finalizer may go */

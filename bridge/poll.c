@@ -187,6 +187,17 @@ poll_slurm(struct reconcile *r)
 	double rpc_s = 0;
 	int    rc;
 
+	int64_t now = reconcile_now_ms();
+
+	/*
+	 * The backfill's plans (a pending job's expected start) change no
+	 * job's update time, so a poll of changes never sees them: with jobs
+	 * pending, every PLAN_REFRESH_MS one poll loads every job.
+	 */
+	if (r->nstate[G_PENDING] > 0 && now >= r->last_full + PLAN_REFRESH_MS)
+		r->slurm_since = 0;
+	if (r->slurm_since == 0)
+		r->last_full = now;
 	if ((rc = sctl_poll(&r->slurm_since, poll_job_cb, r, &rpc_s, err,
 		 sizeof(err))) == -1)
 		log_warnx("slurm: %s", err);

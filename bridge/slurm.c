@@ -455,7 +455,7 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 
 	rc = slurm_complete_job(&id, status);
 #else
-	rc = slurm_complete_job(jobid, status);
+	      rc = slurm_complete_job(jobid, status);
 #endif
 	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
 	stats_rpc(RPC_COMPLETE_JOB, t0, sctl_cancel_done(e));
