@@ -440,6 +440,19 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 	return (-1);
 }
 
+/* slurm_complete_job: 26.05 names the job by a pointer to its step id. */
+static int
+sctl_complete_rpc(uint32_t jobid, uint32_t status)
+{
+#if SCTL_SINCE(26, 5, 0)
+	slurm_step_id_t id = sctl_job_ref(jobid);
+
+	return (slurm_complete_job(&id, status));
+#else
+	      return (slurm_complete_job(jobid, status));
+#endif
+}
+
 int
 sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
     size_t errlen)
@@ -450,13 +463,7 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 				       (uint32_t)(exit_code & 0xff) << 8;
 	int	 rc, e;
 
-#if SCTL_SINCE(26, 5, 0)
-	slurm_step_id_t id = sctl_job_ref(jobid);
-
-	rc = slurm_complete_job(&id, status);
-#else
-	      rc = slurm_complete_job(jobid, status);
-#endif
+	rc = sctl_complete_rpc(jobid, status);
 	e = rc == SLURM_SUCCESS ? SLURM_SUCCESS : errno;
 	stats_rpc(RPC_COMPLETE_JOB, t0, sctl_cancel_done(e));
 	if (sctl_cancel_done(e))
