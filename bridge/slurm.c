@@ -444,13 +444,16 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 static int
 sctl_complete_rpc(uint32_t jobid, uint32_t status)
 {
+	/* clang-format indents an #else branch as a continuation. */
+	/* clang-format off */
 #if SCTL_SINCE(26, 5, 0)
 	slurm_step_id_t id = sctl_job_ref(jobid);
 
 	return (slurm_complete_job(&id, status));
 #else
-	      return (slurm_complete_job(jobid, status));
+	return (slurm_complete_job(jobid, status));
 #endif
+	/* clang-format on */
 }
 
 int
@@ -524,18 +527,19 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	}
 	slurm_free_kill_jobs_response_msg(resp);
 	return (failed > 0 ? -1 : 0);
+	/* clang-format off */
 #else
-	      size_t i;
-	      int    failed = 0;
+	size_t	i;
+	int	failed = 0;
+	char	one[256];
 
-	      char one[256];
-
-	      for (i = 0; i < n; i++)
-		      if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
-			  failed++ == 0)
-			      snprintf(err, errlen, "%s", one);
-	      return (failed > 0 ? -1 : 0);
+	for (i = 0; i < n; i++)
+		if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
+		    failed++ == 0)
+			snprintf(err, errlen, "%s", one);
+	return (failed > 0 ? -1 : 0);
 #endif
+	/* clang-format on */
 }
 
 int
