@@ -143,12 +143,18 @@ mutate_gang(const json_t *pod, const struct review_conf *rc,
 	if (workload_group(pod, &ol.lk, &gid, err, sizeof(err)) == -1 ||
 	    !gid.gang)
 		return (0); /* bad input is the validating webhook's */
+	size = workload_gang_size(k8s_obj_namespace(pod), gid.name,
+	    gid.min_member, &ol.lk);
+	/*
+	 * A JobSet not seen yet: its stages (dependsOn) are unknown, so the
+	 * label could name the wrong gang; the scheduler groups it itself.
+	 */
+	if (size == 0 && k8s_obj_label(pod, JOBSET_LABEL_NAME) != NULL)
+		return (0);
 	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
 	    label_value_ok(gid.name))
 		json_object_set_new(adds->labels, LABEL_POD_GROUP,
 		    json_string(gid.name));
-	size = workload_gang_size(k8s_obj_namespace(pod), gid.name,
-	    gid.min_member, &ol.lk);
 	if (size > 0 && k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {
 		snprintf(n, sizeof(n), "%d", size);
 		json_object_set_new(adds->annotations, ANN_MIN_MEMBER,

@@ -35,18 +35,90 @@ inner_map_free(void *p)
 	map_free(p);
 }
 
+/*
+ * Puts the pod in its group (workload_group), leaving the one it was in:
+ * the group, or NULL when the pod's settings are bad (its condition says
+ * why).
+ */
+static struct group *
+pod_group(struct reconcile *r, struct pod_entry *e)
+{
+	struct workload_lookup lk;
+	struct group_id	       gid;
+	struct group	      *g, *old;
+	json_t		      *obj;
+	char		       err[256], msg[320];
+	int		       rc;
+
+	obj = podrec_json(e->rec);
+	caches_lookup_init(r, &lk);
+	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
+	json_decref(obj);
+	if (rc == -1) {
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		writer_condition(r, e, msg, 1);
+		return (NULL);
+	}
+	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
+	    (old = map_get(r->groups, e->group)) != NULL) {
+		group_remove(old, e->key);
+		e->group = NULL; /* old may go now */
+		group_member_gone(r, old);
+	}
+	g = group_get(r, &gid, e->ns);
+	e->group = g->key;
+	group_add(g, e->key);
+	if (e->foreign)
+		g->foreign = 1; /* labelled from now on */
+	if (g->invalid) {
+		/* A member changed: try a translation that failed again. */
+		g->invalid = 0;
+		g->next_try = 0;
+		g->retry_ms = 0;
+	}
+	return (g);
+}
+
+/*
+ * A JobSet seen (again): pods grouped before it was known, as one gang of
+ * the whole JobSet, go to their stage's gang when it has dependsOn, as
+ * long as nothing was asked of Slurm for them yet.
+ */
+static void
+pods_regroup_jobset(struct reconcile *r, const json_t *jobset)
+{
+	struct strv	  keys = { NULL, 0, 0 };
+	struct group	 *g;
+	struct pod_entry *e;
+	const char	 *stage;
+	char		  key[512], err[256];
+	size_t		  i;
+	int		  n;
+
+	snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(jobset),
+	    k8s_obj_name(jobset));
+	if ((g = map_get(r->groups, key)) == NULL || g->state != G_WAITING ||
+	    g->jobid != 0 ||
+	    workload_jobset_stage(jobset, NULL, &stage, &n, err, sizeof(err)) ==
+		1)
+		return;
+	for (i = 0; i < g->members.n; i++)
+		strv_add(&keys, g->members.v[i]);
+	for (i = 0; i < keys.n; i++)
+		if ((e = map_get(r->pods, keys.v[i])) != NULL &&
+		    (g = pod_group(r, e)) != NULL)
+			group_evaluate(r, g);
+	strv_clear(&keys);
+}
+
 /* Takes rec: the pod's newest state. */
 static void
 pod_update(struct reconcile *r, struct podrec *rec)
 {
-	struct pod_entry      *e;
-	struct group	      *g, *old;
-	struct group_id	       gid;
-	struct workload_lookup lk;
-	json_t		      *obj;
-	int		       same_uid, was_bound, rc;
-	char		       err[256], msg[320];
-	uint32_t	       id;
+	struct pod_entry *e;
+	struct group	 *g;
+	int		  same_uid, was_bound;
+	uint32_t	  id;
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
@@ -87,32 +159,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	intern_put(e->slurm_node);
 	e->slurm_node = intern_get(rec->slurm_node);
 
-	obj = podrec_json(rec);
-	caches_lookup_init(r, &lk);
-	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
-	json_decref(obj);
-	if (rc == -1) {
-		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		writer_condition(r, e, msg, 1);
+	if ((g = pod_group(r, e)) == NULL)
 		return;
-	}
-	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
-	    (old = map_get(r->groups, e->group)) != NULL) {
-		group_remove(old, e->key);
-		e->group = NULL; /* old may go now */
-		group_member_gone(r, old);
-	}
-	g = group_get(r, &gid, e->ns);
-	e->group = g->key;
-	group_add(g, e->key);
-	if (e->foreign)
-		g->foreign = 1; /* labelled from now on */
-	if (g->invalid) {
-		/* A member changed: try a translation that failed again. */
-		g->invalid = 0;
-		g->next_try = 0;
-		g->retry_ms = 0;
-	}
 	/*
 	 * At start, the job id a bound pod carries (the annotation its
 	 * Binding set, or the label) names its job, as the job's admin_comment
@@ -420,6 +468,8 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), ev->obj);
+	if (ev->kind == EV_JOBSET && ev->type != K8S_EVENT_DELETED)
+		pods_regroup_jobset(r, ev->obj);
 	if (ev->type == K8S_EVENT_DELETED)
 		map_del(m, key);
 	else {

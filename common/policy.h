@@ -32,6 +32,7 @@
 #define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
 #define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"
 #define JOBSET_LABEL_NAME     "jobset.sigs.k8s.io/jobset-name"
+#define JOBSET_LABEL_RJ	      "jobset.sigs.k8s.io/replicatedjob-name"
 #define LWS_LABEL_NAME	      "leaderworkerset.sigs.k8s.io/name"
 #define LWS_LABEL_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index"
 #define LWS_ANN_SIZE	      "leaderworkerset.sigs.k8s.io/size"

@@ -29,31 +29,142 @@ workload_count(const char *s, long max)
 	return (n);
 }
 
+/* A replicated job's pods: replicas x parallelism; -1 if out of range. */
+static long
+workload_rj_pods(const json_t *rj)
+{
+	json_int_t replicas, par;
+
+	replicas = json_integer_value(json_object_get(rj, "replicas"));
+	par = json_integer_value(k8s_obj_get(rj, "template.spec.parallelism"));
+	/* The API's defaults: one replica, parallelism one. */
+	if (json_object_get(rj, "replicas") == NULL)
+		replicas = 1;
+	if (k8s_obj_get(rj, "template.spec.parallelism") == NULL)
+		par = 1;
+	if (replicas < 0 || par < 0 || replicas > WORKLOAD_MAX_GANG ||
+	    par > WORKLOAD_MAX_GANG)
+		return (-1);
+	return ((long)(replicas * par));
+}
+
 int
 workload_jobset_size(const json_t *jobset)
 {
 	const json_t *rj;
-	json_int_t    replicas, par;
-	long	      total = 0;
+	long	      total = 0, n;
 	size_t	      i;
 
 	json_array_foreach (k8s_obj_get(jobset, "spec.replicatedJobs"), i, rj) {
-		replicas = json_integer_value(json_object_get(rj, "replicas"));
-		par = json_integer_value(
-		    k8s_obj_get(rj, "template.spec.parallelism"));
-		/* The API's defaults: one replica, parallelism one. */
-		if (json_object_get(rj, "replicas") == NULL)
-			replicas = 1;
-		if (k8s_obj_get(rj, "template.spec.parallelism") == NULL)
-			par = 1;
-		if (replicas < 0 || par < 0 || replicas > WORKLOAD_MAX_GANG ||
-		    par > WORKLOAD_MAX_GANG)
-			return (-1);
-		total += (long)(replicas * par);
-		if (total > WORKLOAD_MAX_GANG)
+		if ((n = workload_rj_pods(rj)) < 0 ||
+		    (total += n) > WORKLOAD_MAX_GANG)
 			return (-1);
 	}
 	return ((int)total);
+}
+
+/*
+ * A replicated job's dependsOn as one string ("name=status;..."), "" when
+ * it has none: replicated jobs with the same one are created together.
+ * -1 with err when an entry names no replicated job before index i (which
+ * also rules out cycles) or a status other than Ready or Complete.
+ */
+static int
+workload_rj_deps(const json_t *rjs, size_t i, char *buf, size_t len, char *err,
+    size_t errlen)
+{
+	const json_t *deps = json_object_get(json_array_get(rjs, i),
+	    "dependsOn");
+	const json_t *d;
+	const char   *name, *status, *prev;
+	size_t	      k, j, off = 0;
+
+	buf[0] = '\0';
+	json_array_foreach (deps, k, d) {
+		name = json_string_value(json_object_get(d, "name"));
+		status = json_string_value(json_object_get(d, "status"));
+		for (j = 0; name != NULL && j < i; j++) {
+			prev = k8s_obj_str(json_array_get(rjs, j), "name");
+			if (prev != NULL && strcmp(prev, name) == 0)
+				break;
+		}
+		if (name == NULL || j == i) {
+			snprintf(err, errlen,
+			    "spec.replicatedJobs[%zu].dependsOn[%zu].name: "
+			    "\"%.64s\" is not a replicated job listed before "
+			    "it (dependsOn may only name earlier ones)",
+			    i, k, name != NULL ? name : "");
+			return (-1);
+		}
+		if (status == NULL ||
+		    (strcmp(status, "Ready") != 0 &&
+			strcmp(status, "Complete") != 0)) {
+			snprintf(err, errlen,
+			    "spec.replicatedJobs[%zu].dependsOn[%zu].status: "
+			    "\"%.32s\" is not Ready or Complete",
+			    i, k, status != NULL ? status : "");
+			return (-1);
+		}
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+		    "%s=%s;", name, status);
+	}
+	return (0);
+}
+
+int
+workload_jobset_stage(const json_t *jobset, const char *rjname,
+    const char **stage, int *pods, char *err, size_t errlen)
+{
+	const json_t *rjs = k8s_obj_get(jobset, "spec.replicatedJobs");
+	const json_t *rj;
+	const char   *name;
+	char	      mine[512], deps[512];
+	size_t	      i, at = (size_t)-1;
+	int	      staged = 0;
+	long	      total = 0, n;
+
+	*stage = NULL;
+	*pods = 0;
+	/* Which replicated job the pod is of, and whether any depends. */
+	json_array_foreach (rjs, i, rj) {
+		if (workload_rj_deps(rjs, i, deps, sizeof(deps), err, errlen) ==
+		    -1)
+			return (-1);
+		if (deps[0] != '\0')
+			staged = 1;
+		name = k8s_obj_str(rj, "name");
+		if (rjname != NULL && name != NULL && strcmp(name, rjname) == 0)
+			at = i;
+	}
+	if (!staged)
+		return (1);
+	if (at == (size_t)-1) {
+		snprintf(err, errlen,
+		    "label jobset.sigs.k8s.io/replicatedjob-name: \"%.64s\" "
+		    "names no replicated job of the JobSet (its stages come "
+		    "from dependsOn)",
+		    rjname != NULL ? rjname : "");
+		return (-1);
+	}
+	(void)workload_rj_deps(rjs, at, mine, sizeof(mine), err, errlen);
+	/* The stage: every replicated job with the same dependsOn. */
+	json_array_foreach (rjs, i, rj) {
+		(void)workload_rj_deps(rjs, i, deps, sizeof(deps), err, errlen);
+		if (strcmp(deps, mine) != 0)
+			continue;
+		if (*stage == NULL)
+			*stage = k8s_obj_str(rj, "name");
+		if ((n = workload_rj_pods(rj)) < 0 ||
+		    (total += n) > WORKLOAD_MAX_GANG) {
+			snprintf(err, errlen,
+			    "JobSet stage %s: more than %d pods, or negative "
+			    "replicas or parallelism",
+			    *stage, WORKLOAD_MAX_GANG);
+			return (-1);
+		}
+	}
+	*pods = (int)total;
+	return (0);
 }
 
 /* A new reference to the object, or NULL (no lookup, or unknown). */
@@ -205,17 +316,34 @@ workload_group_lws(const json_t *pod, const char *lws, const char *idx,
 	    workload_gang(gid, k8s_obj_namespace(pod), lws, suffix, (int)n));
 }
 
-/* A JobSet: all its pods, replicas x parallelism over its jobs. */
+/*
+ * A JobSet: all its pods, replicas x parallelism over its jobs.  With
+ * dependsOn, the controller creates it stage by stage, so each stage is a
+ * gang of its own ("<jobset>-<first replicated job of the stage>"): a gang
+ * never waits for pods that cannot exist yet.
+ */
 static int
 workload_group_jobset(const json_t *pod, const char *js,
     const struct workload_lookup *lk, struct group_id *gid, char *err,
     size_t errlen)
 {
-	const char *ns = k8s_obj_namespace(pod);
+	const char *ns = k8s_obj_namespace(pod), *stage;
 	json_t	   *jobset = workload_find(lk, WORKLOAD_JOBSET, ns, js);
-	int	    n = jobset != NULL ? workload_jobset_size(jobset) : 0;
+	char	    suffix[80], why[256];
+	int	    n = 0, rc = 1;
 
+	if (jobset != NULL &&
+	    (rc = workload_jobset_stage(jobset,
+		 k8s_obj_label(pod, JOBSET_LABEL_RJ), &stage, &n, why,
+		 sizeof(why))) == 1)
+		n = workload_jobset_size(jobset);
+	if (rc == 0)
+		snprintf(suffix, sizeof(suffix), "-%s", stage);
 	json_decref(jobset);
+	if (rc == -1) {
+		snprintf(err, errlen, "JobSet %s: %s", js, why);
+		return (-1);
+	}
 	if (n < 0) {
 		snprintf(err, errlen,
 		    "JobSet %s: more than %d pods, or "
@@ -223,7 +351,7 @@ workload_group_jobset(const json_t *pod, const char *js,
 		    js, WORKLOAD_MAX_GANG);
 		return (-1);
 	}
-	return (workload_gang(gid, ns, js, "", n));
+	return (workload_gang(gid, ns, js, rc == 0 ? suffix : "", n));
 }
 
 /* An Indexed Job with parallelism > 1 is a gang: 1, or 0 if not. */

@@ -74,6 +74,16 @@ int workload_gang_size(const char *ns, const char *name, int min_member,
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
 int workload_jobset_size(const json_t *jobset);
 /*
+ * The stage of a JobSet with dependsOn that replicated job rjname is in:
+ * the replicated jobs with the same dependsOn, which its controller
+ * creates together.  Sets *stage (borrowed from jobset: the stage's first
+ * replicated job) and *pods (the stage's).  0; 1 when the JobSet has no
+ * dependsOn (one stage: the whole JobSet); -1 with err naming the field on
+ * a bad dependsOn or an rjname it does not have.
+ */
+int workload_jobset_stage(const json_t *jobset, const char *rjname,
+    const char **stage, int *pods, char *err, size_t errlen);
+/*
  * Placement order of gang members: by Job completion index when both have
  * one, else by name (qsort-style result).  Index -1: none.
  */

@@ -377,6 +377,88 @@ START_TEST(test_workload_gangs)
 }
 END_TEST
 
+/*
+ * JobSet stages: with dependsOn, the replicated jobs created together (the
+ * same dependsOn) form a gang each; without, the whole JobSet is one.
+ */
+static const struct {
+	const char *spec; /* the JobSet's spec.replicatedJobs */
+	const char *rj;	  /* the pod's replicatedjob-name label */
+	const char *key;  /* its gang, or NULL: refused */
+	int	    min;  /* the gang's size */
+	const char *err;  /* ... or what the refusal says */
+} stages[] = {
+	/* SchedMD's example: an initializer, then 4 workers. */
+	{ "[{\"name\":\"init\"},{\"name\":\"workers\",\"dependsOn\":"
+	  "[{\"name\":\"init\",\"status\":\"Complete\"}],\"template\":"
+	  "{\"spec\":{\"parallelism\":4}}}]",
+	    "init", "gang:ns/js-init", 1, NULL },
+	{ "[{\"name\":\"init\"},{\"name\":\"workers\",\"dependsOn\":"
+	  "[{\"name\":\"init\",\"status\":\"Complete\"}],\"template\":"
+	  "{\"spec\":{\"parallelism\":4}}}]",
+	    "workers", "gang:ns/js-workers", 4, NULL },
+	/* Two replicated jobs that wait on the same one start together. */
+	{ "[{\"name\":\"driver\"},{\"name\":\"workers\",\"replicas\":2,"
+	  "\"dependsOn\":[{\"name\":\"driver\",\"status\":\"Ready\"}]},"
+	  "{\"name\":\"eval\",\"dependsOn\":[{\"name\":\"driver\","
+	  "\"status\":\"Ready\"}]}]",
+	    "eval", "gang:ns/js-workers", 3, NULL },
+	/* No dependsOn: one gang of every pod, as before. */
+	{ "[{\"name\":\"a\",\"replicas\":2},{\"name\":\"b\"}]", "b",
+	    "gang:ns/js", 3, NULL },
+	/* A dependsOn that names a later one (or itself: a cycle). */
+	{ "[{\"name\":\"a\",\"dependsOn\":[{\"name\":\"b\",\"status\":"
+	  "\"Ready\"}]},{\"name\":\"b\",\"dependsOn\":[{\"name\":\"a\","
+	  "\"status\":\"Ready\"}]}]",
+	    "a", NULL, 0,
+	    "spec.replicatedJobs[0].dependsOn[0].name: \"b\" is not a "
+	    "replicated job listed before it" },
+	{ "[{\"name\":\"a\"},{\"name\":\"b\",\"dependsOn\":[{\"name\":\"a\","
+	  "\"status\":\"Done\"}]}]",
+	    "b", NULL, 0,
+	    "spec.replicatedJobs[1].dependsOn[0].status: \"Done\" is not "
+	    "Ready or Complete" },
+	/* A pod whose replicated job the JobSet does not have. */
+	{ "[{\"name\":\"a\"},{\"name\":\"b\",\"dependsOn\":[{\"name\":\"a\","
+	  "\"status\":\"Ready\"}]}]",
+	    "c", NULL, 0, "replicatedjob-name: \"c\" names no replicated job" },
+};
+
+START_TEST(test_workload_jobset_stages)
+{
+	struct group_id g;
+	char		err[256] = "";
+	json_t	       *js, *p;
+
+	js = object("js", "u-js",
+	    json_pack("{s:o}", "replicatedJobs",
+		json_loads(stages[_i].spec, 0, NULL)));
+	known[WORKLOAD_JOBSET] = js;
+	p = pod("js-x-0-0", NULL, NULL, NULL);
+	set_label(p, JOBSET_LABEL_NAME, "js");
+	set_label(p, JOBSET_LABEL_RJ, stages[_i].rj);
+	if (stages[_i].key != NULL) {
+		ck_assert_int_eq(workload_group(p, &lookup, &g, err,
+				     sizeof(err)),
+		    0);
+		ck_assert_str_eq(g.key, stages[_i].key);
+		ck_assert_int_eq(g.min_member, stages[_i].min);
+		ck_assert_int_eq(g.gang, 1);
+	} else {
+		ck_assert_int_eq(workload_group(p, &lookup, &g, err,
+				     sizeof(err)),
+		    -1);
+		ck_assert_msg(strstr(err, stages[_i].err) != NULL,
+		    "\"%s\" does not say \"%s\"", err, stages[_i].err);
+		ck_assert_msg(strncmp(err, "JobSet js: ", 11) == 0,
+		    "\"%s\" does not name the JobSet", err);
+	}
+	known[WORKLOAD_JOBSET] = NULL;
+	json_decref(p);
+	json_decref(js);
+}
+END_TEST
+
 /* Placement order, as group.c sorts members: index, then name. */
 static int
 member_cmp(const void *a, const void *b)
@@ -425,6 +507,8 @@ workload_suite(void)
 	    sizeof(roots) / sizeof(roots[0]));
 	tcase_add_test(tc, test_workload_gangs);
 	tcase_add_test(tc, test_workload_member_order);
+	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
+	    (int)(sizeof(stages) / sizeof(stages[0])));
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -174,16 +174,21 @@ YAML
 }
 
 # jobset_yaml NS NAME POD RJOB...: a JobSet of replicated Jobs RJOB, each
-# NAME:REPLICAS:PARALLELISM (e.g. workers:2:2).
+# NAME:REPLICAS:PARALLELISM[:DEPENDS_ON:STATUS] (e.g. workers:2:2, or
+# workers:1:4:init:Complete).
 jobset_yaml() {
-	local r name reps par
+	local r name reps par dep status
 	printf 'apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n'
 	printf 'metadata: {name: %s, namespace: %s}\nspec:\n  replicatedJobs:\n' "$2" "$1"
 	for r in "${@:4}"; do
-		IFS=: read -r name reps par <<<"$r"
+		IFS=: read -r name reps par dep status <<<"$r"
 		cat <<YAML
   - name: $name
     replicas: $reps
+YAML
+		[ -z "$dep" ] || printf '    dependsOn: [{name: %s, status: %s}]\n' \
+			"$dep" "$status"
+		cat <<YAML
     template:
       spec:
         parallelism: $par
