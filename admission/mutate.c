@@ -139,7 +139,8 @@ mutate_gang(const json_t *pod, const struct review_conf *rc,
 
 	/* A pod-group label without min-member is sized by its PodGroup. */
 	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms,
-	    rc->owner_wait_ms);
+	    k8s_obj_label(pod, LABEL_POD_GROUP) != NULL ? rc->owner_wait_ms :
+							  0);
 	if (workload_group(pod, &ol.lk, &gid, err, sizeof(err)) == -1 ||
 	    !gid.gang)
 		return (0); /* bad input is the validating webhook's */

@@ -557,13 +557,14 @@ struct group {
 	int		 cancel_due; /* asking failed: ask again */
 	int		 foreign;    /* has had a member of another scheduler */
 	int		 invalid;    /* translation failed; wait for a change */
-	int		 seen;	     /* its job was in the last full load */
-	char		*end_msg;    /* Slurm ended the job: why (Events) */
-	const char	*pending_reason; /* Slurm's, interned, or NULL */
-	long		 retry_ms;
-	int64_t		 next_try;   /* monotonic ms */
-	uint64_t	 submit_seq; /* which request an answer is for */
-	struct sreq	*inflight;   /* while G_SUBMITTING (the submitter's) */
+	int   failed;  /* failed by us (node lost): cancel, never complete */
+	int   seen;    /* its job was in the last full load */
+	char *end_msg; /* Slurm ended the job: why (Events) */
+	const char  *pending_reason; /* Slurm's, interned, or NULL */
+	long	     retry_ms;
+	int64_t	     next_try;	 /* monotonic ms */
+	uint64_t     submit_seq; /* which request an answer is for */
+	struct sreq *inflight;	 /* while G_SUBMITTING (the submitter's) */
 };
 
 struct reconcile {

@@ -155,7 +155,7 @@ group_finish(struct reconcile *r, struct group *g)
 	size_t		   i;
 	char		   err[256];
 
-	if (g->state != G_ALLOCATED && g->state != G_BOUND)
+	if ((g->state != G_ALLOCATED && g->state != G_BOUND) || g->failed)
 		goto cancel;
 	for (i = 0; i < pods->n; i++) {
 		e = map_get(r->pods, pods->v[i]);
@@ -710,6 +710,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	}
 	g->jobid = s->jobid;
 	g->cancelled = 0;
+	g->failed = 0;
 	g->retry_ms = 0;
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
@@ -777,6 +778,7 @@ group_reset(struct reconcile *r, struct group *g)
 		group_index_del(r, g->jobid);
 	g->jobid = 0;
 	g->cancelled = 0;
+	g->failed = 0;
 	group_set_state(r, g, G_WAITING);
 	strv_clear(&g->job_pods);
 	g->job_pods_set = 0;
@@ -1134,6 +1136,7 @@ group_fail(struct reconcile *r, struct group *g, const char *reason,
 	json_t		 *v, *keys;
 	size_t		  i;
 
+	g->failed = 1; /* its Failed pods are ours: the job is cancelled */
 	group_cancel(r, g, msg);
 	keys = json_array();
 	for (i = 0; i < g->members.n; i++)

@@ -174,13 +174,15 @@ podrec_phase(const char *s)
  * How the pod's containers ended, as Slurm records a job's: the exit code
  * of the first container that ended with one other than 0 (and the signal
  * that ended it, if the runtime says), else 0 once any has ended, else -1.
- * Init containers count too: a pod whose init container failed never ran.
+ * The app containers come first (a sidecar killed at the end must not
+ * hide their code); then init containers, as a pod whose init container
+ * failed never ran.
  */
 static void
 podrec_exit(const json_t *pod, struct podrec *r)
 {
-	static const char *const lists[] = { "status.initContainerStatuses",
-		"status.containerStatuses" };
+	static const char *const lists[] = { "status.containerStatuses",
+		"status.initContainerStatuses" };
 	const json_t		*cs, *t;
 	json_int_t		 code, sig;
 	size_t			 i, l;

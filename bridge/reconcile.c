@@ -145,6 +145,12 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		intern_put(e->bound_node);
 		e->bound_node = NULL;
 	}
+	/*
+	 * The watch shows the deletion asked: from here on only the force
+	 * delete (grace 0) is left to ask, and it may be.
+	 */
+	if (e->rec != NULL && e->rec->delete_at == 0 && rec->delete_at != 0)
+		e->del_sent = 0;
 	podrec_free(e->rec);
 	e->rec = rec;
 	/* Recreated under its name, a pod may no longer be deleting. */
@@ -468,12 +474,13 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), ev->obj);
-	if (ev->kind == EV_JOBSET && ev->type != K8S_EVENT_DELETED)
-		pods_regroup_jobset(r, ev->obj);
 	if (ev->type == K8S_EVENT_DELETED)
 		map_del(m, key);
 	else {
 		map_put(m, key, ev->obj);
+		/* The lookup the regrouping makes reads it from the cache. */
+		if (ev->kind == EV_JOBSET)
+			pods_regroup_jobset(r, ev->obj);
 		ev->obj = NULL;
 	}
 	/*

@@ -180,7 +180,11 @@ void
 writepool_submit(struct writepool *p, struct wreq *w)
 {
 	pthread_mutex_lock(&p->lock);
-	TAILQ_INSERT_TAIL(&p->waiting, w, entry);
+	/* An extender call waits for it (kube-scheduler): it goes first. */
+	if (w->kind == WREQ_EXTBIND)
+		TAILQ_INSERT_HEAD(&p->waiting, w, entry);
+	else
+		TAILQ_INSERT_TAIL(&p->waiting, w, entry);
 	atomic_fetch_add(&bstats.writes_waiting, 1);
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);

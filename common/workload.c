@@ -105,8 +105,9 @@ workload_rj_deps(const json_t *rjs, size_t i, char *buf, size_t len, char *err,
 			    i, k, status != NULL ? status : "");
 			return (-1);
 		}
-		off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
-		    "%s=%s;", name, status);
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s=%s;",
+			    name, status);
 	}
 	return (0);
 }
