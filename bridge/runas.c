@@ -29,15 +29,26 @@
 #define RUNAS_GRBUF_MAX (1024 * 1024)
 
 /*
- * Did getpwnam_r/getgrnam_r fail (the directory unreachable, the entry
- * too large) rather than find no such name?  POSIX lets "not found" be
- * any of these (getpwnam_r(3)).
+ * Why name (a user or a group: what, of annotation key) is not usable:
+ * getpwnam_r/getgrnam_r failed (the directory unreachable, the entry too
+ * large), or found no such name.  POSIX lets "not found" be any of
+ * ENOENT, ESRCH, EBADF, EPERM or 0 (getpwnam_r(3)).
  */
-static int
-runas_lookup_failed(int rc)
+static void
+runas_not_found(char *err, size_t errlen, const char *key, const char *what,
+    const char *name, int rc)
 {
-	return (rc != 0 && rc != ENOENT && rc != ESRCH && rc != EBADF &&
-	    rc != EPERM);
+	if (rc != 0 && rc != ENOENT && rc != ESRCH && rc != EBADF &&
+	    rc != EPERM)
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "%s: looking up \"%s\" on the "
+		    "scheduler's host: %s",
+		    key, name, strerror(rc));
+	else
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "%s: no %s \"%s\" on the "
+		    "scheduler's host",
+		    key, what, name);
 }
 
 /*
@@ -67,18 +78,8 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid, char *err,
 			rc = getpwuid_r(js->user_id, &pw, buf, sizeof(buf),
 			    &pwp);
 		if (pwp == NULL && js->user_name != NULL) {
-			if (runas_lookup_failed(rc))
-				snprintf(err, errlen,
-				    "annotation " ANN_PREFIX
-				    "user-id: looking up \"%s\" on the "
-				    "scheduler's host: %s",
-				    js->user_name, strerror(rc));
-			else
-				snprintf(err, errlen,
-				    "annotation " ANN_PREFIX
-				    "user-id: no user \"%s\" on the "
-				    "scheduler's host",
-				    js->user_name);
+			runas_not_found(err, errlen, "user-id", "user",
+			    js->user_name, rc);
 			return (-1);
 		}
 		*uid = pwp != NULL ? pwp->pw_uid : js->user_id;
@@ -106,18 +107,8 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid, char *err,
 					break;
 			}
 			if (grp == NULL) {
-				if (runas_lookup_failed(rc))
-					snprintf(err, errlen,
-					    "annotation " ANN_PREFIX
-					    "group-id: looking up "
-					    "\"%s\" on the scheduler's host: %s",
-					    js->group_name, strerror(rc));
-				else
-					snprintf(err, errlen,
-					    "annotation " ANN_PREFIX
-					    "group-id: no group "
-					    "\"%s\" on the scheduler's host",
-					    js->group_name);
+				runas_not_found(err, errlen, "group-id",
+				    "group", js->group_name, rc);
 				free(gbuf);
 				return (-1);
 			}
@@ -131,11 +122,11 @@ runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid, char *err,
 
 /* The 32-bit-ID calls where the plain ones take 16-bit IDs (i386, arm). */
 #ifdef SYS_setresuid32
-#define OWNER_SYS_SETRESUID SYS_setresuid32
-#define OWNER_SYS_SETRESGID SYS_setresgid32
+#define RUNAS_SYS_SETRESUID SYS_setresuid32
+#define RUNAS_SYS_SETRESGID SYS_setresgid32
 #else
-#define OWNER_SYS_SETRESUID SYS_setresuid
-#define OWNER_SYS_SETRESGID SYS_setresgid
+#define RUNAS_SYS_SETRESUID SYS_setresuid
+#define RUNAS_SYS_SETRESGID SYS_setresgid
 #endif
 
 /*
@@ -154,14 +145,14 @@ runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved)
 	if (getresuid(&saved->ruid, &saved->euid, &suid) == -1 ||
 	    getresgid(&saved->rgid, &saved->egid, &sgid) == -1)
 		return (-1);
-	if (syscall(OWNER_SYS_SETRESGID, (gid_t)gid, (gid_t)gid, (gid_t)-1) ==
+	if (syscall(RUNAS_SYS_SETRESGID, (gid_t)gid, (gid_t)gid, (gid_t)-1) ==
 	    -1)
 		return (-1);
-	if (syscall(OWNER_SYS_SETRESUID, (uid_t)uid, (uid_t)uid, (uid_t)-1) ==
+	if (syscall(RUNAS_SYS_SETRESUID, (uid_t)uid, (uid_t)uid, (uid_t)-1) ==
 	    -1) {
 		int e = errno;
 
-		if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid,
+		if (syscall(RUNAS_SYS_SETRESGID, saved->rgid, saved->egid,
 			(gid_t)-1) == -1)
 			fatal("%s: setresgid back", __func__);
 		errno = e;
@@ -174,10 +165,10 @@ void
 runas_revert(const struct runas_ids *saved)
 {
 	/* The user first: it brings back the right to set the group. */
-	if (syscall(OWNER_SYS_SETRESUID, saved->ruid, saved->euid, (uid_t)-1) ==
+	if (syscall(RUNAS_SYS_SETRESUID, saved->ruid, saved->euid, (uid_t)-1) ==
 	    -1)
 		fatal("%s: setresuid", __func__);
-	if (syscall(OWNER_SYS_SETRESGID, saved->rgid, saved->egid, (gid_t)-1) ==
+	if (syscall(RUNAS_SYS_SETRESGID, saved->rgid, saved->egid, (gid_t)-1) ==
 	    -1)
 		fatal("%s: setresgid", __func__);
 	/* A change of effective ID made the process non-dumpable: undo. */
