@@ -70,7 +70,8 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 		   libk8s/match.c libk8s/encode.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
 		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
-		   libk8s/map.c libk8s/strv.c libk8s/list.c
+		   libk8s/map.c libk8s/strv.c libk8s/list.c \
+		   libk8s/discovery.c
 # common/: what both daemons link.  The pure policy (translate, workload), the
 # config file, the metrics writer and the HTTP(S) server (httpd.c, the only
 # libmicrohttpd user).

@@ -34,6 +34,9 @@ enum owner_kind {
 	OWN_JOBSET,   /* jobset.x-k8s.io/v1alpha2 */
 	OWN_LWS,      /* leaderworkerset.x-k8s.io/v1 */
 	OWN_PODGROUP, /* scheduling.x-k8s.io/v1alpha1 */
+	/* scheduling.k8s.io, where served (the version is discovered) */
+	OWN_SCHED_PODGROUP,
+	OWN_WORKLOAD,
 	OWN_KINDS
 };
 
@@ -48,7 +51,12 @@ struct owners_stats {
  * A store that watches every kind through kconf (which must outlive it);
  * with kconf NULL it watches nothing and is filled with owners_put (tests).
  */
-struct owners *owners_new(const struct k8s_config *kconf);
+/*
+ * podgroup_api: daemon_podgroup_api's, "" when the cluster has no
+ * Kubernetes PodGroups (their kinds are then not watched).
+ */
+struct owners *owners_new(const struct k8s_config *kconf,
+    const char *podgroup_api);
 int	       owners_start(struct owners *);
 /* Stops the informers and frees the store. */
 void owners_free(struct owners *);
@@ -116,6 +124,13 @@ void  mutate_pod(const json_t *pod, const char *operation,
 
 /* validate.c: refuses bad annotations and writes to bridge-owned keys. */
 void validate_pod(const json_t *request, const json_t *pod,
+    const struct review_conf *, struct review_result *);
+/*
+ * Refuses a Kubernetes PodGroup (scheduling.k8s.io) whose workloadRef
+ * names a Workload, or a template of it, that does not exist, or whose gang
+ * minCount is above what one Slurm job may gather.
+ */
+void validate_podgroup(const json_t *podgroup, const char *operation,
     const struct review_conf *, struct review_result *);
 
 /* server.c */

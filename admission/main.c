@@ -121,7 +121,7 @@ main(int argc, char *argv[])
 	struct owners	     *owners;
 	struct server	     *srv;
 	const char	     *users[MAX_BRIDGE_USERS + 1];
-	char		      err[512];
+	char		      err[512], podgroup_api[96];
 	sigset_t	      set;
 	int		      sig, checkonly = 0;
 
@@ -148,7 +148,8 @@ main(int argc, char *argv[])
 		printf("configuration OK\n");
 		return (0);
 	}
-	owners = owners_new(kconf);
+	daemon_podgroup_api(kconf, podgroup_api, sizeof(podgroup_api));
+	owners = owners_new(kconf, podgroup_api);
 	memset(&rconf, 0, sizeof(rconf));
 	rconf.config = config;
 	rconf.owners = owners;

@@ -145,7 +145,10 @@ mutate_gang(const json_t *pod, const struct review_conf *rc,
 	    !gid.gang)
 		return (0); /* bad input is the validating webhook's */
 	size = workload_gang_size(k8s_obj_namespace(pod), gid.name,
-	    gid.min_member, &ol.lk);
+	    gid.min_member, gid.sized_by, &ol.lk);
+	/* Kubernetes' own PodGroup says it all: nothing to add. */
+	if (gid.sized_by == WORKLOAD_SCHED_PODGROUP)
+		return (size);
 	/*
 	 * A JobSet not seen yet: its stages (dependsOn) are unknown, so the
 	 * label could name the wrong gang; the scheduler groups it itself.

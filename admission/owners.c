@@ -1,6 +1,6 @@
 /*
  * The webhook's watch-based store of namespaces and workload owners (Jobs,
- * JobSets, LeaderWorkerSets, PodGroups), so a request never waits on the
+ * JobSets, LeaderWorkerSets, PodGroups of both APIs, Workloads), so a request never waits on the
  * API server.  One informer thread per kind writes; request threads read.
  * Objects are slimmed to the fields the policy reads and are never changed
  * once stored (an update replaces the object), so a reader holds its own
@@ -35,6 +35,11 @@ static const struct {
 	    "watch/lws", { "leaderWorkerTemplate" } },
 	[OWN_PODGROUP] = { "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 	    "watch/podgroups", { "minMember" } },
+	/* Under the discovered scheduling.k8s.io version. */
+	[OWN_SCHED_PODGROUP] = { "podgroups", "watch/sched-podgroups",
+	    { "schedulingPolicy", "workloadRef" } },
+	[OWN_WORKLOAD] = { "workloads", "watch/workloads",
+	    { "podGroupTemplates", "compositePodGroupTemplates" } },
 };
 
 struct owner_ctx {
@@ -131,11 +136,12 @@ owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
 }
 
 struct owners *
-owners_new(const struct k8s_config *kconf)
+owners_new(const struct k8s_config *kconf, const char *podgroup_api)
 {
 	struct owners		*o = xcalloc(1, sizeof(*o));
 	struct k8s_informer_opts opts;
 	pthread_condattr_t	 attr;
+	char			 path[256];
 	int			 k;
 
 	pthread_mutex_init(&o->lock, NULL);
@@ -149,6 +155,13 @@ owners_new(const struct k8s_config *kconf)
 			continue;
 		memset(&opts, 0, sizeof(opts));
 		opts.path = owner_kinds[k].path;
+		if (opts.path[0] != '/') {
+			if (podgroup_api == NULL || podgroup_api[0] == '\0')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", podgroup_api,
+			    opts.path);
+			opts.path = path;
+		}
 		opts.name = owner_kinds[k].name;
 		o->ctx[k].owners = o;
 		o->ctx[k].kind = (enum owner_kind)k;
@@ -288,6 +301,7 @@ owners_lookup(void *arg, enum workload_kind kind, const char *ns,
 		[WORKLOAD_LWS] = OWN_LWS,
 		[WORKLOAD_JOBSET] = OWN_JOBSET,
 		[WORKLOAD_JOB] = OWN_JOB,
+		[WORKLOAD_SCHED_PODGROUP] = OWN_SCHED_PODGROUP,
 	};
 	const struct owners_lookup *ol = arg;
 

@@ -89,7 +89,7 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	struct review_result r;
 	json_t		    *rev, *req, *obj, *pod;
 	json_error_t	     jerr;
-	const char	    *uid, *kind, *op, *av;
+	const char	    *uid, *kind, *op, *av, *group;
 
 	*out = NULL;
 	memset(&r, 0, sizeof(r));
@@ -143,16 +143,25 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		goto bad;
 	}
 	kind = k8s_obj_str(req, "kind.kind");
-	if (kind == NULL || strcmp(kind, "Pod") != 0) {
-		snprintf(err, errlen, "request.kind must be Pod");
+	group = k8s_obj_str(req, "kind.group");
+	if (kind != NULL && group != NULL && strcmp(kind, "PodGroup") == 0 &&
+	    strcmp(group, "scheduling.k8s.io") == 0) {
+		/* Kubernetes' own gangs: checked, never changed. */
+		if (mode == REVIEW_VALIDATE)
+			validate_podgroup(obj, op, conf, &r);
+	} else if (kind == NULL || strcmp(kind, "Pod") != 0) {
+		snprintf(err, errlen,
+		    "request.kind must be Pod, or a scheduling.k8s.io "
+		    "PodGroup");
 		goto bad;
+	} else {
+		pod = review_pod_view(req, obj);
+		if (mode == REVIEW_MUTATE)
+			mutate_pod(pod, op, conf, &r);
+		else
+			validate_pod(req, pod, conf, &r);
+		json_decref(pod);
 	}
-	pod = review_pod_view(req, obj);
-	if (mode == REVIEW_MUTATE)
-		mutate_pod(pod, op, conf, &r);
-	else
-		validate_pod(req, pod, conf, &r);
-	json_decref(pod);
 	*out = review_response(uid, &r);
 	json_decref(r.patch);
 	json_decref(r.warnings);

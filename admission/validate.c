@@ -235,3 +235,59 @@ validate_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 	    validate_policy_changed(pod, old))
 		validate_policy(pod, rc, r);
 }
+
+/* Does the Workload have a pod group template called name? */
+static int
+validate_has_template(const json_t *workload, const char *name)
+{
+	static const char *const lists[] = { "spec.podGroupTemplates",
+		"spec.compositePodGroupTemplates" };
+	const json_t *t;
+	const char   *n;
+	size_t	      i, k;
+
+	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
+		json_array_foreach (k8s_obj_get(workload, lists[k]), i, t)
+			if ((n = k8s_obj_str(t, "name")) != NULL &&
+			    strcmp(n, name) == 0)
+				return (1);
+	return (0);
+}
+
+void
+validate_podgroup(const json_t *pg, const char *op,
+    const struct review_conf *rc, struct review_result *r)
+{
+	const json_t *min = k8s_obj_get(pg, "spec.schedulingPolicy.gang.minCount");
+	const char   *ns = k8s_obj_namespace(pg), *wl, *tmpl;
+	json_t	     *w;
+
+	if (json_is_integer(min) &&
+	    json_integer_value(min) > WORKLOAD_MAX_GANG) {
+		validate_deny(r,
+		    "spec.schedulingPolicy.gang.minCount: %lld pods are more "
+		    "than one Slurm job gathers here (1 to %d); split the gang",
+		    (long long)json_integer_value(min), WORKLOAD_MAX_GANG);
+		return;
+	}
+	/* workloadRef is immutable: checked once, when the group is made. */
+	wl = k8s_obj_str(pg, "spec.workloadRef.workloadName");
+	if (strcmp(op, "CREATE") != 0 || wl == NULL)
+		return;
+	tmpl = k8s_obj_str(pg, "spec.workloadRef.templateName");
+	/* The Job controller makes the Workload just before: wait for it. */
+	w = owners_get(rc->owners, OWN_WORKLOAD, ns, wl, rc->owner_wait_ms);
+	if (w == NULL)
+		validate_deny(r,
+		    "spec.workloadRef.workloadName: Workload %s/%s does not "
+		    "exist; create the Workload first, or leave workloadRef "
+		    "out for a PodGroup of its own",
+		    ns != NULL ? ns : "", wl);
+	else if (tmpl != NULL && !validate_has_template(w, tmpl))
+		validate_deny(r,
+		    "spec.workloadRef.templateName: Workload %s/%s has no "
+		    "pod group template \"%.64s\" (spec.podGroupTemplates"
+		    "[].name)",
+		    ns != NULL ? ns : "", wl, tmpl);
+	json_decref(w);
+}

@@ -46,6 +46,11 @@ struct bridge_conf {
 	int	      poll_ms;	    /* Slurm poll interval with pending jobs */
 	int	      idle_poll_ms; /* ... with none */
 	int	      jobid_label;  /* label + finalizer before binding */
+	/*
+	 * Where the cluster serves Kubernetes' own PodGroups, found at start
+	 * (k8s_discover): "/apis/scheduling.k8s.io/<version>", or "".
+	 */
+	char	      podgroup_api[96];
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -263,7 +268,8 @@ enum wreq_kind {
 	WREQ_RELEASE,	   /* a WREQ_METADATA that drops our finalizer */
 	WREQ_DELETE,	   /* delete the pod; body: DeleteOptions or NULL */
 	WREQ_FAIL,	   /* merge patch of its status: phase Failed */
-	WREQ_EXTBIND	   /* the extender's Binding of a pod not ours */
+	WREQ_EXTBIND,	   /* the extender's Binding of a pod not ours */
+	WREQ_PODGROUP	   /* a Kubernetes PodGroup's status (path) */
 };
 
 /* Every pointer is owned (wreq_free). */
@@ -281,6 +287,7 @@ struct wreq {
 	char		*gres;
 	char		*msg;  /* status, delete, fail: the message */
 	struct ext_call *call; /* WREQ_EXTBIND: its call, a reference */
+	char		*path; /* WREQ_PODGROUP: the status subresource */
 	int		 rc;   /* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
@@ -539,11 +546,12 @@ enum group_state {
 };
 
 struct group {
-	char		*key;  /* "gang:ns/g" or "pod:ns/p" */
+	char		*key;  /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
 	const char	*ns;   /* interned */
 	const char	*name; /* in key */
 	int		 gang;
-	int		 min_member; /* 0: from the PodGroup CR */
+	int		 min_member; /* 0: from the object sized_by names */
+	enum workload_kind sized_by;
 	struct strv	 members;    /* pod keys */
 	enum group_state state;
 	uint32_t	 jobid;
@@ -560,6 +568,16 @@ struct group {
 	int   failed;  /* failed by us (node lost): cancel, never complete */
 	int   seen;    /* its job was in the last full load */
 	char *end_msg; /* Slurm ended the job: why (Events) */
+	/*
+	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
+	 * one wanted ("True|..." or "False|..."), whether a write is on its
+	 * way, whether it was sent (and not refused), and whether True was
+	 * wanted (it never goes back).
+	 */
+	char *pg_cond;
+	int   pg_busy;
+	int   pg_sent;
+	int   pg_scheduled;
 	const char  *pending_reason; /* Slurm's, interned, or NULL */
 	long	     retry_ms;
 	int64_t	     next_try;	 /* monotonic ms */
@@ -593,7 +611,9 @@ struct reconcile {
 	struct map	     *nodes;		   /* node name -> json */
 	struct map	     *namespaces;	   /* name -> json */
 	struct map	     *k8s_jobs;		   /* ns/name -> batch/v1 Job */
-	struct map	     *podgroups;	   /* ns/name -> PodGroup */
+	struct map	     *podgroups;	   /* ns/name -> PodGroup CR */
+	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
+	struct map	     *sched_podgroups;
 	struct map	     *jobsets;		   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
@@ -639,6 +659,9 @@ void sweep_changed(struct reconcile *);
 
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
 void caches_lookup_init(struct reconcile *, struct workload_lookup *);
+/* The cached workload object, a new reference, or NULL. */
+json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
+    const char *name);
 
 /* clock.c: monotonic ms, the reconcile thread's timers (tests fake it). */
 int64_t reconcile_now_ms(void);
@@ -752,6 +775,14 @@ void writer_fail(struct reconcile *, struct pod_entry *, const char *reason,
 void writer_force_delete(struct reconcile *, struct pod_entry *);
 /* Binds a pod that is not ours for the extender; answers c when done. */
 void writer_extender_bind(struct reconcile *, struct ext_call *c);
+/*
+ * The PodGroupInitiallyScheduled condition of g's Kubernetes PodGroup, as
+ * kube-scheduler writes it: True (reason Scheduled) once scheduled, which
+ * it then stays, else False (reason Unschedulable) with msg.  Once per
+ * distinct condition, one write in flight; nothing for other groups.
+ */
+void writer_podgroup(struct reconcile *, struct group *g, int scheduled,
+    const char *msg);
 /*
  * A write came back: 1 if it was one only the writer follows (deletes,
  * fails, extender binds), else 0 and the caller hands it to

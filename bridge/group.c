@@ -69,6 +69,7 @@ group_free(void *p)
 	strv_clear(&g->job_pods);
 	json_decref(g->layout);
 	free(g->end_msg);
+	free(g->pg_cond);
 	free(g);
 }
 
@@ -116,6 +117,7 @@ group_condition(struct reconcile *r, struct group *g, const char *msg, int warn)
 		if (e != NULL && e->state == PS_UNBOUND)
 			writer_condition(r, e, msg, warn);
 	}
+	writer_podgroup(r, g, 0, msg);
 }
 
 static void
@@ -418,6 +420,10 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (unbound == 0) {
 		group_set_state(r, g, G_BOUND);
 		g->retry_ms = 0;
+		snprintf(msg, sizeof(msg),
+		    "Slurm job %u allocated the group; its %zu pods are bound",
+		    g->jobid, n);
+		writer_podgroup(r, g, 1, msg);
 		goto out;
 	}
 	if (failed) {
@@ -644,6 +650,17 @@ group_request_current(struct reconcile *r, struct group *g,
 	return (1);
 }
 
+/* The gang's size (workload_gang_size); 0 while unknown. */
+static int
+group_min(struct reconcile *r, struct group *g)
+{
+	struct workload_lookup lk;
+
+	caches_lookup_init(r, &lk);
+	return (workload_gang_size(g->ns, g->name, g->min_member, g->sized_by,
+	    &lk));
+}
+
 /*
  * The submit thread's answer.  A job made for pods that changed meanwhile
  * (one was deleted, or left the gang) is cancelled, and the group decides
@@ -654,7 +671,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 {
 	struct group	 *g = map_get(r->groups, s->gkey);
 	struct pod_entry *e;
-	char		  msg[320], err[256];
+	char		  msg[512], err[256];
 	size_t		  i, n = json_array_size(s->pods);
 
 	r->submits--;
@@ -701,10 +718,17 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		group_retry_later(g, s->permanent);
 		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
 		    s->err, g->retry_ms / 1000);
-		snprintf(msg, sizeof(msg),
-		    "slurm-bridge: Slurm refused the "
-		    "job: %s",
-		    s->err);
+		if (g->sized_by == WORKLOAD_SCHED_PODGROUP)
+			snprintf(msg, sizeof(msg),
+			    "slurm-bridge: Slurm refused the job for the %d "
+			    "pods of PodGroup %.63s "
+			    "(spec.schedulingPolicy.gang.minCount): %s",
+			    group_min(r, g), g->name, s->err);
+		else
+			snprintf(msg, sizeof(msg),
+			    "slurm-bridge: Slurm refused the "
+			    "job: %s",
+			    s->err);
 		group_condition(r, g, msg, 1);
 		return (0);
 	}
@@ -742,13 +766,35 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	return (1);
 }
 
-static int
-group_min(struct reconcile *r, struct group *g)
+/* Says on the members what the gang's size waits for. */
+static void
+group_unsized(struct reconcile *r, struct group *g)
 {
-	struct workload_lookup lk;
+	json_t *pg;
+	char	msg[512];
+	int	warn = 0;
 
-	caches_lookup_init(r, &lk);
-	return (workload_gang_size(g->ns, g->name, g->min_member, &lk));
+	if (g->sized_by != WORKLOAD_SCHED_PODGROUP)
+		snprintf(msg, sizeof(msg),
+		    "waiting for PodGroup or JobSet "
+		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
+		    "gang's size",
+		    g->ns, g->name);
+	else if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		      g->name)) == NULL)
+		snprintf(msg, sizeof(msg),
+		    "waiting for PodGroup %s/%s (spec.schedulingGroup."
+		    "podGroupName) to exist",
+		    g->ns, g->name);
+	else {
+		snprintf(msg, sizeof(msg),
+		    "PodGroup %s/%s: spec.schedulingPolicy.gang.minCount must "
+		    "be a whole number from 1 to %d",
+		    g->ns, g->name, WORKLOAD_MAX_GANG);
+		warn = 1;
+		json_decref(pg);
+	}
+	group_condition(r, g, msg, warn);
 }
 
 /*
@@ -901,12 +947,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		return;
 	}
 	if ((min = group_min(r, g)) == 0) {
-		snprintf(msg, sizeof(msg),
-		    "waiting for PodGroup or JobSet "
-		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
-		    "gang's size",
-		    g->ns, g->name);
-		group_condition(r, g, msg, 0);
+		group_unsized(r, g);
 		return;
 	}
 	if ((int)n < min) {
@@ -1094,6 +1135,7 @@ group_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 						g->key;
 	g->gang = gid->gang;
 	g->min_member = gid->min_member;
+	g->sized_by = gid->sized_by;
 	map_put(r->groups, g->key, g);
 	r->nstate[G_WAITING]++;
 	group_ns_index(r, g, 1);

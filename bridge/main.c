@@ -79,6 +79,8 @@ static const struct {
 	    "watch/jobsets" },
 	{ EV_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
 	    "watch/lws" },
+	/* Last: watched only where served; the path is discovered. */
+	{ EV_SCHED_PODGROUP, NULL, "watch/sched-podgroups" },
 };
 #define NINFORMERS ((int)(sizeof(watched) / sizeof(watched[0])))
 
@@ -126,6 +128,7 @@ struct daemon_parts {
 	struct k8s_informer *inf[NINFORMERS];
 	struct informer_ctx  ctx[NINFORMERS];
 	const char	    *names[NINFORMERS];
+	int		     ninf; /* informers made: the last only if served */
 	struct api	    *api;
 	struct leader	    *le;
 	struct reconcile    *rec;
@@ -286,14 +289,18 @@ main_informers(struct daemon_parts *d)
 {
 	struct k8s_informer_opts o;
 	struct api_source	 src;
-	char			*sel, *othersel, cerr[512];
+	char			*sel, *othersel, cerr[512], pgpath[160];
 	int			 i;
 
 	xasprintf(&sel, "spec.schedulerName=%s", d->conf.scheduler_name);
 	xasprintf(&othersel, "spec.schedulerName!=%s", d->conf.scheduler_name);
-	for (i = 0; i < NINFORMERS; i++) {
+	daemon_podgroup_api(d->kconf, d->conf.podgroup_api,
+	    sizeof(d->conf.podgroup_api));
+	snprintf(pgpath, sizeof(pgpath), "%s/podgroups", d->conf.podgroup_api);
+	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : NINFORMERS - 1;
+	for (i = 0; i < d->ninf; i++) {
 		memset(&o, 0, sizeof(o));
-		o.path = watched[i].path;
+		o.path = watched[i].path != NULL ? watched[i].path : pgpath;
 		o.name = watched[i].name;
 		if (watched[i].kind == EV_POD)
 			o.field_selector = sel;
@@ -312,7 +319,7 @@ main_informers(struct daemon_parts *d)
 	src.queue = d->queue;
 	src.informers = d->inf;
 	src.names = d->names;
-	src.ninformers = NINFORMERS;
+	src.ninformers = d->ninf;
 	if (d->conf.listen != NULL &&
 	    (d->api = api_start(&d->conf, &src, cerr, sizeof(cerr))) == NULL)
 		fatalx("%s", cerr);
@@ -347,7 +354,7 @@ main_lead(struct daemon_parts *d)
 			NULL ||
 		    reconcile_start(d->rec) == -1)
 			fatalx("cannot start the reconcile thread");
-		for (i = 0; i < NINFORMERS; i++)
+		for (i = 0; i < d->ninf; i++)
 			if (k8s_informer_start(d->inf[i]) == -1)
 				fatal("%s: start", watched[i].name);
 		log_info("slurm-bridge: scheduling pods with schedulerName %s "
@@ -369,9 +376,9 @@ main_stop(struct daemon_parts *d)
 {
 	int i;
 
-	for (i = 0; i < NINFORMERS; i++)
+	for (i = 0; i < d->ninf; i++)
 		k8s_informer_cancel(d->inf[i]);
-	for (i = 0; i < NINFORMERS; i++)
+	for (i = 0; i < d->ninf; i++)
 		k8s_informer_stop(d->inf[i]);
 	if (d->rec != NULL) {
 		reconcile_stop(d->rec);
@@ -383,7 +390,7 @@ main_stop(struct daemon_parts *d)
 		leader_release(d->le);
 	leader_free(d->le);
 	api_stop(d->api);
-	for (i = 0; i < NINFORMERS; i++)
+	for (i = 0; i < d->ninf; i++)
 		k8s_informer_free(d->inf[i]);
 	reconcile_free(d->rec);
 	queue_free(d->queue);

@@ -49,6 +49,7 @@ wreq_free(struct wreq *w)
 	free(w->slurm_node);
 	free(w->gres);
 	free(w->msg);
+	free(w->path);
 	if (w->call != NULL)
 		ext_call_release(w->call);
 	json_decref(w->body);

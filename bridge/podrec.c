@@ -120,6 +120,9 @@ podrec_cold(const json_t *pod)
 		json_object_set_new(spec, "initContainers", v);
 	if ((v = k8s_obj_get(pod, "spec.activeDeadlineSeconds")) != NULL)
 		json_object_set(spec, "activeDeadlineSeconds", v);
+	/* Kubernetes' own gang (GenericWorkload): the PodGroup it names. */
+	if ((v = k8s_obj_get(pod, "spec.schedulingGroup")) != NULL)
+		json_object_set(spec, "schedulingGroup", v);
 	top = json_object();
 	if (json_object_size(md) > 0)
 		json_object_set(top, "metadata", md);

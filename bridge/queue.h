@@ -57,6 +57,7 @@ enum event_kind {
 	EV_PODGROUP,  /* scheduling.x-k8s.io/v1alpha1 PodGroups */
 	EV_JOBSET,    /* jobset.x-k8s.io/v1alpha2 JobSets */
 	EV_LWS,	      /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
+	EV_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
 	EV_EXTENDER,  /* a scheduler-extender call (api.c) to answer */
 	EV_WRITE,     /* a pod write (writepool.c) came back */
 	EV_SUBMITTED, /* an allocation request (submitter.c) came back */

@@ -80,27 +80,19 @@ pod_group(struct reconcile *r, struct pod_entry *e)
 }
 
 /*
- * A JobSet seen (again): pods grouped before it was known, as one gang of
- * the whole JobSet, go to their stage's gang when it has dependsOn, as
- * long as nothing was asked of Slurm for them yet.
+ * Groups again the members of the group key, as long as nothing was asked
+ * of Slurm for them yet: the object that decides their gang changed.
  */
 static void
-pods_regroup_jobset(struct reconcile *r, const json_t *jobset)
+pods_regroup(struct reconcile *r, const char *key)
 {
 	struct strv	  keys = { NULL, 0, 0 };
 	struct group	 *g;
 	struct pod_entry *e;
-	const char	 *stage;
-	char		  key[512], err[256];
 	size_t		  i;
-	int		  n;
 
-	snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(jobset),
-	    k8s_obj_name(jobset));
 	if ((g = map_get(r->groups, key)) == NULL || g->state != G_WAITING ||
-	    g->jobid != 0 ||
-	    workload_jobset_stage(jobset, NULL, &stage, &n, err, sizeof(err)) ==
-		1)
+	    g->jobid != 0)
 		return;
 	for (i = 0; i < g->members.n; i++)
 		strv_add(&keys, g->members.v[i]);
@@ -109,6 +101,32 @@ pods_regroup_jobset(struct reconcile *r, const json_t *jobset)
 		    (g = pod_group(r, e)) != NULL)
 			group_evaluate(r, g);
 	strv_clear(&keys);
+}
+
+/*
+ * An owner object seen (again) that decides its pods' gang: pods grouped
+ * before a JobSet was known, as one gang of the whole JobSet, go to their
+ * stage's gang when it has dependsOn; pods of a Kubernetes PodGroup whose
+ * policy turns out basic each go alone.
+ */
+static void
+pods_regroup_owner(struct reconcile *r, enum event_kind kind, const json_t *obj)
+{
+	const char *stage;
+	char	    key[512], err[256];
+	int	    n;
+
+	if (kind == EV_JOBSET &&
+	    workload_jobset_stage(obj, NULL, &stage, &n, err, sizeof(err)) !=
+		1) {
+		snprintf(key, sizeof(key), "gang:%s/%s",
+		    k8s_obj_namespace(obj), k8s_obj_name(obj));
+		pods_regroup(r, key);
+	} else if (kind == EV_SCHED_PODGROUP && workload_podgroup_min(obj) == 0) {
+		snprintf(key, sizeof(key), "podgroup:%s/%s",
+		    k8s_obj_namespace(obj), k8s_obj_name(obj));
+		pods_regroup(r, key);
+	}
 }
 
 /* Takes rec: the pod's newest state. */
@@ -235,7 +253,9 @@ reconcile_synced(struct reconcile *r)
 	if (r->core_synced_at == 0)
 		r->core_synced_at = reconcile_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-		    r->synced[EV_LWS]) ||
+		    r->synced[EV_LWS] &&
+		    (r->synced[EV_SCHED_PODGROUP] ||
+			r->conf->podgroup_api[0] == '\0')) ||
 	    reconcile_now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
 
@@ -334,6 +354,8 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 		return (r->jobsets);
 	case EV_LWS:
 		return (r->lwss);
+	case EV_SCHED_PODGROUP:
+		return (r->sched_podgroups);
 	default:
 		return (NULL);
 	}
@@ -479,8 +501,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	else {
 		map_put(m, key, ev->obj);
 		/* The lookup the regrouping makes reads it from the cache. */
-		if (ev->kind == EV_JOBSET)
-			pods_regroup_jobset(r, ev->obj);
+		pods_regroup_owner(r, ev->kind, ev->obj);
 		ev->obj = NULL;
 	}
 	/*
@@ -645,6 +666,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->namespaces = map_new(json_free_cb);
 	r->k8s_jobs = map_new(json_free_cb);
 	r->podgroups = map_new(json_free_cb);
+	r->sched_podgroups = map_new(json_free_cb);
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
 	r->writes = json_object();
@@ -674,6 +696,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->namespaces);
 	map_free(r->k8s_jobs);
 	map_free(r->podgroups);
+	map_free(r->sched_podgroups);
 	map_free(r->jobsets);
 	map_free(r->lwss);
 	json_decref(r->slurm_nodes);

@@ -45,6 +45,10 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		    w->ns, w->name);
 		w->rc = k8s_delete(c, path, w->body, &w->err);
 		return;
+	case WREQ_PODGROUP:
+		w->rc = k8s_patch(c, w->path, K8S_PATCH_STRATEGIC, w->body,
+		    NULL, &w->err);
+		return;
 	case WREQ_STATUS:
 	case WREQ_FAIL:
 		snprintf(path, sizeof(path),

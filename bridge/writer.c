@@ -281,6 +281,105 @@ writer_extender_bind(struct reconcile *r, struct ext_call *c)
 	writepool_submit(r->writers, w);
 }
 
+/* Sends g->pg_cond ("True|msg" or "False|msg") to the PodGroup. */
+static void
+writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
+{
+	const json_t *c, *old = NULL;
+	const char   *status = strncmp(g->pg_cond, "True|", 5) == 0 ? "True" :
+								      "False";
+	const char   *msg = strchr(g->pg_cond, '|') + 1, *ltt = NULL;
+	struct wreq  *w;
+	char	      ts[64];
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(pg, "status.conditions"), i, c)
+		if (strcmp(k8s_obj_str(c, "type") != NULL ?
+				   k8s_obj_str(c, "type") :
+				   "",
+			    PODGROUP_CONDITION) == 0)
+			old = c;
+	/* The transition time moves only when the status does. */
+	if (old != NULL && k8s_obj_str(old, "status") != NULL &&
+	    strcmp(k8s_obj_str(old, "status"), status) == 0)
+		ltt = k8s_obj_str(old, "lastTransitionTime");
+	if (ltt == NULL) {
+		k8s_microtime(ts, sizeof(ts), NULL);
+		snprintf(ts + 19, sizeof(ts) - 19, "Z");
+		ltt = ts;
+	}
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name,
+	    k8s_obj_uid(pg));
+	w->gkey = xstrdup(g->key);
+	w->msg = xstrdup(g->pg_cond);
+	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
+	    r->conf->podgroup_api, g->ns, g->name);
+	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
+	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
+	    PODGROUP_CONDITION, "status", status, "reason",
+	    status[0] == 'T' ? "Scheduled" : "Unschedulable", "message", msg,
+	    "lastTransitionTime", ltt, "observedGeneration",
+	    json_integer_value(k8s_obj_get(pg, "metadata.generation")));
+	g->pg_busy = 1;
+	g->pg_sent = 1;
+	writepool_submit(r->writers, w);
+}
+
+void
+writer_podgroup(struct reconcile *r, struct group *g, int scheduled,
+    const char *msg)
+{
+	json_t *pg;
+	char   *want;
+
+	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
+	    (g->pg_scheduled && !scheduled))
+		return;
+	xasprintf(&want, "%s|%s", scheduled ? "True" : "False", msg);
+	if (g->pg_cond != NULL && strcmp(g->pg_cond, want) == 0 && g->pg_sent) {
+		free(want);
+		return;
+	}
+	if (g->pg_cond == NULL || strcmp(g->pg_cond, want) != 0)
+		g->pg_sent = 0;
+	free(g->pg_cond);
+	g->pg_cond = want;
+	if (scheduled)
+		g->pg_scheduled = 1;
+	/* The PodGroup may not be known yet: asked again once it is. */
+	if (g->pg_busy ||
+	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
+		NULL)
+		return;
+	writer_podgroup_send(r, g, pg);
+	json_decref(pg);
+}
+
+/* A PodGroup status write came back: a newer wish goes now. */
+static void
+writer_podgroup_done(struct reconcile *r, struct wreq *w)
+{
+	struct group *g = map_get(r->groups, w->gkey);
+	json_t	     *pg;
+
+	if (w->rc == -1 && w->err.status != 404)
+		log_warnx("PodGroup %s: status: %ld %s: %s", w->pkey,
+		    w->err.status, w->err.reason, w->err.text);
+	if (g == NULL)
+		return;
+	g->pg_busy = 0;
+	if (strcmp(g->pg_cond, w->msg) == 0) {
+		/* Failed: written again when asked again. */
+		g->pg_sent = w->rc == 0;
+		return;
+	}
+	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) !=
+	    NULL) {
+		writer_podgroup_send(r, g, pg);
+		json_decref(pg);
+	}
+}
+
 int
 writer_done(struct reconcile *r, struct wreq *w)
 {
@@ -288,6 +387,9 @@ writer_done(struct reconcile *r, struct wreq *w)
 	const char	 *uid;
 
 	switch (w->kind) {
+	case WREQ_PODGROUP:
+		writer_podgroup_done(r, w);
+		return (1);
 	case WREQ_EXTBIND:
 		if (w->rc == -1)
 			snprintf(w->call->msg, sizeof(w->call->msg),

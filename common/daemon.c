@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -97,4 +98,34 @@ daemon_fini(struct config *c, struct k8s_config *kconf)
 	k8s_config_free(kconf);
 	config_free(c);
 	curl_global_cleanup();
+}
+
+void
+daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
+{
+	struct k8s_error   err;
+	struct k8s_client *c = k8s_client_new(kconf, &err);
+	char		   ver[32];
+	int		   rc = -1, tries;
+
+	api[0] = '\0';
+	for (tries = 0; c != NULL && tries < 30; tries++) {
+		if ((rc = k8s_discover(c, "scheduling.k8s.io", "podgroups", ver,
+			 sizeof(ver), &err)) != -1)
+			break;
+		log_warnx("API discovery of scheduling.k8s.io: %s", err.text);
+		sleep(2);
+	}
+	k8s_client_free(c);
+	if (rc == -1)
+		fatalx("cannot discover the API server's scheduling.k8s.io "
+		       "versions: %s",
+		    err.text);
+	if (rc == 0) {
+		log_info("Kubernetes PodGroups (scheduling.k8s.io): not served "
+			 "by this cluster");
+		return;
+	}
+	snprintf(api, len, "/apis/scheduling.k8s.io/%s", ver);
+	log_info("Kubernetes PodGroups and Workloads: served at %s", api);
 }

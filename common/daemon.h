@@ -38,5 +38,14 @@ void daemon_signals(sigset_t *set);
 int daemon_wait(const sigset_t *set);
 /* Frees what daemon_config and daemon_connect made (either may be NULL). */
 void daemon_fini(struct config *, struct k8s_config *);
+/*
+ * Where the cluster serves Kubernetes' own gang API (scheduling.k8s.io
+ * PodGroup and Workload, the GenericWorkload gate): api gets
+ * "/apis/scheduling.k8s.io/<version>", or "" when not served.  The version
+ * moves between releases and is off by default, so it is asked, not
+ * assumed.  An API server still starting is asked again for a minute; then
+ * the daemon exits.
+ */
+void daemon_podgroup_api(const struct k8s_config *, char *api, size_t len);
 
 #endif /* DAEMON_H */

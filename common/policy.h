@@ -30,6 +30,8 @@
 #define LABEL_SLURM_NODENAME  "slinky.slurm.net/slurm-nodename"
 #define ANN_SLURM_GRES	      "scheduler.slinky.slurm.net/slurm-gres"
 #define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
+/* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
+#define PODGROUP_CONDITION "PodGroupInitiallyScheduled"
 #define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"
 #define JOBSET_LABEL_NAME     "jobset.sigs.k8s.io/jobset-name"
 #define JOBSET_LABEL_RJ	      "jobset.sigs.k8s.io/replicatedjob-name"

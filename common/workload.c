@@ -238,7 +238,23 @@ workload_root(const json_t *pod, const struct workload_lookup *lk)
 		if ((root = workload_find(lk, named[i].kind, ns,
 			 k8s_obj_label(pod, named[i].label))) != NULL)
 			return (root);
-	return (workload_job(pod, lk));
+	if ((root = workload_job(pod, lk)) != NULL)
+		return (root);
+	return (workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns,
+	    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName")));
+}
+
+int
+workload_podgroup_min(const json_t *pg)
+{
+	const json_t *policy = k8s_obj_get(pg, "spec.schedulingPolicy");
+	const json_t *gang = json_object_get(policy, "gang");
+	json_int_t    n;
+
+	if (gang == NULL)
+		return (json_object_get(policy, "basic") != NULL ? 0 : -1);
+	n = json_integer_value(json_object_get(gang, "minCount"));
+	return (n >= 1 && n <= WORKLOAD_MAX_GANG ? (int)n : -1);
 }
 
 /* The gang annotation: 1 "true", 0 "false", -1 absent; -2 with err. */
@@ -269,6 +285,32 @@ workload_gang(struct group_id *gid, const char *ns, const char *name,
 	snprintf(gid->name, sizeof(gid->name), "%s%s", name, suffix);
 	gid->min_member = min_member;
 	gid->gang = 1;
+	gid->sized_by = WORKLOAD_KINDS;
+	return (0);
+}
+
+/*
+ * A pod in a Kubernetes PodGroup (spec.schedulingGroup.podGroupName): its
+ * gang, sized by the PodGroup's minCount, while the PodGroup is unknown
+ * (pods may come first) or has a gang policy; 1 when its policy is basic
+ * (each pod alone).
+ */
+static int
+workload_group_sched(const json_t *pod, const char *pg_name,
+    const struct workload_lookup *lk, struct group_id *gid)
+{
+	const char *ns = k8s_obj_namespace(pod);
+	json_t	   *pg = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns, pg_name);
+	int	    min = pg != NULL ? workload_podgroup_min(pg) : -1;
+
+	json_decref(pg);
+	if (min == 0)
+		return (1);
+	snprintf(gid->key, sizeof(gid->key), "podgroup:%s/%s", ns, pg_name);
+	snprintf(gid->name, sizeof(gid->name), "%s", pg_name);
+	gid->min_member = 0;
+	gid->gang = 1;
+	gid->sized_by = WORKLOAD_SCHED_PODGROUP;
 	return (0);
 }
 
@@ -387,6 +429,10 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 	if ((gang = workload_gang_override(pod, err, errlen)) == -2)
 		return (-1);
 	if (gang != 0) {
+		if ((v = k8s_obj_str(pod, "spec.schedulingGroup.podGroupName")) !=
+			NULL &&
+		    workload_group_sched(pod, v, lk, gid) == 0)
+			return (0);
 		if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL)
 			return (workload_group_label(pod, v, gid, err, errlen));
 		if ((v = k8s_obj_label(pod, LWS_LABEL_NAME)) != NULL &&
@@ -407,6 +453,7 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 	snprintf(gid->name, sizeof(gid->name), "%s", name);
 	gid->min_member = 1;
 	gid->gang = 0;
+	gid->sized_by = WORKLOAD_KINDS;
 	return (0);
 }
 
@@ -438,13 +485,19 @@ workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
 
 int
 workload_gang_size(const char *ns, const char *name, int min_member,
-    const struct workload_lookup *lk)
+    enum workload_kind sized_by, const struct workload_lookup *lk)
 {
 	json_t	  *o;
 	json_int_t n;
 
 	if (min_member > 0)
 		return (min_member);
+	if (sized_by == WORKLOAD_SCHED_PODGROUP) {
+		o = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns, name);
+		n = o != NULL ? workload_podgroup_min(o) : 0;
+		json_decref(o);
+		return (n > 0 ? (int)n : 0);
+	}
 	if ((o = workload_find(lk, WORKLOAD_PODGROUP, ns, name)) != NULL) {
 		n = json_integer_value(k8s_obj_get(o, "spec.minMember"));
 		json_decref(o);

@@ -4,9 +4,13 @@
  * both call these with their own lookup, so a pod that both judge gets the
  * same root and the same gang.
  *
- * The order, everywhere: the PodGroup its pod-group label names, else the
- * LeaderWorkerSet group, else the JobSet, else its controlling Job (an
- * Indexed Job with parallelism > 1 is a gang), else the pod alone.
+ * The gang, everywhere: the PodGroup of Kubernetes' own gang API that its
+ * spec.schedulingGroup names (a gang when its policy is gang), else the
+ * PodGroup its pod-group label names, else the LeaderWorkerSet group, else
+ * the JobSet, else its controlling Job (an Indexed Job with parallelism > 1
+ * is a gang), else the pod alone.  The workload root (whose annotations the
+ * pods inherit) follows the same order, with Kubernetes' PodGroup last: a
+ * Job that asked for a gang is the object its user wrote.
  */
 #ifndef WORKLOAD_H
 #define WORKLOAD_H
@@ -23,6 +27,7 @@ enum workload_kind {
 	WORKLOAD_LWS,	   /* leaderworkerset.x-k8s.io/v1 */
 	WORKLOAD_JOBSET,   /* jobset.x-k8s.io/v1alpha2 */
 	WORKLOAD_JOB,	   /* batch/v1 */
+	WORKLOAD_SCHED_PODGROUP, /* scheduling.k8s.io PodGroup (GenericWorkload) */
 	WORKLOAD_KINDS
 };
 
@@ -42,7 +47,9 @@ struct group_id {
 	char key[384];	/* "gang:ns/group" or "pod:ns/name" */
 	char name[256]; /* group or pod name */
 	int  gang;
-	int  min_member; /* 0: from the PodGroup CR */
+	int  min_member; /* 0: from the object named by sized_by */
+	/* What sizes the gang: WORKLOAD_SCHED_PODGROUP, else by name. */
+	enum workload_kind sized_by;
 };
 
 /*
@@ -65,12 +72,19 @@ json_t *workload_job(const json_t *pod, const struct workload_lookup *);
 int workload_group(const json_t *pod, const struct workload_lookup *lk,
     struct group_id *, char *err, size_t errlen);
 /*
- * A gang's size: min_member when the pods gave one, else its PodGroup's
- * spec.minMember (1 to WORKLOAD_MAX_GANG), else its JobSet's pods; 0 while
- * unknown.
+ * A gang's size: min_member when the pods gave one; else, sized by a
+ * Kubernetes PodGroup, its spec.schedulingPolicy.gang.minCount; else its
+ * PodGroup CR's spec.minMember, else its JobSet's pods.  Sizes run from 1
+ * to WORKLOAD_MAX_GANG; 0 while unknown (or out of range).
  */
 int workload_gang_size(const char *ns, const char *name, int min_member,
-    const struct workload_lookup *);
+    enum workload_kind sized_by, const struct workload_lookup *);
+/*
+ * The gang minCount of a Kubernetes PodGroup: 1 to WORKLOAD_MAX_GANG, 0
+ * when its policy is basic (no gang), -1 when it has neither or the count
+ * is out of range.
+ */
+int workload_podgroup_min(const json_t *podgroup);
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
 int workload_jobset_size(const json_t *jobset);
 /*

@@ -125,6 +125,15 @@ int k8s_pod_bind(struct k8s_client *, const char *ns, const char *name,
     const char *uid, const char *node, const json_t *annotations,
     struct k8s_error *err);
 
+/*
+ * discovery.c: the version of API group that serves resource (a plural,
+ * e.g. "podgroups"): the group's preferred version when it does, else the
+ * first other that does.  1 with version filled, 0 when no version serves
+ * it (or the group is not served), -1 with err.
+ */
+int k8s_discover(struct k8s_client *, const char *group, const char *resource,
+    char *version, size_t len, struct k8s_error *err);
+
 /* object.c: borrowed accessors; NULL or 0 when absent. */
 const char *k8s_obj_str(const json_t *obj, const char *dotted_path);
 json_t	   *k8s_obj_get(const json_t *obj, const char *dotted_path);

@@ -17,8 +17,9 @@
 # and controller-runtime are compiled once for all of them, and one `go build`
 # compiles and links every missing binary with both cores busy.  (Built one
 # module each, the controllers alone took 407 s of a first demo.)  kwok
-# v0.7.0 does not compile against apimachinery 0.34, so it keeps a module of
-# its own.  Concurrent runs wait for each other (flock).
+# keeps a module of its own (v0.7.0 does not compile against apimachinery
+# 0.34).  The versions of each come with the Kubernetes release
+# (kube_release_versions in stack-env.sh).  Concurrent runs wait for each other (flock).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/stack-env.sh
@@ -56,6 +57,11 @@ stack_module() {
 		echo "	k8s.io/kubernetes $K8S_VERSION"
 		echo "	sigs.k8s.io/jobset $JOBSET_VERSION"
 		echo "	sigs.k8s.io/lws $LWS_VERSION"
+		# The controllers' own controller-runtime may not build against
+		# a newer client-go: the release names one that does.
+		if [ "$CONTROLLER_RUNTIME_VERSION" != - ]; then
+			echo "	sigs.k8s.io/controller-runtime $CONTROLLER_RUNTIME_VERSION"
+		fi
 		echo ")"
 		echo
 		sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$gomod" |

@@ -58,6 +58,18 @@ fi
 echo "$SLURM" >"$STACK_DIR/slurm-release"
 export SLURM
 
+# Another Kubernetes release: its etcd holds the old one's objects (and
+# etcd 3.4's data is not 3.6's): the Kubernetes half starts from nothing.
+kube_prev=$(cat "$STACK_DIR/kube-version" 2>/dev/null || true)
+if [ -z "$kube_prev" ] && [ -d "$STACK_DIR/etcd" ]; then kube_prev=v1.34.4; fi
+if [ -n "$kube_prev" ] && [ "$kube_prev" != "$K8S_VERSION" ]; then
+	echo "cluster-up: switching Kubernetes from $kube_prev to $K8S_VERSION: the stack stops, and etcd's data is removed"
+	KUBE_VERSION=$kube_prev "$here/cluster-down.sh"
+	rm -rf "$STACK_DIR/etcd"
+fi
+echo "$K8S_VERSION" >"$STACK_DIR/kube-version"
+export KUBE_VERSION=$K8S_VERSION
+
 # The two halves do not depend on each other: bring them up concurrently
 # (MariaDB initialisation and apiserver start-up overlap).
 "$here/slurm/up.sh" &

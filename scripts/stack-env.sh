@@ -14,8 +14,11 @@
 #               defaults to the size of the existing stack ($STACK_DIR/nodes,
 #               written by cluster-up), else 4
 #   KUBE_APISERVER KUBE_CONTROLLER_MANAGER ETCD KWOK   binary overrides
-#   K8S_VERSION KWOK_VERSION ETCD_VERSION JOBSET_VERSION LWS_VERSION
-#   K8S_CACHE   versions of the stack's Go binaries and their cache (build-k8s.sh)
+#   KUBE_VERSION  the Kubernetes release (1.37, 1.35 or 1.34; default: the
+#               running stack's, else 1.37); see kube_release_versions
+#   KWOK_VERSION ETCD_VERSION JOBSET_VERSION LWS_VERSION  overrides of the
+#               versions that release brings
+#   K8S_CACHE   where build-k8s.sh caches the stack's Go binaries
 #
 # KUBECONFIG is always $STACK_DIR/kubeconfig (admin). Everything listens on
 # 127.0.0.1, on the fixed *_PORT values below.
@@ -109,11 +112,41 @@ fi
 unset _top
 
 # --- Versions and binaries -------------------------------------------------
-K8S_VERSION=${K8S_VERSION:-v1.34.4}
-KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
-ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
-JOBSET_VERSION=${JOBSET_VERSION:-v0.10.1}
-LWS_VERSION=${LWS_VERSION:-v0.7.0}
+# KUBE_VERSION: the Kubernetes release of the stack, as 1.37, v1.37 or a
+# full v1.37.2.  Unset, it is the running stack's (cluster-up records it in
+# $STACK_DIR/kube-version), else the newest we support.  Each release has the
+# controllers, kwok and etcd built for it: JobSet and LWS built against its
+# client-go, and etcd 3.6 where the apiserver wants it (Debian's 3.4 serves
+# 1.34 only, with two feature gates off; see k8s/up.sh).
+KUBE_RELEASES="1.37 1.35 1.34"   # newest first; CI runs the first and last-but-one
+if [ -z "${KUBE_VERSION:-}" ] && [ -s "$STACK_DIR/kube-version" ]; then KUBE_VERSION=$(cat "$STACK_DIR/kube-version"); fi
+KUBE_VERSION=${KUBE_VERSION:-${K8S_VERSION:-1.37}}
+# kube_release_versions MINOR: "K8S JOBSET LWS KWOK ETCD CONTROLLER_RUNTIME"
+# for a release line, or fails.  ETCD "debian" is /usr/bin/etcd (3.4).
+kube_release_versions() {
+	case $1 in
+	1.37) echo "v1.37.2 v0.12.0 v0.9.0 v0.8.0 v3.6.13 v0.25.2" ;;
+	1.35) echo "v1.35.4 v0.11.1 v0.8.0 v0.7.0 v3.6.13 -" ;;
+	1.34) echo "v1.34.4 v0.10.1 v0.7.0 v0.7.0 debian -" ;;
+	*) return 1 ;;
+	esac
+}
+_kv=${KUBE_VERSION#v}
+_kminor=$(echo "$_kv" | cut -d. -f1,2)
+if _kvers=$(kube_release_versions "$_kminor"); then
+	read -r _k8s _js _lws _kwok _etcd _cr <<<"$_kvers"
+	case $_kv in *.*.*) _k8s=v$_kv ;; esac
+else
+	_k8s=v$_kv _js=v0.12.0 _lws=v0.9.0 _kwok=v0.8.0 _etcd=v3.6.13 _cr=-
+fi
+KUBE_MINOR=$_kminor
+K8S_VERSION=$_k8s
+KWOK_VERSION=${KWOK_VERSION:-$_kwok}
+ETCD_VERSION=${ETCD_VERSION:-$_etcd}
+JOBSET_VERSION=${JOBSET_VERSION:-$_js}
+LWS_VERSION=${LWS_VERSION:-$_lws}
+CONTROLLER_RUNTIME_VERSION=${CONTROLLER_RUNTIME_VERSION:-$_cr}
+unset _kv _kminor _kvers _k8s _js _lws _kwok _etcd _cr
 K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
 # The binaries that build-k8s.sh builds from one Go module, keyed by the
 # versions of everything in that module.
@@ -139,11 +172,14 @@ fi
 # stack_resolve_bin VAR NAME [build]: sets $VAR to the binary NAME, looking at
 # (1) the environment variable VAR, (2) PATH, (3) the build-k8s.sh cache.
 # With "build" as third argument a missing cached binary is built (slow).
-# Debian's /usr/bin/etcd (3.4) is found on PATH, which is what we want.
+# etcd is looked up on PATH (Debian's /usr/bin/etcd, 3.4) only when the
+# release wants that one (ETCD_VERSION=debian); else the cache's is used.
 stack_resolve_bin() {
 	local var=$1 name=$2 build=${3:-} path
 	path=${!var:-}
-	if [ -z "$path" ]; then path=$(command -v "$name" 2>/dev/null || true); fi
+	if [ -z "$path" ] && { [ "$name" != etcd ] || [ "$ETCD_VERSION" = debian ]; }; then
+		path=$(command -v "$name" 2>/dev/null || true)
+	fi
 	if [ -z "$path" ]; then
 		path=$(stack_cache_path "$name")
 		if [ ! -x "$path" ] && [ "$build" = build ]; then

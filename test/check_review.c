@@ -47,7 +47,7 @@ static void
 load_owners(struct owners *o, const char *name)
 {
 	static const char *const keys[OWN_KINDS] = { "namespaces", "jobs",
-		"jobsets", "lws", "podgroups" };
+		"jobsets", "lws", "podgroups", "schedpodgroups", "workloads" };
 	char			 path[512];
 	json_t			*all, *v;
 	size_t			 i;
@@ -144,7 +144,7 @@ review_case(const char *name)
 	    "config.yaml: %s", err);
 	memset(&conf, 0, sizeof(conf));
 	conf.config = cfg;
-	conf.owners = owners_new(NULL);
+	conf.owners = owners_new(NULL, NULL);
 	conf.bridge_users = rv_users;
 	load_owners(conf.owners, name);
 	snprintf(path, sizeof(path), RV_DIR "/%s/input.json", name);
@@ -201,7 +201,7 @@ review_case(const char *name)
 
 START_TEST(test_review_fixtures)
 {
-	ck_assert_int_ge(check_each_case(RV_DIR, review_case), 49);
+	ck_assert_int_ge(check_each_case(RV_DIR, review_case), 55);
 }
 END_TEST
 

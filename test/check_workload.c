@@ -327,15 +327,14 @@ START_TEST(test_workload_gangs)
 	known[WORKLOAD_PODGROUP] = pg;
 	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
 	ck_assert_int_eq(g.min_member, 0);
-	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
-			     &lookup),
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member, g.sized_by, &lookup),
 	    3);
 	/* min-member wins over the CR. */
-	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, &lookup), 5);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, g.sized_by, &lookup), 5);
 	/* A minMember out of range is unknown, not trusted. */
 	json_object_set_new(json_object_get(pg, "spec"), "minMember",
 	    json_integer(WORKLOAD_MAX_GANG + 1));
-	ck_assert_int_eq(workload_gang_size("ns", g.name, 0, &lookup), 0);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 0, g.sized_by, &lookup), 0);
 	json_decref(p);
 
 	/* JobSet: 2 x 2 pods, known once the JobSet is. */
@@ -373,6 +372,94 @@ START_TEST(test_workload_gangs)
 	memset(known, 0, sizeof(known));
 	json_decref(pg);
 	json_decref(js);
+	json_decref(job);
+}
+END_TEST
+
+/*
+ * Kubernetes' own PodGroup (scheduling.k8s.io, spec.schedulingGroup): a
+ * gang sized by its gang policy's minCount, over the pod-group label; each
+ * pod alone under a basic policy; a gang of unknown size until the
+ * PodGroup is known; the Job, when there is one, stays the root.
+ */
+START_TEST(test_workload_sched_podgroup)
+{
+	struct group_id g;
+	char		err[256];
+	json_t	       *pg, *basic, *job, *p, *root;
+
+	pg = object("ring", "u-ring",
+	    json_pack("{s:{s:{s:i}}}", "schedulingPolicy", "gang", "minCount",
+		3));
+	basic = object("ring", "u-basic",
+	    json_pack("{s:{s:{}}}", "schedulingPolicy", "basic"));
+	job = object("trainer", "u-job", json_pack("{s:i}", "parallelism", 3));
+	p = pod("ring-0", "other", "2", NULL);
+	json_object_set_new(p, "spec",
+	    json_pack("{s:{s:s}}", "schedulingGroup", "podGroupName", "ring"));
+
+	/* Not known yet: its gang, size unknown. */
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "podgroup:ns/ring");
+	ck_assert_int_eq(g.gang, 1);
+	ck_assert_int_eq(g.sized_by, WORKLOAD_SCHED_PODGROUP);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
+			     g.sized_by, &lookup),
+	    0);
+	/* Known: minCount, whatever the pod's label and min-member say. */
+	known[WORKLOAD_SCHED_PODGROUP] = pg;
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "podgroup:ns/ring");
+	ck_assert_int_eq(g.min_member, 0);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
+			     g.sized_by, &lookup),
+	    3);
+	ck_assert_int_eq(workload_podgroup_min(pg), 3);
+	/* A CR PodGroup of the same name does not size it. */
+	known[WORKLOAD_PODGROUP] = object("ring", "u-cr",
+	    json_pack("{s:i}", "minMember", 9));
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
+			     g.sized_by, &lookup),
+	    3);
+	json_decref(known[WORKLOAD_PODGROUP]);
+	known[WORKLOAD_PODGROUP] = NULL;
+	/* The gang annotation "false" still wins. */
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    ANN_PREFIX "gang", json_string("false"));
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(g.gang, 0);
+	json_object_del(k8s_obj_get(p, "metadata.annotations"),
+	    ANN_PREFIX "gang");
+	/* A minCount out of range is unknown, not trusted. */
+	json_object_set_new(k8s_obj_get(pg, "spec.schedulingPolicy.gang"),
+	    "minCount", json_integer(WORKLOAD_MAX_GANG + 1));
+	ck_assert_int_eq(workload_podgroup_min(pg), -1);
+	ck_assert_int_eq(workload_gang_size("ns", "ring", 0,
+			     WORKLOAD_SCHED_PODGROUP, &lookup),
+	    0);
+	/* Basic policy: each pod alone (the label's gang is not used). */
+	known[WORKLOAD_SCHED_PODGROUP] = basic;
+	ck_assert_int_eq(workload_podgroup_min(basic), 0);
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/other");
+	json_object_del(k8s_obj_get(p, "metadata.labels"), LABEL_POD_GROUP);
+	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/ring-0");
+	ck_assert_int_eq(g.gang, 0);
+	/* Root: the PodGroup, unless a Job owns the pod. */
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, basic);
+	json_decref(root);
+	owned_by(p, "batch/v1", "Job", "trainer", "u-job");
+	known[WORKLOAD_JOB] = job;
+	root = workload_root(p, &lookup);
+	ck_assert_ptr_eq(root, job);
+	json_decref(root);
+
+	memset(known, 0, sizeof(known));
+	json_decref(p);
+	json_decref(pg);
+	json_decref(basic);
 	json_decref(job);
 }
 END_TEST
@@ -506,6 +593,7 @@ workload_suite(void)
 	tcase_add_loop_test(tc, test_workload_roots, 0,
 	    sizeof(roots) / sizeof(roots[0]));
 	tcase_add_test(tc, test_workload_gangs);
+	tcase_add_test(tc, test_workload_sched_podgroup);
 	tcase_add_test(tc, test_workload_member_order);
 	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
 	    (int)(sizeof(stages) / sizeof(stages[0])));

@@ -77,12 +77,45 @@ start_etcd() {
 		--logger=zap --log-outputs=stderr
 }
 
+# release_flags: the flags of this Kubernetes release, in
+# APISERVER_RELEASE_FLAGS and KCM_RELEASE_FLAGS.
+#  - 1.34 with Debian's etcd 3.4: two gates off (see start_apiserver).
+#  - 1.36 and later: the built-in gang API, scheduling.k8s.io Workload and
+#    PodGroup (GenericWorkload), served as v1beta1 from 1.37 (off unless
+#    asked for), and a Job asking for a gang itself (WorkloadWithJob), so
+#    the Job controller makes its Workload and PodGroup.  KUBE_GATES adds
+#    gates (comma-separated) to both daemons.
+release_flags() {
+	local gates=() extra=() minor=${KUBE_MINOR#1.}
+	APISERVER_RELEASE_FLAGS=() KCM_RELEASE_FLAGS=()
+	if [ "$ETCD_VERSION" = debian ]; then
+		gates+=(WatchList=false SizeBasedListCostEstimate=false)
+	fi
+	if [ "$minor" -ge 36 ] 2>/dev/null; then
+		gates+=(GenericWorkload=true WorkloadWithJob=true)
+		if [ "$minor" -ge 37 ]; then
+			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1beta1=true)
+		else
+			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1alpha2=true)
+		fi
+	fi
+	if [ -n "${KUBE_GATES:-}" ]; then
+		IFS=, read -ra extra <<<"$KUBE_GATES"
+		gates+=("${extra[@]}")
+	fi
+	if [ ${#gates[@]} -gt 0 ]; then
+		APISERVER_RELEASE_FLAGS+=("--feature-gates=$(IFS=,; echo "${gates[*]}")")
+		KCM_RELEASE_FLAGS+=("--feature-gates=$(IFS=,; echo "${gates[*]}")")
+	fi
+}
+
 apiserver_ok() { [ "$(api_curl /readyz 2>/dev/null)" = ok ]; }
 start_apiserver() {
 	# --endpoint-reconciler-type=none: the "kubernetes" Service cannot have a
 	# loopback endpoint (validation rejects 127.0.0.0/8) and nothing runs
 	# in-cluster anyway. The webhook plugins are in 1.34's defaults; listed
 	# to make the dependency explicit.
+	# The release's flags (release_flags): on 1.34 with Debian's etcd 3.4,
 	# --feature-gates=WatchList=false: etcd 3.4 lacks RequestWatchProgress,
 	# so the watch cache answers streaming-list watches (sendInitialEvents,
 	# which kwok's informers send) with an error *event*; client-go then
@@ -97,6 +130,7 @@ start_apiserver() {
 	# --watch-cache-sizes=configmaps#0: configmaps (which the bridge does not
 	# use) are watched straight from etcd, so the libk8s integration test
 	# can make a real etcd compaction answer a re-watch with 410 Gone.
+	release_flags
 	ensure kube-apiserver kube-apiserver apiserver_ok 90 "$KUBE_APISERVER" \
 		--etcd-servers="http://$LOCAL_IP:$ETCD_PORT" \
 		--bind-address="$LOCAL_IP" --advertise-address="$LOCAL_IP" --secure-port="$APISERVER_PORT" \
@@ -110,7 +144,7 @@ start_apiserver() {
 		--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
 		--allow-privileged=true \
 		--endpoint-reconciler-type=none \
-		--feature-gates=WatchList=false,SizeBasedListCostEstimate=false \
+		"${APISERVER_RELEASE_FLAGS[@]}" \
 		--shutdown-watch-termination-grace-period=1s \
 		--watch-cache-sizes=configmaps#0 \
 		--profiling=false
@@ -118,6 +152,7 @@ start_apiserver() {
 
 kcm_ok() { curl -fsSk --max-time 2 "https://$LOCAL_IP:$KCM_PORT/healthz" | grep -qx ok; }
 start_kcm() {
+	release_flags
 	# Higher client QPS than the default 20/30 so the Job/GC controllers keep
 	# up with thousands of pods in benchmarks. No --authentication-kubeconfig:
 	# delegated authn wants the front-proxy CA (requestheader), which this
@@ -132,6 +167,7 @@ start_kcm() {
 		--leader-elect=false \
 		--controllers='*' \
 		--kube-api-qps=200 --kube-api-burst=400 \
+		"${KCM_RELEASE_FLAGS[@]}" \
 		--profiling=false
 }
 
