@@ -49,18 +49,41 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
  * A pending job's message: Slurm's reason and, once its backfill has
  * planned one, the expected start (to the minute, so a plan that moves by
  * seconds writes nothing).  Every poll's load carries it: no RPC more.
+ * Reasons that say the partition as configured can never hold the job
+ * say so, naming what sized the gang.  1 for those (a warning), else 0.
  */
-static void
-poll_pending_msg(const struct sjob *j, char *msg, size_t len)
+static int
+poll_pending_msg(const struct group *g, const struct sjob *j, char *msg,
+    size_t len)
 {
+	static const char *const never[] = { "PartitionConfig",
+		"PartitionNodeLimit", "BadConstraints", NULL };
 	struct tm tm;
 	char	  when[64] = "";
+	size_t	  i;
 
+	for (i = 0; never[i] != NULL; i++)
+		if (strcmp(j->reason, never[i]) == 0)
+			break;
+	if (never[i] != NULL) {
+		snprintf(msg, len,
+		    "Slurm job %u can never start in its partition as it is "
+		    "configured (Reason=%s): %s",
+		    j->id, j->reason,
+		    g->sized_by == WORKLOAD_SCHED_PODGROUP ?
+			"lower the PodGroup's spec.schedulingPolicy.gang."
+			"minCount or its pods' requests, or grow the "
+			"partition" :
+			"lower the pods' requests (or the gang's size), or "
+			"grow the partition");
+		return (1);
+	}
 	if (j->start_time > time(NULL) && gmtime_r(&j->start_time, &tm) != NULL)
 		strftime(when, sizeof(when), "; expected start %Y-%m-%dT%H:%MZ",
 		    &tm);
 	snprintf(msg, len, "waiting for Slurm job %u (Reason=%s%s)", j->id,
 	    j->reason, when);
+	return (0);
 }
 
 static void
@@ -68,7 +91,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 {
 	struct reconcile *r = arg;
 	struct group	 *g;
-	char		  msg[256];
+	char		  msg[320];
+	int		  warn;
 
 	/* Adoption is for a restart: later, every job is ours by answer. */
 	if ((g = group_by_job(r, j->id)) == NULL && !r->recovered &&
@@ -111,9 +135,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 			intern_put(g->pending_reason);
 			g->pending_reason = intern_get(j->reason);
 		}
-		poll_pending_msg(j, msg, sizeof(msg));
+		warn = poll_pending_msg(g, j, msg, sizeof(msg));
 		if (g->state == G_PENDING)
-			group_condition(r, g, msg, 0);
+			group_condition(r, g, msg, warn);
 		break;
 	case SJOB_RUNNING:
 		if (g->state == G_PENDING) {

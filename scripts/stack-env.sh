@@ -123,9 +123,12 @@ if [ -z "${KUBE_VERSION:-}" ] && [ -s "$STACK_DIR/kube-version" ]; then KUBE_VER
 KUBE_VERSION=${KUBE_VERSION:-${K8S_VERSION:-1.37}}
 # kube_release_versions MINOR: "K8S JOBSET LWS KWOK ETCD CONTROLLER_RUNTIME"
 # for a release line, or fails.  ETCD "debian" is /usr/bin/etcd (3.4).
+# kwok stays at v0.7.0: it only plays nodes and pods over the API, which
+# 1.37 serves alike, and v0.8.0 no longer falls back to its built-in node
+# stages when a stage file (ours keeps finalizers) is given.
 kube_release_versions() {
 	case $1 in
-	1.37) echo "v1.37.2 v0.12.0 v0.9.0 v0.8.0 v3.6.13 v0.25.2" ;;
+	1.37) echo "v1.37.2 v0.12.0 v0.9.0 v0.7.0 v3.6.13 v0.25.2" ;;
 	1.35) echo "v1.35.4 v0.11.1 v0.8.0 v0.7.0 v3.6.13 -" ;;
 	1.34) echo "v1.34.4 v0.10.1 v0.7.0 v0.7.0 debian -" ;;
 	*) return 1 ;;
@@ -137,7 +140,7 @@ if _kvers=$(kube_release_versions "$_kminor"); then
 	read -r _k8s _js _lws _kwok _etcd _cr <<<"$_kvers"
 	case $_kv in *.*.*) _k8s=v$_kv ;; esac
 else
-	_k8s=v$_kv _js=v0.12.0 _lws=v0.9.0 _kwok=v0.8.0 _etcd=v3.6.13 _cr=-
+	_k8s=v$_kv _js=v0.12.0 _lws=v0.9.0 _kwok=v0.7.0 _etcd=v3.6.13 _cr=-
 fi
 KUBE_MINOR=$_kminor
 K8S_VERSION=$_k8s
