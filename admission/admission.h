@@ -56,7 +56,7 @@ struct owners_stats {
  * Kubernetes PodGroups (their kinds are then not watched).
  */
 struct owners *owners_new(const struct k8s_config *kconf,
-    const char *podgroup_api);
+    const char					  *podgroup_api);
 int	       owners_start(struct owners *);
 /* Stops the informers and frees the store. */
 void owners_free(struct owners *);
@@ -130,7 +130,7 @@ void validate_pod(const json_t *request, const json_t *pod,
  * names a Workload, or a template of it, that does not exist, or whose gang
  * minCount is above what one Slurm job may gather.
  */
-void validate_podgroup(const json_t *podgroup, const char *operation,
+void validate_podgroup(const json_t *pg, const char *op,
     const struct review_conf *, struct review_result *);
 
 /* server.c */

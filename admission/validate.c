@@ -242,9 +242,9 @@ validate_has_template(const json_t *workload, const char *name)
 {
 	static const char *const lists[] = { "spec.podGroupTemplates",
 		"spec.compositePodGroupTemplates" };
-	const json_t *t;
-	const char   *n;
-	size_t	      i, k;
+	const json_t		*t;
+	const char		*n;
+	size_t			 i, k;
 
 	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
 		json_array_foreach (k8s_obj_get(workload, lists[k]), i, t)
@@ -258,7 +258,8 @@ void
 validate_podgroup(const json_t *pg, const char *op,
     const struct review_conf *rc, struct review_result *r)
 {
-	const json_t *min = k8s_obj_get(pg, "spec.schedulingPolicy.gang.minCount");
+	const json_t *min = k8s_obj_get(pg,
+	    "spec.schedulingPolicy.gang.minCount");
 	const char   *ns = k8s_obj_namespace(pg), *wl, *tmpl;
 	json_t	     *w;
 

@@ -50,7 +50,7 @@ struct bridge_conf {
 	 * Where the cluster serves Kubernetes' own PodGroups, found at start
 	 * (k8s_discover): "/apis/scheduling.k8s.io/<version>", or "".
 	 */
-	char	      podgroup_api[96];
+	char podgroup_api[96];
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -546,25 +546,25 @@ enum group_state {
 };
 
 struct group {
-	char		*key;  /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
-	const char	*ns;   /* interned */
-	const char	*name; /* in key */
-	int		 gang;
-	int		 min_member; /* 0: from the object sized_by names */
+	char		  *key; /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
+	const char	  *ns;	/* interned */
+	const char	  *name; /* in key */
+	int		   gang;
+	int		   min_member; /* 0: from the object sized_by names */
 	enum workload_kind sized_by;
-	struct strv	 members;    /* pod keys */
-	enum group_state state;
-	uint32_t	 jobid;
-	struct strv	 job_pods; /* pod keys in the job, placement order */
-	int		 job_pods_set; /* job_pods is known */
-	json_t		*layout;       /* [{node, cpus, gres}] once allocated */
-	uint32_t	 cpus_per_task;
-	uint32_t	 gpus_per_task;
-	int		 exclusive;
-	int		 cancelled;  /* we asked Slurm to end the job */
-	int		 cancel_due; /* asking failed: ask again */
-	int		 foreign;    /* has had a member of another scheduler */
-	int		 invalid;    /* translation failed; wait for a change */
+	struct strv	   members; /* pod keys */
+	enum group_state   state;
+	uint32_t	   jobid;
+	struct strv	   job_pods; /* pod keys in the job, placement order */
+	int		   job_pods_set; /* job_pods is known */
+	json_t		  *layout; /* [{node, cpus, gres}] once allocated */
+	uint32_t	   cpus_per_task;
+	uint32_t	   gpus_per_task;
+	int		   exclusive;
+	int		   cancelled;  /* we asked Slurm to end the job */
+	int		   cancel_due; /* asking failed: ask again */
+	int		   foreign; /* has had a member of another scheduler */
+	int		   invalid; /* translation failed; wait for a change */
 	int   failed;  /* failed by us (node lost): cancel, never complete */
 	int   seen;    /* its job was in the last full load */
 	char *end_msg; /* Slurm ended the job: why (Events) */
@@ -574,10 +574,10 @@ struct group {
 	 * way, whether it was sent (and not refused), and whether True was
 	 * wanted (it never goes back).
 	 */
-	char *pg_cond;
-	int   pg_busy;
-	int   pg_sent;
-	int   pg_scheduled;
+	char	    *pg_cond;
+	int	     pg_busy;
+	int	     pg_sent;
+	int	     pg_scheduled;
 	const char  *pending_reason; /* Slurm's, interned, or NULL */
 	long	     retry_ms;
 	int64_t	     next_try;	 /* monotonic ms */
@@ -601,20 +601,20 @@ struct reconcile {
 	int			  started;
 	atomic_int		  stop;
 
-	struct map	     *pods;	 /* ns/name -> pod_entry */
-	struct map	     *groups;	 /* group key -> group */
-	struct map	     *ns_groups; /* ns -> map of its groups */
-	struct map	     *dirty_ns;	 /* namespaces changed: re-evaluate */
-	struct map	     *deleting;	 /* pod keys with a deletionTimestamp */
-	long		      nstate[G_ENDED + 1]; /* groups per state */
-	struct map	     *jobs;		   /* jobid -> group key */
-	struct map	     *nodes;		   /* node name -> json */
-	struct map	     *namespaces;	   /* name -> json */
-	struct map	     *k8s_jobs;		   /* ns/name -> batch/v1 Job */
-	struct map	     *podgroups;	   /* ns/name -> PodGroup CR */
+	struct map *pods;		 /* ns/name -> pod_entry */
+	struct map *groups;		 /* group key -> group */
+	struct map *ns_groups;		 /* ns -> map of its groups */
+	struct map *dirty_ns;		 /* namespaces changed: re-evaluate */
+	struct map *deleting;		 /* pod keys with a deletionTimestamp */
+	long	    nstate[G_ENDED + 1]; /* groups per state */
+	struct map *jobs;		 /* jobid -> group key */
+	struct map *nodes;		 /* node name -> json */
+	struct map *namespaces;		 /* name -> json */
+	struct map *k8s_jobs;		 /* ns/name -> batch/v1 Job */
+	struct map *podgroups;		 /* ns/name -> PodGroup CR */
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
 	struct map	     *sched_podgroups;
-	struct map	     *jobsets;		   /* ns/name -> JobSet */
+	struct map	     *jobsets;	   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
 	int		      recovering;  /* slurm_nodes is current */

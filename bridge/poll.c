@@ -58,9 +58,9 @@ poll_pending_msg(const struct group *g, const struct sjob *j, char *msg,
 {
 	static const char *const never[] = { "PartitionConfig",
 		"PartitionNodeLimit", "BadConstraints", NULL };
-	struct tm tm;
-	char	  when[64] = "";
-	size_t	  i;
+	struct tm		 tm;
+	char			 when[64] = "";
+	size_t			 i;
 
 	for (i = 0; never[i] != NULL; i++)
 		if (strcmp(j->reason, never[i]) == 0)

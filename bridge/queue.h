@@ -53,14 +53,14 @@ enum event_kind {
 	EV_EXTPOD, /* pods of other schedulers, labelled with a job id */
 	EV_NODE,
 	EV_NAMESPACE,
-	EV_JOB,	      /* batch/v1 Jobs: Indexed Job gangs */
-	EV_PODGROUP,  /* scheduling.x-k8s.io/v1alpha1 PodGroups */
-	EV_JOBSET,    /* jobset.x-k8s.io/v1alpha2 JobSets */
-	EV_LWS,	      /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
+	EV_JOB,		   /* batch/v1 Jobs: Indexed Job gangs */
+	EV_PODGROUP,	   /* scheduling.x-k8s.io/v1alpha1 PodGroups */
+	EV_JOBSET,	   /* jobset.x-k8s.io/v1alpha2 JobSets */
+	EV_LWS,		   /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
-	EV_EXTENDER,  /* a scheduler-extender call (api.c) to answer */
-	EV_WRITE,     /* a pod write (writepool.c) came back */
-	EV_SUBMITTED, /* an allocation request (submitter.c) came back */
+	EV_EXTENDER,	   /* a scheduler-extender call (api.c) to answer */
+	EV_WRITE,	   /* a pod write (writepool.c) came back */
+	EV_SUBMITTED,	   /* an allocation request (submitter.c) came back */
 	EV_KINDS
 };
 

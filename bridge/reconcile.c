@@ -119,10 +119,11 @@ pods_regroup_owner(struct reconcile *r, enum event_kind kind, const json_t *obj)
 	if (kind == EV_JOBSET &&
 	    workload_jobset_stage(obj, NULL, &stage, &n, err, sizeof(err)) !=
 		1) {
-		snprintf(key, sizeof(key), "gang:%s/%s",
-		    k8s_obj_namespace(obj), k8s_obj_name(obj));
+		snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(obj),
+		    k8s_obj_name(obj));
 		pods_regroup(r, key);
-	} else if (kind == EV_SCHED_PODGROUP && workload_podgroup_min(obj) == 0) {
+	} else if (kind == EV_SCHED_PODGROUP &&
+	    workload_podgroup_min(obj) == 0) {
 		snprintf(key, sizeof(key), "podgroup:%s/%s",
 		    k8s_obj_namespace(obj), k8s_obj_name(obj));
 		pods_regroup(r, key);

@@ -295,9 +295,9 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 
 	json_array_foreach (k8s_obj_get(pg, "status.conditions"), i, c)
 		if (strcmp(k8s_obj_str(c, "type") != NULL ?
-				   k8s_obj_str(c, "type") :
-				   "",
-			    PODGROUP_CONDITION) == 0)
+			    k8s_obj_str(c, "type") :
+			    "",
+			PODGROUP_CONDITION) == 0)
 			old = c;
 	/* The transition time moves only when the status does. */
 	if (old != NULL && k8s_obj_str(old, "status") != NULL &&
@@ -308,8 +308,7 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 		snprintf(ts + 19, sizeof(ts) - 19, "Z");
 		ltt = ts;
 	}
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name,
-	    k8s_obj_uid(pg));
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
 	w->gkey = xstrdup(g->key);
 	w->msg = xstrdup(g->pg_cond);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",

@@ -26,12 +26,12 @@
 #define LABEL_JOBID    "scheduler.slinky.slurm.net/slurm-jobid"
 #define ANN_SLURM_NODE "slinky.slurm.net/slurm-node"
 /* The job id as an annotation (the Binding cannot carry labels). */
-#define ANN_SLURM_JOBID	      LABEL_JOBID
-#define LABEL_SLURM_NODENAME  "slinky.slurm.net/slurm-nodename"
-#define ANN_SLURM_GRES	      "scheduler.slinky.slurm.net/slurm-gres"
-#define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
+#define ANN_SLURM_JOBID	     LABEL_JOBID
+#define LABEL_SLURM_NODENAME "slinky.slurm.net/slurm-nodename"
+#define ANN_SLURM_GRES	     "scheduler.slinky.slurm.net/slurm-gres"
+#define LABEL_POD_GROUP	     "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
-#define PODGROUP_CONDITION "PodGroupInitiallyScheduled"
+#define PODGROUP_CONDITION    "PodGroupInitiallyScheduled"
 #define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"
 #define JOBSET_LABEL_NAME     "jobset.sigs.k8s.io/jobset-name"
 #define JOBSET_LABEL_RJ	      "jobset.sigs.k8s.io/replicatedjob-name"

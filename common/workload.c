@@ -300,8 +300,8 @@ workload_group_sched(const json_t *pod, const char *pg_name,
     const struct workload_lookup *lk, struct group_id *gid)
 {
 	const char *ns = k8s_obj_namespace(pod);
-	json_t	   *pg = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns, pg_name);
-	int	    min = pg != NULL ? workload_podgroup_min(pg) : -1;
+	json_t *pg = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns, pg_name);
+	int	min = pg != NULL ? workload_podgroup_min(pg) : -1;
 
 	json_decref(pg);
 	if (min == 0)
@@ -429,8 +429,8 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 	if ((gang = workload_gang_override(pod, err, errlen)) == -2)
 		return (-1);
 	if (gang != 0) {
-		if ((v = k8s_obj_str(pod, "spec.schedulingGroup.podGroupName")) !=
-			NULL &&
+		if ((v = k8s_obj_str(pod,
+			 "spec.schedulingGroup.podGroupName")) != NULL &&
 		    workload_group_sched(pod, v, lk, gid) == 0)
 			return (0);
 		if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL)

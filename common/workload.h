@@ -23,10 +23,10 @@
 #define WORKLOAD_MAX_GANG 4096
 
 enum workload_kind {
-	WORKLOAD_PODGROUP, /* scheduling.x-k8s.io/v1alpha1 PodGroup */
-	WORKLOAD_LWS,	   /* leaderworkerset.x-k8s.io/v1 */
-	WORKLOAD_JOBSET,   /* jobset.x-k8s.io/v1alpha2 */
-	WORKLOAD_JOB,	   /* batch/v1 */
+	WORKLOAD_PODGROUP,	 /* scheduling.x-k8s.io/v1alpha1 PodGroup */
+	WORKLOAD_LWS,		 /* leaderworkerset.x-k8s.io/v1 */
+	WORKLOAD_JOBSET,	 /* jobset.x-k8s.io/v1alpha2 */
+	WORKLOAD_JOB,		 /* batch/v1 */
 	WORKLOAD_SCHED_PODGROUP, /* scheduling.k8s.io PodGroup (GenericWorkload) */
 	WORKLOAD_KINDS
 };
@@ -84,7 +84,7 @@ int workload_gang_size(const char *ns, const char *name, int min_member,
  * when its policy is basic (no gang), -1 when it has neither or the count
  * is out of range.
  */
-int workload_podgroup_min(const json_t *podgroup);
+int workload_podgroup_min(const json_t *pg);
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
 int workload_jobset_size(const json_t *jobset);
 /*

@@ -24,7 +24,8 @@ discovery_has(struct k8s_client *c, const char *group, const char *version,
 	if (k8s_get(c, path, &list, err) == -1)
 		return (err->status == 404 ? 0 : -1);
 	json_array_foreach (json_object_get(list, "resources"), i, r) {
-		const char *name = json_string_value(json_object_get(r, "name"));
+		const char *name = json_string_value(
+		    json_object_get(r, "name"));
 
 		if (name != NULL && strcmp(name, resource) == 0)
 			found = 1;
@@ -50,12 +51,14 @@ k8s_discover(struct k8s_client *c, const char *group, const char *resource,
 	/* The preferred version first, then the others in the server's order. */
 	pref = json_object_get(grp, "preferredVersion");
 	gv = json_string_value(json_object_get(pref, "version"));
-	if (gv != NULL && (has = discovery_has(c, group, gv, resource, err)) != 0) {
+	if (gv != NULL &&
+	    (has = discovery_has(c, group, gv, resource, err)) != 0) {
 		rc = has;
 		goto done;
 	}
 	json_array_foreach (json_object_get(grp, "versions"), i, v) {
-		const char *ver = json_string_value(json_object_get(v, "version"));
+		const char *ver = json_string_value(
+		    json_object_get(v, "version"));
 
 		if (ver == NULL || (gv != NULL && strcmp(ver, gv) == 0))
 			continue;

@@ -327,14 +327,19 @@ START_TEST(test_workload_gangs)
 	known[WORKLOAD_PODGROUP] = pg;
 	ck_assert_int_eq(workload_group(p, &lookup, &g, err, sizeof(err)), 0);
 	ck_assert_int_eq(g.min_member, 0);
-	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member, g.sized_by, &lookup),
+	ck_assert_int_eq(workload_gang_size("ns", g.name, g.min_member,
+			     g.sized_by, &lookup),
 	    3);
 	/* min-member wins over the CR. */
-	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, g.sized_by, &lookup), 5);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 5, g.sized_by,
+			     &lookup),
+	    5);
 	/* A minMember out of range is unknown, not trusted. */
 	json_object_set_new(json_object_get(pg, "spec"), "minMember",
 	    json_integer(WORKLOAD_MAX_GANG + 1));
-	ck_assert_int_eq(workload_gang_size("ns", g.name, 0, g.sized_by, &lookup), 0);
+	ck_assert_int_eq(workload_gang_size("ns", g.name, 0, g.sized_by,
+			     &lookup),
+	    0);
 	json_decref(p);
 
 	/* JobSet: 2 x 2 pods, known once the JobSet is. */
