@@ -50,6 +50,9 @@
 #define DRAIN_REASON_PREFIX	 "slurm-bridge:"
 
 /* translate.c: pod -> Slurm job description (pure). */
+/* Components of a heterogeneous gang; more shapes size it by the largest. */
+#define JOBSPEC_MAX_COMPS 8
+
 struct jobspec {
 	char	*name;
 	char	*comment;
@@ -81,6 +84,21 @@ struct jobspec {
 	uint32_t time_limit; /* minutes; 0: partition default */
 	uint32_t priority;   /* 0: Slurm decides */
 	int	 exclusive;
+	/*
+	 * A gang whose members differ: one Slurm heterogeneous job of
+	 * ncomps components, one per distinct pod shape (ncomps 0: one
+	 * ordinary job of ntasks identical tasks).  comp_of[i] is the
+	 * component of the i-th pod, in placement order (owned).
+	 */
+	size_t		ncomps;
+	struct jobcomp {
+		uint32_t ntasks;
+		uint32_t cpus_per_task;
+		uint32_t gpus_per_task;
+		uint64_t mem_per_cpu_mb;
+		char	*tres_per_task; /* owned */
+	} comps[JOBSPEC_MAX_COMPS];
+	uint8_t *comp_of;
 };
 
 struct translate_conf {
@@ -109,9 +127,13 @@ int translate_pod(const struct translate_src *, const struct translate_conf *,
 /* Does the pod tolerate the managed-node taint? */
 int translate_tolerates(const json_t *pod);
 /*
- * Fills js for a gang: one task per pod, the largest CPU, memory and GPU
- * request of the members, annotations from the first member (they share a
- * template).  pods are in placement order.
+ * Fills js for a gang: one task per pod, annotations from the first member
+ * (they share a template).  Members of one shape (CPUs, memory, GPUs per
+ * task): one job of identical tasks.  Members of 2 to JOBSPEC_MAX_COMPS
+ * shapes: one component per shape (js->comps, js->comp_of), so Slurm
+ * allocates each exactly; more shapes: identical tasks of the largest
+ * request.  pods are in placement order.  admin_comment lists the pods and
+ * their components ({"pods":[...], "comps":[...]}).
  */
 int translate_group(json_t *const *pods, size_t n, const char *group,
     const json_t *root, const json_t *ns, const struct translate_conf *,

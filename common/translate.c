@@ -40,6 +40,9 @@ jobspec_cleanup(struct jobspec *js)
 	free(js->mcs_label);
 	free(js->user_name);
 	free(js->group_name);
+	for (size_t i = 0; i < js->ncomps; i++)
+		free(js->comps[i].tres_per_task);
+	free(js->comp_of);
 	jobspec_init(js);
 }
 
@@ -669,6 +672,77 @@ translate_admin_pods(const char *admin_comment)
 	return (pods);
 }
 
+/* Do two members' jobs ask for the same per-task shape? */
+static int
+translate_same_shape(const struct jobcomp *c, const struct jobspec *one)
+{
+	return (c->cpus_per_task == one->cpus_per_task &&
+	    c->mem_per_cpu_mb == one->mem_per_cpu_mb &&
+	    c->gpus_per_task == one->gpus_per_task &&
+	    ((c->tres_per_task == NULL && one->tres_per_task == NULL) ||
+		(c->tres_per_task != NULL && one->tres_per_task != NULL &&
+		    strcmp(c->tres_per_task, one->tres_per_task) == 0)));
+}
+
+/*
+ * Puts member i (its job: one) in the component of its shape, or a new
+ * one; 0, or -1 when there would be more than JOBSPEC_MAX_COMPS.
+ */
+static int
+translate_comp_add(struct jobspec *js, size_t i, struct jobspec *one)
+{
+	struct jobcomp *c;
+	size_t		k;
+
+	for (k = 0; k < js->ncomps; k++)
+		if (translate_same_shape(&js->comps[k], one))
+			break;
+	if (k == JOBSPEC_MAX_COMPS)
+		return (-1);
+	c = &js->comps[k];
+	if (k == js->ncomps) {
+		js->ncomps++;
+		c->cpus_per_task = one->cpus_per_task;
+		c->mem_per_cpu_mb = one->mem_per_cpu_mb;
+		c->gpus_per_task = one->gpus_per_task;
+		c->tres_per_task = one->tres_per_task;
+		one->tres_per_task = NULL;
+	}
+	c->ntasks++;
+	js->comp_of[i] = (uint8_t)k;
+	return (0);
+}
+
+/* The largest member's per-task size, for every task. */
+static void
+translate_largest(struct jobspec *js, struct jobspec *one)
+{
+	if (one->cpus_per_task > js->cpus_per_task)
+		js->cpus_per_task = one->cpus_per_task;
+	if (one->mem_per_cpu_mb > js->mem_per_cpu_mb)
+		js->mem_per_cpu_mb = one->mem_per_cpu_mb;
+	if (one->gpus_per_task > js->gpus_per_task) {
+		js->gpus_per_task = one->gpus_per_task;
+		free(js->tres_per_task);
+		js->tres_per_task = one->tres_per_task;
+		one->tres_per_task = NULL;
+	}
+}
+
+/* Drops the components: one shape, or too many. */
+static void
+translate_comps_drop(struct jobspec *js)
+{
+	size_t k;
+
+	for (k = 0; k < js->ncomps; k++)
+		free(js->comps[k].tres_per_task);
+	memset(js->comps, 0, sizeof(js->comps));
+	js->ncomps = 0;
+	free(js->comp_of);
+	js->comp_of = NULL;
+}
+
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
     const json_t *root, const json_t *nsobj, const struct translate_conf *conf,
@@ -676,10 +750,11 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 {
 	struct translate_src src = { pods[0], root, nsobj };
 	struct jobspec	     one;
-	json_t		    *ac, *list;
+	json_t		    *ac, *list, *comps;
 	const char	    *ns;
 	size_t		     i;
 	char		     key[512];
+	int		     het = 1;
 
 	if (n == 0) {
 		snprintf(err, errlen, "group %s has no pods", group);
@@ -688,25 +763,24 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	if (translate_pod(&src, conf, js, err, errlen) == -1)
 		return (-1);
 	ns = k8s_obj_namespace(pods[0]);
-	/* The largest member decides the per-task size. */
-	for (i = 1; i < n; i++) {
+	js->comp_of = xcalloc(n, sizeof(*js->comp_of));
+	for (i = 0; i < n; i++) {
 		src.pod = pods[i];
 		if (translate_pod(&src, conf, &one, err, errlen) == -1) {
 			jobspec_cleanup(js);
 			return (-1);
 		}
-		if (one.cpus_per_task > js->cpus_per_task)
-			js->cpus_per_task = one.cpus_per_task;
-		if (one.mem_per_cpu_mb > js->mem_per_cpu_mb)
-			js->mem_per_cpu_mb = one.mem_per_cpu_mb;
-		if (one.gpus_per_task > js->gpus_per_task) {
-			js->gpus_per_task = one.gpus_per_task;
-			free(js->tres_per_task);
-			js->tres_per_task = one.tres_per_task;
-			one.tres_per_task = NULL;
-		}
+		if (het && translate_comp_add(js, i, &one) == -1)
+			het = 0;
+		translate_largest(js, &one);
 		jobspec_cleanup(&one);
 	}
+	/*
+	 * Exclusive gangs take whole nodes, and a job of its own size per
+	 * member would not change that: components only for shared ones.
+	 */
+	if (!het || js->ncomps < 2 || js->exclusive || js->mem_per_node_mb > 0)
+		translate_comps_drop(js);
 	js->ntasks = (uint32_t)n;
 	/* A job-name from the pod or from the workload root wins. */
 	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL &&
@@ -723,6 +797,13 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		json_array_append_new(list,
 		    json_string(k8s_obj_key(pods[i], key, sizeof(key))));
 	ac = json_pack("{s:o}", "pods", list);
+	if (js->ncomps > 1) {
+		comps = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(comps,
+			    json_integer(js->comp_of[i]));
+		json_object_set_new(ac, "comps", comps);
+	}
 	free(js->admin_comment);
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);
 	json_decref(ac);

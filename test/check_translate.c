@@ -198,6 +198,95 @@ START_TEST(test_translate_group_name)
 }
 END_TEST
 
+/* A pod of the gang test: name, CPUs and memory requested, GPUs. */
+static json_t *
+het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
+{
+	json_t *p = json_pack("{s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:s}], "
+			      "s:[{s:s, s:{s:{s:s, s:s}}}]}}",
+	    "metadata", "name", name, "namespace", "team", "spec",
+	    "schedulerName", "slurm-bridge", "tolerations", "key",
+	    MANAGED_TAINT_KEY, "operator", "Exists", "effect",
+	    MANAGED_TAINT_EFFECT, "containers", "name", "main", "resources",
+	    "requests", "cpu", cpu, "memory", mem);
+
+	if (gpu != NULL)
+		json_object_set_new(k8s_obj_get(json_array_get(k8s_obj_get(p,
+						    "spec.containers"),
+					    0),
+					"resources"),
+		    "limits", json_pack("{s:s}", "nvidia.com/gpu", gpu));
+	return (p);
+}
+
+/*
+ * Members of different shapes (an LWS leader of 4 CPUs and 3 workers of
+ * 1): one component per shape, exactly sized, in order of first member;
+ * one shape, or an exclusive gang: an ordinary job.
+ */
+START_TEST(test_translate_group_het)
+{
+	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct jobspec	      js;
+	json_t		     *pods[4];
+	char		      err[256] = "";
+	size_t		      i;
+
+	pods[0] = het_pod("lead", "4", "4Gi", NULL);
+	pods[1] = het_pod("w1", "1", "1Gi", NULL);
+	pods[2] = het_pod("w2", "1", "1Gi", NULL);
+	pods[3] = het_pod("w3", "1", "1Gi", NULL);
+	ck_assert_msg(translate_group(pods, 4, "serve-0", NULL, NULL, &conf,
+			  &js, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_uint_eq(js.ntasks, 4);
+	ck_assert_uint_eq(js.ncomps, 2);
+	ck_assert_uint_eq(js.comps[0].ntasks, 1);
+	ck_assert_uint_eq(js.comps[0].cpus_per_task, 4);
+	ck_assert_uint_eq(js.comps[1].ntasks, 3);
+	ck_assert_uint_eq(js.comps[1].cpus_per_task, 1);
+	ck_assert_uint_eq(js.comps[1].mem_per_cpu_mb, 1024);
+	ck_assert_uint_eq(js.comp_of[0], 0);
+	for (i = 1; i < 4; i++)
+		ck_assert_uint_eq(js.comp_of[i], 1);
+	ck_assert_ptr_nonnull(
+	    strstr(js.admin_comment, "\"comps\":[0,1,1,1]"));
+	/* The largest member still sizes the job as a whole. */
+	ck_assert_uint_eq(js.cpus_per_task, 4);
+	jobspec_cleanup(&js);
+
+	/* A GPU worker is a shape of its own. */
+	json_decref(pods[3]);
+	pods[3] = het_pod("w3", "1", "1Gi", "1");
+	ck_assert_int_eq(translate_group(pods, 4, "g", NULL, NULL, &conf, &js,
+			     err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(js.ncomps, 3);
+	ck_assert_str_eq(js.comps[2].tres_per_task, "gres:gpu:1");
+	ck_assert_uint_eq(js.comp_of[3], 2);
+	jobspec_cleanup(&js);
+
+	/* One shape: an ordinary job, and no comps in admin_comment. */
+	ck_assert_int_eq(translate_group(pods + 1, 2, "g", NULL, NULL, &conf,
+			     &js, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(js.ncomps, 0);
+	ck_assert_ptr_null(js.comp_of);
+	ck_assert_ptr_null(strstr(js.admin_comment, "comps"));
+	jobspec_cleanup(&js);
+
+	/* Exclusive: whole nodes each, so no components. */
+	conf.exclusive = 1;
+	ck_assert_int_eq(translate_group(pods, 4, "g", NULL, NULL, &conf, &js,
+			     err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(js.ncomps, 0);
+	jobspec_cleanup(&js);
+	for (i = 0; i < 4; i++)
+		json_decref(pods[i]);
+}
+END_TEST
+
 START_TEST(test_translate_admin_pods)
 {
 	json_t *a = translate_admin_pods("{\"pods\":[\"a/b\",\"a/c\"]}");
@@ -222,6 +311,7 @@ translate_suite(void)
 	    sizeof(translate_runs) / sizeof(translate_runs[0]));
 	tcase_add_test(tc, test_translate_admin_pods);
 	tcase_add_test(tc, test_translate_group_name);
+	tcase_add_test(tc, test_translate_group_het);
 	suite_add_tcase(s, tc);
 	return (s);
 }
