@@ -557,7 +557,9 @@ struct group {
 	uint32_t	   jobid;
 	struct strv	   job_pods; /* pod keys in the job, placement order */
 	int		   job_pods_set; /* job_pods is known */
-	json_t		  *layout; /* [{node, cpus, gres}] once allocated */
+	json_t		  *layout; /* [{node, cpus, gres[, comp]}] once allocated */
+	/* A heterogeneous job's {"comps", "shapes"} (translate_admin_het) */
+	json_t		  *het;
 	uint32_t	   cpus_per_task;
 	uint32_t	   gpus_per_task;
 	int		   exclusive;
@@ -728,6 +730,12 @@ void group_adopt_sizes(struct reconcile *, struct group *);
 /* Deletes the live members of a job Slurm ended (retried by the sweep). */
 void group_end_members(struct reconcile *, struct group *);
 /* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
+/*
+ * The pods the group's job was made for (placement order), and, for a
+ * heterogeneous job, its components, from the job's admin_comment.
+ */
+void group_job_pods(struct group *, const json_t *pods,
+    const char *admin_comment);
 void group_reset(struct reconcile *, struct group *);
 /* A member ended or left (may free g). */
 void group_member_gone(struct reconcile *, struct group *);

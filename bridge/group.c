@@ -68,6 +68,7 @@ group_free(void *p)
 	strv_clear(&g->members);
 	strv_clear(&g->job_pods);
 	json_decref(g->layout);
+	json_decref(g->het);
 	free(g->end_msg);
 	free(g->pg_cond);
 	free(g);
@@ -383,9 +384,12 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	int		   failed = 0;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
-	if (placement_assign(g->layout, n, (int)g->cpus_per_task,
-		g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-		sizeof(errs)) == -1) {
+	if ((g->het != NULL ?
+		placement_assign_het(g->layout, g->het, n, a, errs,
+		    sizeof(errs)) :
+		placement_assign(g->layout, n, (int)g->cpus_per_task,
+		    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+		    sizeof(errs))) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
 		group_retry_later(g, 0);
 		goto out;
@@ -739,8 +743,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive;
-	strv_from_json(&g->job_pods, s->pods);
-	g->job_pods_set = 1;
+	group_job_pods(g, s->pods, s->js.admin_comment);
 	group_index_put(r, g->jobid, g->key);
 	group_set_state(r, g, G_PENDING);
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
@@ -818,6 +821,15 @@ group_end_members(struct reconcile *r, struct group *g)
 
 /* Forgets the group's job so it can be submitted again. */
 void
+group_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
+{
+	strv_from_json(&g->job_pods, pods);
+	g->job_pods_set = 1;
+	json_decref(g->het);
+	g->het = translate_admin_het(admin_comment, json_array_size(pods));
+}
+
+void
 group_reset(struct reconcile *r, struct group *g)
 {
 	if (g->jobid != 0)
@@ -830,6 +842,8 @@ group_reset(struct reconcile *r, struct group *g)
 	g->job_pods_set = 0;
 	json_decref(g->layout);
 	g->layout = NULL;
+	json_decref(g->het);
+	g->het = NULL;
 	g->cpus_per_task = g->gpus_per_task = 0;
 	free(g->end_msg);
 	g->end_msg = NULL;

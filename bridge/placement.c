@@ -4,6 +4,7 @@
  * it when an allocation is granted.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +136,61 @@ fail:
 		out[i].gres = NULL;
 	}
 	return (-1);
+}
+
+int
+placement_assign_het(const json_t *layout, const json_t *het, size_t nmembers,
+    struct assignment *out, char *err, size_t errlen)
+{
+	const json_t	  *comps = json_object_get(het, "comps");
+	const json_t	  *shapes = json_object_get(het, "shapes"), *ent;
+	struct assignment *part;
+	json_t		  *sub;
+	size_t		  *idx, i, m, k, done = 0;
+	int		   rc = 0;
+
+	if (json_array_size(comps) != nmembers) {
+		snprintf(err, errlen, "%zu members, %zu in the job's components",
+		    nmembers, json_array_size(comps));
+		return (-1);
+	}
+	idx = xcalloc(nmembers ? nmembers : 1, sizeof(*idx));
+	part = xcalloc(nmembers ? nmembers : 1, sizeof(*part));
+	for (k = 0; k < json_array_size(shapes) && rc == 0; k++) {
+		/* Component k's nodes, and its members in order. */
+		sub = json_array();
+		json_array_foreach (layout, i, ent)
+			if ((size_t)json_integer_value(
+				json_object_get(ent, "comp")) == k)
+				json_array_append(sub, (json_t *)(uintptr_t)ent);
+		for (i = m = 0; i < nmembers; i++)
+			if ((size_t)json_integer_value(json_array_get(comps,
+				i)) == k)
+				idx[m++] = i;
+		rc = placement_assign(sub, m,
+		    (int)json_integer_value(
+			json_array_get(json_array_get(shapes, k), 0)),
+		    0,
+		    (int)json_integer_value(
+			json_array_get(json_array_get(shapes, k), 1)),
+		    part, err, errlen);
+		json_decref(sub);
+		for (i = 0; rc == 0 && i < m; i++) {
+			out[idx[i]] = part[i];
+			done++;
+		}
+	}
+	if (rc == 0 && done != nmembers) {
+		snprintf(err, errlen, "components hold %zu of %zu members",
+		    done, nmembers);
+		rc = -1;
+	}
+	if (rc == -1)
+		for (i = 0; i < nmembers; i++) {
+			free(out[i].gres);
+			out[i].gres = NULL;
+		}
+	free(idx);
+	free(part);
+	return (rc);
 }

@@ -26,4 +26,13 @@ int placement_assign(const json_t *layout, size_t nmembers, int cpus_per_task,
     int per_node, int gpus_per_task, struct assignment *out, char *err,
     size_t errlen);
 
+/*
+ * The same for a heterogeneous job: het is translate_admin_het's
+ * {"comps", "shapes"}, the layout's entries carry their "comp".  Member i
+ * goes to a node of its component, by that component's CPUs and GPUs per
+ * task.  out[] must be zeroed; -1 with err, and no share left in out.
+ */
+int placement_assign_het(const json_t *layout, const json_t *het,
+    size_t nmembers, struct assignment *out, char *err, size_t errlen);
+
 #endif /* PLACEMENT_H */

@@ -36,8 +36,7 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
 	if (g != NULL) {
 		g->jobid = j->id;
 		group_set_state(r, g, G_PENDING);
-		strv_from_json(&g->job_pods, pods);
-		g->job_pods_set = 1;
+		group_job_pods(g, pods, j->admin_comment);
 		group_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
 	}
@@ -124,9 +123,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 	if (!g->job_pods_set) {
 		/* Adopted through the jobid label: the job lists its pods. */
 		json_t *pods = translate_admin_pods(j->admin_comment);
-		strv_from_json(&g->job_pods, pods);
+
+		group_job_pods(g, pods, j->admin_comment);
 		json_decref(pods);
-		g->job_pods_set = 1;
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:

@@ -29,6 +29,13 @@
 /* --- Release differences ------------------------------------------------ */
 #define SCTL_SINCE(a, b, c) (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
 
+/* 23.11: list_t names the list type (List before). */
+#if SCTL_SINCE(23, 11, 0)
+typedef list_t *SCTL_LIST;
+#else
+typedef List SCTL_LIST;
+#endif
+
 /* 23.11: hostlist_t names the struct, no longer a pointer to it. */
 #if SCTL_SINCE(23, 11, 0)
 typedef hostlist_t *sctl_hostlist_t;
@@ -59,7 +66,8 @@ extern char	  *slurm_job_reason_string(enum job_state_reason);
 extern void slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
 #endif
 
-/* 25.11: the allocation response's job id moved into its step_id. */
+/* 25.11: the allocation (and submit) response's job id moved into its
+ * step_id. */
 #if SCTL_SINCE(25, 11, 0)
 #define SCTL_ALLOC_JOBID(a) ((a)->step_id.job_id)
 #else
@@ -262,6 +270,7 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 	job_info_msg_t *msg = NULL;
 	json_t	       *layout;
 	double		t0;
+	uint32_t	i;
 	int		rc;
 
 	if (a->node_list == NULL || *a->node_list == '\0')
@@ -277,8 +286,12 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 		sctl_free_jobs(msg);
 		return (NULL);
 	}
-	layout = sctl_layout(a, msg->job_array[0].gres_detail_str,
-	    msg->job_array[0].gres_detail_cnt);
+	/* A heterogeneous job's load brings every component: this one's. */
+	for (i = 0; i + 1 < msg->record_count; i++)
+		if (msg->job_array[i].job_id == SCTL_ALLOC_JOBID(a))
+			break;
+	layout = sctl_layout(a, msg->job_array[i].gres_detail_str,
+	    msg->job_array[i].gres_detail_cnt);
 	sctl_free_jobs(msg);
 	return (layout);
 }
@@ -315,28 +328,39 @@ sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
 #endif
 
 /*
- * slurm_allocate_resources as the job's owner.  Up to 23.02 slurmctld
- * honours the request's user_id/group_id from root or SlurmUser; from 23.11
- * it takes the owner from the caller's credential, so this thread takes
- * on the owner's identity for the call (runas_assume).  The owner may set
- * neither admin_comment nor the priority (slurmctld drops a user's
- * priority): the scheduler sets them once the job exists, and cancels the
- * job if it cannot (a job without its pod list could not be adopted after
- * a restart).
+ * A request made as the job's owner.  Up to 23.02 slurmctld honours the
+ * request's user_id/group_id from root or SlurmUser; from 23.11 it takes
+ * the owner from the caller's credential, so this thread takes on the
+ * owner's identity for the call (runas_assume).  The owner may set neither
+ * admin_comment nor the priority (slurmctld drops a user's priority): the
+ * scheduler sets them once the job exists, and cancels the job if it
+ * cannot (a job without its pod list could not be adopted after a
+ * restart).  sctl_owner_begin before the call, sctl_owner_end after it,
+ * sctl_owner_finish once the job exists.
  */
-static int
-sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
-    int *permanent, char *err, size_t errlen)
-{
-	double t0;
-	int    rc, e;
+struct sctl_owner {
+	int as_owner;
 #ifdef SCTL_OWNER_FROM_CREDENTIAL
 	struct runas_ids saved;
-	char		*admin = d->admin_comment, cerr[128];
-	uint32_t	 prio = d->priority, jobid;
-	int as_owner = d->user_id != geteuid() || d->group_id != getegid();
+	char		*admin;
+	uint32_t	 prio;
+#endif
+};
 
-	if (as_owner && runas_assume(d->user_id, d->group_id, &saved) == -1) {
+/* d[0..n): the request's job descriptions (the components). */
+static int
+sctl_owner_begin(job_desc_msg_t *d, size_t n, struct sctl_owner *o,
+    int *permanent, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	size_t i;
+	int    e;
+
+	o->as_owner = d->user_id != geteuid() || d->group_id != getegid();
+	if (!o->as_owner)
+		return (0);
+	if (runas_assume(d->user_id, d->group_id, &o->saved) == -1) {
 		e = errno;
 		*permanent = 1;
 		snprintf(err, errlen,
@@ -349,21 +373,84 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 		    d->group_id, strerror(e));
 		return (-1);
 	}
-	if (as_owner) {
-		d->admin_comment = NULL;
-		d->priority = NO_VAL;
+	o->admin = d->admin_comment;
+	o->prio = d->priority;
+	for (i = 0; i < n; i++) {
+		d[i].admin_comment = NULL;
+		d[i].priority = NO_VAL;
 	}
+#else
+	(void)d;
+	(void)n;
+	(void)permanent;
+	(void)err;
+	(void)errlen;
 #endif
+	return (0);
+}
+
+static void
+sctl_owner_end(job_desc_msg_t *d, size_t n, struct sctl_owner *o)
+{
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	size_t i;
+
+	if (!o->as_owner)
+		return;
+	runas_revert(&o->saved);
+	for (i = 0; i < n; i++) {
+		d[i].admin_comment = o->admin;
+		d[i].priority = o->prio;
+	}
+#else
+	(void)d;
+	(void)n;
+	(void)o;
+#endif
+}
+
+/* The job exists: what only an administrator may set; -1 cancels it. */
+static int
+sctl_owner_finish(struct sctl_owner *o, uint32_t jobid, char *err,
+    size_t errlen)
+{
+#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	char cerr[128];
+
+	if (!o->as_owner || (o->admin == NULL && o->prio == NO_VAL) ||
+	    sctl_admin_fields_set(jobid, o->admin, o->prio, err, errlen) == 0)
+		return (0);
+	/* One message for the caller to log: both failures. */
+	if (sctl_cancel(jobid, cerr, sizeof(cerr)) == -1) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, "; and %s", cerr);
+	}
+	return (-1);
+#else
+	(void)o;
+	(void)jobid;
+	(void)err;
+	(void)errlen;
+	return (0);
+#endif
+}
+
+/* slurm_allocate_resources as the job's owner (sctl_owner_begin). */
+static int
+sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
+    int *permanent, char *err, size_t errlen)
+{
+	struct sctl_owner o;
+	double		  t0;
+	int		  rc, e;
+
+	if (sctl_owner_begin(d, 1, &o, permanent, err, errlen) == -1)
+		return (-1);
 	t0 = metrics_now();
 	rc = slurm_allocate_resources(d, resp);
 	e = errno;
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
-	if (as_owner) {
-		runas_revert(&saved);
-		d->admin_comment = admin;
-		d->priority = prio;
-	}
-#endif
+	sctl_owner_end(d, 1, &o);
 	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
 	if (rc != SLURM_SUCCESS) {
 		*permanent = sctl_error_permanent(e);
@@ -371,20 +458,90 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 		    slurm_strerror(e));
 		return (-1);
 	}
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
-	jobid = SCTL_ALLOC_JOBID(*resp);
-	if (as_owner && (admin != NULL || prio != NO_VAL) &&
-	    sctl_admin_fields_set(jobid, admin, prio, err, errlen) == -1) {
-		/* One message for the caller to log: both failures. */
-		if (sctl_cancel(jobid, cerr, sizeof(cerr)) == -1) {
-			size_t l = strlen(err);
+	return (sctl_owner_finish(&o, SCTL_ALLOC_JOBID(*resp), err, errlen));
+}
 
-			snprintf(err + l, errlen - l, "; and %s", cerr);
-		}
+/*
+ * What the batch job of a heterogeneous gang runs on its first node: libslurm
+ * allocates heterogeneous jobs only blocking (the caller waits, and
+ * slurmctld must reach it), or as batch jobs; the bridge submits a batch
+ * job that holds the allocation until the bridge completes or cancels it.
+ */
+static char sctl_het_script[] = "#!/bin/sh\n"
+				"# slurm-bridge: placeholder of a Kubernetes "
+				"gang; the pods run under Kubernetes\n"
+				"exec sleep 2147483647\n";
+static char  sctl_het_env0[] = "SLURM_BRIDGE_PLACEHOLDER=1";
+static char *sctl_het_env[] = { sctl_het_env0, NULL };
+
+/* Component k of js as d: its tasks and per-task sizes. */
+static void
+sctl_comp_fill(job_desc_msg_t *d, const struct jobspec *js, size_t k)
+{
+	const struct jobcomp *c = &js->comps[k];
+
+	sctl_desc_fill(d, js);
+	d->num_tasks = c->ntasks;
+	d->cpus_per_task = (uint16_t)c->cpus_per_task;
+	d->min_cpus = c->ntasks * c->cpus_per_task;
+	d->tres_per_task = c->tres_per_task;
+	d->pn_min_memory = c->mem_per_cpu_mb > 0 ?
+	    (c->mem_per_cpu_mb | MEM_PER_CPU) :
+	    NO_VAL64;
+	d->min_nodes = 1;
+	d->max_nodes = c->ntasks == 1 ? 1 : NO_VAL;
+	d->environment = sctl_het_env;
+	d->env_size = 1;
+	d->std_out = (char *)(uintptr_t) "/dev/null";
+	d->std_err = (char *)(uintptr_t) "/dev/null";
+	if (k == 0)
+		d->script = sctl_het_script;
+}
+
+/*
+ * A gang of several shapes as one heterogeneous job, a component per
+ * shape: allocated all or nothing, each component exactly.  Only the
+ * backfill scheduler starts heterogeneous jobs (within its interval).
+ */
+static int
+sctl_submit_het(const struct jobspec *js, uint32_t uid, uint32_t gid,
+    uint32_t *jobid, int *permanent, char *err, size_t errlen)
+{
+	job_desc_msg_t	       d[JOBSPEC_MAX_COMPS];
+	submit_response_msg_t *resp = NULL;
+	struct sctl_owner      o;
+	SCTL_LIST	       list;
+	double		       t0;
+	size_t		       k;
+	int		       rc, e;
+
+	list = slurm_list_create(NULL);
+	for (k = 0; k < js->ncomps; k++) {
+		sctl_comp_fill(&d[k], js, k);
+		d[k].user_id = uid;
+		d[k].group_id = gid;
+		slurm_list_append(list, &d[k]);
+	}
+	if (sctl_owner_begin(d, js->ncomps, &o, permanent, err, errlen) ==
+	    -1) {
+		slurm_list_destroy(list);
 		return (-1);
 	}
-#endif
-	return (0);
+	t0 = metrics_now();
+	rc = slurm_submit_batch_het_job(list, &resp);
+	e = errno;
+	sctl_owner_end(d, js->ncomps, &o);
+	slurm_list_destroy(list);
+	stats_rpc(RPC_ALLOCATE, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS) {
+		*permanent = sctl_error_permanent(e);
+		snprintf(err, errlen, "slurm_submit_batch_het_job: %s",
+		    slurm_strerror(e));
+		return (-1);
+	}
+	*jobid = SCTL_ALLOC_JOBID(resp);
+	slurm_free_submit_response_response_msg(resp);
+	return (sctl_owner_finish(&o, *jobid, err, errlen));
 }
 
 int
@@ -401,6 +558,13 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	if (runas_resolve(js, &d.user_id, &d.group_id, err, errlen) == -1) {
 		*permanent = 1;
 		return (-1);
+	}
+	if (js->ncomps > 1) {
+		if (sctl_submit_het(js, d.user_id, d.group_id, jobid, permanent,
+			err, errlen) == -1)
+			return (-1);
+		atomic_fetch_add(&bstats.jobs_submitted, 1);
+		return (0);
 	}
 	if (sctl_allocate(&d, &resp, permanent, err, errlen) == -1) {
 		slurm_free_resource_allocation_response_msg(resp);
@@ -542,6 +706,14 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	/* clang-format on */
 }
 
+/* A heterogeneous job's component other than its leader? */
+static int
+sctl_het_component(const slurm_job_info_t *j)
+{
+	return (j->het_job_id != 0 && j->het_job_id != NO_VAL &&
+	    j->het_job_id != j->job_id);
+}
+
 int
 sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
     size_t errlen)
@@ -577,6 +749,9 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		    strncmp(j->comment, BRIDGE_COMMENT_MARKER,
 			strlen(BRIDGE_COMMENT_MARKER)) != 0)
 			continue;
+		/* A heterogeneous job is its leader (components move as one). */
+		if (sctl_het_component(j))
+			continue;
 		memset(&sj, 0, sizeof(sj));
 		sj.id = j->job_id;
 		base = j->job_state & JOB_STATE_BASE;
@@ -605,6 +780,46 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 	return (0);
 }
 
+/*
+ * A heterogeneous job's allocation: every component's layout, each entry
+ * with its component ("comp": the component's offset from the leader).
+ */
+static json_t *
+sctl_het_layout(uint32_t jobid)
+{
+	resource_allocation_response_msg_t *a;
+	SCTL_LIST			    list = NULL;
+	json_t				   *layout, *part, *ent;
+	double				    t0;
+	size_t				    i;
+	int				    rc, ok = 1;
+
+	t0 = metrics_now();
+	rc = slurm_het_job_lookup(sctl_job_ref(jobid), &list);
+	stats_rpc(RPC_ALLOC_LOOKUP, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS || list == NULL)
+		return (NULL);
+	layout = json_array();
+	while ((a = slurm_list_pop(list)) != NULL) {
+		/* Components' job ids follow the leader's. */
+		if (ok && (part = sctl_alloc_layout(a, 1)) != NULL) {
+			json_array_foreach (part, i, ent)
+				json_object_set_new(ent, "comp",
+				    json_integer(SCTL_ALLOC_JOBID(a) - jobid));
+			json_array_extend(layout, part);
+			json_decref(part);
+		} else
+			ok = 0;
+		slurm_free_resource_allocation_response_msg(a);
+	}
+	slurm_list_destroy(list);
+	if (!ok) {
+		json_decref(layout);
+		return (NULL);
+	}
+	return (layout);
+}
+
 json_t *
 sctl_job_layout(const struct sjob *sj)
 {
@@ -616,6 +831,8 @@ sctl_job_layout(const struct sjob *sj)
 
 	if (sj->phase != SJOB_RUNNING || j == NULL)
 		return (NULL);
+	if (j->het_job_id == j->job_id)
+		return (sctl_het_layout(j->job_id));
 	t0 = metrics_now();
 	rc = slurm_allocation_lookup(sctl_job_ref(sj->id), &a);
 	stats_rpc(RPC_ALLOC_LOOKUP, t0, rc == SLURM_SUCCESS);

@@ -142,5 +142,12 @@ int translate_group(json_t *const *pods, size_t n, const char *group,
 uint32_t translate_gres_gpus(const char *gres);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t *translate_admin_pods(const char *admin_comment);
+/*
+ * A heterogeneous gang's components from its admin_comment, checked
+ * against its npods pods: a new {"comps":[component of each pod],
+ * "shapes":[[cpus, gpus] per task of each component]}, or NULL (an
+ * ordinary job, or not well formed).
+ */
+json_t *translate_admin_het(const char *admin_comment, size_t npods);
 
 #endif /* POLICY_H */

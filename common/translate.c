@@ -743,6 +743,36 @@ translate_comps_drop(struct jobspec *js)
 	js->comp_of = NULL;
 }
 
+json_t *
+translate_admin_het(const char *admin_comment, size_t npods)
+{
+	json_t	     *ac, *het = NULL, *comps, *shapes;
+	const json_t *v;
+	size_t	      i;
+
+	if (admin_comment == NULL ||
+	    (ac = json_loads(admin_comment, 0, NULL)) == NULL)
+		return (NULL);
+	comps = json_object_get(ac, "comps");
+	shapes = json_object_get(ac, "shapes");
+	if (!json_is_array(comps) || json_array_size(comps) != npods ||
+	    !json_is_array(shapes) || json_array_size(shapes) < 2 ||
+	    json_array_size(shapes) > JOBSPEC_MAX_COMPS)
+		goto out;
+	json_array_foreach (comps, i, v)
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    (size_t)json_integer_value(v) >= json_array_size(shapes))
+			goto out;
+	json_array_foreach (shapes, i, v)
+		if (json_integer_value(json_array_get(v, 0)) < 1 ||
+		    json_integer_value(json_array_get(v, 1)) < 0)
+			goto out;
+	het = json_pack("{s:O, s:O}", "comps", comps, "shapes", shapes);
+out:
+	json_decref(ac);
+	return (het);
+}
+
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
     const json_t *root, const json_t *nsobj, const struct translate_conf *conf,
@@ -803,6 +833,14 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 			json_array_append_new(comps,
 			    json_integer(js->comp_of[i]));
 		json_object_set_new(ac, "comps", comps);
+		/* Each component's CPUs and GPUs per task, for placement. */
+		list = json_array();
+		for (i = 0; i < js->ncomps; i++)
+			json_array_append_new(list,
+			    json_pack("[I, I]",
+				(json_int_t)js->comps[i].cpus_per_task,
+				(json_int_t)js->comps[i].gpus_per_task));
+		json_object_set_new(ac, "shapes", list);
 	}
 	free(js->admin_comment);
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);

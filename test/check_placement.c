@@ -77,6 +77,47 @@ START_TEST(test_placement_assign)
 }
 END_TEST
 
+/*
+ * A heterogeneous job: a leader of 4 CPUs (component 0, on n1) and three
+ * workers of 1 CPU (component 1, 3 CPUs on n2): each member goes to its
+ * component's nodes, in order.
+ */
+START_TEST(test_placement_het)
+{
+	struct assignment a[4];
+	json_t	       *layout, *het;
+	char		err[256] = "";
+
+	memset(a, 0, sizeof(a));
+	layout = json_loads("[{\"node\":\"n2\",\"cpus\":3,\"comp\":1},"
+			    "{\"node\":\"n1\",\"cpus\":4,\"comp\":0}]",
+	    0, NULL);
+	het = json_loads("{\"comps\":[1,0,1,1],\"shapes\":[[4,0],[1,0]]}", 0,
+	    NULL);
+	ck_assert_msg(placement_assign_het(layout, het, 4, a, err,
+			  sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_str_eq(a[0].node, "n2");
+	ck_assert_str_eq(a[1].node, "n1");
+	ck_assert_str_eq(a[2].node, "n2");
+	ck_assert_str_eq(a[3].node, "n2");
+	/* A component short of CPUs fails, leaving nothing. */
+	json_object_set_new(json_array_get(layout, 0), "cpus",
+	    json_integer(2));
+	memset(a, 0, sizeof(a));
+	ck_assert_int_eq(placement_assign_het(layout, het, 4, a, err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "holds 2 of 3"));
+	/* Members that do not match the components fail. */
+	ck_assert_int_eq(placement_assign_het(layout, het, 3, a, err,
+			     sizeof(err)),
+	    -1);
+	json_decref(layout);
+	json_decref(het);
+}
+END_TEST
+
 Suite *
 placement_suite(void)
 {
@@ -86,6 +127,7 @@ placement_suite(void)
 	tcase_add_loop_test(tc, test_placement_gres_share, 0,
 	    sizeof(gres_cases) / sizeof(gres_cases[0]));
 	tcase_add_test(tc, test_placement_assign);
+	tcase_add_test(tc, test_placement_het);
 	suite_add_tcase(s, tc);
 	return (s);
 }
