@@ -966,6 +966,76 @@ START_TEST(test_gang_sacct)
 END_TEST
 
 /*
+ * A gang whose members differ (one of 2 CPUs, two of 1): one
+ * heterogeneous job of two components, which never starts at once (only
+ * backfill starts one); once Slurm starts it, each member is bound to a
+ * node of its own component.
+ */
+START_TEST(test_gang_heterogeneous)
+{
+	struct group *g;
+	json_t	     *pod, *bind;
+	const json_t *w;
+	char	      key[128];
+	size_t	      i;
+	int	      binds = 0;
+
+	h_add(0);
+	pod = h_pod_json(GANG "-1");
+	json_object_set_new(k8s_obj_get(json_array_get(k8s_obj_get(pod,
+					    "spec.containers"),
+				    0),
+				"resources.requests"),
+	    "cpu", json_string("2"));
+	json_object_set_new(H.api, h_key(1, key, sizeof(key)), pod);
+	h_pod_event(pod, K8S_EVENT_ADDED);
+	h_add(2);
+	h_expect_state(G_SUBMITTING, "submitting");
+	h_submit(FAKE_SUBMIT_ALLOCATE);
+	h_writes_settle();
+	/* Asked to allocate at once, it still waits: a batch job. */
+	h_expect_state(G_PENDING, "heterogeneous: pending");
+	ck_assert_str_eq(fake_slurm_job_state(fake_slurm_last_job()),
+	    "PENDING");
+	ck_assert_uint_eq(fake_slurm_job_comps(fake_slurm_last_job()), 2);
+	g = h_group();
+	ck_assert_ptr_nonnull(g->het);
+	/* In placement order: train-0 and train-2 of 1 CPU, train-1 of 2. */
+	ck_assert_int_eq(json_integer_value(json_array_get(
+			     json_object_get(g->het, "comps"), 1)),
+	    1);
+	ck_assert_int_eq(json_integer_value(json_array_get(
+			     json_object_get(g->het, "comps"), 2)),
+	    0);
+	/*
+	 * Component 0 (two tasks of 1 CPU) on n1, component 1 on n2: sized
+	 * by the largest member, train-2 would have gone to n2.
+	 */
+	ck_assert_int_eq(fake_slurm_start_comps(fake_slurm_last_job(), "n1",
+			     "n2"),
+	    0);
+	h_poll();
+	h_expect_state(G_ALLOCATED, "heterogeneous: allocated");
+	for (i = 0; i < 4 && fake_writes_waiting(H.r->writers) > 0; i++) {
+		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
+		group_flush_writes(H.r);
+	}
+	h_expect_state(G_BOUND, "heterogeneous: bound");
+	json_array_foreach (fake_writes_log(), i, w) {
+		if (strcmp(k8s_obj_str(w, "w"), "bind") != 0)
+			continue;
+		bind = (json_t *)(uintptr_t)w;
+		binds++;
+		ck_assert_str_eq(k8s_obj_str(bind, "node"),
+		    strcmp(k8s_obj_str(bind, "pod"), NS "/" GANG "-1") == 0 ?
+			"n2" :
+			"n1");
+	}
+	ck_assert_int_eq(binds, 3);
+}
+END_TEST
+
+/*
  * Stopping with an allocation request not started: the reconcile thread's
  * last step stops the submit thread (which frees that request) and main
  * then frees the groups.  A group that still pointed at the request would
@@ -992,6 +1062,7 @@ gang_suite(void)
 	tcase_add_loop_test(tc, test_gang_row, 0,
 	    (int)(sizeof(rows) / sizeof(rows[0])));
 	tcase_add_test(tc, test_gang_shutdown_order);
+	tcase_add_test(tc, test_gang_heterogeneous);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	suite_add_tcase(s, tc);

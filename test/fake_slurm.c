@@ -30,7 +30,12 @@ struct fake_job {
 	uint32_t	ntasks;
 	uint32_t	cpus_per_task;
 	uint32_t	gpus_per_task;
-	json_t	       *layout;	 /* [{node, cpus, gres}], or NULL */
+	json_t	       *layout;	 /* [{node, cpus, gres[, comp]}], or NULL */
+	/* A heterogeneous job: its components' tasks and per-task sizes. */
+	size_t		ncomps;
+	uint32_t	comp_ntasks[JOBSPEC_MAX_COMPS];
+	uint32_t	comp_cpt[JOBSPEC_MAX_COMPS];
+	uint32_t	comp_gpt[JOBSPEC_MAX_COMPS];
 	uint64_t	changed; /* the load clock at its last change */
 	time_t		submit_time;
 	time_t		start_time;
@@ -231,15 +236,62 @@ fake_place(const struct fake_job *j, const char *nodes, char **used)
 	return (layout);
 }
 
-int
-fake_slurm_start(uint32_t id, const char *nodes)
+/*
+ * A heterogeneous job's layout: each component placed as a job of its
+ * own (the fake keeps no CPU account), its entries tagged with it; on
+ * comp_nodes[k] when given, else on nodes.
+ */
+static json_t *
+fake_place_het(const struct fake_job *j, const char *nodes,
+    const char *const *comp_nodes, char **used)
+{
+	struct fake_job c;
+	json_t	       *layout = json_array(), *part, *ent;
+	char	       *u, *all = NULL;
+	size_t		k, i;
+
+	for (k = 0; k < j->ncomps; k++) {
+		memset(&c, 0, sizeof(c));
+		c.ntasks = j->comp_ntasks[k];
+		c.cpus_per_task = j->comp_cpt[k];
+		c.gpus_per_task = j->comp_gpt[k];
+		if ((part = fake_place(&c,
+			 comp_nodes != NULL ? comp_nodes[k] : nodes, &u)) ==
+		    NULL) {
+			json_decref(layout);
+			free(all);
+			return (NULL);
+		}
+		json_array_foreach (part, i, ent)
+			json_object_set_new(ent, "comp", json_integer((int)k));
+		json_array_extend(layout, part);
+		json_decref(part);
+		if (all == NULL)
+			all = u;
+		else {
+			char *l;
+			xasprintf(&l, "%s,%s", all, u);
+			free(all);
+			free(u);
+			all = l;
+		}
+	}
+	*used = all;
+	return (layout);
+}
+
+/* Starts j on nodes (NULL: any), or its components on comp_nodes. */
+static int
+fake_start(uint32_t id, const char *nodes, const char *const *comp_nodes)
 {
 	struct fake_job *j = fake_job_find(id);
 	json_t		*layout;
 	char		*used = NULL;
 
 	if (j == NULL || j->phase != SJOB_PENDING ||
-	    (layout = fake_place(j, nodes, &used)) == NULL)
+	    (layout = j->ncomps > 1 ?
+		    fake_place_het(j, nodes, comp_nodes, &used) :
+		    fake_place(j, nodes, &used)) == NULL)
 		return (-1);
 	j->layout = layout;
 	j->nodes = used;
@@ -249,6 +301,28 @@ fake_slurm_start(uint32_t id, const char *nodes)
 	j->start_time = time(NULL);
 	fake_job_touch(j);
 	return (0);
+}
+
+int
+fake_slurm_start(uint32_t id, const char *nodes)
+{
+	return (fake_start(id, nodes, NULL));
+}
+
+int
+fake_slurm_start_comps(uint32_t id, const char *nodes0, const char *nodes1)
+{
+	const char *const comp_nodes[] = { nodes0, nodes1 };
+
+	return (fake_start(id, NULL, comp_nodes));
+}
+
+size_t
+fake_slurm_job_comps(uint32_t id)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	return (j != NULL ? j->ncomps : 0);
 }
 
 void
@@ -360,8 +434,15 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	j->ntasks = js->ntasks;
 	j->cpus_per_task = js->cpus_per_task;
 	j->gpus_per_task = js->gpus_per_task;
+	j->ncomps = js->ncomps;
+	for (size_t k = 0; k < js->ncomps; k++) {
+		j->comp_ntasks[k] = js->comps[k].ntasks;
+		j->comp_cpt[k] = js->comps[k].cpus_per_task;
+		j->comp_gpt[k] = js->comps[k].gpus_per_task;
+	}
 	*jobid = j->id;
-	if (fs.mode == FAKE_SUBMIT_ALLOCATE &&
+	/* A heterogeneous job is a batch job: it never starts at once. */
+	if (fs.mode == FAKE_SUBMIT_ALLOCATE && j->ncomps < 2 &&
 	    fake_slurm_start(j->id, NULL) == 0)
 		*layout = json_deep_copy(j->layout);
 	return (0);
