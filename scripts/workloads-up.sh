@@ -25,6 +25,12 @@ for w in "${want[@]}"; do
 	esac
 done
 stack_resolve_bins "${bins[@]}"
+# LWS v0.9 also runs a DisaggregatedSet controller, and exits when its
+# CRD is missing (its cache never syncs): install it where it ships.
+if [[ " ${want[*]} " == *" lws "* ]] &&
+	[ -f "$STACK_GO_DIR/crds/disaggregatedset.x-k8s.io_disaggregatedsets.yaml" ]; then
+	crds+=(disaggregatedsets.disaggregatedset.x-k8s.io)
+fi
 # build-k8s.sh keeps the controllers' CRDs, of the same versions, next to
 # their binaries.
 for c in "${crds[@]}"; do

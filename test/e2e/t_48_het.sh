@@ -39,5 +39,5 @@ ended() { [ -z "$(squeue -h -j "$job" -o %i 2>/dev/null)" ]; }
 check "its pods deleted, the job ends" wait_for 60 ended
 sacct -n -X -j "$job" -o JobID,State,AllocCPUS,NodeList 2>/dev/null | sed 's/^/    sacct: /'
 check_eq "sacct shows both components, cancelled" \
-	"$(sacct -n -X -P -j "$job" -o JobID,State | paste -sd' ')" "$job+0|CANCELLED $job+1|CANCELLED"
+	"$(sacct -n -X -P -j "$job" -o JobID,State | sed "s/ by [0-9]*//" | paste -sd' ')" "$job+0|CANCELLED $job+1|CANCELLED"
 k delete namespace "$ns" --wait=false >/dev/null
