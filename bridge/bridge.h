@@ -557,19 +557,19 @@ struct group {
 	uint32_t	   jobid;
 	struct strv	   job_pods; /* pod keys in the job, placement order */
 	int		   job_pods_set; /* job_pods is known */
-	json_t		  *layout; /* [{node, cpus, gres[, comp]}] once allocated */
+	json_t *layout; /* [{node, cpus, gres[, comp]}] once allocated */
 	/* A heterogeneous job's {"comps", "shapes"} (translate_admin_het) */
-	json_t		  *het;
-	uint32_t	   cpus_per_task;
-	uint32_t	   gpus_per_task;
-	int		   exclusive;
-	int		   cancelled;  /* we asked Slurm to end the job */
-	int		   cancel_due; /* asking failed: ask again */
-	int		   foreign; /* has had a member of another scheduler */
-	int		   invalid; /* translation failed; wait for a change */
-	int   failed;  /* failed by us (node lost): cancel, never complete */
-	int   seen;    /* its job was in the last full load */
-	char *end_msg; /* Slurm ended the job: why (Events) */
+	json_t	*het;
+	uint32_t cpus_per_task;
+	uint32_t gpus_per_task;
+	int	 exclusive;
+	int	 cancelled;  /* we asked Slurm to end the job */
+	int	 cancel_due; /* asking failed: ask again */
+	int	 foreign;    /* has had a member of another scheduler */
+	int	 invalid;    /* translation failed; wait for a change */
+	int	 failed;  /* failed by us (node lost): cancel, never complete */
+	int	 seen;	  /* its job was in the last full load */
+	char	*end_msg; /* Slurm ended the job: why (Events) */
 	/*
 	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
 	 * one wanted ("True|..." or "False|..."), whether a write is on its

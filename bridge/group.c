@@ -385,11 +385,11 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if ((g->het != NULL ?
-		placement_assign_het(g->layout, g->het, n, a, errs,
-		    sizeof(errs)) :
-		placement_assign(g->layout, n, (int)g->cpus_per_task,
-		    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-		    sizeof(errs))) == -1) {
+		    placement_assign_het(g->layout, g->het, n, a, errs,
+			sizeof(errs)) :
+		    placement_assign(g->layout, n, (int)g->cpus_per_task,
+			g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
+			sizeof(errs))) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
 		group_retry_later(g, 0);
 		goto out;

@@ -150,8 +150,9 @@ placement_assign_het(const json_t *layout, const json_t *het, size_t nmembers,
 	int		   rc = 0;
 
 	if (json_array_size(comps) != nmembers) {
-		snprintf(err, errlen, "%zu members, %zu in the job's components",
-		    nmembers, json_array_size(comps));
+		snprintf(err, errlen,
+		    "%zu members, %zu in the job's components", nmembers,
+		    json_array_size(comps));
 		return (-1);
 	}
 	idx = xcalloc(nmembers ? nmembers : 1, sizeof(*idx));
@@ -162,10 +163,11 @@ placement_assign_het(const json_t *layout, const json_t *het, size_t nmembers,
 		json_array_foreach (layout, i, ent)
 			if ((size_t)json_integer_value(
 				json_object_get(ent, "comp")) == k)
-				json_array_append(sub, (json_t *)(uintptr_t)ent);
+				json_array_append(sub,
+				    (json_t *)(uintptr_t)ent);
 		for (i = m = 0; i < nmembers; i++)
-			if ((size_t)json_integer_value(json_array_get(comps,
-				i)) == k)
+			if ((size_t)json_integer_value(
+				json_array_get(comps, i)) == k)
 				idx[m++] = i;
 		rc = placement_assign(sub, m,
 		    (int)json_integer_value(

@@ -33,7 +33,7 @@
 #if SCTL_SINCE(23, 11, 0)
 typedef list_t *SCTL_LIST;
 #else
-typedef List SCTL_LIST;
+typedef List	   SCTL_LIST;
 #endif
 
 /* 23.11: hostlist_t names the struct, no longer a pointer to it. */
@@ -96,9 +96,7 @@ sctl_job_ref(uint32_t jobid)
  * credential, not from the request's user_id/group_id, so the request is
  * made under the owner's identity (runas_assume: this thread only).
  */
-#if SCTL_SINCE(23, 11, 0)
-#define SCTL_OWNER_FROM_CREDENTIAL 1
-#endif
+#define SCTL_OWNER_FROM_CREDENTIAL SCTL_SINCE(23, 11, 0)
 
 /*
  * slurm_free_job_info_msg() leaks fields of each record: admin_comment up
@@ -296,7 +294,6 @@ sctl_alloc_layout(const resource_allocation_response_msg_t *a, int has_gres)
 	return (layout);
 }
 
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
 /*
  * Sets what only an administrator may set: admin_comment (NULL: left as
  * it is) and the priority (NO_VAL: left as it is).
@@ -325,7 +322,6 @@ sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
 	    jobid, slurm_strerror(e));
 	return (-1);
 }
-#endif
 
 /*
  * A request made as the job's owner.  Up to 23.02 slurmctld honours the
@@ -339,12 +335,10 @@ sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
  * sctl_owner_finish once the job exists.
  */
 struct sctl_owner {
-	int as_owner;
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
+	int		 as_owner;
 	struct runas_ids saved;
 	char		*admin;
 	uint32_t	 prio;
-#endif
 };
 
 /* d[0..n): the request's job descriptions (the components). */
@@ -352,12 +346,12 @@ static int
 sctl_owner_begin(job_desc_msg_t *d, size_t n, struct sctl_owner *o,
     int *permanent, char *err, size_t errlen)
 {
-	memset(o, 0, sizeof(*o));
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
 	size_t i;
 	int    e;
 
-	o->as_owner = d->user_id != geteuid() || d->group_id != getegid();
+	memset(o, 0, sizeof(*o));
+	o->as_owner = SCTL_OWNER_FROM_CREDENTIAL &&
+	    (d->user_id != geteuid() || d->group_id != getegid());
 	if (!o->as_owner)
 		return (0);
 	if (runas_assume(d->user_id, d->group_id, &o->saved) == -1) {
@@ -379,20 +373,12 @@ sctl_owner_begin(job_desc_msg_t *d, size_t n, struct sctl_owner *o,
 		d[i].admin_comment = NULL;
 		d[i].priority = NO_VAL;
 	}
-#else
-	(void)d;
-	(void)n;
-	(void)permanent;
-	(void)err;
-	(void)errlen;
-#endif
 	return (0);
 }
 
 static void
-sctl_owner_end(job_desc_msg_t *d, size_t n, struct sctl_owner *o)
+sctl_owner_end(job_desc_msg_t *d, size_t n, const struct sctl_owner *o)
 {
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
 	size_t i;
 
 	if (!o->as_owner)
@@ -402,19 +388,13 @@ sctl_owner_end(job_desc_msg_t *d, size_t n, struct sctl_owner *o)
 		d[i].admin_comment = o->admin;
 		d[i].priority = o->prio;
 	}
-#else
-	(void)d;
-	(void)n;
-	(void)o;
-#endif
 }
 
 /* The job exists: what only an administrator may set; -1 cancels it. */
 static int
-sctl_owner_finish(struct sctl_owner *o, uint32_t jobid, char *err,
+sctl_owner_finish(const struct sctl_owner *o, uint32_t jobid, char *err,
     size_t errlen)
 {
-#ifdef SCTL_OWNER_FROM_CREDENTIAL
 	char cerr[128];
 
 	if (!o->as_owner || (o->admin == NULL && o->prio == NO_VAL) ||
@@ -427,13 +407,6 @@ sctl_owner_finish(struct sctl_owner *o, uint32_t jobid, char *err,
 		snprintf(err + l, errlen - l, "; and %s", cerr);
 	}
 	return (-1);
-#else
-	(void)o;
-	(void)jobid;
-	(void)err;
-	(void)errlen;
-	return (0);
-#endif
 }
 
 /* slurm_allocate_resources as the job's owner (sctl_owner_begin). */
@@ -467,10 +440,10 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
  * slurmctld must reach it), or as batch jobs; the bridge submits a batch
  * job that holds the allocation until the bridge completes or cancels it.
  */
-static char sctl_het_script[] = "#!/bin/sh\n"
-				"# slurm-bridge: placeholder of a Kubernetes "
-				"gang; the pods run under Kubernetes\n"
-				"exec sleep 2147483647\n";
+static char  sctl_het_script[] = "#!/bin/sh\n"
+				 "# slurm-bridge: placeholder of a Kubernetes "
+				 "gang; the pods run under Kubernetes\n"
+				 "exec sleep 2147483647\n";
 static char  sctl_het_env0[] = "SLURM_BRIDGE_PLACEHOLDER=1";
 static char *sctl_het_env[] = { sctl_het_env0, NULL };
 
@@ -522,8 +495,7 @@ sctl_submit_het(const struct jobspec *js, uint32_t uid, uint32_t gid,
 		d[k].group_id = gid;
 		slurm_list_append(list, &d[k]);
 	}
-	if (sctl_owner_begin(d, js->ncomps, &o, permanent, err, errlen) ==
-	    -1) {
+	if (sctl_owner_begin(d, js->ncomps, &o, permanent, err, errlen) == -1) {
 		slurm_list_destroy(list);
 		return (-1);
 	}

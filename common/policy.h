@@ -90,7 +90,7 @@ struct jobspec {
 	 * ordinary job of ntasks identical tasks).  comp_of[i] is the
 	 * component of the i-th pod, in placement order (owned).
 	 */
-	size_t		ncomps;
+	size_t ncomps;
 	struct jobcomp {
 		uint32_t ntasks;
 		uint32_t cpus_per_task;

@@ -983,8 +983,8 @@ START_TEST(test_gang_heterogeneous)
 	h_add(0);
 	pod = h_pod_json(GANG "-1");
 	json_object_set_new(k8s_obj_get(json_array_get(k8s_obj_get(pod,
-					    "spec.containers"),
-				    0),
+							   "spec.containers"),
+					    0),
 				"resources.requests"),
 	    "cpu", json_string("2"));
 	json_object_set_new(H.api, h_key(1, key, sizeof(key)), pod);
@@ -1001,11 +1001,13 @@ START_TEST(test_gang_heterogeneous)
 	g = h_group();
 	ck_assert_ptr_nonnull(g->het);
 	/* In placement order: train-0 and train-2 of 1 CPU, train-1 of 2. */
-	ck_assert_int_eq(json_integer_value(json_array_get(
-			     json_object_get(g->het, "comps"), 1)),
+	ck_assert_int_eq(json_integer_value(
+			     json_array_get(json_object_get(g->het, "comps"),
+				 1)),
 	    1);
-	ck_assert_int_eq(json_integer_value(json_array_get(
-			     json_object_get(g->het, "comps"), 2)),
+	ck_assert_int_eq(json_integer_value(
+			     json_array_get(json_object_get(g->het, "comps"),
+				 2)),
 	    0);
 	/*
 	 * Component 0 (two tasks of 1 CPU) on n1, component 1 on n2: sized

@@ -85,8 +85,8 @@ END_TEST
 START_TEST(test_placement_het)
 {
 	struct assignment a[4];
-	json_t	       *layout, *het;
-	char		err[256] = "";
+	json_t		 *layout, *het;
+	char		  err[256] = "";
 
 	memset(a, 0, sizeof(a));
 	layout = json_loads("[{\"node\":\"n2\",\"cpus\":3,\"comp\":1},"
@@ -102,8 +102,7 @@ START_TEST(test_placement_het)
 	ck_assert_str_eq(a[2].node, "n2");
 	ck_assert_str_eq(a[3].node, "n2");
 	/* A component short of CPUs fails, leaving nothing. */
-	json_object_set_new(json_array_get(layout, 0), "cpus",
-	    json_integer(2));
+	json_object_set_new(json_array_get(layout, 0), "cpus", json_integer(2));
 	memset(a, 0, sizeof(a));
 	ck_assert_int_eq(placement_assign_het(layout, het, 4, a, err,
 			     sizeof(err)),

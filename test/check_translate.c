@@ -211,10 +211,11 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 	    "requests", "cpu", cpu, "memory", mem);
 
 	if (gpu != NULL)
-		json_object_set_new(k8s_obj_get(json_array_get(k8s_obj_get(p,
-						    "spec.containers"),
-					    0),
-					"resources"),
+		json_object_set_new(
+		    k8s_obj_get(json_array_get(k8s_obj_get(p,
+						   "spec.containers"),
+				    0),
+			"resources"),
 		    "limits", json_pack("{s:s}", "nvidia.com/gpu", gpu));
 	return (p);
 }
@@ -249,8 +250,7 @@ START_TEST(test_translate_group_het)
 	ck_assert_uint_eq(js.comp_of[0], 0);
 	for (i = 1; i < 4; i++)
 		ck_assert_uint_eq(js.comp_of[i], 1);
-	ck_assert_ptr_nonnull(
-	    strstr(js.admin_comment, "\"comps\":[0,1,1,1]"));
+	ck_assert_ptr_nonnull(strstr(js.admin_comment, "\"comps\":[0,1,1,1]"));
 	/* The largest member still sizes the job as a whole. */
 	ck_assert_uint_eq(js.cpus_per_task, 4);
 	jobspec_cleanup(&js);

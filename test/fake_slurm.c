@@ -30,15 +30,15 @@ struct fake_job {
 	uint32_t	ntasks;
 	uint32_t	cpus_per_task;
 	uint32_t	gpus_per_task;
-	json_t	       *layout;	 /* [{node, cpus, gres[, comp]}], or NULL */
+	json_t	       *layout; /* [{node, cpus, gres[, comp]}], or NULL */
 	/* A heterogeneous job: its components' tasks and per-task sizes. */
-	size_t		ncomps;
-	uint32_t	comp_ntasks[JOBSPEC_MAX_COMPS];
-	uint32_t	comp_cpt[JOBSPEC_MAX_COMPS];
-	uint32_t	comp_gpt[JOBSPEC_MAX_COMPS];
-	uint64_t	changed; /* the load clock at its last change */
-	time_t		submit_time;
-	time_t		start_time;
+	size_t	 ncomps;
+	uint32_t comp_ntasks[JOBSPEC_MAX_COMPS];
+	uint32_t comp_cpt[JOBSPEC_MAX_COMPS];
+	uint32_t comp_gpt[JOBSPEC_MAX_COMPS];
+	uint64_t changed; /* the load clock at its last change */
+	time_t	 submit_time;
+	time_t	 start_time;
 };
 
 struct fake_node {

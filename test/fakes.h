@@ -55,8 +55,7 @@ uint32_t fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
  */
 int fake_slurm_start(uint32_t id, const char *nodes);
 /* Starts a heterogeneous job of two components on nodes0 and nodes1. */
-int fake_slurm_start_comps(uint32_t id, const char *nodes0,
-    const char *nodes1);
+int fake_slurm_start_comps(uint32_t id, const char *nodes0, const char *nodes1);
 /* A job's components (0: an ordinary job). */
 size_t fake_slurm_job_comps(uint32_t id);
 /* A pending job's new reason. */
