@@ -293,12 +293,12 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	char	      ts[64];
 	size_t	      i;
 
-	json_array_foreach (k8s_obj_get(pg, "status.conditions"), i, c)
-		if (strcmp(k8s_obj_str(c, "type") != NULL ?
-			    k8s_obj_str(c, "type") :
-			    "",
-			PODGROUP_CONDITION) == 0)
+	json_array_foreach (k8s_obj_get(pg, "status.conditions"), i, c) {
+		const char *type = k8s_obj_str(c, "type");
+
+		if (type != NULL && strcmp(type, PODGROUP_CONDITION) == 0)
 			old = c;
+	}
 	/* The transition time moves only when the status does. */
 	if (old != NULL && k8s_obj_str(old, "status") != NULL &&
 	    strcmp(k8s_obj_str(old, "status"), status) == 0)
