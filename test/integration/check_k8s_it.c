@@ -478,6 +478,69 @@ START_TEST(it_events_dedup)
 }
 END_TEST
 
+/* Does /apis/scheduling.k8s.io/VERSION list resource? */
+static int
+it_lists(const char *version, const char *resource)
+{
+	struct k8s_error err;
+	json_t		*doc = NULL;
+	const json_t	*r;
+	const char	*name;
+	char		 path[128];
+	size_t		 i;
+	int		 listed = 0;
+
+	snprintf(path, sizeof(path), "/apis/scheduling.k8s.io/%s", version);
+	ck_assert_msg(k8s_get(cl, path, &doc, &err) == 0, "%s: %s", path,
+	    err.text);
+	json_array_foreach (json_object_get(doc, "resources"), i, r)
+		if ((name = k8s_obj_str(r, "name")) != NULL &&
+		    strcmp(name, resource) == 0)
+			listed = 1;
+	json_decref(doc);
+	return (listed);
+}
+
+/*
+ * Discovery: the version that serves a resource, as the real API server
+ * answers.  apps serves deployments at v1; a group nobody serves, or a
+ * resource a served group lacks, is 0.  scheduling.k8s.io's podgroups are
+ * served where the stack turned them on (v1beta1 on 1.37) and nowhere on
+ * 1.35 and 1.34: the answer must agree with the group's own documents.
+ */
+START_TEST(it_discover)
+{
+	struct k8s_error err;
+	json_t		*grp = NULL;
+	const json_t	*v;
+	char		 ver[32];
+	size_t		 i;
+	int		 rc;
+
+	ck_assert_int_eq(k8s_discover(cl, "apps", "deployments", ver,
+			     sizeof(ver), &err),
+	    1);
+	ck_assert_str_eq(ver, "v1");
+	ck_assert_int_eq(k8s_discover(cl, "nosuch.example.com", "things", ver,
+			     sizeof(ver), &err),
+	    0);
+	ck_assert_int_eq(k8s_discover(cl, "apps", "nosuchthings", ver,
+			     sizeof(ver), &err),
+	    0);
+	rc = k8s_discover(cl, "scheduling.k8s.io", "podgroups", ver,
+	    sizeof(ver), &err);
+	ck_assert_int_ne(rc, -1);
+	if (rc == 1) {
+		ck_assert(it_lists(ver, "podgroups"));
+		return;
+	}
+	ck_assert_int_eq(k8s_get(cl, "/apis/scheduling.k8s.io", &grp, &err), 0);
+	json_array_foreach (json_object_get(grp, "versions"), i, v)
+		ck_assert(!it_lists(k8s_obj_str(v, "version"), "podgroups"));
+	json_decref(grp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -495,6 +558,7 @@ main(void)
 	tcase_add_test(tc, it_bind_stale_uid);
 	tcase_add_test(tc, it_lease_two_holders);
 	tcase_add_test(tc, it_events_dedup);
+	tcase_add_test(tc, it_discover);
 	suite_add_tcase(s, tc);
 	/* These restart the API server or compact etcd. */
 	tcase_set_tags(dis, "disruptive");
