@@ -290,6 +290,13 @@ integration: $(BUILD)/check_integration
 bench: all bench-tools
 	$(Q)scripts/bench.sh
 
+# The daemons' container images, from scratch with buildah: each holds its
+# programs, their shared libraries (and libslurm's plugins), CA
+# certificates and nothing else (scripts/images.sh).
+images: all
+	$(Q)scripts/deps.sh --images
+	$(Q)scripts/images.sh
+
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
 bench-webhook: all
 	$(Q)scripts/cluster-up.sh
@@ -437,7 +444,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
-.PHONY: all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	workload-controllers
 

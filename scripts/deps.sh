@@ -3,7 +3,7 @@
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).
 #
-# Usage: deps.sh [--slurm-root | --bench | --lint]
+# Usage: deps.sh [--slurm-root | --bench | --lint | --images]
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
 #   (scripts/slurm/root.sh installs it there).
@@ -11,6 +11,7 @@
 #   runs it and goes on without the plots when it fails.
 #   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,
 #   clang-format); the default set has them too.
+#   --images: only what make images adds (buildah).
 set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
@@ -22,6 +23,9 @@ if [ "${1:-}" = --slurm-root ]; then
 	PKGS=("${BUILD_PKGS[@]}" "${SLURM_PKGS[@]}")
 elif [ "${1:-}" = --bench ]; then
 	PKGS=(gnuplot-nox)
+elif [ "${1:-}" = --images ]; then
+	# make images: buildah builds them from scratch (no daemon, no registry).
+	PKGS=(buildah)
 elif [ "${1:-}" = --lint ]; then
 	PKGS=("${LINT_PKGS[@]}")
 else
