@@ -8,7 +8,7 @@
 #   $K8S_CACHE/etcd-$ETCD_VERSION/etcd   (only when Debian's is not wanted)
 #
 # Usage: build-k8s.sh [kube-apiserver|kube-controller-manager|kube-scheduler|
-#                      kubectl|lws|jobset|kwok|etcd ...]
+#                      kubectl|kubelet|lws|jobset|kwok|etcd ...]
 # With no argument it builds what the stack always runs (kube-apiserver,
 # kube-controller-manager, kwok).  Binaries already cached are not rebuilt.
 #
@@ -77,6 +77,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "sigs.k8s.io/jobset"
 	_ "sigs.k8s.io/lws/cmd"
 )
@@ -91,7 +92,7 @@ GO
 # go_package NAME: the package of NAME in the helper module.
 go_package() {
 	case $1 in
-	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
+	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
 		echo "k8s.io/kubernetes/cmd/$1" ;;
 	jobset) echo sigs.k8s.io/jobset ;;
 	lws) echo sigs.k8s.io/lws/cmd ;;
@@ -168,7 +169,7 @@ targets=("$@")
 stack=() kwok=0 etcd=0
 for t in "${targets[@]}"; do
 	case $t in
-	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|jobset|lws) stack+=("$t") ;;
+	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|jobset|lws) stack+=("$t") ;;
 	kwok) kwok=1 ;;
 	etcd) etcd=1 ;;
 	*) echo "build-k8s: unknown target $t" >&2; exit 2 ;;

@@ -7,6 +7,9 @@
 #                               and munge (the Deployment's munged sidecar
 #                               runs from the same image)
 #   slurm-bridge-admission:dev  /usr/bin/slurm-bridge-admission
+#   slurm-bridge-pause:dev      the pod sandbox's pause program of the
+#                               local stack's kubelet node (scripts/k8s/
+#                               pause.c, static): not part of a release
 #
 # Each holds its programs, the shared libraries they (and the plugins)
 # need, CA certificates, an /etc/passwd naming the non-root users the
@@ -132,8 +135,23 @@ for p in "$plugins"/*.so; do check "$r" "$p"; done
 chroot "$r" /usr/bin/slurm-bridge --help >/dev/null
 commit "$r" slurm-bridge /usr/bin/slurm-bridge
 
+# The local stack's pause image: one static program, run as 65535.
+r=$work/pause
+rm -rf "$r"
+mkdir -p "$r"
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
+	-o "$r/pause" "$here/k8s/pause.c"
+ctr=$(buildah from scratch)
+buildah copy --quiet "$ctr" "$r/pause" /pause >/dev/null
+buildah config --user 65535:65535 --entrypoint '["/pause"]' --cmd '[]' "$ctr"
+buildah commit --quiet --rm "$ctr" "localhost/slurm-bridge-pause:$tag" >/dev/null
+rm -f "$out/slurm-bridge-pause.tar"
+buildah push --quiet "localhost/slurm-bridge-pause:$tag" \
+	"oci-archive:$out/slurm-bridge-pause.tar:slurm-bridge-pause:$tag" >/dev/null
+
 echo "images: built in $(stack_since "$t0") (Slurm $SLURM):"
-buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E "localhost/slurm-bridge(-admission)?:$tag " | sed 's/^/  /'
-for n in slurm-bridge slurm-bridge-admission; do
+buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' |
+	grep -E "localhost/slurm-bridge(-admission|-pause)?:$tag " | sed 's/^/  /'
+for n in slurm-bridge slurm-bridge-admission slurm-bridge-pause; do
 	printf '  %s: %s as an OCI archive\n' "$out/$n.tar" "$(du -h "$out/$n.tar" | cut -f1)"
 done

@@ -158,7 +158,7 @@ STACK_GO_DIR=$K8S_CACHE/stack-k8s-$K8S_VERSION-lws-$LWS_VERSION-jobset-$JOBSET_V
 # stack_cache_path NAME: where scripts/build-k8s.sh caches binary NAME.
 stack_cache_path() {
 	case $1 in
-	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|lws|jobset)
+	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|lws|jobset)
 		echo "$STACK_GO_DIR/$1" ;;
 	kwok) echo "$K8S_CACHE/kwok-$KWOK_VERSION/kwok" ;;
 	etcd) echo "$K8S_CACHE/etcd-$ETCD_VERSION/etcd" ;;
