@@ -366,6 +366,18 @@ group_plan_pending(struct reconcile *r, struct group *g)
 	}
 }
 
+/* The job's n pods onto its layout: by component for a heterogeneous job. */
+static int
+group_place(const struct group *g, size_t n, struct assignment *a, char *err,
+    size_t errlen)
+{
+	if (g->het != NULL)
+		return (
+		    placement_assign_het(g->layout, g->het, n, a, err, errlen));
+	return (placement_assign(g->layout, n, (int)g->cpus_per_task,
+	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, err, errlen));
+}
+
 /*
  * What an allocated group's members need next, given the writes in
  * flight.  The assignment is a pure function of the job's pod list and
@@ -384,12 +396,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	int		   failed = 0;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
-	if ((g->het != NULL ?
-		    placement_assign_het(g->layout, g->het, n, a, errs,
-			sizeof(errs)) :
-		    placement_assign(g->layout, n, (int)g->cpus_per_task,
-			g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, errs,
-			sizeof(errs))) == -1) {
+	if (group_place(g, n, a, errs, sizeof(errs)) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
 		group_retry_later(g, 0);
 		goto out;
@@ -819,7 +826,6 @@ group_end_members(struct reconcile *r, struct group *g)
 	}
 }
 
-/* Forgets the group's job so it can be submitted again. */
 void
 group_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 {
@@ -829,6 +835,7 @@ group_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 	g->het = translate_admin_het(admin_comment, json_array_size(pods));
 }
 
+/* Forgets the group's job so it can be submitted again. */
 void
 group_reset(struct reconcile *r, struct group *g)
 {

@@ -70,6 +70,14 @@ writer_release_patch(void)
 	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
 }
 
+/* Now, as a condition's time: RFC 3339 in whole seconds. */
+static void
+writer_condition_time(char *ts, size_t len)
+{
+	k8s_microtime(ts, len, NULL);
+	snprintf(ts + 19, len - 19, "Z");
+}
+
 /* Hands the pod's wanted PodScheduled=False message to the writer pool. */
 static void
 writer_condition_send(struct reconcile *r, struct pod_entry *e)
@@ -77,9 +85,7 @@ writer_condition_send(struct reconcile *r, struct pod_entry *e)
 	struct wreq *w;
 	char	     ts[64];
 
-	k8s_microtime(ts, sizeof(ts), NULL);
-	/* Conditions take RFC 3339 seconds. */
-	snprintf(ts + 19, sizeof(ts) - 19, "Z");
+	writer_condition_time(ts, sizeof(ts));
 	w = wreq_new(WREQ_STATUS, e, NULL);
 	w->msg = xstrdup(e->cond);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
@@ -304,8 +310,7 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	    strcmp(k8s_obj_str(old, "status"), status) == 0)
 		ltt = k8s_obj_str(old, "lastTransitionTime");
 	if (ltt == NULL) {
-		k8s_microtime(ts, sizeof(ts), NULL);
-		snprintf(ts + 19, sizeof(ts) - 19, "Z");
+		writer_condition_time(ts, sizeof(ts));
 		ltt = ts;
 	}
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
