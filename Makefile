@@ -88,15 +88,15 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/eventer.c bridge/memstats.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
-		   admission/validate.c admission/owners.c
-ADMISSION_SRCS	:= admission/main.c admission/server.c \
+		   admission/validate.c admission/owners.c admission/certs.c
+ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c \
 		   test/check_review.c test/check_config.c \
-		   test/check_podrec.c test/check_util.c
+		   test/check_podrec.c test/check_util.c test/check_certs.c
 # The gang state machine: reconcile.c, group.c and writer.c over fakes of
 # Slurm (the slurm.c seam), the writers, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for
@@ -269,6 +269,16 @@ cluster-up:
 
 cluster-down:
 	$(Q)scripts/cluster-down.sh
+
+# One real node (kubelet, containerd, runc) beside the kwok nodes, for the
+# in-cluster daemons: labelled and tainted as a system node
+# (scripts/k8s/node-up.sh).  The images are imported into its containerd.
+node-up: images
+	$(Q)scripts/deps.sh --node
+	$(Q)scripts/k8s/node-up.sh
+
+node-down:
+	$(Q)scripts/k8s/node-up.sh --down
 
 bridge-up: all
 	$(Q)scripts/bridge-up.sh
@@ -444,7 +454,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
-.PHONY: images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	workload-controllers
 

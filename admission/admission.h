@@ -9,6 +9,7 @@
 #define ADMISSION_H
 
 #include <netinet/in.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -17,7 +18,11 @@
 #include "workload.h"
 
 struct admission_conf {
-	const char	  *listen;	 /* "ADDR:PORT" */
+	const char *listen;		 /* "ADDR:PORT" */
+	const char *webhook_config;	 /* --webhook-configuration, or NULL */
+	const char *namespace;		 /* --namespace (--issue-certs) */
+	int		   issue_certs;	 /* --issue-certs */
+	int		   cert_days;	 /* --days */
 	const char	  *tls_cert;	 /* PEM file */
 	const char	  *tls_key;	 /* PEM file */
 	const char	  *config_path;	 /* --config, or NULL */
@@ -143,5 +148,64 @@ struct server;
 struct server *server_start(const struct admission_conf *,
     const struct review_conf *, char *err, size_t errlen);
 void	       server_stop(struct server *);
+
+/*
+ * certs.c: --issue-certs, the in-cluster TLS in Secrets (see there).  The
+ * names are fixed: the chart and the Deployments mount them.
+ */
+#define CERTS_SECRET_CA	       "slurm-bridge-ca"
+#define CERTS_SECRET_ADMISSION "slurm-bridge-admission-tls"
+#define CERTS_SECRET_BRIDGE    "slurm-bridge-tls"
+#define CERTS_SECRET_CLIENT    "slurm-bridge-extender-client"
+#define CERTS_SVC_ADMISSION    "slurm-bridge-admission"
+#define CERTS_SVC_BRIDGE       "slurm-bridge"
+#define CERTS_CLIENT_CN	       "slurm-bridge-extender-client"
+
+struct certs_req {
+	const char  *cn;
+	const char **dns; /* subject alternative names, NULL-ended */
+	int	     is_ca;
+	int	     client; /* clientAuth, else serverAuth */
+	int	     days;
+	time_t	     now; /* 0: the clock */
+};
+
+struct certs_opts {
+	const char *ns;
+	int	    days; /* a leaf's validity */
+};
+
+/*
+ * A new ECDSA P-256 key and certificate for r, signed by the CA given (PEM)
+ * or, with ca_crt NULL, by itself.  0, or -1 with nothing stored.
+ */
+int certs_issue_pem(const struct certs_req *r, const char *ca_crt,
+    const char *ca_key, char **crt_pem, char **key_pem);
+/*
+ * 1 if crt_pem may be kept at now: valid for the renewal margin and, with
+ * ca_pem, signed by that CA; else 0 with the reason in why.
+ */
+int certs_usable(const char *crt_pem, const char *ca_pem, time_t now, char *why,
+    size_t whylen);
+/* Keeps or issues every Secret in o->ns; 0 or -1 (logged). */
+int certs_run(const struct k8s_config *kconf, const struct certs_opts *o);
+
+/*
+ * cabundle.c: --webhook-configuration NAME.  Keeps caBundle of every
+ * webhook of the Mutating- and ValidatingWebhookConfiguration NAME equal
+ * to the CA file (ca.crt beside the serving certificate), so the API
+ * server trusts the certificate this webhook serves.  Main's thread.
+ */
+struct cabundle;
+
+struct cabundle *cabundle_new(const struct k8s_config *kconf, const char *name,
+    const char *ca_file);
+void		 cabundle_free(struct cabundle *);
+/*
+ * Patches where a caBundle differs, when the CA file changed since the
+ * last good sync or when force is set (a configuration replaced by an
+ * upgrade).  0, or -1 (logged; the next call retries).
+ */
+int cabundle_sync(struct cabundle *, int force);
 
 #endif /* ADMISSION_H */

@@ -4,8 +4,10 @@
  * informer thread per kind) and the server (libmicrohttpd's threads), and
  * waits for SIGINT/SIGTERM with sigwait().
  */
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,13 @@
 #define MAX_BRIDGE_USERS    16
 /* How long a request waits for an owner its watch has not brought yet. */
 #define OWNER_WAIT_MS 200
+/*
+ * --webhook-configuration: the CA file is checked this often, and the
+ * configurations themselves every CABUNDLE_FORCE checks.
+ */
+#define CABUNDLE_CHECK_S 10
+#define CABUNDLE_FORCE	 30
+#define CERT_DAYS	 365
 
 static void
 usage(FILE *fp)
@@ -37,6 +46,16 @@ usage(FILE *fp)
 	    "  --tls-cert FILE     serving certificate (PEM); reloaded when it\n"
 	    "                      changes                         [ADMISSION_TLS_CERT]\n"
 	    "  --tls-key FILE      serving key (PEM)               [ADMISSION_TLS_KEY]\n"
+	    "  --webhook-configuration NAME\n"
+	    "                      keep caBundle of the Mutating- and\n"
+	    "                      ValidatingWebhookConfiguration NAME equal to\n"
+	    "                      ca.crt beside --tls-cert\n"
+	    "  --issue-certs       make or renew the TLS Secrets of the in-cluster\n"
+	    "                      install (CA, webhook, scheduler, extender\n"
+	    "                      client) in --namespace, then exit\n"
+	    "  --namespace NS      (--issue-certs) default: $POD_NAMESPACE\n"
+	    "  --days N            (--issue-certs) validity of a certificate\n"
+	    "                      (default 365; renewed 30 days before)\n"
 	    "  --bridge-user NAME  a user that may write bridge-owned labels and\n"
 	    "                      annotations (repeatable; default\n"
 	    "                      " DEFAULT_BRIDGE_USER ")\n"
@@ -45,6 +64,58 @@ usage(FILE *fp)
 	    "  -h, --help          this text\n"
 	    "Serves POST /mutate and /validate (AdmissionReview v1 for pods), GET\n"
 	    "/healthz, /readyz and /metrics.\n");
+}
+
+/* --days: 1 to 3650, else -1. */
+static int
+main_days(const char *s)
+{
+	char *end;
+	long  v = strtol(s, &end, 10);
+
+	return (
+	    *s != '\0' && *end == '\0' && v >= 1 && v <= 3650 ? (int)v : -1);
+}
+
+/* --issue-certs: the exit status. */
+static int
+main_issue_certs(const struct admission_conf *conf)
+{
+	struct k8s_config *kconf;
+	struct certs_opts  o;
+	int		   rc;
+
+	if (conf->namespace == NULL)
+		fatalx("--issue-certs needs --namespace (or $POD_NAMESPACE): "
+		       "the namespace of the Secrets");
+	kconf = daemon_connect(conf->kubeconfig,
+	    " (--issue-certs writes "
+	    "Secrets)");
+	o.ns = conf->namespace;
+	o.days = conf->cert_days;
+	rc = certs_run(kconf, &o);
+	daemon_fini(NULL, kconf);
+	return (rc == 0 ? 0 : 1);
+}
+
+/*
+ * Waits for SIGINT/SIGTERM; meanwhile, with cb, keeps caBundle in step
+ * with the CA file.
+ */
+static int
+main_wait(const sigset_t *set, struct cabundle *cb)
+{
+	struct timespec ts = { CABUNDLE_CHECK_S, 0 };
+	int		sig, n = 0;
+
+	if (cb == NULL)
+		return (daemon_wait(set));
+	for (;;) {
+		sig = sigtimedwait(set, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			return (sig);
+		cabundle_sync(cb, ++n % CABUNDLE_FORCE == 0);
+	}
 }
 
 /*
@@ -62,6 +133,10 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "config", required_argument, NULL, 'C' },
 		{ "kubeconfig", required_argument, NULL, 'K' },
 		{ "bridge-user", required_argument, NULL, 'u' },
+		{ "webhook-configuration", required_argument, NULL, 'W' },
+		{ "issue-certs", no_argument, NULL, 'I' },
+		{ "namespace", required_argument, NULL, 'N' },
+		{ "days", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -72,6 +147,8 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 	conf->tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
 	conf->tls_key = config_env("ADMISSION_TLS_KEY", NULL);
 	conf->config_path = config_env("ADMISSION_CONFIG", NULL);
+	conf->namespace = config_env("POD_NAMESPACE", NULL);
+	conf->cert_days = CERT_DAYS;
 	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -89,6 +166,24 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 			break;
 		case 'K':
 			conf->kubeconfig = optarg;
+			break;
+		case 'W':
+			conf->webhook_config = optarg;
+			break;
+		case 'I':
+			conf->issue_certs = 1;
+			break;
+		case 'N':
+			conf->namespace = optarg;
+			break;
+		case 'D':
+			if ((conf->cert_days = main_days(optarg)) == -1) {
+				fprintf(stderr,
+				    "--days: %s is not a number of "
+				    "days from 1 to 3650\n",
+				    optarg);
+				return (2);
+			}
 			break;
 		case 'u':
 			if (nusers == MAX_BRIDGE_USERS)
@@ -120,6 +215,7 @@ main(int argc, char *argv[])
 	struct k8s_config    *kconf;
 	struct owners	     *owners;
 	struct server	     *srv;
+	struct cabundle	     *cb = NULL;
 	const char	     *users[MAX_BRIDGE_USERS + 1];
 	char		      err[512], podgroup_api[96];
 	sigset_t	      set;
@@ -128,6 +224,8 @@ main(int argc, char *argv[])
 	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
 		return (sig);
 	log_init(conf.verbose);
+	if (conf.issue_certs)
+		return (main_issue_certs(&conf));
 	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
 		sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -160,8 +258,19 @@ main(int argc, char *argv[])
 	if (owners_start(owners) == -1)
 		fatalx("cannot start the owner watches");
 	log_info("slurm-bridge-admission: serving https on %s", conf.listen);
-	sig = daemon_wait(&set);
+	if (conf.webhook_config != NULL) {
+		/* ca.crt beside the serving certificate (the Secret's keys). */
+		char *dir = xstrdup(conf.tls_cert), *ca;
+
+		xasprintf(&ca, "%s/ca.crt", dirname(dir));
+		if ((cb = cabundle_new(kconf, conf.webhook_config, ca)) != NULL)
+			cabundle_sync(cb, 1);
+		free(ca);
+		free(dir);
+	}
+	sig = main_wait(&set, cb);
 	log_info("slurm-bridge-admission: signal %d, stopping", sig);
+	cabundle_free(cb);
 	server_stop(srv);
 	owners_free(owners);
 	daemon_fini(config, kconf);

@@ -22,6 +22,7 @@ Suite *workload_suite(void);
 Suite *review_suite(void);
 Suite *config_suite(void);
 Suite *podrec_suite(void);
+Suite *certs_suite(void);
 /* check_gang.c: a binary of its own (check_gang), over the fakes. */
 Suite *gang_suite(void);
 

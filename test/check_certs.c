@@ -1,0 +1,147 @@
+/*
+ * admission/certs.c, its pure part: certificates issued with GnuTLS, and
+ * the rule that keeps or renews them.  What openssl makes of them is
+ * checked by the in-cluster test (the API server and curl verify them).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <gnutls/x509.h>
+
+#include "admission.h"
+#include "check_suites.h"
+
+#define NOW 1800000000 /* 2027-01-15 */
+
+static void
+issue_ca(char **crt, char **key, int days)
+{
+	const char	*dns[] = { NULL };
+	struct certs_req r = { .cn = "test-ca",
+		.dns = dns,
+		.is_ca = 1,
+		.days = days,
+		.now = NOW };
+
+	ck_assert_int_eq(certs_issue_pem(&r, NULL, NULL, crt, key), 0);
+}
+
+static void
+issue_leaf(const char *ca_crt, const char *ca_key, int client, int days,
+    char **crt, char **key)
+{
+	const char	*dns[] = { "svc.ns.svc", "svc", NULL };
+	struct certs_req r = { .cn = "svc",
+		.dns = dns,
+		.client = client,
+		.days = days,
+		.now = NOW };
+
+	ck_assert_int_eq(certs_issue_pem(&r, ca_crt, ca_key, crt, key), 0);
+}
+
+/* The certificate of PEM, for inspection; the caller deinits it. */
+static gnutls_x509_crt_t
+parse(const char *pem)
+{
+	gnutls_x509_crt_t c;
+	gnutls_datum_t	  d = { (unsigned char *)(uintptr_t)pem,
+		   (unsigned)strlen(pem) };
+
+	ck_assert_int_ge(gnutls_x509_crt_init(&c), 0);
+	ck_assert_int_ge(gnutls_x509_crt_import(c, &d, GNUTLS_X509_FMT_PEM), 0);
+	return (c);
+}
+
+START_TEST(test_certs_leaf)
+{
+	char		 *ca, *cakey, *crt, *key, why[128] = "", san[256];
+	size_t		  len = sizeof(san);
+	unsigned	  critical, ca_flag = 9;
+	gnutls_x509_crt_t c;
+
+	issue_ca(&ca, &cakey, 800);
+	issue_leaf(ca, cakey, 0, 365, &crt, &key);
+	ck_assert_ptr_nonnull(strstr(crt, "BEGIN CERTIFICATE"));
+	ck_assert_ptr_nonnull(strstr(key, "BEGIN PRIVATE KEY"));
+	c = parse(crt);
+	ck_assert_int_eq(gnutls_x509_crt_get_subject_alt_name(c, 0, san, &len,
+			     &critical),
+	    GNUTLS_SAN_DNSNAME);
+	ck_assert_str_eq(san, "svc.ns.svc");
+	ck_assert_int_eq(gnutls_x509_crt_get_expiration_time(c),
+	    NOW + 365 * 86400);
+	ck_assert_int_lt(gnutls_x509_crt_get_activation_time(c), NOW);
+	ck_assert_int_ge(gnutls_x509_crt_get_basic_constraints(c, &critical,
+			     &ca_flag, NULL),
+	    0);
+	ck_assert_uint_eq(ca_flag, 0);
+	gnutls_x509_crt_deinit(c);
+	c = parse(ca);
+	ck_assert_int_ge(gnutls_x509_crt_get_basic_constraints(c, &critical,
+			     &ca_flag, NULL),
+	    0);
+	ck_assert_uint_eq(ca_flag, 1);
+	gnutls_x509_crt_deinit(c);
+	/* Usable now, signed by its CA. */
+	ck_assert_int_eq(certs_usable(crt, ca, NOW, why, sizeof(why)), 1);
+	free(ca);
+	free(cakey);
+	free(crt);
+	free(key);
+}
+END_TEST
+
+START_TEST(test_certs_renew)
+{
+	char *ca, *cakey, *ca2, *cakey2, *crt, *key, why[128] = "";
+
+	issue_ca(&ca, &cakey, 800);
+	issue_ca(&ca2, &cakey2, 800);
+	issue_leaf(ca, cakey, 1, 365, &crt, &key);
+	/* 30 days before it expires, it is renewed. */
+	ck_assert_int_eq(certs_usable(crt, ca, NOW + 334 * 86400, why,
+			     sizeof(why)),
+	    1);
+	ck_assert_int_eq(certs_usable(crt, ca, NOW + 336 * 86400, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_str_eq(why, "expires within 30 days");
+	/* Another CA: renewed. */
+	ck_assert_int_eq(certs_usable(crt, ca2, NOW, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "not signed by the current CA");
+	ck_assert_int_eq(certs_usable("garbage", ca, NOW, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "not a PEM certificate");
+	/* A CA that does not parse issues nothing. */
+	free(key);
+	free(crt);
+	{
+		const char	*dns[] = { NULL };
+		struct certs_req r = { .cn = "x", .dns = dns, .days = 1 };
+
+		ck_assert_int_eq(certs_issue_pem(&r, "garbage", cakey, &crt,
+				     &key),
+		    -1);
+		ck_assert_ptr_null(crt);
+		ck_assert_ptr_null(key);
+	}
+	free(ca);
+	free(cakey);
+	free(ca2);
+	free(cakey2);
+}
+END_TEST
+
+Suite *
+certs_suite(void)
+{
+	Suite *s = suite_create("certs");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_certs_leaf);
+	tcase_add_test(tc, test_certs_renew);
+	suite_add_tcase(s, tc);
+	return (s);
+}
