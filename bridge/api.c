@@ -1,7 +1,8 @@
 /*
  * The scheduler's HTTP endpoints on --listen, served by httpd.c:
- * GET /healthz (the process is up), /readyz (leader, caches synced and
- * jobs adopted, Slurm answered within SLURM_STALE_S), /metrics (Prometheus
+ * GET /healthz (the process is up), /readyz (leader: caches synced and
+ * jobs adopted, Slurm answered within SLURM_STALE_S; follower: its Lease
+ * answered within as long), /metrics (Prometheus
  * text), /debug/memory (memstats.c), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
  * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
  * to Slurm.  Handlers run on the server's threads and read only atomics;
@@ -67,8 +68,16 @@ api_unready(void *arg)
 	long long ok_at = atomic_load(&bstats.slurm_ok_at);
 
 	(void)arg;
+	/*
+	 * A follower is ready to take over while it reaches its Lease: so
+	 * both replicas of a Deployment are Ready, and the Service that must
+	 * reach the leader alone selects LEADER_LABEL instead.
+	 */
 	if (!atomic_load(&bstats.leader))
-		return ("not the leader\n");
+		return (time(NULL) - atomic_load(&bstats.lease_ok_at) >
+			    SLURM_STALE_S ?
+			"a follower that has not reached its Lease in 30 s\n" :
+			NULL);
 	if (!atomic_load(&bstats.recovered))
 		return ("caches are not synced yet\n");
 	if (time(NULL) - ok_at > SLURM_STALE_S)

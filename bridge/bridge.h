@@ -103,6 +103,7 @@ struct bridge_stats {
 	atomic_llong writes_waiting; /* pod writes not started */
 	atomic_llong events_queued;  /* Events not posted yet */
 	atomic_int   leader;	     /* 1 while this replica leads */
+	atomic_llong lease_ok_at;    /* a follower's last Lease answer, s */
 	atomic_int   recovered;	     /* caches synced, jobs adopted */
 	atomic_llong slurm_ok_at;    /* last good Slurm poll, s */
 };
@@ -348,9 +349,15 @@ void submitter_push(struct submitter *, struct sreq *s);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
+#define LEADER_LABEL "slurm-bridge.io/leader"
 
+/*
+ * ns/name is the Lease.  pod, if not NULL, is this replica's own pod in ns
+ * ($POD_NAME): the leader labels it LEADER_LABEL=true, which a Service
+ * selects to reach the leader alone.
+ */
 struct leader *leader_new(const struct k8s_config *, const char *ns,
-    const char *name, char *err, size_t errlen);
+    const char *name, const char *pod, char *err, size_t errlen);
 void	       leader_free(struct leader *);
 /* Campaigns until elected (0) or until SIGINT/SIGTERM in set (the signal). */
 int leader_acquire(struct leader *, const sigset_t *set);

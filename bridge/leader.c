@@ -5,6 +5,12 @@
  * the renew deadline, or sees another holder, exits at once, because the
  * next leader may already be acting.  On SIGTERM the leader releases the
  * lease so a follower takes over without waiting for it to expire.
+ *
+ * In a pod ($POD_NAME), the leader labels its pod LEADER_LABEL=true once
+ * elected and takes the label off before it releases the Lease; a replica
+ * takes it off at start too, in case its process was killed as leader.  A
+ * Service selecting the label reaches the leader alone, while every
+ * replica reports ready (a follower is ready to take over).
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,11 +29,33 @@ struct leader {
 	struct k8s_lease  *lease;
 	char		   identity[300];
 	char		   where[300]; /* ns/name, for messages */
+	char		  *pod_path;   /* own pod's path, or NULL */
+	int		   labelled;
 };
+
+/* Sets (on) or removes this replica's leader label; logged, not fatal. */
+static void
+leader_label(struct leader *l, int on)
+{
+	struct k8s_error err;
+	json_t		*patch;
+
+	if (l->pod_path == NULL)
+		return;
+	patch = json_pack("{s:{s:{s:o}}}", "metadata", "labels", LEADER_LABEL,
+	    on ? json_string("true") : json_null());
+	if (k8s_patch(l->client, l->pod_path, K8S_PATCH_MERGE, patch, NULL,
+		&err) == -1)
+		log_warnx("leader: label %s on %s: %ld %s: %s", LEADER_LABEL,
+		    l->pod_path, err.status, err.reason, err.text);
+	else
+		l->labelled = on;
+	json_decref(patch);
+}
 
 struct leader *
 leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
-    char *err, size_t errlen)
+    const char *pod, char *err, size_t errlen)
 {
 	struct leader	     *l = xcalloc(1, sizeof(*l));
 	struct k8s_lease_opts o;
@@ -50,6 +78,11 @@ leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
 	o.name = name;
 	o.identity = l->identity;
 	l->lease = k8s_lease_new(l->client, &o);
+	if (pod != NULL && *pod != '\0') {
+		xasprintf(&l->pod_path, "/api/v1/namespaces/%s/pods/%s", ns,
+		    pod);
+		leader_label(l, 0);
+	}
 	return (l);
 }
 
@@ -60,6 +93,7 @@ leader_free(struct leader *l)
 		return;
 	k8s_lease_free(l->lease);
 	k8s_client_free(l->client);
+	free(l->pod_path);
 	free(l);
 }
 
@@ -86,8 +120,12 @@ leader_acquire(struct leader *l, const sigset_t *set)
 		if (rc == 1) {
 			log_info("leader: %s: elected as %s", l->where,
 			    l->identity);
+			leader_label(l, 1);
 			return (0);
 		}
+		if (rc == 0)
+			atomic_store(&bstats.lease_ok_at,
+			    (long long)time(NULL));
 		if (rc == -1)
 			log_warnx("leader: %s: %ld %s: %s", l->where,
 			    err.status, err.reason, err.text);
@@ -139,6 +177,9 @@ leader_release(struct leader *l)
 
 	if (!k8s_lease_held(l->lease))
 		return;
+	/* Off first: the Service must never reach a replica that has quit. */
+	if (l->labelled)
+		leader_label(l, 0);
 	if (k8s_lease_release(l->lease, &err) == -1)
 		log_warnx("leader: %s: release: %s", l->where, err.text);
 	else

@@ -344,7 +344,8 @@ main_lead(struct daemon_parts *d)
 		if ((d->le = leader_new(d->kconf,
 			 config_env("POD_NAMESPACE",
 			     ns != NULL ? ns : "default"),
-			 "slurm-bridge", cerr, sizeof(cerr))) == NULL)
+			 "slurm-bridge", config_env("POD_NAME", NULL), cerr,
+			 sizeof(cerr))) == NULL)
 			fatalx("%s", cerr);
 		sig = leader_acquire(d->le, &d->set);
 	}

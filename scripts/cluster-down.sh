@@ -31,6 +31,10 @@ stop_bridge() {
 }
 
 stop_k8s() {
+	# The real node of make node-up, if any: its pods first.
+	if [ -e "$RUN_DIR/kubelet.pid" ] || [ -e "$RUN_DIR/containerd.pid" ]; then
+		"$here/k8s/node-up.sh" --down || true
+	fi
 	stack_stop_many 10 "kwok|$RUN_DIR/kwok.pid|kwok" \
 		"jobset|$RUN_DIR/jobset.pid|jobset" "lws|$RUN_DIR/lws.pid|lws" \
 		"kube-controller-manager|$RUN_DIR/kube-controller-manager.pid|kube-controller-manager"

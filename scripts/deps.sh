@@ -3,7 +3,7 @@
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).
 #
-# Usage: deps.sh [--slurm-root | --bench | --lint | --images]
+# Usage: deps.sh [--slurm-root | --bench | --lint | --images | --node]
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
 #   (scripts/slurm/root.sh installs it there).
@@ -12,6 +12,8 @@
 #   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,
 #   clang-format); the default set has them too.
 #   --images: only what make images adds (buildah).
+#   --node: only what make node-up adds (containerd, runc, the CNI
+#   plugins, iptables, and buildah for the images).
 set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
@@ -26,6 +28,9 @@ elif [ "${1:-}" = --bench ]; then
 elif [ "${1:-}" = --images ]; then
 	# make images: buildah builds them from scratch (no daemon, no registry).
 	PKGS=(buildah)
+elif [ "${1:-}" = --node ]; then
+	# make node-up: a real kubelet's runtime and pod network.
+	PKGS=(containerd runc containernetworking-plugins iptables buildah)
 elif [ "${1:-}" = --lint ]; then
 	PKGS=("${LINT_PKGS[@]}")
 else

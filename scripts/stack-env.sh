@@ -58,6 +58,19 @@ ETCD_PEER_PORT=2380
 APISERVER_PORT=6443
 KCM_PORT=10257                # kube-controller-manager healthz (https)
 KWOK_PORT=10247               # kwok healthz/metrics (http)
+KUBELET_PORT=10250            # make node-up: the real node's kubelet
+KUBELET_HEALTHZ_PORT=10248
+KUBE_SCHEDULER_PORT=10259     # make node-up: kube-scheduler healthz (https)
+
+# --- The real node (make node-up) -------------------------------------------
+# One kubelet with containerd and runc, for the system pods (the in-cluster
+# daemons); its pods are on a bridge of their own, POD_CIDR.
+SYSTEM_NODE=${SYSTEM_NODE:-system-1}
+NODE_IP=10.89.0.1             # on a link of its own: a node's IP may not be loopback
+NODE_LINK=sbnode0
+POD_CIDR=10.88.0.0/16
+POD_GATEWAY=10.88.0.1
+CONTAINERD_SOCK=$RUN_DIR/containerd/containerd.sock
 BRIDGE_PORT=8080              # slurm-bridge --listen: metrics, health, extender
 APISERVER_URL=https://$LOCAL_IP:$APISERVER_PORT
 
@@ -196,6 +209,18 @@ stack_resolve_bin() {
 	printf -v "$var" '%s' "$path"
 }
 
+# stack_helm: sets HELM to the Helm CLI ($HELM, else the one built from Go
+# modules at HELM_VERSION into the cache, building it the first time: the
+# chart's lint, the plain manifests and make in-cluster-test use it).
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+stack_helm() {
+	[ -n "${HELM:-}" ] && [ -x "$HELM" ] && return 0
+	HELM=$K8S_CACHE/helm-$HELM_VERSION/helm
+	[ -x "$HELM" ] && return 0
+	echo "stack-env: building helm $HELM_VERSION from Go modules (once)" >&2
+	(cd / && GOBIN=$(dirname "$HELM") GOFLAGS=-mod=mod go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") >&2 || return 1
+}
+
 # stack_resolve_bins VAR=NAME...: stack_resolve_bin for several binaries,
 # building every missing one in a single build-k8s.sh run (one Go build
 # compiles what they share once, with both cores busy).
@@ -331,6 +356,35 @@ stack_spawn() {
 	echo "=== $(date '+%F %T') starting: $*" >>"$LOG_DIR/$name.log"
 	setsid "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
 	echo $! >"$RUN_DIR/$name.pid"
+}
+
+# stack_ensure NAME COMM PROBE_FN TIMEOUT CMD...: start CMD as daemon NAME unless its
+# PID file points at a live COMM process started with the same command line
+# (kept in $RUN_DIR/NAME.cmd; a changed command line, e.g. new flags after a
+# git pull, restarts it); then wait for PROBE_FN.
+stack_ensure() {
+	local name=$1 comm=$2 probe=$3 timeout=$4; shift 4
+	local cmdfile=$RUN_DIR/$name.cmd
+	if stack_alive "$RUN_DIR/$name.pid" "$comm"; then
+		if [ "$(cat "$cmdfile" 2>/dev/null)" = "$*" ]; then
+			echo "stack: $name already running (pid $(stack_pid "$RUN_DIR/$name.pid"))"
+		else
+			echo "stack: $name command line changed: restarting it"
+			stack_stop "$name" "$RUN_DIR/$name.pid" "$comm" 30
+		fi
+	fi
+	if ! stack_alive "$RUN_DIR/$name.pid" "$comm"; then
+		if declare -F "prestart_$name" >/dev/null; then "prestart_$name"; fi
+		echo "stack: starting $name"
+		printf '%s' "$*" >"$cmdfile"
+		date -u +%Y-%m-%dT%H:%M:%S >"$RUN_DIR/$name.started"
+		stack_spawn "$name" "$@"
+	fi
+	if ! stack_wait "$name" "$timeout" "$probe"; then
+		stack_log_tail "$name" 25
+		echo "stack: ERROR: $name did not become ready (log: $LOG_DIR/$name.log)" >&2
+		exit 1
+	fi
 }
 
 # stack_wait DESCRIPTION TIMEOUT_S CMD...: polls CMD every 0.2 s until it

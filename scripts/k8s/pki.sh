@@ -12,6 +12,9 @@
 #   admission-client.*          CN=system:slurm-bridge-admission -> admission.kubeconfig
 #   admission.crt/key           serving cert of our admission webhook (127.0.0.1, localhost)
 #   sa.key/sa.pub               service-account token signing key pair
+#   kube-scheduler.*            CN=system:kube-scheduler         (make node-up)
+#   kubelet.*                   CN=system:node:$SYSTEM_NODE, O=system:nodes (make node-up)
+#   apiserver-kubelet-client.*  the API server's client cert to the kubelet
 set -euo pipefail
 # shellcheck source=scripts/stack-env.sh
 . "$(dirname "$0")/../stack-env.sh"
@@ -101,6 +104,12 @@ main() {
 	# manifests/admission/ (read-only watches) applies to it.
 	make_cert admission-client "/CN=system:slurm-bridge-admission" clientAuth
 	make_sa_keys
+	# make node-up: the real node's kubelet (the Node authorizer knows it
+	# by its name) and the kube-scheduler that places the system pods.
+	make_cert kube-scheduler "/CN=system:kube-scheduler" clientAuth
+	make_cert kubelet "/O=system:nodes/CN=system:node:$SYSTEM_NODE" clientAuth
+	# The API server's identity to a kubelet (logs, exec, port-forward).
+	make_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
 	# Certificates are public; keys stay 0600.
 	chmod 0644 "$PKI_DIR"/*.crt "$PKI_DIR/sa.pub"
 
@@ -109,6 +118,8 @@ main() {
 	write_kubeconfig "$ADMISSION_KUBECONFIG" admission-client
 	write_kubeconfig "$STACK_DIR/kube-controller-manager.kubeconfig" kube-controller-manager
 	write_kubeconfig "$STACK_DIR/kwok.kubeconfig" kwok
+	write_kubeconfig "$STACK_DIR/kube-scheduler.kubeconfig" kube-scheduler
+	write_kubeconfig "$STACK_DIR/kubelet.kubeconfig" kubelet
 }
 
 main "$@"

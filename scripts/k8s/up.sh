@@ -32,40 +32,12 @@ api_curl() {
 		--cert "$PKI_DIR/admin.crt" --key "$PKI_DIR/admin.key" "$@" "$APISERVER_URL$path"
 }
 
-# ensure NAME COMM PROBE_FN TIMEOUT CMD...: start CMD as daemon NAME unless its
-# PID file points at a live COMM process started with the same command line
-# (kept in $RUN_DIR/NAME.cmd; a changed command line, e.g. new flags after a
-# git pull, restarts it); then wait for PROBE_FN.
-ensure() {
-	local name=$1 comm=$2 probe=$3 timeout=$4; shift 4
-	local cmdfile=$RUN_DIR/$name.cmd
-	if stack_alive "$RUN_DIR/$name.pid" "$comm"; then
-		if [ "$(cat "$cmdfile" 2>/dev/null)" = "$*" ]; then
-			log "$name already running (pid $(stack_pid "$RUN_DIR/$name.pid"))"
-		else
-			log "$name command line changed: restarting it"
-			stack_stop "$name" "$RUN_DIR/$name.pid" "$comm" 30
-		fi
-	fi
-	if ! stack_alive "$RUN_DIR/$name.pid" "$comm"; then
-		if declare -F "prestart_$name" >/dev/null; then "prestart_$name"; fi
-		log "starting $name"
-		printf '%s' "$*" >"$cmdfile"
-		date -u +%Y-%m-%dT%H:%M:%S >"$RUN_DIR/$name.started"
-		stack_spawn "$name" "$@"
-	fi
-	if ! stack_wait "$name" "$timeout" "$probe"; then
-		stack_log_tail "$name" 25
-		die "$name did not become ready (log: $LOG_DIR/$name.log)"
-	fi
-}
-
 etcd_ok() { curl -fsS --max-time 2 "http://$LOCAL_IP:$ETCD_PORT/health" | grep -q '"health":"true"'; }
 # --election-timeout=500 (default 1000): a lone member still waits one
 # randomised election timeout (1-2 s) before it serves; halve that.
 start_etcd() {
 	mkdir -p "$STACK_DIR/etcd"; chmod 0700 "$STACK_DIR/etcd"
-	ensure etcd etcd etcd_ok 30 "$ETCD" \
+	stack_ensure etcd etcd etcd_ok 30 "$ETCD" \
 		--name=stack --data-dir="$STACK_DIR/etcd" \
 		--listen-client-urls="http://$LOCAL_IP:$ETCD_PORT" \
 		--advertise-client-urls="http://$LOCAL_IP:$ETCD_PORT" \
@@ -127,15 +99,21 @@ start_apiserver() {
 	# notifications times out every few seconds ("Error getting keys").
 	# --shutdown-watch-termination-grace-period: without it one open watch
 	# (kubectl -w, the bridge) keeps a SIGTERMed apiserver alive for ~65 s.
+	# --enable-aggregator-routing: the apiserver calls a webhook Service at
+	# its endpoints' pod IPs (the stack has no kube-proxy), as it does on
+	# clusters whose control plane is off the pod network.
 	# --watch-cache-sizes=configmaps#0: configmaps (which the bridge does not
 	# use) are watched straight from etcd, so the libk8s integration test
 	# can make a real etcd compaction answer a re-watch with 410 Gone.
 	release_flags
-	ensure kube-apiserver kube-apiserver apiserver_ok 90 "$KUBE_APISERVER" \
+	stack_ensure kube-apiserver kube-apiserver apiserver_ok 90 "$KUBE_APISERVER" \
 		--etcd-servers="http://$LOCAL_IP:$ETCD_PORT" \
 		--bind-address="$LOCAL_IP" --advertise-address="$LOCAL_IP" --secure-port="$APISERVER_PORT" \
 		--tls-cert-file="$PKI_DIR/apiserver.crt" --tls-private-key-file="$PKI_DIR/apiserver.key" \
 		--client-ca-file="$PKI_DIR/ca.crt" \
+		--kubelet-client-certificate="$PKI_DIR/apiserver-kubelet-client.crt" \
+		--kubelet-client-key="$PKI_DIR/apiserver-kubelet-client.key" \
+		--kubelet-preferred-address-types=InternalIP \
 		--authorization-mode=Node,RBAC \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI_DIR/sa.pub" \
@@ -144,6 +122,7 @@ start_apiserver() {
 		--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
 		--allow-privileged=true \
 		--endpoint-reconciler-type=none \
+		--enable-aggregator-routing=true \
 		"${APISERVER_RELEASE_FLAGS[@]}" \
 		--shutdown-watch-termination-grace-period=1s \
 		--watch-cache-sizes=configmaps#0 \
@@ -157,7 +136,7 @@ start_kcm() {
 	# up with thousands of pods in benchmarks. No --authentication-kubeconfig:
 	# delegated authn wants the front-proxy CA (requestheader), which this
 	# stack does not have, and logs errors forever; /healthz needs no authn.
-	ensure kube-controller-manager kube-controller-manager kcm_ok 60 "$KUBE_CONTROLLER_MANAGER" \
+	stack_ensure kube-controller-manager kube-controller-manager kcm_ok 60 "$KUBE_CONTROLLER_MANAGER" \
 		--kubeconfig="$STACK_DIR/kube-controller-manager.kubeconfig" \
 		--bind-address="$LOCAL_IP" --secure-port="$KCM_PORT" \
 		--service-account-private-key-file="$PKI_DIR/sa.key" \
@@ -191,7 +170,7 @@ start_kwok() {
 	# uses kwok's own set, which strips every finalizer.
 	local stages=() file=${KWOK_STAGES:-$K8S_DIR/kwok-stages-keep-finalizers.yaml}
 	[ "$file" != builtin ] && stages=(--config="$(realpath "$file")")
-	ensure kwok kwok kwok_ok 30 "$KWOK" \
+	stack_ensure kwok kwok kwok_ok 30 "$KWOK" \
 		--kubeconfig="$STACK_DIR/kwok.kubeconfig" \
 		--config="$K8S_DIR/kwok.yaml" "${stages[@]}" \
 		--manage-all-nodes=false \

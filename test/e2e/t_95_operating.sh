@@ -61,7 +61,7 @@ b=$(ha_start b 8098)
 sleep 3
 check_match "the lease names replica a" "$(holder)" "_$a\$"
 check_eq "replica b follows (leader 0)" "$(stack_metric slurm_bridge_leader 8098)" 0
-check_eq "and is not ready" "$(curl -s http://127.0.0.1:8098/readyz)" "not the leader"
+check_eq "and is ready as a standby" "$(curl -s http://127.0.0.1:8098/readyz)" ok
 check_match "b says who holds the lease" "$(cat "$ha_dir/b.log")" "held by .*_$a; waiting"
 ns=$(new_ns enabled)
 pod_yaml "$ns" before | k apply -f - >/dev/null
