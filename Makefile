@@ -90,6 +90,7 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c admission/certs.c
 ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
+		   admission/uninstall.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \

@@ -22,6 +22,7 @@ struct admission_conf {
 	const char *webhook_config;	 /* --webhook-configuration, or NULL */
 	const char *namespace;		 /* --namespace (--issue-certs) */
 	int		   issue_certs;	 /* --issue-certs */
+	int		   uninstall;	 /* --uninstall */
 	int		   cert_days;	 /* --days */
 	const char	  *tls_cert;	 /* PEM file */
 	const char	  *tls_key;	 /* PEM file */
@@ -207,5 +208,12 @@ void		 cabundle_free(struct cabundle *);
  * upgrade).  0, or -1 (logged; the next call retries).
  */
 int cabundle_sync(struct cabundle *, int force);
+
+/*
+ * uninstall.c: --uninstall, after the chart's objects are gone: the Secrets
+ * of --issue-certs and the scheduler's Lease (bridge/main.c names it).
+ */
+#define UNINSTALL_LEASE "slurm-bridge"
+int uninstall_run(const struct k8s_config *kconf, const char *ns);
 
 #endif /* ADMISSION_H */

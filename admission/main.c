@@ -53,7 +53,10 @@ usage(FILE *fp)
 	    "  --issue-certs       make or renew the TLS Secrets of the in-cluster\n"
 	    "                      install (CA, webhook, scheduler, extender\n"
 	    "                      client) in --namespace, then exit\n"
-	    "  --namespace NS      (--issue-certs) default: $POD_NAMESPACE\n"
+	    "  --uninstall         remove what --issue-certs and the scheduler\n"
+	    "                      made in --namespace (Secrets, the Lease), exit\n"
+	    "  --namespace NS      (--issue-certs, --uninstall) default:\n"
+	    "                      $POD_NAMESPACE\n"
 	    "  --days N            (--issue-certs) validity of a certificate\n"
 	    "                      (default 365; renewed 30 days before)\n"
 	    "  --bridge-user NAME  a user that may write bridge-owned labels and\n"
@@ -77,23 +80,25 @@ main_days(const char *s)
 	    *s != '\0' && *end == '\0' && v >= 1 && v <= 3650 ? (int)v : -1);
 }
 
-/* --issue-certs: the exit status. */
+/* --issue-certs and --uninstall: the exit status. */
 static int
-main_issue_certs(const struct admission_conf *conf)
+main_once(const struct admission_conf *conf)
 {
+	const char	  *what = conf->issue_certs ? "--issue-certs" :
+						      "--uninstall";
 	struct k8s_config *kconf;
 	struct certs_opts  o;
 	int		   rc;
 
 	if (conf->namespace == NULL)
-		fatalx("--issue-certs needs --namespace (or $POD_NAMESPACE): "
-		       "the namespace of the Secrets");
-	kconf = daemon_connect(conf->kubeconfig,
-	    " (--issue-certs writes "
-	    "Secrets)");
+		fatalx("%s needs --namespace (or $POD_NAMESPACE): the "
+		       "namespace of the install",
+		    what);
+	kconf = daemon_connect(conf->kubeconfig, " (for the Secrets)");
 	o.ns = conf->namespace;
 	o.days = conf->cert_days;
-	rc = certs_run(kconf, &o);
+	rc = conf->issue_certs ? certs_run(kconf, &o) :
+				 uninstall_run(kconf, conf->namespace);
 	daemon_fini(NULL, kconf);
 	return (rc == 0 ? 0 : 1);
 }
@@ -135,6 +140,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "bridge-user", required_argument, NULL, 'u' },
 		{ "webhook-configuration", required_argument, NULL, 'W' },
 		{ "issue-certs", no_argument, NULL, 'I' },
+		{ "uninstall", no_argument, NULL, 'U' },
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "days", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +178,9 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 			break;
 		case 'I':
 			conf->issue_certs = 1;
+			break;
+		case 'U':
+			conf->uninstall = 1;
 			break;
 		case 'N':
 			conf->namespace = optarg;
@@ -224,8 +233,8 @@ main(int argc, char *argv[])
 	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
 		return (sig);
 	log_init(conf.verbose);
-	if (conf.issue_certs)
-		return (main_issue_certs(&conf));
+	if (conf.issue_certs || conf.uninstall)
+		return (main_once(&conf));
 	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
 		sizeof(err)) == -1)
 		fatalx("%s", err);
