@@ -276,7 +276,13 @@ cluster-down:
 # (scripts/k8s/node-up.sh).  The images are imported into its containerd.
 node-up: images
 	$(Q)scripts/deps.sh --node
+	$(Q)scripts/cluster-up.sh
 	$(Q)scripts/k8s/node-up.sh
+
+# Both daemons installed by the Helm chart as pods on that node: install,
+# smoke scenarios, leader killed, upgrade, uninstall (test/incluster/run.sh).
+in-cluster-test: node-up
+	$(Q)test/incluster/run.sh
 
 node-down:
 	$(Q)scripts/k8s/node-up.sh --down
@@ -455,7 +461,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
-.PHONY: node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: in-cluster-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	workload-controllers
 
