@@ -378,7 +378,8 @@ fresh-check: deps
 # Static analysis: clang-tidy (.clang-tidy) and cppcheck (suppressions in
 # .cppcheck-suppressions, a reason above each) over every C file we build:
 # the library, both daemons, the tests, the fuzzers and the bench tools.
-# Either one failing fails lint.  clang-tidy reads each file's flags from
+# Either one failing fails lint, as does manifests-check (under a second
+# once Helm is built).  clang-tidy reads each file's flags from
 # compile_commands.json, which this Makefile writes from its own rules (so
 # does any editor's clangd); a file's clang-tidy result is kept under
 # $(BUILD)/lint/ until it, a header or the config changes, and -j runs
@@ -434,13 +435,24 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports lint-fmt
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt manifests-check
 
 # The import graph (scripts/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
 # bridge, admission; admission never includes bridge/).
 lint-imports: all
 	$(Q)scripts/import-graph.py $(BUILD)
+
+# The Helm chart manifests/chart is the one source of the in-cluster
+# deployment: manifests renders the plain manifests from it
+# (manifests/slurm-bridge.yaml, certs.yaml, admission/webhooks.yaml), and
+# manifests-check fails when they differ from it or the chart does not lint
+# (scripts/manifests.sh; Helm is built once into the cache, stack_helm).
+manifests:
+	$(Q)scripts/manifests.sh
+
+manifests-check:
+	$(Q)scripts/manifests.sh --check
 
 # Every C file we write, in the style of .clang-format (Debian 12's
 # clang-format, 14; the file says what it cannot express).
@@ -463,6 +475,7 @@ clean:
 
 .PHONY: in-cluster-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
+	manifests manifests-check \
 	workload-controllers
 
 -include $(DEPS)

@@ -12,6 +12,8 @@
  * Service selecting the label reaches the leader alone, while every
  * replica reports ready (a follower is ready to take over).
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +63,7 @@ leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
 	struct k8s_lease_opts o;
 	struct k8s_error      kerr;
 	char		      host[256];
+	unsigned	      nonce;
 
 	if ((l->client = k8s_client_new(kconf, &kerr)) == NULL) {
 		snprintf(err, errlen, "leader election: %s", kerr.text);
@@ -70,8 +73,15 @@ leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
-	snprintf(l->identity, sizeof(l->identity), "%s_%ld", host,
-	    (long)getpid());
+	/*
+	 * Unique per process, as client-go's hostname_UUID: in a container
+	 * the PID is always 1, so a restarted process of the same pod would
+	 * otherwise take its dead predecessor's identity and with it the
+	 * Lease at once, as if it had never been away.
+	 */
+	if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		nonce = (unsigned)getpid() ^ (unsigned)time(NULL);
+	snprintf(l->identity, sizeof(l->identity), "%s_%08x", host, nonce);
 	snprintf(l->where, sizeof(l->where), "%s/%s", ns, name);
 	memset(&o, 0, sizeof(o));
 	o.ns = ns;

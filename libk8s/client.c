@@ -6,6 +6,7 @@
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ error_set(struct k8s_error *err, long status, const char *reason,
     const char *fmt, ...)
 {
 	va_list ap;
+	size_t	n;
 
 	if (err == NULL)
 		return;
@@ -44,6 +46,10 @@ error_set(struct k8s_error *err, long status, const char *reason,
 	va_start(ap, fmt);
 	vsnprintf(err->text, sizeof(err->text), fmt, ap);
 	va_end(ap);
+	/* A plain-text body ("404 page not found\n") ends in a newline. */
+	n = strlen(err->text);
+	while (n > 0 && isspace((unsigned char)err->text[n - 1]))
+		err->text[--n] = '\0';
 }
 
 /* Fills err from a metav1.Status object (st may be NULL). */

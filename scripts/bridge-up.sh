@@ -103,8 +103,13 @@ fi
 # Rewritten only when it changed: a newer config restarts both daemons.
 if cmp -s "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; then rm -f "$BRIDGE_CONFIG.new"
 else mv "$BRIDGE_CONFIG.new" "$BRIDGE_CONFIG"; fi
-# The webhook's read-only RBAC, bound to its local client identity too.
-kubectl --kubeconfig="$KUBECONFIG" apply -f "$top/manifests/admission/rbac.yaml" >/dev/null
+# The webhook's RBAC (its ClusterRole and binding, from the in-cluster
+# manifests/slurm-bridge.yaml), bound to its local client identity too.
+kubectl --kubeconfig="$KUBECONFIG" create --dry-run=client -o json \
+	-f "$top/manifests/slurm-bridge.yaml" |
+	jq 'select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+		.metadata.name == "slurm-bridge-admission")' |
+	kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
 kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null <<YAML
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the in-cluster TLS from one CA:
 #   - the webhook's serving certificate for slurm-bridge-admission.slurm-
-#     bridge.svc, in the Secret slurm-bridge-admission-tls; and applies
+#     bridge.svc, in the Secret slurm-bridge-admission-tls (tls.crt, tls.key
+#     and the CA as ca.crt, which the Deployment mounts); and applies
 #     manifests/admission/webhooks.yaml with caBundle filled in;
 #   - the scheduler's serving certificate for slurm-bridge.slurm-bridge.svc
 #     (metrics, health, extender), in the Secret slurm-bridge-tls with the CA
@@ -59,11 +60,13 @@ issue extender-client slurm-bridge-extender-client clientAuth
 # (A server-side dry run cannot place the Secret in a namespace it did not
 # create, so those two are checked client-side only.)
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
-kubectl -n "$NS" create secret tls "$SECRET" --cert "$dir/tls.crt" --key "$dir/tls.key" \
+kubectl -n "$NS" create secret generic "$SECRET" --type=kubernetes.io/tls \
+	--from-file=tls.crt="$dir/tls.crt" --from-file=tls.key="$dir/tls.key" \
+	--from-file=ca.crt="$dir/ca.crt" \
 	--dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
 for pair in "slurm-bridge-tls scheduler" "slurm-bridge-extender-client extender-client"; do
 	set -- $pair
-	kubectl -n "$NS" create secret generic "$1" --from-file=tls.crt="$dir/$2.crt" \
+	kubectl -n "$NS" create secret generic "$1" --type=kubernetes.io/tls --from-file=tls.crt="$dir/$2.crt" \
 		--from-file=tls.key="$dir/$2.key" --from-file=ca.crt="$dir/ca.crt" \
 		--dry-run=client -o yaml | kubectl apply "${nsdry[@]}" -f - >/dev/null
 done

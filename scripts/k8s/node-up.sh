@@ -101,7 +101,7 @@ start_containerd() {
 # import_images: every OCI archive of make images that containerd does not
 # have in this build (compared by the archive's digest).
 import_images() {
-	local tar name have want
+	local tar name have want digest ref
 	ls "$IMAGES_DIR"/*.tar >/dev/null 2>&1 || die "no images in $IMAGES_DIR (make images)"
 	for tar in "$IMAGES_DIR"/*.tar; do
 		name=$(basename "$tar" .tar)
@@ -112,10 +112,14 @@ import_images() {
 		fi
 		ctr_k8s images import --base-name "docker.io/library/$name" --digests "$tar" >/dev/null
 		# The archive names the image NAME:dev; the kubelet asks for it as
-		# docker.io/library/NAME:dev.
+		# docker.io/library/NAME:dev: that tag goes to this archive's
+		# manifest, and the earlier imports' references go.
+		digest=$(tar -xOf "$tar" index.json | jq -r '.manifests[0].digest')
 		ctr_k8s images rm "docker.io/library/$name:dev" >/dev/null 2>&1 || true
-		ctr_k8s images tag "$(ctr_k8s images ls -q | grep -E "^(docker.io/library/)?$name(:dev)?(@sha256:.*)?$" | head -n1)" \
-			"docker.io/library/$name:dev" >/dev/null
+		ctr_k8s images tag "docker.io/library/$name@$digest" "docker.io/library/$name:dev" >/dev/null
+		for ref in $(ctr_k8s images ls -q | grep -E "^(docker.io/library/$name@)?sha256:" | grep -v -F "$digest"); do
+			ctr_k8s images rm "$ref" >/dev/null 2>&1 || true
+		done
 		echo "$want" >"$CTRD_DIR/imported-$name"
 		log "imported $name:dev"
 	done

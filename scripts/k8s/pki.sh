@@ -101,7 +101,8 @@ main() {
 	make_cert slurm-bridge "/O=system:masters/CN=system:slurm-bridge" clientAuth
 	make_cert admission "/CN=slurm-bridge-admission" serverAuth "IP:127.0.0.1,DNS:localhost"
 	# The webhook's own client identity: no group, so only the RBAC in
-	# manifests/admission/ (read-only watches) applies to it.
+	# the chart (manifests/chart/templates/rbac-admission.yaml: read-only
+	# watches) applies to it.
 	make_cert admission-client "/CN=system:slurm-bridge-admission" clientAuth
 	make_sa_keys
 	# make node-up: the real node's kubelet (the Node authorizer knows it

@@ -55,14 +55,18 @@ ha_start() {  # ha_start NAME PORT: a replica in the background
 }
 leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
 holder() { k -n kube-system get lease slurm-bridge -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+# The identity a replica was elected as (hostname_NONCE, unique per process).
+elected_as() { sed -n 's/.*: elected as \([^ ]*\)$/\1/p' "$ha_dir/$1.log" | tail -n1; }
 a=$(ha_start a 8097)
 check "replica a is elected" wait_for 15 leader_on 8097
 b=$(ha_start b 8098)
 sleep 3
-check_match "the lease names replica a" "$(holder)" "_$a\$"
+ida=$(elected_as a)
+check_match "replica a's identity is hostname_NONCE" "$ida" "^$(hostname)_[0-9a-f]{8}\$"
+check_eq "the lease names replica a" "$(holder)" "$ida"
 check_eq "replica b follows (leader 0)" "$(stack_metric slurm_bridge_leader 8098)" 0
 check_eq "and is ready as a standby" "$(curl -s http://127.0.0.1:8098/readyz)" ok
-check_match "b says who holds the lease" "$(cat "$ha_dir/b.log")" "held by .*_$a; waiting"
+check_match "b says who holds the lease" "$(cat "$ha_dir/b.log")" "held by $ida; waiting"
 ns=$(new_ns enabled)
 pod_yaml "$ns" before | k apply -f - >/dev/null
 check "a binds a pod" wait_for 30 pod_has "$ns" before "$JP_NODE"
@@ -73,7 +77,7 @@ pod_yaml "$ns" between | k apply -f - >/dev/null
 check "b takes over" wait_for 30 leader_on 8098
 took=$(( $(date +%s) - killed_at ))
 check "within the lease duration and a retry (15 s + 2 s; took ${took}s)" test "$took" -le 17
-check_match "the lease names replica b" "$(holder)" "_$b\$"
+check_eq "the lease names replica b" "$(holder)" "$(elected_as b)"
 check "the pod created in between is bound" wait_for 30 pod_has "$ns" between "$JP_NODE"
 check_eq "the first pod keeps its job" "$(squeue -h -n "$ns/before" -o %i | wc -l)" 1
 check_eq "nothing was submitted twice" "$(squeue -h -o %j | grep -c "^$ns/")" 2
