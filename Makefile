@@ -281,8 +281,11 @@ node-up: images
 
 # Both daemons installed by the Helm chart as pods on that node: install,
 # smoke scenarios, leader killed, upgrade, uninstall (test/incluster/run.sh).
+# The node goes again afterwards (its kube-scheduler would bind pods the
+# e2e suite expects no scheduler to take), unless KEEP_NODE=1.
 in-cluster-test: node-up
-	$(Q)test/incluster/run.sh
+	$(Q)rc=0; test/incluster/run.sh || rc=$$?; \
+		[ -n "$(KEEP_NODE)" ] || scripts/k8s/node-up.sh --down; exit $$rc
 
 node-down:
 	$(Q)scripts/k8s/node-up.sh --down

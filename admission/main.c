@@ -84,8 +84,7 @@ main_days(const char *s)
 static int
 main_once(const struct admission_conf *conf)
 {
-	const char	  *what = conf->issue_certs ? "--issue-certs" :
-						      "--uninstall";
+	const char *what = conf->issue_certs ? "--issue-certs" : "--uninstall";
 	struct k8s_config *kconf;
 	struct certs_opts  o;
 	int		   rc;

@@ -31,19 +31,19 @@ uninstall_run(const struct k8s_config *kconf, const char *ns)
 {
 	static const char *const secrets[] = { CERTS_SECRET_ADMISSION,
 		CERTS_SECRET_BRIDGE, CERTS_SECRET_CLIENT, CERTS_SECRET_CA };
-	struct k8s_client *c;
-	struct k8s_error   kerr;
-	char		   path[512];
-	size_t		   i;
-	int		   rc = 0;
+	struct k8s_client	*c;
+	struct k8s_error	 kerr;
+	char			 path[512];
+	size_t			 i;
+	int			 rc = 0;
 
 	if ((c = k8s_client_new(kconf, &kerr)) == NULL) {
 		log_warnx("uninstall: %s", kerr.text);
 		return (-1);
 	}
 	for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
-		snprintf(path, sizeof(path),
-		    "/api/v1/namespaces/%s/secrets/%s", ns, secrets[i]);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s",
+		    ns, secrets[i]);
 		if (uninstall_delete(c, path) == -1)
 			rc = -1;
 	}
