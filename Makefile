@@ -274,7 +274,7 @@ cluster-down:
 # One real node (kubelet, containerd, runc) beside the kwok nodes, for the
 # in-cluster daemons: labelled and tainted as a system node
 # (scripts/k8s/node-up.sh).  The images are imported into its containerd.
-node-up: images
+node-up: deps images
 	$(Q)scripts/deps.sh --node
 	$(Q)scripts/cluster-up.sh
 	$(Q)scripts/k8s/node-up.sh

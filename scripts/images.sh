@@ -16,8 +16,12 @@
 # manifests run them as (65532, and 65533 for munged), and nothing else: no
 # shell, no package manager.  Both run with a read-only root filesystem.
 # The images are built from this tree's binaries for Slurm $SLURM (the
-# default release: 22.05); each is also written as an OCI archive in
-# build/images/ for `ctr images import`.
+# default release: 22.05, this machine's); each is also written as an OCI
+# archive in build/images/ for `ctr images import`.  For another release
+# (SLURM=24.11, 26.05) the roots are assembled inside the Debian root of
+# that release (scripts/slurm/in-root.sh, which sees this tree at the same
+# path): its libslurm, plugins and munge, and its loader resolving them;
+# buildah then commits them here.  `images.sh --assemble` is that step.
 #
 # Before an image is committed, its root is checked on its own: every
 # program and plugin resolves all its libraries inside it (the loader of
@@ -34,7 +38,9 @@ tag=${IMAGE_TAG:-dev}
 plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
 t0=$EPOCHREALTIME
 
-if ! command -v buildah >/dev/null 2>&1; then
+assemble_only=0
+[ "${1:-}" = --assemble ] && assemble_only=1
+if [ "$assemble_only" = 0 ] && ! command -v buildah >/dev/null 2>&1; then
 	echo "images: buildah is missing (make deps installs it)" >&2
 	exit 1
 fi
@@ -80,7 +86,6 @@ base() {
 	chmod 1777 "$root/tmp"
 	printf 'root:x:0:0:root:/:/nonexistent\nnonroot:x:65532:65532:slurm-bridge:/:/nonexistent\nmunge:x:65533:65533:munged:/:/nonexistent\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nnonroot:x:65532:\nmunge:x:65533:\n' >"$root/etc/group"
-	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 }
 
 # check ROOT PROGRAM...: each resolves its libraries inside ROOT alone.
@@ -98,6 +103,8 @@ check() {
 # commit ROOT NAME ENTRYPOINT: the image NAME:tag from ROOT, non-root.
 commit() {
 	local root=$1 name=$2 entry=$3 ctr
+	# The machine's CA bundle (a release's root need not have one).
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 	ctr=$(buildah from scratch)
 	buildah copy --quiet "$ctr" "$root" / >/dev/null
 	buildah config --user 65532:65532 --entrypoint "[\"$entry\"]" --cmd '[]' \
@@ -110,30 +117,43 @@ commit() {
 	buildah push --quiet "localhost/$name:$tag" "oci-archive:$out/$name.tar:$name:$tag" >/dev/null
 }
 
-mkdir -p "$out" "$work"
+# assemble: both daemons' roots in $work, each checked on its own.
+assemble() {
+	mkdir -p "$out" "$work"
 
-# The webhook: one program.
-r=$work/admission
-base "$r"
-add_with_libs "$r" "$admission_bin" /usr/bin/slurm-bridge-admission
-check "$r" /usr/bin/slurm-bridge-admission
-chroot "$r" /usr/bin/slurm-bridge-admission --help >/dev/null
-commit "$r" slurm-bridge-admission /usr/bin/slurm-bridge-admission
+	# The webhook: one program.
+	r=$work/admission
+	base "$r"
+	add_with_libs "$r" "$admission_bin" /usr/bin/slurm-bridge-admission
+	check "$r" /usr/bin/slurm-bridge-admission
+	chroot "$r" /usr/bin/slurm-bridge-admission --help >/dev/null
 
-# The scheduler: libslurm dlopens its plugins (auth/munge, hash, cred,
-# ...) by name at run time, which ldd cannot see: every plugin of the
-# release goes in, with its own libraries.
-r=$work/bridge
-base "$r"
-mkdir -p "$r"/{etc/slurm,etc/munge,run/munge,var/lib/munge,etc/slurm-bridge}
-add_with_libs "$r" "$bridge_bin" /usr/bin/slurm-bridge
-add_with_libs "$r" /usr/sbin/munged
-add_with_libs "$r" /usr/bin/munge
-for p in "$plugins"/*.so; do add_with_libs "$r" "$p"; done
-check "$r" /usr/bin/slurm-bridge /usr/sbin/munged /usr/bin/munge
-for p in "$plugins"/*.so; do check "$r" "$p"; done
-chroot "$r" /usr/bin/slurm-bridge --help >/dev/null
-commit "$r" slurm-bridge /usr/bin/slurm-bridge
+	# The scheduler: libslurm dlopens its plugins (auth/munge, hash, cred,
+	# ...) by name at run time, which ldd cannot see: every plugin of the
+	# release goes in, with its own libraries.
+	r=$work/bridge
+	base "$r"
+	mkdir -p "$r"/{etc/slurm,etc/munge,run/munge,var/lib/munge,etc/slurm-bridge}
+	add_with_libs "$r" "$bridge_bin" /usr/bin/slurm-bridge
+	add_with_libs "$r" /usr/sbin/munged
+	add_with_libs "$r" /usr/bin/munge
+	for p in "$plugins"/*.so; do add_with_libs "$r" "$p"; done
+	check "$r" /usr/bin/slurm-bridge /usr/sbin/munged /usr/bin/munge
+	for p in "$plugins"/*.so; do check "$r" "$p"; done
+	chroot "$r" /usr/bin/slurm-bridge --help >/dev/null
+}
+
+if [ "$assemble_only" = 1 ]; then
+	assemble
+	exit 0
+fi
+if [ "$SLURM" = 22.05 ] || [ -n "${SLURM_IN_ROOT:-}" ]; then
+	assemble
+else
+	"$here/slurm/in-root.sh" "$SLURM" "$here/images.sh" --assemble
+fi
+commit "$work/admission" slurm-bridge-admission /usr/bin/slurm-bridge-admission
+commit "$work/bridge" slurm-bridge /usr/bin/slurm-bridge
 
 # The local stack's pause image: one static program, run as 65535.
 r=$work/pause
