@@ -65,12 +65,15 @@ ic_clean_leftovers() {
 
 # The bridge's identity in Slurm, as README "The bridge's identity in Slurm"
 # asks of a site: UID 65532 has a name on the slurmctld host (this one),
-# an association with the stack's accounts, and AdminLevel=Admin.
+# an association with the stack's accounts, and AdminLevel=Admin.  (For a
+# Slurm release of its own Debian root, slurmctld runs there: the user is
+# added there, STACK_EXEC.)
 ic_slurm_identity() {
-	getent passwd 65532 >/dev/null ||
-		useradd --system --uid 65532 --no-create-home --shell /usr/sbin/nologin slurm-bridge
+	"${STACK_EXEC[@]}" getent passwd 65532 >/dev/null ||
+		"${STACK_EXEC[@]}" useradd --system --uid 65532 --no-create-home \
+			--shell /usr/sbin/nologin slurm-bridge 2>/dev/null
 	local user
-	user=$(getent passwd 65532 | cut -d: -f1)
+	user=$("${STACK_EXEC[@]}" getent passwd 65532 | cut -d: -f1)
 	if ! sacctmgr -n -P show assoc where user="$user" format=account | grep -qx bridge; then
 		sacctmgr -i add user "$user" Account=bridge,research DefaultAccount=bridge \
 			AdminLevel=Admin Cluster="$SLURM_CLUSTER" >/dev/null
