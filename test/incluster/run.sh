@@ -89,7 +89,11 @@ ic_namespace() {
 	k label namespace "$IC_NS" pod-security.kubernetes.io/enforce=restricted \
 		pod-security.kubernetes.io/warn=restricted >/dev/null
 	wait_for 30 kn get serviceaccount default
-	kn create secret generic slurm-bridge-munge --from-file=munge.key=/etc/munge/munge.key >/dev/null
+	# The key of the munged that slurmctld uses (a release's own root
+	# has its own).
+	"${STACK_EXEC[@]}" cat /etc/munge/munge.key >"$IC_DIR/munge.key"
+	kn create secret generic slurm-bridge-munge --from-file=munge.key="$IC_DIR/munge.key" >/dev/null
+	rm -f "$IC_DIR/munge.key"
 }
 
 # The values of this install: the stack's images (imported, never pulled),
