@@ -177,8 +177,9 @@ struct certs_opts {
 };
 
 /*
- * A new ECDSA P-256 key and certificate for r, signed by the CA given (PEM)
- * or, with ca_crt NULL, by itself.  0, or -1 with nothing stored.
+ * A new ECDSA P-256 key and certificate for r, signed by the CA given (PEM,
+ * ca_crt and ca_key both) or, with both NULL, by itself; never valid past
+ * the CA.  0, or -1 with nothing stored.
  */
 int certs_issue_pem(const struct certs_req *r, const char *ca_crt,
     const char *ca_key, char **crt_pem, char **key_pem);
@@ -188,6 +189,8 @@ int certs_issue_pem(const struct certs_req *r, const char *ca_crt,
  */
 int certs_usable(const char *crt_pem, const char *ca_pem, time_t now, char *why,
     size_t whylen);
+/* 1 if key_pem is the private key of crt_pem (either may be NULL: 0). */
+int certs_pair_ok(const char *crt_pem, const char *key_pem);
 /* Keeps or issues every Secret in o->ns; 0 or -1 (logged). */
 int certs_run(const struct k8s_config *kconf, const struct certs_opts *o);
 

@@ -94,6 +94,9 @@ cabundle_patch(struct cabundle *cb, const char *kind, const char *b64)
 	if (k8s_get(cb->client, path, &obj, &err) == -1) {
 		log_warnx("caBundle: get %s/%s: %ld %s: %s", kind, cb->name,
 		    err.status, err.reason, err.text);
+		/* Not there (yet): nothing to keep; looked at again when forced. */
+		if (err.status == 404)
+			rc = 0;
 		goto out;
 	}
 	rv = json_string_value(json_object_get(json_object_get(obj, "metadata"),
@@ -141,6 +144,15 @@ cabundle_sync(struct cabundle *cb, int force)
 
 	if ((ca = cabundle_read(cb->ca_file)) == NULL) {
 		log_warnx("caBundle: cannot read %s", cb->ca_file);
+		return (-1);
+	}
+	/* An empty or broken file would make the API server trust nothing. */
+	if (strstr(ca, "-----BEGIN CERTIFICATE-----") == NULL) {
+		log_warnx(
+		    "caBundle: %s holds no PEM certificate; caBundle left "
+		    "as it is",
+		    cb->ca_file);
+		free(ca);
 		return (-1);
 	}
 	if (!force && cb->synced != NULL && strcmp(cb->synced, ca) == 0) {

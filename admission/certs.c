@@ -78,6 +78,39 @@ fail:
 	return (-1);
 }
 
+/* now + r->days, but never beyond the issuing CA's own expiry. */
+static time_t
+certs_expiry(const struct certs_req *r, gnutls_x509_crt_t ca, time_t now)
+{
+	time_t t = now + (time_t)r->days * 86400, ca_end;
+
+	if (ca != NULL &&
+	    (ca_end = gnutls_x509_crt_get_expiration_time(ca)) != (time_t)-1 &&
+	    ca_end < t)
+		t = ca_end;
+	return (t);
+}
+
+int
+certs_pair_ok(const char *crt_pem, const char *key_pem)
+{
+	gnutls_x509_crt_t     crt;
+	gnutls_x509_privkey_t key;
+	unsigned char	      a[64], b[64];
+	size_t		      alen = sizeof(a), blen = sizeof(b);
+	int		      ok;
+
+	if (crt_pem == NULL || key_pem == NULL ||
+	    certs_import(crt_pem, key_pem, &crt, &key) == -1)
+		return (0);
+	ok = gnutls_x509_crt_get_key_id(crt, 0, a, &alen) >= 0 &&
+	    gnutls_x509_privkey_get_key_id(key, 0, b, &blen) >= 0 &&
+	    alen == blen && memcmp(a, b, alen) == 0;
+	gnutls_x509_crt_deinit(crt);
+	gnutls_x509_privkey_deinit(key);
+	return (ok);
+}
+
 int
 certs_issue_pem(const struct certs_req *r, const char *ca_crt,
     const char *ca_key, char **crt_pem, char **key_pem)
@@ -110,8 +143,8 @@ certs_issue_pem(const struct certs_req *r, const char *ca_crt,
 	    gnutls_x509_crt_set_key(crt, key) < 0 ||
 	    gnutls_x509_crt_set_activation_time(crt, now - CERTS_BACKDATE_S) <
 		0 ||
-	    gnutls_x509_crt_set_expiration_time(crt,
-		now + (time_t)r->days * 86400) < 0 ||
+	    gnutls_x509_crt_set_expiration_time(crt, certs_expiry(r, ca, now)) <
+		0 ||
 	    gnutls_x509_crt_set_basic_constraints(crt, r->is_ca, -1) < 0 ||
 	    gnutls_x509_crt_get_key_id(crt, 0, kid, &kidlen) < 0 ||
 	    gnutls_x509_crt_set_subject_key_id(crt, kid, kidlen) < 0)
@@ -122,8 +155,7 @@ certs_issue_pem(const struct certs_req *r, const char *ca_crt,
 			    GNUTLS_KEY_DIGITAL_SIGNATURE) < 0)
 			goto out;
 	} else if (gnutls_x509_crt_set_key_usage(crt,
-		       GNUTLS_KEY_DIGITAL_SIGNATURE |
-			   GNUTLS_KEY_KEY_ENCIPHERMENT) < 0 ||
+		       GNUTLS_KEY_DIGITAL_SIGNATURE) < 0 || /* EC: RFC 5480 */
 	    gnutls_x509_crt_set_key_purpose_oid(crt,
 		r->client ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER,
 		0) < 0)
@@ -298,14 +330,15 @@ certs_ca(struct k8s_client *c, const struct certs_opts *o, char **crt,
 		*crt = certs_secret_get(s, "ca.crt");
 		*key = certs_secret_get(s, "ca.key");
 		json_decref(s);
-		if (*crt != NULL && *key != NULL &&
-		    certs_usable(*crt, NULL, time(NULL), why, sizeof(why))) {
+		if (!certs_pair_ok(*crt, *key))
+			snprintf(why, sizeof(why),
+			    "ca.key missing or not ca.crt's key");
+		else if (certs_usable(*crt, NULL, time(NULL), why,
+			     sizeof(why))) {
 			log_info("certs: %s: kept", CERTS_SECRET_CA);
 			return (0);
 		}
-		log_info("certs: %s: renewed (%s)", CERTS_SECRET_CA,
-		    *crt == NULL || *key == NULL ? "ca.crt or ca.key missing" :
-						   why);
+		log_info("certs: %s: renewed (%s)", CERTS_SECRET_CA, why);
 		free(*crt);
 		free(*key);
 	}
@@ -313,7 +346,7 @@ certs_ca(struct k8s_client *c, const struct certs_opts *o, char **crt,
 	r.cn = "slurm-bridge-ca";
 	r.dns = dns;
 	r.is_ca = 1;
-	/* Outlives every leaf it signs: a leaf never outlives its CA. */
+	/* Outlives the leaves it signs now; later ones are capped at its end. */
 	r.days = o->days * 2 + CERTS_RENEW_DAYS;
 	if (certs_issue_pem(&r, NULL, NULL, crt, key) == -1)
 		return (-1);
@@ -344,20 +377,24 @@ certs_leaf(struct k8s_client *c, const struct certs_opts *o, const char *name,
 		return (-1);
 	if (found && !new_ca) {
 		crt = certs_secret_get(s, "tls.crt");
+		key = certs_secret_get(s, "tls.key");
 		have_ca = certs_secret_get(s, "ca.crt");
-		if (crt != NULL && have_ca != NULL &&
+		if (certs_pair_ok(crt, key) && have_ca != NULL &&
 		    strcmp(have_ca, ca_crt) == 0 &&
 		    certs_usable(crt, ca_crt, time(NULL), why, sizeof(why))) {
 			log_info("certs: %s: kept", name);
 			rc = 0;
 			goto out;
 		}
-		if (crt == NULL || have_ca == NULL)
-			snprintf(why, sizeof(why), "tls.crt or ca.crt missing");
+		if (!certs_pair_ok(crt, key) || have_ca == NULL)
+			snprintf(why, sizeof(why),
+			    "tls.crt, tls.key or ca.crt missing, or the key "
+			    "not the certificate's");
 		else if (strcmp(have_ca, ca_crt) != 0)
 			snprintf(why, sizeof(why), "from another CA");
 		free(crt);
-		crt = NULL;
+		free(key);
+		crt = key = NULL;
 	}
 	memset(&r, 0, sizeof(r));
 	r.cn = cn;

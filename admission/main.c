@@ -232,8 +232,12 @@ main(int argc, char *argv[])
 	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
 		return (sig);
 	log_init(conf.verbose);
-	if (conf.issue_certs || conf.uninstall)
+	if (conf.issue_certs || conf.uninstall) {
+		if (checkonly)
+			fatalx("-n checks a serving configuration; it does not "
+			       "go with --issue-certs or --uninstall");
 		return (main_once(&conf));
+	}
 	if (httpd_parse_listen("--listen", conf.listen, &conf.addr, err,
 		sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -271,8 +275,9 @@ main(int argc, char *argv[])
 		char *dir = xstrdup(conf.tls_cert), *ca;
 
 		xasprintf(&ca, "%s/ca.crt", dirname(dir));
-		if ((cb = cabundle_new(kconf, conf.webhook_config, ca)) != NULL)
-			cabundle_sync(cb, 1);
+		if ((cb = cabundle_new(kconf, conf.webhook_config, ca)) == NULL)
+			fatalx("--webhook-configuration: no API client");
+		cabundle_sync(cb, 1);
 		free(ca);
 		free(dir);
 	}

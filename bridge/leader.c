@@ -7,7 +7,8 @@
  * lease so a follower takes over without waiting for it to expire.
  *
  * In a pod ($POD_NAME), the leader labels its pod LEADER_LABEL=true once
- * elected and takes the label off before it releases the Lease; a replica
+ * elected and recovered, and takes the label off before it releases the
+ * Lease; a replica
  * takes it off at start too, in case its process was killed as leader.  A
  * Service selecting the label reaches the leader alone, while every
  * replica reports ready (a follower is ready to take over).
@@ -130,7 +131,6 @@ leader_acquire(struct leader *l, const sigset_t *set)
 		if (rc == 1) {
 			log_info("leader: %s: elected as %s", l->where,
 			    l->identity);
-			leader_label(l, 1);
 			return (0);
 		}
 		if (rc == 0)
@@ -160,6 +160,12 @@ leader_wait(struct leader *l, const sigset_t *set)
 	sig = leader_sleep(set, k8s_lease_retry_period(l->lease));
 	if (sig != 0)
 		return (sig);
+	/*
+	 * The label once this leader has recovered (so the Service never
+	 * reaches it before it can answer), and again after a failed patch.
+	 */
+	if (!l->labelled && atomic_load(&bstats.recovered))
+		leader_label(l, 1);
 	rc = k8s_lease_step(l->lease, &err);
 	if (rc == 1)
 		return (0);

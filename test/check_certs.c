@@ -85,8 +85,12 @@ START_TEST(test_certs_leaf)
 	    0);
 	ck_assert_uint_eq(ca_flag, 1);
 	gnutls_x509_crt_deinit(c);
-	/* Usable now, signed by its CA. */
+	/* Usable now, signed by its CA; the key is the certificate's. */
 	ck_assert_int_eq(certs_usable(crt, ca, NOW, why, sizeof(why)), 1);
+	ck_assert_int_eq(certs_pair_ok(crt, key), 1);
+	ck_assert_int_eq(certs_pair_ok(crt, cakey), 0);
+	ck_assert_int_eq(certs_pair_ok(crt, NULL), 0);
+	ck_assert_int_eq(certs_pair_ok("garbage", key), 0);
 	free(ca);
 	free(cakey);
 	free(crt);
@@ -134,6 +138,27 @@ START_TEST(test_certs_renew)
 }
 END_TEST
 
+/* A leaf never outlives the CA that signed it. */
+START_TEST(test_certs_capped)
+{
+	char		 *ca, *cakey, *crt, *key;
+	gnutls_x509_crt_t c, a;
+
+	issue_ca(&ca, &cakey, 100);
+	issue_leaf(ca, cakey, 0, 365, &crt, &key);
+	c = parse(crt);
+	a = parse(ca);
+	ck_assert_int_eq(gnutls_x509_crt_get_expiration_time(c),
+	    gnutls_x509_crt_get_expiration_time(a));
+	gnutls_x509_crt_deinit(c);
+	gnutls_x509_crt_deinit(a);
+	free(ca);
+	free(cakey);
+	free(crt);
+	free(key);
+}
+END_TEST
+
 Suite *
 certs_suite(void)
 {
@@ -142,6 +167,7 @@ certs_suite(void)
 
 	tcase_add_test(tc, test_certs_leaf);
 	tcase_add_test(tc, test_certs_renew);
+	tcase_add_test(tc, test_certs_capped);
 	suite_add_tcase(s, tc);
 	return (s);
 }

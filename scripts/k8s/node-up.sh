@@ -125,14 +125,23 @@ import_images() {
 	done
 }
 
-# nat_rules: the kubernetes Service and slurmctld, for pods (see the top).
+# nat_rules [-D]: the kubernetes Service and slurmctld, for pods (see the
+# top); -D removes them again.
+NAT_RULES=("-d 10.0.0.1 -p tcp --dport 443 -j DNAT --to-destination $LOCAL_IP:$APISERVER_PORT"
+	"-d $POD_GATEWAY -p tcp --dport $SLURMCTLD_PORT -j DNAT --to-destination $LOCAL_IP:$SLURMCTLD_PORT")
 nat_rules() {
-	sysctl -qw net.ipv4.conf.all.route_localnet=1 net.ipv4.ip_forward=1
 	local rule
-	for rule in "-d 10.0.0.1 -p tcp --dport 443 -j DNAT --to-destination $LOCAL_IP:$APISERVER_PORT" \
-		"-d $POD_GATEWAY -p tcp --dport $SLURMCTLD_PORT -j DNAT --to-destination $LOCAL_IP:$SLURMCTLD_PORT"; do
+	if [ "${1:-}" = -D ]; then
+		for rule in "${NAT_RULES[@]}"; do
+			# shellcheck disable=SC2086
+			while iptables -t nat -D PREROUTING -s "$POD_CIDR" $rule 2>/dev/null; do :; done
+		done
+		return 0
+	fi
+	sysctl -qw net.ipv4.conf.all.route_localnet=1 net.ipv4.ip_forward=1
+	for rule in "${NAT_RULES[@]}"; do
 		# shellcheck disable=SC2086
-		iptables -t nat -C PREROUTING -s $POD_CIDR $rule 2>/dev/null ||
+		iptables -t nat -C PREROUTING -s "$POD_CIDR" $rule 2>/dev/null ||
 			iptables -t nat -A PREROUTING -s "$POD_CIDR" $rule
 	done
 }
@@ -229,6 +238,7 @@ down() {
 	rm -rf "$CNI_DIR/ipam"
 	ip link del "$CNI_BRIDGE" 2>/dev/null || true
 	ip link del "$NODE_LINK" 2>/dev/null || true
+	nat_rules -D
 	stack_kubectl delete node "$SYSTEM_NODE" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 

@@ -231,8 +231,8 @@ killed=$(date +%s)
 pod_yaml "$ns" between | k apply -f - >/dev/null
 check "a replica leads again, under a new identity, and is labelled" wait_for 60 leads_anew "$old_id"
 took=$(( $(date +%s) - killed ))
-check "within the Lease duration, a retry and a container restart (15 + 2 + 5 s; took ${took}s)" \
-	test "$took" -le 22
+check "within the Lease duration, a retry, a container restart and the label (15 + 2 + 5 + 2 s; took ${took}s)" \
+	test "$took" -le 24
 check "the pod created in between is bound" wait_for 60 pod_has "$ns" between "$JP_NODE"
 check_eq "the first pod keeps its job" "$(pod_field "$ns" before "$JP_JOBID")" "$before_job"
 check_eq "nothing was submitted twice (one more job: the new pod's)" "$(ns_jobs "$ns")" "$((jobs0 + 1))"
