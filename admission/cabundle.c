@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "log.h"
 #include "xmalloc.h"
+#include "httpd.h"
 #include "admission.h"
 
 struct cabundle {
@@ -58,24 +58,6 @@ cabundle_free(struct cabundle *cb)
 	free(cb->ca_file);
 	free(cb->synced);
 	free(cb);
-}
-
-/* The file's content, or NULL. */
-static char *
-cabundle_read(const char *path)
-{
-	struct buf b;
-	FILE	  *fp;
-	char	   chunk[4096];
-	size_t	   n;
-
-	if ((fp = fopen(path, "r")) == NULL)
-		return (NULL);
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(fp);
-	return (buf_release(&b));
 }
 
 /* Makes configuration kind/name carry b64 in every webhook: 0 or -1. */
@@ -142,7 +124,7 @@ cabundle_sync(struct cabundle *cb, int force)
 	size_t i;
 	int    rc = 0;
 
-	if ((ca = cabundle_read(cb->ca_file)) == NULL) {
+	if ((ca = httpd_read_file(cb->ca_file, HTTPD_MAX_PEM)) == NULL) {
 		log_warnx("caBundle: cannot read %s", cb->ca_file);
 		return (-1);
 	}

@@ -34,7 +34,6 @@
 #include "xmalloc.h"
 #include "httpd.h"
 
-#define HTTPD_MAX_PEM	(1024 * 1024)
 #define HTTPD_MAX_CHAIN 8
 
 /* One loaded certificate chain and key; kept until the server stops. */
@@ -101,8 +100,7 @@ bad:
 	return (-1);
 }
 
-/* Reads a whole file into a new NUL-terminated string; NULL on error. */
-static char *
+char *
 httpd_read_file(const char *path, size_t max)
 {
 	FILE	   *fp;

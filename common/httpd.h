@@ -70,9 +70,16 @@ int httpd_parse_listen(const char *flag, const char *s, struct sockaddr_in *sin,
 struct httpd *httpd_start(const struct httpd_opts *, char *err, size_t errlen);
 void	      httpd_stop(struct httpd *);
 /* Loads the PEM pair as httpd_start would; -1 with err if it cannot. */
-int  httpd_check_tls(const char *cert, const char *key, char *err,
-     size_t errlen);
-void httpd_stats(struct httpd *, struct httpd_stats *);
+/* The largest PEM file (certificate, key, CA bundle) the daemons read. */
+#define HTTPD_MAX_PEM (1024 * 1024)
+/*
+ * Reads a whole file of at most max bytes into a new NUL-terminated string
+ * (the caller's); NULL on error (errno EFBIG when it is larger).
+ */
+char *httpd_read_file(const char *path, size_t max);
+int   httpd_check_tls(const char *cert, const char *key, char *err,
+      size_t errlen);
+void  httpd_stats(struct httpd *, struct httpd_stats *);
 /* What a daemon says about itself on GET /readyz and /metrics. */
 struct httpd_health {
 	/* NULL when ready, else why not (a static string). */
