@@ -138,6 +138,13 @@ void validate_pod(const json_t *request, const json_t *pod,
  */
 void validate_podgroup(const json_t *pg, const char *op,
     const struct review_conf *, struct review_result *);
+/*
+ * Refuses a Kubernetes PodGroup or Workload (kind) whose annotations its
+ * pods inherit and could not be submitted with, with the message a pod
+ * carrying them would get.
+ */
+void validate_inherited(const json_t *obj, const char *kind,
+    const struct review_conf *, struct review_result *);
 
 /* server.c */
 struct server;

@@ -302,6 +302,7 @@ owners_lookup(void *arg, enum workload_kind kind, const char *ns,
 		[WORKLOAD_JOBSET] = OWN_JOBSET,
 		[WORKLOAD_JOB] = OWN_JOB,
 		[WORKLOAD_SCHED_PODGROUP] = OWN_SCHED_PODGROUP,
+		[WORKLOAD_SCHED_WORKLOAD] = OWN_WORKLOAD,
 	};
 	const struct owners_lookup *ol = arg;
 

@@ -144,15 +144,18 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 	}
 	kind = k8s_obj_str(req, "kind.kind");
 	group = k8s_obj_str(req, "kind.group");
-	if (kind != NULL && group != NULL && strcmp(kind, "PodGroup") == 0 &&
+	if (kind != NULL && group != NULL &&
+	    (strcmp(kind, "PodGroup") == 0 || strcmp(kind, "Workload") == 0) &&
 	    strcmp(group, "scheduling.k8s.io") == 0) {
 		/* Kubernetes' own gangs: checked, never changed. */
-		if (mode == REVIEW_VALIDATE)
+		if (mode == REVIEW_VALIDATE && strcmp(kind, "PodGroup") == 0)
 			validate_podgroup(obj, op, conf, &r);
+		if (mode == REVIEW_VALIDATE && r.denied == NULL)
+			validate_inherited(obj, kind, conf, &r);
 	} else if (kind == NULL || strcmp(kind, "Pod") != 0) {
 		snprintf(err, errlen,
 		    "request.kind must be Pod, or a scheduling.k8s.io "
-		    "PodGroup");
+		    "PodGroup or Workload");
 		goto bad;
 	} else {
 		pod = review_pod_view(req, obj);

@@ -148,6 +148,16 @@ validate_policy_changed(const json_t *pod, const json_t *old)
 	return (0);
 }
 
+/* The scheduler's translation settings, from the shared config. */
+static void
+validate_tconf(const struct review_conf *rc, struct translate_conf *tc)
+{
+	tc->partition = rc->config->partition;
+	tc->exclusive = rc->config->exclusive;
+	tc->default_account = rc->config->default_account;
+	tc->mcs_label = rc->config->mcs_label;
+}
+
 /* The annotations, through the scheduler's translation and grouping. */
 static void
 validate_policy(const json_t *pod, const struct review_conf *rc,
@@ -158,21 +168,18 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	struct jobspec	      js;
 	struct group_id	      gid;
 	struct owners_lookup  ol;
-	json_t		     *ns, *root;
+	json_t		     *ns, *layers[WORKLOAD_LAYERS];
 	const char	     *req;
 	char		      err[512];
 
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(pod),
 	    rc->owner_wait_ms);
 	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms, 0);
-	root = workload_root(pod, &ol.lk);
 	src.pod = pod;
-	src.root = root;
+	src.layers = layers;
+	src.nlayers = workload_layers(pod, &ol.lk, layers);
 	src.ns = ns;
-	tc.partition = rc->config->partition;
-	tc.exclusive = rc->config->exclusive;
-	tc.default_account = rc->config->default_account;
-	tc.mcs_label = rc->config->mcs_label;
+	validate_tconf(rc, &tc);
 	if (translate_pod(&src, &tc, &js, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
 	else
@@ -190,7 +197,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 		    "or drop the requirement",
 		    req);
 	json_decref(ns);
-	json_decref(root);
+	workload_layers_free(layers, src.nlayers);
 }
 
 void
@@ -291,4 +298,23 @@ validate_podgroup(const json_t *pg, const char *op,
 		    "[].name)",
 		    ns != NULL ? ns : "", wl, tmpl);
 	json_decref(w);
+}
+
+void
+validate_inherited(const json_t *obj, const char *kind,
+    const struct review_conf *rc, struct review_result *r)
+{
+	struct translate_conf tc;
+	json_t		     *ns;
+	char		      err[512];
+
+	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(obj),
+	    rc->owner_wait_ms);
+	validate_tconf(rc, &tc);
+	if (translate_owner_check(obj, ns, &tc, err, sizeof(err)) == -1)
+		validate_deny(r, "%s %s/%s: its pods inherit its annotations: %s",
+		    kind, k8s_obj_namespace(obj) != NULL ?
+			k8s_obj_namespace(obj) : "",
+		    k8s_obj_name(obj) != NULL ? k8s_obj_name(obj) : "", err);
+	json_decref(ns);
 }

@@ -192,6 +192,16 @@ void sctl_fini(void);
  */
 int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen);
+/*
+ * Changes what a pending job's request says that its owner may change:
+ * name, time limit, account, QOS, partition, reservation, constraints,
+ * licenses and wckey (each component of a heterogeneous job), asked as the
+ * job's owner where Slurm takes the owner from the caller (23.11+), so
+ * Slurm checks it as it would the owner's own `scontrol update`.  On the
+ * submit thread.  0, or -1 with err.
+ */
+int sctl_update_pending(const struct jobspec *, uint32_t jobid, char *err,
+    size_t errlen);
 int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*
  * Ends an allocation as its pods ended, so sacct tells it: exit code 0
@@ -322,6 +332,8 @@ void writepool_submit(struct writepool *, struct wreq *w);
 struct sreq {
 	char	*gkey; /* the group it is for */
 	uint64_t seq;  /* the group's submit_seq when asked */
+	/* Not 0: change this pending job to js (sctl_update_pending). */
+	uint32_t update_jobid;
 	/* Set by the reconcile thread: do not make it (any thread). */
 	atomic_int     withdrawn;
 	struct jobspec js;   /* owned (jobspec_cleanup) */
@@ -578,6 +590,15 @@ struct group {
 	int	 seen;	  /* its job was in the last full load */
 	char	*end_msg; /* Slurm ended the job: why (Events) */
 	/*
+	 * What a pending job's owner may change of it, as last asked
+	 * (group_spec; NULL for an adopted job), whether its request may
+	 * have changed since (a member's annotations, an owner object or
+	 * the namespace), and whether a change is on the submit thread.
+	 */
+	char *spec;
+	int   recheck;
+	int   updating;
+	/*
 	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
 	 * one wanted ("True|..." or "False|..."), whether a write is on its
 	 * way, whether it was sent (and not refused), and whether True was
@@ -623,6 +644,7 @@ struct reconcile {
 	struct map *podgroups;		 /* ns/name -> PodGroup CR */
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
 	struct map	     *sched_podgroups;
+	struct map	     *sched_workloads; /* ns/name -> Workload */
 	struct map	     *jobsets;	   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */

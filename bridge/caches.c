@@ -1,7 +1,7 @@
 /*
  * The reconcile thread's caches of workload objects (PodGroups of both
- * APIs, LeaderWorkerSets, JobSets, Jobs; ns/name keyed maps in struct
- * reconcile)
+ * APIs, Workloads, LeaderWorkerSets, JobSets, Jobs; ns/name keyed maps in
+ * struct reconcile)
  * as the lookup the workload rules (common/workload.c) call.
  */
 #include <stdio.h>
@@ -13,7 +13,7 @@ caches_get(struct reconcile *r, enum workload_kind kind, const char *ns,
     const char *name)
 {
 	struct map *m[WORKLOAD_KINDS] = { r->podgroups, r->lwss, r->jobsets,
-		r->k8s_jobs, r->sched_podgroups };
+		r->k8s_jobs, r->sched_podgroups, r->sched_workloads };
 	char	    key[512];
 
 	if (ns == NULL || name == NULL)

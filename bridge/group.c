@@ -70,6 +70,7 @@ group_free(void *p)
 	json_decref(g->layout);
 	json_decref(g->het);
 	free(g->end_msg);
+	free(g->spec);
 	free(g->pg_cond);
 	free(g);
 }
@@ -571,8 +572,8 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 
 /*
  * Translates a group's members (placement order) into one job description,
- * with the workload root (workload_root) and the namespace for defaults and
- * the account allow-list.
+ * with the workload layers (workload_layers) and the namespace for defaults
+ * and the account allow-list.
  */
 static int
 group_translate(struct reconcile *r, struct group *g,
@@ -581,7 +582,7 @@ group_translate(struct reconcile *r, struct group *g,
 {
 	struct translate_src   src;
 	struct workload_lookup lk;
-	json_t		     **pods, *root;
+	json_t		     **pods, *layers[WORKLOAD_LAYERS];
 	size_t		       i;
 	int		       rc;
 
@@ -594,17 +595,112 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
-	src.root = root = workload_root(pods[0], &lk);
+	src.layers = layers;
+	src.nlayers = workload_layers(pods[0], &lk, layers);
 	if (g->gang)
-		rc = translate_group(pods, n, g->name, src.root, src.ns,
-		    &r->tconf, js, err, errlen);
+		rc = translate_group(pods, n, g->name, &src, &r->tconf, js, err,
+		    errlen);
 	else
 		rc = translate_pod(&src, &r->tconf, js, err, errlen);
 	for (i = 0; i < n; i++)
 		json_decref(pods[i]);
 	free(pods);
-	json_decref(root);
+	workload_layers_free(layers, src.nlayers);
 	return (rc);
+}
+
+/*
+ * What the owner of a pending job may change of it (sctl_update_pending),
+ * as one string to compare; a new string.
+ */
+static char *
+group_spec(const struct jobspec *js)
+{
+	char *s;
+
+	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+	    js->name != NULL ? js->name : "", js->time_limit,
+	    js->account != NULL ? js->account : "",
+	    js->qos != NULL ? js->qos : "",
+	    js->partition != NULL ? js->partition : "",
+	    js->reservation != NULL ? js->reservation : "",
+	    js->constraints != NULL ? js->constraints : "",
+	    js->licenses != NULL ? js->licenses : "",
+	    js->wckey != NULL ? js->wckey : "");
+	return (s);
+}
+
+/*
+ * A pending job whose request may have changed (group->recheck): when what
+ * its owner may change differs from what was asked, the change goes to
+ * Slurm through the submit thread (group_updated has the answer).  A
+ * request that no longer translates leaves the job as it is, and says why
+ * on the members.
+ */
+static void
+group_update_pending(struct reconcile *r, struct group *g)
+{
+	struct pod_entry *pods[WORKLOAD_MAX_GANG];
+	struct jobspec	  js;
+	struct sreq	 *s;
+	char		  err[256], msg[320], *spec;
+	size_t		  n;
+
+	if (g->updating || g->jobid == 0)
+		return;
+	g->recheck = 0;
+	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
+	if (n == 0 || n > WORKLOAD_MAX_GANG)
+		return;
+	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm job %u keeps its request: %s",
+		    g->jobid, err);
+		group_condition(r, g, msg, 1);
+		return;
+	}
+	spec = group_spec(&js);
+	if (g->spec != NULL && strcmp(spec, g->spec) == 0) {
+		free(spec);
+		jobspec_cleanup(&js);
+		return;
+	}
+	free(g->spec);
+	g->spec = spec;
+	g->updating = 1;
+	s = sreq_new(g->key, g->submit_seq);
+	s->update_jobid = g->jobid;
+	s->js = js;
+	submitter_push(r->submitter, s);
+}
+
+/*
+ * The submit thread's answer to group_update_pending.  A refused change
+ * leaves the job as it was: the members say why, and the next change of
+ * the request tries again.
+ */
+static void
+group_updated(struct reconcile *r, struct sreq *s)
+{
+	struct group *g = map_get(r->groups, s->gkey);
+	char	      msg[320];
+
+	if (g == NULL || g->jobid != s->update_jobid)
+		return;
+	g->updating = 0;
+	if (s->rc == 0) {
+		log_info("group %s: pending slurm job %u changed to what its "
+			 "pods and workload now ask",
+		    g->key, g->jobid);
+		return;
+	}
+	log_warnx("group %s: %s", g->key, s->err);
+	free(g->spec);
+	g->spec = NULL;
+	snprintf(msg, sizeof(msg),
+	    "slurm-bridge: Slurm refused to change pending job %u: %s",
+	    g->jobid, s->err);
+	group_condition(r, g, msg, 1);
 }
 
 /*
@@ -632,6 +728,9 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		group_retry_later(g, 1);
 		return;
 	}
+	free(g->spec);
+	g->spec = group_spec(&js);
+	g->recheck = 0;
 	s = sreq_new(g->key, ++r->submit_seq);
 	s->js = js;
 	for (i = 0; i < n; i++)
@@ -685,6 +784,10 @@ group_submitted(struct reconcile *r, struct sreq *s)
 	char		  msg[512], err[256];
 	size_t		  i, n = json_array_size(s->pods);
 
+	if (s->update_jobid != 0) {
+		group_updated(r, s);
+		return (0);
+	}
 	r->submits--;
 	/* A poll saw this job before its answer: load everything again. */
 	if (s->rc == 0 && json_object_size(r->deferred) > 0) {
@@ -938,6 +1041,8 @@ group_evaluate(struct reconcile *r, struct group *g)
 	if ((g->state == G_ALLOCATED || g->state == G_BOUND) &&
 	    group_refill(r, g) > 0)
 		group_set_state(r, g, G_ALLOCATED);
+	if (g->state == G_PENDING && g->recheck)
+		group_update_pending(r, g);
 	if (g->state == G_ALLOCATED || g->state == G_PENDING) {
 		group_want(r->writes, g->key);
 		return;
@@ -1036,8 +1141,11 @@ group_evaluate_ns(struct reconcile *r, const char *ns)
 	while (map_next(m, &it, &k, NULL))
 		strv_add(&keys, k);
 	for (i = 0; i < keys.n; i++)
-		if ((g = map_get(r->groups, keys.v[i])) != NULL)
+		if ((g = map_get(r->groups, keys.v[i])) != NULL) {
+			/* An owner object or the namespace changed. */
+			g->recheck = 1;
 			group_evaluate(r, g);
+		}
 	strv_clear(&keys);
 }
 

@@ -80,8 +80,11 @@ static const struct {
 	{ EV_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
 	    "watch/lws" },
 	/* Last: watched only where served; the path is discovered. */
-	{ EV_SCHED_PODGROUP, NULL, "watch/sched-podgroups" },
+	{ EV_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
+	{ EV_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },
 };
+/* The last ones, whose path is under the discovered scheduling.k8s.io. */
+#define NDISCOVERED 2
 #define NINFORMERS ((int)(sizeof(watched) / sizeof(watched[0])))
 
 struct informer_ctx {
@@ -289,18 +292,24 @@ main_informers(struct daemon_parts *d)
 {
 	struct k8s_informer_opts o;
 	struct api_source	 src;
-	char			*sel, *othersel, cerr[512], pgpath[160];
-	int			 i;
+	char			*sel, *othersel, cerr[512];
+	char			 paths[NDISCOVERED][160];
+	int			 i, first;
 
 	xasprintf(&sel, "spec.schedulerName=%s", d->conf.scheduler_name);
 	xasprintf(&othersel, "spec.schedulerName!=%s", d->conf.scheduler_name);
 	daemon_podgroup_api(d->kconf, d->conf.podgroup_api,
 	    sizeof(d->conf.podgroup_api));
-	snprintf(pgpath, sizeof(pgpath), "%s/podgroups", d->conf.podgroup_api);
-	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : NINFORMERS - 1;
+	first = NINFORMERS - NDISCOVERED;
+	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : first;
 	for (i = 0; i < d->ninf; i++) {
 		memset(&o, 0, sizeof(o));
-		o.path = watched[i].path != NULL ? watched[i].path : pgpath;
+		o.path = watched[i].path;
+		if (i >= first) {
+			snprintf(paths[i - first], sizeof(paths[0]), "%s/%s",
+			    d->conf.podgroup_api, watched[i].path);
+			o.path = paths[i - first];
+		}
 		o.name = watched[i].name;
 		if (watched[i].kind == EV_POD)
 			o.field_selector = sel;

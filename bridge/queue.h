@@ -8,7 +8,7 @@
  * ----------------- --------------- -------------------------- ------------
  * main              main.c          flags, config, the Lease   (none)
  *                   leader.c        (leader_wait), signals
- * informer x 8      libk8s/         its watch and store (key   (none; pushes
+ * informer x 10     libk8s/         its watch and store (key   (none; pushes
  *                   informer.c      -> resourceVersion); makes  to the queue)
  *                   main.c          pod records (podrec.c)
  * reconcile         reconcile.c     the caches (pods, groups,  pops the queue
@@ -58,6 +58,7 @@ enum event_kind {
 	EV_JOBSET,	   /* jobset.x-k8s.io/v1alpha2 JobSets */
 	EV_LWS,		   /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
+	EV_SCHED_WORKLOAD, /* scheduling.k8s.io Workloads, where served */
 	EV_EXTENDER,	   /* a scheduler-extender call (api.c) to answer */
 	EV_WRITE,	   /* a pod write (writepool.c) came back */
 	EV_SUBMITTED,	   /* an allocation request (submitter.c) came back */

@@ -136,7 +136,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 {
 	struct pod_entry *e;
 	struct group	 *g;
-	int		  same_uid, was_bound;
+	int		  same_uid, was_bound, changed;
 	uint32_t	  id;
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
@@ -170,6 +170,11 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	 */
 	if (e->rec != NULL && e->rec->delete_at == 0 && rec->delete_at != 0)
 		e->del_sent = 0;
+	/* What translation reads of it (annotations, ...) changed. */
+	changed = same_uid &&
+	    (e->rec->cold == NULL || rec->cold == NULL ?
+		    e->rec->cold != rec->cold :
+		    strcmp(e->rec->cold, rec->cold) != 0);
 	podrec_free(e->rec);
 	e->rec = rec;
 	/* Recreated under its name, a pod may no longer be deleting. */
@@ -186,6 +191,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 
 	if ((g = pod_group(r, e)) == NULL)
 		return;
+	if (changed)
+		g->recheck = 1;
 	/*
 	 * At start, the job id a bound pod carries (the annotation its
 	 * Binding set, or the label) names its job, as the job's admin_comment
@@ -255,7 +262,8 @@ reconcile_synced(struct reconcile *r)
 		r->core_synced_at = reconcile_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
 		    r->synced[EV_LWS] &&
-		    (r->synced[EV_SCHED_PODGROUP] ||
+		    ((r->synced[EV_SCHED_PODGROUP] &&
+			 r->synced[EV_SCHED_WORKLOAD]) ||
 			r->conf->podgroup_api[0] == '\0')) ||
 	    reconcile_now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
@@ -317,6 +325,7 @@ reconcile_gauges(struct reconcile *r)
 	atomic_store(&bstats.mem_objects,
 	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
 		map_count(r->k8s_jobs) + map_count(r->podgroups) +
+		map_count(r->sched_podgroups) + map_count(r->sched_workloads) +
 		map_count(r->jobsets) + map_count(r->lwss)));
 }
 
@@ -357,6 +366,8 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 		return (r->lwss);
 	case EV_SCHED_PODGROUP:
 		return (r->sched_podgroups);
+	case EV_SCHED_WORKLOAD:
+		return (r->sched_workloads);
 	default:
 		return (NULL);
 	}
@@ -668,6 +679,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->k8s_jobs = map_new(json_free_cb);
 	r->podgroups = map_new(json_free_cb);
 	r->sched_podgroups = map_new(json_free_cb);
+	r->sched_workloads = map_new(json_free_cb);
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
 	r->writes = json_object();
@@ -698,6 +710,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->k8s_jobs);
 	map_free(r->podgroups);
 	map_free(r->sched_podgroups);
+	map_free(r->sched_workloads);
 	map_free(r->jobsets);
 	map_free(r->lwss);
 	json_decref(r->slurm_nodes);

@@ -550,6 +550,51 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	return (0);
 }
 
+int
+sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
+    size_t errlen)
+{
+	job_desc_msg_t	  u;
+	struct sctl_owner o;
+	char		  id[32], empty[] = "";
+	size_t		  k, n = js->ncomps > 1 ? js->ncomps : 1;
+	double		  t0;
+	int		  rc = SLURM_SUCCESS, e = 0, permanent;
+
+	slurm_init_job_desc_msg(&u);
+	if (runas_resolve(js, &u.user_id, &u.group_id, err, errlen) == -1 ||
+	    sctl_owner_begin(&u, 1, &o, &permanent, err, errlen) == -1)
+		return (-1);
+	u.name = js->name;
+	u.partition = js->partition;
+	u.account = js->account;
+	u.qos = js->qos;
+	/* "" clears what the request no longer names. */
+	u.reservation = js->reservation != NULL ? js->reservation : empty;
+	u.features = js->constraints != NULL ? js->constraints : empty;
+	u.licenses = js->licenses != NULL ? js->licenses : empty;
+	u.wckey = js->wckey;
+	if (js->time_limit > 0)
+		u.time_limit = js->time_limit;
+	t0 = metrics_now();
+	for (k = 0; k < n && rc == SLURM_SUCCESS; k++) {
+		if (js->ncomps > 1)
+			snprintf(id, sizeof(id), "%u+%zu", jobid, k);
+		else
+			snprintf(id, sizeof(id), "%u", jobid);
+		u.job_id_str = id;
+		rc = slurm_update_job(&u);
+		e = errno;
+	}
+	sctl_owner_end(&u, 1, &o);
+	stats_rpc(RPC_UPDATE_JOB, t0, rc == SLURM_SUCCESS);
+	if (rc == SLURM_SUCCESS)
+		return (0);
+	snprintf(err, errlen, "update pending job %s: %s", id,
+	    slurm_strerror(e));
+	return (-1);
+}
+
 /* Already gone is what a cancel wants. */
 static int
 sctl_cancel_done(int e)

@@ -1,6 +1,7 @@
 /*
  * The submit thread: it makes the reconcile thread's allocation requests
- * (sctl_submit, through slurm.c) one at a time, in the order they came,
+ * (sctl_submit, through slurm.c) and changes of pending jobs
+ * (sctl_update_pending) one at a time, in the order they came,
  * and gives each back with its result as an EV_SUBMITTED event.  So the
  * reconcile thread goes on deciding, binding and answering while slurmctld
  * works on an allocation.  It owns nothing but its list of requests; the
@@ -49,6 +50,10 @@ submitter_main(void *arg)
 			snprintf(s->err, sizeof(s->err),
 			    "withdrawn: its pods "
 			    "changed before it was made");
+		} else if (s->update_jobid != 0) {
+			s->jobid = s->update_jobid;
+			s->rc = sctl_update_pending(&s->js, s->jobid, s->err,
+			    sizeof(s->err));
 		} else
 			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
 			    &s->permanent, s->err, sizeof(s->err));

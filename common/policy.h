@@ -108,17 +108,19 @@ struct translate_conf {
 	int	    exclusive;	     /* default placement */
 };
 
-/* Where a pod's settings come from (borrowed; root and ns may be NULL). */
+/* Where a pod's settings come from (borrowed; ns may be NULL). */
 struct translate_src {
 	const json_t *pod;
-	const json_t *root; /* workload root: PodGroup, Job, ... */
-	const json_t *ns;   /* its Namespace: defaults, allowed accounts */
+	/* workload_layers: Job, Workload, PodGroup, ...; least specific first */
+	json_t *const *layers;
+	size_t	       nlayers;
+	const json_t  *ns; /* its Namespace: defaults, allowed accounts */
 };
 
 void jobspec_cleanup(struct jobspec *);
 /*
  * Fills js for one pod.  Annotations come from the namespace (defaults for
- * account, partition, qos), the workload root, then the pod, later ones
+ * account, partition, qos), the workload layers, then the pod, later ones
  * winning.  On invalid input returns -1 with a message naming the field
  * and the accepted form in err.
  */
@@ -132,12 +134,20 @@ int translate_tolerates(const json_t *pod);
  * task): one job of identical tasks.  Members of 2 to JOBSPEC_MAX_COMPS
  * shapes: one component per shape (js->comps, js->comp_of), so Slurm
  * allocates each exactly; more shapes: identical tasks of the largest
- * request.  pods are in placement order.  admin_comment lists the pods and
- * their components ({"pods":[...], "comps":[...]}).
+ * request.  pods are in placement order; src gives the layers and the
+ * namespace (its pod is not read).  admin_comment lists the pods and their
+ * components ({"pods":[...], "comps":[...]}).
  */
 int translate_group(json_t *const *pods, size_t n, const char *group,
-    const json_t *root, const json_t *ns, const struct translate_conf *,
+    const struct translate_src *src, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
+/*
+ * Checks the annotations of an object whose pods inherit them (a Workload,
+ * a PodGroup) as a pod's would be: 0, or -1 with the same message a pod
+ * with them would get.  ns may be NULL.
+ */
+int translate_owner_check(const json_t *obj, const json_t *ns,
+    const struct translate_conf *, char *err, size_t errlen);
 /* The GPU count of a gres string ("gpu:a100:2,nic:1" -> 2; 0 if none). */
 uint32_t translate_gres_gpus(const char *gres);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */

@@ -309,13 +309,15 @@ translate_gres_gpus(const char *gres)
 
 /*
  * The annotations that apply to a pod, as one object: namespace defaults
- * (account, partition, qos only), then the workload root, then the pod,
- * later ones winning.  Returned as {"metadata":{"annotations":{...}}} so the
- * ann_* readers take it like a pod.  New reference.
+ * (account, partition, qos only), then the workload layers (least specific
+ * first), then the pod, later ones winning.  Returned as
+ * {"metadata":{"annotations":{...}}} so the ann_* readers take it like a
+ * pod.  New reference.
  */
 static json_t *
-translate_view(const json_t *pod, const json_t *root, const json_t *ns)
+translate_view(const struct translate_src *src)
 {
+	const json_t		*pod = src->pod, *ns = src->ns;
 	static const char *const defaults[] = { "account", "partition", "qos" };
 	json_t			*merged = json_object();
 	const char		*v;
@@ -328,9 +330,9 @@ translate_view(const json_t *pod, const json_t *root, const json_t *ns)
 		if ((v = k8s_obj_annotation(ns, key)) != NULL)
 			json_object_set_new(merged, key, json_string(v));
 	}
-	if (root != NULL)
+	for (i = 0; i < src->nlayers; i++)
 		json_object_update(merged,
-		    k8s_obj_get(root, "metadata.annotations"));
+		    k8s_obj_get(src->layers[i], "metadata.annotations"));
 	json_object_update(merged, k8s_obj_get(pod, "metadata.annotations"));
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
@@ -524,19 +526,23 @@ translate_size(struct jobspec *js, int64_t cpu_milli, int64_t mem,
 	return (0);
 }
 
-/* A Job's deadline bounds the allocation when no timelimit is set. */
+/*
+ * A deadline bounds the allocation when no timelimit is set: the pod's,
+ * else the most specific layer's that has one (a Job's).
+ */
 static void
-translate_deadline(struct jobspec *js, const json_t *pod, const json_t *root)
+translate_deadline(struct jobspec *js, const struct translate_src *src)
 {
 	json_int_t deadline;
+	size_t	   i;
 
 	if (js->time_limit != 0)
 		return;
 	deadline = json_integer_value(
-	    k8s_obj_get(pod, "spec.activeDeadlineSeconds"));
-	if (deadline <= 0 && root != NULL)
-		deadline = json_integer_value(
-		    k8s_obj_get(root, "spec.activeDeadlineSeconds"));
+	    k8s_obj_get(src->pod, "spec.activeDeadlineSeconds"));
+	for (i = src->nlayers; deadline <= 0 && i > 0; i--)
+		deadline = json_integer_value(k8s_obj_get(src->layers[i - 1],
+		    "spec.activeDeadlineSeconds"));
 	if (deadline > 0 && deadline < (json_int_t)0x7ffffffe * 60)
 		js->time_limit = (uint32_t)((deadline + 59) / 60);
 }
@@ -613,7 +619,7 @@ translate_pod(const struct translate_src *src,
 	json_t		    *ac, *view;
 
 	jobspec_init(js);
-	view = translate_view(pod, src->root, src->ns);
+	view = translate_view(src);
 	if (ns == NULL || name == NULL) {
 		snprintf(err, errlen, "pod has no namespace or name");
 		goto fail;
@@ -634,7 +640,7 @@ translate_pod(const struct translate_src *src,
 	if (translate_annotations(view, js, &raw, err, errlen) == -1 ||
 	    translate_size(js, cpu_milli, mem, &raw, err, errlen) == -1)
 		goto fail;
-	translate_deadline(js, pod, src->root);
+	translate_deadline(js, src);
 	if (translate_account(js, conf, src->ns, ns, err, errlen) == -1 ||
 	    translate_gres(js, raw.gres, gpus, err, errlen) == -1)
 		goto fail;
@@ -775,11 +781,12 @@ out:
 
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
-    const json_t *root, const json_t *nsobj, const struct translate_conf *conf,
+    const struct translate_src *layers, const struct translate_conf *conf,
     struct jobspec *js, char *err, size_t errlen)
 {
-	struct translate_src src = { pods[0], root, nsobj };
+	struct translate_src src = *layers;
 	struct jobspec	     one;
+	json_t		    *view;
 	json_t		    *ac, *list, *comps;
 	const char	    *ns;
 	size_t		     i;
@@ -790,6 +797,7 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		snprintf(err, errlen, "group %s has no pods", group);
 		return (-1);
 	}
+	src.pod = pods[0];
 	if (translate_pod(&src, conf, js, err, errlen) == -1)
 		return (-1);
 	ns = k8s_obj_namespace(pods[0]);
@@ -812,13 +820,14 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	if (!het || js->ncomps < 2 || js->exclusive || js->mem_per_node_mb > 0)
 		translate_comps_drop(js);
 	js->ntasks = (uint32_t)n;
-	/* A job-name from the pod or from the workload root wins. */
-	if (k8s_obj_annotation(pods[0], ANN_PREFIX "job-name") == NULL &&
-	    (root == NULL ||
-		k8s_obj_annotation(root, ANN_PREFIX "job-name") == NULL)) {
+	/* A job-name from the pod or from a workload layer wins. */
+	src.pod = pods[0];
+	view = translate_view(&src);
+	if (k8s_obj_annotation(view, ANN_PREFIX "job-name") == NULL) {
 		free(js->name);
 		xasprintf(&js->name, "%s/%s", ns, group);
 	}
+	json_decref(view);
 	free(js->comment);
 	xasprintf(&js->comment, BRIDGE_COMMENT_MARKER " gang %s/%s (%zu pods)",
 	    ns, group, n);
@@ -846,4 +855,31 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	js->admin_comment = json_dumps(ac, JSON_COMPACT);
 	json_decref(ac);
 	return (0);
+}
+
+int
+translate_owner_check(const json_t *obj, const json_t *ns,
+    const struct translate_conf *conf, char *err, size_t errlen)
+{
+	struct translate_src src;
+	struct jobspec	     js;
+	json_t		    *pod, *layer = (json_t *)(uintptr_t)obj;
+	int		     rc;
+
+	/* A pod of one CPU that sets nothing itself: obj's annotations rule. */
+	pod = json_pack("{s:{s:s?, s:s?}, s:{s:[{s:s, s:s, s:s, s:s}], "
+			"s:[{s:s, s:{s:{s:s}}}]}}",
+	    "metadata", "namespace", k8s_obj_namespace(obj), "name",
+	    k8s_obj_name(obj), "spec", "tolerations", "key", MANAGED_TAINT_KEY,
+	    "operator", "Equal", "value", MANAGED_TAINT_VALUE, "effect",
+	    MANAGED_TAINT_EFFECT, "containers", "name", "c", "resources",
+	    "requests", "cpu", "1");
+	src.pod = pod;
+	src.layers = &layer;
+	src.nlayers = 1;
+	src.ns = ns;
+	if ((rc = translate_pod(&src, conf, &js, err, errlen)) == 0)
+		jobspec_cleanup(&js);
+	json_decref(pod);
+	return (rc);
 }

@@ -244,6 +244,51 @@ workload_root(const json_t *pod, const struct workload_lookup *lk)
 	    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName")));
 }
 
+const char *
+workload_ref_name(const json_t *pg)
+{
+	const char *name = k8s_obj_str(pg, "spec.workloadRef.workloadName");
+
+	/* v1alpha2 (1.36) named it podGroupTemplateRef.workload. */
+	if (name == NULL)
+		name = k8s_obj_str(pg,
+		    "spec.podGroupTemplateRef.workload.workloadName");
+	return (name);
+}
+
+size_t
+workload_layers(const json_t *pod, const struct workload_lookup *lk,
+    json_t *out[WORKLOAD_LAYERS])
+{
+	const char *ns = k8s_obj_namespace(pod);
+	json_t	   *pg;
+	size_t	    n = 0;
+
+	pg = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns,
+	    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName"));
+	if (pg == NULL) {
+		if ((out[0] = workload_root(pod, lk)) != NULL)
+			n = 1;
+		return (n);
+	}
+	if ((out[n] = workload_job(pod, lk)) != NULL)
+		n++;
+	if ((out[n] = workload_find(lk, WORKLOAD_SCHED_WORKLOAD, ns,
+		 workload_ref_name(pg))) != NULL)
+		n++;
+	out[n++] = pg;
+	return (n);
+}
+
+void
+workload_layers_free(json_t *out[], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_decref(out[i]);
+}
+
 int
 workload_podgroup_min(const json_t *pg)
 {

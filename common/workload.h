@@ -11,6 +11,11 @@
  * is a gang), else the pod alone.  The workload root (whose annotations the
  * pods inherit) follows the same order, with Kubernetes' PodGroup last: a
  * Job that asked for a gang is the object its user wrote.
+ *
+ * The annotations a pod inherits (workload_layers), most specific winning:
+ * the pod itself, then, for a pod of a Kubernetes PodGroup, that PodGroup,
+ * the Workload its workloadRef names, and the pod's controlling Job; for
+ * any other pod, its workload root; then the namespace's defaults.
  */
 #ifndef WORKLOAD_H
 #define WORKLOAD_H
@@ -28,6 +33,7 @@ enum workload_kind {
 	WORKLOAD_JOBSET,	 /* jobset.x-k8s.io/v1alpha2 */
 	WORKLOAD_JOB,		 /* batch/v1 */
 	WORKLOAD_SCHED_PODGROUP, /* scheduling.k8s.io PodGroup (GenericWorkload) */
+	WORKLOAD_SCHED_WORKLOAD, /* scheduling.k8s.io Workload (GenericWorkload) */
 	WORKLOAD_KINDS
 };
 
@@ -61,6 +67,20 @@ struct group_id {
 json_t *workload_root(const json_t *pod, const struct workload_lookup *);
 /* The pod's controlling Job (uid checked), a new reference, or NULL. */
 json_t *workload_job(const json_t *pod, const struct workload_lookup *);
+
+#define WORKLOAD_LAYERS 3
+/*
+ * The objects whose annotations the pod inherits, least specific first, as
+ * new references in out (the count returned; release with
+ * workload_layers_free).  A pod of a Kubernetes PodGroup: its controlling
+ * Job, the Workload the PodGroup's workloadRef names, then the PodGroup,
+ * each where known.  Any other pod: its workload root, if any.
+ */
+size_t workload_layers(const json_t *pod, const struct workload_lookup *,
+    json_t *out[WORKLOAD_LAYERS]);
+void   workload_layers_free(json_t *out[], size_t n);
+/* The Workload a Kubernetes PodGroup's workloadRef names, or NULL. */
+const char *workload_ref_name(const json_t *pg);
 /*
  * Finds the group of a pod: the pod-group label (with min-member, or 0 for
  * a PodGroup CR), else a LeaderWorkerSet group (size annotation), else a

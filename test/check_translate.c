@@ -97,14 +97,25 @@ translate_run(const char *cname, int slim)
 	json_t		     *pod, *expect, *got, *copy = NULL;
 	const char	     *want;
 	char		      err[256] = "", *dump;
+	json_t		     *layers[WORKLOAD_LAYERS];
 	int		      rc;
 
 	pod = load(cname, "input.json");
+	src.layers = layers;
+	src.nlayers = 0;
 	expect = load(cname, "expect.json");
-	/* A plain pod, or {"pod", "root", "namespace", "conf"}. */
+	/*
+	 * A plain pod, or {"pod", "root" or "layers" (least specific first),
+	 * "namespace", "conf"}.
+	 */
 	if (json_object_get(pod, "pod") != NULL) {
 		src.pod = json_object_get(pod, "pod");
-		src.root = json_object_get(pod, "root");
+		if ((layers[0] = json_object_get(pod, "root")) != NULL)
+			src.nlayers = 1;
+		while (src.nlayers < WORKLOAD_LAYERS &&
+		    (layers[src.nlayers] = json_array_get(json_object_get(pod,
+			 "layers"), src.nlayers)) != NULL)
+			src.nlayers++;
 		src.ns = json_object_get(pod, "namespace");
 		conf.default_account = k8s_obj_str(pod, "conf.default_account");
 		conf.mcs_label = k8s_obj_str(pod, "conf.mcs_label");
@@ -112,7 +123,7 @@ translate_run(const char *cname, int slim)
 		    k8s_obj_get(pod, "conf.exclusive"));
 	} else {
 		src.pod = pod;
-		src.root = src.ns = NULL;
+		src.ns = NULL;
 	}
 	/* What the scheduler keeps of the pod must translate the same. */
 	if (slim) {
@@ -171,6 +182,7 @@ START_TEST(test_translate_group_name)
 {
 	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
 	struct jobspec	      js;
+	struct translate_src  src = { NULL, NULL, 1, NULL };
 	json_t		     *in, *pods[2], *root;
 	char		      err[256] = "";
 
@@ -179,7 +191,8 @@ START_TEST(test_translate_group_name)
 	root = json_deep_copy(json_object_get(in, "root"));
 	json_object_del(k8s_obj_get(root, "metadata.annotations"),
 	    ANN_PREFIX "job-name");
-	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js, err,
+	src.layers = &root;
+	ck_assert_msg(translate_group(pods, 2, "g", &src, &conf, &js, err,
 			  sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_uint_eq(js.ntasks, 2);
@@ -188,7 +201,7 @@ START_TEST(test_translate_group_name)
 	jobspec_cleanup(&js);
 	json_object_set_new(k8s_obj_get(root, "metadata.annotations"),
 	    ANN_PREFIX "job-name", json_string("from-root"));
-	ck_assert_msg(translate_group(pods, 2, "g", root, NULL, &conf, &js, err,
+	ck_assert_msg(translate_group(pods, 2, "g", &src, &conf, &js, err,
 			  sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_str_eq(js.name, "from-root");
@@ -228,6 +241,7 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 START_TEST(test_translate_group_het)
 {
 	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_src  none = { NULL, NULL, 0, NULL };
 	struct jobspec	      js;
 	json_t		     *pods[4];
 	char		      err[256] = "";
@@ -237,7 +251,7 @@ START_TEST(test_translate_group_het)
 	pods[1] = het_pod("w1", "1", "1Gi", NULL);
 	pods[2] = het_pod("w2", "1", "1Gi", NULL);
 	pods[3] = het_pod("w3", "1", "1Gi", NULL);
-	ck_assert_msg(translate_group(pods, 4, "serve-0", NULL, NULL, &conf,
+	ck_assert_msg(translate_group(pods, 4, "serve-0", &none, &conf,
 			  &js, err, sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_uint_eq(js.ntasks, 4);
@@ -258,7 +272,7 @@ START_TEST(test_translate_group_het)
 	/* A GPU worker is a shape of its own. */
 	json_decref(pods[3]);
 	pods[3] = het_pod("w3", "1", "1Gi", "1");
-	ck_assert_int_eq(translate_group(pods, 4, "g", NULL, NULL, &conf, &js,
+	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js,
 			     err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 3);
@@ -267,7 +281,7 @@ START_TEST(test_translate_group_het)
 	jobspec_cleanup(&js);
 
 	/* One shape: an ordinary job, and no comps in admin_comment. */
-	ck_assert_int_eq(translate_group(pods + 1, 2, "g", NULL, NULL, &conf,
+	ck_assert_int_eq(translate_group(pods + 1, 2, "g", &none, &conf,
 			     &js, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 0);
@@ -277,7 +291,7 @@ START_TEST(test_translate_group_het)
 
 	/* Exclusive: whole nodes each, so no components. */
 	conf.exclusive = 1;
-	ck_assert_int_eq(translate_group(pods, 4, "g", NULL, NULL, &conf, &js,
+	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js,
 			     err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 0);
@@ -301,6 +315,40 @@ START_TEST(test_translate_admin_pods)
 }
 END_TEST
 
+/*
+ * A Workload's (or PodGroup's) annotations are checked as its pods' would
+ * be: the same message for a bad one, none for good ones.
+ */
+START_TEST(test_translate_owner_check)
+{
+	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	json_t		     *wl, *pod;
+	struct translate_src  src = { NULL, NULL, 0, NULL };
+	struct jobspec	      js;
+	char		      err[256] = "", perr[256] = "";
+
+	wl = json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:s}}}", "kind", "Workload",
+	    "metadata", "name", "training", "namespace", "team", "annotations",
+	    ANN_PREFIX "timelimit", "5", ANN_PREFIX "job-name", "training-job");
+	ck_assert_msg(translate_owner_check(wl, NULL, &conf, err,
+			  sizeof(err)) == 0,
+	    "%s", err);
+	json_object_set_new(k8s_obj_get(wl, "metadata.annotations"),
+	    ANN_PREFIX "timelimit", json_string("ten"));
+	ck_assert_int_eq(translate_owner_check(wl, NULL, &conf, err,
+			     sizeof(err)),
+	    -1);
+	/* A pod with the same annotation gets the same message. */
+	pod = load("bad-timelimit", "input.json");
+	src.pod = pod;
+	ck_assert_int_eq(translate_pod(&src, &conf, &js, perr, sizeof(perr)),
+	    -1);
+	ck_assert_str_eq(err, perr);
+	json_decref(pod);
+	json_decref(wl);
+}
+END_TEST
+
 Suite *
 translate_suite(void)
 {
@@ -312,6 +360,7 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_admin_pods);
 	tcase_add_test(tc, test_translate_group_name);
 	tcase_add_test(tc, test_translate_group_het);
+	tcase_add_test(tc, test_translate_owner_check);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -586,6 +586,72 @@ START_TEST(test_workload_member_order)
 }
 END_TEST
 
+/*
+ * The annotation layers of a pod of a Kubernetes PodGroup: its Job, the
+ * Workload the PodGroup's workloadRef names (v1beta1, or v1alpha2's
+ * podGroupTemplateRef), then the PodGroup; any other pod: its root alone.
+ */
+START_TEST(test_workload_layers)
+{
+	json_t *pg, *pg_alpha, *wl, *job, *p, *out[WORKLOAD_LAYERS];
+	size_t	n;
+
+	pg = object("train-workers", "u-pg",
+	    json_pack("{s:{s:{s:i}}, s:{s:s, s:s}}", "schedulingPolicy",
+		"gang", "minCount", 2, "workloadRef", "workloadName",
+		"training", "templateName", "workers"));
+	pg_alpha = object("train-workers", "u-pg2",
+	    json_pack("{s:{s:{s:s, s:s}}}", "podGroupTemplateRef", "workload",
+		"workloadName", "training", "podGroupTemplateName",
+		"workers"));
+	wl = object("training", "u-wl", json_object());
+	job = object("train", "u-job", json_pack("{s:i}", "parallelism", 2));
+	p = pod("train-0", NULL, NULL, NULL);
+	json_object_set_new(p, "spec",
+	    json_pack("{s:{s:s}}", "schedulingGroup", "podGroupName",
+		"train-workers"));
+	owned_by(p, "batch/v1", "Job", "train", "u-job");
+
+	/* Nothing known: no layer (the PodGroup may come later). */
+	ck_assert_uint_eq(workload_layers(p, &lookup, out), 0);
+	/* The PodGroup alone. */
+	known[WORKLOAD_SCHED_PODGROUP] = pg;
+	n = workload_layers(p, &lookup, out);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(out[0], pg);
+	workload_layers_free(out, n);
+	/* All three, least specific first. */
+	known[WORKLOAD_SCHED_WORKLOAD] = wl;
+	known[WORKLOAD_JOB] = job;
+	n = workload_layers(p, &lookup, out);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_eq(out[0], job);
+	ck_assert_ptr_eq(out[1], wl);
+	ck_assert_ptr_eq(out[2], pg);
+	workload_layers_free(out, n);
+	ck_assert_str_eq(workload_ref_name(pg), "training");
+	/* v1alpha2's reference names it too. */
+	known[WORKLOAD_SCHED_PODGROUP] = pg_alpha;
+	n = workload_layers(p, &lookup, out);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_eq(out[1], wl);
+	workload_layers_free(out, n);
+	/* Not a PodGroup's pod: its root alone (the Job). */
+	known[WORKLOAD_SCHED_PODGROUP] = NULL;
+	n = workload_layers(p, &lookup, out);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(out[0], job);
+	workload_layers_free(out, n);
+
+	memset(known, 0, sizeof(known));
+	json_decref(p);
+	json_decref(pg);
+	json_decref(pg_alpha);
+	json_decref(wl);
+	json_decref(job);
+}
+END_TEST
+
 Suite *
 workload_suite(void)
 {
@@ -599,6 +665,7 @@ workload_suite(void)
 	    sizeof(roots) / sizeof(roots[0]));
 	tcase_add_test(tc, test_workload_gangs);
 	tcase_add_test(tc, test_workload_sched_podgroup);
+	tcase_add_test(tc, test_workload_layers);
 	tcase_add_test(tc, test_workload_member_order);
 	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
 	    (int)(sizeof(stages) / sizeof(stages[0])));

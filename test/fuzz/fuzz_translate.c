@@ -212,8 +212,7 @@ fz_gang_check(const struct translate_src *src,
 		keys[i] = key;
 	}
 	k8s_obj_key(src->pod, key, sizeof(key));
-	rc = translate_group(pods, n, group, src->root, src->ns, conf, &js, err,
-	    sizeof(err));
+	rc = translate_group(pods, n, group, src, conf, &js, err, sizeof(err));
 	got = fz_result(rc, &js, err, 0);
 	if (strcmp(got, single) != 0)
 		fz_fail("a gang of copies translates differently", single, got);
@@ -233,7 +232,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct translate_src  src, slim;
 	struct jobspec	      js, sjs;
 	struct group_id	      gid;
-	json_t		     *in, *copy, *again, *pods;
+	json_t		     *in, *copy, *again, *pods, *root;
 	struct podrec	     *rec;
 	const char	     *s;
 	char		      err[256] = "", serr[256] = "", *raw;
@@ -252,10 +251,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(raw);
 
 	src.pod = in;
-	src.root = src.ns = NULL;
+	src.ns = NULL;
+	src.layers = &root;
+	src.nlayers = 0;
 	if (json_object_get(in, "pod") != NULL) {
 		src.pod = json_object_get(in, "pod");
-		src.root = json_object_get(in, "root");
+		root = json_object_get(in, "root");
+		src.nlayers = root != NULL;
 		src.ns = json_object_get(in, "namespace");
 		if ((s = k8s_obj_str(in, "conf.partition")) != NULL)
 			conf.partition = s;
@@ -309,8 +311,8 @@ groups:
 		(void)translate_gres_gpus(s);
 	if ((s = k8s_obj_annotation(src.pod, ANN_SLURM_GRES)) != NULL)
 		(void)translate_gres_gpus(s);
-	if (src.root != NULL &&
-	    (s = k8s_obj_annotation(src.root, ANN_PREFIX "gres")) != NULL)
+	if (src.nlayers > 0 &&
+	    (s = k8s_obj_annotation(root, ANN_PREFIX "gres")) != NULL)
 		(void)translate_gres_gpus(s);
 	json_decref(in);
 	return (0);
