@@ -79,6 +79,14 @@ enum stats_end {
 	END_KINDS
 };
 
+/* How Slurm took a running job's allocation back (group_yield). */
+enum stats_yield {
+	YIELD_PREEMPTED, /* preempt_time set: GraceTime, then Slurm ends it */
+	YIELD_SUSPENDED, /* SUSPENDED: its resources are another job's */
+	YIELD_REQUEUED,	 /* PENDING again */
+	YIELD_KINDS
+};
+
 struct bridge_stats {
 	atomic_ullong	    pods_bound;
 	struct metrics_hist sched_latency; /* pod creation -> bind */
@@ -90,6 +98,7 @@ struct bridge_stats {
 	atomic_ullong	    jobs_submitted;
 	atomic_ullong	    jobs_cancelled;
 	atomic_ullong	    jobs_ended[END_KINDS];
+	atomic_ullong	    disruptions[YIELD_KINDS];
 	atomic_llong	    pending_pods; /* gauges, set by reconcile */
 	atomic_llong	    pending_gangs;
 	/* The reconcile thread's stores, published with the gauges. */
@@ -175,7 +184,14 @@ struct sjob {
 	const char     *name;
 	time_t		submit_time;
 	time_t		start_time;
-	const void     *record; /* Slurm's record: sctl_job_layout */
+	/*
+	 * Slurm chose to preempt it (0: not): from then on, end_time is
+	 * when its GraceTime ends and Slurm kills or requeues it.
+	 */
+	time_t	    preempt_time;
+	time_t	    end_time;
+	int	    suspended; /* SUSPENDED (phase SJOB_RUNNING) */
+	const void *record;    /* Slurm's record: sctl_job_layout */
 };
 
 typedef void (*sjob_cb)(const struct sjob *, void *arg);
@@ -280,7 +296,8 @@ enum wreq_kind {
 	WREQ_DELETE,	   /* delete the pod; body: DeleteOptions or NULL */
 	WREQ_FAIL,	   /* merge patch of its status: phase Failed */
 	WREQ_EXTBIND,	   /* the extender's Binding of a pod not ours */
-	WREQ_PODGROUP	   /* a Kubernetes PodGroup's status (path) */
+	WREQ_PODGROUP,	   /* a Kubernetes PodGroup's status (path) */
+	WREQ_PREEMPT	   /* DisruptionTarget on its status, then delete */
 };
 
 /* Every pointer is owned (wreq_free). */
@@ -299,6 +316,7 @@ struct wreq {
 	char		*msg;  /* status, delete, fail: the message */
 	struct ext_call *call; /* WREQ_EXTBIND: its call, a reference */
 	char		*path; /* WREQ_PODGROUP: the status subresource */
+	int64_t		 grace; /* WREQ_PREEMPT: gracePeriodSeconds */
 	int		 rc;   /* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
@@ -490,6 +508,7 @@ struct podrec {
 	uint32_t    label_jobid; /* the job-id label, or 0 */
 	uint32_t    ann_jobid;	 /* the job-id annotation, or 0 */
 	int32_t	    index;	 /* job-completion-index label, or -1 */
+	int32_t	    grace_s;	 /* terminationGracePeriodSeconds, or -1 */
 	int16_t	    exit_code;	 /* its containers' ending: see podrec_exit */
 	uint8_t	    exit_signal; /* the signal that ended that one, or 0 */
 	uint32_t    bytes;	 /* allocated for it */
@@ -589,6 +608,15 @@ struct group {
 	int	 failed;  /* failed by us (node lost): cancel, never complete */
 	int	 seen;	  /* its job was in the last full load */
 	char	*end_msg; /* Slurm ended the job: why (Events) */
+	/*
+	 * Slurm took the allocation back (group_yield): the DisruptionTarget
+	 * message its members are deleted with, when Slurm's grace ends
+	 * (wall clock), and whether Slurm itself ends the job (preempted:
+	 * the job is never cancelled, so sacct says PREEMPTED).
+	 */
+	char  *disruption;
+	time_t grace_end;
+	int    slurm_ends;
 	/*
 	 * What a pending job's owner may change of it, as last asked
 	 * (group_spec; NULL for an adopted job), whether its request may
@@ -758,6 +786,15 @@ void group_allocated(struct reconcile *, struct group *, const json_t *layout);
 void group_adopt_sizes(struct reconcile *, struct group *);
 /* Deletes the live members of a job Slurm ended (retried by the sweep). */
 void group_end_members(struct reconcile *, struct group *);
+/*
+ * Slurm takes g's allocation back while its pods run: preempted (GraceTime
+ * running until grace_end, then Slurm ends the job itself, never
+ * cancelled), suspended or requeued (grace_end 0: the resources are another
+ * job's already; the job is cancelled once its pods are gone).  The members yield as Kubernetes' own preemption has them do:
+ * DisruptionTarget, a Preempted Event, then a graceful delete.  Once.
+ */
+void group_yield(struct reconcile *, struct group *, enum stats_yield,
+    time_t grace_end);
 /* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
 /*
  * The pods the group's job was made for (placement order), and, for a
@@ -805,6 +842,19 @@ void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
 void writer_release(struct reconcile *, struct pod_entry *);
 /* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
 void writer_delete(struct reconcile *, struct pod_entry *, const char *msg);
+/*
+ * Slurm took the pod's allocation back: as kube-scheduler does to a victim
+ * of its preemption (pkg/scheduler/framework/preemption), DisruptionTarget
+ * (PreemptionByScheduler, msg) on its status, a Preempted Event, then a
+ * delete whose grace is what is left until grace_end, never more than the
+ * pod's own and at least 1 s; the status write and the delete go in that
+ * order on one writer thread.
+ */
+void writer_preempt(struct reconcile *, struct pod_entry *, const char *msg,
+    time_t grace_end);
+/* DisruptionTarget (PreemptionByScheduler) on g's Kubernetes PodGroup. */
+void writer_podgroup_disrupted(struct reconcile *, struct group *g,
+    const char *msg);
 /* Fails the pod (status phase Failed, reason, msg), with an Event. */
 void writer_fail(struct reconcile *, struct pod_entry *, const char *reason,
     const char *msg);

@@ -70,6 +70,7 @@ group_free(void *p)
 	json_decref(g->layout);
 	json_decref(g->het);
 	free(g->end_msg);
+	free(g->disruption);
 	free(g->spec);
 	free(g->pg_cond);
 	free(g);
@@ -488,7 +489,8 @@ group_flush_writes(struct reconcile *r)
 		if (g->state == G_PENDING && g->next_try <= now &&
 		    group_labelled(r, g))
 			group_plan_pending(r, g);
-		else if (g->state == G_ALLOCATED && g->next_try <= now)
+		else if (g->state == G_ALLOCATED && g->next_try <= now &&
+		    g->disruption == NULL)
 			group_plan_allocated(r, g, group_labelled(r, g));
 	}
 	json_object_foreach (rel, k, v)
@@ -925,8 +927,47 @@ group_end_members(struct reconcile *r, struct group *g)
 		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
-		writer_delete(r, e, g->end_msg);
+		if (g->disruption != NULL)
+			writer_preempt(r, e, g->disruption, g->grace_end);
+		else
+			writer_delete(r, e, g->end_msg);
 	}
+}
+
+void
+group_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
+    time_t grace_end)
+{
+	static const char *const why[YIELD_KINDS] = {
+		[YIELD_PREEMPTED] = "preempted",
+		[YIELD_SUSPENDED] = "suspended (a pod cannot be; it yields as "
+				    "if preempted)",
+		[YIELD_REQUEUED] = "requeued",
+	};
+	char msg[512];
+
+	if (g->disruption != NULL || g->jobid == 0)
+		return;
+	if (grace_end > time(NULL))
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm %s job %u; its GraceTime ends in "
+		    "%lds",
+		    why[cause], g->jobid, (long)(grace_end - time(NULL)));
+	else
+		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm %s job %u",
+		    why[cause], g->jobid);
+	log_info("group %s: %s: its pods yield", g->key, msg + 14);
+	g->disruption = xstrdup(msg);
+	g->grace_end = grace_end;
+	g->slurm_ends = cause == YIELD_PREEMPTED;
+	free(g->end_msg);
+	g->end_msg = xstrdup(msg);
+	atomic_fetch_add(&bstats.disruptions[cause], 1);
+	writer_podgroup_disrupted(r, g, msg);
+	group_end_members(r, g);
+	/* Slurm ends a preempted job itself (sacct: PREEMPTED). */
+	if (g->slurm_ends)
+		g->cancelled = 1;
 }
 
 void
@@ -957,6 +998,10 @@ group_reset(struct reconcile *r, struct group *g)
 	g->cpus_per_task = g->gpus_per_task = 0;
 	free(g->end_msg);
 	g->end_msg = NULL;
+	free(g->disruption);
+	g->disruption = NULL;
+	g->grace_end = 0;
+	g->slurm_ends = 0;
 }
 
 /* Is pkey one of the pods the group's job was made for? */

@@ -231,6 +231,7 @@ podrec_new(const json_t *pod)
 	const char    *ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
 	const char    *uid = k8s_obj_uid(pod), *node;
 	const char    *rv = k8s_obj_str(pod, "metadata.resourceVersion");
+	const json_t  *v;
 	char	      *cold, *p;
 	size_t	       n;
 
@@ -264,6 +265,12 @@ podrec_new(const json_t *pod)
 	/* No grace period given counts as none, as it always has. */
 	r->grace_zero = json_integer_value(k8s_obj_get(pod,
 			    "metadata.deletionGracePeriodSeconds")) == 0;
+	/* The API server defaults it to 30; -1: not given. */
+	v = k8s_obj_get(pod, "spec.terminationGracePeriodSeconds");
+	r->grace_s = json_is_integer(v) && json_integer_value(v) >= 0 &&
+		json_integer_value(v) <= INT32_MAX ?
+	    (int32_t)json_integer_value(v) :
+	    -1;
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
 	r->index = workload_completion_index(pod);

@@ -109,7 +109,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 		return;
 	}
 	if (g == NULL) {
-		if (j->phase != SJOB_ENDED) {
+		/* A preempted job ends by Slurm's hand, PREEMPTED. */
+		if (j->phase != SJOB_ENDED && j->preempt_time == 0) {
 			/* No live pod wants this job: an orphan, cancelled
 			 * with the others after the poll. */
 			log_info("slurm job %u: no pod wants it (%s): "
@@ -126,6 +127,23 @@ poll_job_cb(const struct sjob *j, void *arg)
 
 		group_job_pods(g, pods, j->admin_comment);
 		json_decref(pods);
+	}
+	/* The allocation taken back while the pods hold it. */
+	if (g->state == G_ALLOCATED || g->state == G_BOUND) {
+		if (j->phase == SJOB_PENDING) {
+			group_yield(r, g, YIELD_REQUEUED, 0);
+			return;
+		}
+		if (j->suspended) {
+			group_yield(r, g, YIELD_SUSPENDED, 0);
+			return;
+		}
+		if (j->phase == SJOB_RUNNING && j->preempt_time != 0) {
+			group_yield(r, g, YIELD_PREEMPTED, j->end_time);
+			return;
+		}
+		if (j->phase == SJOB_ENDED && strcmp(j->state, "PREEMPTED") == 0)
+			group_yield(r, g, YIELD_PREEMPTED, 0);
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:

@@ -185,6 +185,12 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->user_id = geteuid();
 	d->group_id = getegid();
 	d->work_dir = (char *)(uintptr_t) "/";
+	/*
+	 * Never requeued: a requeued placeholder would be PENDING again
+	 * while its pods still run.  Preemption in REQUEUE mode then kills
+	 * it instead (slurmctld falls back to SIGKILL when a requeue fails).
+	 */
+	d->requeue = 0;
 }
 
 /* Errors that resubmitting the same request cannot fix. */
@@ -443,6 +449,9 @@ sctl_allocate(job_desc_msg_t *d, resource_allocation_response_msg_t **resp,
 static char  sctl_het_script[] = "#!/bin/sh\n"
 				 "# slurm-bridge: placeholder of a Kubernetes "
 				 "gang; the pods run under Kubernetes\n"
+				 "# Preempted, the job lasts its GraceTime: "
+				 "the pods yield, not this script.\n"
+				 "trap '' TERM\n"
 				 "exec sleep 2147483647\n";
 static char  sctl_het_env0[] = "SLURM_BRIDGE_PLACEHOLDER=1";
 static char *sctl_het_env[] = { sctl_het_env0, NULL };
@@ -790,6 +799,9 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		sj.name = j->name;
 		sj.submit_time = j->submit_time;
 		sj.start_time = j->start_time;
+		sj.preempt_time = j->preempt_time;
+		sj.end_time = j->end_time;
+		sj.suspended = base == JOB_SUSPENDED;
 		sj.record = j;
 		cb(&sj, arg);
 	}

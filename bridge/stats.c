@@ -23,6 +23,12 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_UPDATE_NODE] = "update_node",
 };
 
+static const char *const yield_names[YIELD_KINDS] = {
+	[YIELD_PREEMPTED] = "preempted",
+	[YIELD_SUSPENDED] = "suspended",
+	[YIELD_REQUEUED] = "requeued",
+};
+
 static const char *const end_names[END_KINDS] = {
 	[END_COMPLETED] = "COMPLETED",
 	[END_CANCELLED] = "CANCELLED",
@@ -102,6 +108,10 @@ stats_write(struct buf *b)
 	metrics_counters(b, "slurm_bridge_jobs_ended_total",
 	    "Placeholder jobs that ended in Slurm, by final state.", "state",
 	    end_names, bstats.jobs_ended, END_KINDS);
+	metrics_counters(b, "slurm_bridge_disruptions_total",
+	    "Running placeholder jobs whose allocation Slurm took back, and "
+	    "whose pods yielded (DisruptionTarget), by cause.",
+	    "cause", yield_names, bstats.disruptions, YIELD_KINDS);
 	metrics_one(b, "slurm_bridge_pending_pods", "gauge",
 	    "Pods waiting for an allocation (not bound, not ended).",
 	    (double)atomic_load(&bstats.pending_pods));

@@ -28,6 +28,38 @@ struct writepool {
 	struct queue	   *done;
 };
 
+/*
+ * The condition first, then the delete (kube-scheduler's order: a
+ * controller that sees the pod go sees why).  A pod whose status cannot
+ * be written is deleted all the same: Slurm's decision holds.
+ */
+static void
+writepool_preempt(struct k8s_client *c, struct wreq *w)
+{
+	struct k8s_error err;
+	json_t		*opts;
+	char		 path[600];
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status",
+	    w->ns, w->name);
+	if (w->uid[0] != '\0')
+		json_object_set_new(w->body, "metadata",
+		    json_pack("{s:s}", "uid", w->uid));
+	if (k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL, &err) ==
+	    -1 && err.status != 404)
+		log_warnx("pod %s/%s: DisruptionTarget: %ld %s: %s", w->ns,
+		    w->name, err.status, err.reason, err.text);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", w->ns,
+	    w->name);
+	opts = json_pack("{s:s, s:s, s:I}", "apiVersion", "v1", "kind",
+	    "DeleteOptions", "gracePeriodSeconds", (json_int_t)w->grace);
+	if (w->uid[0] != '\0')
+		json_object_set_new(opts, "preconditions",
+		    json_pack("{s:s}", "uid", w->uid));
+	w->rc = k8s_delete(c, path, opts, &w->err);
+	json_decref(opts);
+}
+
 static void
 writepool_do(struct k8s_client *c, struct wreq *w)
 {
@@ -44,6 +76,9 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
 		    w->ns, w->name);
 		w->rc = k8s_delete(c, path, w->body, &w->err);
+		return;
+	case WREQ_PREEMPT:
+		writepool_preempt(c, w);
 		return;
 	case WREQ_PODGROUP:
 		w->rc = k8s_patch(c, w->path, K8S_PATCH_STRATEGIC, w->body,

@@ -241,6 +241,65 @@ writer_delete(struct reconcile *r, struct pod_entry *e, const char *msg)
 }
 
 void
+writer_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
+    time_t grace_end)
+{
+	struct wreq *w;
+	char	     ts[64];
+	int64_t	     grace = 1, own;
+
+	if (e->del_sent)
+		return;
+	/* What is left of Slurm's grace, never more than the pod's own. */
+	own = e->rec->grace_s >= 0 ? e->rec->grace_s : 30;
+	if (grace_end > time(NULL))
+		grace = (int64_t)(grace_end - time(NULL));
+	if (grace > own)
+		grace = own;
+	if (grace < 1)
+		grace = 1; /* 0 would remove it before its node stops it */
+	writer_event(r, e, "Normal", "Preempted", "Preempting", msg);
+	writer_condition_time(ts, sizeof(ts));
+	w = wreq_new(WREQ_PREEMPT, e, e->group);
+	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+	    "conditions", "type", "DisruptionTarget", "status", "True",
+	    "reason", "PreemptionByScheduler", "message", msg,
+	    "lastTransitionTime", ts);
+	w->msg = xstrdup(msg);
+	w->grace = grace;
+	e->del_sent = 1;
+	writepool_submit(r->writers, w);
+}
+
+void
+writer_podgroup_disrupted(struct reconcile *r, struct group *g,
+    const char *msg)
+{
+	struct wreq *w;
+	json_t	    *pg;
+	char	     ts[64];
+
+	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
+	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
+		NULL)
+		return;
+	writer_condition_time(ts, sizeof(ts));
+	/* No group key: its answer is logged, never compared (pg_cond). */
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
+	w->msg = xstrdup(msg);
+	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
+	    r->conf->podgroup_api, g->ns, g->name);
+	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
+	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
+	    "DisruptionTarget", "status", "True", "reason",
+	    "PreemptionByScheduler", "message", msg, "lastTransitionTime", ts,
+	    "observedGeneration",
+	    json_integer_value(k8s_obj_get(pg, "metadata.generation")));
+	json_decref(pg);
+	writepool_submit(r->writers, w);
+}
+
+void
 writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
     const char *msg)
 {
@@ -363,13 +422,13 @@ writer_podgroup(struct reconcile *r, struct group *g, int scheduled,
 static void
 writer_podgroup_done(struct reconcile *r, struct wreq *w)
 {
-	struct group *g = map_get(r->groups, w->gkey);
+	struct group *g = w->gkey != NULL ? map_get(r->groups, w->gkey) : NULL;
 	json_t	     *pg;
 
 	if (w->rc == -1 && w->err.status != 404)
 		log_warnx("PodGroup %s: status: %ld %s: %s", w->pkey,
 		    w->err.status, w->err.reason, w->err.text);
-	if (g == NULL)
+	if (g == NULL || w->gkey == NULL)
 		return;
 	g->pg_busy = 0;
 	if (strcmp(g->pg_cond, w->msg) == 0) {
@@ -408,13 +467,17 @@ writer_done(struct reconcile *r, struct wreq *w)
 		return (1);
 	case WREQ_DELETE:
 	case WREQ_FAIL:
+	case WREQ_PREEMPT:
 		break;
 	default:
 		return (0);
 	}
 	if (w->rc == 0)
 		log_info("pod %s: %s: %s", w->pkey,
-		    w->kind == WREQ_FAIL ? "failed" : "deleted", w->msg);
+		    w->kind == WREQ_FAIL	? "failed" :
+			w->kind == WREQ_PREEMPT ? "preempted, deleted" :
+						  "deleted",
+		    w->msg);
 	else if (w->err.status != 404 && w->err.status != 409)
 		log_warnx("pod %s: %s: %ld %s: %s; %s", w->pkey,
 		    w->kind == WREQ_FAIL ? "fail" : "delete", w->err.status,
@@ -423,7 +486,7 @@ writer_done(struct reconcile *r, struct wreq *w)
 					   "retried from the sweep");
 	e = map_get(r->pods, w->pkey);
 	uid = e != NULL ? e->rec->uid : NULL;
-	if (w->kind == WREQ_DELETE && w->rc == -1 && e != NULL &&
+	if (w->kind != WREQ_FAIL && w->rc == -1 && e != NULL &&
 	    strcmp(uid != NULL ? uid : "", w->uid) == 0)
 		e->del_sent = 0; /* asked again from the sweep */
 	return (1);

@@ -444,14 +444,16 @@ enum start {
 	S_BOUND_NOWATCH,   /* all bound, the watch has not shown it */
 	S_BOUND_LOST1,	   /* bound, then a member was deleted */
 	S_ENDED,	   /* Slurm ended the job (NODE_FAIL) */
-	S_NOTREADY	   /* node n1 went NotReady: the gang failed */
+	S_NOTREADY,	   /* node n1 went NotReady: the gang failed */
+	S_PREEMPTED,	   /* bound, then preempted (GraceTime 30 s) */
+	S_SUSPENDED	   /* bound, then suspended */
 };
 
 static const char *const start_names[] = { "none", "forming 1/3", "forming 2/3",
 	"submitting", "submitting, member lost", "made", "made, member lost",
 	"retry", "refused", "pending", "pending, member lost", "allocated",
 	"bind failed", "bound", "bound, not watched", "bound, member lost",
-	"ended", "node NotReady" };
+	"ended", "node NotReady", "preempted", "suspended" };
 
 static void
 h_expect_state(int want, const char *where)
@@ -559,6 +561,16 @@ h_reach(enum start s)
 		h_reach(S_BOUND);
 		h_node_ready("n1", 0);
 		return;
+	case S_PREEMPTED:
+	case S_SUSPENDED:
+		h_reach(S_BOUND);
+		if (s == S_PREEMPTED)
+			fake_slurm_preempt(fake_slurm_last_job(), 30);
+		else
+			fake_slurm_suspend(fake_slurm_last_job());
+		h_poll();
+		h_expect_state(G_BOUND, start_names[s]);
+		return;
 	}
 }
 
@@ -585,8 +597,11 @@ enum ev {
 	E_RESTART_PURGED,    /* ... and Slurm forgot the job meanwhile */
 	E_RESTART_ENDED,     /* ... the job ended (sarg) meanwhile */
 	E_RESTART_PODS_GONE, /* ... the pods went meanwhile */
-	E_PODS_END	     /* every member ends with phase sarg; member 0
+	E_PODS_END,	     /* every member ends with phase sarg; member 0
 				with exit code arg */
+	E_POLL_PREEMPT,	     /* poll: Slurm preempts the job, GraceTime arg s */
+	E_POLL_SUSPEND,	     /* poll: the job is suspended */
+	E_POLL_REQUEUE	     /* poll: the job is PENDING again */
 };
 
 static void
@@ -663,6 +678,18 @@ h_event(enum ev e, int arg, const char *sarg)
 		break;
 	case E_PODS_END:
 		h_pods_end(sarg, arg);
+		break;
+	case E_POLL_PREEMPT:
+		fake_slurm_preempt(job, arg);
+		h_poll();
+		break;
+	case E_POLL_SUSPEND:
+		fake_slurm_suspend(job);
+		h_poll();
+		break;
+	case E_POLL_REQUEUE:
+		fake_slurm_requeue(job);
+		h_poll();
 		break;
 	}
 }
@@ -846,6 +873,31 @@ static const struct row rows[] = {
 	/* Fixed: recovery deletes the members of a job that ended while down once. */
 	{ S_BOUND, E_RESTART_ENDED, 0, "NODE_FAIL", G_ENDED,
 	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "ended: NODE_FAIL", 0 },
+	/*
+	 * Slurm takes the allocation back: the members yield (DisruptionTarget,
+	 * then a delete).  Preempted: Slurm ends the job after its GraceTime,
+	 * never cancelled (sacct: PREEMPTED); suspended or requeued: the job is
+	 * cancelled once the pods are gone.
+	 */
+	{ S_BOUND, E_POLL_PREEMPT, 30, NULL, G_BOUND,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm preempted job 100", 0 },
+	{ S_PREEMPTED, E_DELETE_ALL, 0, NULL, GONE,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	/* ... a restart that finds its pods gone leaves it to Slurm too. */
+	{ S_PREEMPTED, E_RESTART_PODS_GONE, 0, NULL, GONE,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_PREEMPTED, E_POLL_END, 0, "PREEMPTED", G_ENDED,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_BOUND, E_POLL_END, 0, "PREEMPTED", G_ENDED,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm preempted job 100", 0 },
+	{ S_BOUND, E_POLL_SUSPEND, 0, NULL, G_BOUND,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm suspended", 0 },
+	{ S_SUSPENDED, E_DELETE_ALL, 0, NULL, GONE,
+	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_BOUND, E_POLL_REQUEUE, 0, NULL, G_BOUND,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm requeued job 100", 0 },
+	{ S_ALLOCATED, E_POLL_PREEMPT, 0, NULL, G_ALLOCATED,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm preempted job 100", 0 },
 	/* Fixed: a NotReady node fails pods whose Binding landed before their watch event. */
 	{ S_BOUND_NOWATCH, E_NOTREADY, 0, "n1", G_BOUND,
 	    { 0, 0, 1, 0, 0, 0, 3, 0, 0 }, "node n1 is NotReady", 0 },

@@ -39,6 +39,9 @@ struct fake_job {
 	uint64_t changed; /* the load clock at its last change */
 	time_t	 submit_time;
 	time_t	 start_time;
+	time_t	 preempt_time; /* fake_slurm_preempt */
+	time_t	 end_time;
+	int	 suspended;
 };
 
 struct fake_node {
@@ -339,6 +342,43 @@ fake_slurm_pend(uint32_t id, const char *reason, int start_in_s)
 }
 
 void
+fake_slurm_preempt(uint32_t id, int grace_s)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	if (j == NULL || j->phase != SJOB_RUNNING)
+		return;
+	j->preempt_time = time(NULL);
+	j->end_time = j->preempt_time + grace_s;
+	fake_job_touch(j);
+}
+
+void
+fake_slurm_suspend(uint32_t id)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	if (j == NULL || j->phase != SJOB_RUNNING)
+		return;
+	j->suspended = 1;
+	snprintf(j->state, sizeof(j->state), "SUSPENDED");
+	fake_job_touch(j);
+}
+
+void
+fake_slurm_requeue(uint32_t id)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	if (j == NULL || j->phase != SJOB_RUNNING)
+		return;
+	j->phase = SJOB_PENDING;
+	snprintf(j->state, sizeof(j->state), "PENDING");
+	snprintf(j->reason, sizeof(j->reason), "BeginTime");
+	fake_job_touch(j);
+}
+
+void
 fake_slurm_end(uint32_t id, const char *state, const char *reason)
 {
 	struct fake_job *j = fake_job_find(id);
@@ -562,6 +602,9 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		sj.name = snap[i].name;
 		sj.submit_time = snap[i].submit_time;
 		sj.start_time = snap[i].start_time;
+		sj.preempt_time = snap[i].preempt_time;
+		sj.end_time = snap[i].end_time;
+		sj.suspended = snap[i].suspended;
 		sj.record = &snap[i];
 		cb(&sj, arg);
 	}

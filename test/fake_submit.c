@@ -94,6 +94,9 @@ fake_submit_make(struct submitter *sb)
 			snprintf(s->err, sizeof(s->err),
 			    "withdrawn: its pods "
 			    "changed before it was made");
+		} else if (s->update_jobid != 0) {
+			s->jobid = s->update_jobid;
+			s->rc = 0;
 		} else
 			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
 			    &s->permanent, s->err, sizeof(s->err));

@@ -184,6 +184,10 @@ writepool_submit(struct writepool *p, struct wreq *w)
 		/* The force delete: grace 0 with the UID as precondition. */
 		kind = w->body != NULL ? FW_FORCE : FW_DELETE;
 		break;
+	case WREQ_PREEMPT:
+		/* A delete, after DisruptionTarget (the message says so). */
+		kind = FW_DELETE;
+		break;
 	case WREQ_FAIL:
 		kind = FW_FAIL;
 		break;

@@ -63,6 +63,12 @@ size_t fake_slurm_job_comps(uint32_t id);
 void fake_slurm_pend(uint32_t id, const char *reason, int start_in_s);
 /* Ends a job with a Slurm state ("NODE_FAIL", "TIMEOUT", ...). */
 void fake_slurm_end(uint32_t id, const char *state, const char *reason);
+/* A running job is preempted: GraceTime grace_s from now. */
+void fake_slurm_preempt(uint32_t id, int grace_s);
+/* A running job is suspended (scontrol suspend, PreemptMode=SUSPEND). */
+void fake_slurm_suspend(uint32_t id);
+/* A running job is requeued: PENDING again. */
+void fake_slurm_requeue(uint32_t id);
 /* Slurm forgets an ended job (MinJobAge). */
 void fake_slurm_purge(uint32_t id);
 /* The newest job's id, 0 if none. */
