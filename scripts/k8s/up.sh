@@ -168,8 +168,14 @@ start_kwok() {
 	# that a deleted pod keeps its finalizers the way it does with a real
 	# kubelet (the bridge's finalizer must be honoured). KWOK_STAGES=builtin
 	# uses kwok's own set, which strips every finalizer.
-	local stages=() file=${KWOK_STAGES:-$K8S_DIR/kwok-stages-keep-finalizers.yaml}
-	[ "$file" != builtin ] && stages=(--config="$(realpath "$file")")
+	local stages=() file=${KWOK_STAGES:-$K8S_DIR/kwok-stages-keep-finalizers.yaml} copy
+	if [ "$file" != builtin ]; then
+		# Named by its content: a changed set changes the command line,
+		# and so restarts kwok.
+		copy=$STACK_DIR/kwok-stages-$(sha256sum "$file" | cut -c1-12).yaml
+		[ -f "$copy" ] || cp "$file" "$copy"
+		stages=(--config="$copy")
+	fi
 	stack_ensure kwok kwok kwok_ok 30 "$KWOK" \
 		--kubeconfig="$STACK_DIR/kwok.kubeconfig" \
 		--config="$K8S_DIR/kwok.yaml" "${stages[@]}" \
