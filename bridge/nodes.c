@@ -1,11 +1,12 @@
 /*
  * Nodes, on the reconcile thread: a Kubernetes node behind a Slurm node is
  * bridged (tainted so only bridge pods run there); cordon drains its Slurm
- * node and uncordon resumes only such a drain; a node turning NotReady
- * fails its gangs.
+ * node and uncordon resumes only such a drain; a node NotReady or
+ * unreachable for longer than its pods tolerate fails their gangs.
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -57,20 +58,28 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 	json_decref(patch);
 }
 
-static int
-node_ready(const json_t *node)
+/* The node's Ready condition, or NULL. */
+static const json_t *
+node_ready_cond(const json_t *node)
 {
 	const json_t *c;
-	const char   *type, *st;
+	const char   *type;
 	size_t	      i;
 
 	json_array_foreach (k8s_obj_get(node, "status.conditions"), i, c) {
 		type = json_string_value(json_object_get(c, "type"));
-		st = json_string_value(json_object_get(c, "status"));
 		if (type != NULL && strcmp(type, "Ready") == 0)
-			return (st != NULL && strcmp(st, "True") == 0);
+			return (c);
 	}
-	return (0);
+	return (NULL);
+}
+
+static int
+node_ready(const json_t *node)
+{
+	const char *st = k8s_obj_str(node_ready_cond(node), "status");
+
+	return (st != NULL && strcmp(st, "True") == 0);
 }
 
 static int
@@ -79,15 +88,22 @@ node_cordoned(const json_t *node)
 	return (json_is_true(k8s_obj_get(node, "spec.unschedulable")));
 }
 
-/* A bridged node became NotReady: fail its pods and end their jobs. */
+/*
+ * Fails the gangs of the pods on the NotReady node knode (since: when it
+ * turned, unknown: unreachable rather than NotReady) whose tolerations of
+ * it have run out, and ends their jobs.  A pod that tolerates it longer
+ * is left alone, as Kubernetes' taint manager leaves it.
+ */
 static void
-node_lost(struct reconcile *r, const char *knode)
+node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
 {
 	json_t	   *gkeys = json_array(), *k;
 	size_t	    it = 0, i;
 	void	   *v;
 	const char *node;
-	char	    msg[256];
+	char	    msg[320];
+	int32_t	    tol;
+	time_t	    now = time(NULL);
 
 	while (map_next(r->pods, &it, NULL, &v)) {
 		struct pod_entry *e = v;
@@ -97,21 +113,75 @@ node_lost(struct reconcile *r, const char *knode)
 		 * event came puts the pod there all the same.
 		 */
 		node = e->rec->node != NULL ? e->rec->node : e->bound_node;
-		if ((e->state == PS_BOUND || e->busy == WREQ_BIND) &&
-		    e->group != NULL && node != NULL &&
-		    strcmp(node, knode) == 0)
-			json_array_append_new(gkeys, json_string(e->group));
+		if (!((e->state == PS_BOUND || e->busy == WREQ_BIND) &&
+			e->group != NULL && node != NULL &&
+			strcmp(node, knode) == 0))
+			continue;
+		tol = unknown ? e->rec->tol_unreachable : e->rec->tol_notready;
+		if (tol < 0 || now < since + tol)
+			continue;
+		json_array_append_new(gkeys, json_string(e->group));
 	}
 	snprintf(msg, sizeof(msg),
-	    "node %s is NotReady: the pod is failed "
-	    "and its Slurm job ended",
-	    knode);
+	    "node %s is %s for longer than the pod tolerates "
+	    "(its NoExecute toleration of node.kubernetes.io/%s): the pod is "
+	    "failed and its Slurm job ended",
+	    knode, unknown ? "unreachable" : "NotReady",
+	    unknown ? "unreachable" : "not-ready");
 	json_array_foreach (gkeys, i, k) {
 		struct group *g = map_get(r->groups, json_string_value(k));
-		if (g != NULL)
+		if (g != NULL && !g->failed)
 			group_fail(r, g, "NodeNotReady", msg);
 	}
 	json_decref(gkeys);
+}
+
+void
+nodes_sweep(struct reconcile *r)
+{
+	const char *name;
+	json_t	   *v;
+
+	json_object_foreach (r->notready, name, v)
+		node_lost(r, name,
+		    (time_t)json_integer_value(json_object_get(v, "since")),
+		    json_is_true(json_object_get(v, "unknown")));
+}
+
+/*
+ * Remembers since when a node is not Ready (its Ready condition's
+ * lastTransitionTime, else now), or forgets it once Ready.
+ */
+static void
+node_track_ready(struct reconcile *r, const json_t *node)
+{
+	const json_t *c = node_ready_cond(node);
+	const char   *st = k8s_obj_str(c, "status");
+	const char   *name = k8s_obj_name(node);
+	struct tm     tm;
+	const char   *ltt = k8s_obj_str(c, "lastTransitionTime");
+	time_t	      since = time(NULL), t;
+	int	      unknown = st == NULL || strcmp(st, "Unknown") == 0;
+
+	if (node_ready(node)) {
+		if (json_object_get(r->notready, name) != NULL)
+			log_info("node %s: Ready again", name);
+		json_object_del(r->notready, name);
+		return;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (ltt != NULL && strptime(ltt, "%Y-%m-%dT%H:%M:%S", &tm) != NULL &&
+	    (t = timegm(&tm)) > 0 && t <= since)
+		since = t;
+	if (json_object_get(r->notready, name) == NULL)
+		log_info("node %s: %s since %lds ago; its pods stay for as long "
+			 "as they tolerate it",
+		    name, unknown ? "unreachable" : "NotReady",
+		    (long)(time(NULL) - since));
+	json_object_set_new(r->notready, name,
+	    json_pack("{s:I, s:b}", "since", (json_int_t)since, "unknown",
+		unknown));
+	node_lost(r, name, since, unknown);
 }
 
 /*
@@ -145,6 +215,9 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
 		if (known != NULL)
 			; /* drained already: keep its owner and reason */
+		else if (fence_check(r->conf->leader_elect,
+			     "draining a node"))
+			;
 		else if (sctl_node_drain(sname,
 			     DRAIN_REASON_PREFIX " node "
 						 "cordoned in Kubernetes",
@@ -160,6 +233,9 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			strncmp(known, DRAIN_REASON_PREFIX,
 			    strlen(DRAIN_REASON_PREFIX)) != 0))
 			; /* not drained by us: nothing to resume */
+		else if (fence_check(r->conf->leader_elect,
+			     "resuming a node"))
+			;
 		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
 			     &resumed, err, sizeof(err)) == -1)
 			log_warnx("node %s: %s", name, err);
@@ -167,10 +243,7 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			log_info("node %s: uncordoned: resumed slurm node %s",
 			    name, sname);
 	}
-	if (!node_ready(node) && (old == NULL || node_ready(old))) {
-		log_info("node %s: NotReady", name);
-		node_lost(r, name);
-	}
+	node_track_ready(r, node);
 }
 
 void

@@ -224,6 +224,47 @@ podrec_copy(char **p, const char *s)
 	return (d);
 }
 
+/*
+ * How long the pod tolerates a NoExecute taint key, as Kubernetes' taint
+ * manager reads it (pkg/controller/tainteviction, getMinTolerationTime):
+ * no matching toleration 0, the least tolerationSeconds of those that
+ * match (0 or less: 0), none of them with seconds -1 (forever).
+ */
+static int32_t
+podrec_toleration_s(const json_t *pod, const char *key)
+{
+	const json_t *t, *secs;
+	const char   *k, *op, *effect;
+	json_int_t    s, min = -1;
+	size_t	      i;
+	int	      matched = 0;
+
+	json_array_foreach (k8s_obj_get(pod, "spec.tolerations"), i, t) {
+		k = json_string_value(json_object_get(t, "key"));
+		op = json_string_value(json_object_get(t, "operator"));
+		effect = json_string_value(json_object_get(t, "effect"));
+		if (effect != NULL && *effect != '\0' &&
+		    strcmp(effect, "NoExecute") != 0)
+			continue;
+		/* An empty key with Exists tolerates every taint. */
+		if ((k == NULL || *k == '\0') ?
+			(op == NULL || strcmp(op, "Exists") != 0) :
+			strcmp(k, key) != 0)
+			continue;
+		matched = 1;
+		if (!json_is_integer(secs = json_object_get(t,
+					 "tolerationSeconds")))
+			continue;
+		if ((s = json_integer_value(secs)) <= 0)
+			return (0);
+		if (min == -1 || s < min)
+			min = s;
+	}
+	if (!matched)
+		return (0);
+	return (min > INT32_MAX ? INT32_MAX : (int32_t)min);
+}
+
 struct podrec *
 podrec_new(const json_t *pod)
 {
@@ -271,6 +312,9 @@ podrec_new(const json_t *pod)
 		json_integer_value(v) <= INT32_MAX ?
 	    (int32_t)json_integer_value(v) :
 	    -1;
+	r->tol_notready = podrec_toleration_s(pod, "node.kubernetes.io/not-ready");
+	r->tol_unreachable = podrec_toleration_s(pod,
+	    "node.kubernetes.io/unreachable");
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
 	r->index = workload_completion_index(pod);

@@ -508,9 +508,11 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), ev->obj);
-	if (ev->type == K8S_EVENT_DELETED)
+	if (ev->type == K8S_EVENT_DELETED) {
 		map_del(m, key);
-	else {
+		if (ev->kind == EV_NODE)
+			json_object_del(r->notready, key);
+	} else {
 		map_put(m, key, ev->obj);
 		/* The lookup the regrouping makes reads it from the cache. */
 		pods_regroup_owner(r, ev->kind, ev->obj);
@@ -636,6 +638,7 @@ reconcile_main(void *arg)
 				sweep_changed(r);
 			if (now >= r->next_sweep) {
 				sweep_groups(r, 0);
+				nodes_sweep(r);
 				reconcile_trim(r, now);
 				r->next_sweep = now + r->conf->idle_poll_ms;
 			}
@@ -680,6 +683,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->podgroups = map_new(json_free_cb);
 	r->sched_podgroups = map_new(json_free_cb);
 	r->sched_workloads = map_new(json_free_cb);
+	r->notready = json_object();
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
 	r->writes = json_object();
@@ -711,6 +715,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->podgroups);
 	map_free(r->sched_podgroups);
 	map_free(r->sched_workloads);
+	json_decref(r->notready);
 	map_free(r->jobsets);
 	map_free(r->lwss);
 	json_decref(r->slurm_nodes);

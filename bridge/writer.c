@@ -313,9 +313,11 @@ writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
 }
 
 /*
- * A deleted pod whose grace period is over and whose node never confirmed
- * the deletion (no kubelet, or a dead node) would stay Terminating: with
- * the job gone, finish the deletion (grace 0, UID precondition).
+ * A deleted pod whose grace period is over and whose node is gone from the
+ * API server would stay Terminating for good: with the job gone, finish
+ * the deletion (grace 0, UID precondition).  A pod whose node is still
+ * there stays Terminating until that node confirms, as Kubernetes keeps
+ * it: that is what keeps a StatefulSet at most one copy of each pod.
  */
 void
 writer_force_delete(struct reconcile *r, struct pod_entry *e)
@@ -325,15 +327,14 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 	 * removes it as soon as its finalizers are gone.
 	 */
 	if (e->rec->delete_at == 0 || e->state == PS_UNBOUND ||
-	    e->rec->node == NULL ||
+	    e->rec->node == NULL || map_get(r->nodes, e->rec->node) != NULL ||
 	    time(NULL) < e->rec->delete_at + FORCE_DELETE_SLACK_S)
 		return;
 	writer_send_delete(r, e,
 	    json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1", "kind",
 		"DeleteOptions", "gracePeriodSeconds", 0, "preconditions",
 		"uid", e->rec->uid),
-	    "grace period over and "
-	    "its node never confirmed");
+	    "grace period over and its node is gone");
 }
 
 void
