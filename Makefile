@@ -85,13 +85,15 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
-		   bridge/eventer.c bridge/memstats.c \
+		   bridge/eventer.c bridge/memstats.c bridge/fence.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c admission/certs.c
 ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
 		   admission/uninstall.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
+# The node epilog a site adds to Slurm (epilog/main.c): libk8s only.
+EPILOG_SRCS	:= epilog/main.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
@@ -106,25 +108,29 @@ GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
 GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/writer.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
+		   bridge/fence.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
+EPILOG_OBJS	:= $(EPILOG_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
 GANG_OBJS	:= $(GANG_TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(sort $(GANG_BRIDGE_SRCS:%.c=$(BUILD)/%.o))
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
-		   $(ADMISSION_OBJS:.o=.d) $(TEST_SRCS:%.c=$(BUILD)/%.d) \
+		   $(ADMISSION_OBJS:.o=.d) $(EPILOG_OBJS:.o=.d) \
+		   $(TEST_SRCS:%.c=$(BUILD)/%.d) \
 		   $(GANG_TEST_SRCS:%.c=$(BUILD)/%.d)
 
 ifeq ($(SLURM_DELEGATE),1)
 all check:
 	$(Q)scripts/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
 else
-all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission
+all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission \
+    $(BINDIR)/slurm-bridge-epilog
 
 # Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
 # check_gang's stderr (the bridge's own log lines) goes to
@@ -149,6 +155,11 @@ $(BINDIR)/slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) $(LIBK8S_A) $(LDLIBS)
 
+$(BINDIR)/slurm-bridge-epilog: $(EPILOG_OBJS) $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(EPILOG_OBJS) $(LIBK8S_A) \
+		$(PKG_LIBS) -pthread
+
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -157,8 +168,8 @@ $(BUILD)/test/%.o: test/%.c
 # Include paths follow the layering: libk8s sees only include/; common/ adds
 # its own headers; each daemon sees common/ and its own directory; the tests
 # see everything.
-$(BUILD)/common/%.o $(BUILD)/bridge/%.o $(BUILD)/admission/%.o: \
-    CFLAGS += -Icommon
+$(BUILD)/common/%.o $(BUILD)/bridge/%.o $(BUILD)/admission/%.o \
+    $(BUILD)/epilog/%.o: CFLAGS += -Icommon
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -113,6 +113,9 @@ struct bridge_stats {
 	atomic_llong events_queued;  /* Events not posted yet */
 	atomic_int   leader;	     /* 1 while this replica leads */
 	atomic_llong lease_ok_at;    /* a follower's last Lease answer, s */
+	/* When the leader's last good renewal began (monotonic ms). */
+	atomic_llong lease_renewed_ms;
+	atomic_ullong fenced; /* Slurm writes held back (leader_fenced) */
 	atomic_int   recovered;	     /* caches synced, jobs adopted */
 	atomic_llong slurm_ok_at;    /* last good Slurm poll, s */
 };
@@ -398,6 +401,17 @@ int leader_acquire(struct leader *, const sigset_t *set);
 int leader_wait(struct leader *, const sigset_t *set);
 /* Gives the lease up if held, so a follower takes over at once. */
 void leader_release(struct leader *);
+/* The lease's API calls time out after this: two a step, within 10 s. */
+#define LEADER_CALL_MS 4000
+
+/*
+ * fence.c: before a Slurm write that acts on work another leader may own
+ * now (cancels, completions, the orphan sweep, drains): 1, logged with
+ * what, when this replica leads by a Lease it last renewed LEADER_FENCE_MS
+ * or more ago (another may hold it 15 s after that renewal), else 0.
+ */
+#define LEADER_FENCE_MS 8000
+int fence_check(int leader_elect, const char *what);
 
 /* api.c: the scheduler's HTTP endpoints on --listen. */
 struct api;
@@ -509,6 +523,14 @@ struct podrec {
 	uint32_t    ann_jobid;	 /* the job-id annotation, or 0 */
 	int32_t	    index;	 /* job-completion-index label, or -1 */
 	int32_t	    grace_s;	 /* terminationGracePeriodSeconds, or -1 */
+	/*
+	 * How long it stays on a NotReady (Ready False) or unreachable
+	 * (Unknown) node: its NoExecute tolerations of
+	 * node.kubernetes.io/not-ready and .../unreachable, as Kubernetes'
+	 * taint manager reads them: seconds, -1 forever, 0 not tolerated.
+	 */
+	int32_t tol_notready;
+	int32_t tol_unreachable;
 	int16_t	    exit_code;	 /* its containers' ending: see podrec_exit */
 	uint8_t	    exit_signal; /* the signal that ended that one, or 0 */
 	uint32_t    bytes;	 /* allocated for it */
@@ -673,6 +695,8 @@ struct reconcile {
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
 	struct map	     *sched_podgroups;
 	struct map	     *sched_workloads; /* ns/name -> Workload */
+	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
+	json_t *notready;
 	struct map	     *jobsets;	   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
@@ -709,6 +733,13 @@ int nodes_managed(const json_t *node);
 void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
 /* Every cached node, as at recovery. */
 void nodes_sync_all(struct reconcile *);
+/*
+ * Fails the gangs of pods whose NotReady or unreachable node has outlasted
+ * their tolerations of it (Kubernetes' taint manager's rule; 300 s by
+ * default, the DefaultTolerationSeconds admission plugin's); from the
+ * sweep.
+ */
+void nodes_sweep(struct reconcile *);
 
 /* sweep.c: re-evaluation (reconcile thread). */
 /* Deleted pods past grace, then every group not quiet (all: every one). */

@@ -128,9 +128,12 @@ group_cancel(struct reconcile *r, struct group *g, const char *why)
 {
 	char err[256];
 
-	(void)r;
 	if (g->jobid == 0 || g->cancelled)
 		return;
+	if (fence_check(r->conf->leader_elect, "cancelling a job")) {
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
 	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
 		log_warnx("group %s: cancel slurm job %u: %s", g->key, g->jobid,
 		    err);
@@ -173,6 +176,10 @@ group_finish(struct reconcile *r, struct group *g)
 			code = e->rec->exit_code > 0 ? e->rec->exit_code : 1;
 			sig = e->rec->exit_signal;
 		}
+	}
+	if (fence_check(r->conf->leader_elect, "completing a job")) {
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
 	}
 	if (sctl_complete(g->jobid, code, sig, err, sizeof(err)) == -1) {
 		log_warnx("group %s: complete slurm job %u: %s", g->key,

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
@@ -89,6 +90,8 @@ leader_new(const struct k8s_config *kconf, const char *ns, const char *name,
 	o.name = name;
 	o.identity = l->identity;
 	l->lease = k8s_lease_new(l->client, &o);
+	/* Two calls a step, both well inside the 10 s renew deadline. */
+	k8s_client_set_timeout(l->client, LEADER_CALL_MS);
 	if (pod != NULL && *pod != '\0') {
 		xasprintf(&l->pod_path, "/api/v1/namespaces/%s/pods/%s", ns,
 		    pod);
@@ -124,11 +127,14 @@ leader_acquire(struct leader *l, const sigset_t *set)
 {
 	struct k8s_error err;
 	const char	*holder;
+	long long	 t0;
 	int		 rc, sig, told = 0;
 
 	for (;;) {
+		t0 = clock_ms(CLOCK_MONOTONIC);
 		rc = k8s_lease_step(l->lease, &err);
 		if (rc == 1) {
+			atomic_store(&bstats.lease_renewed_ms, t0);
 			log_info("leader: %s: elected as %s", l->where,
 			    l->identity);
 			return (0);
@@ -155,6 +161,7 @@ int
 leader_wait(struct leader *l, const sigset_t *set)
 {
 	struct k8s_error err;
+	long long	 t0;
 	int		 sig, rc;
 
 	sig = leader_sleep(set, k8s_lease_retry_period(l->lease));
@@ -166,9 +173,12 @@ leader_wait(struct leader *l, const sigset_t *set)
 	 */
 	if (!l->labelled && atomic_load(&bstats.recovered))
 		leader_label(l, 1);
+	t0 = clock_ms(CLOCK_MONOTONIC);
 	rc = k8s_lease_step(l->lease, &err);
-	if (rc == 1)
+	if (rc == 1) {
+		atomic_store(&bstats.lease_renewed_ms, t0);
 		return (0);
+	}
 	if (rc == -1 && k8s_lease_held(l->lease)) {
 		log_warnx("leader: %s: renew failed: %ld %s: %s; retrying",
 		    l->where, err.status, err.reason, err.text);

@@ -208,6 +208,11 @@ poll_cancel_orphans(struct reconcile *r)
 
 	if (n == 0)
 		return;
+	if (fence_check(r->conf->leader_elect, "cancelling orphan jobs")) {
+		json_array_clear(r->orphans);
+		r->slurm_since = 0; /* found again, and asked again, later */
+		return;
+	}
 	ids = xcalloc(n, sizeof(*ids));
 	json_array_foreach (r->orphans, i, v)
 		ids[i] = (uint32_t)json_integer_value(v);

@@ -118,6 +118,10 @@ stats_write(struct buf *b)
 	metrics_one(b, "slurm_bridge_pending_gangs", "gauge",
 	    "Gangs not yet allocated (waiting for members or for Slurm).",
 	    (double)atomic_load(&bstats.pending_gangs));
+	metrics_one(b, "slurm_bridge_fenced_writes_total", "counter",
+	    "Slurm writes on others' work held back because the Lease was "
+	    "not renewed recently enough (another replica may lead).",
+	    (double)atomic_load(&bstats.fenced));
 	metrics_one(b, "slurm_bridge_leader", "gauge",
 	    "1 while this replica holds the leader lease (or runs without "
 	    "leader election).",

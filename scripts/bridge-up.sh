@@ -19,6 +19,15 @@ for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY" "$BRIDGE_BIN" "
 	fi
 done
 
+# Slurm's node epilog on the stack ($STACK_DIR/bin/epilog.sh, written by
+# scripts/slurm/up.sh) runs the one built for the stack's Slurm release.
+epilog=$(dirname "$BRIDGE_BIN")/slurm-bridge-epilog
+if [ -f "$epilog" ] && ! cmp -s "$epilog" "$STACK_DIR/bin/slurm-bridge-epilog"; then
+	mkdir -p "$STACK_DIR/bin"
+	cp "$epilog" "$STACK_DIR/bin/slurm-bridge-epilog.new"
+	mv "$STACK_DIR/bin/slurm-bridge-epilog.new" "$STACK_DIR/bin/slurm-bridge-epilog"
+fi
+
 # up_to_date PIDFILE BINARY: the daemon runs and was started after the
 # binary was last built and the config file last changed.
 up_to_date() {

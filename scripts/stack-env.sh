@@ -290,7 +290,10 @@ stack_alive() {
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
 	[ -z "${2:-}" ] && return 0
 	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
-	[ "$comm" = "${2:0:15}" ]
+	# Debian's slurmctld and slurmd are alternatives of slurmctld-wlm and
+	# slurmd-wlm: a daemon that re-executes itself (scontrol reconfigure
+	# on 23.11 and later) comes back under that name.
+	[ "$comm" = "${2:0:15}" ] || [ "$comm" = "$(printf %.15s "$2-wlm")" ]
 }
 
 # stack_stop NAME PIDFILE [COMM] [TIMEOUT_S]: SIGTERM, wait, then SIGKILL.

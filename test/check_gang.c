@@ -18,6 +18,7 @@
 
 #include <check.h>
 
+#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 #include "check_suites.h"
@@ -1018,6 +1019,37 @@ START_TEST(test_gang_sacct)
 END_TEST
 
 /*
+ * The fence: a leader whose Lease was last renewed LEADER_FENCE_MS ago or
+ * more may have lost it to another replica, so it cancels nothing (the
+ * job of a gang whose pods are gone waits); renewed again, the sweep
+ * cancels it.
+ */
+START_TEST(test_gang_fenced)
+{
+	struct counts a, b;
+	uint32_t      job;
+
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	H.conf.leader_elect = 1;
+	atomic_store(&bstats.lease_renewed_ms,
+	    clock_ms(CLOCK_MONOTONIC) - LEADER_FENCE_MS - 1000);
+	h_counts(&a);
+	h_delete_all();
+	h_time(1000);
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 0);
+	ck_assert_str_eq(fake_slurm_job_state(job), "RUNNING");
+	atomic_store(&bstats.lease_renewed_ms, clock_ms(CLOCK_MONOTONIC));
+	h_time(1000);
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 1);
+	ck_assert_str_eq(fake_slurm_job_state(job), "CANCELLED");
+	H.conf.leader_elect = 0;
+}
+END_TEST
+
+/*
  * A gang whose members differ (one of 2 CPUs, two of 1): one
  * heterogeneous job of two components, which never starts at once (only
  * backfill starts one); once Slurm starts it, each member is bound to a
@@ -1116,6 +1148,7 @@ gang_suite(void)
 	tcase_add_loop_test(tc, test_gang_row, 0,
 	    (int)(sizeof(rows) / sizeof(rows[0])));
 	tcase_add_test(tc, test_gang_shutdown_order);
+	tcase_add_test(tc, test_gang_fenced);
 	tcase_add_test(tc, test_gang_heterogeneous);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));

@@ -1,0 +1,297 @@
+/*
+ * slurm-bridge-epilog: the node epilog a site adds to Slurm (Epilog= in
+ * slurm.conf) so that a node is handed to the next job only once the pods
+ * of a bridge job that ended there have stopped.  slurmd runs it as root
+ * on every node of an allocation when the allocation is released, and
+ * keeps the node COMPLETING, its CPUs, memory and GPUs unallocated, until
+ * it returns.
+ *
+ * A job that is not a bridge job (its comment does not start with the
+ * bridge's marker) returns at once: native jobs never wait.  For a bridge
+ * job it asks the API server for the pods that carry the job's id on the
+ * Kubernetes node behind this Slurm node, and returns once none of them is
+ * still running (gone, or Succeeded or Failed: its containers stopped).
+ * After --max-wait seconds it drains the node with a reason that says why
+ * (scontrol), and returns 0, so the drain keeps that reason: a node whose
+ * pods would not stop is not given to anyone until an admin looks.
+ *
+ * Environment (slurmd's): SLURM_JOB_ID, SLURM_JOB_COMMENT, SLURMD_NODENAME.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "k8s.h"
+#include "log.h"
+#include "xmalloc.h"
+#include "policy.h"
+
+#define EPILOG_KUBECONFIG "/etc/slurm-bridge/epilog.kubeconfig"
+#define EPILOG_MAX_WAIT_S 300
+#define EPILOG_INTERVAL_MS 500
+
+struct epilog {
+	struct k8s_client *client;
+	const char	  *jobid;
+	const char	  *snode; /* Slurm's name */
+	char		   knode[256]; /* Kubernetes' */
+	int		   max_wait_s;
+	int		   interval_ms;
+	const char	  *scontrol;
+};
+
+static void
+epilog_usage(void)
+{
+	fprintf(stderr,
+	    "usage: slurm-bridge-epilog [--kubeconfig PATH] [--max-wait S] "
+	    "[--interval MS]\n"
+	    "  Slurm's node epilog for slurm-bridge: returns once the pods "
+	    "of the ended\n"
+	    "  bridge job on this node have stopped; drains the node after "
+	    "--max-wait\n"
+	    "  seconds (default %d).  Reads SLURM_JOB_ID, "
+	    "SLURM_JOB_COMMENT and\n"
+	    "  SLURMD_NODENAME from slurmd; --kubeconfig defaults to %s.\n",
+	    EPILOG_MAX_WAIT_S, EPILOG_KUBECONFIG);
+}
+
+/*
+ * The Kubernetes node behind this Slurm node: the one labelled with its
+ * name, else the node of the same name.  0, or -1 (API unreachable).
+ */
+static int
+epilog_knode(struct epilog *ep, char *err, size_t errlen)
+{
+	struct k8s_error kerr;
+	json_t		*list;
+	char		*sel, path[512];
+	const char	*name;
+
+	sel = k8s_urlencode(ep->snode);
+	snprintf(path, sizeof(path), "/api/v1/nodes?labelSelector=%s%%3D%s",
+	    LABEL_SLURM_NODENAME, sel);
+	free(sel);
+	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
+		snprintf(err, errlen, "list nodes: %ld %.32s: %.200s", kerr.status,
+		    kerr.reason, kerr.text);
+		return (-1);
+	}
+	name = k8s_obj_name(json_array_get(json_object_get(list, "items"), 0));
+	snprintf(ep->knode, sizeof(ep->knode), "%s",
+	    name != NULL ? name : ep->snode);
+	json_decref(list);
+	return (0);
+}
+
+/*
+ * The job's pods on the node that still run (not Succeeded or Failed),
+ * their names in names; -1 when the API server cannot tell.
+ */
+static int
+epilog_running(struct epilog *ep, char *names, size_t len, char *err,
+    size_t errlen)
+{
+	struct k8s_error kerr;
+	json_t		*list, *pod;
+	const char	*id, *phase;
+	char		*node, path[600];
+	size_t		 i, off = 0;
+	int		 n = 0;
+
+	node = k8s_urlencode(ep->knode);
+	snprintf(path, sizeof(path),
+	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
+	free(node);
+	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
+		snprintf(err, errlen, "list pods on %.64s: %ld %.32s: %.200s", ep->knode,
+		    kerr.status, kerr.reason, kerr.text);
+		return (-1);
+	}
+	names[0] = '\0';
+	json_array_foreach (json_object_get(list, "items"), i, pod) {
+		/* The Binding's annotation, or the label (--jobid-label). */
+		if ((id = k8s_obj_annotation(pod, ANN_SLURM_JOBID)) == NULL)
+			id = k8s_obj_label(pod, LABEL_JOBID);
+		phase = k8s_obj_str(pod, "status.phase");
+		if (id == NULL || strcmp(id, ep->jobid) != 0 ||
+		    (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
+					  strcmp(phase, "Failed") == 0)))
+			continue;
+		n++;
+		if (off < len)
+			off += (size_t)snprintf(names + off, len - off, "%s%s/%s",
+			    off > 0 ? " " : "", k8s_obj_namespace(pod),
+			    k8s_obj_name(pod));
+	}
+	json_decref(list);
+	return (n);
+}
+
+/* Drains this node with reason (scontrol, as an admin would). */
+static int
+epilog_drain(const struct epilog *ep, const char *reason)
+{
+	char  node[300], why[600];
+	pid_t pid;
+	int   status;
+
+	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
+	snprintf(why, sizeof(why), "Reason=%s", reason);
+	if ((pid = fork()) == -1)
+		return (-1);
+	if (pid == 0) {
+		execlp(ep->scontrol, ep->scontrol, "update", node,
+		    "State=DRAIN", why, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	return (WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1);
+}
+
+static int
+epilog_run(struct epilog *ep)
+{
+	char	names[512], err[512] = "", reason[700];
+	int64_t start = clock_ms(CLOCK_MONOTONIC), waited;
+	int	n = -1, told = 0;
+
+	for (;;) {
+		if (ep->knode[0] != '\0' ||
+		    epilog_knode(ep, err, sizeof(err)) == 0)
+			n = epilog_running(ep, names, sizeof(names), err,
+			    sizeof(err));
+		if (n == 0) {
+			if (told)
+				log_info("job %s: its pods on %s stopped after "
+					 "%lld ms; the node is free",
+				    ep->jobid, ep->knode,
+				    (long long)(clock_ms(CLOCK_MONOTONIC) -
+					start));
+			return (0);
+		}
+		waited = clock_ms(CLOCK_MONOTONIC) - start;
+		if (n > 0 && !told) {
+			log_info("job %s: waiting for its pods on %s to stop: "
+				 "%s",
+			    ep->jobid, ep->knode, names);
+			told = 1;
+		}
+		if (waited >= (int64_t)ep->max_wait_s * 1000)
+			break;
+		usleep((useconds_t)ep->interval_ms * 1000);
+	}
+	if (n > 0)
+		snprintf(reason, sizeof(reason),
+		    DRAIN_REASON_PREFIX " pods of job %s still running after "
+				       "%ds: %.300s",
+		    ep->jobid, ep->max_wait_s, names);
+	else
+		snprintf(reason, sizeof(reason),
+		    DRAIN_REASON_PREFIX " cannot tell whether the pods of job "
+				       "%s stopped: %.300s",
+		    ep->jobid, err);
+	log_warnx("node %s: draining: %s", ep->snode, reason);
+	if (epilog_drain(ep, reason) == -1) {
+		/* Slurm drains a node whose epilog fails: it still waits. */
+		log_warnx("node %s: scontrol drain failed", ep->snode);
+		return (1);
+	}
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "max-wait", required_argument, NULL, 'm' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct epilog	   ep;
+	struct k8s_config *kconf;
+	struct k8s_error   kerr;
+	const char	  *kubeconfig = EPILOG_KUBECONFIG, *comment;
+	char		  *end;
+	int		   c, rc;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.max_wait_s = EPILOG_MAX_WAIT_S;
+	ep.interval_ms = EPILOG_INTERVAL_MS;
+	ep.scontrol = getenv("SLURM_BRIDGE_SCONTROL") != NULL ?
+	    getenv("SLURM_BRIDGE_SCONTROL") :
+	    "scontrol";
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			kubeconfig = optarg;
+			break;
+		case 'm':
+		case 'i':
+			errno = 0;
+			rc = (int)strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    rc < 1 || rc > 86400) {
+				fprintf(stderr,
+				    "slurm-bridge-epilog: --%s: \"%s\" is "
+				    "not a whole number from 1 to 86400\n",
+				    c == 'm' ? "max-wait" : "interval", optarg);
+				return (2);
+			}
+			if (c == 'm')
+				ep.max_wait_s = rc;
+			else
+				ep.interval_ms = rc;
+			break;
+		case 'h':
+			epilog_usage();
+			return (0);
+		default:
+			epilog_usage();
+			return (2);
+		}
+	}
+	log_init(0);
+	log_setname("epilog");
+	comment = getenv("SLURM_JOB_COMMENT");
+	ep.jobid = getenv("SLURM_JOB_ID");
+	ep.snode = getenv("SLURMD_NODENAME");
+	/* Not a bridge job: nothing of Kubernetes holds this node. */
+	if (comment == NULL ||
+	    strncmp(comment, BRIDGE_COMMENT_MARKER,
+		strlen(BRIDGE_COMMENT_MARKER)) != 0)
+		return (0);
+	if (ep.jobid == NULL || ep.snode == NULL) {
+		log_warnx("SLURM_JOB_ID or SLURMD_NODENAME is not set: not "
+			  "run by slurmd?");
+		return (1);
+	}
+	if ((kconf = k8s_config_load(kubeconfig, NULL, &kerr)) == NULL ||
+	    (ep.client = k8s_client_new(kconf, &kerr)) == NULL) {
+		/* Without the API server nobody can tell: hold the node. */
+		snprintf(ep.knode, sizeof(ep.knode), "%s", "");
+		log_warnx("%s: %s", kubeconfig, kerr.text);
+		ep.max_wait_s = 0;
+		k8s_config_free(kconf);
+		return (epilog_drain(&ep,
+			    DRAIN_REASON_PREFIX " epilog: no API server "
+						"(see --kubeconfig)") == 0 ?
+			   0 :
+			   1);
+	}
+	k8s_client_set_timeout(ep.client, 5000);
+	rc = epilog_run(&ep);
+	k8s_client_free(ep.client);
+	k8s_config_free(kconf);
+	return (rc);
+}
