@@ -7,7 +7,8 @@
  * thread            file            owns                       locks
  * ----------------- --------------- -------------------------- ------------
  * main              main.c          flags, config, the Lease   (none)
- *                   leader.c        (leader_wait), signals
+ *                   leader.c        (leader_wait; publishes its
+ *                                   renewal time), signals
  * informer x 10     libk8s/         its watch and store (key   (none; pushes
  *                   informer.c      -> resourceVersion); makes  to the queue)
  *                   main.c          pod records (podrec.c)
@@ -16,9 +17,11 @@
  *                   writer.c        decision, every libslurm
  *                   slurm.c         call but submits, node
  *                                   taints on its own client
- * submit            submitter.c     one allocation at a time   submitter.lock
- *                   slurm.c         (sctl_submit, may take on   (its request
- *                   owner.c         the job owner's ids)        list)
+ * submit            submitter.c     one allocation or pending  submitter.lock
+ *                   slurm.c         job change at a time        (its request
+ *                   runas.c         (sctl_submit,               list)
+ *                                   sctl_update_pending; may
+ *                                   take on the owner's ids)
  * writer x WRITERS  writepool.c     one pod write at a time,   writepool.lock
  *                                   its own client              (request list)
  * events x 4        eventer.c       Event aggregation, its     lane.lock (its
@@ -27,6 +30,8 @@
  *  (libmicrohttpd)  api.c           reads atomics (bstats),     (TLS reload);
  *                   extcall.c       queues extender calls       ext_call.lock
  *                                                               (the answer)
+ * any               fence.c         nothing: reads the Lease's  (none; an
+ *                                   last renewal (bstats)       atomic)
  * any               intern.c        shared strings (refcount)  intern_lock
  * any               libk8s/         the API rate token bucket  limiter.lock
  *                   limiter.c       shared by writers, events

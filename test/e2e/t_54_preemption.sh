@@ -18,12 +18,17 @@ qos_reset
 nodes=$(sinfo -h -p slurm-bridge -o %D | head -n1)
 
 cond() { pod_field "$1" "$2" "{.status.conditions[?(@.type==\"DisruptionTarget\")].$3}"; }
-# victim NS SELECTOR: the first selected pod with DisruptionTarget=True.
-victim=""
+# victim NS SELECTOR: the first selected pod with DisruptionTarget=True;
+# vcond: its condition's reason and message, read at once.
+victim="" vcond=""
 find_victim() {
 	local p
 	for p in $(pods_by "$1" "$2"); do
-		if [ "$(cond "$1" "$p" status)" = True ]; then victim=$p; return 0; fi
+		if [ "$(cond "$1" "$p" status)" = True ]; then
+			victim=$p
+			vcond=$(pod_field "$1" "$p" '{.status.conditions[?(@.type=="DisruptionTarget")].reason}|{.status.conditions[?(@.type=="DisruptionTarget")].message}|{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')
+			return 0
+		fi
 	done
 	return 1
 }
@@ -33,10 +38,11 @@ sacct_is() { [[ $(sacct_state "$1") == $2 ]]; }
 scenario "Slurm preempts with GraceTime 30: DisruptionTarget at once, the grace that is left, sacct PREEMPTED"
 qos_normal GraceTime=30
 ns=$(new_ns enabled)
-# One 32-CPU pod per node, QOS normal; the Job ignores disruptions.
+# One 32-CPU pod per node, QOS normal; the Job ignores disruptions.  Its
+# pods take 10 s to stop once deleted (kwok's stage, as a real container).
 job_yaml "$ns" low "$(big_pod 32 60)" \
 	"parallelism: $nodes, completions: $nodes, podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]}" \
-	"{labels: {e2e_keep_running: \"true\"}}" |
+	"{labels: {e2e_keep_running: \"true\"}, annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: 10s}}" |
 	k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=low
 check "the Job's $nodes pods fill every node" wait_for 60 n_with "$ns" "$sel" "$JP_NODE" "$nodes"
@@ -45,11 +51,12 @@ t0=$SECONDS
 check "one pod of QOS normal gets DisruptionTarget=True" wait_for 20 find_victim "$ns" "$sel"
 took=$((SECONDS - t0))
 check "long before Slurm's GraceTime ends (${took}s of 30)" test "$took" -lt 20
-vjob=$(pod_field "$ns" "$victim" "$JP_JOBID_ANN")
-check_eq "reason PreemptionByScheduler" "$(cond "$ns" "$victim" reason)" PreemptionByScheduler
-check_match "its message names Slurm and the job" "$(cond "$ns" "$victim" message)" "Slurm preempted job $vjob; its GraceTime ends in [0-9]+s"
-# kwok removes a deleted pod at once: the message tells the grace asked.
-g=$(cond "$ns" "$victim" message | sed -n 's/.*GraceTime ends in \([0-9]*\)s.*/\1/p')
+vjob=${vcond##*|}
+check_eq "reason PreemptionByScheduler" "${vcond%%|*}" PreemptionByScheduler
+check_match "its message names Slurm and the job" "$vcond" "Slurm preempted job $vjob; its GraceTime ends in [0-9]+s"
+echo "    DisruptionTarget: $vcond"
+# The message tells the grace the delete asked.
+g=$(sed -n 's/.*GraceTime ends in \([0-9]*\)s.*/\1/p' <<<"$vcond")
 check "deleted with what is left of Slurm's grace (${g}s: within 30, below the pod's own 60)" \
 	test "${g:-99}" -le 30 -a "${g:-0}" -ge 15
 preempted_ev() { k -n "$ns" get events --field-selector "involvedObject.name=$victim,reason=Preempted" -o name | grep -q .; }
@@ -72,13 +79,14 @@ scenario "PreemptMode REQUEUE: a placeholder cannot be requeued, so Slurm ends i
 qos_normal PreemptMode=requeue
 ns=$(new_ns enabled)
 job_yaml "$ns" low "$(big_pod 32 30)" "parallelism: $nodes, completions: $nodes" \
-	"{labels: {e2e_keep_running: \"true\"}}" | k apply -f - >/dev/null
+	"{labels: {e2e_keep_running: \"true\"}, annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: 5s}}" |
+	k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=low
 check "the $nodes pods fill every node" wait_for 60 n_with "$ns" "$sel" "$JP_NODE" "$nodes"
 jobs_before=$(squeue -h -o %i -n "$ns/low" 2>/dev/null | sort | paste -sd,)
 pod_yaml "$ns" urgent 32 256Mi "  annotations: {slurmjob.slinky.slurm.net/qos: urgent}" | k apply -f - >/dev/null
 check "a victim gets DisruptionTarget" wait_for 30 find_victim "$ns" "$sel"
-vjob=$(pod_field "$ns" "$victim" "$JP_JOBID_ANN")
+vjob=${vcond##*|}
 check "the urgent pod is bound" wait_for 60 pod_has "$ns" urgent "$JP_NODE"
 check "sacct: PREEMPTED" wait_for 30 sacct_is "$vjob" PREEMPTED
 check_eq "never PENDING again: the job did not come back" "$(job_field "$vjob" JobState)" PREEMPTED

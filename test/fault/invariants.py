@@ -2,6 +2,7 @@
 """The fault suite's invariants, checked against the live stack.
 
 Usage: invariants.py --ns NS [--ns NS ...] [--submitted FILE] [--grace S]
+       invariants.py --overlap --ns NS ...
 
   1. every pod is bound exactly once (one Scheduled Event at most, its node
      the one Slurm gave its job) or pending with a PodScheduled=False reason;
@@ -10,6 +11,14 @@ Usage: invariants.py --ns NS [--ns NS ...] [--submitted FILE] [--grace S]
      live job that holds it;
   4. no pod is stuck Terminating (deleted more than --grace s ago);
   5. sacct has every job id listed in --submitted (one per line).
+
+--overlap checks one sample of the sixth, which a sampler runs all along
+a fault (a moment's breach is a breach):
+
+  6. no two jobs ever hold the same CPUs or GPUs of a node at once: a pod
+     still running on a node (deleted or not) whose job no longer holds
+     that node must fit beside what Slurm has allocated there (CPUAlloc,
+     GresUsed) within the node's CPUTot and Gres.
 
 Prints one line per broken invariant and a last line "checked N"; exits 1
 if anything is broken.  Reads: kubectl (admin kubeconfig), scontrol, sacct.
@@ -57,6 +66,88 @@ def slurm_jobs():
     return jobs
 
 
+def slurm_nodes():
+    """{node: {field: value}} (scontrol show node -o)."""
+    out = subprocess.run(["scontrol", "show", "node", "-o"],
+                         capture_output=True, text=True).stdout
+    nodes = {}
+    for line in out.splitlines():
+        f = dict(p.split("=", 1) for p in line.split(" ") if "=" in p)
+        if "NodeName" in f:
+            nodes[f["NodeName"]] = f
+    return nodes
+
+
+def gpus(gres):
+    """The GPU count in a Gres or GresUsed value (gpu:8, gpu:2(IDX:0-1))."""
+    n = 0
+    for part in (gres or "").split(","):
+        if part.startswith("gpu"):
+            count = part.split("(")[0].split(":")[-1]
+            n += int(count) if count.isdigit() else 0
+    return n
+
+
+def pod_cpus(pod):
+    n = 0
+    for c in pod["spec"].get("containers", []):
+        v = str(c.get("resources", {}).get("requests", {}).get("cpu", "0"))
+        n += int(v[:-1]) / 1000 if v.endswith("m") else float(v)
+    return n
+
+
+def pod_gpus(pod):
+    n = 0
+    for c in pod["spec"].get("containers", []):
+        r = c.get("resources", {})
+        v = r.get("limits", {}).get("nvidia.com/gpu") or \
+            r.get("requests", {}).get("nvidia.com/gpu") or 0
+        n += int(v)
+    return n
+
+
+def overlap(namespaces):
+    """Invariant 6, one sample: breaches as strings."""
+    pods = []
+    for ns in namespaces:
+        pods += kubectl("-n", ns, "get", "pods", "-o", "json")["items"]
+    jobs, nodes, broken = slurm_jobs(), slurm_nodes(), []
+    for p in pods:
+        md, st = p["metadata"], p.get("status", {})
+        node = p["spec"].get("nodeName")
+        job = md.get("annotations", {}).get(JOBID) or \
+            md.get("labels", {}).get(JOBID)
+        if not node or not job or not job.isdigit() or \
+                st.get("phase") in ("Succeeded", "Failed"):
+            continue
+        j = jobs.get(int(job), {})
+        holds = j.get("JobState") in ("RUNNING", "COMPLETING",
+                                      "SUSPENDED") and node in \
+            expand(j.get("NodeList", ""))
+        n = nodes.get(node)
+        if holds or n is None:
+            continue
+        cpus = float(n.get("CPUAlloc", 0)) + pod_cpus(p)
+        gp = gpus(n.get("GresUsed")) + pod_gpus(p)
+        if cpus > float(n.get("CPUTot", 0)) or gp > gpus(n.get("Gres")):
+            broken.append("%s/%s still runs on %s (its job %s is %s) "
+                          "while Slurm has allocated CPUs %s of %s, GPUs "
+                          "%d of %d there to others" %
+                          (md["namespace"], md["name"], node, job,
+                           j.get("JobState", "gone"), n.get("CPUAlloc"),
+                           n.get("CPUTot"), gpus(n.get("GresUsed")),
+                           gpus(n.get("Gres"))))
+    return broken
+
+
+def expand(hostlist):
+    """n[1-3],n5 -> [n1, n2, n3, n5] (the stack's node names)."""
+    out = subprocess.run(["scontrol", "show", "hostnames", hostlist],
+                         capture_output=True, text=True).stdout.split() \
+        if hostlist and hostlist != "(null)" else []
+    return out
+
+
 def admin_pods(job):
     try:
         return json.loads(job.get("AdminComment", "")).get("pods", [])
@@ -73,7 +164,14 @@ def main():
     ap.add_argument("--ns", action="append", default=[])
     ap.add_argument("--submitted")
     ap.add_argument("--grace", type=int, default=45)
+    ap.add_argument("--overlap", action="store_true")
     a = ap.parse_args()
+    if a.overlap:
+        broken = overlap(a.ns)
+        for b in broken:
+            print(b)
+        print("checked 1")
+        return 1 if broken else 0
     broken, checked = [], 0
     now = datetime.datetime.now(datetime.timezone.utc)
 

@@ -22,7 +22,6 @@ log_mark() { wc -c <"$1"; }
 collect_submitted() {  # collect_submitted LOG FROM_BYTE
 	tail -c +"$(($2 + 1))" "$1" | sed -n 's/.*submitted slurm job \([0-9]*\).*/\1/p' >>"$SUBMITTED"
 }
-trap 'rm -f "$SUBMITTED"' EXIT
 
 # invariants NS...: waits up to 90 s for them to hold, then reports.
 invariants() {
@@ -63,6 +62,33 @@ workload() {
 	  gang "$1" "$2" "$2-g"; } | k apply -f - >/dev/null
 }
 bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
+
+# The sixth invariant is sampled all along a scenario: no two jobs ever
+# hold the same CPUs or GPUs of a node at once (invariants.py --overlap).
+OVERLAP=$(mktemp)
+trap 'rm -f "$SUBMITTED" "$OVERLAP"' EXIT
+sampler_pid=""
+sampler_start() {  # sampler_start NS
+	: >"$OVERLAP"
+	( while :; do
+		"$FAULT_DIR/invariants.py" --overlap --ns "$1" 2>/dev/null |
+			grep -v '^checked ' >>"$OVERLAP"
+		sleep 0.5
+	  done ) &
+	sampler_pid=$!
+}
+sampler_stop() {
+	[ -n "$sampler_pid" ] || return 0
+	kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null
+	sampler_pid=""
+	INVARIANTS=$((INVARIANTS + 1))
+	if [ -s "$OVERLAP" ]; then
+		fail "no two jobs held the same CPUs or GPUs: $(sort -u "$OVERLAP" | head -3 | tr '\n' ';')"
+	else
+		pass "no two jobs ever held the same CPUs or GPUs of a node (sampled every 0.5 s)"
+	fi
+}
+
 # fault_begin TITLE: a scenario in a fresh enabled namespace ($ns), the
 # bridge's log read from $mark on; fault_end checks the invariants there.
 fault_begin() {
@@ -70,10 +96,12 @@ fault_begin() {
 	bridge_up
 	ns=$(new_ns enabled)
 	mark=$(log_mark "$BLOG")
+	sampler_start "$ns"
 }
 fault_end() {
 	collect_submitted "$BLOG" "$mark"
 	invariants "$ns"
+	sampler_stop
 	k delete namespace "$ns" --wait=false >/dev/null
 }
 
@@ -255,6 +283,102 @@ if want leader; then
 	invariants "$ns"
 	k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
 	kill "$b"; wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
+	rm -rf "$ha_dir"
+	bridge_up
+fi
+
+# --- 7. Slurm takes allocations back: preemption mid-bind, suspend, requeue --
+if want takeback; then
+	fault_begin "Slurm takes allocations back: preemption mid-bind, suspend, requeue"
+	nodes=$(sinfo -h -p slurm-bridge -o %D | head -n1)
+	# Whole-node pods of QOS normal, then at once urgent ones: Slurm
+	# preempts while the bridge is still binding.
+	for ((i = 1; i <= nodes; i++)); do single "$ns" low "low$i" 32 256Mi; done | k apply -f - >/dev/null
+	wait_for 20 bash -c "squeue -h -o %T -q normal | grep -q RUNNING"
+	for i in 1 2; do single "$ns" urgent "urgent$i" 32 256Mi |
+		sed 's/^  labels: \(.*\)$/  labels: \1\n  annotations: {slurmjob.slinky.slurm.net\/qos: urgent}/'; done |
+		k apply -f - >/dev/null
+	FAULTS=$((FAULTS + 1))
+	check "the urgent pods are bound" wait_for 60 all_bound "$ns" urgent1 urgent2
+	preempted() { tail -c +"$((mark + 1))" "$BLOG" | grep -q "Slurm preempted job"; }
+	check "their victims yielded (DisruptionTarget)" preempted
+	# scontrol suspend of a running bridge job; scontrol requeue of another.
+	left=$(squeue -h -t R -q normal -o %i | head -n2)
+	sus=$(head -n1 <<<"$left"); req=$(tail -n1 <<<"$left")
+	[ -n "$sus" ] && scontrol suspend "$sus" 2>/dev/null
+	[ -n "$req" ] && [ "$req" != "$sus" ] && scontrol requeue "$req" 2>/dev/null
+	FAULTS=$((FAULTS + 2))
+	gone() { ! squeue -h -j "$1" -o %T 2>/dev/null | grep -q SUSPENDED; }
+	[ -z "$sus" ] || check "the suspended job's pod yielded and the job ended" wait_for 30 gone "$sus"
+	[ -z "$req" ] || check_eq "the requeue was refused: still running" "$(job_field "$req" JobState)" RUNNING
+	fault_end
+fi
+
+# --- 8. NotReady for 10 s, and for 400 s -----------------------------------------
+if want notready; then
+	fault_begin "a node NotReady for 10 s changes nothing; for 400 s it fails its pods"
+	workload "$ns" a
+	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
+	sick=$(pod_field "$ns" a-s1 "$JP_NODE")
+	set_ready() {
+		local ts
+		ts=$(date -u -d "@$(($(date +%s) - ${3:-0}))" +%Y-%m-%dT%H:%M:%SZ)
+		k patch node "$1" --subresource=status --type=strategic -p \
+			"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"KubeletDown\",\"message\":\"fault\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
+	}
+	stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
+	set_ready "$sick" False
+	FAULTS=$((FAULTS + 1))
+	sleep 10
+	check_eq "10 s NotReady: a-s1 still runs" "$(pod_field "$ns" a-s1 "$JP_PHASE")" Running
+	set_ready "$sick" True
+	set_ready "$sick" False 400
+	FAULTS=$((FAULTS + 1))
+	check "400 s NotReady: a-s1 is failed" wait_for 20 pod_is "$ns" a-s1 "$JP_PHASE" Failed
+	"$top/scripts/cluster-up.sh" >/dev/null
+	fault_end
+fi
+
+# --- 9. A leader whose API calls hang ---------------------------------------------
+if want hang; then
+	# The leader frozen whole (its lease calls and its reconcile thread):
+	# it wakes with a Lease that has passed to b.
+	scenario "a leader whose calls hang: its Lease passes, and it writes nothing to Slurm after"
+	ha_dir=$(mktemp -d)
+	stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
+	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
+	ha_start() {
+		POD_NAMESPACE=kube-system "${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
+			--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
+			>"$ha_dir/$1.log" 2>&1 &
+		echo $!
+	}
+	leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
+	a=$(ha_start a 8097)
+	check "replica a leads" wait_for 15 leader_on 8097
+	ns=$(new_ns enabled)
+	sampler_start "$ns"
+	workload "$ns" a
+	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
+	# a's connections to the API server hang: stopped, not refused.
+	kill -STOP "$a"
+	b=$(ha_start b 8098)
+	k -n "$ns" delete pod a-s1 --wait=false >/dev/null
+	check "replica b takes the Lease once a's has expired" wait_for 40 leader_on 8098
+	FAULTS=$((FAULTS + 1))
+	# a wakes up with a stale Lease: it must stop before any Slurm write.
+	kill -CONT "$a"
+	check "replica a stops" wait_for 30 bash -c "! kill -0 $a 2>/dev/null"
+	check "a made no Slurm write after it woke (fenced or exited)" bash -c "! grep -qE 'cancelled slurm job .*a-s1' '$ha_dir/a.log'"
+	grep -hE "fence:|lost the lease" "$ha_dir/a.log" | head -n 3 | sed 's/^/    /'
+	check "b cancels a-s1's job" wait_for 30 bash -c "grep -q 'pod:$ns/a-s1: cancelled' '$ha_dir/b.log'"
+	collect_submitted "$ha_dir/a.log" 0
+	collect_submitted "$ha_dir/b.log" 0
+	invariants "$ns"
+	sampler_stop
+	k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
+	kill "$b" 2>/dev/null; wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
 	rm -rf "$ha_dir"
 	bridge_up
 fi

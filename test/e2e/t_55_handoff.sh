@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# The handoff: when Slurm ends a bridge job first (scancel, a time limit,
+# preemption), it frees the nodes at once, while the pod still has its
+# grace period to stop.  slurm-bridge-epilog (Epilog= in slurm.conf) keeps
+# the node COMPLETING until the job's pods there have stopped, so no two
+# jobs ever hold the same CPUs or GPUs.  kwok stops a deleted pod after the
+# delay its annotation pod-terminate.stage.kwok.x-k8s.io/delay gives.
+
+if ! scontrol show config 2>/dev/null | grep -q '^Epilog .*epilog'; then
+	echo "  skip slurm.conf has no slurm-bridge epilog"
+	return 0
+fi
+
+epoch() { date -u -d "$1" +%s 2>/dev/null; }
+
+scenario "the handoff: a node goes to the next job only once the pod that held it has stopped"
+ns=$(new_ns enabled)
+# A whole node's CPUs, taking 20 s to stop once deleted.
+pod_yaml "$ns" slow 32 256Mi "  annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: 20s}" |
+	k apply -f - >/dev/null
+check "the pod is bound" wait_for 60 pod_has "$ns" slow "$JP_NODE"
+node=$(pod_field "$ns" slow "$JP_NODE"); job=$(pod_field "$ns" slow "$JP_JOBID")
+# A native Slurm job (no Kubernetes) waits for that very node.
+native=$(sbatch --parsable -p slurm-bridge -w "$node" -n 32 -o /dev/null -J e2e-native --wrap 'sleep 2')
+check "a native job waits for node $node" wait_for 20 job_is "$native" PENDING
+t_cancel=$(date +%s)
+scancel "$job"
+node_state() { sinfo -h -n "$node" -o %T 2>/dev/null | head -n1; }
+completing() { [[ $(node_state) == completing* ]] || [[ $(node_state) == *+completing* ]]; }
+check "scancel: the job ends, and its node stays COMPLETING while the pod stops" wait_for 20 completing
+echo "    node $node: $(node_state) (the epilog waits for $ns/slow)"
+stopped() { [ "$(pod_field "$ns" slow "$JP_PHASE")" = Failed ] || pod_gone "$ns" slow; }
+check "the pod stops after its 20 s" wait_for 60 stopped
+t_stop=$(date +%s)
+started() { [[ $(job_field "$native" JobState) =~ RUNNING|COMPLETING|COMPLETED ]]; }
+check "then the native job starts" wait_for 60 started
+t_start=$(epoch "$(job_field "$native" StartTime)")
+echo "    timeline: scancel +0 s, pod stopped +$((t_stop - t_cancel)) s, native job $native started +$((t_start - t_cancel)) s"
+check "the native job started only after the pod had stopped" test "$t_start" -ge "$((t_stop - 1))"
+check "and not before the pod's 20 s were over" test "$((t_start - t_cancel))" -ge 18
+grep -h "job $job" "$LOG_DIR"/slurmd-"$node".log 2>/dev/null | grep -i epilog | tail -n 2 | sed 's/^/    /'
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "native jobs do not wait: the epilog returns at once for them"
+n2=$(sbatch --parsable -p slurm-bridge -n 1 -o /dev/null -J e2e-native2 --wrap 'true')
+check "a native job ends" wait_for 30 job_is "$n2" COMPLETED
+idle() { [[ $(sinfo -h -n "$(job_field "$n2" NodeList)" -o %T | head -n1) != *completing* ]]; }
+check "and its node is not held" wait_for 5 idle
