@@ -256,10 +256,9 @@ SlurmdTimeout=10
 ReturnToService=2
 # The node epilog a site adds for slurm-bridge (epilog/main.c): a node goes
 # to the next job only once the pods of the bridge job that ended there
-# have stopped.  PrologFlags=Alloc: slurmd learns of an allocation that
-# runs no step at once (see the README's handoff section).
+# have stopped.  slurmd runs it for an allocation that ran no step too,
+# without PrologFlags=Alloc (measured on 22.05, 24.11 and 26.05).
 Epilog=$STACK_DIR/bin/epilog.sh
-PrologFlags=Alloc
 MinJobAge=300
 KillWait=5
 # 0 is required for allocation-only jobs (slurm_allocate_resources).

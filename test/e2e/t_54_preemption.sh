@@ -89,7 +89,7 @@ check "a victim gets DisruptionTarget" wait_for 30 find_victim "$ns" "$sel"
 vjob=${vcond##*|}
 check "the urgent pod is bound" wait_for 60 pod_has "$ns" urgent "$JP_NODE"
 check "sacct: PREEMPTED" wait_for 30 sacct_is "$vjob" PREEMPTED
-check_eq "never PENDING again: the job did not come back" "$(job_field "$vjob" JobState)" PREEMPTED
+check "never PENDING again: the job did not come back" wait_for 30 job_is "$vjob" PREEMPTED
 echo "    jobs before: $jobs_before; victim $vjob: $(sacct_state "$vjob")"
 k delete namespace "$ns" --wait=false >/dev/null
 qos_reset

@@ -6,7 +6,8 @@
 # jobs ever hold the same CPUs or GPUs.  kwok stops a deleted pod after the
 # delay its annotation pod-terminate.stage.kwok.x-k8s.io/delay gives.
 
-if ! scontrol show config 2>/dev/null | grep -q '^Epilog .*epilog'; then
+conf=$(scontrol show config 2>/dev/null)
+if ! grep -q '^Epilog .*epilog' <<<"$conf"; then
 	echo "  skip slurm.conf has no slurm-bridge epilog"
 	return 0
 fi
@@ -17,7 +18,7 @@ scenario "the handoff: a node goes to the next job only once the pod that held i
 ns=$(new_ns enabled)
 # A whole node's CPUs, taking 20 s to stop once deleted.
 pod_yaml "$ns" slow 32 256Mi "  annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: 20s}" |
-	k apply -f - >/dev/null
+	sed 's/terminationGracePeriodSeconds: 0/terminationGracePeriodSeconds: 30/' | k apply -f - >/dev/null
 check "the pod is bound" wait_for 60 pod_has "$ns" slow "$JP_NODE"
 node=$(pod_field "$ns" slow "$JP_NODE"); job=$(pod_field "$ns" slow "$JP_JOBID")
 # A native Slurm job (no Kubernetes) waits for that very node.
