@@ -586,12 +586,13 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	if (js->time_limit > 0)
 		u.time_limit = js->time_limit;
 	t0 = metrics_now();
+	u.job_id = jobid;
 	for (k = 0; k < n && rc == SLURM_SUCCESS; k++) {
+		/* A heterogeneous job: each component by its offset. */
 		if (js->ncomps > 1)
-			snprintf(id, sizeof(id), "%u+%zu", jobid, k);
-		else
-			snprintf(id, sizeof(id), "%u", jobid);
-		u.job_id_str = id;
+			u.het_job_offset = (uint32_t)k;
+		snprintf(id, sizeof(id), js->ncomps > 1 ? "%u+%zu" : "%u",
+		    jobid, k);
 		rc = slurm_update_job(&u);
 		e = errno;
 	}
