@@ -703,9 +703,11 @@ group_updated(struct reconcile *r, struct sreq *s)
 		    g->key, g->jobid);
 		return;
 	}
+	/*
+	 * g->spec keeps what was asked: the same request is not asked again
+	 * (our own condition write would bring it back at once), a new one is.
+	 */
 	log_warnx("group %s: %s", g->key, s->err);
-	free(g->spec);
-	g->spec = NULL;
 	snprintf(msg, sizeof(msg),
 	    "slurm-bridge: Slurm refused to change pending job %u: %s",
 	    g->jobid, s->err);

@@ -563,17 +563,30 @@ int
 sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
     size_t errlen)
 {
-	job_desc_msg_t	  u;
-	struct sctl_owner o;
-	char		  id[32], empty[] = "";
-	size_t		  k, n = js->ncomps > 1 ? js->ncomps : 1;
+	job_desc_msg_t	      u;
+	job_array_resp_msg_t *resp;
+	struct sctl_owner     o;
+	char		      id[32], empty[] = "";
+	size_t		      k, n = js->ncomps > 1 ? js->ncomps : 1;
+	uint32_t	      i, unset_uid, unset_gid;
 	double		  t0;
 	int		  rc = SLURM_SUCCESS, e = 0, permanent;
 
 	slurm_init_job_desc_msg(&u);
+	unset_uid = u.user_id;
+	unset_gid = u.group_id;
+	/* The owner: the scheduler itself unless user-id names another. */
+	u.user_id = geteuid();
+	u.group_id = getegid();
 	if (runas_resolve(js, &u.user_id, &u.group_id, err, errlen) == -1 ||
 	    sctl_owner_begin(&u, 1, &o, &permanent, err, errlen) == -1)
 		return (-1);
+	/*
+	 * They chose whose identity to take on; the update itself names
+	 * nobody (26.05 acts for the user_id a privileged caller names).
+	 */
+	u.user_id = unset_uid;
+	u.group_id = unset_gid;
 	u.name = js->name;
 	u.partition = js->partition;
 	u.account = js->account;
@@ -586,15 +599,25 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	if (js->time_limit > 0)
 		u.time_limit = js->time_limit;
 	t0 = metrics_now();
-	u.job_id = jobid;
 	for (k = 0; k < n && rc == SLURM_SUCCESS; k++) {
-		/* A heterogeneous job: each component by its offset. */
+		/* A heterogeneous job: each component, "leader+offset". */
 		if (js->ncomps > 1)
-			u.het_job_offset = (uint32_t)k;
-		snprintf(id, sizeof(id), js->ncomps > 1 ? "%u+%zu" : "%u",
-		    jobid, k);
-		rc = slurm_update_job(&u);
+			snprintf(id, sizeof(id), "%u+%zu", jobid, k);
+		else
+			snprintf(id, sizeof(id), "%u", jobid);
+		u.job_id_str = id;
+		resp = NULL;
+		rc = slurm_update_job2(&u, &resp);
 		e = errno;
+		/* The answer per job (an array's per task): the first error. */
+		for (i = 0; rc == SLURM_SUCCESS && resp != NULL &&
+		     i < resp->job_array_count;
+		     i++)
+			if (resp->error_code[i] != SLURM_SUCCESS) {
+				rc = SLURM_ERROR;
+				e = (int)resp->error_code[i];
+			}
+		slurm_free_job_array_resp(resp);
 	}
 	sctl_owner_end(&u, 1, &o);
 	stats_rpc(RPC_UPDATE_JOB, t0, rc == SLURM_SUCCESS);

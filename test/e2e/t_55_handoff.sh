@@ -7,7 +7,7 @@
 # delay its annotation pod-terminate.stage.kwok.x-k8s.io/delay gives.
 
 conf=$(scontrol show config 2>/dev/null)
-if ! grep -q '^Epilog .*epilog' <<<"$conf"; then
+if ! grep -qE '^Epilog(\[0\])? .*epilog' <<<"$conf"; then
 	echo "  skip slurm.conf has no slurm-bridge epilog"
 	return 0
 fi
@@ -39,7 +39,7 @@ t_start=$(epoch "$(job_field "$native" StartTime)")
 echo "    timeline: scancel +0 s, pod stopped +$((t_stop - t_cancel)) s, native job $native started +$((t_start - t_cancel)) s"
 check "the native job started only after the pod had stopped" test "$t_start" -ge "$((t_stop - 1))"
 check "and not before the pod's 20 s were over" test "$((t_start - t_cancel))" -ge 18
-grep -h "job $job" "$LOG_DIR"/slurmd-"$node".log 2>/dev/null | grep -i epilog | tail -n 2 | sed 's/^/    /'
+grep -hw "job $job" "$LOG_DIR"/slurmd-"$node".log 2>/dev/null | grep -i epilog | tail -n 2 | sed 's/^/    /'
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "native jobs do not wait: the epilog returns at once for them"
