@@ -99,6 +99,8 @@ struct bridge_stats {
 	atomic_ullong	    jobs_cancelled;
 	atomic_ullong	    jobs_ended[END_KINDS];
 	atomic_ullong	    disruptions[YIELD_KINDS];
+	/* Jobs Slurm ended while a pod of theirs still ran (the handoff). */
+	atomic_ullong handoffs;
 	atomic_llong	    pending_pods; /* gauges, set by reconcile */
 	atomic_llong	    pending_gangs;
 	/* The reconcile thread's stores, published with the gauges. */

@@ -175,8 +175,14 @@ poll_job_cb(const struct sjob *j, void *arg)
 		}
 		break;
 	case SJOB_ENDED:
-		if (g->state != G_ENDED)
+		if (g->state != G_ENDED) {
 			stats_job_ended(j->state);
+			/* Its nodes wait in the epilog for these pods to stop. */
+			if ((!g->cancelled || g->slurm_ends) &&
+			    group_live(r, g, NULL, 0, 0) >
+				group_live(r, g, NULL, 0, 1))
+				atomic_fetch_add(&bstats.handoffs, 1);
+		}
 		log_info("group %s: slurm job %u ended: %s (reason %s)", g->key,
 		    j->id, j->state, j->reason);
 		/*

@@ -108,6 +108,10 @@ stats_write(struct buf *b)
 	metrics_counters(b, "slurm_bridge_jobs_ended_total",
 	    "Placeholder jobs that ended in Slurm, by final state.", "state",
 	    end_names, bstats.jobs_ended, END_KINDS);
+	metrics_one(b, "slurm_bridge_handoffs_total", "counter",
+	    "Placeholder jobs Slurm ended while a pod of theirs still ran: "
+	    "their nodes wait for the pods in slurm-bridge-epilog.",
+	    (double)atomic_load(&bstats.handoffs));
 	metrics_counters(b, "slurm_bridge_disruptions_total",
 	    "Running placeholder jobs whose allocation Slurm took back, and "
 	    "whose pods yielded (DisruptionTarget), by cause.",

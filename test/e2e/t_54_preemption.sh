@@ -63,6 +63,8 @@ preempted_ev() { k -n "$ns" get events --field-selector "involvedObject.name=$vi
 check "a Preempted Event on the pod" wait_for 10 preempted_ev
 check_eq "Slurm keeps the job for its GraceTime: still RUNNING" "$(job_field "$vjob" JobState)" RUNNING
 check "the urgent pod is bound once the grace is over" wait_for 60 pod_has "$ns" urgent "$JP_NODE"
+check "slurm_bridge_disruptions_total counts it" \
+	test "$(stack_metric 'slurm_bridge_disruptions_total{cause="preempted"}')" -ge 1
 check "sacct: the victim's job PREEMPTED (never CANCELLED by the bridge)" wait_for 30 sacct_is "$vjob" PREEMPTED
 echo "    $(sacct -n -X -j "$vjob" -o JobID,JobName%30,QOS,State,Elapsed 2>/dev/null | head -n1)"
 job_failed() { k -n "$ns" get job low -o jsonpath='{.status.failed}'; }

@@ -24,6 +24,7 @@ node=$(pod_field "$ns" slow "$JP_NODE"); job=$(pod_field "$ns" slow "$JP_JOBID")
 # A native Slurm job (no Kubernetes) waits for that very node.
 native=$(sbatch --parsable -p slurm-bridge -w "$node" -n 32 -o /dev/null -J e2e-native --wrap 'sleep 2')
 check "a native job waits for node $node" wait_for 20 job_is "$native" PENDING
+h0=$(stack_metric slurm_bridge_handoffs_total)
 t_cancel=$(date +%s)
 scancel "$job"
 node_state() { sinfo -h -n "$node" -o %T 2>/dev/null | head -n1; }
@@ -39,6 +40,8 @@ t_start=$(epoch "$(job_field "$native" StartTime)")
 echo "    timeline: scancel +0 s, pod stopped +$((t_stop - t_cancel)) s, native job $native started +$((t_start - t_cancel)) s"
 check "the native job started only after the pod had stopped" test "$t_start" -ge "$((t_stop - 1))"
 check "and not before the pod's 20 s were over" test "$((t_start - t_cancel))" -ge 18
+check_eq "the bridge counts the handoff (slurm_bridge_handoffs_total)" \
+	"$(($(stack_metric slurm_bridge_handoffs_total) - h0))" 1
 grep -hw "job $job" "$LOG_DIR"/slurmd-"$node".log 2>/dev/null | grep -i epilog | tail -n 2 | sed 's/^/    /'
 k delete namespace "$ns" --wait=false >/dev/null
 
