@@ -401,7 +401,7 @@ fresh-check: deps
 LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
-LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS))
+LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS) $(EPILOG_SRCS))
 LINT_TESTS	= $(TEST_SRCS) $(GANG_TEST_SRCS) test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/fuzz_*.c)
 LINT_BENCH	= $(BENCH_SRCS)

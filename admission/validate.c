@@ -312,9 +312,10 @@ validate_inherited(const json_t *obj, const char *kind,
 	    rc->owner_wait_ms);
 	validate_tconf(rc, &tc);
 	if (translate_owner_check(obj, ns, &tc, err, sizeof(err)) == -1)
-		validate_deny(r, "%s %s/%s: its pods inherit its annotations: %s",
-		    kind, k8s_obj_namespace(obj) != NULL ?
-			k8s_obj_namespace(obj) : "",
+		validate_deny(r,
+		    "%s %s/%s: its pods inherit its annotations: %s", kind,
+		    k8s_obj_namespace(obj) != NULL ? k8s_obj_namespace(obj) :
+						     "",
 		    k8s_obj_name(obj) != NULL ? k8s_obj_name(obj) : "", err);
 	json_decref(ns);
 }

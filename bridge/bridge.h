@@ -101,8 +101,8 @@ struct bridge_stats {
 	atomic_ullong	    disruptions[YIELD_KINDS];
 	/* Jobs Slurm ended while a pod of theirs still ran (the handoff). */
 	atomic_ullong handoffs;
-	atomic_llong	    pending_pods; /* gauges, set by reconcile */
-	atomic_llong	    pending_gangs;
+	atomic_llong  pending_pods; /* gauges, set by reconcile */
+	atomic_llong  pending_gangs;
 	/* The reconcile thread's stores, published with the gauges. */
 	atomic_llong mem_pods;	     /* pod entries */
 	atomic_llong mem_pods_bytes; /* without the records */
@@ -116,10 +116,10 @@ struct bridge_stats {
 	atomic_int   leader;	     /* 1 while this replica leads */
 	atomic_llong lease_ok_at;    /* a follower's last Lease answer, s */
 	/* When the leader's last good renewal began (monotonic ms). */
-	atomic_llong lease_renewed_ms;
-	atomic_ullong fenced; /* Slurm writes held back (leader_fenced) */
-	atomic_int   recovered;	     /* caches synced, jobs adopted */
-	atomic_llong slurm_ok_at;    /* last good Slurm poll, s */
+	atomic_llong  lease_renewed_ms;
+	atomic_ullong fenced;	   /* Slurm writes held back (leader_fenced) */
+	atomic_int    recovered;   /* caches synced, jobs adopted */
+	atomic_llong  slurm_ok_at; /* last good Slurm poll, s */
 };
 
 /* The one instance; main writes the Prometheus text from it. */
@@ -318,11 +318,11 @@ struct wreq {
 	uint32_t	 jobid;	     /* metadata and binds: the job's */
 	char		*slurm_node; /* WREQ_BIND: for the Event */
 	char		*gres;
-	char		*msg;  /* status, delete, fail: the message */
-	struct ext_call *call; /* WREQ_EXTBIND: its call, a reference */
-	char		*path; /* WREQ_PODGROUP: the status subresource */
+	char		*msg;	/* status, delete, fail: the message */
+	struct ext_call *call;	/* WREQ_EXTBIND: its call, a reference */
+	char		*path;	/* WREQ_PODGROUP: the status subresource */
 	int64_t		 grace; /* WREQ_PREEMPT: gracePeriodSeconds */
-	int		 rc;   /* result: 0, or -1 with err */
+	int		 rc;	/* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
 };
@@ -531,17 +531,17 @@ struct podrec {
 	 * node.kubernetes.io/not-ready and .../unreachable, as Kubernetes'
 	 * taint manager reads them: seconds, -1 forever, 0 not tolerated.
 	 */
-	int32_t tol_notready;
-	int32_t tol_unreachable;
-	int16_t	    exit_code;	 /* its containers' ending: see podrec_exit */
-	uint8_t	    exit_signal; /* the signal that ended that one, or 0 */
-	uint32_t    bytes;	 /* allocated for it */
-	uint8_t	    phase;	 /* enum pod_phase */
-	uint8_t	    grace_zero;	 /* deleted with grace period 0 */
-	uint8_t	    finalizer;	 /* carries ours */
-	uint8_t	    tolerates;	 /* the managed-node taint */
-	uint8_t	    gated;	 /* has scheduling gates */
-	char	    buf[];	 /* the strings */
+	int32_t	 tol_notready;
+	int32_t	 tol_unreachable;
+	int16_t	 exit_code;   /* its containers' ending: see podrec_exit */
+	uint8_t	 exit_signal; /* the signal that ended that one, or 0 */
+	uint32_t bytes;	      /* allocated for it */
+	uint8_t	 phase;	      /* enum pod_phase */
+	uint8_t	 grace_zero;  /* deleted with grace period 0 */
+	uint8_t	 finalizer;   /* carries ours */
+	uint8_t	 tolerates;   /* the managed-node taint */
+	uint8_t	 gated;	      /* has scheduling gates */
+	char	 buf[];	      /* the strings */
 };
 
 /* NULL if the pod has no namespace or name. */
@@ -695,10 +695,10 @@ struct reconcile {
 	struct map *k8s_jobs;		 /* ns/name -> batch/v1 Job */
 	struct map *podgroups;		 /* ns/name -> PodGroup CR */
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
-	struct map	     *sched_podgroups;
-	struct map	     *sched_workloads; /* ns/name -> Workload */
+	struct map *sched_podgroups;
+	struct map *sched_workloads; /* ns/name -> Workload */
 	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
-	json_t *notready;
+	json_t		     *notready;
 	struct map	     *jobsets;	   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */

@@ -85,7 +85,7 @@ static const struct {
 };
 /* The last ones, whose path is under the discovered scheduling.k8s.io. */
 #define NDISCOVERED 2
-#define NINFORMERS ((int)(sizeof(watched) / sizeof(watched[0])))
+#define NINFORMERS  ((int)(sizeof(watched) / sizeof(watched[0])))
 
 struct informer_ctx {
 	struct queue   *queue;

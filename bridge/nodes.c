@@ -174,8 +174,9 @@ node_track_ready(struct reconcile *r, const json_t *node)
 	    (t = timegm(&tm)) > 0 && t <= since)
 		since = t;
 	if (json_object_get(r->notready, name) == NULL)
-		log_info("node %s: %s since %lds ago; its pods stay for as long "
-			 "as they tolerate it",
+		log_info(
+		    "node %s: %s since %lds ago; its pods stay for as long "
+		    "as they tolerate it",
 		    name, unknown ? "unreachable" : "NotReady",
 		    (long)(time(NULL) - since));
 	json_object_set_new(r->notready, name,
@@ -213,10 +214,9 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	    json_string_value(json_object_get(r->slurm_nodes, sname)) :
 	    NULL;
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
-		if (known != NULL)
-			; /* drained already: keep its owner and reason */
-		else if (fence_check(r->conf->leader_elect,
-			     "draining a node"))
+		/* Drained already (keep its owner and reason), or fenced. */
+		if (known != NULL ||
+		    fence_check(r->conf->leader_elect, "draining a node"))
 			;
 		else if (sctl_node_drain(sname,
 			     DRAIN_REASON_PREFIX " node "
@@ -228,13 +228,12 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			    name, sname);
 	} else if (!node_cordoned(node) &&
 	    (old == NULL || node_cordoned(old))) {
-		if (r->recovering && r->slurm_nodes != NULL &&
-		    (known == NULL ||
-			strncmp(known, DRAIN_REASON_PREFIX,
-			    strlen(DRAIN_REASON_PREFIX)) != 0))
-			; /* not drained by us: nothing to resume */
-		else if (fence_check(r->conf->leader_elect,
-			     "resuming a node"))
+		/* Not drained by us (nothing to resume), or fenced. */
+		if ((r->recovering && r->slurm_nodes != NULL &&
+			(known == NULL ||
+			    strncmp(known, DRAIN_REASON_PREFIX,
+				strlen(DRAIN_REASON_PREFIX)) != 0)) ||
+		    fence_check(r->conf->leader_elect, "resuming a node"))
 			;
 		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
 			     &resumed, err, sizeof(err)) == -1)

@@ -252,8 +252,8 @@ podrec_toleration_s(const json_t *pod, const char *key)
 			strcmp(k, key) != 0)
 			continue;
 		matched = 1;
-		if (!json_is_integer(secs = json_object_get(t,
-					 "tolerationSeconds")))
+		if (!json_is_integer(
+			secs = json_object_get(t, "tolerationSeconds")))
 			continue;
 		if ((s = json_integer_value(secs)) <= 0)
 			return (0);
@@ -312,7 +312,8 @@ podrec_new(const json_t *pod)
 		json_integer_value(v) <= INT32_MAX ?
 	    (int32_t)json_integer_value(v) :
 	    -1;
-	r->tol_notready = podrec_toleration_s(pod, "node.kubernetes.io/not-ready");
+	r->tol_notready = podrec_toleration_s(pod,
+	    "node.kubernetes.io/not-ready");
 	r->tol_unreachable = podrec_toleration_s(pod,
 	    "node.kubernetes.io/unreachable");
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));

@@ -142,7 +142,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 			group_yield(r, g, YIELD_PREEMPTED, j->end_time);
 			return;
 		}
-		if (j->phase == SJOB_ENDED && strcmp(j->state, "PREEMPTED") == 0)
+		if (j->phase == SJOB_ENDED &&
+		    strcmp(j->state, "PREEMPTED") == 0)
 			group_yield(r, g, YIELD_PREEMPTED, 0);
 	}
 	switch (j->phase) {

@@ -569,8 +569,8 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	char		      id[32], empty[] = "";
 	size_t		      k, n = js->ncomps > 1 ? js->ncomps : 1;
 	uint32_t	      i, unset_uid, unset_gid;
-	double		  t0;
-	int		  rc = SLURM_SUCCESS, e = 0, permanent;
+	double		      t0;
+	int		      rc = SLURM_SUCCESS, e = 0, permanent;
 
 	slurm_init_job_desc_msg(&u);
 	unset_uid = u.user_id;

@@ -46,7 +46,8 @@ writepool_preempt(struct k8s_client *c, struct wreq *w)
 		json_object_set_new(w->body, "metadata",
 		    json_pack("{s:s}", "uid", w->uid));
 	if (k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL, &err) ==
-	    -1 && err.status != 404)
+		-1 &&
+	    err.status != 404)
 		log_warnx("pod %s/%s: DisruptionTarget: %ld %s: %s", w->ns,
 		    w->name, err.status, err.reason, err.text);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", w->ns,

@@ -272,8 +272,7 @@ writer_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 }
 
 void
-writer_podgroup_disrupted(struct reconcile *r, struct group *g,
-    const char *msg)
+writer_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 {
 	struct wreq *w;
 	json_t	    *pg;

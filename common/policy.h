@@ -134,12 +134,12 @@ int translate_tolerates(const json_t *pod);
  * task): one job of identical tasks.  Members of 2 to JOBSPEC_MAX_COMPS
  * shapes: one component per shape (js->comps, js->comp_of), so Slurm
  * allocates each exactly; more shapes: identical tasks of the largest
- * request.  pods are in placement order; src gives the layers and the
+ * request.  pods are in placement order; from gives the layers and the
  * namespace (its pod is not read).  admin_comment lists the pods and their
  * components ({"pods":[...], "comps":[...]}).
  */
 int translate_group(json_t *const *pods, size_t n, const char *group,
-    const struct translate_src *src, const struct translate_conf *,
+    const struct translate_src *from, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
 /*
  * Checks the annotations of an object whose pods inherit them (a Workload,

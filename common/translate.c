@@ -781,10 +781,10 @@ out:
 
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
-    const struct translate_src *layers, const struct translate_conf *conf,
+    const struct translate_src *from, const struct translate_conf *conf,
     struct jobspec *js, char *err, size_t errlen)
 {
-	struct translate_src src = *layers;
+	struct translate_src src = *from;
 	struct jobspec	     one;
 	json_t		    *view;
 	json_t		    *ac, *list, *comps;

@@ -77,7 +77,7 @@ json_t *workload_job(const json_t *pod, const struct workload_lookup *);
  * each where known.  Any other pod: its workload root, if any.
  */
 size_t workload_layers(const json_t *pod, const struct workload_lookup *,
-    json_t *out[WORKLOAD_LAYERS]);
+    json_t			    *out[WORKLOAD_LAYERS]);
 void   workload_layers_free(json_t *out[], size_t n);
 /* The Workload a Kubernetes PodGroup's workloadRef names, or NULL. */
 const char *workload_ref_name(const json_t *pg);

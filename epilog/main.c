@@ -160,8 +160,9 @@ epilog_drain(const struct epilog *ep, const char *reason)
 static int
 epilog_run(struct epilog *ep)
 {
-	char	names[512], err[512] = "", reason[700];
-	int64_t start = clock_ms(CLOCK_MONOTONIC), waited;
+	struct timespec ts;
+	char		names[512], err[512] = "", reason[700];
+	int64_t		start = clock_ms(CLOCK_MONOTONIC), waited;
 	int	n = -1, told = 0;
 
 	for (;;) {
@@ -187,7 +188,9 @@ epilog_run(struct epilog *ep)
 		}
 		if (waited >= (int64_t)ep->max_wait_s * 1000)
 			break;
-		usleep((useconds_t)ep->interval_ms * 1000);
+		ts.tv_sec = ep->interval_ms / 1000;
+		ts.tv_nsec = (long)(ep->interval_ms % 1000) * 1000000;
+		nanosleep(&ts, NULL);
 	}
 	if (n > 0)
 		snprintf(reason, sizeof(reason),

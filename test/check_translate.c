@@ -114,7 +114,8 @@ translate_run(const char *cname, int slim)
 			src.nlayers = 1;
 		while (src.nlayers < WORKLOAD_LAYERS &&
 		    (layers[src.nlayers] = json_array_get(json_object_get(pod,
-			 "layers"), src.nlayers)) != NULL)
+							      "layers"),
+			 src.nlayers)) != NULL)
 			src.nlayers++;
 		src.ns = json_object_get(pod, "namespace");
 		conf.default_account = k8s_obj_str(pod, "conf.default_account");
@@ -251,8 +252,8 @@ START_TEST(test_translate_group_het)
 	pods[1] = het_pod("w1", "1", "1Gi", NULL);
 	pods[2] = het_pod("w2", "1", "1Gi", NULL);
 	pods[3] = het_pod("w3", "1", "1Gi", NULL);
-	ck_assert_msg(translate_group(pods, 4, "serve-0", &none, &conf,
-			  &js, err, sizeof(err)) == 0,
+	ck_assert_msg(translate_group(pods, 4, "serve-0", &none, &conf, &js,
+			  err, sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_uint_eq(js.ntasks, 4);
 	ck_assert_uint_eq(js.ncomps, 2);
@@ -272,8 +273,8 @@ START_TEST(test_translate_group_het)
 	/* A GPU worker is a shape of its own. */
 	json_decref(pods[3]);
 	pods[3] = het_pod("w3", "1", "1Gi", "1");
-	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js,
-			     err, sizeof(err)),
+	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 3);
 	ck_assert_str_eq(js.comps[2].tres_per_task, "gres:gpu:1");
@@ -281,8 +282,8 @@ START_TEST(test_translate_group_het)
 	jobspec_cleanup(&js);
 
 	/* One shape: an ordinary job, and no comps in admin_comment. */
-	ck_assert_int_eq(translate_group(pods + 1, 2, "g", &none, &conf,
-			     &js, err, sizeof(err)),
+	ck_assert_int_eq(translate_group(pods + 1, 2, "g", &none, &conf, &js,
+			     err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 0);
 	ck_assert_ptr_null(js.comp_of);
@@ -291,8 +292,8 @@ START_TEST(test_translate_group_het)
 
 	/* Exclusive: whole nodes each, so no components. */
 	conf.exclusive = 1;
-	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js,
-			     err, sizeof(err)),
+	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 0);
 	jobspec_cleanup(&js);

@@ -597,13 +597,12 @@ START_TEST(test_workload_layers)
 	size_t	n;
 
 	pg = object("train-workers", "u-pg",
-	    json_pack("{s:{s:{s:i}}, s:{s:s, s:s}}", "schedulingPolicy",
-		"gang", "minCount", 2, "workloadRef", "workloadName",
-		"training", "templateName", "workers"));
+	    json_pack("{s:{s:{s:i}}, s:{s:s, s:s}}", "schedulingPolicy", "gang",
+		"minCount", 2, "workloadRef", "workloadName", "training",
+		"templateName", "workers"));
 	pg_alpha = object("train-workers", "u-pg2",
 	    json_pack("{s:{s:{s:s, s:s}}}", "podGroupTemplateRef", "workload",
-		"workloadName", "training", "podGroupTemplateName",
-		"workers"));
+		"workloadName", "training", "podGroupTemplateName", "workers"));
 	wl = object("training", "u-wl", json_object());
 	job = object("train", "u-job", json_pack("{s:i}", "parallelism", 2));
 	p = pod("train-0", NULL, NULL, NULL);

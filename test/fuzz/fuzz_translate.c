@@ -116,6 +116,13 @@ fz_admin_check(const char *admin_comment, char *const *want, size_t n)
 	json_decref(pods);
 }
 
+/* The input's root: its one workload layer, or NULL. */
+static const json_t *
+fz_root(const struct translate_src *src)
+{
+	return (src->nlayers > 0 ? src->layers[src->nlayers - 1] : NULL);
+}
+
 /* What a single pod's translation must satisfy. */
 static void
 fz_pod_check(const struct translate_src *src, const struct jobspec *js)
@@ -139,8 +146,8 @@ fz_pod_check(const struct translate_src *src, const struct jobspec *js)
 		gres = json_string_value(
 		    json_object_get(ann, ANN_PREFIX "gres"));
 	else
-		gres = src->root != NULL ?
-		    k8s_obj_annotation(src->root, ANN_PREFIX "gres") :
+		gres = fz_root(src) != NULL ?
+		    k8s_obj_annotation(fz_root(src), ANN_PREFIX "gres") :
 		    NULL;
 	if (gres != NULL) {
 		xasprintf(&tres, "gres:%s", gres);
@@ -169,7 +176,8 @@ fz_lookup(void *arg, enum workload_kind kind, const char *ns, const char *name)
 static void
 fz_group_check(const struct translate_src *src, struct group_id *gid)
 {
-	struct workload_lookup lk = { fz_lookup, (void *)src->root };
+	struct workload_lookup lk = { fz_lookup,
+		(void *)(uintptr_t)fz_root(src) };
 	char		       err[256] = "";
 	json_t		      *root;
 
