@@ -191,8 +191,9 @@ show "sacct -X -A research -S $since -o JobID%-6,JobName%-15,State%-14,NodeList%
 	sacct -X -A research -S "$since" -o JobID%-6,JobName%-15,State%-14,NodeList%-8,AdminComment%-70
 note "Job names are <namespace>/<pod or gang>; admin_comment lists the pods.  Slurm 22.05"
 note "writes admin_comment to accounting when a job ends (sim's job here); while a job"
-note "runs, scontrol show job ID shows it.  The bridge ends the placeholder job of a"
-note "finished pod with scancel, hence CANCELLED."
+note "runs, scontrol show job ID shows it.  A job ends as its pods did: sim's pods"
+note "succeeded, so its job is COMPLETED (a failed pod's would be FAILED, a deleted"
+note "pod's CANCELLED)."
 
 # --------------------------------------------------------------------------
 step "A gang that does not fit waits in Slurm's queue"
@@ -234,10 +235,12 @@ else
 	show "kubectl -n $NS get pods -l scheduling.x-k8s.io/pod-group=big-train -o custom-columns-file=scripts/demo/pods.columns" \
 		pods "${gang[@]}"
 	show "kubectl -n $NS events --for pod/big-train-0" kubectl -n $NS events --for pod/big-train-0
-	gang_job=$(kubectl -n $NS get pod big-train-0 -o jsonpath='{.metadata.labels.scheduler\.slinky\.slurm\.net/slurm-jobid}')
+	# The Binding writes the job id as an annotation (not a label).
+	gang_job=$(kubectl -n $NS get pod big-train-0 -o jsonpath='{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')
+	[ -n "$gang_job" ] || die "big-train-0 carries no Slurm job id"
 	show "squeue -O $SQUEUE_FMT -j $gang_job" squeue -O "$SQUEUE_FMT" -j "$gang_job"
-	note "Slurm started the whole job at once; the bridge wrote the job id and node on"
-	note "every member before binding any of them."
+	note "Slurm started the whole job at once; the bridge bound every member to its"
+	note "node with one Binding each, which carries the job id and the Slurm node."
 fi
 
 # --------------------------------------------------------------------------
