@@ -110,6 +110,16 @@ e2e_summary() {
 	[ "$E2E_FAILED" -eq 0 ]
 }
 
+# node_ready NODE STATUS [AGO_S]: sets the node's Ready condition (True,
+# False or Unknown), turned AGO_S seconds ago, as a kubelet would (kwok
+# stopped first, or it writes Ready back).
+node_ready() {
+	local ts
+	ts=$(date -u -d "@$(($(date +%s) - ${3:-0}))" +%Y-%m-%dT%H:%M:%SZ)
+	k patch node "$1" --subresource=status --type=strategic -p \
+		"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"KubeletDown\",\"message\":\"test\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
+}
+
 # Predicates for wait_for (evaluated on every poll).
 pod_has() { [ -n "$(pod_field "$1" "$2" "$3")" ]; }
 pod_is() { [ "$(pod_field "$1" "$2" "$3")" = "$4" ]; }

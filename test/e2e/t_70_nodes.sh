@@ -47,28 +47,21 @@ check_eq "the API server gave on-sick the default 300 s" \
 sick=$(pod_field "$ns" on-sick "$JP_NODE"); sjob=$(pod_field "$ns" on-sick "$JP_JOBID")
 # short on the same node: the gang table's exclusive pods are gone.
 short_node=$(pod_field "$ns" short "$JP_NODE"); shjob=$(pod_field "$ns" short "$JP_JOBID")
-# set_ready NODE STATUS [AGO_S]: its Ready condition, turned AGO_S ago.
-set_ready() {
-	local ts
-	ts=$(date -u -d "@$(($(date +%s) - ${3:-0}))" +%Y-%m-%dT%H:%M:%SZ)
-	k patch node "$1" --subresource=status --type=strategic -p \
-		"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"KubeletDown\",\"message\":\"e2e\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
-}
 # No kubelet to heartbeat while we mark the nodes NotReady by hand.
 stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
-set_ready "$sick" False
-[ "$short_node" = "$sick" ] || set_ready "$short_node" False
+node_ready "$sick" False
+[ "$short_node" = "$sick" ] || node_ready "$short_node" False
 check "a pod that tolerates 5 s is failed after them" wait_for 20 pod_is "$ns" short "$JP_PHASE" Failed
 check "its job is cancelled" wait_for 20 job_is "$shjob" CANCELLED
 sleep 5
 check_eq "10 s of NotReady change nothing for a pod that tolerates 300 s: still Running" \
 	"$(pod_field "$ns" on-sick "$JP_PHASE")" Running
 check_eq "and its job still runs" "$(job_field "$sjob" JobState)" RUNNING
-set_ready "$sick" True
+node_ready "$sick" True
 sleep 2
 check_eq "Ready again: nothing happened" "$(pod_field "$ns" on-sick "$JP_PHASE")/$(job_field "$sjob" JobState)" Running/RUNNING
 # NotReady for 400 s (as its condition says): past the 300 s.
-set_ready "$sick" False 400
+node_ready "$sick" False 400
 check "NotReady for 400 s: the pod is failed" wait_for 20 pod_is "$ns" on-sick "$JP_PHASE" Failed
 check "its job is cancelled" wait_for 20 job_is "$sjob" CANCELLED
 check_match "the pod says why" "$(pod_field "$ns" on-sick '{.status.message}')" "NotReady for longer than the pod tolerates"

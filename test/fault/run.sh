@@ -105,6 +105,25 @@ fault_end() {
 	k delete namespace "$ns" --wait=false >/dev/null
 }
 
+# Two replicas with --leader-elect instead of the stack's one bridge:
+# ha_begin stops that one and clears the Lease; ha_start NAME PORT starts a
+# replica (its log in $ha_dir/NAME.log) and prints its pid; leader_on PORT
+# is true while that replica leads.
+ha_begin() {
+	local pid
+	ha_dir=$(mktemp -d)
+	pid=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$pid" ] && kill "$pid" && wait_for 15 bash -c "! kill -0 $pid 2>/dev/null"
+	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
+}
+ha_start() {
+	POD_NAMESPACE=kube-system "${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
+		--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
+		>"$ha_dir/$1.log" 2>&1 &
+	echo $!
+}
+leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
+
 # --- 1. kill -9 of the scheduler at chosen points, 20 times ---------------------
 if want kill; then
 	fault_begin "kill -9 of the scheduler mid-submit, mid-bind and mid-cancel, 20 times"
@@ -253,17 +272,7 @@ fi
 # --- 6. leader failover with two replicas, under load --------------------------------------
 if want leader; then
 	scenario "leader failover: two replicas, the leader is killed mid-workload"
-	ha_dir=$(mktemp -d)
-	stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
-	[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
-	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
-	ha_start() {
-		POD_NAMESPACE=kube-system "${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
-			--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
-			>"$ha_dir/$1.log" 2>&1 &
-		echo $!
-	}
-	leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
+	ha_begin
 	a=$(ha_start a 8097)
 	check "replica a leads" wait_for 15 leader_on 8097
 	b=$(ha_start b 8098)
@@ -321,19 +330,13 @@ if want notready; then
 	workload "$ns" a
 	check "the workload is bound" wait_for 30 all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2
 	sick=$(pod_field "$ns" a-s1 "$JP_NODE")
-	set_ready() {
-		local ts
-		ts=$(date -u -d "@$(($(date +%s) - ${3:-0}))" +%Y-%m-%dT%H:%M:%SZ)
-		k patch node "$1" --subresource=status --type=strategic -p \
-			"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"KubeletDown\",\"message\":\"fault\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
-	}
 	stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
-	set_ready "$sick" False
+	node_ready "$sick" False
 	FAULTS=$((FAULTS + 1))
 	sleep 10
 	check_eq "10 s NotReady: a-s1 still runs" "$(pod_field "$ns" a-s1 "$JP_PHASE")" Running
-	set_ready "$sick" True
-	set_ready "$sick" False 400
+	node_ready "$sick" True
+	node_ready "$sick" False 400
 	FAULTS=$((FAULTS + 1))
 	check "400 s NotReady: a-s1 is failed" wait_for 20 pod_is "$ns" a-s1 "$JP_PHASE" Failed
 	"$top/scripts/cluster-up.sh" >/dev/null
@@ -345,17 +348,7 @@ if want hang; then
 	# The leader frozen whole (its lease calls and its reconcile thread):
 	# it wakes with a Lease that has passed to b.
 	scenario "a leader whose calls hang: its Lease passes, and it writes nothing to Slurm after"
-	ha_dir=$(mktemp -d)
-	stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
-	[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
-	k -n kube-system delete lease slurm-bridge --ignore-not-found >/dev/null
-	ha_start() {
-		POD_NAMESPACE=kube-system "${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
-			--config "$BRIDGE_CONFIG" --listen "127.0.0.1:$2" --leader-elect \
-			>"$ha_dir/$1.log" 2>&1 &
-		echo $!
-	}
-	leader_on() { [ "$(stack_metric slurm_bridge_leader "$1")" = 1 ]; }
+	ha_begin
 	a=$(ha_start a 8097)
 	check "replica a leads" wait_for 15 leader_on 8097
 	ns=$(new_ns enabled)
