@@ -367,12 +367,19 @@ test: deps
 	$(Q)$(MAKE) e2e
 	$(Q)$(MAKE) bad-input
 	$(Q)$(MAKE) fault
+	$(Q)$(MAKE) demo-check
 
 # The demo installs, builds and brings the stack, both daemons and the LWS
 # controller up itself (quietly: their output goes to
 # $(STACK_DIR)/log/demo.log), and prints how long each part took.
 demo:
 	$(Q)scripts/demo.sh
+
+# make demo on the running stack, its output read as a user reads it (a
+# <none> job id, an empty table or a sentence the table contradicts
+# fails), then its namespace removed.
+demo-check: all
+	$(Q)test/demo/check.sh
 
 # The daemons built and unit-tested against every Slurm release the stack
 # knows (scripts/stack-env.sh: SLURM_RELEASES), each in its own root but
@@ -488,7 +495,7 @@ clean:
 		compile_commands.json
 
 .PHONY: in-cluster-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
+	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	manifests manifests-check \
 	workload-controllers
 
