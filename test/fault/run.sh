@@ -138,6 +138,7 @@ if want kill; then
 		hit=$(mktemp -u)
 		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null |
 		  { grep -m1 -q "$point" && kill -9 "$pid" 2>/dev/null && touch "$hit"; } ) &
+		watcher=$!
 		if [ "$point" = "cancelled slurm job" ] && [ "$i" -ge 3 ]; then
 			k -n "$ns" delete pods -l "tag=r$((i - 3))" --wait=false >/dev/null 2>&1
 		fi
@@ -148,7 +149,8 @@ if want kill; then
 		rm -f "$hit"
 		kill -9 "$pid" 2>/dev/null   # a point not reached: killed anyway
 		pkill -f "tail -c +$((from + 1)) -F $BLOG" 2>/dev/null
-		wait
+		# Its own watcher only: the overlap sampler runs on meanwhile.
+		wait "$watcher"
 		FAULTS=$((FAULTS + 1))
 	done
 	collect_submitted "$BLOG" "$mark"
