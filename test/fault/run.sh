@@ -66,15 +66,17 @@ bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
 # The sixth invariant is sampled all along a scenario: no two jobs ever
 # hold the same CPUs or GPUs of a node at once (invariants.py --overlap).
 OVERLAP=$(mktemp)
-trap 'rm -f "$SUBMITTED" "$OVERLAP"' EXIT
 sampler_pid=""
+# The sampler never outlives the suite, and holds none of its output open
+# (a reader of the suite's output would wait for it).
+trap '[ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null; rm -f "$SUBMITTED" "$OVERLAP"' EXIT
 sampler_start() {  # sampler_start NS
 	: >"$OVERLAP"
 	( while :; do
 		"$FAULT_DIR/invariants.py" --overlap --ns "$1" 2>/dev/null |
 			grep -v '^checked ' >>"$OVERLAP"
 		sleep 0.5
-	  done ) &
+	  done ) </dev/null >/dev/null 2>&1 &
 	sampler_pid=$!
 }
 sampler_stop() {
