@@ -141,9 +141,11 @@ void validate_podgroup(const json_t *pg, const char *op,
 /*
  * Refuses a Kubernetes PodGroup or Workload (kind) whose annotations its
  * pods inherit and could not be submitted with, with the message a pod
- * carrying them would get.
+ * carrying them would get.  An UPDATE (old is the object before) is
+ * checked only when it changes the annotations: a controller's other
+ * writes (status, finalizers) always pass.
  */
-void validate_inherited(const json_t *obj, const char *kind,
+void validate_inherited(const json_t *obj, const json_t *old, const char *kind,
     const struct review_conf *, struct review_result *);
 
 /* server.c */

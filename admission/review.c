@@ -151,7 +151,8 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		if (mode == REVIEW_VALIDATE && strcmp(kind, "PodGroup") == 0)
 			validate_podgroup(obj, op, conf, &r);
 		if (mode == REVIEW_VALIDATE && r.denied == NULL)
-			validate_inherited(obj, kind, conf, &r);
+			validate_inherited(obj,
+			    json_object_get(req, "oldObject"), kind, conf, &r);
 	} else if (kind == NULL || strcmp(kind, "Pod") != 0) {
 		snprintf(err, errlen,
 		    "request.kind must be Pod, or a scheduling.k8s.io "

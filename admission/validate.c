@@ -301,13 +301,17 @@ validate_podgroup(const json_t *pg, const char *op,
 }
 
 void
-validate_inherited(const json_t *obj, const char *kind,
+validate_inherited(const json_t *obj, const json_t *old, const char *kind,
     const struct review_conf *rc, struct review_result *r)
 {
 	struct translate_conf tc;
 	json_t		     *ns;
 	char		      err[512];
 
+	if (json_is_object(old) &&
+	    json_equal(k8s_obj_get(obj, "metadata.annotations"),
+		k8s_obj_get(old, "metadata.annotations")))
+		return;
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(obj),
 	    rc->owner_wait_ms);
 	validate_tconf(rc, &tc);

@@ -698,7 +698,9 @@ struct reconcile {
 	struct map *sched_podgroups;
 	struct map *sched_workloads; /* ns/name -> Workload */
 	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
-	json_t		     *notready;
+	json_t *notready;
+	/* Nodes whose drain or resume the fence held back: name -> true */
+	json_t		     *fenced_nodes;
 	struct map	     *jobsets;	   /* ns/name -> JobSet */
 	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
@@ -738,8 +740,8 @@ void nodes_sync_all(struct reconcile *);
 /*
  * Fails the gangs of pods whose NotReady or unreachable node has outlasted
  * their tolerations of it (Kubernetes' taint manager's rule; 300 s by
- * default, the DefaultTolerationSeconds admission plugin's); from the
- * sweep.
+ * default, the DefaultTolerationSeconds admission plugin's), and asks again
+ * for the drains and resumes the fence held back; from the sweep.
  */
 void nodes_sweep(struct reconcile *);
 

@@ -669,7 +669,21 @@ group_update_pending(struct reconcile *r, struct group *g)
 		return;
 	}
 	spec = group_spec(&js);
-	if (g->spec != NULL && strcmp(spec, g->spec) == 0) {
+	/*
+	 * Unchanged; or a job adopted at a restart, whose request is not
+	 * known: what the pods ask now is the baseline, so an admin's own
+	 * scontrol update of it is not undone.
+	 */
+	if (g->spec == NULL || strcmp(spec, g->spec) == 0) {
+		if (g->spec == NULL)
+			g->spec = spec;
+		else
+			free(spec);
+		jobspec_cleanup(&js);
+		return;
+	}
+	if (fence_check(r->conf->leader_elect, "changing a pending job")) {
+		g->recheck = 1; /* asked again at the next evaluation */
 		free(spec);
 		jobspec_cleanup(&js);
 		return;
@@ -694,9 +708,11 @@ group_updated(struct reconcile *r, struct sreq *s)
 	struct group *g = map_get(r->groups, s->gkey);
 	char	      msg[320];
 
-	if (g == NULL || g->jobid != s->update_jobid)
+	if (g == NULL)
 		return;
 	g->updating = 0;
+	if (g->jobid != s->update_jobid)
+		return; /* an answer about a job the group gave up */
 	if (s->rc == 0) {
 		log_info("group %s: pending slurm job %u changed to what its "
 			 "pods and workload now ask",
@@ -1011,6 +1027,10 @@ group_reset(struct reconcile *r, struct group *g)
 	g->disruption = NULL;
 	g->grace_end = 0;
 	g->slurm_ends = 0;
+	free(g->spec);
+	g->spec = NULL;
+	g->recheck = 0;
+	g->updating = 0;
 }
 
 /* Is pkey one of the pods the group's job was made for? */
@@ -1079,6 +1099,18 @@ group_evaluate(struct reconcile *r, struct group *g)
 
 	if (!r->recovered)
 		return;
+	/*
+	 * Slurm took the allocation back (suspended, requeued): a failed
+	 * delete is asked again, and once no member it bound still runs, the
+	 * job is cancelled (a controller's replacement pods get a new one).
+	 */
+	if (g->jobid != 0 && g->disruption != NULL && !g->cancelled) {
+		group_end_members(r, g);
+		if (group_live(r, g, NULL, 0, 0) !=
+		    group_live(r, g, NULL, 0, 1))
+			return;
+		group_cancel(r, g, "Slurm took its allocation back");
+	}
 	/*
 	 * A job that is over (ended, or cancelled by us) serves no new pod:
 	 * once its bound members are gone, the group starts afresh, so a

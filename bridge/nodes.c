@@ -139,8 +139,16 @@ node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
 void
 nodes_sweep(struct reconcile *r)
 {
+	json_t	   *fenced = r->fenced_nodes, *v;
 	const char *name;
-	json_t	   *v;
+	void	   *tmp;
+
+	/* Drains and resumes the fence held back: asked again, as new. */
+	r->fenced_nodes = json_object();
+	json_object_foreach_safe (fenced, tmp, name, v)
+		if ((v = map_get(r->nodes, name)) != NULL)
+			nodes_changed(r, NULL, v);
+	json_decref(fenced);
 
 	json_object_foreach (r->notready, name, v)
 		node_lost(r, name,
@@ -214,10 +222,11 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	    json_string_value(json_object_get(r->slurm_nodes, sname)) :
 	    NULL;
 	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
-		/* Drained already (keep its owner and reason), or fenced. */
-		if (known != NULL ||
-		    fence_check(r->conf->leader_elect, "draining a node"))
+		/* Drained already: keep its owner and reason. */
+		if (known != NULL)
 			;
+		else if (fence_check(r->conf->leader_elect, "draining a node"))
+			json_object_set_new(r->fenced_nodes, name, json_true());
 		else if (sctl_node_drain(sname,
 			     DRAIN_REASON_PREFIX " node "
 						 "cordoned in Kubernetes",
@@ -228,13 +237,14 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			    name, sname);
 	} else if (!node_cordoned(node) &&
 	    (old == NULL || node_cordoned(old))) {
-		/* Not drained by us (nothing to resume), or fenced. */
-		if ((r->recovering && r->slurm_nodes != NULL &&
-			(known == NULL ||
-			    strncmp(known, DRAIN_REASON_PREFIX,
-				strlen(DRAIN_REASON_PREFIX)) != 0)) ||
-		    fence_check(r->conf->leader_elect, "resuming a node"))
+		/* Not drained by us: nothing to resume. */
+		if (r->recovering && r->slurm_nodes != NULL &&
+		    (known == NULL ||
+			strncmp(known, DRAIN_REASON_PREFIX,
+			    strlen(DRAIN_REASON_PREFIX)) != 0))
 			;
+		else if (fence_check(r->conf->leader_elect, "resuming a node"))
+			json_object_set_new(r->fenced_nodes, name, json_true());
 		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
 			     &resumed, err, sizeof(err)) == -1)
 			log_warnx("node %s: %s", name, err);

@@ -234,7 +234,7 @@ static int32_t
 podrec_toleration_s(const json_t *pod, const char *key)
 {
 	const json_t *t, *secs;
-	const char   *k, *op, *effect;
+	const char   *k, *op, *effect, *value;
 	json_int_t    s, min = -1;
 	size_t	      i;
 	int	      matched = 0;
@@ -246,10 +246,15 @@ podrec_toleration_s(const json_t *pod, const char *key)
 		if (effect != NULL && *effect != '\0' &&
 		    strcmp(effect, "NoExecute") != 0)
 			continue;
+		value = json_string_value(json_object_get(t, "value"));
 		/* An empty key with Exists tolerates every taint. */
 		if ((k == NULL || *k == '\0') ?
 			(op == NULL || strcmp(op, "Exists") != 0) :
 			strcmp(k, key) != 0)
+			continue;
+		/* Equal (the default) matches these taints' empty value only. */
+		if ((op == NULL || strcmp(op, "Equal") == 0) && value != NULL &&
+		    *value != '\0')
 			continue;
 		matched = 1;
 		if (!json_is_integer(

@@ -684,6 +684,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->sched_podgroups = map_new(json_free_cb);
 	r->sched_workloads = map_new(json_free_cb);
 	r->notready = json_object();
+	r->fenced_nodes = json_object();
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
 	r->writes = json_object();
@@ -716,6 +717,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->sched_podgroups);
 	map_free(r->sched_workloads);
 	json_decref(r->notready);
+	json_decref(r->fenced_nodes);
 	map_free(r->jobsets);
 	map_free(r->lwss);
 	json_decref(r->slurm_nodes);

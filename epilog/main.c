@@ -13,9 +13,13 @@
  * still running (gone, or Succeeded or Failed: its containers stopped).
  * After --max-wait seconds it drains the node with a reason that says why
  * (scontrol), and returns 0, so the drain keeps that reason: a node whose
- * pods would not stop is not given to anyone until an admin looks.
+ * pods would not stop is not given to anyone until an admin looks.  Its
+ * reason starts "slurm-bridge-epilog:", never the scheduler's own drain
+ * prefix, so no uncordon or restart of the scheduler resumes it.
  *
- * Environment (slurmd's): SLURM_JOB_ID, SLURM_JOB_COMMENT, SLURMD_NODENAME.
+ * Environment (slurmd's): SLURM_JOB_ID, SLURM_JOB_COMMENT, SLURMD_NODENAME,
+ * and for a component of a heterogeneous job SLURM_HET_JOB_ID, its leader:
+ * the id the job's pods carry.
  */
 #include <sys/wait.h>
 
@@ -34,6 +38,7 @@
 #include "policy.h"
 
 #define EPILOG_KUBECONFIG "/etc/slurm-bridge/epilog.kubeconfig"
+#define EPILOG_DRAIN	  "slurm-bridge-epilog:"
 #define EPILOG_MAX_WAIT_S 300
 #define EPILOG_INTERVAL_MS 500
 
@@ -141,7 +146,7 @@ epilog_drain(const struct epilog *ep, const char *reason)
 {
 	char  node[300], why[600];
 	pid_t pid;
-	int   status;
+	int   status = 0, rc;
 
 	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
 	snprintf(why, sizeof(why), "Reason=%s", reason);
@@ -152,9 +157,11 @@ epilog_drain(const struct epilog *ep, const char *reason)
 		    "State=DRAIN", why, (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	while ((rc = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
 		;
-	return (WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1);
+	return (rc == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+		0 :
+		-1);
 }
 
 static int
@@ -194,12 +201,12 @@ epilog_run(struct epilog *ep)
 	}
 	if (n > 0)
 		snprintf(reason, sizeof(reason),
-		    DRAIN_REASON_PREFIX " pods of job %s still running after "
+		    EPILOG_DRAIN " pods of job %s still running after "
 				       "%ds: %.300s",
 		    ep->jobid, ep->max_wait_s, names);
 	else
 		snprintf(reason, sizeof(reason),
-		    DRAIN_REASON_PREFIX " cannot tell whether the pods of job "
+		    EPILOG_DRAIN " cannot tell whether the pods of job "
 				       "%s stopped: %.300s",
 		    ep->jobid, err);
 	log_warnx("node %s: draining: %s", ep->snode, reason);
@@ -224,8 +231,9 @@ main(int argc, char **argv)
 	struct epilog	   ep;
 	struct k8s_config *kconf;
 	struct k8s_error   kerr;
-	const char	  *kubeconfig = EPILOG_KUBECONFIG, *comment;
+	const char	  *kubeconfig = EPILOG_KUBECONFIG, *comment, *het;
 	char		  *end;
+	long		   n;
 	int		   c, rc;
 
 	memset(&ep, 0, sizeof(ep));
@@ -242,9 +250,9 @@ main(int argc, char **argv)
 		case 'm':
 		case 'i':
 			errno = 0;
-			rc = (int)strtol(optarg, &end, 10);
+			n = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
-			    rc < 1 || rc > 86400) {
+			    n < 1 || n > 86400) {
 				fprintf(stderr,
 				    "slurm-bridge-epilog: --%s: \"%s\" is "
 				    "not a whole number from 1 to 86400\n",
@@ -252,9 +260,9 @@ main(int argc, char **argv)
 				return (2);
 			}
 			if (c == 'm')
-				ep.max_wait_s = rc;
+				ep.max_wait_s = (int)n;
 			else
-				ep.interval_ms = rc;
+				ep.interval_ms = (int)n;
 			break;
 		case 'h':
 			epilog_usage();
@@ -268,6 +276,10 @@ main(int argc, char **argv)
 	log_setname("epilog");
 	comment = getenv("SLURM_JOB_COMMENT");
 	ep.jobid = getenv("SLURM_JOB_ID");
+	/* A heterogeneous job's pods carry its leader's id. */
+	het = getenv("SLURM_HET_JOB_ID");
+	if (het != NULL && *het != '\0' && strcmp(het, "0") != 0)
+		ep.jobid = het;
 	ep.snode = getenv("SLURMD_NODENAME");
 	/* Not a bridge job: nothing of Kubernetes holds this node. */
 	if (comment == NULL ||
@@ -287,7 +299,7 @@ main(int argc, char **argv)
 		ep.max_wait_s = 0;
 		k8s_config_free(kconf);
 		return (epilog_drain(&ep,
-			    DRAIN_REASON_PREFIX " epilog: no API server "
+			    EPILOG_DRAIN " no API server "
 						"(see --kubeconfig)") == 0 ?
 			   0 :
 			   1);

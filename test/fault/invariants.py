@@ -43,10 +43,14 @@ def kubectl(*args):
     return json.loads(out)
 
 
-def slurm_jobs():
-    """Every job slurmctld knows: {id: {field: value}} (scontrol -o)."""
-    out = subprocess.run(["scontrol", "show", "job", "-o"],
-                         capture_output=True, text=True).stdout
+def slurm_jobs(strict=False):
+    """Every job slurmctld knows: {id: {field: value}} (scontrol -o); with
+    strict, None when scontrol could not answer."""
+    run = subprocess.run(["scontrol", "show", "job", "-o"],
+                         capture_output=True, text=True)
+    if strict and run.returncode != 0:
+        return None
+    out = run.stdout
     jobs = {}
     for line in out.splitlines():
         if not line.startswith("JobId="):
@@ -111,7 +115,10 @@ def overlap(namespaces):
     pods = []
     for ns in namespaces:
         pods += kubectl("-n", ns, "get", "pods", "-o", "json")["items"]
-    jobs, nodes, broken = slurm_jobs(), slurm_nodes(), []
+    jobs, nodes, broken = slurm_jobs(strict=True), slurm_nodes(), []
+    # slurmctld not answering (restarting, say): no sample.
+    if jobs is None or not nodes:
+        return []
     for p in pods:
         md, st = p["metadata"], p.get("status", {})
         node = p["spec"].get("nodeName")
@@ -120,7 +127,11 @@ def overlap(namespaces):
         if not node or not job or not job.isdigit() or \
                 st.get("phase") in ("Succeeded", "Failed"):
             continue
-        j = jobs.get(int(job), {})
+        j = jobs.get(int(job))
+        # A job slurmctld no longer lists (purged, or not recovered yet
+        # after a restart) says nothing either way.
+        if j is None:
+            continue
         holds = j.get("JobState") in ("RUNNING", "COMPLETING",
                                       "SUSPENDED") and node in \
             expand(j.get("NodeList", ""))
@@ -134,7 +145,7 @@ def overlap(namespaces):
                           "while Slurm has allocated CPUs %s of %s, GPUs "
                           "%d of %d there to others" %
                           (md["namespace"], md["name"], node, job,
-                           j.get("JobState", "gone"), n.get("CPUAlloc"),
+                           j.get("JobState"), n.get("CPUAlloc"),
                            n.get("CPUTot"), gpus(n.get("GresUsed")),
                            gpus(n.get("Gres"))))
     return broken
