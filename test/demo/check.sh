@@ -29,7 +29,8 @@ fi
 section() { awk -v n="[$1/7]" 'index($0, n) { on = 1; next } /^\[[0-9]\/7\]/ { on = 0 } on' "$out"; }
 # pod_rows SECTION: the rows of a pods.columns table (POD STATUS NODE
 # SLURM_JOB SLURM_NODE GANG GPUS), header excluded.
-pod_rows() { awk '/^ +POD +STATUS +NODE +SLURM_JOB/ { on = 1; next } on && NF == 0 { on = 0 } on && NF >= 7' <<<"$1"; }
+# (The command's output is indented four spaces; the notes after it, two.)
+pod_rows() { awk '/^ +POD +STATUS +NODE +SLURM_JOB/ { on = 1; next } on && !/^    [^ ]/ { on = 0 } on && NF >= 7' <<<"$1"; }
 
 s4=$(section 4)
 rows=$(pod_rows "$s4")
