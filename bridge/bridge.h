@@ -463,7 +463,10 @@ void reconcile_join(struct reconcile *);
  * reconcile.c, group.c, writer.c: the state the reconcile thread owns.  No
  * other thread touches these structures.
  */
-/* How long past its grace period a deleted pod may wait for its node. */
+/*
+ * How long past its grace period a deleted pod on a node gone from the API
+ * server waits before it is force-deleted (writer_force_delete).
+ */
 #define FORCE_DELETE_SLACK_S 5
 /* Pod writes: WRITERS requests in flight at once (within the API rate). */
 #define WRITERS 16

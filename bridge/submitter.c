@@ -5,7 +5,7 @@
  * and gives each back with its result as an EV_SUBMITTED event.  So the
  * reconcile thread goes on deciding, binding and answering while slurmctld
  * works on an allocation.  It owns nothing but its list of requests; the
- * identity changes of user-id jobs (owner.c) happen on this thread alone.
+ * identity changes of user-id jobs (runas.c) happen on this thread alone.
  */
 
 #include <pthread.h>
