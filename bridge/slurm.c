@@ -92,6 +92,54 @@ sctl_job_ref(uint32_t jobid)
 #endif
 
 /*
+ * Up to 22.05, slurm_update_job2 leaks slurmctld's answer to an update
+ * that succeeds (fixed by 23.02); there a job is changed through
+ * slurm_update_job, named by its id and component offset (its job_id
+ * field is gone from later releases).  0, or -1 with *e.
+ */
+#if SCTL_SINCE(23, 2, 0)
+static int
+sctl_update_job(job_desc_msg_t *u, uint32_t jobid, int het, size_t comp, int *e)
+{
+	job_array_resp_msg_t *resp = NULL;
+	char		      id[32];
+	uint32_t	      i;
+	int		      rc;
+
+	/* A heterogeneous job: each component, "leader+offset". */
+	if (het)
+		snprintf(id, sizeof(id), "%u+%zu", jobid, comp);
+	else
+		snprintf(id, sizeof(id), "%u", jobid);
+	u->job_id_str = id;
+	rc = slurm_update_job2(u, &resp);
+	*e = errno;
+	/* The answer per job (an array's per task): the first error. */
+	for (i = 0;
+	     rc == SLURM_SUCCESS && resp != NULL && i < resp->job_array_count;
+	     i++)
+		if (resp->error_code[i] != SLURM_SUCCESS) {
+			rc = SLURM_ERROR;
+			*e = (int)resp->error_code[i];
+		}
+	slurm_free_job_array_resp(resp);
+	u->job_id_str = NULL;
+	return (rc == SLURM_SUCCESS ? 0 : -1);
+}
+#else
+static int
+sctl_update_job(job_desc_msg_t *u, uint32_t jobid, int het, size_t comp, int *e)
+{
+	u->job_id = jobid;
+	u->het_job_offset = het ? (uint32_t)comp : NO_VAL;
+	if (slurm_update_job(u) == SLURM_SUCCESS)
+		return (0);
+	*e = errno;
+	return (-1);
+}
+#endif
+
+/*
  * 23.11: slurmctld takes an allocation's owner from the caller's
  * credential, not from the request's user_id/group_id, so the request is
  * made under the owner's identity (runas_assume: this thread only).
@@ -563,14 +611,13 @@ int
 sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
     size_t errlen)
 {
-	job_desc_msg_t	      u;
-	job_array_resp_msg_t *resp;
-	struct sctl_owner     o;
-	char		      id[32], empty[] = "";
-	size_t		      k, n = js->ncomps > 1 ? js->ncomps : 1;
-	uint32_t	      i, unset_uid, unset_gid;
-	double		      t0;
-	int		      rc = SLURM_SUCCESS, e = 0, permanent;
+	job_desc_msg_t	  u;
+	struct sctl_owner o;
+	char		  empty[] = "";
+	size_t		  k, n = js->ncomps > 1 ? js->ncomps : 1;
+	uint32_t	  unset_uid, unset_gid;
+	double		  t0;
+	int		  rc = 0, e = 0, permanent;
 
 	slurm_init_job_desc_msg(&u);
 	unset_uid = u.user_id;
@@ -599,32 +646,18 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	if (js->time_limit > 0)
 		u.time_limit = js->time_limit;
 	t0 = metrics_now();
-	for (k = 0; k < n && rc == SLURM_SUCCESS; k++) {
-		/* A heterogeneous job: each component, "leader+offset". */
-		if (js->ncomps > 1)
-			snprintf(id, sizeof(id), "%u+%zu", jobid, k);
-		else
-			snprintf(id, sizeof(id), "%u", jobid);
-		u.job_id_str = id;
-		resp = NULL;
-		rc = slurm_update_job2(&u, &resp);
-		e = errno;
-		/* The answer per job (an array's per task): the first error. */
-		for (i = 0; rc == SLURM_SUCCESS && resp != NULL &&
-		     i < resp->job_array_count;
-		     i++)
-			if (resp->error_code[i] != SLURM_SUCCESS) {
-				rc = SLURM_ERROR;
-				e = (int)resp->error_code[i];
-			}
-		slurm_free_job_array_resp(resp);
-	}
+	for (k = 0; k < n && rc == 0; k++)
+		rc = sctl_update_job(&u, jobid, js->ncomps > 1, k, &e);
 	sctl_owner_end(&u, 1, &o);
-	stats_rpc(RPC_UPDATE_JOB, t0, rc == SLURM_SUCCESS);
-	if (rc == SLURM_SUCCESS)
+	stats_rpc(RPC_UPDATE_JOB, t0, rc == 0);
+	if (rc == 0)
 		return (0);
-	snprintf(err, errlen, "update pending job %s: %s", id,
-	    slurm_strerror(e));
+	if (js->ncomps > 1)
+		snprintf(err, errlen, "update pending job %u+%zu: %s", jobid,
+		    k - 1, slurm_strerror(e));
+	else
+		snprintf(err, errlen, "update pending job %u: %s", jobid,
+		    slurm_strerror(e));
 	return (-1);
 }
 
