@@ -171,7 +171,7 @@ int ext_call_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
- * sctl_submit, which runs on the submit thread.
+ * sctl_submit and sctl_update_pending, which run on the submit thread.
  */
 enum sjob_phase {
 	SJOB_PENDING,
