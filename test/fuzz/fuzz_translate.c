@@ -194,7 +194,8 @@ fz_group_check(const struct translate_src *src, struct group_id *gid)
 	if (memchr(gid->key, '\0', sizeof(gid->key)) == NULL ||
 	    memchr(gid->name, '\0', sizeof(gid->name)) == NULL ||
 	    gid->min_member < 0 || gid->min_member > WORKLOAD_MAX_GANG ||
-	    (gid->gang && strncmp(gid->key, "gang:", 5) != 0) ||
+	    (gid->gang && strncmp(gid->key, "gang:", 5) != 0 &&
+		strncmp(gid->key, "podgroup:", 9) != 0) ||
 	    (!gid->gang &&
 		(strncmp(gid->key, "pod:", 4) != 0 || gid->min_member != 1)))
 		fz_fail("bad group", gid->key, gid->name);
