@@ -152,10 +152,12 @@ validate_policy_changed(const json_t *pod, const json_t *old)
 static void
 validate_tconf(const struct review_conf *rc, struct translate_conf *tc)
 {
+	memset(tc, 0, sizeof(*tc)); /* no install: the webhook makes no job */
 	tc->partition = rc->config->partition;
 	tc->exclusive = rc->config->exclusive;
 	tc->default_account = rc->config->default_account;
 	tc->mcs_label = rc->config->mcs_label;
+	tc->bounds = &rc->config->bounds;
 }
 
 /* The annotations, through the scheduler's translation and grouping. */

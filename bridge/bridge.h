@@ -51,6 +51,12 @@ struct bridge_conf {
 	 * (k8s_discover): "/apis/scheduling.k8s.io/<version>", or "".
 	 */
 	char podgroup_api[96];
+	/*
+	 * The install's name (main_install): in every job's comment and
+	 * admin_comment; the jobs of other names are not this install's.
+	 */
+	char install[128];
+	const struct bounds *bounds; /* the config's */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -186,6 +192,7 @@ struct sjob {
 	const char     *reason; /* pending/end reason, "None" if none */
 	const char     *nodes;	/* hostlist expression or NULL */
 	const char     *admin_comment;
+	const char     *comment;
 	const char     *name;
 	time_t		submit_time;
 	time_t		start_time;
@@ -200,6 +207,10 @@ struct sjob {
 };
 
 typedef void (*sjob_cb)(const struct sjob *, void *arg);
+
+/* Rewrites a job's admin_comment (an administrator's right). */
+int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment,
+    char *err, size_t errlen);
 
 int  sctl_init(void);
 void sctl_fini(void);
@@ -631,6 +642,13 @@ struct group {
 	int	 cancelled;  /* we asked Slurm to end the job */
 	int	 cancel_due; /* asking failed: ask again */
 	int	 foreign;    /* has had a member of another scheduler */
+	int	 ext_asked;  /* ... and the extender was asked to place it */
+	/*
+	 * jobid came from a member's label or annotation at start, which
+	 * anyone who can write the pod could have set: a hint, until the
+	 * job's admin_comment names this install and the member's UID.
+	 */
+	int hinted;
 	int	 invalid;    /* translation failed; wait for a change */
 	int	 failed;  /* failed by us (node lost): cancel, never complete */
 	int	 seen;	  /* its job was in the last full load */

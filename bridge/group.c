@@ -652,7 +652,7 @@ group_update_pending(struct reconcile *r, struct group *g)
 	struct pod_entry *pods[WORKLOAD_MAX_GANG];
 	struct jobspec	  js;
 	struct sreq	 *s;
-	char		  err[256], msg[320], *spec;
+	char		  err[512], msg[600], *spec;
 	size_t		  n;
 
 	if (g->updating || g->jobid == 0)
@@ -740,7 +740,7 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 {
 	struct sreq   *s;
 	struct jobspec js;
-	char	       err[256], msg[320];
+	char	       err[512], msg[600];
 	size_t	       i;
 
 	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
@@ -1031,6 +1031,7 @@ group_reset(struct reconcile *r, struct group *g)
 	g->spec = NULL;
 	g->recheck = 0;
 	g->updating = 0;
+	g->hinted = 0;
 }
 
 /* Is pkey one of the pods the group's job was made for? */
@@ -1149,6 +1150,12 @@ group_evaluate(struct reconcile *r, struct group *g)
 	for (i = 0; i < n; i++)
 		if (pods[i]->rec->gated)
 			return;
+	/*
+	 * Another scheduler's pods are placed when its extender asks
+	 * (reconcile_ext), never on the strength of a label they carry.
+	 */
+	if (g->foreign && !g->ext_asked)
+		return;
 	if (!group_ns_enabled(r, g->ns)) {
 		snprintf(msg, sizeof(msg),
 		    "namespace %s is not enabled for "

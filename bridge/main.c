@@ -261,8 +261,51 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 		       "certificates come with TLS");
 	conf->default_account = config->default_account;
 	conf->mcs_label = config->mcs_label;
+	conf->bounds = &config->bounds;
 	conf->managed_namespaces = config->managed_namespaces;
 	conf->managed_namespace_selector = config->managed_namespace_selector;
+}
+
+/*
+ * The install's name: the config's installName, else the scheduler name
+ * and the cluster's id (the kube-system namespace's UID, read with the
+ * list right the namespace informer has), so that two installs on one
+ * Slurm, in one cluster or in two, never take each other's jobs.
+ */
+static void
+main_install(struct daemon_parts *d)
+{
+	struct k8s_error   err;
+	struct k8s_client *c;
+	json_t		  *list = NULL;
+	const char	  *uid = NULL;
+	int		   tries;
+
+	if (d->config->install_name != NULL) {
+		snprintf(d->conf.install, sizeof(d->conf.install), "%s",
+		    d->config->install_name);
+		return;
+	}
+	if ((c = k8s_client_new(d->kconf, &err)) == NULL)
+		fatalx("the install's name: %s", err.text);
+	for (tries = 0; tries < 30; tries++) {
+		if (k8s_get(c,
+			"/api/v1/namespaces?fieldSelector=metadata.name%3D"
+			"kube-system",
+			&list, &err) == 0)
+			break;
+		log_warnx("reading namespace kube-system's UID: %s", err.text);
+		sleep(2);
+	}
+	k8s_client_free(c);
+	uid = k8s_obj_uid(json_array_get(json_object_get(list, "items"), 0));
+	if (uid == NULL)
+		fatalx("cannot name this install: the kube-system namespace's "
+		       "UID is unknown (%s); set installName in the config",
+		    list == NULL ? err.text : "no such namespace");
+	snprintf(d->conf.install, sizeof(d->conf.install), "%s@%s",
+	    d->conf.scheduler_name, uid);
+	json_decref(list);
 }
 
 /* malloc for a long-lived daemon whose cache comes and goes in bulk. */
@@ -300,6 +343,7 @@ main_informers(struct daemon_parts *d)
 	xasprintf(&othersel, "spec.schedulerName!=%s", d->conf.scheduler_name);
 	daemon_podgroup_api(d->kconf, d->conf.podgroup_api,
 	    sizeof(d->conf.podgroup_api));
+	main_install(d);
 	first = NINFORMERS - NDISCOVERED;
 	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : first;
 	for (i = 0; i < d->ninf; i++) {
@@ -368,9 +412,9 @@ main_lead(struct daemon_parts *d)
 			if (k8s_informer_start(d->inf[i]) == -1)
 				fatal("%s: start", watched[i].name);
 		log_info("slurm-bridge: scheduling pods with schedulerName %s "
-			 "via partition %s on %s",
+			 "via partition %s on %s, as install %s",
 		    conf->scheduler_name, conf->partition,
-		    k8s_config_server(d->kconf));
+		    k8s_config_server(d->kconf), conf->install);
 	}
 	if (d->le == NULL)
 		return (daemon_wait(&d->set));

@@ -14,9 +14,56 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-/* Finds the waiting group an unknown job was submitted for, if any. */
+/* Does the job's admin_comment name pod key as it is now (its UID)? */
+static int
+poll_names(struct reconcile *r, const struct sjob *j, const char *key)
+{
+	struct pod_entry *e = map_get(r->pods, key);
+
+	return (e != NULL && e->rec != NULL &&
+	    translate_admin_names(j->admin_comment, key, e->rec->uid));
+}
+
+/*
+ * A job made before installs were named, adopted at start: it becomes
+ * this install's, once, with its pods' UIDs, so that no other install
+ * takes it later.  Kept as it was if Slurm refuses (adopted all the
+ * same: its pods are this install's).
+ */
+static void
+poll_claim(struct reconcile *r, const struct sjob *j, const json_t *pods)
+{
+	struct pod_entry *e;
+	json_t		 *uids = json_array(), *v;
+	char		 *ac, err[256];
+	size_t		  i;
+
+	json_array_foreach (pods, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		json_array_append_new(uids,
+		    json_string(e != NULL && e->rec != NULL ? e->rec->uid : ""));
+	}
+	if ((ac = translate_admin_claim(j->admin_comment, r->conf->install,
+		 uids)) == NULL)
+		return;
+	if (fence_check(r->conf->leader_elect, "claiming a job"))
+		; /* claimed at the next start */
+	else if (sctl_set_admin_comment(j->id, ac, err, sizeof(err)) == -1)
+		log_warnx("slurm job %u: %s", j->id, err);
+	else
+		log_info("slurm job %u: made before installs were named; now "
+			 "install %s's",
+		    j->id, r->conf->install);
+	free(ac);
+}
+
+/*
+ * Finds the waiting group an unknown job of this install (or a legacy
+ * one, made before installs were named) was submitted for: a member the
+ * job's admin_comment names, by name and UID.
+ */
 static struct group *
-poll_adopt(struct reconcile *r, const struct sjob *j)
+poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 {
 	json_t		 *pods, *v;
 	struct pod_entry *e;
@@ -27,7 +74,8 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
 		return (NULL);
 	json_array_foreach (pods, i, v) {
 		e = map_get(r->pods, json_string_value(v));
-		if (e != NULL && e->group != NULL &&
+		if (e != NULL && e->group != NULL && !e->foreign &&
+		    poll_names(r, j, e->key) &&
 		    (g = map_get(r->groups, e->group)) != NULL &&
 		    g->jobid == 0 && g->state == G_WAITING)
 			break;
@@ -39,9 +87,43 @@ poll_adopt(struct reconcile *r, const struct sjob *j)
 		group_job_pods(g, pods, j->admin_comment);
 		group_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
+		if (owner == ADMIN_LEGACY)
+			poll_claim(r, j, pods);
 	}
 	json_decref(pods);
 	return (g);
+}
+
+/*
+ * A group linked at start to the job its member's label or annotation
+ * names keeps it only if the job is this install's (or a legacy one) and
+ * its admin_comment names a member by name and UID.  Else the link is
+ * dropped, and the job is judged on its own.  1 kept, 0 dropped.
+ */
+static int
+poll_confirm(struct reconcile *r, struct group *g, const struct sjob *j,
+    enum admin_owner owner)
+{
+	size_t i;
+
+	g->hinted = 0;
+	if (owner != ADMIN_OTHER)
+		for (i = 0; i < g->members.n; i++)
+			if (poll_names(r, j, g->members.v[i])) {
+				if (owner == ADMIN_LEGACY) {
+					json_t *pods = translate_admin_pods(
+					    j->admin_comment);
+
+					poll_claim(r, j, pods);
+					json_decref(pods);
+				}
+				return (1);
+			}
+	log_warnx("group %s: slurm job %u, named by a member's job-id label or "
+		  "annotation, was not made for it; ignoring the label",
+	    g->key, j->id);
+	group_reset(r, g);
+	return (0);
 }
 
 /*
@@ -90,13 +172,30 @@ poll_job_cb(const struct sjob *j, void *arg)
 {
 	struct reconcile *r = arg;
 	struct group	 *g;
+	enum admin_owner  owner = ADMIN_MINE;
 	char		  msg[320];
 	int		  warn;
 
+	/*
+	 * A job this install made (by its submit answer) is known; any other
+	 * is judged by its admin_comment: another install's, or a native
+	 * Slurm user's, is none of this install's business.
+	 */
+	if ((g = group_by_job(r, j->id)) == NULL || g->hinted) {
+		owner = translate_admin_owner(j->admin_comment, j->comment,
+		    r->conf->install);
+		if (g != NULL && !poll_confirm(r, g, j, owner))
+			g = NULL;
+		if (g == NULL && (owner == ADMIN_OTHER ||
+				     (owner == ADMIN_LEGACY && r->recovered)))
+			return;
+	}
 	/* Adoption is for a restart: later, every job is ours by answer. */
-	if ((g = group_by_job(r, j->id)) == NULL && !r->recovered &&
-	    j->phase != SJOB_ENDED)
-		g = poll_adopt(r, j);
+	if (g == NULL && !r->recovered && j->phase != SJOB_ENDED)
+		g = poll_adopt(r, j, owner);
+	/* A legacy job none of this install's pods claims: another's. */
+	if (g == NULL && owner == ADMIN_LEGACY)
+		return;
 	if (g == NULL && r->submits > 0) {
 		/*
 		 * Maybe a job whose submit answer is on its way (one made for
@@ -122,7 +221,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 	}
 	g->seen = 1;
 	if (!g->job_pods_set) {
-		/* Adopted through the jobid label: the job lists its pods. */
+		/* Adopted through the job id: the job lists its pods. */
 		json_t *pods = translate_admin_pods(j->admin_comment);
 
 		group_job_pods(g, pods, j->admin_comment);
@@ -297,8 +396,17 @@ poll_vanished(struct reconcile *r)
 		struct group *g = map_get(r->groups, json_string_value(k));
 		if (g == NULL)
 			continue;
+		if (g->hinted && g->foreign) {
+			/* Another scheduler's pods: a label is no lease. */
+			log_warnx("group %s: no slurm job %u of this install, "
+				  "as its job-id label says; ignoring the label",
+			    g->key, g->jobid);
+			group_reset(r, g);
+			continue;
+		}
 		log_info("group %s: slurm job %u is gone from Slurm", g->key,
 		    g->jobid);
+		g->hinted = 0; /* its own pods' word: nothing else to check */
 		if (g->state == G_PENDING &&
 		    group_live(r, g, NULL, 0, 0) ==
 			group_live(r, g, NULL, 0, 1)) {

@@ -195,8 +195,9 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		g->recheck = 1;
 	/*
 	 * At start, the job id a bound pod carries (the annotation its
-	 * Binding set, or the label) names its job, as the job's admin_comment
-	 * does; later, either can be older than what we know.
+	 * Binding set, or the label) is where to look for its job, until the
+	 * job's admin_comment confirms it (poll.c); later, either can be
+	 * older than what we know.
 	 */
 	id = e->label_jobid;
 	if (id == 0 && rec->node != NULL)
@@ -204,6 +205,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
 	    g->state == G_WAITING && !pods_over(e)) {
 		g->jobid = id;
+		g->hinted = 1; /* until poll_job_cb checks the job */
 		group_set_state(r, g, G_PENDING);
 		group_index_put(r, g->jobid, g->key);
 	}
@@ -402,6 +404,12 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 			g = e != NULL && e->group != NULL ?
 			    map_get(r->groups, e->group) :
 			    NULL;
+			if (g != NULL && !g->ext_asked) {
+				/* Its scheduler asks: it may be placed now. */
+				g->ext_asked = 1;
+				group_evaluate(r, g);
+				group_flush_writes(r);
+			}
 			c->resolvable = g == NULL || !g->invalid;
 			if (e != NULL &&
 			    (e->state == PS_BOUND || e->busy == WREQ_BIND))
@@ -695,6 +703,8 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
 	r->tconf.mcs_label = conf->mcs_label;
+	r->tconf.bounds = conf->bounds;
+	r->tconf.install = conf->install;
 	atomic_init(&r->stop, 0);
 	return (r);
 }

@@ -377,6 +377,18 @@ sctl_admin_fields_set(uint32_t jobid, char *admin_comment, uint32_t priority,
 	return (-1);
 }
 
+int
+sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
+    size_t errlen)
+{
+	char *ac = xstrdup(admin_comment);
+	int   rc;
+
+	rc = sctl_admin_fields_set(jobid, ac, NO_VAL, err, errlen);
+	free(ac);
+	return (rc);
+}
+
 /*
  * A request made as the job's owner.  Up to 23.02 slurmctld honours the
  * request's user_id/group_id from root or SlurmUser; from 23.11 it takes
@@ -573,6 +585,32 @@ sctl_submit_het(const struct jobspec *js, uint32_t uid, uint32_t gid,
 	return (sctl_owner_finish(&o, *jobid, err, errlen));
 }
 
+/*
+ * The owner user-id and group-id name, resolved on this host, within the
+ * namespace's bounds (bounds.c): never root or SlurmUser, whose uid
+ * slurmctld's config gives (read once; this is the submit thread's).
+ */
+static int
+sctl_owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
+    char *err, size_t errlen)
+{
+	static uint32_t	      slurm_uid;
+	static int	      known;
+	slurm_conf_t	     *cf = NULL;
+
+	if (runas_resolve(js, uid, gid, err, errlen) == -1)
+		return (-1);
+	if (!js->has_user_id && !js->has_group_id)
+		return (0);
+	if (!known && slurm_load_ctl_conf((time_t)0, &cf) == SLURM_SUCCESS) {
+		slurm_uid = cf->slurm_user_id;
+		known = 1;
+		slurm_free_ctl_conf(cf);
+	}
+	return (bounds_check_ids(js, *uid, *gid, known ? slurm_uid : 0, err,
+	    errlen));
+}
+
 int
 sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen)
@@ -584,7 +622,8 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	*layout = NULL;
 	*permanent = 0;
 	sctl_desc_fill(&d, js);
-	if (runas_resolve(js, &d.user_id, &d.group_id, err, errlen) == -1) {
+	if (sctl_owner_resolve(js, &d.user_id, &d.group_id, err, errlen) ==
+	    -1) {
 		*permanent = 1;
 		return (-1);
 	}
@@ -625,7 +664,8 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	/* The owner: the scheduler itself unless user-id names another. */
 	u.user_id = geteuid();
 	u.group_id = getegid();
-	if (runas_resolve(js, &u.user_id, &u.group_id, err, errlen) == -1 ||
+	if (sctl_owner_resolve(js, &u.user_id, &u.group_id, err, errlen) ==
+		-1 ||
 	    sctl_owner_begin(&u, 1, &o, &permanent, err, errlen) == -1)
 		return (-1);
 	/*
@@ -853,6 +893,7 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		sj.reason = sctl_reason_string(j->state_reason);
 		sj.nodes = j->nodes;
 		sj.admin_comment = j->admin_comment;
+		sj.comment = j->comment;
 		sj.name = j->name;
 		sj.submit_time = j->submit_time;
 		sj.start_time = j->start_time;

@@ -563,6 +563,84 @@ out:
 	return (rc);
 }
 
+/* A list of strings, or one comma-separated string, as "a,b,c". */
+static int
+want_csv(struct loader *l, const struct ynode *v, const char *key, char **out)
+{
+	char  **list = NULL;
+	char   *s = NULL;
+	size_t	i;
+
+	if (v->kind == Y_SCALAR)
+		return (want_str(l, v, key, 4096, out));
+	if (want_str_list(l, v, key, &list) == -1)
+		return (-1);
+	for (i = 0; list[i] != NULL; i++) {
+		char *t;
+
+		xasprintf(&t, "%s%s%s", s != NULL ? s : "", s != NULL ? "," : "",
+		    list[i]);
+		free(s);
+		s = t;
+		free(list[i]);
+	}
+	free(list);
+	free(*out);
+	*out = s != NULL ? s : xstrdup("");
+	return (0);
+}
+
+/* bounds: the per-namespace bounds' defaults (bounds.h). */
+static int
+want_bounds(struct loader *l, const struct ynode *v, struct bounds *b)
+{
+	const char *k;
+	size_t	    i;
+	int	    rc, n;
+
+	if (v->kind != Y_MAP)
+		return (config_fail(l, v->line, "bounds",
+		    "expected a mapping (allowedAccounts, allowedPartitions, "
+		    "allowedQOS, allowedReservations, allowedUsers, "
+		    "allowedGroups, allowedPriority, minUserId, slurmUser)"));
+	for (i = 0; i < v->n; i++) {
+		k = v->keys[i]->scalar;
+		if (strcmp(k, "allowedAccounts") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->accounts);
+		else if (strcmp(k, "allowedPartitions") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->partitions);
+		else if (strcmp(k, "allowedQOS") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->qos);
+		else if (strcmp(k, "allowedReservations") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->reservations);
+		else if (strcmp(k, "allowedUsers") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->users);
+		else if (strcmp(k, "allowedGroups") == 0)
+			rc = want_csv(l, v->vals[i], k, &b->groups);
+		else if (strcmp(k, "allowedPriority") == 0) {
+			rc = want_str(l, v->vals[i], k, 32, &b->priority);
+			if (rc == 0 && !bounds_range_valid(b->priority))
+				rc = config_fail(l, v->vals[i]->line, k,
+				    "expected N or MIN-MAX, from 1 to "
+				    "2147483646 (e.g. \"1-1000\")");
+		} else if (strcmp(k, "minUserId") == 0) {
+			rc = want_int(l, v->vals[i], k, 1, 2147483646, &n);
+			if (rc == 0)
+				b->min_uid = (uint32_t)n;
+		} else if (strcmp(k, "slurmUser") == 0)
+			rc = want_str(l, v->vals[i], k, 32, &b->slurm_user);
+		else
+			rc = config_fail(l, v->keys[i]->line, k,
+			    "unknown key in bounds (known: allowedAccounts, "
+			    "allowedPartitions, allowedQOS, "
+			    "allowedReservations, allowedUsers, allowedGroups, "
+			    "allowedPriority, minUserId, slurmUser)");
+		if (rc == -1)
+			return (-1);
+	}
+	return (0);
+}
+
 /* Was the i-th key of map given before? */
 static int
 config_seen(const struct ynode *map, size_t i)
@@ -628,6 +706,14 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			rc = want_int(l, v, k, 1, 100000, &c->api_qps);
 		else if (strcmp(k, "kubeAPIBurst") == 0)
 			rc = want_int(l, v, k, 1, 100000, &c->api_burst);
+		else if (strcmp(k, "installName") == 0) {
+			rc = want_str(l, v, k, 63, &c->install_name);
+			if (rc == 0 && strpbrk(c->install_name, " ()\"") != NULL)
+				rc = config_fail(l, v->line, k,
+				    "expected a name without spaces, "
+				    "parentheses or quotes");
+		} else if (strcmp(k, "bounds") == 0)
+			rc = want_bounds(l, v, &c->bounds);
 		else
 			rc = config_fail(l, root->keys[i]->line, k,
 			    "unknown "
@@ -637,7 +723,7 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
-			    "kubeAPIBurst)");
+			    "kubeAPIBurst, installName, bounds)");
 		if (rc == -1)
 			return (-1);
 	}
@@ -656,6 +742,7 @@ config_new(void)
 	c->preferred_wait_minutes = 5;
 	c->api_qps = 200;
 	c->api_burst = 400;
+	bounds_init(&c->bounds);
 	return (c);
 }
 
@@ -729,6 +816,8 @@ config_free(struct config *c)
 	free(c->partition);
 	free(c->mcs_label);
 	free(c->default_account);
+	free(c->install_name);
+	bounds_cleanup(&c->bounds);
 	free(c);
 }
 

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "bounds.h"
+
 #define CONFIG_DEFAULT_PATH "/etc/slurm-bridge/config.yaml"
 
 /* A node-selector match that names a Slurm GRES type. */
@@ -51,6 +53,9 @@ struct config {
 	int preferred_wait_minutes; /* for preferred topology */
 	int api_qps;		    /* Kubernetes API requests per second */
 	int api_burst;
+	/* installName, or NULL: derived from the cluster at start */
+	char	     *install_name;
+	struct bounds bounds; /* for namespaces without the annotations */
 };
 
 /* A config with the built-in defaults; never NULL.  Free with config_free. */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "k8s.h"
+#include "bounds.h"
 
 #define BRIDGE_SCHEDULER_NAME "slurm-bridge"
 #define BRIDGE_PARTITION      "slurm-bridge"
@@ -39,7 +40,6 @@
 #define LWS_LABEL_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index"
 #define LWS_ANN_SIZE	      "leaderworkerset.sigs.k8s.io/size"
 #define FINALIZER	      "scheduler.slinky.slurm.net/finalizer"
-#define ANN_ALLOWED_ACCOUNTS  "scheduler.slinky.slurm.net/allowed-accounts"
 #define MANAGED_TAINT_KEY     "slinky.slurm.net/managed-node"
 #define MANAGED_TAINT_VALUE   "slurm-bridge"
 #define MANAGED_TAINT_EFFECT  "NoExecute"
@@ -83,6 +83,9 @@ struct jobspec {
 	int	 has_group_id;
 	uint32_t time_limit; /* minutes; 0: partition default */
 	uint32_t priority;   /* 0: Slurm decides */
+	/* bounds_check: what bounds_check_ids needs of the owner */
+	uint32_t min_uid;
+	int	 owner_listed; /* a namespace's allowed-users named it */
 	int	 exclusive;
 	/*
 	 * A gang whose members differ: one Slurm heterogeneous job of
@@ -106,6 +109,12 @@ struct translate_conf {
 	const char *default_account; /* when none is named, or NULL */
 	const char *mcs_label;	     /* Slurm MCS label for every job */
 	int	    exclusive;	     /* default placement */
+	const struct bounds *bounds; /* the config's; NULL: built-in */
+	/*
+	 * The install's name (the scheduler's; NULL in the webhook): in each
+	 * job's comment and admin_comment, with the pods' UIDs.
+	 */
+	const char *install;
 };
 
 /* Where a pod's settings come from (borrowed; ns may be NULL). */
@@ -152,6 +161,32 @@ int translate_owner_check(const json_t *obj, const json_t *ns,
 uint32_t translate_gres_gpus(const char *gres);
 /* Parses admin_comment {"pods":[...]} into a new array of "ns/name". */
 json_t *translate_admin_pods(const char *admin_comment);
+
+/* Whose job a bridge job is (translate_admin_owner). */
+enum admin_owner {
+	ADMIN_MINE,   /* names this install */
+	ADMIN_LEGACY, /* lists its pods, names no install: made before */
+	ADMIN_OTHER   /* another install's, or no bridge admin_comment */
+};
+/*
+ * By its admin_comment (which only Slurm administrators can set), or,
+ * for a job with none yet (made for a user, its admin fields not yet
+ * set), by the install its comment names.
+ */
+enum admin_owner translate_admin_owner(const char *admin_comment,
+    const char *comment, const char *install);
+/*
+ * Does admin_comment list the pod key ("ns/name") with that UID?  A
+ * legacy admin_comment lists no UIDs: the name alone then.
+ */
+int translate_admin_names(const char *admin_comment, const char *key,
+    const char *uid);
+/*
+ * A legacy admin_comment claimed by install: uids (taken) are its pods'
+ * UIDs in order.  New string (free), or NULL when it is not well formed.
+ */
+char *translate_admin_claim(const char *admin_comment, const char *install,
+    json_t *uids);
 /*
  * A heterogeneous gang's components from its admin_comment, checked
  * against its npods pods: a new {"comps":[component of each pod],

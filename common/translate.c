@@ -345,29 +345,6 @@ translate_tolerates(const json_t *pod)
 	    MANAGED_TAINT_EFFECT));
 }
 
-/* Is account in the comma-separated allow-list? */
-static int
-account_allowed(const char *list, const char *account)
-{
-	const char *p = list, *end;
-	size_t	    n = strlen(account);
-
-	while (*p != '\0') {
-		while (*p == ' ' || *p == ',')
-			p++;
-		for (end = p; *end != '\0' && *end != ','; end++)
-			;
-		while (end > p && end[-1] == ' ')
-			end--;
-		if ((size_t)(end - p) == n && strncmp(p, account, n) == 0)
-			return (1);
-		p = end;
-		while (*p != '\0' && *p != ',')
-			p++;
-	}
-	return (0);
-}
-
 /* "N" or "N@MINUTES": at most N leaf switches, waiting up to MINUTES. */
 static int
 parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
@@ -547,40 +524,51 @@ translate_deadline(struct jobspec *js, const struct translate_src *src)
 		js->time_limit = (uint32_t)((deadline + 59) / 60);
 }
 
-/* The config's defaults, then the namespace's account allow-list. */
+/* A pod's UID as a JSON string ("" when it has none yet). */
+static json_t *
+translate_uid(const json_t *pod)
+{
+	const char *uid = k8s_obj_uid(pod);
+
+	return (json_string(uid != NULL ? uid : ""));
+}
+
+/*
+ * Names the install in the job's comment and admin_comment (ac, taken),
+ * with its pods' UIDs (uids, taken): what recovery checks before it
+ * pairs a job with a pod, since a pod's name alone may be another's.
+ */
+static void
+translate_stamp(struct jobspec *js, const struct translate_conf *conf,
+    json_t *ac, json_t *uids)
+{
+	char *c;
+
+	if (conf->install != NULL) {
+		xasprintf(&c, "%s (install %s)", js->comment, conf->install);
+		free(js->comment);
+		js->comment = c;
+		json_object_set(ac, "uids", uids);
+		json_object_set_new(ac, "install", json_string(conf->install));
+	}
+	json_decref(uids);
+	free(js->admin_comment);
+	js->admin_comment = json_dumps(ac, JSON_COMPACT);
+	json_decref(ac);
+}
+
+/* The config's defaults, then the namespace's bounds (bounds.c). */
 static int
 translate_account(struct jobspec *js, const struct translate_conf *conf,
     const json_t *nsobj, const char *ns, char *err, size_t errlen)
 {
-	const char *allowed;
-
 	if (js->partition == NULL)
 		js->partition = xstrdup(conf->partition);
 	if (js->account == NULL && conf->default_account != NULL)
 		js->account = xstrdup(conf->default_account);
 	if (conf->mcs_label != NULL)
 		js->mcs_label = xstrdup(conf->mcs_label);
-	allowed = nsobj != NULL ?
-	    k8s_obj_annotation(nsobj, ANN_ALLOWED_ACCOUNTS) :
-	    NULL;
-	if (allowed == NULL)
-		return (0);
-	if (js->account == NULL) {
-		snprintf(err, errlen,
-		    "namespace %s only allows the Slurm "
-		    "accounts \"%.64s\" (" ANN_ALLOWED_ACCOUNTS "); set "
-		    "annotation " ANN_PREFIX "account to one of them",
-		    ns, allowed);
-		return (-1);
-	}
-	if (!account_allowed(allowed, js->account)) {
-		snprintf(err, errlen,
-		    "annotation " ANN_PREFIX "account: "
-		    "\"%.32s\" is not allowed in namespace %s; allowed: %.64s",
-		    js->account, ns, allowed);
-		return (-1);
-	}
-	return (0);
+	return (bounds_check(conf->bounds, nsobj, ns, js, err, errlen));
 }
 
 /* GRES per task: the annotation, else the pod's GPU request. */
@@ -648,8 +636,7 @@ translate_pod(const struct translate_src *src,
 		xasprintf(&js->name, "%s/%s", ns, name);
 	xasprintf(&js->comment, BRIDGE_COMMENT_MARKER " pod %s/%s", ns, name);
 	ac = json_pack("{s:[s++]}", "pods", ns, "/", name);
-	js->admin_comment = json_dumps(ac, JSON_COMPACT);
-	json_decref(ac);
+	translate_stamp(js, conf, ac, json_pack("[o]", translate_uid(pod)));
 	translate_raw_cleanup(&raw);
 	json_decref(view);
 	return (0);
@@ -676,6 +663,87 @@ translate_admin_pods(const char *admin_comment)
 	json_incref(pods);
 	json_decref(ac);
 	return (pods);
+}
+
+enum admin_owner
+translate_admin_owner(const char *admin_comment, const char *comment,
+    const char *install)
+{
+	json_t		*ac;
+	const char	*name, *p;
+	enum admin_owner o = ADMIN_OTHER;
+	size_t		 n = strlen(install);
+
+	if (admin_comment == NULL || *admin_comment == '\0') {
+		/* "... (install NAME)": this install's, by its own words. */
+		if (comment != NULL && (p = strstr(comment, "(install ")) &&
+		    strncmp(p + 9, install, n) == 0 && strcmp(p + 9 + n, ")") == 0)
+			o = ADMIN_MINE;
+		return (o);
+	}
+	if ((ac = json_loads(admin_comment, 0, NULL)) == NULL)
+		return (ADMIN_OTHER);
+	name = json_string_value(json_object_get(ac, "install"));
+	if (name != NULL)
+		o = strcmp(name, install) == 0 ? ADMIN_MINE : ADMIN_OTHER;
+	else if (json_object_get(ac, "install") == NULL &&
+	    json_is_array(json_object_get(ac, "pods")))
+		o = ADMIN_LEGACY;
+	json_decref(ac);
+	return (o);
+}
+
+int
+translate_admin_names(const char *admin_comment, const char *key,
+    const char *uid)
+{
+	json_t	     *ac, *pods, *uids, *v;
+	const char   *u;
+	size_t	      i;
+	int	      found = 0;
+
+	if (admin_comment == NULL ||
+	    (ac = json_loads(admin_comment, 0, NULL)) == NULL)
+		return (0);
+	pods = json_object_get(ac, "pods");
+	uids = json_object_get(ac, "uids");
+	json_array_foreach (pods, i, v) {
+		if (json_string_value(v) == NULL ||
+		    strcmp(json_string_value(v), key) != 0)
+			continue;
+		if (uids == NULL) {
+			found = 1; /* legacy: no UIDs were kept */
+			break;
+		}
+		u = json_string_value(json_array_get(uids, i));
+		if (u != NULL && *u != '\0' && uid != NULL &&
+		    strcmp(u, uid) == 0) {
+			found = 1;
+			break;
+		}
+	}
+	json_decref(ac);
+	return (found);
+}
+
+char *
+translate_admin_claim(const char *admin_comment, const char *install,
+    json_t *uids)
+{
+	json_t *ac;
+	char   *out = NULL;
+
+	if (admin_comment != NULL &&
+	    (ac = json_loads(admin_comment, 0, NULL)) != NULL) {
+		if (json_is_object(ac)) {
+			json_object_set(ac, "uids", uids);
+			json_object_set_new(ac, "install", json_string(install));
+			out = json_dumps(ac, JSON_COMPACT);
+		}
+		json_decref(ac);
+	}
+	json_decref(uids);
+	return (out);
 }
 
 /* Do two members' jobs ask for the same per-task shape? */
@@ -851,9 +919,10 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 				(json_int_t)js->comps[i].gpus_per_task));
 		json_object_set_new(ac, "shapes", list);
 	}
-	free(js->admin_comment);
-	js->admin_comment = json_dumps(ac, JSON_COMPACT);
-	json_decref(ac);
+	list = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, translate_uid(pods[i]));
+	translate_stamp(js, conf, ac, list);
 	return (0);
 }
 

@@ -351,6 +351,7 @@ h_setup(void)
 	H.conf.idle_poll_ms = 10000;
 	H.conf.api_qps = 100;
 	H.conf.api_burst = 100;
+	snprintf(H.conf.install, sizeof(H.conf.install), "mine");
 	H.api = json_object();
 	H.dirty = json_object();
 	H.nodes = json_object();
@@ -1138,6 +1139,93 @@ START_TEST(test_gang_shutdown_order)
 }
 END_TEST
 
+/* The gang's pods are in the API server (member 0 labelled job). */
+static void
+h_pods_put(uint32_t job)
+{
+	char	name[64], key[128], id[16];
+	json_t *pod;
+	int	i;
+
+	for (i = 0; i < GANG_SIZE; i++) {
+		snprintf(name, sizeof(name), GANG "-%d", i);
+		pod = h_pod_json(name);
+		if (i == 0 && job != 0) {
+			snprintf(id, sizeof(id), "%u", job);
+			json_object_set_new(k8s_obj_get(pod, "metadata.labels"),
+			    LABEL_JOBID, json_string(id));
+		}
+		json_object_set_new(H.api, h_key(i, key, sizeof(key)), pod);
+	}
+}
+
+#define H_THEIRS                                                             \
+	"{\"pods\":[\"team/train-0\",\"team/train-1\",\"team/train-2\"]," \
+	"\"uids\":[\"uid-train-0\",\"uid-train-1\",\"uid-train-2\"],"         \
+	"\"install\":\"theirs\"}"
+#define H_LEGACY \
+	"{\"pods\":[\"team/train-0\",\"team/train-1\",\"team/train-2\"]}"
+
+/*
+ * Two installs on one Slurm: the other's job for pods of the very same
+ * names and UIDs, which a member's label names too, is neither adopted
+ * nor cancelled, and neither is a job made before installs were named
+ * whose pods are not here (another install's, maybe).
+ */
+START_TEST(test_gang_other_install)
+{
+	struct group *g;
+	uint32_t      theirs, stray;
+
+	h_bridge_stop();
+	theirs = fake_slurm_job_add(H_THEIRS, 3, 1);
+	stray = fake_slurm_job_add("{\"pods\":[\"team/gone-0\"]}", 1, 1);
+	h_pods_put(theirs);
+	h_bridge_start();
+	h_poll();
+	h_time(60000);
+	h_poll();
+	g = h_group();
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_ne(g->jobid, theirs);
+	ck_assert_int_eq(g->hinted, 0);
+	ck_assert_str_eq(fake_slurm_job_state(theirs), "PENDING");
+	ck_assert_str_eq(fake_slurm_job_state(stray), "PENDING");
+	ck_assert_str_eq(fake_slurm_admin_comment(theirs), H_THEIRS);
+	ck_assert_int_eq(fake_slurm_counts()->admin_updates, 0);
+	/* The gang has a job of its own, made by this install. */
+	h_submit(FAKE_SUBMIT_PEND);
+	ck_assert_uint_gt(h_group()->jobid, stray);
+	ck_assert_ptr_nonnull(strstr(fake_slurm_admin_comment(h_group()->jobid),
+	    "\"install\":\"mine\""));
+}
+END_TEST
+
+/*
+ * A job made before installs were named is this install's once its pods
+ * are: adopted at start, and its admin_comment names the install and the
+ * UIDs from then on.
+ */
+START_TEST(test_gang_legacy_claimed)
+{
+	struct group *g;
+	uint32_t      legacy;
+
+	h_bridge_stop();
+	legacy = fake_slurm_job_add(H_LEGACY, 3, 1);
+	h_pods_put(0);
+	h_bridge_start();
+	g = h_group();
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(g->jobid, legacy);
+	ck_assert_int_eq(g->state, G_PENDING);
+	ck_assert_str_eq(fake_slurm_admin_comment(legacy),
+	    "{\"pods\":[\"team/train-0\",\"team/train-1\",\"team/"
+	    "train-2\"],\"uids\":[\"uid-train-0\",\"uid-train-1\",\"uid-"
+	    "train-2\"],\"install\":\"mine\"}");
+}
+END_TEST
+
 Suite *
 gang_suite(void)
 {
@@ -1150,6 +1238,8 @@ gang_suite(void)
 	tcase_add_test(tc, test_gang_shutdown_order);
 	tcase_add_test(tc, test_gang_fenced);
 	tcase_add_test(tc, test_gang_heterogeneous);
+	tcase_add_test(tc, test_gang_other_install);
+	tcase_add_test(tc, test_gang_legacy_claimed);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	suite_add_tcase(s, tc);

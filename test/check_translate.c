@@ -91,12 +91,12 @@ load(const char *cname, const char *file)
 static void
 translate_run(const char *cname, int slim)
 {
-	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct translate_src  src;
 	struct jobspec	      js;
 	json_t		     *pod, *expect, *got, *copy = NULL;
 	const char	     *want;
-	char		      err[256] = "", *dump;
+	char		      err[512] = "", *dump;
 	json_t		     *layers[WORKLOAD_LAYERS];
 	int		      rc;
 
@@ -181,7 +181,7 @@ END_TEST
 /* A gang: one task per pod, named after the group unless job-name says. */
 START_TEST(test_translate_group_name)
 {
-	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct jobspec	      js;
 	struct translate_src  src = { NULL, NULL, 1, NULL };
 	json_t		     *in, *pods[2], *root;
@@ -241,7 +241,7 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
  */
 START_TEST(test_translate_group_het)
 {
-	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct translate_src  none = { NULL, NULL, 0, NULL };
 	struct jobspec	      js;
 	json_t		     *pods[4];
@@ -322,7 +322,7 @@ END_TEST
  */
 START_TEST(test_translate_owner_check)
 {
-	struct translate_conf conf = { "slurm-bridge", NULL, NULL, 0 };
+	struct translate_conf conf = { .partition = "slurm-bridge" };
 	json_t		     *wl, *pod;
 	struct translate_src  src = { NULL, NULL, 0, NULL };
 	struct jobspec	      js;

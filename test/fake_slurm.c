@@ -63,7 +63,17 @@ static struct {
 	int			 exit_code; /* the last sctl_complete's */
 	int			 exit_signal;
 	struct fake_slurm_counts n;
+	/* admin_comments replaced during a load: a load's copies use them */
+	char *stale[FAKE_JOBS];
+	size_t nstale;
 } fs = { .next_id = 100, .clock = 1 };
+
+static void
+fake_stale_free(void)
+{
+	while (fs.nstale > 0)
+		free(fs.stale[--fs.nstale]);
+}
 
 static struct fake_job *
 fake_job_find(uint32_t id)
@@ -102,6 +112,7 @@ fake_slurm_reset(void)
 		fake_job_clear(&fs.jobs[i]);
 	for (i = 0; i < fs.nnodes; i++)
 		free(fs.nodes[i].drain);
+	fake_stale_free();
 	memset(&fs, 0, sizeof(fs));
 	fs.next_id = 100;
 	fs.clock = 1;
@@ -564,6 +575,37 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	return (failed > 0 ? -1 : 0);
 }
 
+const char *
+fake_slurm_admin_comment(uint32_t jobid)
+{
+	struct fake_job *j = fake_job_find(jobid);
+
+	return (j != NULL ? j->admin_comment : NULL);
+}
+
+/* As an administrator's scontrol update AdminComment=. */
+int
+sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
+    size_t errlen)
+{
+	struct fake_job *j = fake_job_find(jobid);
+
+	if (fs.down || j == NULL) {
+		snprintf(err, errlen, "slurm_update_job %u: %s", jobid,
+		    fs.down ? "Unable to contact slurm controller" :
+			      "Invalid job id specified");
+		return (-1);
+	}
+	if (fs.nstale < FAKE_JOBS)
+		fs.stale[fs.nstale++] = j->admin_comment;
+	else
+		free(j->admin_comment);
+	j->admin_comment = xstrdup(admin_comment);
+	fs.n.admin_updates++;
+	fake_job_touch(j);
+	return (0);
+}
+
 int
 sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
     size_t errlen)
@@ -573,6 +615,7 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 	size_t		i, n = 0;
 
 	fs.n.polls++;
+	fake_stale_free(); /* the last load's copies are gone */
 	if (rpc_s != NULL)
 		*rpc_s = 0;
 	if (fs.down) {
@@ -599,6 +642,7 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		sj.reason = snap[i].reason;
 		sj.nodes = snap[i].nodes;
 		sj.admin_comment = snap[i].admin_comment;
+		sj.comment = snap[i].comment;
 		sj.name = snap[i].name;
 		sj.submit_time = snap[i].submit_time;
 		sj.start_time = snap[i].start_time;

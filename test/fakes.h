@@ -37,6 +37,7 @@ struct fake_slurm_counts {
 	int polls;	    /* sctl_poll calls */
 	int layouts;	    /* sctl_job_layout calls */
 	int completes;	    /* sctl_complete calls */
+	int admin_updates;  /* sctl_set_admin_comment calls that worked */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -46,6 +47,8 @@ void fake_slurm_node(const char *name, int cpus, int gpus);
 void fake_slurm_submit_mode(enum fake_submit);
 /* slurmctld unreachable (every call fails) or back. */
 void fake_slurm_down(int down);
+/* A job's admin_comment now (NULL: none, or no such job). */
+const char *fake_slurm_admin_comment(uint32_t jobid);
 /* A pending bridge job made before the test (a restart finds it). */
 uint32_t fake_slurm_job_add(const char *admin_comment, uint32_t ntasks,
     uint32_t cpus_per_task);

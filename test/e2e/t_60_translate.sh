@@ -11,7 +11,8 @@ pod_yaml "$ns" thief 1 256Mi "  annotations: {$A/account: bridge}" |
 	sed 's/^spec:$/spec:\n  schedulingGates: [{name: e2e.slurm-bridge.io\/hold}]/' |
 	k apply -f - >/dev/null
 k annotate namespace "$ns" "$A/account=research" \
-	"scheduler.slinky.slurm.net/allowed-accounts=research" >/dev/null
+	"scheduler.slinky.slurm.net/allowed-accounts=research" \
+	"scheduler.slinky.slurm.net/allowed-priority=1-1000" >/dev/null
 pod_yaml "$ns" dflt | k apply -f - >/dev/null
 check "a pod without an account is bound" wait_for 30 pod_has "$ns" dflt "$JP_NODE"
 check_eq "under the namespace's default account" \
@@ -77,6 +78,7 @@ k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "annotations reach the Slurm job"
 ns=$(new_ns enabled)
+k annotate namespace "$ns" scheduler.slinky.slurm.net/allowed-priority=1-5000 >/dev/null
 pod_yaml "$ns" full 1 256Mi "  annotations:
     $A/job-name: custom-name
     $A/account: research

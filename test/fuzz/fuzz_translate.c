@@ -237,7 +237,7 @@ fz_gang_check(const struct translate_src *src,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct translate_conf conf = { BRIDGE_PARTITION, NULL, NULL, 0 };
+	struct translate_conf conf = { .partition = BRIDGE_PARTITION };
 	struct translate_src  src, slim;
 	struct jobspec	      js, sjs;
 	struct group_id	      gid;
