@@ -88,7 +88,8 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/eventer.c bridge/memstats.c bridge/fence.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
-		   admission/validate.c admission/owners.c admission/certs.c
+		   admission/validate.c admission/owners.c admission/certs.c \
+		   admission/guard.c
 ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
 		   admission/uninstall.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
@@ -99,7 +100,8 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c \
 		   test/check_review.c test/check_config.c \
-		   test/check_podrec.c test/check_util.c test/check_certs.c
+		   test/check_podrec.c test/check_util.c test/check_certs.c \
+		   test/check_guard.c
 # The gang state machine: reconcile.c, group.c and writer.c over fakes of
 # Slurm (the slurm.c seam), the writers, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for

@@ -1,9 +1,10 @@
 /*
  * slurm-bridge-admission internals.  Threads: main parses flags and waits
  * for signals; one informer per kind keeps the owner store (owners.c,
- * owners.lock); libmicrohttpd's SERVER_THREADS (common/httpd.c) handle
- * reviews, reading the store and the config, which nothing changes after
- * start but the TLS pair (httpd cred_lock).
+ * owners.lock), and one the managed nodes (guard.c, guard.lock);
+ * libmicrohttpd's SERVER_THREADS (common/httpd.c) handle reviews, reading
+ * the stores and the config, which nothing changes after start but the
+ * TLS pair (httpd cred_lock).
  */
 #ifndef ADMISSION_H
 #define ADMISSION_H
@@ -29,6 +30,8 @@ struct admission_conf {
 	const char	  *config_path;	 /* --config, or NULL */
 	const char	  *kubeconfig;	 /* --kubeconfig, or NULL */
 	const char	 **bridge_users; /* --bridge-user, NULL-ended */
+	const char	 **allow_schedulers; /* --allow-scheduler, NULL-ended */
+	const char	 **extender_schedulers; /* --extender-scheduler */
 	int		   verbose;
 	struct sockaddr_in addr; /* parsed listen */
 };
@@ -98,12 +101,16 @@ const char *owners_kind_name(enum owner_kind);
 
 enum review_mode {
 	REVIEW_MUTATE,
-	REVIEW_VALIDATE
+	REVIEW_VALIDATE,
+	REVIEW_GUARD /* guard.c */
 };
+
+struct guard;
 
 struct review_conf {
 	const struct config *config;	    /* names, tables, defaults */
 	struct owners	    *owners;	    /* namespaces and owners */
+	struct guard	    *guard;	    /* managed nodes, or NULL */
 	const char *const   *bridge_users;  /* may write bridge keys */
 	int		     owner_wait_ms; /* for an owner not yet seen */
 };
@@ -146,6 +153,38 @@ void validate_podgroup(const json_t *pg, const char *op,
  * writes (status, finalizers) always pass.
  */
 void validate_inherited(const json_t *obj, const json_t *old, const char *kind,
+    const struct review_conf *, struct review_result *);
+
+/*
+ * guard.c: keeps pods Slurm does not place off Slurm's nodes (POST
+ * /guard).  A pod may tolerate the managed-node taint if its schedulerName
+ * is the config's or an allowed one, or, in a namespace the bridge manages,
+ * a scheduler's that calls slurm-bridge as its extender.  A pod created
+ * with spec.nodeName on a managed node is refused whatever its scheduler.
+ */
+#define GUARD_MAX_SCHEDULERS 16 /* of each list */
+
+/*
+ * A guard that watches the nodes through kconf (which must outlive it);
+ * with kconf NULL it watches nothing and learns nodes from guard_node_put
+ * (tests).  allowed and extender are NULL-ended lists of schedulerNames, or
+ * NULL; they are borrowed and must outlive the guard.
+ */
+struct guard *guard_new(const struct k8s_config *kconf,
+    const char *const *allowed, const char *const *extender);
+int	      guard_start(struct guard *);
+/* Stops the informer and frees the guard. */
+void guard_free(struct guard *);
+/* Records a node as the informer would (tests). */
+void guard_node_put(struct guard *, const json_t *node);
+/*
+ * The index of the pod's first toleration that tolerates the managed-node
+ * taint, whatever the taint's value (an empty key tolerates every taint),
+ * or -1.  Pure.
+ */
+int guard_toleration(const json_t *pod);
+/* Refuses a pod that would run on Slurm's nodes without Slurm. */
+void guard_pod(const json_t *request, const json_t *pod,
     const struct review_conf *, struct review_result *);
 
 /* server.c */

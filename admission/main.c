@@ -1,8 +1,9 @@
 /*
  * slurm-bridge-admission: the HTTPS webhook server for pods.  main parses
  * flags and the config file, starts the watch-based owner store (one
- * informer thread per kind) and the server (libmicrohttpd's threads), and
- * waits for SIGINT/SIGTERM with sigwait().
+ * informer thread per kind), the guard's node watch (one more) and the
+ * server (libmicrohttpd's threads), and waits for SIGINT/SIGTERM with
+ * sigwait().
  */
 #include <libgen.h>
 #include <pthread.h>
@@ -62,11 +63,20 @@ usage(FILE *fp)
 	    "  --bridge-user NAME  a user that may write bridge-owned labels and\n"
 	    "                      annotations (repeatable; default\n"
 	    "                      " DEFAULT_BRIDGE_USER ")\n"
+	    "  --allow-scheduler NAME\n"
+	    "                      (/guard) pods of this scheduler may tolerate\n"
+	    "                      the managed-node taint, as the config's\n"
+	    "                      schedulerName's may: another install's\n"
+	    "                      (repeatable)\n"
+	    "  --extender-scheduler NAME\n"
+	    "                      (/guard) a scheduler that calls slurm-bridge as\n"
+	    "                      its extender: its pods may tolerate the taint\n"
+	    "                      in namespaces the bridge manages (repeatable)\n"
 	    "  -n                  check the configuration and exit\n"
 	    "  -v                  more logging (repeatable)\n"
 	    "  -h, --help          this text\n"
-	    "Serves POST /mutate and /validate (AdmissionReview v1 for pods), GET\n"
-	    "/healthz, /readyz and /metrics.\n");
+	    "Serves POST /mutate, /validate and /guard (AdmissionReview v1 for\n"
+	    "pods), GET /healthz, /readyz and /metrics.\n");
 }
 
 /* --days: 1 to 3650, else -1. */
@@ -122,13 +132,29 @@ main_wait(const sigset_t *set, struct cabundle *cb)
 	}
 }
 
+/* Adds a repeatable flag's value to the NULL-ended list (max long). */
+static void
+main_list_add(const char **list, size_t max, const char *flag,
+    const char *value)
+{
+	size_t n;
+
+	for (n = 0; list[n] != NULL; n++)
+		;
+	if (n == max)
+		fatalx("%s: at most %zu", flag, max);
+	list[n] = value;
+}
+
 /*
- * Parses the flags into conf (users holds the --bridge-user names): -1 to
- * go on, or the exit status for -h and usage errors.
+ * Parses the flags into conf (users holds the --bridge-user names, allow
+ * and extender those of --allow-scheduler and --extender-scheduler): -1
+ * to go on, or the exit status for -h and usage errors.
  */
 static int
 main_flags(int argc, char *argv[], struct admission_conf *conf,
-    const char **users, int *checkonly)
+    const char **users, const char **allow, const char **extender,
+    int *checkonly)
 {
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -137,6 +163,8 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "config", required_argument, NULL, 'C' },
 		{ "kubeconfig", required_argument, NULL, 'K' },
 		{ "bridge-user", required_argument, NULL, 'u' },
+		{ "allow-scheduler", required_argument, NULL, 'S' },
+		{ "extender-scheduler", required_argument, NULL, 'E' },
 		{ "webhook-configuration", required_argument, NULL, 'W' },
 		{ "issue-certs", no_argument, NULL, 'I' },
 		{ "uninstall", no_argument, NULL, 'U' },
@@ -155,6 +183,8 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 	conf->namespace = config_env("POD_NAMESPACE", NULL);
 	conf->cert_days = CERT_DAYS;
 	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
+	memset(allow, 0, (GUARD_MAX_SCHEDULERS + 1) * sizeof(*allow));
+	memset(extender, 0, (GUARD_MAX_SCHEDULERS + 1) * sizeof(*extender));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
@@ -199,6 +229,14 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 				    MAX_BRIDGE_USERS);
 			users[nusers++] = optarg;
 			break;
+		case 'S':
+			main_list_add(allow, GUARD_MAX_SCHEDULERS,
+			    "--allow-scheduler", optarg);
+			break;
+		case 'E':
+			main_list_add(extender, GUARD_MAX_SCHEDULERS,
+			    "--extender-scheduler", optarg);
+			break;
 		default:
 			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
 				 usage)) != -1)
@@ -211,6 +249,8 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 	if (nusers == 0)
 		users[nusers++] = DEFAULT_BRIDGE_USER;
 	conf->bridge_users = users;
+	conf->allow_schedulers = allow;
+	conf->extender_schedulers = extender;
 	return (-1);
 }
 
@@ -222,14 +262,18 @@ main(int argc, char *argv[])
 	struct config	     *config;
 	struct k8s_config    *kconf;
 	struct owners	     *owners;
+	struct guard	     *guard;
 	struct server	     *srv;
 	struct cabundle	     *cb = NULL;
 	const char	     *users[MAX_BRIDGE_USERS + 1];
+	const char	     *allow[GUARD_MAX_SCHEDULERS + 1];
+	const char	     *extender[GUARD_MAX_SCHEDULERS + 1];
 	char		      err[512], podgroup_api[96];
 	sigset_t	      set;
 	int		      sig, checkonly = 0;
 
-	if ((sig = main_flags(argc, argv, &conf, users, &checkonly)) != -1)
+	if ((sig = main_flags(argc, argv, &conf, users, allow, extender,
+		 &checkonly)) != -1)
 		return (sig);
 	log_init(conf.verbose);
 	if (conf.issue_certs || conf.uninstall) {
@@ -260,15 +304,20 @@ main(int argc, char *argv[])
 	}
 	daemon_podgroup_api(kconf, podgroup_api, sizeof(podgroup_api));
 	owners = owners_new(kconf, podgroup_api);
+	guard = guard_new(kconf, conf.allow_schedulers,
+	    conf.extender_schedulers);
 	memset(&rconf, 0, sizeof(rconf));
 	rconf.config = config;
 	rconf.owners = owners;
+	rconf.guard = guard;
 	rconf.bridge_users = conf.bridge_users;
 	rconf.owner_wait_ms = OWNER_WAIT_MS;
 	if ((srv = server_start(&conf, &rconf, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	if (owners_start(owners) == -1)
 		fatalx("cannot start the owner watches");
+	if (guard_start(guard) == -1)
+		fatalx("cannot start the node watch");
 	log_info("slurm-bridge-admission: serving https on %s", conf.listen);
 	if (conf.webhook_config != NULL) {
 		/* ca.crt beside the serving certificate (the Secret's keys). */
@@ -286,6 +335,7 @@ main(int argc, char *argv[])
 	cabundle_free(cb);
 	server_stop(srv);
 	owners_free(owners);
+	guard_free(guard);
 	daemon_fini(config, kconf);
 	return (0);
 }

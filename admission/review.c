@@ -162,6 +162,8 @@ review_handle(const char *body, size_t len, enum review_mode mode,
 		pod = review_pod_view(req, obj);
 		if (mode == REVIEW_MUTATE)
 			mutate_pod(pod, op, conf, &r);
+		else if (mode == REVIEW_GUARD)
+			guard_pod(req, pod, conf, &r);
 		else
 			validate_pod(req, pod, conf, &r);
 		json_decref(pod);

@@ -1,9 +1,10 @@
 /*
- * The webhook's routes, served by httpd.c: POST /mutate and /validate hand
- * AdmissionReviews to review.c; GET /healthz says the process is up,
- * /readyz that the namespace and Job caches are synced, /metrics is
- * Prometheus text.  Handlers run on the server's threads and make no API
- * or Slurm call (owners come from the watch-based store).
+ * The webhook's routes, served by httpd.c: POST /mutate, /validate and
+ * /guard (counted as /validate) hand AdmissionReviews to review.c; GET
+ * /healthz says the process is up, /readyz that the namespace and Job
+ * caches are synced, /metrics is Prometheus text.  Handlers run on the
+ * server's threads and make no API or Slurm call (owners come from the
+ * watch-based store, managed nodes from guard.c's).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -207,13 +208,15 @@ server_handle(void *arg, const struct httpd_request *req,
 	struct server *s = arg;
 
 	if (strcmp(req->url, "/mutate") == 0 ||
-	    strcmp(req->url, "/validate") == 0) {
+	    strcmp(req->url, "/validate") == 0 ||
+	    strcmp(req->url, "/guard") == 0) {
 		if (strcmp(req->method, "POST") != 0)
 			httpd_reply(resp, 405, "text/plain", "use POST\n");
 		else
 			server_review(s, req, resp,
-			    req->url[1] == 'm' ? REVIEW_MUTATE :
-						 REVIEW_VALIDATE);
+			    req->url[1] == 'm'	   ? REVIEW_MUTATE :
+				req->url[1] == 'g' ? REVIEW_GUARD :
+						     REVIEW_VALIDATE);
 	} else
 		httpd_health(req, resp,
 		    &(struct httpd_health){ server_unready, server_metrics,

@@ -130,16 +130,22 @@ YAML
 # The bridge's identity on the local stack (pki.sh): its writes to
 # bridge-owned keys are allowed, and never wait on the webhook.
 BRIDGE_USER=system:slurm-bridge
+# The extender e2e's stock kube-scheduler (default-scheduler) places pods
+# of the namespaces managedNamespaceSelector picks: the guard lets its pods
+# tolerate the managed-node taint there.
 daemon slurm-bridge-admission admission_ready \
 	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY" \
 	--config "$BRIDGE_CONFIG" --kubeconfig "$ADMISSION_KUBECONFIG" \
-	--bridge-user "$BRIDGE_USER"
+	--bridge-user "$BRIDGE_USER" --extender-scheduler default-scheduler
 # Both webhook configurations, from manifests/admission/webhooks.yaml (see
-# there for the failurePolicy), pointed at the local webhook by URL.
+# there for the failurePolicy), pointed at the local webhook by URL.  The
+# guard also exempts the bench's namespaces where a stock kube-scheduler
+# places pods on Slurm's nodes on purpose, to compare (scripts/bench.sh).
 ca=$(base64 -w0 <"$CA_CERT")
 sed -e "s|service: {name: slurm-bridge-admission, namespace: slurm-bridge, path: \(/[a-z]*\), port: 443}|url: \"https://$ADMISSION_LISTEN\1\"|" \
 	-e "s|caBundle: \"\"|caBundle: $ca|" \
 	-e "s|system:serviceaccount:slurm-bridge:slurm-bridge|$BRIDGE_USER|" \
+	-e 's|^\(      values: \[.*"slurm-bridge"\)\]$|\1,"bench-kube","bench-fixed-kube"]|' \
 	"$top/manifests/admission/webhooks.yaml" |
 	kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
 daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \

@@ -114,8 +114,9 @@ check "bridge/main.c watches something (found $mf_paths paths)" test "$mf_paths"
 mf_miss=$(mf_uncovered slurm-bridge bridge/main.c | paste -sd' ')
 check_eq "ClusterRole slurm-bridge lists and watches every informer path of bridge/main.c" \
 	"${mf_miss:-none missing}" "none missing"
-mf_miss=$(mf_uncovered slurm-bridge-admission admission/owners.c | paste -sd' ')
-check_eq "ClusterRole slurm-bridge-admission does the same for admission/owners.c" \
+mf_miss=$(for f in admission/owners.c admission/guard.c; do
+	mf_uncovered slurm-bridge-admission "$f"; done | paste -sd' ')
+check_eq "ClusterRole slurm-bridge-admission does the same for admission/owners.c and guard.c" \
 	"${mf_miss:-none missing}" "none missing"
 # mf_writes KIND NAME: the rules of that role with a verb other than list
 # and watch, one per line: groups/resources/resourceNames/verbs.
@@ -255,12 +256,12 @@ if [ "$mf_rbac_created" = 1 ]; then
 	mf_bad=$(mf_can_all slurm-bridge-admission yes \
 		"list namespaces" "watch namespaces" "list jobs.batch -A" "watch jobs.batch -A" \
 		"watch jobsets.jobset.x-k8s.io -A" "watch leaderworkersets.leaderworkerset.x-k8s.io -A" \
-		"watch podgroups.scheduling.x-k8s.io -A" \
+		"watch podgroups.scheduling.x-k8s.io -A" "list nodes" "watch nodes" \
 		"get mutatingwebhookconfigurations.admissionregistration.k8s.io/slurm-bridge" \
 		"patch mutatingwebhookconfigurations.admissionregistration.k8s.io/slurm-bridge" \
 		"get validatingwebhookconfigurations.admissionregistration.k8s.io/slurm-bridge" \
 		"patch validatingwebhookconfigurations.admissionregistration.k8s.io/slurm-bridge")
-	check_eq "the webhook may watch what admission/owners.c watches, and patch its caBundle" \
+	check_eq "the webhook may watch what admission/owners.c and guard.c watch, and patch its caBundle" \
 		"${mf_bad:-all allowed}" "all allowed"
 	mf_bad=$(mf_can_all slurm-bridge-admission no \
 		"list pods -A" "patch pods" "get secrets" "create pods --subresource=binding" \
