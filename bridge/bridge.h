@@ -699,10 +699,12 @@ struct reconcile {
 	uint64_t		  submit_seq; /* the last request's */
 	int			  submits;    /* requests not answered yet */
 	json_t			 *deferred;   /* job ids a poll saw early */
-	struct eventer		 *eventer;
-	pthread_t		  thread;
-	int			  started;
-	atomic_int		  stop;
+	/* poll_recover's load: ids of jobs not this install's, or NULL */
+	json_t	       *others;
+	struct eventer *eventer;
+	pthread_t	thread;
+	int		started;
+	atomic_int	stop;
 
 	struct map *pods;		 /* ns/name -> pod_entry */
 	struct map *groups;		 /* group key -> group */

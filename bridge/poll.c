@@ -41,7 +41,8 @@ poll_claim(struct reconcile *r, const struct sjob *j, const json_t *pods)
 	json_array_foreach (pods, i, v) {
 		e = map_get(r->pods, json_string_value(v));
 		json_array_append_new(uids,
-		    json_string(e != NULL && e->rec != NULL ? e->rec->uid : ""));
+		    json_string(
+			e != NULL && e->rec != NULL ? e->rec->uid : ""));
 	}
 	if ((ac = translate_admin_claim(j->admin_comment, r->conf->install,
 		 uids)) == NULL)
@@ -58,9 +59,12 @@ poll_claim(struct reconcile *r, const struct sjob *j, const json_t *pods)
 }
 
 /*
- * Finds the waiting group an unknown job of this install (or a legacy
- * one, made before installs were named) was submitted for: a member the
- * job's admin_comment names, by name and UID.
+ * Finds the group an unknown job of this install (or a legacy one, made
+ * before installs were named) was submitted for: a member the job's
+ * admin_comment names, by name and UID, in a group still waiting or
+ * linked at start only by a member's job id (which may be wrong: the
+ * admin_comment is the proof).  A job that ended while the bridge was
+ * down is adopted only by the group whose members named it.
  */
 static struct group *
 poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
@@ -74,16 +78,20 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 		return (NULL);
 	json_array_foreach (pods, i, v) {
 		e = map_get(r->pods, json_string_value(v));
-		if (e != NULL && e->group != NULL && !e->foreign &&
-		    poll_names(r, j, e->key) &&
+		if (e != NULL && e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL &&
-		    g->jobid == 0 && g->state == G_WAITING)
+		    (g->hinted ? g->jobid == j->id || j->phase != SJOB_ENDED :
+				 g->jobid == 0 && g->state == G_WAITING &&
+				j->phase != SJOB_ENDED) &&
+		    poll_names(r, j, e->key))
 			break;
 		g = NULL;
 	}
 	if (g != NULL) {
 		g->jobid = j->id;
-		group_set_state(r, g, G_PENDING);
+		g->hinted = 0;
+		if (g->state == G_WAITING)
+			group_set_state(r, g, G_PENDING);
 		group_job_pods(g, pods, j->admin_comment);
 		group_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
@@ -92,38 +100,6 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 	}
 	json_decref(pods);
 	return (g);
-}
-
-/*
- * A group linked at start to the job its member's label or annotation
- * names keeps it only if the job is this install's (or a legacy one) and
- * its admin_comment names a member by name and UID.  Else the link is
- * dropped, and the job is judged on its own.  1 kept, 0 dropped.
- */
-static int
-poll_confirm(struct reconcile *r, struct group *g, const struct sjob *j,
-    enum admin_owner owner)
-{
-	size_t i;
-
-	g->hinted = 0;
-	if (owner != ADMIN_OTHER)
-		for (i = 0; i < g->members.n; i++)
-			if (poll_names(r, j, g->members.v[i])) {
-				if (owner == ADMIN_LEGACY) {
-					json_t *pods = translate_admin_pods(
-					    j->admin_comment);
-
-					poll_claim(r, j, pods);
-					json_decref(pods);
-				}
-				return (1);
-			}
-	log_warnx("group %s: slurm job %u, named by a member's job-id label or "
-		  "annotation, was not made for it; ignoring the label",
-	    g->key, j->id);
-	group_reset(r, g);
-	return (0);
 }
 
 /*
@@ -177,25 +153,30 @@ poll_job_cb(const struct sjob *j, void *arg)
 	int		  warn;
 
 	/*
-	 * A job this install made (by its submit answer) is known; any other
-	 * is judged by its admin_comment: another install's, or a native
-	 * Slurm user's, is none of this install's business.
+	 * A job this install made (by its submit answer, or adopted) is
+	 * known; any other is judged by its admin_comment: another
+	 * install's, or a native Slurm user's, is none of this install's
+	 * business.  Adoption is for a restart: later, every job is ours by
+	 * answer.
 	 */
-	if ((g = group_by_job(r, j->id)) == NULL || g->hinted) {
+	if ((g = group_by_job(r, j->id)) == NULL) {
 		owner = translate_admin_owner(j->admin_comment, j->comment,
 		    r->conf->install);
-		if (g != NULL && !poll_confirm(r, g, j, owner))
-			g = NULL;
-		if (g == NULL && (owner == ADMIN_OTHER ||
-				     (owner == ADMIN_LEGACY && r->recovered)))
+		if (owner != ADMIN_OTHER && !r->recovered)
+			g = poll_adopt(r, j, owner);
+		/* Not this install's: a legacy job none of its pods claims. */
+		if (g == NULL &&
+		    (owner == ADMIN_OTHER || owner == ADMIN_LEGACY)) {
+			if (r->others != NULL) {
+				snprintf(msg, sizeof(msg), "%u", j->id);
+				json_object_set_new(r->others, msg,
+				    json_true());
+			}
+			return;
+		}
+		if (g == NULL && j->phase == SJOB_ENDED)
 			return;
 	}
-	/* Adoption is for a restart: later, every job is ours by answer. */
-	if (g == NULL && !r->recovered && j->phase != SJOB_ENDED)
-		g = poll_adopt(r, j, owner);
-	/* A legacy job none of this install's pods claims: another's. */
-	if (g == NULL && owner == ADMIN_LEGACY)
-		return;
 	if (g == NULL && r->submits > 0) {
 		/*
 		 * Maybe a job whose submit answer is on its way (one made for
@@ -375,6 +356,44 @@ poll_slurm(struct reconcile *r)
 }
 
 /*
+ * A group whose member's job id (label or annotation) named a job that
+ * is not this install's, or another group's: the id was wrong (forged,
+ * or the pod's own was purged).  Another scheduler's pods are left as
+ * they are; this scheduler's go back to waiting, or, bound without a job
+ * of theirs, are deleted.  1 if so, 0 if the job is simply gone.
+ */
+static int
+poll_misnamed(struct reconcile *r, struct group *g)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%u", g->jobid);
+	if (group_by_job(r, g->jobid) == NULL &&
+	    (r->others == NULL || json_object_get(r->others, id) == NULL) &&
+	    !g->foreign)
+		return (0);
+	log_warnx("group %s: slurm job %u, named by a member's job-id label or "
+		  "annotation, was not made for it; ignoring the label",
+	    g->key, g->jobid);
+	if (g->foreign ||
+	    group_live(r, g, NULL, 0, 0) == group_live(r, g, NULL, 0, 1)) {
+		group_reset(r, g);
+		return (1);
+	}
+	xasprintf(&g->end_msg,
+	    "its job-id label or annotation names Slurm job %u, which was "
+	    "not made for it; deleting the pod",
+	    g->jobid);
+	group_end_members(r, g);
+	g->jobid = 0;
+	g->hinted = 0;
+	g->cancelled = 1;
+	group_set_state(r, g, G_ENDED);
+	group_member_gone(r, g);
+	return (1);
+}
+
+/*
  * Groups whose labelled job Slurm no longer knows (it ended and was purged
  * while the bridge was down): bound members lost their allocation and are
  * deleted; unbound ones are submitted again.
@@ -396,17 +415,15 @@ poll_vanished(struct reconcile *r)
 		struct group *g = map_get(r->groups, json_string_value(k));
 		if (g == NULL)
 			continue;
-		if (g->hinted && g->foreign) {
-			/* Another scheduler's pods: a label is no lease. */
-			log_warnx("group %s: no slurm job %u of this install, "
-				  "as its job-id label says; ignoring the label",
-			    g->key, g->jobid);
-			group_reset(r, g);
+		if (g->hinted && poll_misnamed(r, g))
 			continue;
-		}
 		log_info("group %s: slurm job %u is gone from Slurm", g->key,
 		    g->jobid);
-		g->hinted = 0; /* its own pods' word: nothing else to check */
+		if (g->hinted) {
+			/* Its own pods' word, and no job says otherwise. */
+			g->hinted = 0;
+			group_index_put(r, g->jobid, g->key);
+		}
 		if (g->state == G_PENDING &&
 		    group_live(r, g, NULL, 0, 0) ==
 			group_live(r, g, NULL, 0, 1)) {
@@ -431,13 +448,18 @@ poll_recover(struct reconcile *r)
 	char err[256];
 
 	r->slurm_since = 0;
+	r->others = json_object();
 	if (sctl_poll(&r->slurm_since, poll_job_cb, r, NULL, err,
 		sizeof(err)) == -1) {
 		log_warnx("slurm: recovery: %s; retrying", err);
+		json_decref(r->others);
+		r->others = NULL;
 		return;
 	}
 	poll_cancel_orphans(r);
 	poll_vanished(r);
+	json_decref(r->others);
+	r->others = NULL;
 	r->recovered = 1;
 	json_decref(r->slurm_nodes);
 	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)

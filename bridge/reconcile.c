@@ -205,9 +205,8 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	if (!r->recovered && g->jobid == 0 && id != 0 &&
 	    g->state == G_WAITING && !pods_over(e)) {
 		g->jobid = id;
-		g->hinted = 1; /* until poll_job_cb checks the job */
+		g->hinted = 1; /* not indexed: poll_adopt checks the job */
 		group_set_state(r, g, G_PENDING);
-		group_index_put(r, g->jobid, g->key);
 	}
 
 	if (rec->node != NULL || was_bound)

@@ -594,9 +594,9 @@ static int
 sctl_owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
     char *err, size_t errlen)
 {
-	static uint32_t	      slurm_uid;
-	static int	      known;
-	slurm_conf_t	     *cf = NULL;
+	static uint32_t slurm_uid;
+	static int	known;
+	slurm_conf_t   *cf = NULL;
 
 	if (runas_resolve(js, uid, gid, err, errlen) == -1)
 		return (-1);

@@ -211,23 +211,23 @@ bounds_owner(const struct bounds *d, const struct bound *users,
 }
 
 int
-bounds_check(const struct bounds *defaults, const json_t *nsobj,
-    const char *ns, struct jobspec *js, char *err, size_t errlen)
+bounds_check(const struct bounds *defaults, const json_t *nsobj, const char *ns,
+    struct jobspec *js, char *err, size_t errlen)
 {
 	struct bounds builtin;
-	struct bound  acc = { "account", ANN_ALLOWED_ACCOUNTS,
-		 "allowedAccounts", NULL, "" },
+	struct bound acc = { "account", ANN_ALLOWED_ACCOUNTS, "allowedAccounts",
+		NULL, "" },
 		     part = { "partition", ANN_ALLOWED_PARTITIONS,
-			 "allowedPartitions", NULL, "" },
+			     "allowedPartitions", NULL, "" },
 		     qos = { "qos", ANN_ALLOWED_QOS, "allowedQOS", NULL, "" },
 		     resv = { "reservation", ANN_ALLOWED_RESERVATIONS,
-			 "allowedReservations", NULL, "" },
+			     "allowedReservations", NULL, "" },
 		     users = { "user-id", ANN_ALLOWED_USERS, "allowedUsers",
-			 NULL, "" },
-		     groups = { "group-id", ANN_ALLOWED_GROUPS,
-			 "allowedGroups", NULL, "" },
+			     NULL, "" },
+		     groups = { "group-id", ANN_ALLOWED_GROUPS, "allowedGroups",
+			     NULL, "" },
 		     prio = { "priority", ANN_ALLOWED_PRIORITY,
-			 "allowedPriority", NULL, "" };
+			     "allowedPriority", NULL, "" };
 	unsigned long lo, hi;
 	char	      ubuf[16], gbuf[16];
 	int	      rc = -1;
@@ -299,7 +299,8 @@ bounds_check_ids(const struct jobspec *js, uint32_t uid, uint32_t gid,
 	    (uid == 0 || uid == slurm_uid ||
 		(uid < js->min_uid && !js->owner_listed))) {
 		snprintf(err, errlen,
-		    "annotation " ANN_PREFIX "user-id: \"%s\" is user %u on the "
+		    "annotation " ANN_PREFIX
+		    "user-id: \"%s\" is user %u on the "
 		    "scheduler's host, which is not allowed: jobs never run as "
 		    "root or as the Slurm user (%u), nor as a user id below %u "
 		    "unless the namespace lists it in " ANN_ALLOWED_USERS,

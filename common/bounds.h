@@ -16,13 +16,14 @@
 #include <jansson.h>
 
 /* The Namespace annotations (cluster admins set them; pods cannot). */
-#define ANN_ALLOWED_ACCOUNTS	 "scheduler.slinky.slurm.net/allowed-accounts"
-#define ANN_ALLOWED_PARTITIONS	 "scheduler.slinky.slurm.net/allowed-partitions"
-#define ANN_ALLOWED_QOS		 "scheduler.slinky.slurm.net/allowed-qos"
-#define ANN_ALLOWED_RESERVATIONS "scheduler.slinky.slurm.net/allowed-reservations"
-#define ANN_ALLOWED_USERS	 "scheduler.slinky.slurm.net/allowed-users"
-#define ANN_ALLOWED_GROUPS	 "scheduler.slinky.slurm.net/allowed-groups"
-#define ANN_ALLOWED_PRIORITY	 "scheduler.slinky.slurm.net/allowed-priority"
+#define ANN_ALLOWED_ACCOUNTS   "scheduler.slinky.slurm.net/allowed-accounts"
+#define ANN_ALLOWED_PARTITIONS "scheduler.slinky.slurm.net/allowed-partitions"
+#define ANN_ALLOWED_QOS	       "scheduler.slinky.slurm.net/allowed-qos"
+#define ANN_ALLOWED_RESERVATIONS \
+	"scheduler.slinky.slurm.net/allowed-reservations"
+#define ANN_ALLOWED_USERS    "scheduler.slinky.slurm.net/allowed-users"
+#define ANN_ALLOWED_GROUPS   "scheduler.slinky.slurm.net/allowed-groups"
+#define ANN_ALLOWED_PRIORITY "scheduler.slinky.slurm.net/allowed-priority"
 
 /* Owners below this id are refused unless a namespace lists them. */
 #define BOUNDS_MIN_UID	  1000

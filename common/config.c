@@ -567,9 +567,9 @@ out:
 static int
 want_csv(struct loader *l, const struct ynode *v, const char *key, char **out)
 {
-	char  **list = NULL;
-	char   *s = NULL;
-	size_t	i;
+	char **list = NULL;
+	char  *s = NULL;
+	size_t i;
 
 	if (v->kind == Y_SCALAR)
 		return (want_str(l, v, key, 4096, out));
@@ -578,8 +578,8 @@ want_csv(struct loader *l, const struct ynode *v, const char *key, char **out)
 	for (i = 0; list[i] != NULL; i++) {
 		char *t;
 
-		xasprintf(&t, "%s%s%s", s != NULL ? s : "", s != NULL ? "," : "",
-		    list[i]);
+		xasprintf(&t, "%s%s%s", s != NULL ? s : "",
+		    s != NULL ? "," : "", list[i]);
 		free(s);
 		s = t;
 		free(list[i]);
@@ -708,7 +708,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			rc = want_int(l, v, k, 1, 100000, &c->api_burst);
 		else if (strcmp(k, "installName") == 0) {
 			rc = want_str(l, v, k, 63, &c->install_name);
-			if (rc == 0 && strpbrk(c->install_name, " ()\"") != NULL)
+			if (rc == 0 &&
+			    strpbrk(c->install_name, " ()\"") != NULL)
 				rc = config_fail(l, v->line, k,
 				    "expected a name without spaces, "
 				    "parentheses or quotes");

@@ -105,11 +105,11 @@ struct jobspec {
 };
 
 struct translate_conf {
-	const char *partition;	     /* default partition */
-	const char *default_account; /* when none is named, or NULL */
-	const char *mcs_label;	     /* Slurm MCS label for every job */
-	int	    exclusive;	     /* default placement */
-	const struct bounds *bounds; /* the config's; NULL: built-in */
+	const char	    *partition;	      /* default partition */
+	const char	    *default_account; /* when none is named, or NULL */
+	const char	    *mcs_label; /* Slurm MCS label for every job */
+	int		     exclusive; /* default placement */
+	const struct bounds *bounds;	/* the config's; NULL: built-in */
 	/*
 	 * The install's name (the scheduler's; NULL in the webhook): in each
 	 * job's comment and admin_comment, with the pods' UIDs.

@@ -677,7 +677,8 @@ translate_admin_owner(const char *admin_comment, const char *comment,
 	if (admin_comment == NULL || *admin_comment == '\0') {
 		/* "... (install NAME)": this install's, by its own words. */
 		if (comment != NULL && (p = strstr(comment, "(install ")) &&
-		    strncmp(p + 9, install, n) == 0 && strcmp(p + 9 + n, ")") == 0)
+		    strncmp(p + 9, install, n) == 0 &&
+		    strcmp(p + 9 + n, ")") == 0)
 			o = ADMIN_MINE;
 		return (o);
 	}
@@ -697,10 +698,10 @@ int
 translate_admin_names(const char *admin_comment, const char *key,
     const char *uid)
 {
-	json_t	     *ac, *pods, *uids, *v;
-	const char   *u;
-	size_t	      i;
-	int	      found = 0;
+	json_t	   *ac, *pods, *uids, *v;
+	const char *u;
+	size_t	    i;
+	int	    found = 0;
 
 	if (admin_comment == NULL ||
 	    (ac = json_loads(admin_comment, 0, NULL)) == NULL)
@@ -737,7 +738,8 @@ translate_admin_claim(const char *admin_comment, const char *install,
 	    (ac = json_loads(admin_comment, 0, NULL)) != NULL) {
 		if (json_is_object(ac)) {
 			json_object_set(ac, "uids", uids);
-			json_object_set_new(ac, "install", json_string(install));
+			json_object_set_new(ac, "install",
+			    json_string(install));
 			out = json_dumps(ac, JSON_COMPACT);
 		}
 		json_decref(ac);

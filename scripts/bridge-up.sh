@@ -132,11 +132,13 @@ YAML
 BRIDGE_USER=system:slurm-bridge
 # The extender e2e's stock kube-scheduler (default-scheduler) places pods
 # of the namespaces managedNamespaceSelector picks: the guard lets its pods
-# tolerate the managed-node taint there.
+# tolerate the managed-node taint there.  slurm-bridge-b is the second
+# install test/e2e/t_56_installs.sh runs beside this one.
 daemon slurm-bridge-admission admission_ready \
 	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY" \
 	--config "$BRIDGE_CONFIG" --kubeconfig "$ADMISSION_KUBECONFIG" \
-	--bridge-user "$BRIDGE_USER" --extender-scheduler default-scheduler
+	--bridge-user "$BRIDGE_USER" --extender-scheduler default-scheduler \
+	--allow-scheduler slurm-bridge-b
 # Both webhook configurations, from manifests/admission/webhooks.yaml (see
 # there for the failurePolicy), pointed at the local webhook by URL.  The
 # guard also exempts the bench's namespaces where a stock kube-scheduler

@@ -1159,9 +1159,9 @@ h_pods_put(uint32_t job)
 	}
 }
 
-#define H_THEIRS                                                             \
+#define H_THEIRS \
 	"{\"pods\":[\"team/train-0\",\"team/train-1\",\"team/train-2\"]," \
-	"\"uids\":[\"uid-train-0\",\"uid-train-1\",\"uid-train-2\"],"         \
+	"\"uids\":[\"uid-train-0\",\"uid-train-1\",\"uid-train-2\"]," \
 	"\"install\":\"theirs\"}"
 #define H_LEGACY \
 	"{\"pods\":[\"team/train-0\",\"team/train-1\",\"team/train-2\"]}"
@@ -1198,6 +1198,43 @@ START_TEST(test_gang_other_install)
 	ck_assert_uint_gt(h_group()->jobid, stray);
 	ck_assert_ptr_nonnull(strstr(fake_slurm_admin_comment(h_group()->jobid),
 	    "\"install\":\"mine\""));
+}
+END_TEST
+
+/*
+ * A pod of another scheduler whose job-id label names the gang's running
+ * job, found at restart before the gang's own pods: the gang keeps its
+ * job, nothing is cancelled or deleted, and the forger is left alone.
+ */
+START_TEST(test_gang_forged_label)
+{
+	struct counts a, b;
+	uint32_t      job;
+	json_t	     *pod;
+	char	      id[16];
+
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	h_bridge_stop();
+	pod = h_pod_json("forger");
+	json_object_set_new(json_object_get(pod, "spec"), "schedulerName",
+	    json_string("other"));
+	json_object_del(k8s_obj_get(pod, "metadata.labels"), LABEL_POD_GROUP);
+	snprintf(id, sizeof(id), "%u", job);
+	json_object_set_new(k8s_obj_get(pod, "metadata.labels"), LABEL_JOBID,
+	    json_string(id));
+	/* Listed first: it claims the job before the gang's pods do. */
+	json_object_set_new(H.api, "a-first/forger", pod);
+	h_counts(&a);
+	h_bridge_start();
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(h_state(), G_BOUND);
+	ck_assert_uint_eq(h_group()->jobid, job);
+	ck_assert_int_eq(b.cancels - a.cancels, 0);
+	ck_assert_int_eq(b.deletes - a.deletes, 0);
+	ck_assert_int_eq(b.submits - a.submits, 0);
+	ck_assert_str_eq(fake_slurm_job_state(job), "RUNNING");
 }
 END_TEST
 
@@ -1240,6 +1277,7 @@ gang_suite(void)
 	tcase_add_test(tc, test_gang_heterogeneous);
 	tcase_add_test(tc, test_gang_other_install);
 	tcase_add_test(tc, test_gang_legacy_claimed);
+	tcase_add_test(tc, test_gang_forged_label);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	suite_add_tcase(s, tc);

@@ -20,7 +20,12 @@ b_start() {  # starts install B; waits until it recovered
 }
 b_kill() { [ -n "$b_pid" ] && kill -9 "$b_pid" 2>/dev/null && wait "$b_pid" 2>/dev/null; b_pid=; }
 b_stop() { [ -n "$b_pid" ] && kill "$b_pid" 2>/dev/null && wait "$b_pid" 2>/dev/null; b_pid=; }
-bridge_restart() { "$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null; }
+a_restart() {  # a_restart [KILL]: stops install A (TERM, or -9) and starts it
+	local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$pid" ] && kill "-${1:-TERM}" "$pid" 2>/dev/null
+	wait_for 30 eval "! kill -0 $pid 2>/dev/null"
+	"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+}
 a_log() { sed -n '/=== .*starting/h; /=== .*starting/!H; ${x;p}' "$LOG_DIR/slurm-bridge.log"; }
 a_logged() { a_log | grep -Eq "$1"; }
 # A pod for install B: its scheduler, the toleration (no webhook adds it).
@@ -64,7 +69,7 @@ echo "  squeue:"
 squeue -h -o '    %.8i %.8T %.40j %k' -j "$ja,$jb,$jw"
 
 scenario "two installs: a restart of A leaves B's jobs alone"
-bridge_restart
+a_restart
 sleep 3
 check "A adopted its own job again" wait_for 30 a_logged "adopted slurm job $ja\b"
 check "B's running job is untouched" job_alive "$jb"
@@ -91,7 +96,7 @@ spec:
   schedulerName: no-such-scheduler
   containers: [{name: main, image: busybox, command: [sleep, "3600"]}]
 YAML
-bridge_restart
+a_restart 9
 check "A logged the label as not its job's" \
 	wait_for 30 a_logged "slurm job $jb, named by a member.s job-id label or annotation, was not made for it"
 k label namespace "$nsf" slurm-bridge=enabled >/dev/null
@@ -115,7 +120,7 @@ check_eq "A's pods are still bound" "$(pod_field "$nsa" a1 "$JP_JOBID") $(pod_fi
 scenario "two installs: a native Slurm job that looks like a bridge job"
 nat=$(sbatch --parsable -p slurm-bridge --comment "slurm-bridge: pod $nsa/ghost" --wrap 'sleep 600' 2>/dev/null)
 check "sbatch takes it" test -n "$nat"
-bridge_restart
+a_restart
 b_stop
 check "install B starts again" b_start
 sleep 3
@@ -128,4 +133,8 @@ check "B ends its jobs with its pods" wait_for 60 bash -c "! squeue -h -j $jb,$j
 check "A's job runs on" job_alive "$ja"
 b_stop
 k delete namespace "$nsa" "$nsf" "$other" --wait=false >/dev/null
-rm -rf "$B_DIR"
+if grep -q "^fail.*two installs" "${E2E_RESULTS:-/dev/null}" 2>/dev/null; then
+	echo "  install B's logs kept in $B_DIR"
+else
+	rm -rf "$B_DIR"
+fi
