@@ -19,8 +19,10 @@
 #include "workload.h"
 
 struct admission_conf {
-	const char *listen;		 /* "ADDR:PORT" */
-	const char *webhook_config;	 /* --webhook-configuration, or NULL */
+	const char  *listen;		   /* "ADDR:PORT" */
+	unsigned int max_conns;		   /* --max-connections */
+	unsigned int max_conns_per_client; /* --max-connections-per-client */
+	const char  *webhook_config;	 /* --webhook-configuration, or NULL */
 	const char *namespace;		 /* --namespace (--issue-certs) */
 	int		   issue_certs;	 /* --issue-certs */
 	int		   uninstall;	 /* --uninstall */

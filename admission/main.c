@@ -32,6 +32,14 @@
 #define CABUNDLE_CHECK_S 10
 #define CABUNDLE_FORCE	 30
 #define CERT_DAYS	 365
+/*
+ * Connections at once, and from one address: the API servers are the
+ * clients, few and bursty (the Job controller creates up to 500 pods at
+ * once), so one address may hold half.
+ */
+#define MAX_CONNS_DEFAULT	     256
+#define MAX_CONNS_PER_CLIENT_DEFAULT 128
+#define MAX_CONNS_LIMIT		     4096
 
 static void
 usage(FILE *fp)
@@ -43,7 +51,11 @@ usage(FILE *fp)
 	    "                      if it exists)                   [ADMISSION_CONFIG]\n"
 	    "  --kubeconfig FILE   API server access for the owner and namespace\n"
 	    "                      watches (default: $KUBECONFIG, then in-cluster)\n"
-	    "  --listen ADDR:PORT  HTTPS address (default :9443)    [ADMISSION_LISTEN]\n"
+	    "  --listen ADDR:PORT  HTTPS address (default 127.0.0.1:9443, loopback\n"
+	    "                      only; :9443 for every interface)  [ADMISSION_LISTEN]\n"
+	    "  --max-connections N connections at once (default 256)\n"
+	    "  --max-connections-per-client N\n"
+	    "                      ... from one address (default 128)\n"
 	    "  --tls-cert FILE     serving certificate (PEM); reloaded when it\n"
 	    "                      changes                         [ADMISSION_TLS_CERT]\n"
 	    "  --tls-key FILE      serving key (PEM)               [ADMISSION_TLS_KEY]\n"
@@ -158,6 +170,8 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 {
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
+		{ "max-connections", required_argument, NULL, 'M' },
+		{ "max-connections-per-client", required_argument, NULL, 'm' },
 		{ "tls-cert", required_argument, NULL, 'c' },
 		{ "tls-key", required_argument, NULL, 'k' },
 		{ "config", required_argument, NULL, 'C' },
@@ -173,10 +187,13 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, rc, nusers = 0;
+	char err[256];
+	int  ch, rc, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
-	conf->listen = config_env("ADMISSION_LISTEN", ":9443");
+	conf->listen = config_env("ADMISSION_LISTEN", "127.0.0.1:9443");
+	conf->max_conns = MAX_CONNS_DEFAULT;
+	conf->max_conns_per_client = MAX_CONNS_PER_CLIENT_DEFAULT;
 	conf->tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
 	conf->tls_key = config_env("ADMISSION_TLS_KEY", NULL);
 	conf->config_path = config_env("ADMISSION_CONFIG", NULL);
@@ -189,6 +206,20 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		switch (ch) {
 		case 'l':
 			conf->listen = optarg;
+			break;
+		case 'M':
+		case 'm':
+			if (httpd_parse_limit(ch == 'M' ?
+				    "--max-connections" :
+				    "--max-connections-per-client",
+				optarg, MAX_CONNS_LIMIT,
+				ch == 'M' ? &conf->max_conns :
+					    &conf->max_conns_per_client,
+				err, sizeof(err)) == -1) {
+				fprintf(stderr, "slurm-bridge-admission: %s\n",
+				    err);
+				return (2);
+			}
 			break;
 		case 'c':
 			conf->tls_cert = optarg;
@@ -288,6 +319,10 @@ main(int argc, char *argv[])
 	if (conf.tls_cert == NULL || conf.tls_key == NULL)
 		fatalx("--tls-cert and --tls-key are required: the API server "
 		       "calls webhooks over HTTPS only");
+	if (conf.max_conns_per_client > conf.max_conns)
+		fatalx("--max-connections-per-client (%u) is more than "
+		       "--max-connections (%u)",
+		    conf.max_conns_per_client, conf.max_conns);
 	config = daemon_config(conf.verbose, conf.config_path);
 	kconf = daemon_connect(conf.kubeconfig,
 	    " (the webhook watches "

@@ -89,15 +89,6 @@ server_review(struct server *s, const struct httpd_request *req,
 		    "Content-Type must be application/json\n");
 		return;
 	}
-	if (req->too_big) {
-		server_count(s, path, OUT_BAD, start);
-		snprintf(err, sizeof(err),
-		    "request body larger than %d "
-		    "bytes\n",
-		    REVIEW_MAX_BODY);
-		httpd_reply(resp, 400, "text/plain", err);
-		return;
-	}
 	status = review_handle(req->body, req->len, mode, s->review, &out, err,
 	    sizeof(err) - 1);
 	if (status != 200) {
@@ -186,6 +177,7 @@ server_metrics(void *arg)
 	    "result=\"ok\"", (double)hs.tls_reloads);
 	metrics_sample(&b, "slurm_bridge_admission_tls_reloads_total",
 	    "result=\"error\"", (double)hs.tls_reload_errors);
+	httpd_metrics(s->httpd, &b, "slurm_bridge_admission");
 	return (buf_release(&b));
 }
 
@@ -238,6 +230,8 @@ server_start(const struct admission_conf *conf,
 	o.tls_key = conf->tls_key;
 	o.max_body = REVIEW_MAX_BODY;
 	o.threads = SERVER_THREADS;
+	o.max_conns = conf->max_conns;
+	o.max_conns_per_client = conf->max_conns_per_client;
 	o.handler = server_handle;
 	o.arg = s;
 	if ((s->httpd = httpd_start(&o, err, errlen)) == NULL) {

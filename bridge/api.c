@@ -5,9 +5,11 @@
  * answered within as long), /metrics (Prometheus
  * text), /debug/memory (memstats.c), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
  * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
- * to Slurm.  Handlers run on the server's threads and read only atomics;
- * an extender call is queued to the reconcile thread, which owns all state,
- * and its answer awaited for up to EXT_WAIT_MS.
+ * to Slurm.  The extender API answers only clients with a certificate
+ * from --client-ca (api_refuse, on the headers, before the body is read),
+ * and nobody without one.  Handlers run on the server's threads and read
+ * only atomics; an extender call is queued to the reconcile thread, which
+ * owns all state, and its answer awaited for up to EXT_WAIT_MS.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,8 @@
 struct api {
 	struct httpd	 *httpd;
 	struct api_source src;
-	int		  client_ca; /* extender needs client certs */
+	int		  client_ca;	/* extender needs client certs */
+	const char	 *client_names; /* --client-name */
 };
 
 static char *
@@ -58,6 +61,8 @@ api_metrics(void *arg)
 		    (double)k8s_informer_relists(a->src.informers[i]));
 	}
 	memstats_metrics(&a->src, &b);
+	if (a->httpd != NULL)
+		httpd_metrics(a->httpd, &b, "slurm_bridge");
 	return (buf_release(&b));
 }
 
@@ -263,6 +268,61 @@ api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
 	api_json(resp, out);
 }
 
+static int
+api_is_extender(const char *url)
+{
+	return (strcmp(url, "/filter") == 0 ||
+	    strcmp(url, "/prioritize") == 0 || strcmp(url, "/bind") == 0);
+}
+
+/*
+ * Refuses an extender call the caller may not make (sets resp, returns
+ * 1): /bind binds any pod with the scheduler's rights and /filter submits
+ * Slurm jobs, so only a client certificate from --client-ca, for client
+ * authentication and with a --client-name, may call them; without
+ * --client-ca nobody may.  Runs on the headers, before the body is read.
+ */
+static int
+api_refuse(struct api *a, const struct httpd_request *req,
+    struct httpd_response *resp)
+{
+	char msg[640];
+
+	if (strcmp(req->method, "POST") != 0) {
+		httpd_reply(resp, 405, "text/plain", "use POST\n");
+		return (1);
+	}
+	if (!a->client_ca) {
+		httpd_reply(resp, 403, "text/plain",
+		    "the extender API (/filter, /prioritize, /bind) is off: "
+		    "it binds pods and submits Slurm jobs, so it answers only "
+		    "clients with a certificate; start slurm-bridge with "
+		    "--tls-cert, --tls-key and --client-ca (and --client-name)\n");
+		return (1);
+	}
+	if (!req->client_verified) {
+		snprintf(msg, sizeof(msg),
+		    "the extender API needs a client certificate signed by the "
+		    "--client-ca, for clientAuth, naming one of --client-name "
+		    "(%s): %s\n",
+		    a->client_names, req->client_why);
+		httpd_reply(resp, 403, "text/plain", msg);
+		return (1);
+	}
+	return (0);
+}
+
+/* The headers of a request: an extender call is refused before its body. */
+static void
+api_check(void *arg, const struct httpd_request *req,
+    struct httpd_response *resp)
+{
+	struct api *a = arg;
+
+	if (api_is_extender(req->url))
+		(void)api_refuse(a, req, resp);
+}
+
 /* POST /filter, /prioritize, /bind. */
 static void
 api_extender(struct api *a, const struct httpd_request *req,
@@ -272,21 +332,8 @@ api_extender(struct api *a, const struct httpd_request *req,
 	json_error_t jerr;
 	char	     err[256];
 
-	if (strcmp(req->method, "POST") != 0) {
-		httpd_reply(resp, 405, "text/plain", "use POST\n");
+	if (api_refuse(a, req, resp))
 		return;
-	}
-	/* Binding is a privilege: with --client-ca, only its clients. */
-	if (a->client_ca && !req->client_verified) {
-		httpd_reply(resp, 403, "text/plain",
-		    "the extender API needs a "
-		    "client certificate signed by the --client-ca\n");
-		return;
-	}
-	if (req->too_big) {
-		httpd_reply(resp, 400, "text/plain", "body too large\n");
-		return;
-	}
 	if ((args = json_loadb(req->body, req->len, 0, &jerr)) == NULL ||
 	    !json_is_object(args)) {
 		snprintf(err, sizeof(err), "body is not a JSON object: %s\n",
@@ -317,9 +364,7 @@ api_handle(void *arg, const struct httpd_request *req,
 
 	char *mem;
 
-	if (strcmp(req->url, "/filter") == 0 ||
-	    strcmp(req->url, "/prioritize") == 0 ||
-	    strcmp(req->url, "/bind") == 0)
+	if (api_is_extender(req->url))
 		api_extender(a, req, resp);
 	else if (strcmp(req->url, "/debug/memory") == 0) {
 		mem = memstats_json(&a->src);
@@ -346,10 +391,15 @@ api_start(const struct bridge_conf *conf, const struct api_source *src,
 	o.tls_cert = conf->tls_cert;
 	o.tls_key = conf->tls_key;
 	o.client_ca = conf->client_ca;
+	o.client_names = conf->client_names;
 	a->client_ca = conf->client_ca != NULL;
+	a->client_names = conf->client_names;
 	o.max_body = API_MAX_BODY;
 	o.threads = API_THREADS;
+	o.max_conns = conf->max_conns;
+	o.max_conns_per_client = conf->max_conns_per_client;
 	o.handler = api_handle;
+	o.check = api_check;
 	o.arg = a;
 	if ((a->httpd = httpd_start(&o, err, errlen)) == NULL)
 		goto fail;

@@ -33,7 +33,10 @@ struct bridge_conf {
 	const char   *listen;	/* --listen ADDR:PORT, or NULL */
 	const char   *tls_cert; /* --tls-cert/--tls-key, or NULL */
 	const char   *tls_key;
-	const char   *client_ca; /* --client-ca: extender clients */
+	const char   *client_ca;	    /* --client-ca: extender clients */
+	const char   *client_names;	    /* --client-name, comma-separated */
+	unsigned int  max_conns;	    /* --max-connections */
+	unsigned int  max_conns_per_client; /* ...-per-client */
 	int	      leader_elect;
 	const char   *default_account; /* or NULL */
 	const char   *mcs_label;       /* config mcsLabel, or NULL */

@@ -19,9 +19,26 @@
 #include "k8s.h"
 #include "log.h"
 #include "xmalloc.h"
+#include "httpd.h"
 #include "bridge.h"
 
 #define MUNGE_KEY_PATH "/etc/munge/munge.key"
+/*
+ * --client-name by default: the CN that slurm-bridge-admission
+ * --issue-certs gives the extender's client certificate (Secret
+ * slurm-bridge-extender-client), so that of all the certificates its CA
+ * signs (the webhook's and the scheduler's serving ones too), only that
+ * one may call the extender API.
+ */
+#define CLIENT_NAME_DEFAULT "slurm-bridge-extender-client"
+/*
+ * Connections at once, and from one address: kube-scheduler (its binds
+ * run in parallel), Prometheus and the kubelet's probes, none of whom
+ * needs more than half.
+ */
+#define MAX_CONNS_DEFAULT	     128
+#define MAX_CONNS_PER_CLIENT_DEFAULT 64
+#define MAX_CONNS_LIMIT		     4096
 
 static void
 usage(FILE *fp)
@@ -40,14 +57,25 @@ usage(FILE *fp)
 	    "  --poll-ms N            Slurm poll interval with pending jobs (default:\n"
 	    "                         config slurmPollInterval, 100)\n"
 	    "Flags win over the config file.\n"
-	    "  --listen ADDR:PORT     serve /healthz, /readyz, /metrics (default\n"
-	    "                         :8080; \"\" turns it off)         [BRIDGE_LISTEN]\n"
+	    "  --listen ADDR:PORT     serve /healthz, /readyz, /metrics and the\n"
+	    "                         extender API (default 127.0.0.1:8080, loopback\n"
+	    "                         only; :8080 for every interface; \"\" turns\n"
+	    "                         it off)                        [BRIDGE_LISTEN]\n"
 	    "  --tls-cert FILE        serve --listen over HTTPS with this certificate\n"
 	    "  --tls-key FILE         ... and key (both reloaded when they change)\n"
 	    "  --client-ca FILE       the extender API (/filter, /prioritize, /bind)\n"
 	    "                         answers only clients whose certificate this CA\n"
 	    "                         signed (needs --tls-cert); health and metrics\n"
-	    "                         stay open to probes and scrapers\n"
+	    "                         stay open to probes and scrapers.  Without\n"
+	    "                         it the extender API answers 403\n"
+	    "  --client-name NAME[,NAME...]\n"
+	    "                         ... and whose certificate names one of these\n"
+	    "                         (CN or DNS name; \"*\": any) and is for\n"
+	    "                         clientAuth (default " CLIENT_NAME_DEFAULT
+	    ")\n"
+	    "  --max-connections N    connections at once (default 128)\n"
+	    "  --max-connections-per-client N\n"
+	    "                         ... from one address (default 64)\n"
 	    "  --leader-elect         act only while holding the Lease slurm-bridge in\n"
 	    "                         $POD_NAMESPACE (default: the kubeconfig's or the\n"
 	    "                         service account's namespace)\n"
@@ -176,12 +204,16 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 		{ "tls-cert", required_argument, NULL, 'c' },
 		{ "tls-key", required_argument, NULL, 'K' },
 		{ "client-ca", required_argument, NULL, 'A' },
+		{ "client-name", required_argument, NULL, 'N' },
+		{ "max-connections", required_argument, NULL, 'M' },
+		{ "max-connections-per-client", required_argument, NULL, 'm' },
 		{ "leader-elect", no_argument, NULL, 'L' },
 		{ "jobid-label", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, rc;
+	char err[256];
+	int  ch, rc;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
@@ -189,7 +221,9 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 	conf->scheduler_name = config_env("BRIDGE_SCHEDULER_NAME", NULL);
 	conf->partition = config_env("BRIDGE_PARTITION", NULL);
 	conf->idle_poll_ms = 1000;
-	conf->listen = config_env("BRIDGE_LISTEN", ":8080");
+	conf->listen = config_env("BRIDGE_LISTEN", "127.0.0.1:8080");
+	conf->max_conns = MAX_CONNS_DEFAULT;
+	conf->max_conns_per_client = MAX_CONNS_PER_CLIENT_DEFAULT;
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -206,6 +240,22 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 			break;
 		case 'A':
 			conf->client_ca = optarg;
+			break;
+		case 'N':
+			conf->client_names = optarg;
+			break;
+		case 'M':
+		case 'm':
+			if (httpd_parse_limit(ch == 'M' ?
+				    "--max-connections" :
+				    "--max-connections-per-client",
+				optarg, MAX_CONNS_LIMIT,
+				ch == 'M' ? &conf->max_conns :
+					    &conf->max_conns_per_client,
+				err, sizeof(err)) == -1) {
+				fprintf(stderr, "slurm-bridge: %s\n", err);
+				return (2);
+			}
 			break;
 		case 'L':
 			conf->leader_elect = 1;
@@ -242,6 +292,8 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 static void
 main_settle(struct bridge_conf *conf, const struct config *config)
 {
+	char err[256];
+
 	if (conf->scheduler_name == NULL)
 		conf->scheduler_name = config->scheduler_name;
 	if (conf->partition == NULL)
@@ -259,6 +311,19 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	if (conf->client_ca != NULL && conf->tls_cert == NULL)
 		fatalx("--client-ca needs --tls-cert and --tls-key: client "
 		       "certificates come with TLS");
+	if (conf->client_names != NULL && conf->client_ca == NULL)
+		fatalx("--client-name needs --client-ca: it names whose "
+		       "certificates from that CA the extender API accepts");
+	if (conf->client_ca != NULL && conf->client_names == NULL)
+		conf->client_names = CLIENT_NAME_DEFAULT;
+	if (conf->client_names != NULL &&
+	    httpd_check_names("--client-name", conf->client_names, err,
+		sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (conf->max_conns_per_client > conf->max_conns)
+		fatalx("--max-connections-per-client (%u) is more than "
+		       "--max-connections (%u)",
+		    conf->max_conns_per_client, conf->max_conns);
 	conf->default_account = config->default_account;
 	conf->mcs_label = config->mcs_label;
 	conf->bounds = &config->bounds;

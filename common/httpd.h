@@ -4,6 +4,14 @@
  * request's body (up to max_body) and calls the handler, which must be
  * reentrant and must not block for long.  With a certificate and key it
  * serves TLS only, and reloads the pair when either file changes.
+ *
+ * What one client can hold is bounded: max_conns connections in all and
+ * max_conns_per_client from one address; a request (TLS handshake, headers
+ * and body) must be in within HTTPD_READ_S of its connection's start, or
+ * of the previous request's end on a kept-alive one; a body over max_body
+ * is refused with 413 (at once when Content-Length says so) and never
+ * kept; and the check callback can refuse a request from its headers,
+ * before its body is read.
  */
 #ifndef HTTPD_H
 #define HTTPD_H
@@ -12,19 +20,23 @@
 
 #include <stddef.h>
 
+#include "buf.h"
+
 struct httpd_request {
 	const char *method;
 	const char *url;	  /* path, without the query */
 	const char *content_type; /* or NULL */
 	const char *body;	  /* NUL-terminated; "" if none */
 	size_t	    len;
-	int	    too_big; /* the body was over max_body */
 	/*
 	 * With a client CA: the client presented a certificate chain that
-	 * verifies against it (else 0); client_cn is its subject CN.
+	 * verifies against it, for client authentication, naming one of
+	 * client_names (else 0).  client_cn is its subject CN; client_why
+	 * says why it is not verified.
 	 */
 	int  client_verified;
 	char client_cn[128];
+	char client_why[256];
 };
 
 struct httpd_response {
@@ -46,17 +58,41 @@ struct httpd_opts {
 	 * say whether theirs verified (the handler decides what needs one).
 	 * Read at start.  NULL: no client certificates.
 	 */
-	const char   *client_ca;
-	size_t	      max_body;
+	const char *client_ca;
+	/*
+	 * With client_ca: the names a client certificate must carry (its
+	 * subject CN or a DNS subject alternative name), comma-separated;
+	 * NULL or "*": any name the CA signed.
+	 */
+	const char   *client_names;
+	size_t	      max_body; /* larger bodies: 413, never kept */
 	unsigned int  threads;
+	unsigned int  max_conns;	    /* connections at once */
+	unsigned int  max_conns_per_client; /* ... from one address */
 	httpd_handler handler;
+	/*
+	 * Called with the headers alone (body "", len 0), before the body is
+	 * read: a response it sets is sent at once and the body is never
+	 * read (a client the endpoint does not accept).  NULL: none.
+	 */
+	httpd_handler check;
 	void	     *arg;
 };
 
 struct httpd_stats {
 	unsigned long long tls_reloads;
 	unsigned long long tls_reload_errors;
+	/* Refused: connections over max_conns_per_client, or max_conns. */
+	unsigned long long refused_per_client;
+	unsigned long long refused_server_full;
+	/* Connections closed: no whole request within HTTPD_READ_S. */
+	unsigned long long cut_deadline;
+	/* Requests answered 413: a body over max_body. */
+	unsigned long long too_large;
 };
+
+/* How long a request may take to arrive: TLS handshake, headers, body. */
+#define HTTPD_READ_S 10
 
 struct httpd;
 
@@ -80,6 +116,31 @@ char *httpd_read_file(const char *path, size_t max);
 int   httpd_check_tls(const char *cert, const char *key, char *err,
       size_t errlen);
 void  httpd_stats(struct httpd *, struct httpd_stats *);
+/*
+ * Writes PREFIX_http_refused_total{reason}, from httpd_stats, to b:
+ * per_client, server_full, deadline, too_large.
+ */
+void httpd_metrics(struct httpd *, struct buf *b, const char *prefix);
+/*
+ * Parses a connection limit flag: a whole number from 1 to max; -1 with a
+ * message in err naming flag.
+ */
+int httpd_parse_limit(const char *flag, const char *s, unsigned int max,
+    unsigned int *out, char *err, size_t errlen);
+/*
+ * Checks a --client-name list: names separated by commas, none empty or
+ * with spaces, or "*" alone; -1 with a message in err naming flag.
+ */
+int httpd_check_names(const char *flag, const char *names, char *err,
+    size_t errlen);
+/*
+ * Is the PEM certificate fit for a client (its chain aside): no
+ * extendedKeyUsage, or one that includes clientAuth, and, unless names is
+ * NULL or "*", its CN or a DNS subject alternative name among names
+ * (case-insensitive)?  1, or 0 with why.  Fills cn with its subject CN.
+ */
+int httpd_cert_client_ok(const char *pem, const char *names, char *cn,
+    size_t cnlen, char *why, size_t whylen);
 /* What a daemon says about itself on GET /readyz and /metrics. */
 struct httpd_health {
 	/* NULL when ready, else why not (a static string). */

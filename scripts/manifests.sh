@@ -92,7 +92,7 @@ split "$out_dir/slurm-bridge.yaml" "${tpl}(certs|webhooks)[.]yaml$" 1 \
 	"" \
 	"The in-cluster deployment of slurm-bridge without Helm (manifests/README.md):" \
 	"namespace, service accounts, RBAC, configuration, both Deployments, their" \
-	"Services and PodDisruptionBudgets.  Apply it first, then" \
+	"Services, PodDisruptionBudgets and NetworkPolicies.  Apply it first, then" \
 	"admission/webhooks.yaml and certs.yaml."
 split "$out_dir/certs.yaml" "${tpl}certs[.]yaml$" 0 \
 	"" \

@@ -432,6 +432,24 @@ stack_cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 # (awk reads all of squeue's output: grep -q would leave it a broken pipe.)
 stack_no_bridge_jobs() { squeue -h -t PD,R,CG -o '%k' | awk '/^slurm-bridge:/ { f = 1 } END { exit f }'; }
 
+# stack_issue_cert PREFIX SUBJECT EKU [SANS]: writes PREFIX.key and PREFIX.crt,
+# a certificate for SUBJECT (e.g. /CN=slurm-bridge-extender-client) that the
+# stack CA signs, valid 2 days, with extendedKeyUsage EKU (clientAuth or
+# serverAuth) and the subjectAltName SANS (e.g. "DNS:localhost,IP:127.0.0.1").
+stack_issue_cert() {
+	local prefix=$1 subj=$2 eku=$3 sans=${4:-} ext
+	ext="basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=$eku"
+	[ -n "$sans" ] && ext+=$'\n'"subjectAltName=$sans"
+	(umask 077; openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+	    -out "$prefix.key" 2>/dev/null) || return 1
+	openssl req -new -key "$prefix.key" -subj "$subj" 2>/dev/null |
+		openssl x509 -req -CA "$CA_CERT" -CAkey "$PKI_DIR/ca.key" \
+			-set_serial "0x$(openssl rand -hex 16)" -sha256 -days 2 \
+			-extfile <(echo "$ext") -out "$prefix.crt" 2>/dev/null
+}
+
 # stack_admission_start VAR LOG PORT [ARG...]: starts a private webhook on
 # 127.0.0.1:PORT beside the stack's (which keeps 9443), as make bridge-up
 # runs that one: the stack's serving certificate, the webhook's read-only

@@ -2,6 +2,8 @@
  * admission/certs.c, its pure part: certificates issued with GnuTLS, and
  * the rule that keeps or renews them.  What openssl makes of them is
  * checked by the in-cluster test (the API server and curl verify them).
+ * Also common/httpd.c's rule for client certificates (purpose and name),
+ * on certificates issued here, and its flag parsers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include <gnutls/x509.h>
 
 #include "admission.h"
+#include "httpd.h"
 #include "check_suites.h"
 
 #define NOW 1800000000 /* 2027-01-15 */
@@ -159,6 +162,108 @@ START_TEST(test_certs_capped)
 }
 END_TEST
 
+/* A client certificate must be for clientAuth and carry a name asked for. */
+START_TEST(test_certs_client_ok)
+{
+	char *ca, *cakey, *server, *client, *key, cn[128], why[256];
+
+	issue_ca(&ca, &cakey, 800);
+	issue_leaf(ca, cakey, 0, 365, &server, &key);
+	free(key);
+	issue_leaf(ca, cakey, 1, 365, &client, &key);
+	free(key);
+	/* A serving certificate (serverAuth only) is refused, whatever its name. */
+	ck_assert_int_eq(httpd_cert_client_ok(server, NULL, cn, sizeof(cn), why,
+			     sizeof(why)),
+	    0);
+	ck_assert_str_eq(cn, "svc");
+	ck_assert_ptr_nonnull(strstr(why, "extendedKeyUsage lacks clientAuth"));
+	ck_assert_int_eq(httpd_cert_client_ok(server, "svc", cn, sizeof(cn),
+			     why, sizeof(why)),
+	    0);
+	/* A client certificate: any name, or one of those asked for. */
+	ck_assert_int_eq(httpd_cert_client_ok(client, NULL, cn, sizeof(cn), why,
+			     sizeof(why)),
+	    1);
+	ck_assert_int_eq(httpd_cert_client_ok(client, "*", cn, sizeof(cn), why,
+			     sizeof(why)),
+	    1);
+	ck_assert_int_eq(httpd_cert_client_ok(client, "other,SVC", cn,
+			     sizeof(cn), why, sizeof(why)),
+	    1);
+	/* By a DNS subject alternative name too; never by a prefix. */
+	ck_assert_int_eq(httpd_cert_client_ok(client, "svc.ns.svc", cn,
+			     sizeof(cn), why, sizeof(why)),
+	    1);
+	ck_assert_int_eq(httpd_cert_client_ok(client, "sv,svc.ns", cn,
+			     sizeof(cn), why, sizeof(why)),
+	    0);
+	ck_assert_str_eq(why,
+	    "neither the client certificate's CN (svc) nor a DNS name of it "
+	    "is among sv,svc.ns");
+	/* No extendedKeyUsage (the CA's): any purpose. */
+	ck_assert_int_eq(httpd_cert_client_ok(ca, "test-ca", cn, sizeof(cn),
+			     why, sizeof(why)),
+	    1);
+	ck_assert_int_eq(httpd_cert_client_ok("garbage", NULL, cn, sizeof(cn),
+			     why, sizeof(why)),
+	    0);
+	free(ca);
+	free(cakey);
+	free(server);
+	free(client);
+}
+END_TEST
+
+START_TEST(test_certs_httpd_flags)
+{
+	char	     err[256];
+	unsigned int n = 0;
+
+	ck_assert_int_eq(httpd_check_names("--client-name", "a", err,
+			     sizeof(err)),
+	    0);
+	ck_assert_int_eq(httpd_check_names("--client-name", "a,b.c", err,
+			     sizeof(err)),
+	    0);
+	ck_assert_int_eq(httpd_check_names("--client-name", "*", err,
+			     sizeof(err)),
+	    0);
+	ck_assert_int_eq(httpd_check_names("--client-name", "", err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_check_names("--client-name", "a,,b", err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_check_names("--client-name", "a,", err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_check_names("--client-name", "a b", err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_check_names("--client-name", "a,*", err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "--client-name: \"a,*\""));
+	ck_assert_int_eq(httpd_parse_limit("--max-connections", "64", 4096, &n,
+			     err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(n, 64);
+	ck_assert_int_eq(httpd_parse_limit("--max-connections", "0", 4096, &n,
+			     err, sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_parse_limit("--max-connections", "4097", 4096,
+			     &n, err, sizeof(err)),
+	    -1);
+	ck_assert_int_eq(httpd_parse_limit("--max-connections", "8x", 4096, &n,
+			     err, sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err,
+	    "--max-connections: \"8x\" is not a number from 1 to 4096");
+	ck_assert_uint_eq(n, 64);
+}
+END_TEST
+
 Suite *
 certs_suite(void)
 {
@@ -168,6 +273,8 @@ certs_suite(void)
 	tcase_add_test(tc, test_certs_leaf);
 	tcase_add_test(tc, test_certs_renew);
 	tcase_add_test(tc, test_certs_capped);
+	tcase_add_test(tc, test_certs_client_ok);
+	tcase_add_test(tc, test_certs_httpd_flags);
 	suite_add_tcase(s, tc);
 	return (s);
 }

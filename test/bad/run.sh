@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Bad-input test of the admission webhook (reliability, issue 8): every case
 # of test/data/bad/cases.tsv must get a clear answer, the webhook must stay
-# up and its memory flat.
+# up and its memory flat; and of both daemons' HTTP limits (issue 30).
 #
-#   test/bad/run.sh [--no-kube-writes] [--api | --api-only] [--passes N]
+#   test/bad/run.sh [--no-kube-writes] [--no-extender] [--api | --api-only] [--passes N]
 #
 # The webhook part (the default):
 #   - starts its own ./slurm-bridge-admission on 127.0.0.1:9643 (BAD_PORT),
@@ -23,8 +23,17 @@
 #     (the webhooks' timeoutSeconds). The whole corpus is sent PASSES times
 #     (default 20); pass 1 prints every check, later passes only what changed;
 #   - runs the slow clients (test/bad/slow.py), 5 of each slow case at once
-#     (20), checks that the server closes each about 10 s after its last byte,
-#     and that a normal request is answered correctly in under 1 s meanwhile;
+#     (30), checks that the server closes each slow-* one about 10 s after its
+#     last byte and each trickle-* one (a byte a second, never stopping: an
+#     idle timeout never fires) 10 s after it connected (HTTPD_READ_S), that
+#     the webhook's slurm_bridge_admission_http_refused_total{reason=
+#     "deadline"} counted them, and that a normal request is answered
+#     correctly in under 1 s meanwhile;
+#   - the HTTP limits (the webhook runs with --max-connections-per-client
+#     BAD_PER_CLIENT, default 40): that many connections from 127.0.0.1 are
+#     held and one more is closed at once, while 127.0.0.2 is served; the
+#     headers of a POST with a Content-Length over 3 MiB get 413 before any
+#     body byte is sent, and one of exactly 3 MiB is waited for;
 #   - samples the instance's VmRSS before pass 1 and after every pass, and
 #     fails when it grew by more than 2 MiB (BAD_RSS_LIMIT_KIB) between pass 5
 #     and the last pass. The instance runs with one glibc malloc arena and
@@ -33,6 +42,23 @@
 #     4 server threads got which big body: with the defaults it swings by
 #     10 MiB or more from pass to pass (about 80-100 MiB), leak or not; with
 #     these settings it moves by a few KiB once warm.
+#
+# The extender part (after the webhook part; --no-extender skips it): the
+# scheduler's extender API, on private ./slurm-bridge processes on
+# 127.0.0.1:BAD_EXT_PORT (default 9644). They run with --leader-elect and
+# the webhook's read-only admission.kubeconfig, which may not touch a Lease:
+# they stay followers, so they never watch, schedule or call Slurm, and
+# they answer an extender call that passes the checks with "not ready".
+#   - without --client-ca (plain HTTP): /filter, /prioritize and /bind get
+#     403 naming --client-ca; /healthz is 200;
+#   - with --tls-cert, --tls-key (the stack's serving pair) and --client-ca
+#     (the stack CA), --client-name left at its default
+#     (slurm-bridge-extender-client): no client certificate, the stack's
+#     serving certificate (extendedKeyUsage serverAuth only) and the stack's
+#     admin client certificate (CN=admin) get 403 saying why; the headers of
+#     a /bind with a 100 kB Content-Length and no client certificate get 403
+#     before any body byte; a client certificate CN=slurm-bridge-extender-
+#     client (clientAuth, made here with the stack CA) gets 200.
 #
 # The API part (--api: after the webhook part; --api-only: alone). It writes
 # to the stack and needs its scheduler up (make bridge-up), so it is not run
@@ -59,9 +85,10 @@
 #
 # Environment: BAD_PORT (9643) BAD_PASSES (20) BAD_RSS_LIMIT_KIB (2048)
 # BAD_SLOW_EACH (5) BAD_MALLOC_TUNABLES BAD_NICE (10: the driver's own
-# niceness; the webhook keeps its own) BAD_API_WAIT (90 s) ADMISSION_BIN
-# STACK_DIR.
-# Needs curl, jq, python3, kubectl (for the namespaces) and the built binary.
+# niceness; the webhook keeps its own) BAD_API_WAIT (90 s) BAD_PER_CLIENT
+# (40) BAD_EXT_PORT (9644) ADMISSION_BIN BRIDGE_BIN STACK_DIR.
+# Needs curl, jq, python3, openssl, kubectl (for the namespaces) and the
+# built binaries.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
@@ -75,6 +102,9 @@ SLOW_EACH=${BAD_SLOW_EACH:-5}
 MALLOC_TUNABLES=${BAD_MALLOC_TUNABLES-glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072}
 NICE=${BAD_NICE:-10}
 API_WAIT=${BAD_API_WAIT:-90}
+PER_CLIENT=${BAD_PER_CLIENT:-40}
+EXT_PORT=${BAD_EXT_PORT:-9644}
+MAX_BODY=$((3 * 1024 * 1024))	# REVIEW_MAX_BODY, admission/admission.h
 BAD_DIR=test/data/bad
 MANIFEST=$BAD_DIR/cases.tsv
 ANSWER_LIMIT=5		# s: the webhooks' timeoutSeconds
@@ -82,6 +112,7 @@ SLOW_ANSWER_LIMIT=1	# s: a normal request while the slow clients hang on
 NS_TOKEN=__BAD_INPUT_NS__
 
 RUN_WEBHOOK=1
+RUN_EXTENDER=1
 RUN_API=0
 KUBE_WRITES=1
 
@@ -100,7 +131,8 @@ usage() {
 while [ $# -gt 0 ]; do
 	case $1 in
 	--api) RUN_API=1 ;;
-	--api-only) RUN_API=1; RUN_WEBHOOK=0 ;;
+	--api-only) RUN_API=1; RUN_WEBHOOK=0; RUN_EXTENDER=0 ;;
+	--no-extender) RUN_EXTENDER=0 ;;
 	--no-kube-writes) KUBE_WRITES=0 ;;
 	--passes) [ $# -ge 2 ] || usage 2; PASSES=$2; shift ;;
 	--passes=*) PASSES=${1#--passes=} ;;
@@ -109,7 +141,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-for v in PORT PASSES RSS_LIMIT_KIB SLOW_EACH NICE API_WAIT; do
+for v in PORT PASSES RSS_LIMIT_KIB SLOW_EACH NICE API_WAIT PER_CLIENT EXT_PORT; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
 done
 [ "$PASSES" -ge 1 ] || die "--passes must be 1 or more"
@@ -126,12 +158,14 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bad-input.XXXXXX") || die "mktemp failed"
 SERVER_PID=
 SLOW_PID=
+EXT_PID=
 NAMESPACES=()
 SKIPPED=0
 
 cleanup() {
 	local ns
 	if [ -n "$SLOW_PID" ]; then kill "$SLOW_PID" 2>/dev/null; fi
+	if [ -n "$EXT_PID" ]; then stack_stop_pid slurm-bridge "$EXT_PID" 10; fi
 	# The watches end first: a few seconds.
 	if [ -n "$SERVER_PID" ]; then stack_stop_pid slurm-bridge-admission "$SERVER_PID" 10; fi
 	wait 2>/dev/null
@@ -166,6 +200,9 @@ make_ns() {
 
 # --- The manifest ---------------------------------------------------------------
 
+# is_slow SEND: a send mode of test/bad/slow.py (slow-*, trickle-*)?
+is_slow() { [[ $1 == slow-* || $1 == trickle-* ]]; }
+
 C_NAME=() C_FILE=() C_CT=() C_SEND=() C_EXP_V=() C_EXP_M=() C_MSG=() C_API=()
 C_NS=()		# 1: the file names the driver's namespace ($NS_TOKEN)
 
@@ -185,15 +222,16 @@ load_manifest() {
 		[ -z "${seen[$name]:-}" ] || die "$MANIFEST:$n: case $name twice"
 		seen[$name]=1
 		case $send in
-		normal|chunked|get|slow-tcp|slow-tls|slow-headers|slow-body) ;;
+		normal|chunked|expect|get|slow-tcp|slow-tls|slow-headers|slow-body) ;;
+		trickle-headers|trickle-body) ;;
 		*) die "$MANIFEST:$n: unknown send mode '$send'" ;;
 		esac
 		for e in "$ev" "$em"; do
 			case $e in
 			-) ;;
-			400|405|413|415|deny|allow|review) [[ $send != slow-* ]] ||
+			400|405|413|415|deny|allow|review) ! is_slow "$send" ||
 				die "$MANIFEST:$n: a slow case expects 'closed' or '-'" ;;
-			closed) [[ $send == slow-* ]] ||
+			closed) is_slow "$send" ||
 				die "$MANIFEST:$n: 'closed' is for slow cases" ;;
 			*) die "$MANIFEST:$n: unknown outcome '$e'" ;;
 			esac
@@ -283,9 +321,11 @@ transfer_conf() {
 	local i=$1 path=$2 close=$3 out=$4 ct=${C_CT[$1]} f=${C_PATH[$1]}
 	printf 'url = "%s%s"\noutput = "%s"\ncacert = "%s"\nmax-time = %d\n' \
 	    "$BASE_URL" "$path" "$out" "$CA_CERT" $((ANSWER_LIMIT * 2))
-	# The API server sends no "Expect: 100-continue"; a lone
-	# "Content-Type:" makes curl send none.
-	echo 'header = "Expect:"'
+	# The API server sends no "Expect: 100-continue"; a lone "Expect:"
+	# makes curl send none.  Mode expect does: the body goes only once the
+	# server asks for it.
+	if [ "${C_SEND[$i]}" = expect ]; then echo 'header = "Expect: 100-continue"'
+	else echo 'header = "Expect:"'; fi
 	if [ "$ct" = - ]; then echo 'header = "Content-Type:"'
 	else printf 'header = "Content-Type: %s"\n' "$ct"; fi
 	[ "$close" = 1 ] && echo 'header = "Connection: close"'
@@ -381,9 +421,11 @@ start_webhook() {
 	local rc=0
 	if [ -n "$MALLOC_TUNABLES" ]; then
 		GLIBC_TUNABLES=$MALLOC_TUNABLES stack_admission_start SERVER_PID \
-		    "$WORK/admission.log" "$PORT" || rc=$?
+		    "$WORK/admission.log" "$PORT" \
+		    --max-connections-per-client "$PER_CLIENT" || rc=$?
 	else
-		stack_admission_start SERVER_PID "$WORK/admission.log" "$PORT" || rc=$?
+		stack_admission_start SERVER_PID "$WORK/admission.log" "$PORT" \
+		    --max-connections-per-client "$PER_CLIENT" || rc=$?
 	fi
 	[ "$rc" = 0 ] || die "no webhook on 127.0.0.1:$PORT (BAD_PORT picks another port)"
 	say "webhook: $ADMISSION_BIN ${ADMISSION_ARGS[*]} (pid $SERVER_PID)${MALLOC_TUNABLES:+, GLIBC_TUNABLES=$MALLOC_TUNABLES}"
@@ -427,7 +469,7 @@ run_pass() {
 	mkdir -p "$ans" "$ref"
 	: >"$cfg"
 	for i in "${!C_NAME[@]}"; do
-		[[ ${C_SEND[$i]} == slow-* ]] && continue
+		is_slow "${C_SEND[$i]}" && continue
 		[ -z "${C_PATH[$i]}" ] && continue	# needs the namespace
 		for path in /validate /mutate; do
 			if [ "$path" = /validate ]; then exp=${C_EXP_V[$i]}; else exp=${C_EXP_M[$i]}; fi
@@ -497,9 +539,10 @@ run_pass() {
 # timed while they hang on.
 slow_clients() {
 	local i k path specs=() ready=$WORK/slow.ready n=0 code secs name res detail=''
-	local normal=-1 t worst=0 ok=1
+	local normal=-1 t worst=0 ok=1 cut0 cut1 trickles=0
 	for i in "${!C_NAME[@]}"; do
-		[[ ${C_SEND[$i]} == slow-* ]] || continue
+		is_slow "${C_SEND[$i]}" || continue
+		[[ ${C_SEND[$i]} == trickle-* ]] && trickles=$((trickles + SLOW_EACH))
 		path=/validate
 		[ "${C_EXP_V[$i]}" = - ] && path=/mutate
 		for ((k = 1; k <= SLOW_EACH; k++)); do
@@ -519,6 +562,7 @@ slow_clients() {
 		return
 	fi
 	scenario "slow clients: ${#specs[@]} at once"
+	cut0=$(refused_count deadline)
 	python3 test/bad/slow.py 127.0.0.1 "$PORT" "$CA_CERT" "$ready" "${specs[@]}" \
 	    >"$WORK/slow.out" 2>"$WORK/slow.err" &
 	SLOW_PID=$!
@@ -557,7 +601,7 @@ slow_clients() {
 	SLOW_PID=
 	# One check per slow case: all its clients.
 	for i in "${!C_NAME[@]}"; do
-		[[ ${C_SEND[$i]} == slow-* ]] || continue
+		is_slow "${C_SEND[$i]}" || continue
 		name=${C_NAME[$i]}
 		CHECKS+=("$i:slow")
 		res=$(awk -F'\t' -v n="$name" 'index($1, n "#") == 1' "$WORK/slow.out")
@@ -571,6 +615,155 @@ slow_clients() {
 			pass "$name ($SLOW_EACH clients): $(awk -F'\t' 'NR == 1 { print $3 }' <<<"$res")"
 		fi
 	done
+	if [ "$trickles" -gt 0 ]; then
+		cut1=$(refused_count deadline)
+		if [ $((cut1 - cut0)) -ge "$trickles" ]; then
+			pass "slurm_bridge_admission_http_refused_total{reason=\"deadline\"}: $cut0 -> $cut1 (the $trickles trickling clients)"
+		else
+			fail "slurm_bridge_admission_http_refused_total{reason=\"deadline\"}: $cut0 -> $cut1, want at least +$trickles (the trickling clients)"
+		fi
+	fi
+}
+
+# refused_count REASON: the webhook's slurm_bridge_admission_http_refused_total
+# of that reason ('' when it does not answer).
+refused_count() {
+	curl -sS --max-time 5 --cacert "$CA_CERT" "$BASE_URL/metrics" 2>/dev/null |
+	    awk -v r="slurm_bridge_admission_http_refused_total{reason=\"$1\"}" \
+		'$1 == r { print $2 }'
+}
+
+# http_limits: the per-client connection limit and the body cap, on the
+# private webhook (started with --max-connections-per-client PER_CLIENT).
+http_limits() {
+	local out code secs line r0 r1
+	scenario "HTTP limits: connections per client, the body cap before the body"
+	r0=$(refused_count per_client)
+	out=$(python3 test/bad/slow.py per-client 127.0.0.1 "$PORT" "$CA_CERT" \
+	    "$PER_CLIENT" 2>&1)
+	r1=$(refused_count per_client)
+	if [[ $out == per-client$'\t'ok$'\t'* ]] && [ "${r1:-0}" -gt "${r0:-0}" ]; then
+		pass "per-client limit $PER_CLIENT: ${out#per-client$'\t'ok$'\t'}; refused_total{reason=\"per_client\"} $r0 -> $r1"
+	elif [[ $out == per-client$'\t'ok$'\t'* ]]; then
+		fail "per-client limit $PER_CLIENT: the refusal was not counted (refused_total{reason=\"per_client\"} $r0 -> $r1)"
+	else
+		fail "per-client limit $PER_CLIENT: ${out#per-client$'\t'}"
+	fi
+	# Headers only: an answer now came before any body byte.
+	read -r code secs line < <(python3 test/bad/slow.py early 127.0.0.1 "$PORT" \
+	    "$CA_CERT" /validate $((MAX_BODY + 1)) 2>&1)
+	if [ "$code" = 413 ] && [[ $line == *"larger than $MAX_BODY bytes"* ]]; then
+		pass "Content-Length $((MAX_BODY + 1)), no body sent: HTTP 413 in $secs s: $line"
+	else
+		fail "Content-Length $((MAX_BODY + 1)), no body sent: HTTP $code in $secs s, want 413 at once: $line"
+	fi
+	read -r code secs line < <(python3 test/bad/slow.py early 127.0.0.1 "$PORT" \
+	    "$CA_CERT" /validate "$MAX_BODY" 2>&1)
+	if [ "$code" = 000 ]; then
+		pass "Content-Length $MAX_BODY (the cap), no body sent: no answer in $secs s (the server waits for the body)"
+	else
+		fail "Content-Length $MAX_BODY (the cap), no body sent: HTTP $code, want none until the body comes: $line"
+	fi
+}
+
+# --- The extender part --------------------------------------------------------------
+
+# ext_start LOG ARG...: a private slurm-bridge on 127.0.0.1:EXT_PORT that can
+# never lead (see the header); waits for /healthz. Sets EXT_PID.
+ext_start() {
+	local log=$1 i scheme=http; shift
+	local -a curl_tls=()
+	if [[ " $* " == *" --tls-cert "* ]]; then scheme=https; curl_tls=(--cacert "$CA_CERT"); fi
+	if [ -n "$(ss -Hltn "sport = :$EXT_PORT" 2>/dev/null)" ]; then
+		die "port $EXT_PORT is in use (BAD_EXT_PORT picks another)"
+	fi
+	POD_NAMESPACE=bad-input-$$-no-lease "${STACK_EXEC[@]}" "$BRIDGE_BIN" \
+	    --kubeconfig "$ADMISSION_KUBECONFIG" --leader-elect \
+	    --listen "127.0.0.1:$EXT_PORT" "$@" </dev/null >"$log" 2>&1 &
+	EXT_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$EXT_PID" 2>/dev/null || break
+		[ "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 "${curl_tls[@]}" \
+		    "$scheme://127.0.0.1:$EXT_PORT/healthz" 2>/dev/null)" = 200 ] && return 0
+		sleep 0.2
+	done
+	sed 's/^/  slurm-bridge: /' "$log" >&2
+	die "the private slurm-bridge did not answer on 127.0.0.1:$EXT_PORT"
+}
+
+ext_stop() {
+	[ -n "$EXT_PID" ] && stack_stop_pid slurm-bridge "$EXT_PID" 10
+	EXT_PID=
+}
+
+# ext_post URL OUT [CURL ARG...]: POSTs a binding; prints the HTTP status.
+ext_post() {
+	local url=$1 out=$2; shift 2
+	curl -sS -o "$out" -w '%{http_code}' --max-time 10 "$@" \
+	    -H 'Content-Type: application/json' \
+	    --data-binary '{"PodName": "x", "PodNamespace": "y", "PodUID": "u", "Node": "n1"}' \
+	    "$url" 2>>"$out.err"
+}
+
+# ext_want WHAT CODE WANT_CODE OUT WANT_TEXT: one check of an answer.
+ext_want() {
+	local what=$1 code=$2 want=$3 out=$4 text=$5 body
+	body=$(head -c 400 "$out" 2>/dev/null | tr '\n' ' ')
+	if [ "$code" = "$want" ] && [[ $body == *"$text"* ]]; then
+		pass "$what: HTTP $code: $body"
+	else
+		fail "$what: HTTP $code, want $want with \"$text\": $body"
+	fi
+}
+
+extender_part() {
+	local d=$WORK/ext url verb code secs line
+	mkdir -p "$d"
+	[ -x "$BRIDGE_BIN" ] || die "$BRIDGE_BIN is not built (make)"
+	[ -s "$ADMISSION_KUBECONFIG" ] || die "no $ADMISSION_KUBECONFIG (make bridge-up)"
+	command -v openssl >/dev/null || die "openssl not found"
+
+	scenario "extender API without --client-ca: refused"
+	ext_start "$d/plain.log" --config "$BRIDGE_CONFIG"
+	say "slurm-bridge (pid $EXT_PID): --listen 127.0.0.1:$EXT_PORT, no TLS, no --client-ca"
+	for verb in filter prioritize bind; do
+		code=$(ext_post "http://127.0.0.1:$EXT_PORT/$verb" "$d/plain-$verb")
+		ext_want "/$verb without --client-ca" "$code" 403 "$d/plain-$verb" "--client-ca"
+	done
+	code=$(curl -sS -o "$d/plain-healthz" -w '%{http_code}' --max-time 5 \
+	    "http://127.0.0.1:$EXT_PORT/healthz" 2>/dev/null)
+	ext_want "/healthz stays open" "$code" 200 "$d/plain-healthz" ok
+	ext_stop
+
+	scenario "extender API with --client-ca: only a client certificate for clientAuth, named as --client-name"
+	stack_issue_cert "$d/client" "/CN=slurm-bridge-extender-client" clientAuth ||
+		die "cannot make a client certificate with the stack CA"
+	ext_start "$d/tls.log" --config "$BRIDGE_CONFIG" --tls-cert "$ADMISSION_CERT" \
+	    --tls-key "$ADMISSION_KEY" --client-ca "$CA_CERT"
+	say "slurm-bridge (pid $EXT_PID): --listen 127.0.0.1:$EXT_PORT over TLS, --client-ca $CA_CERT, --client-name by default"
+	url=https://127.0.0.1:$EXT_PORT/bind
+	code=$(ext_post "$url" "$d/none" --cacert "$CA_CERT")
+	ext_want "/bind without a client certificate" "$code" 403 "$d/none" "no client certificate"
+	code=$(ext_post "$url" "$d/serving" --cacert "$CA_CERT" \
+	    --cert "$ADMISSION_CERT" --key "$ADMISSION_KEY")
+	ext_want "/bind with the stack's serving certificate (serverAuth only)" "$code" 403 \
+	    "$d/serving" "extendedKeyUsage lacks clientAuth"
+	code=$(ext_post "$url" "$d/admin" --cacert "$CA_CERT" \
+	    --cert "$PKI_DIR/admin.crt" --key "$PKI_DIR/admin.key")
+	ext_want "/bind with the stack's admin client certificate (CN=admin)" "$code" 403 \
+	    "$d/admin" "CN (admin) nor a DNS name of it is among slurm-bridge-extender-client"
+	read -r code secs line < <(python3 test/bad/slow.py early 127.0.0.1 "$EXT_PORT" \
+	    "$CA_CERT" /bind 100000 2>&1)
+	if [ "$code" = 403 ] && [[ $line == *"no client certificate"* ]]; then
+		pass "/bind headers with Content-Length 100000, no certificate, no body sent: HTTP 403 in $secs s"
+	else
+		fail "/bind headers with Content-Length 100000, no certificate, no body sent: HTTP $code in $secs s, want 403 at once: $line"
+	fi
+	code=$(ext_post "$url" "$d/good" --cacert "$CA_CERT" \
+	    --cert "$d/client.crt" --key "$d/client.key")
+	ext_want "/bind with a client certificate CN=slurm-bridge-extender-client (clientAuth)" \
+	    "$code" 200 "$d/good" "not the leader"
+	ext_stop
 }
 
 webhook_part() {
@@ -614,6 +807,7 @@ webhook_part() {
 	ownersN=$(owners_total)
 
 	[ -n "$SERVER_PID" ] && slow_clients
+	[ -n "$SERVER_PID" ] && http_limits
 
 	scenario "process and memory"
 	if [ -n "$SERVER_PID" ]; then
@@ -756,6 +950,7 @@ api_part() {
 load_manifest
 echo "bad-input: ${#C_NAME[@]} cases in $MANIFEST; work directory $WORK"
 [ "$RUN_WEBHOOK" = 1 ] && webhook_part
+[ "$RUN_EXTENDER" = 1 ] && extender_part
 [ "$RUN_API" = 1 ] && api_part
 
 tried=${#CHECKS[@]}

@@ -167,6 +167,21 @@ check_eq "the scheduler knows its pod's name, which the leader labels (POD_NAME)
 		.spec.template.spec.containers[] | select(.name == "slurm-bridge") | .env[] |
 		select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath' <<<"$mf_all")" \
 	metadata.name
+# Both daemons listen on every interface of their pod (their default is
+# loopback), and a NetworkPolicy lets in that one port.
+check_eq "each Deployment listens on every interface of its pod (--listen=:PORT)" \
+	"$(jq -r 'select(.kind == "Deployment") | .metadata.name + " " +
+		(.spec.template.spec.containers[].args[]? | select(startswith("--listen=")))' <<<"$mf_all" |
+		LC_ALL=C sort | paste -sd,)" \
+	"slurm-bridge --listen=:8443,slurm-bridge-admission --listen=:9443"
+check_eq "a NetworkPolicy selects each one's pods and lets in its port" \
+	"$(jq -r 'select(.kind == "NetworkPolicy") | .spec.podSelector.matchLabels["app.kubernetes.io/name"] +
+		":" + (.spec.ingress[].ports[].port | tostring)' <<<"$mf_all" | LC_ALL=C sort | paste -sd,)" \
+	"slurm-bridge-admission:9443,slurm-bridge:8443"
+check_eq "the extender API answers only the extender's client certificate (--client-name)" \
+	"$(jq -r 'select(.kind == "Deployment" and .metadata.name == "slurm-bridge") |
+		.spec.template.spec.containers[].args[]? | select(startswith("--client-name="))' <<<"$mf_all")" \
+	"--client-name=slurm-bridge-extender-client"
 mf_bad=$(jq -r 'select(.kind == "Deployment" or .kind == "Job") | .kind as $k | .metadata.name as $d |
 	.spec.template.spec | (.initContainers // []) + .containers | .[] |
 		select((.securityContext.readOnlyRootFilesystem != true) or

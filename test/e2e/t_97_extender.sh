@@ -4,13 +4,20 @@
 # a pod with schedulerName default-scheduler on the node Slurm allocated.
 # The namespace is managed through the config's managedNamespaceSelector, not
 # the webhook's label, so the pod keeps default-scheduler.
+# The extender API answers only clients with a certificate from --client-ca,
+# and the stack's bridge has none: it refuses every call, and steps aside for
+# one on 8096 over TLS (the stack's 127.0.0.1 certificate) with --client-ca
+# (the cluster CA) and the default --client-name; the client certificate of
+# kube-scheduler and of curl here is one for slurm-bridge-extender-client.
 
 ext_dir=$(mktemp -d)
 ext_sched=
 ext_stop() { [ -n "$ext_sched" ] && kill "$ext_sched" 2>/dev/null && wait "$ext_sched" 2>/dev/null; ext_sched=; }
+ext_url=https://127.0.0.1:8096
+ext_tls=(--cacert "$CA_CERT" --cert "$ext_dir/client.crt" --key "$ext_dir/client.key")
 ext_post() {  # ext_post VERB JSON: the bridge's answer
-	curl -s -H 'Content-Type: application/json' --data-binary "$2" \
-		"http://127.0.0.1:$BRIDGE_PORT/$1"
+	curl -s "${ext_tls[@]}" -H 'Content-Type: application/json' --data-binary "$2" \
+		"$ext_url/$1"
 }
 ext_pod() {  # ext_pod NS NAME: a default-scheduler pod that tolerates the taint
 	cat <<YAML
@@ -44,16 +51,36 @@ check_eq "without kube-scheduler the pod waits (no scheduler of its name)" \
 	"$(pod_field "$ns" placed "$JP_NODE")" ""
 check_eq "and nothing was submitted for it" "$(squeue -h -n "$ns/placed" -o %i | wc -l)" 0
 
+# Without --client-ca, the extender API is refused, naming the flag (waited
+# for: the stack's bridge may be restarting).
+ext_refused() {
+	[[ $(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' --data-binary '{}' \
+		"http://127.0.0.1:$BRIDGE_PORT/filter") =~ --client-ca.*\ 403$ ]]
+}
+check "the stack's bridge (no --client-ca) refuses /filter with 403, naming --client-ca" \
+	wait_for 30 ext_refused
+stack_bridge=$(stack_pid "$BRIDGE_PIDFILE")
+[ -n "$stack_bridge" ] && kill "$stack_bridge" && wait_for 15 bash -c "! kill -0 $stack_bridge 2>/dev/null"
+stack_issue_cert "$ext_dir/client" /CN=slurm-bridge-extender-client clientAuth
+"${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
+	--listen 127.0.0.1:8096 --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY" \
+	--client-ca "$CA_CERT" >"$ext_dir/bridge.log" 2>&1 &
+ext_bridge=$!
+check "a bridge with --client-ca takes over, ready" \
+	wait_for 60 curl -sf --cacert "$CA_CERT" "$ext_url/readyz"
+
 # The extender's answers, straight from its API.
 out=$(ext_post filter '{"Pod": {"metadata": {"name": "x", "namespace": "'"$other"'"}}, "NodeNames": ["n1", "n2"]}')
 check_match "/filter passes every node for a pod it does not manage" "$out" '"NodeNames":\["n1","n2"\]'
 out=$(ext_post filter '{"NodeNames": ["n1"]}')
 check_match "/filter names what is missing in a bad call" "$out" 'ExtenderArgs.Pod is missing'
-code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
-	--data-binary '{not json' "http://127.0.0.1:$BRIDGE_PORT/bind")
+code=$(curl -s -o /dev/null -w '%{http_code}' "${ext_tls[@]}" -H 'Content-Type: application/json' \
+	--data-binary '{not json' "$ext_url/bind")
 check_eq "a body that is not JSON gets a 400" "$code" 400
 
-ext_scheduler_config "http://127.0.0.1:$BRIDGE_PORT" >"$ext_dir/config.yaml"
+ext_scheduler_config "$ext_url" "  enableHTTPS: true
+  tlsConfig: {certFile: $ext_dir/client.crt, keyFile: $ext_dir/client.key, caFile: $CA_CERT}" \
+	>"$ext_dir/config.yaml"
 stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
 "$KUBE_SCHEDULER" --config "$ext_dir/config.yaml" --secure-port 0 \
 	>"$ext_dir/kube-scheduler.log" 2>&1 &
@@ -80,4 +107,6 @@ if [ "$other_made" = 1 ]; then
 else
 	k -n "$other" delete pod "$plain" --wait=false >/dev/null
 fi
+kill "$ext_bridge" 2>/dev/null; wait "$ext_bridge" 2>/dev/null
 rm -rf "$ext_dir"
+"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null

@@ -1,8 +1,11 @@
 # shellcheck shell=bash
 # The extender over TLS with client certificates (--client-ca): a stock
-# kube-scheduler that presents a certificate the CA signed places a pod
-# through it; a client without one, or with one from another CA, cannot
-# bind; health and metrics stay open to probes.
+# kube-scheduler that presents a client certificate the CA signed for the
+# default --client-name (slurm-bridge-extender-client) places a pod through
+# it; a client without one, with one from another CA, with the CA's
+# serving certificate (not for clientAuth) or with another name the CA
+# signed (the stack's admin) cannot bind; health and metrics stay open to
+# probes.
 # The stack's bridge steps aside for one on 8099 serving the stack's
 # 127.0.0.1 certificate (pki/admission.crt) and trusting the cluster CA.
 
@@ -24,22 +27,33 @@ code=$(curl -s -o "$tls_dir/out" -w '%{http_code}' --cacert "$pki/ca.crt" \
 	-H 'Content-Type: application/json' --data-binary "$body" "$url/bind")
 check_eq "/bind without a client certificate is refused" "$code" 403
 check_match "saying what is needed" "$(cat "$tls_dir/out")" "client certificate signed by the --client-ca"
+stack_issue_cert "$tls_dir/client" /CN=slurm-bridge-extender-client clientAuth
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 	-subj /CN=intruder -keyout "$tls_dir/other.key" -out "$tls_dir/other.crt" >/dev/null 2>&1
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
 	--cert "$tls_dir/other.crt" --key "$tls_dir/other.key" \
 	-H 'Content-Type: application/json' --data-binary "$body" "$url/filter")
 check "a certificate from another CA gets no answer from /filter" test "$code" = 403 -o "$code" = 000
-code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
+code=$(curl -s -o "$tls_dir/out" -w '%{http_code}' --cacert "$pki/ca.crt" \
+	--cert "$pki/admission.crt" --key "$pki/admission.key" \
+	-H 'Content-Type: application/json' --data-binary "$body" "$url/bind")
+check_eq "the CA's serving certificate (serverAuth only) is refused" "$code" 403
+check_match "for its purpose" "$(cat "$tls_dir/out")" "extendedKeyUsage lacks clientAuth"
+code=$(curl -s -o "$tls_dir/out" -w '%{http_code}' --cacert "$pki/ca.crt" \
 	--cert "$pki/admin.crt" --key "$pki/admin.key" \
+	-H 'Content-Type: application/json' --data-binary "$body" "$url/bind")
+check_eq "a client certificate of the CA for another name (CN=admin) is refused" "$code" 403
+check_match "for its name" "$(cat "$tls_dir/out")" "CN \(admin\) nor a DNS name"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" \
+	--cert "$tls_dir/client.crt" --key "$tls_dir/client.key" \
 	-H 'Content-Type: application/json' --data-binary '{"NodeNames": ["n1"]}' "$url/filter")
-check_eq "a certificate the CA signed gets an answer" "$code" 200
+check_eq "the CA's client certificate for slurm-bridge-extender-client gets an answer" "$code" 200
 check "plain HTTP is not served" bash -c "! curl -sf http://127.0.0.1:8099/healthz"
 
 ns=$(new_ns)
 k label namespace "$ns" slurm-bridge.io/managed=true >/dev/null
 ext_scheduler_config "$url" "  enableHTTPS: true
-  tlsConfig: {certFile: $pki/admin.crt, keyFile: $pki/admin.key, caFile: $pki/ca.crt}" \
+  tlsConfig: {certFile: $tls_dir/client.crt, keyFile: $tls_dir/client.key, caFile: $pki/ca.crt}" \
 	>"$tls_dir/config.yaml"
 cat <<YAML | k apply -f - >/dev/null
 apiVersion: v1
