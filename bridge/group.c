@@ -100,12 +100,16 @@ group_by_job(struct reconcile *r, uint32_t jobid)
 	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
 }
 
+/* A group linked by a wrong job id (hinted) never owned the entry. */
 static void
-group_index_del(struct reconcile *r, uint32_t jobid)
+group_index_del(struct reconcile *r, const struct group *g)
 {
-	char id[16];
+	char	    id[16];
+	const char *gkey = map_get(r->jobs,
+	    jobid_str(g->jobid, id, sizeof(id)));
 
-	map_del(r->jobs, jobid_str(jobid, id, sizeof(id)));
+	if (gkey != NULL && strcmp(gkey, g->key) == 0)
+		map_del(r->jobs, id);
 }
 
 /* Writes a message on every unbound, live member of the group. */
@@ -1009,7 +1013,7 @@ void
 group_reset(struct reconcile *r, struct group *g)
 {
 	if (g->jobid != 0)
-		group_index_del(r, g->jobid);
+		group_index_del(r, g);
 	g->jobid = 0;
 	g->cancelled = 0;
 	g->failed = 0;
@@ -1285,7 +1289,7 @@ group_gc(struct reconcile *r, struct group *g)
 	if (g->members.n > 0 || (g->jobid != 0 && !g->cancelled))
 		return;
 	if (g->jobid != 0)
-		group_index_del(r, g->jobid);
+		group_index_del(r, g);
 	r->nstate[g->state]--;
 	group_ns_index(r, g, 0);
 	map_del(r->groups, g->key);

@@ -1227,6 +1227,8 @@ START_TEST(test_gang_forged_label)
 	json_object_set_new(H.api, "a-first/forger", pod);
 	h_counts(&a);
 	h_bridge_start();
+	/* A full load, as every PLAN_REFRESH_MS: the job must be known. */
+	H.r->slurm_since = 0;
 	h_poll();
 	h_counts(&b);
 	ck_assert_int_eq(h_state(), G_BOUND);

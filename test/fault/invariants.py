@@ -10,7 +10,10 @@ Usage: invariants.py --ns NS [--ns NS ...] [--submitted FILE] [--grace S]
   3. no pod is in two live jobs, and a bound pod's job-id label names the
      live job that holds it;
   4. no pod is stuck Terminating (deleted more than --grace s ago);
-  5. sacct has every job id listed in --submitted (one per line).
+  5. sacct has every job id listed in --submitted (one per line);
+  7. with --install NS=NAME (two installs on one Slurm): every live job
+     that lists a pod of NS names install NAME in its admin_comment, and
+     every bound pod of NS is held by a job of NAME.
 
 --overlap checks one sample of the sixth, which a sampler runs all along
 a fault (a moment's breach is a breach):
@@ -159,6 +162,13 @@ def expand(hostlist):
     return out
 
 
+def admin_install(job):
+    try:
+        return json.loads(job.get("AdminComment", "")).get("install")
+    except (ValueError, AttributeError):
+        return None
+
+
 def admin_pods(job):
     try:
         return json.loads(job.get("AdminComment", "")).get("pods", [])
@@ -176,6 +186,8 @@ def main():
     ap.add_argument("--submitted")
     ap.add_argument("--grace", type=int, default=45)
     ap.add_argument("--overlap", action="store_true")
+    ap.add_argument("--install", action="append", default=[],
+                    help="NS=NAME: NS's pods are install NAME's")
     a = ap.parse_args()
     if a.overlap:
         broken = overlap(a.ns)
@@ -260,6 +272,33 @@ def main():
         if mine and not owners:
             broken.append("slurm job %d (%s) has no live pod: %s" %
                           (i, j.get("JobState"), mine))
+
+    # 7. no job crosses installs
+    installs = dict(x.split("=", 1) for x in a.install)
+    for i, j in sorted(live.items()):
+        for p in admin_pods(j):
+            want = installs.get(p.split("/")[0])
+            if want is None:
+                continue
+            checked += 1
+            if admin_install(j) != want:
+                broken.append("slurm job %d lists %s of install %s but "
+                              "names install %s" %
+                              (i, p, want, admin_install(j)))
+    for key, p in sorted(pods.items()):
+        want = installs.get(key.split("/")[0])
+        md = p["metadata"]
+        label = md.get("annotations", {}).get(JOBID) or \
+            md.get("labels", {}).get(JOBID)
+        if want is None or not p["spec"].get("nodeName") or \
+                label is None or not label.isdigit() or \
+                int(label) not in live:
+            continue
+        checked += 1
+        if admin_install(live[int(label)]) != want:
+            broken.append("%s (install %s) is held by slurm job %s of "
+                          "install %s" % (key, want, label,
+                                          admin_install(live[int(label)])))
 
     # 5. sacct knows every submitted job
     if a.submitted:

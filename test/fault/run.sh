@@ -24,9 +24,12 @@ collect_submitted() {  # collect_submitted LOG FROM_BYTE
 }
 
 # invariants NS...: waits up to 90 s for them to hold, then reports.
+# INSTALLS (NS=NAME ...) says which install each namespace's pods are.
+INSTALLS=
 invariants() {
 	local out i n args=()
 	for n in "$@"; do args+=(--ns "$n"); done
+	for n in $INSTALLS; do args+=(--install "$n"); done
 	for ((i = 0; i < 45; i++)); do
 		out=$("$FAULT_DIR/invariants.py" --submitted "$SUBMITTED" "${args[@]}" 2>&1) && break
 		sleep 2
@@ -70,10 +73,12 @@ sampler_pid=""
 # The sampler never outlives the suite, and holds none of its output open
 # (a reader of the suite's output would wait for it).
 trap '[ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null; rm -f "$SUBMITTED" "$OVERLAP"' EXIT
-sampler_start() {  # sampler_start NS
+sampler_start() {  # sampler_start "NS..."
+	local n args=()
+	for n in $1; do args+=(--ns "$n"); done
 	: >"$OVERLAP"
 	( while :; do
-		"$FAULT_DIR/invariants.py" --overlap --ns "$1" 2>/dev/null |
+		"$FAULT_DIR/invariants.py" --overlap "${args[@]}" 2>/dev/null |
 			grep -v '^checked ' >>"$OVERLAP"
 		sleep 0.5
 	  done ) </dev/null >/dev/null 2>&1 &
@@ -380,6 +385,75 @@ if want hang; then
 	kill "$b" 2>/dev/null; wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
 	rm -rf "$ha_dir"
 	bridge_up
+fi
+
+# --- 10. Two installs on one Slurm, through kills, restarts and a forged label --
+if want installs; then
+	fault_begin "two installs on one Slurm: kills, restarts and a forged label cross nothing"
+	b_dir=$(mktemp -d)
+	nsb=$(new_ns)
+	printf 'schedulerName: slurm-bridge-b\npartition: slurm-bridge\ninstallName: fault-b\nmanagedNamespaces: [%s]\n' \
+		"$nsb" >"$b_dir/config.yaml"
+	b_start() {
+		"${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" \
+			--config "$b_dir/config.yaml" --listen 127.0.0.1:8099 >>"$b_dir/b.log" 2>&1 &
+		b=$!
+		wait_for 30 curl -sf http://127.0.0.1:8099/readyz
+	}
+	b_kill() { kill "-${1:-TERM}" "$b" 2>/dev/null; wait_for 15 bash -c "! kill -0 $b 2>/dev/null"; }
+	a_kill() {
+		local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
+		kill "-${1:-TERM}" "$pid" 2>/dev/null
+		wait_for 15 bash -c "! kill -0 $pid 2>/dev/null"
+	}
+	b_start
+	INSTALLS="$ns=slurm-bridge@$(k get namespace kube-system -o jsonpath='{.metadata.uid}') $nsb=fault-b"
+	sampler_stop
+	sampler_start "$ns $nsb"
+	workload "$ns" a
+	{ for i in 1 2 3; do single "$nsb" b "b-s$i"; done; gang "$nsb" b b-g; } |
+		sed 's/schedulerName: slurm-bridge$/schedulerName: slurm-bridge-b/' | k apply -f - >/dev/null
+	both_bound() {
+		all_bound "$ns" a-s1 a-s2 a-s3 a-g-0 a-g-1 a-g-2 &&
+			all_bound "$nsb" b-s1 b-s2 b-s3 b-g-0 b-g-1 b-g-2
+	}
+	check "both workloads are bound" wait_for 30 both_bound
+	jobs_of() { k -n "$1" get pods -o jsonpath='{range .items[*]}{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}{"\n"}{end}' | sort -u | grep .; }
+	before_a=$(jobs_of "$ns"); before_b=$(jobs_of "$nsb")
+	# A pod of A's scheduler in B's namespace whose label names B's gang
+	# job; then each install killed or restarted, twice.
+	single "$nsb" forged forged | sed "s/^  labels: {tag: forged}/  labels: {tag: forged, scheduler.slinky.slurm.net\/slurm-jobid: \"$(pod_field "$nsb" b-g-0 "$JP_JOBID")\"}/" |
+		k apply -f - >/dev/null
+	for round in 1 2; do
+		a_kill 9; bridge_up; FAULTS=$((FAULTS + 1))
+		b_kill 9; b_start; FAULTS=$((FAULTS + 1))
+		a_kill; bridge_up; FAULTS=$((FAULTS + 1))
+		b_kill; b_start; FAULTS=$((FAULTS + 1))
+	done
+	FAULTS=$((FAULTS + 1)) # the forged label
+	sleep 3
+	check_eq "A's pods keep their jobs" "$(jobs_of "$ns" | tr '\n' ' ')" "$(tr '\n' ' ' <<<"$before_a")"
+	check_eq "B's pods keep theirs" "$(jobs_of "$nsb" | tr '\n' ' ')" "$(tr '\n' ' ' <<<"$before_b")"
+	alive() { local j; for j in $before_a $before_b; do [ "$(job_field "$j" JobState)" = RUNNING ] || return 1; done; }
+	check "every job of both runs on" alive
+	crossed() {
+		tail -c +"$((mark + 1))" "$BLOG" | grep -E "$nsb/|job ($(tr '\n' '|' <<<"$before_b" | sed 's/|$//'))\b" |
+			grep -v "$nsb/forged"
+		grep -E "$ns/|job ($(tr '\n' '|' <<<"$before_a" | sed 's/|$//'))\b" "$b_dir/b.log"
+	}
+	check_eq "neither install logged a job or pod of the other" "$(crossed | head -3)" ""
+	collect_submitted "$BLOG" "$mark"
+	collect_submitted "$b_dir/b.log" 0
+	invariants "$ns" "$nsb"
+	sampler_stop
+	k delete namespace "$ns" "$nsb" --wait=true --timeout=120s >/dev/null
+	b_kill
+	INSTALLS=
+	if grep -q "two installs" <<<"${E2E_FAILURES[*]}"; then
+		echo "  install B's log kept: $b_dir/b.log"
+	else
+		rm -rf "$b_dir"
+	fi
 fi
 
 echo
