@@ -76,7 +76,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 # config file, the metrics writer and the HTTP(S) server (httpd.c, the only
 # libmicrohttpd user).
 SHARED_SRCS	:= common/translate.c common/bounds.c common/workload.c common/config.c \
-		   common/daemon.c \
+		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \
@@ -98,7 +98,7 @@ EPILOG_SRCS	:= epilog/main.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
-		   test/check_workload.c \
+		   test/check_workload.c test/check_ownerrec.c \
 		   test/check_review.c test/check_config.c \
 		   test/check_podrec.c test/check_util.c test/check_certs.c \
 		   test/check_guard.c

@@ -71,11 +71,11 @@ struct owners *owners_new(const struct k8s_config *kconf,
 int	       owners_start(struct owners *);
 /* Stops the informers and frees the store. */
 void owners_free(struct owners *);
-/* Stores a copy of obj (as an informer would). */
+/* Stores what an informer would of obj (borrowed). */
 void owners_put(struct owners *, enum owner_kind, const json_t *obj);
 /*
- * The stored object (a new reference, slimmed to metadata and the spec
- * fields the policy reads) or NULL.  ns is ignored for namespaces.  When it
+ * The stored object (a new reference: an owner's record, ownerrec.c, or a
+ * namespace's metadata) or NULL.  ns is ignored for namespaces.  When it
  * is missing, waits up to wait_ms for the watch to bring it.  Any thread.
  */
 json_t *owners_get(struct owners *, enum owner_kind, const char *ns,

@@ -1,11 +1,12 @@
 /*
  * The webhook's watch-based store of namespaces and workload owners (Jobs,
- * JobSets, LeaderWorkerSets, PodGroups of both APIs, Workloads), so a request never waits on the
- * API server.  One informer thread per kind writes; request threads read.
- * Objects are slimmed to the fields the policy reads and are never changed
- * once stored (an update replaces the object), so a reader holds its own
- * reference (jansson's reference counts are atomic) and needs the lock only
- * for the lookup.
+ * JobSets, LeaderWorkerSets, PodGroups of both APIs, Workloads), so a
+ * request never waits on the API server.  One informer thread per kind
+ * writes; request threads read.  An owner is kept as its record
+ * (common/ownerrec.c: the fields the rules read), a namespace as its
+ * metadata; neither is changed once stored (an update replaces it), so a
+ * reader holds its own reference (jansson's reference counts are atomic)
+ * and needs the lock only for the lookup.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,28 +19,28 @@
 #include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
+#include "ownerrec.h"
 #include "admission.h"
 
 static const struct {
-	const char *path;
-	const char *name;
-	const char *keep[4]; /* spec fields kept, dotted */
+	const char	  *path;
+	const char	  *name;
+	enum workload_kind kind; /* its record's (WORKLOAD_KINDS: none) */
 } owner_kinds[OWN_KINDS] = {
 	[OWN_NAMESPACE] = { "/api/v1/namespaces", "watch/namespaces",
-	    { NULL } },
-	[OWN_JOB] = { "/apis/batch/v1/jobs", "watch/jobs",
-	    { "parallelism", "completionMode", "activeDeadlineSeconds" } },
+	    WORKLOAD_KINDS },
+	[OWN_JOB] = { "/apis/batch/v1/jobs", "watch/jobs", WORKLOAD_JOB },
 	[OWN_JOBSET] = { "/apis/jobset.x-k8s.io/v1alpha2/jobsets",
-	    "watch/jobsets", { "replicatedJobs" } },
+	    "watch/jobsets", WORKLOAD_JOBSET },
 	[OWN_LWS] = { "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
-	    "watch/lws", { "leaderWorkerTemplate" } },
+	    "watch/lws", WORKLOAD_LWS },
 	[OWN_PODGROUP] = { "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-	    "watch/podgroups", { "minMember" } },
+	    "watch/podgroups", WORKLOAD_PODGROUP },
 	/* Under the discovered scheduling.k8s.io version. */
 	[OWN_SCHED_PODGROUP] = { "podgroups", "watch/sched-podgroups",
-	    { "schedulingPolicy", "workloadRef" } },
+	    WORKLOAD_SCHED_PODGROUP },
 	[OWN_WORKLOAD] = { "workloads", "watch/workloads",
-	    { "podGroupTemplates", "compositePodGroupTemplates" } },
+	    WORKLOAD_SCHED_WORKLOAD },
 };
 
 struct owner_ctx {
@@ -64,29 +65,26 @@ struct owners {
  */
 #define OWNERS_MAX_WAITERS 2
 
-/* The fields the policy reads; a new object. */
+/*
+ * What the store keeps of obj, a new object: an owner's record, or a
+ * namespace's metadata (its annotations set its defaults and bounds).
+ */
 static json_t *
 owners_slim(enum owner_kind kind, const json_t *obj)
 {
 	static const char *const meta[] = { "name", "namespace", "uid",
 		"labels", "annotations", "resourceVersion" };
-	const json_t		*md = json_object_get(obj, "metadata");
-	const json_t		*spec = json_object_get(obj, "spec"), *v;
-	json_t			*out, *m, *s;
+	const json_t		*md = json_object_get(obj, "metadata"), *v;
+	json_t			*m;
 	size_t			 i;
 
+	if (owner_kinds[kind].kind != WORKLOAD_KINDS)
+		return (ownerrec_dup(owner_kinds[kind].kind, obj));
 	m = json_object();
 	for (i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
 		if ((v = json_object_get(md, meta[i])) != NULL)
 			json_object_set(m, meta[i], (json_t *)(uintptr_t)v);
-	s = json_object();
-	for (i = 0; i < 4 && owner_kinds[kind].keep[i] != NULL; i++)
-		if ((v = json_object_get(spec, owner_kinds[kind].keep[i])) !=
-		    NULL)
-			json_object_set_new(s, owner_kinds[kind].keep[i],
-			    json_deep_copy(v));
-	out = json_pack("{s:o, s:o}", "metadata", m, "spec", s);
-	return (out);
+	return (json_pack("{s:o, s:{}}", "metadata", m, "spec"));
 }
 
 static void

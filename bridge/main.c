@@ -20,6 +20,7 @@
 #include "log.h"
 #include "xmalloc.h"
 #include "httpd.h"
+#include "ownerrec.h"
 #include "bridge.h"
 
 #define MUNGE_KEY_PATH "/etc/munge/munge.key"
@@ -120,15 +121,39 @@ struct informer_ctx {
 	enum event_kind kind;
 };
 
+/* The workload kind of an owner object's event kind; WORKLOAD_KINDS: none. */
+static enum workload_kind
+informer_owner_kind(enum event_kind kind)
+{
+	switch (kind) {
+	case EV_JOB:
+		return (WORKLOAD_JOB);
+	case EV_PODGROUP:
+		return (WORKLOAD_PODGROUP);
+	case EV_JOBSET:
+		return (WORKLOAD_JOBSET);
+	case EV_LWS:
+		return (WORKLOAD_LWS);
+	case EV_SCHED_PODGROUP:
+		return (WORKLOAD_SCHED_PODGROUP);
+	case EV_SCHED_WORKLOAD:
+		return (WORKLOAD_SCHED_WORKLOAD);
+	default:
+		return (WORKLOAD_KINDS);
+	}
+}
+
 /*
  * Runs on an informer thread: moves the object into the queue; a pod as
- * its compact record (podrec.c), its decoded tree dropped here.
+ * its compact record (podrec.c), an owner object as its record
+ * (ownerrec.c), their decoded trees dropped here.
  */
 static void
 informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 {
 	struct informer_ctx *ctx = arg;
 	struct event	    *ev;
+	enum workload_kind   wk;
 
 	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
@@ -136,6 +161,11 @@ informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
 	ev->kind = ctx->kind;
 	ev->type = type;
 	ev->obj = obj;
+	if (obj != NULL &&
+	    (wk = informer_owner_kind(ctx->kind)) != WORKLOAD_KINDS) {
+		ev->obj = ownerrec_dup(wk, obj);
+		json_decref(obj);
+	}
 	if (obj != NULL && (ctx->kind == EV_POD || ctx->kind == EV_EXTPOD)) {
 		ev->pod = podrec_new(obj);
 		json_decref(obj);

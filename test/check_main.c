@@ -42,6 +42,7 @@ main(void)
 	srunner_add_suite(sr, map_suite());
 	srunner_add_suite(sr, placement_suite());
 	srunner_add_suite(sr, workload_suite());
+	srunner_add_suite(sr, ownerrec_suite());
 	srunner_add_suite(sr, review_suite());
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, podrec_suite());

@@ -19,6 +19,7 @@ Suite *queue_suite(void);
 Suite *map_suite(void);
 Suite *placement_suite(void);
 Suite *workload_suite(void);
+Suite *ownerrec_suite(void);
 Suite *review_suite(void);
 Suite *config_suite(void);
 Suite *podrec_suite(void);
