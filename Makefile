@@ -217,7 +217,7 @@ asan:
 # build-fuzz/corpus/ (the one corpus directory they are given), and a crash
 # leaves its input in build-fuzz/ to turn into a regression case.
 FUZZ_TIME	?= 60
-FUZZ_TARGETS	:= watch quantity review translate config assign
+FUZZ_TARGETS	:= watch list quantity review translate config assign
 FUZZ_SEEDS_watch	= $(wildcard test/data/watch/*.json)
 FUZZ_SEEDS_review	= $(wildcard test/data/review/*/input.json test/data/bad/*.json)
 FUZZ_SEEDS_translate	= $(wildcard test/data/translate/*/input.json)
@@ -227,7 +227,7 @@ FUZZ_SPACE	:= $(subst ,, )
 FUZZ_CFLAGS	= -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude $(PKG_CFLAGS) \
 		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB	:= libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c libk8s/log.c libk8s/client.c libk8s/limiter.c \
-		   libk8s/quantity.c libk8s/watch.c libk8s/object.c \
+		   libk8s/quantity.c libk8s/watch.c libk8s/list.c libk8s/object.c \
 		   libk8s/match.c libk8s/encode.c
 
 build-fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_LIB) include/k8s.h

@@ -210,7 +210,11 @@ int k8s_watch_parser_feed(struct k8s_watch_parser *, const char *data,
 /* Bytes of an incomplete event still buffered (a truncated final object). */
 size_t k8s_watch_parser_pending(const struct k8s_watch_parser *);
 
-/* list.c: a list response, decoded one item at a time. */
+/*
+ * list.c: a list response, decoded one item at a time as its bytes
+ * arrive: the parser holds one value (an item, or a member other than
+ * items) at a time, never the page.
+ */
 struct k8s_list_meta {
 	char *kind; /* of the items ("Pod" from "PodList"), or NULL */
 	char *api_version;
@@ -218,18 +222,35 @@ struct k8s_list_meta {
 	char *cont; /* the continue token, NULL on the last page */
 };
 
-/* Takes item; meta holds what the page said before the items. */
+/* Takes item; meta holds what the page said before the item. */
 typedef void (*k8s_list_item_cb)(json_t *item, const struct k8s_list_meta *meta,
     void *arg);
 
+struct k8s_list_parser;
+
+/* One page's parser; max is the largest value accepted (0: 64 MiB). */
+struct k8s_list_parser *k8s_list_parser_new(size_t max);
+void			k8s_list_parser_free(struct k8s_list_parser *);
 /*
- * Walks the list body p[0..len), handing each object of "items" to cb as
- * soon as it is decoded, and fills meta (cleared first; the caller clears
- * it after).  -1 with err if the body is not a JSON object or is cut
- * short; items handed over before the fault stay handed over.
+ * Feeds the next bytes of the body, cut anywhere: each object of "items"
+ * goes to cb once its last byte is in.  0, or -1 with err on a body that
+ * is not a JSON object (the parser then refuses more); items handed over
+ * before the fault stay handed over.
  */
-int  k8s_list_decode(const char *p, size_t len, k8s_list_item_cb cb, void *arg,
-     struct k8s_list_meta *meta, struct k8s_error *err);
+int k8s_list_parser_feed(struct k8s_list_parser *, const char *data, size_t len,
+    k8s_list_item_cb cb, void *arg, struct k8s_error *err);
+/*
+ * The body ended: fills meta (cleared first; the caller clears it after)
+ * with what the page said, or -1 with err when the body was cut short.
+ */
+int k8s_list_parser_finish(struct k8s_list_parser *, struct k8s_list_meta *meta,
+    struct k8s_error *err);
+/*
+ * The whole body data[0..len) at once, through a parser: 0 with meta
+ * filled, or -1 with err (and meta cleared).
+ */
+int  k8s_list_decode(const char *data, size_t len, k8s_list_item_cb cb,
+     void *arg, struct k8s_list_meta *meta, struct k8s_error *err);
 void k8s_list_meta_clear(struct k8s_list_meta *);
 
 /* informer.c */

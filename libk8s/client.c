@@ -375,6 +375,7 @@ client_stream(struct k8s_client *c, const char *path, client_write_fn cb,
 	k8s_limiter_wait(c->lim);
 	hdr = client_setup(c, path, NULL);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, stream_write_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);

@@ -6,10 +6,10 @@
  * backoff.  Its store keeps, per object, only the key and resourceVersion:
  * enough for a relist to tell changed objects from unchanged ones and to
  * report those that vanished while it was disconnected as synthetic
- * deletes.  A list page is decoded one item at a time, so the largest tree
- * alive is one object's.  The thread owns the store, its client and its
- * parser; the only shared fields are the stop flag and the counters, which
- * are atomic.
+ * deletes.  A list page is decoded one item at a time as it arrives
+ * (list.c), so what a page costs is its largest object, never the page.
+ * The thread owns the store, its client and its parsers; the only shared
+ * fields are the stop flag and the counters, which are atomic.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -28,6 +28,9 @@
 #define INF_BACKOFF_MIN_MS 250
 #define INF_BACKOFF_MAX_MS 30000
 #define INF_LIST_LIMIT	   500
+/* A page is decoded as it arrives: its deadline covers the decoding too. */
+#define INF_LIST_TIMEOUT_MS 120000
+#define INF_TIMEOUT_MS	    30000
 
 struct k8s_informer {
 	const struct k8s_config *conf;
@@ -323,6 +326,52 @@ informer_item_cb(json_t *item, const struct k8s_list_meta *meta, void *arg)
 	informer_listed(inf, item);
 }
 
+struct list_write {
+	struct k8s_informer    *inf;
+	struct k8s_list_parser *parser;
+	struct k8s_error	err; /* the parser's */
+	int			failed;
+};
+
+/* A list page's bytes as curl receives them, into the page's parser. */
+static size_t
+informer_list_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct list_write *lw = arg;
+
+	if (k8s_list_parser_feed(lw->parser, p, size * n, informer_item_cb,
+		lw->inf, &lw->err) == -1) {
+		lw->failed = 1;
+		return (0); /* makes curl end the transfer */
+	}
+	return (size * n);
+}
+
+/* Streams one page from url through its parser into meta. */
+static int
+informer_list_page(struct k8s_informer *inf, const char *url,
+    struct k8s_list_meta *meta, struct k8s_error *err)
+{
+	struct list_write lw;
+	int		  rc;
+
+	memset(&lw, 0, sizeof(lw));
+	lw.inf = inf;
+	lw.parser = k8s_list_parser_new(0);
+	k8s_client_set_timeout(inf->client, INF_LIST_TIMEOUT_MS);
+	rc = client_stream(inf->client, url, informer_list_write_cb, &lw,
+	    informer_stopping, inf, err);
+	k8s_client_set_timeout(inf->client, INF_TIMEOUT_MS);
+	if (lw.failed) {
+		*err = lw.err;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = k8s_list_parser_finish(lw.parser, meta, err);
+	k8s_list_parser_free(lw.parser);
+	return (rc);
+}
+
 /*
  * Lists the collection page by page, delivering adds and updates against
  * the store as they are decoded, then synthetic deletes for what vanished.
@@ -331,12 +380,10 @@ static int
 informer_list(struct k8s_informer *inf, struct k8s_error *err)
 {
 	struct k8s_list_meta meta;
-	struct buf	     body;
 	char		    *url, *cont = NULL, *rv = NULL, params[1024];
 	int		     ret = -1;
 
 	memset(&meta, 0, sizeof(meta));
-	buf_init(&body);
 	inf->gen++;
 	atomic_store(&inf->listing, 1);
 	for (;;) {
@@ -351,17 +398,13 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 		url = informer_url(inf, params);
 		free(cont);
 		cont = NULL;
-		if (k8s_get_raw(inf->client, url, &body, err) == -1) {
+		free(rv);
+		rv = NULL;
+		if (informer_list_page(inf, url, &meta, err) == -1) {
 			free(url);
 			goto done;
 		}
 		free(url);
-		free(rv);
-		rv = NULL;
-		k8s_list_meta_clear(&meta);
-		if (k8s_list_decode(body.data != NULL ? body.data : "",
-			body.len, informer_item_cb, inf, &meta, err) == -1)
-			goto done;
 		rv = meta.rv;
 		cont = meta.cont;
 		meta.rv = meta.cont = NULL;
@@ -382,7 +425,6 @@ done:
 	free(cont);
 	free(rv);
 	k8s_list_meta_clear(&meta);
-	buf_cleanup(&body);
 	atomic_store(&inf->listing, 0);
 	return (ret);
 }
@@ -481,7 +523,7 @@ informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 	k8s_client_set_timeout(inf->client, 0);
 	rc = client_stream(inf->client, url, informer_write_cb, &w,
 	    informer_stopping, inf, err);
-	k8s_client_set_timeout(inf->client, 30000);
+	k8s_client_set_timeout(inf->client, INF_TIMEOUT_MS);
 	free(url);
 	atomic_fetch_add(&inf->restarts, 1);
 	if (w.failed) {

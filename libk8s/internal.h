@@ -40,7 +40,8 @@ void error_from_status_obj(struct k8s_error *, long status, const json_t *st,
 /*
  * Streams a GET: write_cb receives the body as it arrives; abort_cb is
  * polled at least once a second and stops the transfer when it returns
- * nonzero.  Returns 0 on a 2xx response that ended normally, -1 otherwise.
+ * nonzero; the client's timeout (0: none) bounds the whole transfer.
+ * Returns 0 on a 2xx response that ended normally, -1 otherwise.
  */
 typedef size_t (*client_write_fn)(char *, size_t, size_t, void *);
 int client_stream(struct k8s_client *, const char *path, client_write_fn,

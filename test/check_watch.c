@@ -1,8 +1,9 @@
 /*
  * The watch-stream parser on canned byte streams: every split point, one
  * byte at a time, malformed JSON, an in-stream 410, bookmarks, and a
- * truncated final object; the list decoder on pages in any member order,
- * with tricky strings, and cut short.
+ * truncated final object; the list parser on pages in any member order,
+ * with tricky strings and nested arrays, fed whole, in two pieces split
+ * anywhere, a byte at a time, holding one item at a time, and cut short.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include <check.h>
 
+#include "buf.h"
 #include "k8s.h"
 #include "check_suites.h"
 #include "check_util.h"
@@ -307,6 +309,157 @@ START_TEST(test_list_decode_bad)
 }
 END_TEST
 
+/*
+ * A page that is hard to split: brackets, braces, commas and escaped
+ * quotes and backslashes inside strings, a string ending in a backslash,
+ * nested arrays and empty objects in items, items before the metadata
+ * and the kind, a key written with an escape, scalars among the items, and
+ * blanks everywhere.
+ */
+static const char tricky[] =
+    " {\"apiVersion\" :\"batch/v1\",\n"
+    "\"items\"\t:\r\n[ {\"metadata\":{\"name\":\"a]\",\"annotations\":"
+    "{\"x\":\"]},[{\\\"\\\\\",\"y\":\"\\\\\",\"items\":\"[\"}},"
+    "\"spec\":{\"l\":[[1,[2,{}]],[],{\"a\":[]}],\"e\":{}}} ,"
+    "7, \"s]}\" ,null,true,-1.5e3,[{\"metadata\":{\"name\":\"no\"}}],"
+    "{\"metadata\":{\"name\":\"b\\\"}\"}}\n],"
+    "\"metadata\":{\"resourceVersion\":\"77\",\"continue\":\"c,]\"},"
+    "\"kind\":\"JobList\",\"extra\":[\"items\",{\"items\":[1]}],"
+    "\"n\":12 , \"t\":false}\n";
+
+/* What a parse gave: the names handed over, meta, and the outcome. */
+struct list_out {
+	struct listed	     l;
+	struct k8s_list_meta m;
+	int		     rc;
+};
+
+/* Feeds page in pieces of step bytes (0: cut once at split). */
+static void
+list_feed(const char *page, size_t len, size_t split, size_t step, size_t max,
+    struct list_out *o)
+{
+	struct k8s_list_parser *p = k8s_list_parser_new(max);
+	struct k8s_error	err;
+	size_t			at = 0, n;
+
+	memset(o, 0, sizeof(*o));
+	o->rc = 0;
+	while (at < len && o->rc == 0) {
+		n = step != 0 ? step : (at < split ? split : len) - at;
+		if (n > len - at)
+			n = len - at;
+		o->rc = k8s_list_parser_feed(p, page + at, n, list_cb, &o->l,
+		    &err);
+		at += n;
+	}
+	if (o->rc == 0)
+		o->rc = k8s_list_parser_finish(p, &o->m, &err);
+	if (o->rc == -1)
+		ck_assert_str_eq(err.reason, "BadResponse");
+	k8s_list_parser_free(p);
+}
+
+static void
+list_out_check(const struct list_out *o, const char *how, size_t at)
+{
+	ck_assert_msg(o->rc == 0, "%s %zu: refused", how, at);
+	ck_assert_msg(strcmp(o->l.names, "a],b\"}") == 0, "%s %zu: items %s",
+	    how, at, o->l.names);
+	/* The kind comes after the items: unknown while they are read. */
+	ck_assert_str_eq(o->l.kinds, "-,-");
+	ck_assert_str_eq(o->m.kind, "Job");
+	ck_assert_str_eq(o->m.api_version, "batch/v1");
+	ck_assert_str_eq(o->m.rv, "77");
+	ck_assert_str_eq(o->m.cont, "c,]");
+}
+
+START_TEST(test_list_parser_splits)
+{
+	const size_t	len = strlen(tricky);
+	struct list_out o;
+	size_t		at;
+
+	list_feed(tricky, len, len, 0, 0, &o);
+	list_out_check(&o, "whole", len);
+	k8s_list_meta_clear(&o.m);
+	for (at = 0; at <= len; at++) {
+		list_feed(tricky, len, at, 0, 0, &o);
+		list_out_check(&o, "cut at", at);
+		k8s_list_meta_clear(&o.m);
+	}
+	for (at = 1; at <= 7; at++) {
+		list_feed(tricky, len, 0, at, 0, &o);
+		list_out_check(&o, "pieces of", at);
+		k8s_list_meta_clear(&o.m);
+	}
+}
+END_TEST
+
+/*
+ * The parser holds one value at a time: a page far larger than its limit
+ * goes through when each item fits, and an item that does not is refused.
+ */
+START_TEST(test_list_parser_one_item)
+{
+	struct buf	page;
+	struct list_out o;
+	char		item[160];
+	int		i;
+
+	buf_init(&page);
+	buf_addstr(&page, "{\"kind\":\"PodList\",\"items\":[");
+	for (i = 0; i < 200; i++) {
+		snprintf(item, sizeof(item),
+		    "%s{\"metadata\":{\"name\":\"p%d\"},\"pad\":\"%0100d\"}",
+		    i > 0 ? "," : "", i, i);
+		buf_addstr(&page, item);
+	}
+	buf_addstr(&page, "],\"metadata\":{\"resourceVersion\":\"5\"}}");
+	ck_assert_uint_gt(page.len, 100 * 200);
+	list_feed(page.data, page.len, page.len, 4096, 160, &o);
+	ck_assert_int_eq(o.rc, 0);
+	ck_assert_int_eq(o.l.n, 200);
+	ck_assert_str_eq(o.m.rv, "5");
+	k8s_list_meta_clear(&o.m);
+	list_feed(page.data, page.len, page.len, 4096, 100, &o);
+	ck_assert_int_eq(o.rc, -1);
+	ck_assert_int_eq(o.l.n, 0);
+	buf_cleanup(&page);
+}
+END_TEST
+
+/* After a fault the parser refuses more, and finish says so. */
+START_TEST(test_list_parser_after_error)
+{
+	struct k8s_list_parser *p = k8s_list_parser_new(0);
+	struct k8s_list_meta	m;
+	struct k8s_error	err;
+	struct listed		l;
+
+	memset(&l, 0, sizeof(l));
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(k8s_list_parser_feed(p, "{\"items\":[", 10, list_cb,
+			     &l, &err),
+	    0);
+	ck_assert_int_eq(k8s_list_parser_feed(p, "{}, }", 5, list_cb, &l, &err),
+	    -1);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_ptr_nonnull(strstr(err.text, "byte 14"));
+	ck_assert_int_eq(k8s_list_parser_feed(p, "]}", 2, list_cb, &l, &err),
+	    -1);
+	ck_assert_int_eq(k8s_list_parser_finish(p, &m, &err), -1);
+	ck_assert_ptr_null(m.kind);
+	k8s_list_parser_free(p);
+	/* Trailing bytes after the list are not a list. */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(k8s_list_decode("{} {}", 5, list_cb, &l, &m, &err),
+	    -1);
+	ck_assert_int_eq(k8s_list_decode("{}\n", 3, list_cb, &l, &m, &err), 0);
+	k8s_list_meta_clear(&m);
+}
+END_TEST
+
 Suite *
 watch_suite(void)
 {
@@ -324,6 +477,9 @@ watch_suite(void)
 	tcase_add_test(tc, test_list_decode);
 	tcase_add_test(tc, test_list_decode_order);
 	tcase_add_test(tc, test_list_decode_bad);
+	tcase_add_test(tc, test_list_parser_splits);
+	tcase_add_test(tc, test_list_parser_one_item);
+	tcase_add_test(tc, test_list_parser_after_error);
 	suite_add_tcase(s, tc);
 	return (s);
 }
