@@ -58,7 +58,7 @@ struct bridge_conf {
 	 * The install's name (main_install): in every job's comment and
 	 * admin_comment; the jobs of other names are not this install's.
 	 */
-	char install[128];
+	char		     install[128];
 	const struct bounds *bounds; /* the config's */
 };
 
@@ -212,8 +212,8 @@ struct sjob {
 typedef void (*sjob_cb)(const struct sjob *, void *arg);
 
 /* Rewrites a job's admin_comment (an administrator's right). */
-int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment,
-    char *err, size_t errlen);
+int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
+    size_t errlen);
 
 int  sctl_init(void);
 void sctl_fini(void);
@@ -651,11 +651,11 @@ struct group {
 	 * anyone who can write the pod could have set: a hint, until the
 	 * job's admin_comment names this install and the member's UID.
 	 */
-	int hinted;
-	int	 invalid;    /* translation failed; wait for a change */
-	int	 failed;  /* failed by us (node lost): cancel, never complete */
-	int	 seen;	  /* its job was in the last full load */
-	char	*end_msg; /* Slurm ended the job: why (Events) */
+	int   hinted;
+	int   invalid; /* translation failed; wait for a change */
+	int   failed;  /* failed by us (node lost): cancel, never complete */
+	int   seen;    /* its job was in the last full load */
+	char *end_msg; /* Slurm ended the job: why (Events) */
 	/*
 	 * Slurm took the allocation back (group_yield): the DisruptionTarget
 	 * message its members are deleted with, when Slurm's grace ends

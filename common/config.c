@@ -596,7 +596,7 @@ want_bounds(struct loader *l, const struct ynode *v, struct bounds *b)
 {
 	const char *k;
 	size_t	    i;
-	int	    rc, n;
+	int	    rc, n = 0;
 
 	if (v->kind != Y_MAP)
 		return (config_fail(l, v->line, "bounds",

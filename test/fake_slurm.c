@@ -64,7 +64,7 @@ static struct {
 	int			 exit_signal;
 	struct fake_slurm_counts n;
 	/* admin_comments replaced during a load: a load's copies use them */
-	char *stale[FAKE_JOBS];
+	char  *stale[FAKE_JOBS];
 	size_t nstale;
 } fs = { .next_id = 100, .clock = 1 };
 
