@@ -319,9 +319,15 @@ integration: $(BUILD)/check_integration
 # End-to-end scenarios on the real stack (brought up if needed).
 # Benchmarks report figures and never assert speed; the JSON goes under
 # bench/results/ for history.  make bench: every scenario of scripts/bench.sh
-# (singles, gangs, churn, backlog, webhook) on a BENCH_NODES (64) stack.
+# (singles, gangs, churn, backlog, webhook, owners) on a BENCH_NODES (64)
+# stack.  make bench-owners: the daemons' memory against large owner
+# objects alone, on the stack as it is (scripts/bench.sh owners).
 bench: all bench-tools
 	$(Q)scripts/bench.sh
+
+bench-owners: all
+	$(Q)scripts/bench.sh owners
+.PHONY: bench-owners
 
 # The daemons' container images, from scratch with buildah: each holds its
 # programs, their shared libraries (and libslurm's plugins), CA

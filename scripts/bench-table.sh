@@ -23,6 +23,9 @@ def writes: [.scenario, .system] + ([.api_writes.per_pod | .binding, .pod_patch,
 	.pod_create, .pod_delete, .other] | map(r2(.))) + [r2(.api_writes.scheduler_per_pod)] | @tsv;
 def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
 
+# The scheduling header only when something was scheduled (not for
+# "bench.sh owners" alone).
+(select(any(.runs[]; .scenario != "owners")) |
 "nodes: \(.nodes), bench took \(.seconds) s on \(.host.cpus) CPUs" +
 	(if (.plots // []) | length > 0 then "; plots: \(.plots | join(" "))" else "" end),
 "per_s: binds/s (Slurm alone: jobs/s, gangs/s in gangs); latency in ms: singles and gangs from t0 (the",
@@ -30,7 +33,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "writes: the scheduler'"'"'s API writes per bound pod; rpcs: Slurm RPCs per pod",
 "",
 (["scenario", "system", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
-	"writes", "rpcs", "partial"] | @tsv),
+	"writes", "rpcs", "partial"] | @tsv)),
 (.runs[] | select(.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
@@ -118,7 +121,22 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		"<= \($t.relist_ratio)x", verdict($rl.ratio; $rl.ratio <= $t.relist_ratio)] | @tsv)
 	end),
 (.runs[] | select(.scenario == "webhook") | .result.runs[]? |
-	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms")
+	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms"),
+(.runs[] | select(.scenario == "owners") |
+	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
+	def x(v): if v == null then "-" else "\(v)x" end;
+	. as $o |
+	"",
+	"owners: both daemons (a private pair) idle, with \(.jobs) suspended Jobs of \(.job_kib) KiB of pod template each",
+	"arriving on their watches, and started again with them there (their first list); RSS, then the peak (VmHWM)",
+	"and their ratio to idle (goal: at most \(.goal_ratio)x)\(if .complete then "" else "; INCOMPLETE: see the bench'"'"'s messages" end)",
+	(["daemon", "idle", "watched", "peak", "ratio", "peak ratio", "listed", "peak", "ratio", "peak ratio"] | @tsv),
+	(["bridge", "admission"][] as $d |
+		[(if $d == "bridge" then "scheduler" else "webhook" end), mib($o.idle[$d].rss_kib),
+		 mib($o.watched[$d].rss_kib), mib($o.watched[$d].hwm_kib),
+		 x($o.ratios["\($d)_watched"].rss), x($o.ratios["\($d)_watched"].peak),
+		 mib($o.listed[$d].rss_kib), mib($o.listed[$d].hwm_kib),
+		 x($o.ratios["\($d)_listed"].rss), x($o.ratios["\($d)_listed"].peak)] | @tsv))
 ' "$f" |
 	# Aligns each block of tab-separated lines on its own; other lines
 	# pass as they are (column -t would widen the first column to them).
@@ -132,6 +150,9 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		}
 		n = 0; delete w
 	}
+	# No blank lines before the first figure (sections that did not run).
+	!started && $0 == "" { next }
+	{ started = 1 }
 	/\t/ { n++; nf[n] = NF; for (j = 1; j <= NF; j++) { cell[n, j] = $j; if (length($j) > w[j]) w[j] = length($j) }; next }
 	{ flush(); print }
 	END { flush() }'
