@@ -398,7 +398,8 @@ main_install(struct daemon_parts *d)
 		fatalx("cannot name this install: the kube-system namespace's "
 		       "UID is unknown (%s); set installName in the config",
 		    list == NULL ? err.text : "no such namespace");
-	snprintf(d->conf.install, sizeof(d->conf.install), "%s@%s",
+	/* 48 bits of the UID: short in squeue, and no clash in practice. */
+	snprintf(d->conf.install, sizeof(d->conf.install), "%s@%.13s",
 	    d->conf.scheduler_name, uid);
 	json_decref(list);
 }

@@ -120,6 +120,12 @@ node_ready() {
 		"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"KubeletDown\",\"message\":\"test\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
 }
 
+# The stack's install name (bridge/main.c main_install): the scheduler name
+# and the first 13 characters of the kube-system namespace's UID.
+stack_install_name() {
+	echo "slurm-bridge@$(k get namespace kube-system -o jsonpath='{.metadata.uid}' | cut -c1-13)"
+}
+
 # Predicates for wait_for (evaluated on every poll).
 pod_has() { [ -n "$(pod_field "$1" "$2" "$3")" ]; }
 pod_is() { [ "$(pod_field "$1" "$2" "$3")" = "$4" ]; }

@@ -26,8 +26,13 @@ if [ -n "$jobid" ]; then
 	check_eq "slurm job is RUNNING" "$(job_field "$jobid" JobState)" RUNNING
 	check_eq "slurm job runs on the pod's node" "$(job_field "$jobid" NodeList)" "$node"
 	check_eq "slurm job name is ns/pod" "$(job_field "$jobid" JobName)" "$ns/$pod"
-	check_eq "slurm job admin_comment lists the pod" \
-		"$(job_field "$jobid" AdminComment)" "{\"pods\":[\"$ns/$pod\"]}"
+	install=$(stack_install_name)
+	uid=$(pod_field "$ns" $pod '{.metadata.uid}')
+	ac="{\"pods\":[\"$ns/$pod\"],\"uids\":[\"$uid\"],\"install\":\"$install\"}"
+	check_eq "slurm job admin_comment lists the pod, its UID and the install" \
+		"$(job_field "$jobid" AdminComment)" "$ac"
+	check_eq "its comment names the pod and the install" \
+		"$(squeue -h -j "$jobid" -o %k)" "slurm-bridge: pod $ns/$pod (install $install)"
 	check_eq "slurm job is in partition slurm-bridge" "$(job_field "$jobid" Partition)" slurm-bridge
 	check_eq "placeholder holds one CPU" "$(job_field "$jobid" NumCPUs)" 1
 else
@@ -55,6 +60,6 @@ if [ -n "$jobid" ]; then
 	done
 	echo "  sacct: $row"
 	check_match "sacct row: id, name, partition, CANCELLED, node, admin_comment" "$row" \
-		"^$jobid\\|$ns/$pod\\|slurm-bridge\\|CANCELLED.*\\|$node\\|\\{\"pods\":\\[\"$ns/$pod\"\\]\\}$"
+		"^$jobid\\|$ns/$pod\\|slurm-bridge\\|CANCELLED.*\\|$node\\|\\{\"pods\":\\[\"$ns/$pod\"\\],\"uids\":\\[\"$uid\"\\],\"install\":\"$install\"\\}$"
 fi
 k delete namespace "$ns" --wait=false >/dev/null

@@ -71,14 +71,24 @@ check "the pod is bound" wait_for 30 pod_has "$ns" orphan-risk "$JP_NODE"
 check_eq "to the job it already had" "$(pod_field "$ns" orphan-risk "$JP_JOBID")" "$ajob"
 check_eq "exactly one job for the pod" "$(jobs_named "$ns/orphan-risk")" 1
 
-scenario "restart: an orphaned job is cancelled"
+scenario "restart: an orphaned job is cancelled, if it is this install's"
 bridge_kill9
+inst=$(stack_install_name)
 salloc --no-shell -Q -J "$ns/ghost" -p slurm-bridge -n1 \
-	--comment "slurm-bridge: pod $ns/ghost" >/dev/null 2>&1
+	--comment "slurm-bridge: pod $ns/ghost (install $inst)" >/dev/null 2>&1
 gh=$(squeue -h -n "$ns/ghost" -o %i | head -n1)
-scontrol update jobid="$gh" AdminComment="{\"pods\":[\"$ns/ghost\"]}"
+scontrol update jobid="$gh" AdminComment="{\"pods\":[\"$ns/ghost\"],\"uids\":[\"gone\"],\"install\":\"$inst\"}"
+# One made before installs were named, whose pod is gone too: it may be
+# another install's, so no install cancels it.
+salloc --no-shell -Q -J "$ns/old" -p slurm-bridge -n1 \
+	--comment "slurm-bridge: pod $ns/old" >/dev/null 2>&1
+old=$(squeue -h -n "$ns/old" -o %i | head -n1)
+scontrol update jobid="$old" AdminComment="{\"pods\":[\"$ns/old\"]}"
 bridge_restart
 check "a bridge job with no pod is cancelled" wait_for 20 job_is "$gh" CANCELLED
+sleep 2
+check_eq "one made before installs were named is left alone" "$(job_field "$old" JobState)" RUNNING
+scancel "$old"
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "restart in the middle of binding a gang"
@@ -92,9 +102,11 @@ done
 # whose admin_comment lists the members, and only the first member bound
 # (its Binding carried the job id and node).
 salloc --no-shell -Q -J "$ns/mid" -p slurm-bridge -n3 \
-	--comment "slurm-bridge: gang $ns/mid (3 pods)" >/dev/null 2>&1
+	--comment "slurm-bridge: gang $ns/mid (3 pods) (install $(stack_install_name))" >/dev/null 2>&1
 mjob=$(squeue -h -n "$ns/mid" -o %i | head -n1)
-scontrol update jobid="$mjob" AdminComment="{\"pods\":[\"$ns/mid-0\",\"$ns/mid-1\",\"$ns/mid-2\"]}"
+uids=$(for i in 0 1 2; do printf '"%s",' "$(pod_field "$ns" "mid-$i" '{.metadata.uid}')"; done)
+scontrol update jobid="$mjob" \
+	AdminComment="{\"pods\":[\"$ns/mid-0\",\"$ns/mid-1\",\"$ns/mid-2\"],\"uids\":[${uids%,}],\"install\":\"$(stack_install_name)\"}"
 mnode=$(job_field "$mjob" NodeList)
 k create -f - >/dev/null <<YAML
 apiVersion: v1

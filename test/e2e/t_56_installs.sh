@@ -47,7 +47,8 @@ YAML
 check "install B starts and recovers" b_start
 pod_yaml "$nsa" a1 1 64Mi | k apply -f - >/dev/null
 b_pod "$nsb" b1 | k apply -f - >/dev/null
-# Pending for good: more CPUs than a node has (Slurm keeps it pending).
+# Pending for good: more CPUs than a node has (Slurm accepts it, and keeps
+# it pending). B ends it with its namespace, at the end.
 b_pod "$nsb" bwait 200 | k apply -f - >/dev/null
 check "A binds its pod" wait_for 30 pod_has "$nsa" a1 "$JP_NODE"
 check "B binds its pod" wait_for 30 pod_has "$nsb" b1 "$JP_NODE"
@@ -57,14 +58,14 @@ bwait_job() { squeue -h -n "$nsb/bwait" -o %i; }
 bwait_has() { [ -n "$(bwait_job)" ]; }
 check "B's unplaceable pod has a pending job" wait_for 30 bwait_has
 jw=$(bwait_job)
-uid=$(k get namespace kube-system -o jsonpath='{.metadata.uid}')
+inst=$(stack_install_name)
 check_eq "A's job comment names install A (scheduler name and cluster id)" \
-	"$(squeue_comment "$ja")" "slurm-bridge: pod $nsa/a1 (install slurm-bridge@$uid)"
+	"$(squeue_comment "$ja")" "slurm-bridge: pod $nsa/a1 (install $inst)"
 check_eq "B's job comment names install B" \
 	"$(squeue_comment "$jb")" "slurm-bridge: pod $nsb/b1 (install e2e-b)"
 check_match "A's admin_comment names the install and the pod's UID" \
 	"$(job_field "$ja" AdminComment)" \
-	"\"uids\":\\[\"$(pod_field "$nsa" a1 '{.metadata.uid}')\"\\],\"install\":\"slurm-bridge@$uid\""
+	"\"uids\":\\[\"$(pod_field "$nsa" a1 '{.metadata.uid}')\"\\],\"install\":\"$inst\""
 echo "  squeue:"
 squeue -h -o '    %.8i %.8T %.40j %k' -j "$ja,$jb,$jw"
 

@@ -37,7 +37,8 @@ gd_refused() {
 gd_admitted() {
 	if gd_exists "$3" "$4"; then pass "$1"; else fail "$1: $2"; fi
 }
-gd_sched_msg='which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge; this pod has'
+# The stack also allows slurm-bridge-b (the second install of t_56).
+gd_sched_msg='which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge[^;]*; this pod has'
 
 scenario "guard: a pod of another scheduler tolerating the managed-node taint is refused"
 ns=$(new_ns)
@@ -55,7 +56,7 @@ en=$(new_ns enabled)
 # the bridge manages the namespace, so the extender's scheduler may.)
 out=$(gd_apply "$en" named volcano "tolerations: $GD_TOL")
 gd_refused "in an enabled namespace too, when the pod names another scheduler" "$out" \
-	"spec\.tolerations\[0\]: tolerates slinky\.slurm\.net/managed-node, which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge or default-scheduler; this pod has volcano\)" \
+	"spec\.tolerations\[0\]: tolerates slinky\.slurm\.net/managed-node, which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge[^;]* or default-scheduler; this pod has volcano\)" \
 	"$en" named
 
 scenario "guard: a pod that tolerates every taint is refused"
@@ -147,7 +148,7 @@ out=$(gd_apply "$ext" extpod default-scheduler "tolerations: $GD_TOL")
 gd_admitted "a default-scheduler pod in a namespace managedNamespaceSelector picks" "$out" "$ext" extpod
 out=$(gd_apply "$ext" notext my-scheduler "tolerations: $GD_TOL")
 gd_refused "but not another scheduler's" "$out" \
-	"spec\.tolerations\[0\]: tolerates slinky\.slurm\.net/managed-node, which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge or default-scheduler; this pod has my-scheduler\)" \
+	"spec\.tolerations\[0\]: tolerates slinky\.slurm\.net/managed-node, which only pods scheduled by slurm-bridge may \(schedulerName: slurm-bridge[^;]* or default-scheduler; this pod has my-scheduler\)" \
 	"$ext" notext
 
 # Bound to no node that exists: no kubelet confirms its deletion.

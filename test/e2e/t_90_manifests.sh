@@ -96,6 +96,7 @@ check_eq "the scheduler's ClusterRole exists" \
 mf_uncovered() {
 	local role=$1 src=$2 path group res
 	for path in $(grep -o '"/api[^"]*"' "$MF_TOP/$src" | tr -d '"'); do
+		path=${path%%\?*} # a list with a selector is a list
 		case $path in
 		/api/v1/*) group='' res=${path#/api/v1/} ;;
 		/apis/*/*/*) res=${path##*/}; group=${path#/apis/}; group=${group%%/*} ;;

@@ -407,7 +407,7 @@ if want installs; then
 		wait_for 15 bash -c "! kill -0 $pid 2>/dev/null"
 	}
 	b_start
-	INSTALLS="$ns=slurm-bridge@$(k get namespace kube-system -o jsonpath='{.metadata.uid}') $nsb=fault-b"
+	INSTALLS="$ns=$(stack_install_name) $nsb=fault-b"
 	sampler_stop
 	sampler_start "$ns $nsb"
 	workload "$ns" a
