@@ -223,8 +223,11 @@ void sctl_fini(void);
  * only).  Returns 0 with *jobid and, when
  * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
  * set; -1 with err filled and *permanent set when resubmitting the same
- * request cannot succeed (invalid account, impossible configuration, ...).
+ * request cannot succeed (invalid account, impossible configuration, ...):
+ * SUBMIT_REFUSED_HERE when the bridge refused it before asking Slurm (the
+ * owner user-id names is unknown, or out of bounds, on this host).
  */
+#define SUBMIT_REFUSED_HERE 2
 int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
     int *permanent, char *err, size_t errlen);
 /*
@@ -380,7 +383,7 @@ struct sreq {
 	uint32_t jobid;
 	json_t	*layout; /* allocated at once, or NULL */
 	int	 permanent;
-	char	 err[256];
+	char	 err[512];
 	TAILQ_ENTRY(sreq) entry;
 };
 

@@ -710,7 +710,7 @@ static void
 group_updated(struct reconcile *r, struct sreq *s)
 {
 	struct group *g = map_get(r->groups, s->gkey);
-	char	      msg[320];
+	char	      msg[512];
 
 	if (g == NULL)
 		return;
@@ -729,7 +729,7 @@ group_updated(struct reconcile *r, struct sreq *s)
 	 */
 	log_warnx("group %s: %s", g->key, s->err);
 	snprintf(msg, sizeof(msg),
-	    "slurm-bridge: Slurm refused to change pending job %u: %s",
+	    "slurm-bridge: Slurm refused to change pending job %u: %.400s",
 	    g->jobid, s->err);
 	group_condition(r, g, msg, 1);
 }
@@ -812,7 +812,7 @@ group_submitted(struct reconcile *r, struct sreq *s)
 {
 	struct group	 *g = map_get(r->groups, s->gkey);
 	struct pod_entry *e;
-	char		  msg[512], err[256];
+	char		  msg[640], err[256];
 	size_t		  i, n = json_array_size(s->pods);
 
 	if (s->update_jobid != 0) {
@@ -863,16 +863,18 @@ group_submitted(struct reconcile *r, struct sreq *s)
 		group_retry_later(g, s->permanent);
 		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
 		    s->err, g->retry_ms / 1000);
-		if (g->sized_by == WORKLOAD_SCHED_PODGROUP)
+		if (s->permanent == SUBMIT_REFUSED_HERE)
+			snprintf(msg, sizeof(msg), "slurm-bridge: %s", s->err);
+		else if (g->sized_by == WORKLOAD_SCHED_PODGROUP)
 			snprintf(msg, sizeof(msg),
 			    "slurm-bridge: Slurm refused the job for the %d "
 			    "pods of PodGroup %.63s "
-			    "(spec.schedulingPolicy.gang.minCount): %s",
+			    "(spec.schedulingPolicy.gang.minCount): %.400s",
 			    group_min(r, g), g->name, s->err);
 		else
 			snprintf(msg, sizeof(msg),
 			    "slurm-bridge: Slurm refused the "
-			    "job: %s",
+			    "job: %.500s",
 			    s->err);
 		group_condition(r, g, msg, 1);
 		return (0);

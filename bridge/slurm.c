@@ -624,7 +624,7 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	sctl_desc_fill(&d, js);
 	if (sctl_owner_resolve(js, &d.user_id, &d.group_id, err, errlen) ==
 	    -1) {
-		*permanent = 1;
+		*permanent = SUBMIT_REFUSED_HERE;
 		return (-1);
 	}
 	if (js->ncomps > 1) {

@@ -302,7 +302,7 @@ bounds_check_ids(const struct jobspec *js, uint32_t uid, uint32_t gid,
 		    "annotation " ANN_PREFIX
 		    "user-id: \"%s\" is user %u on the "
 		    "scheduler's host, which is not allowed: jobs never run as "
-		    "root or as the Slurm user (%u), nor as a user id below %u "
+		    "root or as SlurmUser (uid %u), nor as a user id below %u "
 		    "unless the namespace lists it in " ANN_ALLOWED_USERS,
 		    js->user_name != NULL ? js->user_name : "?", uid, slurm_uid,
 		    js->min_uid);
