@@ -138,6 +138,9 @@ void  mutate_pod(const json_t *pod, const char *operation,
      const struct review_conf *, struct review_result *);
 
 /* validate.c: refuses bad annotations and writes to bridge-owned keys. */
+/* Sets r's refusal (the first one stands) from a printf format. */
+void validate_deny(struct review_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void validate_pod(const json_t *request, const json_t *pod,
     const struct review_conf *, struct review_result *);
 /*

@@ -35,22 +35,6 @@ struct guard {
 	const char *const   *extender; /* NULL-ended, or NULL */
 };
 
-/* Does the node carry the managed-node taint (any value and effect)? */
-static int
-guard_node_tainted(const json_t *node)
-{
-	const json_t *t;
-	const char   *key;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
-		key = json_string_value(json_object_get(t, "key"));
-		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /* Runs on the informer's thread. */
 static void
 guard_node_cb(enum k8s_event_type type, json_t *obj, void *arg)
@@ -73,7 +57,7 @@ guard_node_cb(enum k8s_event_type type, json_t *obj, void *arg)
 		json_decref(obj);
 		return;
 	}
-	managed = type != K8S_EVENT_DELETED && guard_node_tainted(obj);
+	managed = type != K8S_EVENT_DELETED && translate_node_managed(obj);
 	pthread_mutex_lock(&g->lock);
 	if (managed)
 		json_object_set_new(g->nodes, name, json_true());
@@ -256,22 +240,6 @@ guard_schedulers(const struct review_conf *rc, const char *ns,
 	return (ok);
 }
 
-static void guard_deny(struct review_result *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-guard_deny(struct review_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->denied != NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&r->denied, fmt, ap) == -1)
-		r->denied = NULL;
-	va_end(ap);
-}
-
 void
 guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
     struct review_result *r)
@@ -289,7 +257,7 @@ guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 	if (create && node != NULL && *node != '\0') {
 		switch (guard_node_managed(rc->guard, node)) {
 		case 1:
-			guard_deny(r,
+			validate_deny(r,
 			    "spec.nodeName: node %s is managed by Slurm (it "
 			    "has the taint " MANAGED_TAINT_KEY "), and a pod "
 			    "created with spec.nodeName is placed by no "
@@ -300,7 +268,7 @@ guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 			    node, rc->config->scheduler_name);
 			return;
 		case -1:
-			guard_deny(r,
+			validate_deny(r,
 			    "spec.nodeName: the webhook has not listed the "
 			    "nodes yet, so it cannot tell whether node %s is "
 			    "managed by Slurm; retry in a few seconds",
@@ -323,14 +291,14 @@ guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 	key = json_string_value(json_object_get(t, "key"));
 	effect = json_string_value(json_object_get(t, "effect"));
 	if (key != NULL && *key != '\0')
-		guard_deny(r,
+		validate_deny(r,
 		    "spec.tolerations[%d]: tolerates " MANAGED_TAINT_KEY
 		    ", which only pods scheduled by slurm-bridge may "
 		    "(schedulerName: %s; this pod has %s); remove the "
 		    "toleration or let slurm-bridge schedule the pod",
 		    i, names.data, sched != NULL ? sched : "none");
 	else
-		guard_deny(r,
+		validate_deny(r,
 		    "spec.tolerations[%d]: tolerates every%s taint, " MANAGED_TAINT_KEY
 		    " among them, which only pods "
 		    "scheduled by slurm-bridge may (schedulerName: %s; this "

@@ -39,7 +39,6 @@
  */
 #define MAX_CONNS_DEFAULT	     256
 #define MAX_CONNS_PER_CLIENT_DEFAULT 128
-#define MAX_CONNS_LIMIT		     4096
 
 static void
 usage(FILE *fp)
@@ -187,8 +186,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[256];
-	int  ch, rc, nusers = 0;
+	int ch, rc, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->listen = config_env("ADMISSION_LISTEN", "127.0.0.1:9443");
@@ -209,17 +207,10 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 			break;
 		case 'M':
 		case 'm':
-			if (httpd_parse_limit(ch == 'M' ?
-				    "--max-connections" :
-				    "--max-connections-per-client",
-				optarg, MAX_CONNS_LIMIT,
-				ch == 'M' ? &conf->max_conns :
-					    &conf->max_conns_per_client,
-				err, sizeof(err)) == -1) {
-				fprintf(stderr, "slurm-bridge-admission: %s\n",
-				    err);
+			if (daemon_limit_flag(ch, optarg,
+				"slurm-bridge-admission", &conf->max_conns,
+				&conf->max_conns_per_client) != 0)
 				return (2);
-			}
 			break;
 		case 'c':
 			conf->tls_cert = optarg;

@@ -5,7 +5,6 @@
  * libmicrohttpd's thread, inside the request; it makes no API or Slurm
  * call.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,13 +3,14 @@
  * value and the accepted form.
  * - Annotations go through the scheduler's own translation and grouping
  *   (translate_pod, workload_group), with the namespace's defaults and
- *   allowed accounts and the workload root's annotations, so what is
+ *   bounds (bounds.c) and the workload layers' annotations, so what is
  *   admitted the scheduler can submit.
  * - Bridge-owned keys (SPEC.md section 5) may not be set by users on
  *   CREATE nor changed later; only the bridge's own identities may.
  * - pods/resize of a bridged pod is refused: its resources are Slurm's.
  * Runs inside a request; namespaces and owners come from the store.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,19 @@
 #include "xmalloc.h"
 #include "policy.h"
 #include "admission.h"
+
+void
+validate_deny(struct review_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->denied != NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&r->denied, fmt, ap) == -1)
+		r->denied = NULL;
+	va_end(ap);
+}
 
 /* Where a bridge-owned key lives in a pod. */
 enum owned_where {
@@ -34,22 +48,6 @@ static const struct {
 	{ OWNED_ANNOTATION, ANN_SLURM_NODE },
 	{ OWNED_ANNOTATION, ANN_SLURM_GRES },
 };
-
-static void validate_deny(struct review_result *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-validate_deny(struct review_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->denied != NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&r->denied, fmt, ap) == -1)
-		r->denied = NULL;
-	va_end(ap);
-}
 
 static const char *
 owned_value(const json_t *pod, int i)

@@ -760,8 +760,6 @@ void poll_slurm(struct reconcile *);
 void poll_recover(struct reconcile *);
 
 /* nodes.c: bridged nodes (reconcile thread). */
-/* Is the node bridged (a Slurm node behind it)? */
-int nodes_managed(const json_t *node);
 /* A node was added (old NULL) or changed: taint, drain, resume, fail. */
 void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
 /* Every cached node, as at recovery. */

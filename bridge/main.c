@@ -39,7 +39,6 @@
  */
 #define MAX_CONNS_DEFAULT	     128
 #define MAX_CONNS_PER_CLIENT_DEFAULT 64
-#define MAX_CONNS_LIMIT		     4096
 
 static void
 usage(FILE *fp)
@@ -242,8 +241,7 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[256];
-	int  ch, rc;
+	int ch, rc;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->kubeconfig = config_env("BRIDGE_KUBECONFIG", NULL);
@@ -276,16 +274,10 @@ main_flags(int argc, char *argv[], struct bridge_conf *conf,
 			break;
 		case 'M':
 		case 'm':
-			if (httpd_parse_limit(ch == 'M' ?
-				    "--max-connections" :
-				    "--max-connections-per-client",
-				optarg, MAX_CONNS_LIMIT,
-				ch == 'M' ? &conf->max_conns :
-					    &conf->max_conns_per_client,
-				err, sizeof(err)) == -1) {
-				fprintf(stderr, "slurm-bridge: %s\n", err);
+			if (daemon_limit_flag(ch, optarg, "slurm-bridge",
+				&conf->max_conns,
+				&conf->max_conns_per_client) != 0)
 				return (2);
-			}
 			break;
 		case 'L':
 			conf->leader_elect = 1;

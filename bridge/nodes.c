@@ -12,21 +12,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-int
-nodes_managed(const json_t *node)
-{
-	const json_t *t;
-	const char   *key;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
-		key = json_string_value(json_object_get(t, "key"));
-		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /*
  * Taints a Kubernetes node whose Slurm node exists with the managed-node
  * taint, so only pods that tolerate it (bridge pods) run there.
@@ -212,7 +197,7 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 		return;
 	if (sname == NULL)
 		sname = name;
-	if (!nodes_managed(node)) {
+	if (!translate_node_managed(node)) {
 		/* A Slurm node's twin is bridged: taint it (until it is). */
 		node_taint(r, node, sname);
 		return;

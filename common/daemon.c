@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "httpd.h"
 #include "k8s.h"
 #include "log.h"
 
@@ -32,6 +33,22 @@ daemon_flag(int ch, int *verbose, int *checkonly, void (*usage)(FILE *))
 		usage(stderr);
 		return (2);
 	}
+}
+
+int
+daemon_limit_flag(int ch, const char *arg, const char *prog, unsigned int *max,
+    unsigned int *per_client)
+{
+	char err[256];
+
+	if (httpd_parse_limit(ch == 'M' ? "--max-connections" :
+					  "--max-connections-per-client",
+		arg, DAEMON_MAX_CONNS, ch == 'M' ? max : per_client, err,
+		sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return (2);
+	}
+	return (0);
 }
 
 int

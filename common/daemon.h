@@ -20,6 +20,15 @@ struct k8s_config;
  * error, with usage written).
  */
 int daemon_flag(int ch, int *verbose, int *checkonly, void (*usage)(FILE *));
+/* The most connections --max-connections(-per-client) may allow. */
+#define DAEMON_MAX_CONNS 4096
+/*
+ * --max-connections (getopt's 'M') and --max-connections-per-client ('m'):
+ * 0 with the limit set, or 2 (the exit status) with the message on stderr
+ * after prog.
+ */
+int daemon_limit_flag(int ch, const char *arg, const char *prog,
+    unsigned int *max, unsigned int *per_client);
 /* After getopt: -1 when no operands are left, else 2 (usage written). */
 int daemon_operands(int argc, void (*usage)(FILE *));
 /* Logging at verbose, then the config file (path, or the default one). */

@@ -137,6 +137,8 @@ int translate_pod(const struct translate_src *, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
 /* Does the pod tolerate the managed-node taint? */
 int translate_tolerates(const json_t *pod);
+/* Does the node carry the managed-node taint (any value and effect)? */
+int translate_node_managed(const json_t *node);
 /*
  * Fills js for a gang: one task per pod, annotations from the first member
  * (they share a template).  Members of one shape (CPUs, memory, GPUs per

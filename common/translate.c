@@ -345,6 +345,21 @@ translate_tolerates(const json_t *pod)
 	    MANAGED_TAINT_EFFECT));
 }
 
+int
+translate_node_managed(const json_t *node)
+{
+	const json_t *t;
+	const char   *key;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
+		key = json_string_value(json_object_get(t, "key"));
+		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 /* "N" or "N@MINUTES": at most N leaf switches, waiting up to MINUTES. */
 static int
 parse_switches(const char *s, uint32_t *count, uint32_t *wait_s)
