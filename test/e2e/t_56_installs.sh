@@ -119,7 +119,7 @@ check "A's jobs run" job_alive "$ja"
 check_eq "A's pods are still bound" "$(pod_field "$nsa" a1 "$JP_JOBID") $(pod_field "$nsf" forged "$JP_JOBID")" "$ja $jf"
 
 scenario "two installs: a native Slurm job that looks like a bridge job"
-nat=$(sbatch --parsable -p slurm-bridge --comment "slurm-bridge: pod $nsa/ghost" --wrap 'sleep 600' 2>/dev/null)
+nat=$(sbatch --parsable -o /dev/null -p slurm-bridge --comment "slurm-bridge: pod $nsa/ghost" --wrap 'sleep 600' 2>/dev/null)
 check "sbatch takes it" test -n "$nat"
 a_restart
 b_stop
