@@ -254,8 +254,9 @@ int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
  */
 int sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen);
 /*
- * Calls cb for every bridge job when anything changed since *since (0: load
- * everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
+ * Calls cb for every job whose comment starts with BRIDGE_COMMENT_MARKER
+ * (any install's, or a look-alike: cb judges) when anything changed since
+ * *since (0: load everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
  * error.  rpc_s (may be NULL) gets the load's own time, callbacks apart.
  */
 int sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,

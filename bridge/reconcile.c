@@ -5,9 +5,10 @@
  * into groups (group.c runs each group's state machine; writer.c does the
  * writes), keeps nodes in step (cordon -> drain, NotReady -> fail), and
  * polls Slurm incrementally (slurm_load_jobs with update_time) to follow
- * job state.  On start it adopts existing bridge jobs (by the jobid label
- * and the admin_comment pod list) before anything is submitted, so a
- * restart neither duplicates nor orphans a job.
+ * job state.  On start it adopts this install's jobs (each pairs with the
+ * pods its admin_comment names by name and UID; a job id on a pod is only
+ * where to look) before anything is submitted, so a restart neither
+ * duplicates nor orphans a job, and never takes another install's.
  */
 #include <inttypes.h>
 #include <pthread.h>

@@ -20,7 +20,10 @@
 #define BRIDGE_PARTITION      "slurm-bridge"
 #define BRIDGE_NS_LABEL	      "slurm-bridge"
 #define BRIDGE_NS_LABEL_VALUE "enabled"
-/* Every bridge job's comment starts with this marker. */
+/*
+ * Every bridge job's comment starts with this marker, and ends with
+ * " (install NAME)"; whose job it is, its admin_comment says.
+ */
 #define BRIDGE_COMMENT_MARKER "slurm-bridge:"
 
 #define ANN_PREFIX     "slurmjob.slinky.slurm.net/"
