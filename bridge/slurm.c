@@ -56,6 +56,13 @@ extern char *slurm_job_state_reason_string(enum job_state_reason);
 extern char	  *slurm_job_reason_string(enum job_state_reason);
 #define sctl_reason_string slurm_job_reason_string
 #endif
+/* slurm_load_ctl_conf's answer: 24.11 frees it with slurm_free_ctl_conf,
+ * 26.05 (whose slurm.h declares only this) with slurm_free_conf. */
+#if SCTL_SINCE(25, 5, 0)
+#define sctl_free_conf slurm_free_conf
+#else
+#define sctl_free_conf slurm_free_ctl_conf
+#endif
 
 /*
  * 24.05: slurm_kill_jobs() signals many jobs in one RPC (its response's
@@ -605,7 +612,7 @@ sctl_owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
 	if (!known && slurm_load_ctl_conf((time_t)0, &cf) == SLURM_SUCCESS) {
 		slurm_uid = cf->slurm_user_id;
 		known = 1;
-		slurm_free_ctl_conf(cf);
+		sctl_free_conf(cf);
 	}
 	return (bounds_check_ids(js, *uid, *gid, known ? slurm_uid : 0, err,
 	    errlen));
