@@ -56,8 +56,10 @@ extern char *slurm_job_state_reason_string(enum job_state_reason);
 extern char	  *slurm_job_reason_string(enum job_state_reason);
 #define sctl_reason_string slurm_job_reason_string
 #endif
-/* slurm_load_ctl_conf's answer: 24.11 frees it with slurm_free_ctl_conf,
- * 26.05 (whose slurm.h declares only this) with slurm_free_conf. */
+/*
+ * slurm_load_ctl_conf's answer: 24.11 frees it with slurm_free_ctl_conf,
+ * 26.05 (whose slurm.h declares only this) with slurm_free_conf.
+ */
 #if SCTL_SINCE(25, 5, 0)
 #define sctl_free_conf slurm_free_conf
 #else
