@@ -120,6 +120,9 @@ podrec_cold(const json_t *pod)
 		json_object_set_new(spec, "initContainers", v);
 	if ((v = k8s_obj_get(pod, "spec.activeDeadlineSeconds")) != NULL)
 		json_object_set(spec, "activeDeadlineSeconds", v);
+	/* Dynamic Resource Allocation: the claims the pod names. */
+	if ((v = k8s_obj_get(pod, "spec.resourceClaims")) != NULL)
+		json_object_set(spec, "resourceClaims", v);
 	/* Kubernetes' own gang (GenericWorkload): the PodGroup it names. */
 	if ((v = k8s_obj_get(pod, "spec.schedulingGroup")) != NULL)
 		json_object_set(spec, "schedulingGroup", v);

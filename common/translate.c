@@ -337,6 +337,87 @@ translate_view(const struct translate_src *src)
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
 
+#define DRA_CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
+
+/* A DRA-backed extended resource a container asks for, or NULL. */
+static const char *
+translate_dra_resource(const json_t *containers, size_t *ci)
+{
+	static const char *const kinds[] = { "resources.requests",
+		"resources.limits", NULL };
+	const json_t		*c;
+	const char		*k;
+	json_t			*v, *m;
+	size_t			 i, j;
+
+	json_array_foreach (containers, i, c) {
+		for (j = 0; kinds[j] != NULL; j++) {
+			m = (json_t *)(uintptr_t)k8s_obj_get(c, kinds[j]);
+			json_object_foreach (m, k, v) {
+				if (strncmp(k, DRA_CLASS_PREFIX,
+					strlen(DRA_CLASS_PREFIX)) == 0) {
+					*ci = i;
+					return (k);
+				}
+			}
+		}
+	}
+	return (NULL);
+}
+
+/*
+ * Dynamic Resource Allocation: a claim must be allocated and reserved
+ * before the pod is bound (KEP-4381), which this bridge does not do yet,
+ * so a pod that asks for devices that way is refused (webhook) or left
+ * Pending (scheduler): never bound without them.
+ */
+static int
+translate_dra(const json_t *pod, char *err, size_t errlen)
+{
+	const json_t *claims = k8s_obj_get(pod, "spec.resourceClaims"), *c0;
+	const char   *res, *from;
+	size_t	      ci = 0;
+
+	if (json_array_size(claims) > 0) {
+		c0 = json_array_get(claims, 0);
+		from = json_string_value(
+		    json_object_get(c0, "resourceClaimTemplateName"));
+		snprintf(err, errlen,
+		    "spec.resourceClaims[0] (\"%.63s\", %s %.63s): "
+		    "slurm-bridge does not allocate Dynamic Resource "
+		    "Allocation claims yet, and never binds a pod without the "
+		    "devices it asks for; ask for GPUs as Slurm GRES instead "
+		    "(resources.limits nvidia.com/gpu, or the annotation " ANN_PREFIX
+		    "gres)",
+		    json_string_value(json_object_get(c0, "name")) != NULL ?
+			json_string_value(json_object_get(c0, "name")) :
+			"",
+		    from != NULL ? "from ResourceClaimTemplate" : "claim",
+		    from != NULL ? from :
+				   (json_string_value(json_object_get(c0,
+					"resourceClaimName")) != NULL ?
+					   json_string_value(json_object_get(c0,
+					       "resourceClaimName")) :
+					   "?"));
+		return (-1);
+	}
+	if ((res = translate_dra_resource(k8s_obj_get(pod, "spec.containers"),
+		 &ci)) != NULL ||
+	    (res = translate_dra_resource(k8s_obj_get(pod,
+					      "spec.initContainers"),
+		 &ci)) != NULL) {
+		snprintf(err, errlen,
+		    "resource %.120s (container %zu): an extended resource "
+		    "backed by Dynamic Resource Allocation, which "
+		    "slurm-bridge does not allocate yet; it never binds a pod "
+		    "without the devices it asks for; ask for GPUs as Slurm "
+		    "GRES instead (resources.limits nvidia.com/gpu)",
+		    res, ci);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Does the pod tolerate the managed-node taint? */
 int
 translate_tolerates(const json_t *pod)
@@ -635,7 +716,8 @@ translate_pod(const struct translate_src *src,
 		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
-	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
+	if (translate_dra(pod, err, errlen) == -1 ||
+	    translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
 		errlen) == -1)
 		goto fail;
 	js->ntasks = 1;
