@@ -7,7 +7,7 @@
  * managed node whatever its scheduler (such a pod is placed by nobody).
  * The chart's matchConditions send only pods that tolerate the taint or
  * name a node.  One informer thread keeps the names of the managed nodes
- * (those carrying the taint, as bridge/nodes.c has it); requests, on the
+ * (those carrying the taint: translate_node_managed); requests, on the
  * server's threads, read them under the lock and make no API call.
  */
 #include <pthread.h>
