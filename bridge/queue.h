@@ -27,9 +27,14 @@
  * events x 4        eventer.c       Event aggregation, its     lane.lock (its
  *                                   own client and recorder     Event list)
  * HTTP x 2          common/httpd.c  a request at a time;       httpd cred_lock
- *  (libmicrohttpd)  api.c           reads atomics (bstats),     (TLS reload);
- *                   extcall.c       queues extender calls       ext_call.lock
+ *  (libmicrohttpd)  api.c           reads atomics (bstats),     (TLS reload),
+ *                   extcall.c       queues extender calls       conn_lock (the
+ *                                                               connections);
+ *                                                               ext_call.lock
  *                                                               (the answer)
+ * HTTP reaper       common/httpd.c  nothing: shuts down the    conn_lock
+ *                                   connections past their
+ *                                   read deadline
  * any               fence.c         nothing: reads the Lease's  (none; an
  *                                   last renewal (bstats)       atomic)
  * any               intern.c        shared strings (refcount)  intern_lock
