@@ -57,11 +57,12 @@ check_eq "its job still runs" "$(job_field "$j1" JobState)" RUNNING
 check_eq "keep-2 keeps its job" "$(job_field "$j2" JobState)" RUNNING
 check_eq "no second job for keep-1" "$(jobs_named "$ns/keep-1")" 1
 
-scenario "restart after a submit whose label was never written"
+scenario "restart after a submit whose bind never came, by a bridge from before installs were named"
 bridge_kill9
 pod_yaml "$ns" orphan-risk | k apply -f - >/dev/null
-# What a bridge killed between submit and label leaves behind: a job for
-# the pod, found only through its comment marker and admin_comment.
+# What such a bridge, killed between submit and bind, leaves behind: a job
+# for the pod, found only through its comment marker and admin_comment
+# (which name no install, and no UID).  The upgraded bridge takes it over.
 salloc --no-shell -Q -J "$ns/orphan-risk" -p slurm-bridge -n1 \
 	--comment "slurm-bridge: pod $ns/orphan-risk" >/dev/null 2>&1
 ajob=$(squeue -h -n "$ns/orphan-risk" -o %i | head -n1)
@@ -70,6 +71,9 @@ bridge_restart
 check "the pod is bound" wait_for 30 pod_has "$ns" orphan-risk "$JP_NODE"
 check_eq "to the job it already had" "$(pod_field "$ns" orphan-risk "$JP_JOBID")" "$ajob"
 check_eq "exactly one job for the pod" "$(jobs_named "$ns/orphan-risk")" 1
+check_match "whose admin_comment now names this install and the pod's UID" \
+	"$(job_field "$ajob" AdminComment)" \
+	"\"uids\":\\[\"$(pod_field "$ns" orphan-risk '{.metadata.uid}')\"\\],\"install\":\"$(stack_install_name)\""
 
 scenario "restart: an orphaned job is cancelled, if it is this install's"
 bridge_kill9
