@@ -181,7 +181,7 @@ server_metrics(void *arg)
 	return (buf_release(&b));
 }
 
-/* Namespaces (allowed accounts) and Jobs (gangs) at least. */
+/* Namespaces (defaults, bounds) and Jobs (gangs) at least. */
 static const char *
 server_unready(void *arg)
 {

@@ -586,7 +586,7 @@ group_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 /*
  * Translates a group's members (placement order) into one job description,
  * with the workload layers (workload_layers) and the namespace for defaults
- * and the account allow-list.
+ * and bounds (bounds.c).
  */
 static int
 group_translate(struct reconcile *r, struct group *g,

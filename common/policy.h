@@ -126,7 +126,7 @@ struct translate_src {
 	/* workload_layers: Job, Workload, PodGroup, ...; least specific first */
 	json_t *const *layers;
 	size_t	       nlayers;
-	const json_t  *ns; /* its Namespace: defaults, allowed accounts */
+	const json_t  *ns; /* its Namespace: defaults and bounds */
 };
 
 void jobspec_cleanup(struct jobspec *);
