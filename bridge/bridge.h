@@ -58,8 +58,9 @@ struct bridge_conf {
 	 * The install's name (main_install): in every job's comment and
 	 * admin_comment; the jobs of other names are not this install's.
 	 */
-	char		     install[128];
-	const struct bounds *bounds; /* the config's */
+	char			  install[128];
+	const struct bounds	 *bounds; /* the config's */
+	const struct dra_classes *dra;	  /* the config's deviceClasses */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */

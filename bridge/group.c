@@ -608,6 +608,8 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
+	/* Claims are not read until the scheduler allocates them. */
+	src.dra = NULL;
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
 	if (g->gang)

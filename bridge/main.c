@@ -349,6 +349,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->default_account = config->default_account;
 	conf->mcs_label = config->mcs_label;
 	conf->bounds = &config->bounds;
+	conf->dra = &config->dra;
 	conf->managed_namespaces = config->managed_namespaces;
 	conf->managed_namespace_selector = config->managed_namespace_selector;
 }

@@ -705,6 +705,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->tconf.mcs_label = conf->mcs_label;
 	r->tconf.bounds = conf->bounds;
 	r->tconf.install = conf->install;
+	r->tconf.dra = conf->dra;
 	atomic_init(&r->stop, 0);
 	return (r);
 }

@@ -15,6 +15,7 @@
 
 #include "k8s.h"
 #include "bounds.h"
+#include "dra.h"
 
 #define BRIDGE_SCHEDULER_NAME "slurm-bridge"
 #define BRIDGE_PARTITION      "slurm-bridge"
@@ -118,6 +119,8 @@ struct translate_conf {
 	 * job's comment and admin_comment, with the pods' UIDs.
 	 */
 	const char *install;
+	/* DeviceClasses mapped to GRES (the config's deviceClasses) */
+	const struct dra_classes *dra;
 };
 
 /* Where a pod's settings come from (borrowed; ns may be NULL). */
@@ -127,6 +130,8 @@ struct translate_src {
 	json_t *const *layers;
 	size_t	       nlayers;
 	const json_t  *ns; /* its Namespace: defaults and bounds */
+	/* the pod's ResourceClaims and templates; NULL: not looked up */
+	const struct dra_lookup *dra;
 };
 
 void jobspec_cleanup(struct jobspec *);

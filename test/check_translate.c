@@ -93,6 +93,7 @@ translate_run(const char *cname, int slim)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct translate_src  src;
+	struct dra_classes    dra;
 	struct jobspec	      js;
 	json_t		     *pod, *expect, *got, *copy = NULL;
 	const char	     *want;
@@ -102,6 +103,7 @@ translate_run(const char *cname, int slim)
 
 	pod = load(cname, "input.json");
 	src.layers = layers;
+	src.dra = NULL;
 	src.nlayers = 0;
 	expect = load(cname, "expect.json");
 	/*
@@ -134,7 +136,10 @@ translate_run(const char *cname, int slim)
 		podrec_free(rec);
 		src.pod = copy;
 	}
+	dra_classes_defaults(&dra);
+	conf.dra = &dra;
 	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
+	dra_classes_cleanup(&dra);
 	json_decref(copy);
 	if ((want = json_string_value(json_object_get(expect, "error"))) !=
 	    NULL) {
@@ -183,7 +188,7 @@ START_TEST(test_translate_group_name)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct jobspec	      js;
-	struct translate_src  src = { NULL, NULL, 1, NULL };
+	struct translate_src  src = { NULL, NULL, 1, NULL, NULL };
 	json_t		     *in, *pods[2], *root;
 	char		      err[256] = "";
 
@@ -242,7 +247,7 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 START_TEST(test_translate_group_het)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
-	struct translate_src  none = { NULL, NULL, 0, NULL };
+	struct translate_src  none = { NULL, NULL, 0, NULL, NULL };
 	struct jobspec	      js;
 	json_t		     *pods[4];
 	char		      err[256] = "";
@@ -324,7 +329,7 @@ START_TEST(test_translate_owner_check)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	json_t		     *wl, *pod;
-	struct translate_src  src = { NULL, NULL, 0, NULL };
+	struct translate_src  src = { NULL, NULL, 0, NULL, NULL };
 	struct jobspec	      js;
 	char		      err[256] = "", perr[256] = "";
 

@@ -59,7 +59,13 @@ else
 		pass "skipped: this API server refuses the resource name (${KUBE_VERSION:-this release})"
 	else
 		check_match "is refused, naming the resource" "$out" \
-			'denied the request: resource deviceclass.resource.kubernetes.io/gpu.example.com \(container 0\): an extended resource backed by Dynamic Resource Allocation'
+			'denied the request: the pod asks for gpu:1 through an extended resource backed by Dynamic Resource Allocation, which slurm-bridge does not allocate yet'
+		# A class no site mapped to a GRES: refused, naming it and the map.
+		out=$(pod_yaml "$ns" fpga 1 64Mi |
+			sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/fpga.example.com: "1"}/' |
+			k apply -f - 2>&1)
+		check_match "a class not mapped to a GRES is refused, naming the class and the mapping" "$out" \
+			'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass fpga.example.com is not mapped to a Slurm GRES \(mapped: gpu.nvidia.com, gpu.example.com\)'
 	fi
 	k delete namespace "$ns" --wait=false >/dev/null
 fi
