@@ -85,7 +85,7 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
-		   bridge/eventer.c bridge/memstats.c bridge/fence.c \
+		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c admission/certs.c \
@@ -110,7 +110,7 @@ GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
 GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/writer.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
-		   bridge/fence.c \
+		   bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

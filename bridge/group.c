@@ -457,12 +457,24 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (meta > 0)
 		goto out; /* binds follow once the metadata is on */
 	for (i = 0; i < n; i++) {
+		json_t *claims;
+
 		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy)
 			continue;
+		/* Its claims get the devices Slurm gave it, or no bind. */
+		if (claims_plan(r, e, group_node_name(r, a[i].node), a[i].gres,
+			&claims, errs, sizeof(errs)) == -1) {
+			snprintf(msg, sizeof(msg),
+			    "Slurm job %u: not bound: %s", g->jobid, errs);
+			log_warnx("pod %s: %s", e->key, msg);
+			writer_condition(r, e, msg, 1);
+			group_retry_later(g, 0);
+			continue;
+		}
 		writer_bind(r, e, g->key, g->jobid,
-		    group_node_name(r, a[i].node), &a[i]);
+		    group_node_name(r, a[i].node), &a[i], claims);
 	}
 out:
 	/*
@@ -595,6 +607,7 @@ group_translate(struct reconcile *r, struct group *g,
 {
 	struct translate_src   src;
 	struct workload_lookup lk;
+	struct dra_lookup      dl;
 	json_t		     **pods, *layers[WORKLOAD_LAYERS];
 	size_t		       i;
 	int		       rc;
@@ -608,8 +621,8 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
-	/* Claims are not read until the scheduler allocates them. */
-	src.dra = NULL;
+	caches_claims_init(r, &dl);
+	src.dra = &dl;
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
 	if (g->gang)

@@ -359,17 +359,8 @@ dra_claims(const json_t *pod, const struct dra_classes *classes,
 		    claim != NULL ? "ResourceClaim" :
 				    "from ResourceClaimTemplate",
 		    claim != NULL ? claim : (tmpl != NULL ? tmpl : "?"));
-		if (lk == NULL) {
-			snprintf(err, errlen,
-			    "%s: slurm-bridge does not allocate Dynamic "
-			    "Resource Allocation claims yet, and never binds "
-			    "a pod without the devices it asks for; ask for "
-			    "GPUs as Slurm GRES instead (resources.limits "
-			    "nvidia.com/gpu, or the annotation "
-			    "slurmjob.slinky.slurm.net/gres)",
-			    where);
-			return (-1);
-		}
+		if (lk == NULL)
+			continue;
 		if ((rc = dra_entry(pod, e, where, classes, lk, gname, total,
 			 err, errlen)) != 0)
 			return (rc);
@@ -482,17 +473,6 @@ dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
 		    "the pod asks for %lld devices through Dynamic Resource "
 		    "Allocation: at most %d",
 		    (long long)total, DRA_MAX_COUNT);
-		return (-1);
-	}
-	if (total > 0 && lk == NULL) {
-		/* Until the scheduler writes claims: never bound without. */
-		snprintf(err, errlen,
-		    "the pod asks for %s:%lld through an extended resource "
-		    "backed by Dynamic Resource Allocation, which "
-		    "slurm-bridge does not allocate yet; it never binds a pod "
-		    "without the devices it asks for; ask for GPUs as Slurm "
-		    "GRES instead (resources.limits nvidia.com/gpu)",
-		    gname, (long long)total);
 		return (-1);
 	}
 	if (total > 0)

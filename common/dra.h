@@ -67,9 +67,9 @@ struct dra_lookup {
  * The GRES per task that a pod's device requests become, merged into one
  * "name[:type]:count" in *gres (new string; NULL when it asks for none).
  * 0; -1 with err naming the field and what is supported; 1 with err while
- * a claim or template it names is unknown.  lk NULL: no claims are read,
- * and a pod that asks for devices is refused once its extended resources
- * are checked (no daemon writes claims yet, so none may bind such a pod).
+ * a claim or template it names is unknown, or the claim is not free.  lk
+ * NULL (the webhook, which does not watch claims): claims are left to the
+ * scheduler, and only the extended resources count.
  */
 int dra_pod_gres(const json_t *pod, const struct dra_classes *,
     const struct dra_lookup *lk, char **gres, char *err, size_t errlen);

@@ -88,6 +88,19 @@ load(const char *cname, const char *file)
 	return (j);
 }
 
+/* The scheduler's claim caches, empty: no claim or template exists. */
+static json_t *
+no_claims(void *arg, enum dra_kind kind, const char *ns, const char *name)
+{
+	(void)arg;
+	(void)kind;
+	(void)ns;
+	(void)name;
+	return (NULL);
+}
+
+static const struct dra_lookup no_claims_lk = { no_claims, NULL };
+
 static void
 translate_run(const char *cname, int slim)
 {
@@ -103,7 +116,7 @@ translate_run(const char *cname, int slim)
 
 	pod = load(cname, "input.json");
 	src.layers = layers;
-	src.dra = NULL;
+	src.dra = &no_claims_lk;
 	src.nlayers = 0;
 	expect = load(cname, "expect.json");
 	/*
