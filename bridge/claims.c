@@ -201,6 +201,12 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
 	int	      nidx = 0, rc = -1;
 
 	*out = NULL;
+	/* Most pods ask for no device: no decoding for them. */
+	if (e->rec->cold == NULL ||
+	    (strstr(e->rec->cold, "\"resourceClaims\"") == NULL &&
+		strstr(e->rec->cold, DRA_CLASS_PREFIX) == NULL))
+		return (0);
+	pod = podrec_json(e->rec);
 	spec = claims_extended_spec(pod, &maps);
 	if (json_array_size(k8s_obj_get(pod, "spec.resourceClaims")) == 0 &&
 	    spec == NULL) {

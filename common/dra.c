@@ -70,18 +70,26 @@ dra_class_find(const struct dra_classes *c, const char *name)
 	return (NULL);
 }
 
-/* "a, b" of the mapped classes, for messages. */
-static void
-dra_class_names(const struct dra_classes *c, char *out, size_t len)
+/*
+ * The refusal of a class no site mapped: what (the field) names it, and
+ * the message lists the classes that are mapped.  Returns -1.
+ */
+static int
+dra_unmapped(const struct dra_classes *c, const char *what, const char *cls,
+    char *err, size_t errlen)
 {
+	char   mapped[256];
 	size_t i, o = 0;
 
-	out[0] = '\0';
-	for (i = 0; c != NULL && i < c->n && o < len; i++)
-		o += (size_t)snprintf(out + o, len - o, "%s%s",
+	mapped[0] = '\0';
+	for (i = 0; c != NULL && i < c->n && o < sizeof(mapped); i++)
+		o += (size_t)snprintf(mapped + o, sizeof(mapped) - o, "%s%s",
 		    i > 0 ? ", " : "", c->v[i].name);
-	if (c == NULL || c->n == 0)
-		snprintf(out, len, "none");
+	snprintf(err, errlen,
+	    "%s: DeviceClass %.63s is not mapped to a Slurm GRES (mapped: "
+	    "%s); a site admin maps it in the config's deviceClasses",
+	    what, cls != NULL ? cls : "(none)", o > 0 ? mapped : "none");
+	return (-1);
 }
 
 const char *
@@ -130,7 +138,7 @@ dra_spec_count(const json_t *spec, const char *where,
 	const json_t	       *reqs, *req, *ex, *v;
 	const struct dra_class *k;
 	const char	       *rname, *cname, *mode;
-	char			mapped[256];
+	char			field[256];
 	json_int_t		count;
 	size_t			i;
 
@@ -173,14 +181,10 @@ dra_spec_count(const json_t *spec, const char *where,
 		cname = json_string_value(
 		    json_object_get(ex, "deviceClassName"));
 		if ((k = dra_class_find(classes, cname)) == NULL) {
-			dra_class_names(classes, mapped, sizeof(mapped));
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": DeviceClass %.63s is not "
-			    "mapped to a Slurm GRES (mapped: %s); a site "
-			    "admin maps it in the config's deviceClasses",
-			    where, rname, cname != NULL ? cname : "(none)",
-			    mapped);
-			return (-1);
+			snprintf(field, sizeof(field), "%s: request \"%.63s\"",
+			    where, rname);
+			return (
+			    dra_unmapped(classes, field, cname, err, errlen));
 		}
 		mode = json_string_value(json_object_get(ex, "allocationMode"));
 		if (mode != NULL && strcmp(mode, "ExactCount") != 0) {
@@ -386,7 +390,7 @@ dra_extended(const json_t *containers, const char *what, int sum,
 	json_t			*m, *v;
 	int64_t			 n, most = 0, cnt;
 	size_t			 i, j;
-	char			 mapped[256];
+	char			 field[400];
 
 	json_array_foreach (containers, i, c) {
 		cnt = 0;
@@ -399,17 +403,11 @@ dra_extended(const json_t *containers, const char *what, int sum,
 				cls = key + strlen(DRA_CLASS_PREFIX);
 				if ((k = dra_class_find(classes, cls)) ==
 				    NULL) {
-					dra_class_names(classes, mapped,
-					    sizeof(mapped));
-					snprintf(err, errlen,
-					    "%s[%zu].%s: %.120s: DeviceClass "
-					    "%.63s is not mapped to a Slurm "
-					    "GRES (mapped: %s); a site admin "
-					    "maps it in the config's "
-					    "deviceClasses",
-					    what, i, kinds[j], key, cls,
-					    mapped);
-					return (-1);
+					snprintf(field, sizeof(field),
+					    "%s[%zu].%s: %.120s", what, i,
+					    kinds[j], key);
+					return (dra_unmapped(classes, field,
+					    cls, err, errlen));
 				}
 				if (!json_is_string(v) ||
 				    k8s_quantity_value(json_string_value(v),
