@@ -680,7 +680,7 @@ group_update_pending(struct reconcile *r, struct group *g)
 	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
-	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
+	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) != 0) {
 		snprintf(msg, sizeof(msg),
 		    "slurm-bridge: Slurm job %u keeps its request: %s",
 		    g->jobid, err);
@@ -761,8 +761,18 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	struct jobspec js;
 	char	       err[512], msg[600];
 	size_t	       i;
+	int	       rc;
 
-	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
+	if ((rc = group_translate(r, g, pods, n, &js, err, sizeof(err))) == 1) {
+		/*
+		 * Waiting for an object (a claim to be made or freed): its
+		 * event brings the group back, with no backoff or warning.
+		 */
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	if (rc == -1) {
 		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		group_condition(r, g, msg, 1);
@@ -1401,7 +1411,7 @@ group_adopt_sizes(struct reconcile *r, struct group *g)
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
 	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
-	if (rc == -1)
+	if (rc != 0)
 		return;
 	g->cpus_per_task = js.cpus_per_task;
 	g->gpus_per_task = js.gpus_per_task;

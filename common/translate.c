@@ -637,6 +637,7 @@ translate_pod(const struct translate_src *src,
 	int64_t		     cpu_milli, mem, gpus;
 	json_t		    *ac, *view;
 	char		    *dra = NULL;
+	int		     rc = -1;
 
 	jobspec_init(js);
 	view = translate_view(src);
@@ -652,8 +653,11 @@ translate_pod(const struct translate_src *src,
 		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
-	if (dra_pod_gres(pod, conf->dra, src->dra, &dra, err, errlen) != 0 ||
-	    translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
+	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, err, errlen)) !=
+	    0)
+		goto fail;
+	rc = -1;
+	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
 		errlen) == -1)
 		goto fail;
 	js->ntasks = 1;
@@ -679,7 +683,7 @@ fail:
 	json_decref(view);
 	free(dra);
 	jobspec_cleanup(js);
-	return (-1);
+	return (rc);
 }
 
 json_t *
@@ -896,22 +900,22 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	const char	    *ns;
 	size_t		     i;
 	char		     key[512];
-	int		     het = 1;
+	int		     het = 1, rc;
 
 	if (n == 0) {
 		snprintf(err, errlen, "group %s has no pods", group);
 		return (-1);
 	}
 	src.pod = pods[0];
-	if (translate_pod(&src, conf, js, err, errlen) == -1)
-		return (-1);
+	if ((rc = translate_pod(&src, conf, js, err, errlen)) != 0)
+		return (rc);
 	ns = k8s_obj_namespace(pods[0]);
 	js->comp_of = xcalloc(n, sizeof(*js->comp_of));
 	for (i = 0; i < n; i++) {
 		src.pod = pods[i];
-		if (translate_pod(&src, conf, &one, err, errlen) == -1) {
+		if ((rc = translate_pod(&src, conf, &one, err, errlen)) != 0) {
 			jobspec_cleanup(js);
-			return (-1);
+			return (rc);
 		}
 		if (het && translate_comp_add(js, i, &one) == -1)
 			het = 0;
