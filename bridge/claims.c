@@ -191,8 +191,8 @@ int
 claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
     const char *share, json_t **out, char *err, size_t errlen)
 {
-	json_t *pod = podrec_json(e->rec), *slices = NULL, *classes = NULL;
-	json_t *alloc, *spec, *maps = NULL, *w;
+	json_t	     *pod, *slices = NULL, *classes = NULL;
+	json_t	     *alloc, *spec, *maps = NULL, *w;
 	const json_t *entry, *claim, *made;
 	const char   *cname;
 	char	      key[512], gname[128];
