@@ -85,7 +85,8 @@ job_yaml "$ns" low "$(big_pod 32 30)" "parallelism: $nodes, completions: $nodes"
 	k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=low
 check "the $nodes pods fill every node" wait_for 60 n_with "$ns" "$sel" "$JP_NODE" "$nodes"
-jobs_before=$(squeue -h -o %i -n "$ns/low" 2>/dev/null | sort | paste -sd,)
+# The Job's pods' jobs are named NS/low-XXXXX.
+jobs_before=$(squeue -h -o '%i %j' 2>/dev/null | awk -v p="$ns/low-" 'index($2, p) == 1 { print $1 }' | sort -n | paste -sd,)
 pod_yaml "$ns" urgent 32 256Mi "  annotations: {slurmjob.slinky.slurm.net/qos: urgent}" | k apply -f - >/dev/null
 check "a victim gets DisruptionTarget" wait_for 30 find_victim "$ns" "$sel"
 vjob=${vcond##*|}
