@@ -75,7 +75,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 # common/: what both daemons link.  The pure policy (translate, bounds, workload), the
 # config file, the metrics writer and the HTTP(S) server (httpd.c, the only
 # libmicrohttpd user).
-SHARED_SRCS	:= common/translate.c common/bounds.c common/workload.c common/config.c \
+SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
@@ -85,7 +85,7 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
-		   bridge/eventer.c bridge/memstats.c bridge/fence.c \
+		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c admission/certs.c \
@@ -99,7 +99,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c test/check_ownerrec.c \
-		   test/check_review.c test/check_config.c \
+		   test/check_review.c test/check_config.c test/check_dra.c \
 		   test/check_podrec.c test/check_util.c test/check_certs.c \
 		   test/check_guard.c
 # The gang state machine: reconcile.c, group.c and writer.c over fakes of
@@ -110,7 +110,7 @@ GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
 GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/writer.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
-		   bridge/fence.c \
+		   bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
@@ -248,7 +248,7 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 # The shared policy (translate, workload), placement, the pod record and the
 # config file over libk8s's pure parts.
 FUZZ_POLICY	:= translate config assign
-FUZZ_POLICY_SRCS := common/translate.c common/bounds.c common/workload.c common/config.c \
+FUZZ_POLICY_SRCS := common/translate.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   bridge/placement.c \
 		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c
 

@@ -156,6 +156,7 @@ validate_tconf(const struct review_conf *rc, struct translate_conf *tc)
 	tc->default_account = rc->config->default_account;
 	tc->mcs_label = rc->config->mcs_label;
 	tc->bounds = &rc->config->bounds;
+	tc->dra = &rc->config->dra;
 }
 
 /* The annotations, through the scheduler's translation and grouping. */
@@ -179,6 +180,8 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	src.layers = layers;
 	src.nlayers = workload_layers(pod, &ol.lk, layers);
 	src.ns = ns;
+	/* Claims are the scheduler's to read: the webhook does not watch them. */
+	src.dra = NULL;
 	validate_tconf(rc, &tc);
 	if (translate_pod(&src, &tc, &js, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);

@@ -58,8 +58,9 @@ struct bridge_conf {
 	 * The install's name (main_install): in every job's comment and
 	 * admin_comment; the jobs of other names are not this install's.
 	 */
-	char		     install[128];
-	const struct bounds *bounds; /* the config's */
+	char			  install[128];
+	const struct bounds	 *bounds; /* the config's */
+	const struct dra_classes *dra;	  /* the config's deviceClasses */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -336,11 +337,12 @@ struct wreq {
 	uint32_t	 jobid;	     /* metadata and binds: the job's */
 	char		*slurm_node; /* WREQ_BIND: for the Event */
 	char		*gres;
-	char		*msg;	/* status, delete, fail: the message */
-	struct ext_call *call;	/* WREQ_EXTBIND: its call, a reference */
-	char		*path;	/* WREQ_PODGROUP: the status subresource */
-	int64_t		 grace; /* WREQ_PREEMPT: gracePeriodSeconds */
-	int		 rc;	/* result: 0, or -1 with err */
+	char		*msg;	 /* status, delete, fail: the message */
+	struct ext_call *call;	 /* WREQ_EXTBIND: its call, a reference */
+	char		*path;	 /* WREQ_PODGROUP: the status subresource */
+	int64_t		 grace;	 /* WREQ_PREEMPT: gracePeriodSeconds */
+	json_t		*claims; /* WREQ_BIND: claims_plan's writes, or NULL */
+	int		 rc;	 /* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
 };
@@ -730,11 +732,16 @@ struct reconcile {
 	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
 	json_t *notready;
 	/* Nodes whose drain or resume the fence held back: name -> true */
-	json_t		     *fenced_nodes;
-	struct map	     *jobsets;	   /* ns/name -> JobSet */
-	struct map	     *lwss;	   /* ns/name -> LeaderWorkerSet */
-	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
-	int		      recovering;  /* slurm_nodes is current */
+	json_t	   *fenced_nodes;
+	struct map *jobsets; /* ns/name -> JobSet */
+	struct map *lwss;    /* ns/name -> LeaderWorkerSet */
+	/* Dynamic Resource Allocation (caches.c looks claims up) */
+	struct map *claims;	   /* ns/name -> ResourceClaim */
+	struct map *claim_tmpls;   /* ns/name -> ResourceClaimTemplate */
+	struct map *slices;	   /* name -> ResourceSlice */
+	struct map *deviceclasses; /* name -> DeviceClass */
+	json_t	   *slurm_nodes;   /* sctl_node_names, at recovery */
+	int	    recovering;	   /* slurm_nodes is current */
 	struct translate_conf tconf;
 	int		      synced[EV_KINDS];
 	int64_t		      core_synced_at; /* monotonic ms */
@@ -781,6 +788,8 @@ void sweep_changed(struct reconcile *);
 
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
 void caches_lookup_init(struct reconcile *, struct workload_lookup *);
+/* ... and of the claims and templates the device rules read (dra.h). */
+void caches_claims_init(struct reconcile *, struct dra_lookup *);
 /* The cached workload object, a new reference, or NULL. */
 json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);
@@ -898,9 +907,27 @@ void writer_label(struct reconcile *, struct pod_entry *, const char *gkey,
 void writer_unlabel(struct reconcile *, struct pod_entry *);
 /* Records that a label for jobid (and node, if set) landed. */
 void writer_metadata_done(struct pod_entry *, uint32_t jobid, const char *node);
-/* Binds the pod to knode with the job id, Slurm node and GRES. */
+/*
+ * Binds the pod to knode with the job id, Slurm node and GRES, after the
+ * claim writes of claims_plan (taken; NULL: none).
+ */
 void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
-    uint32_t jobid, const char *knode, const struct assignment *a);
+    uint32_t jobid, const char *knode, const struct assignment *a,
+    json_t *claims);
+
+/*
+ * claims.c: a pod's ResourceClaims allocated from Slurm's choice before
+ * its Binding.  claims_plan (reconcile thread): the writes that must come
+ * first for pod e on Kubernetes node knode, whose GRES share from Slurm is
+ * share ("gpu:2(IDX:0-1)"): *out a new array, or NULL when it asks for no
+ * device; -1 with err when a claim or device is missing (not bound).
+ * claims_write (writer thread): makes w->claims in order; 0, or -1 with
+ * w->err.
+ */
+int claims_plan(struct reconcile *, const struct pod_entry *e,
+    const char *knode, const char *share, json_t **out, char *err,
+    size_t errlen);
+int claims_write(struct k8s_client *, struct wreq *w);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
 void writer_release(struct reconcile *, struct pod_entry *);
 /* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */

@@ -1,8 +1,9 @@
 /*
  * The reconcile thread's caches of workload objects (PodGroups of both
- * APIs, Workloads, LeaderWorkerSets, JobSets, Jobs; ns/name keyed maps in
- * struct reconcile)
- * as the lookup the workload rules (common/workload.c) call.
+ * APIs, Workloads, LeaderWorkerSets, JobSets, Jobs) and of ResourceClaims
+ * and their templates (ns/name keyed maps in struct reconcile), as the
+ * lookups the workload rules (common/workload.c) and the device rules
+ * (common/dra.c) call.
  */
 #include <stdio.h>
 
@@ -34,5 +35,27 @@ void
 caches_lookup_init(struct reconcile *r, struct workload_lookup *lk)
 {
 	lk->fn = caches_lookup;
+	lk->arg = r;
+}
+
+/* dra_lookup_fn over the claim caches; a new reference, or NULL. */
+static json_t *
+caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
+    const char *name)
+{
+	struct reconcile *r = arg;
+	char		  key[512];
+
+	if (ns == NULL || name == NULL)
+		return (NULL);
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	return (json_incref(
+	    map_get(kind == DRA_CLAIM ? r->claims : r->claim_tmpls, key)));
+}
+
+void
+caches_claims_init(struct reconcile *r, struct dra_lookup *lk)
+{
+	lk->fn = caches_claim_lookup;
 	lk->arg = r;
 }

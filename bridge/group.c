@@ -457,12 +457,24 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (meta > 0)
 		goto out; /* binds follow once the metadata is on */
 	for (i = 0; i < n; i++) {
+		json_t *claims;
+
 		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy)
 			continue;
+		/* Its claims get the devices Slurm gave it, or no bind. */
+		if (claims_plan(r, e, group_node_name(r, a[i].node), a[i].gres,
+			&claims, errs, sizeof(errs)) == -1) {
+			snprintf(msg, sizeof(msg),
+			    "Slurm job %u: not bound: %s", g->jobid, errs);
+			log_warnx("pod %s: %s", e->key, msg);
+			writer_condition(r, e, msg, 1);
+			group_retry_later(g, 0);
+			continue;
+		}
 		writer_bind(r, e, g->key, g->jobid,
-		    group_node_name(r, a[i].node), &a[i]);
+		    group_node_name(r, a[i].node), &a[i], claims);
 	}
 out:
 	/*
@@ -595,6 +607,7 @@ group_translate(struct reconcile *r, struct group *g,
 {
 	struct translate_src   src;
 	struct workload_lookup lk;
+	struct dra_lookup      dl;
 	json_t		     **pods, *layers[WORKLOAD_LAYERS];
 	size_t		       i;
 	int		       rc;
@@ -608,6 +621,8 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
+	caches_claims_init(r, &dl);
+	src.dra = &dl;
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
 	if (g->gang)
@@ -665,7 +680,7 @@ group_update_pending(struct reconcile *r, struct group *g)
 	n = group_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
-	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
+	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) != 0) {
 		snprintf(msg, sizeof(msg),
 		    "slurm-bridge: Slurm job %u keeps its request: %s",
 		    g->jobid, err);
@@ -746,8 +761,18 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	struct jobspec js;
 	char	       err[512], msg[600];
 	size_t	       i;
+	int	       rc;
 
-	if (group_translate(r, g, pods, n, &js, err, sizeof(err)) == -1) {
+	if ((rc = group_translate(r, g, pods, n, &js, err, sizeof(err))) == 1) {
+		/*
+		 * Waiting for an object (a claim to be made or freed): its
+		 * event brings the group back, with no backoff or warning.
+		 */
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		group_condition(r, g, msg, 0);
+		return;
+	}
+	if (rc == -1) {
 		log_warnx("group %s: not submitted: %s", g->key, err);
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
 		group_condition(r, g, msg, 1);
@@ -1386,7 +1411,7 @@ group_adopt_sizes(struct reconcile *r, struct group *g)
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
 	rc = group_translate(r, g, pods, n, &js, err, sizeof(err));
-	if (rc == -1)
+	if (rc != 0)
 		return;
 	g->cpus_per_task = js.cpus_per_task;
 	g->gpus_per_task = js.gpus_per_task;

@@ -107,6 +107,15 @@ static const struct {
 	    "watch/jobsets" },
 	{ EV_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
 	    "watch/lws" },
+	/* Dynamic Resource Allocation: what claims ask, and the devices. */
+	{ EV_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims",
+	    "watch/resourceclaims" },
+	{ EV_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+	    "watch/resourceclaimtemplates" },
+	{ EV_SLICE, "/apis/resource.k8s.io/v1/resourceslices",
+	    "watch/resourceslices" },
+	{ EV_DEVICECLASS, "/apis/resource.k8s.io/v1/deviceclasses",
+	    "watch/deviceclasses" },
 	/* Last: watched only where served; the path is discovered. */
 	{ EV_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
 	{ EV_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },
@@ -349,6 +358,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->default_account = config->default_account;
 	conf->mcs_label = config->mcs_label;
 	conf->bounds = &config->bounds;
+	conf->dra = &config->dra;
 	conf->managed_namespaces = config->managed_namespaces;
 	conf->managed_namespace_selector = config->managed_namespace_selector;
 }

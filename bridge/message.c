@@ -53,6 +53,7 @@ wreq_free(struct wreq *w)
 	if (w->call != NULL)
 		ext_call_release(w->call);
 	json_decref(w->body);
+	json_decref(w->claims);
 	free(w);
 }
 

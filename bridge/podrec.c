@@ -127,6 +127,10 @@ podrec_cold(const json_t *pod)
 	if ((v = k8s_obj_get(pod, "spec.schedulingGroup")) != NULL)
 		json_object_set(spec, "schedulingGroup", v);
 	top = json_object();
+	/* The claims kube-controller-manager made from its templates. */
+	if ((v = k8s_obj_get(pod, "status.resourceClaimStatuses")) != NULL)
+		json_object_set_new(top, "status",
+		    json_pack("{s:O}", "resourceClaimStatuses", v));
 	if (json_object_size(md) > 0)
 		json_object_set(top, "metadata", md);
 	if (json_object_size(spec) > 0)
@@ -392,8 +396,10 @@ podrec_json(const struct podrec *r)
 	if (r->gated)
 		json_object_set_new(spec, "schedulingGates",
 		    json_pack("[{s:s}]", "name", "gated"));
-	json_object_set_new(pod, "status",
-	    json_pack("{s:s}", "phase", phases[r->phase]));
+	if (!json_is_object(json_object_get(pod, "status")))
+		json_object_set_new(pod, "status", json_object());
+	json_object_set_new(json_object_get(pod, "status"), "phase",
+	    json_string(phases[r->phase]));
 	return (pod);
 }
 

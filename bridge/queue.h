@@ -9,7 +9,7 @@
  * main              main.c          flags, config, the Lease   (none)
  *                   leader.c        (leader_wait; publishes its
  *                                   renewal time), signals
- * informer x 10     libk8s/         its watch and store (key   (none; pushes
+ * informer x 14     libk8s/         its watch and store (key   (none; pushes
  *                   informer.c      -> resourceVersion); makes  to the queue)
  *                   main.c          pod records (podrec.c)
  * reconcile         reconcile.c     the caches (pods, groups,  pops the queue
@@ -69,6 +69,10 @@ enum event_kind {
 	EV_LWS,		   /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	EV_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
 	EV_SCHED_WORKLOAD, /* scheduling.k8s.io Workloads, where served */
+	EV_CLAIM,	   /* resource.k8s.io/v1 ResourceClaims */
+	EV_CLAIM_TEMPLATE, /* ... ResourceClaimTemplates */
+	EV_SLICE,	   /* ... ResourceSlices (cluster-wide) */
+	EV_DEVICECLASS,	   /* ... DeviceClasses (cluster-wide) */
 	EV_EXTENDER,	   /* a scheduler-extender call (api.c) to answer */
 	EV_WRITE,	   /* a pod write (writepool.c) came back */
 	EV_SUBMITTED,	   /* an allocation request (submitter.c) came back */

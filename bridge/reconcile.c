@@ -263,7 +263,9 @@ reconcile_synced(struct reconcile *r)
 	if (r->core_synced_at == 0)
 		r->core_synced_at = reconcile_now_ms();
 	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-		    r->synced[EV_LWS] &&
+		    r->synced[EV_LWS] && r->synced[EV_CLAIM] &&
+		    r->synced[EV_CLAIM_TEMPLATE] && r->synced[EV_SLICE] &&
+		    r->synced[EV_DEVICECLASS] &&
 		    ((r->synced[EV_SCHED_PODGROUP] &&
 			 r->synced[EV_SCHED_WORKLOAD]) ||
 			r->conf->podgroup_api[0] == '\0')) ||
@@ -328,7 +330,9 @@ reconcile_gauges(struct reconcile *r)
 	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
 		map_count(r->k8s_jobs) + map_count(r->podgroups) +
 		map_count(r->sched_podgroups) + map_count(r->sched_workloads) +
-		map_count(r->jobsets) + map_count(r->lwss)));
+		map_count(r->jobsets) + map_count(r->lwss) +
+		map_count(r->claims) + map_count(r->claim_tmpls) +
+		map_count(r->slices) + map_count(r->deviceclasses)));
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -370,6 +374,14 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 		return (r->sched_podgroups);
 	case EV_SCHED_WORKLOAD:
 		return (r->sched_workloads);
+	case EV_CLAIM:
+		return (r->claims);
+	case EV_CLAIM_TEMPLATE:
+		return (r->claim_tmpls);
+	case EV_SLICE:
+		return (r->slices);
+	case EV_DEVICECLASS:
+		return (r->deviceclasses);
 	default:
 		return (NULL);
 	}
@@ -695,6 +707,10 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->fenced_nodes = json_object();
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
+	r->claims = map_new(json_free_cb);
+	r->claim_tmpls = map_new(json_free_cb);
+	r->slices = map_new(json_free_cb);
+	r->deviceclasses = map_new(json_free_cb);
 	r->writes = json_object();
 	r->releases = json_object();
 	r->orphans = json_array();
@@ -705,6 +721,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->tconf.mcs_label = conf->mcs_label;
 	r->tconf.bounds = conf->bounds;
 	r->tconf.install = conf->install;
+	r->tconf.dra = conf->dra;
 	atomic_init(&r->stop, 0);
 	return (r);
 }
@@ -730,6 +747,10 @@ reconcile_free(struct reconcile *r)
 	json_decref(r->fenced_nodes);
 	map_free(r->jobsets);
 	map_free(r->lwss);
+	map_free(r->claims);
+	map_free(r->claim_tmpls);
+	map_free(r->slices);
+	map_free(r->deviceclasses);
 	json_decref(r->slurm_nodes);
 	json_decref(r->writes);
 	json_decref(r->releases);

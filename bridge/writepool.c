@@ -69,6 +69,9 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 	switch (w->kind) {
 	case WREQ_BIND:
 	case WREQ_EXTBIND:
+		/* Its claims allocated and reserved first, or no Binding. */
+		if (w->claims != NULL && (w->rc = claims_write(c, w)) == -1)
+			return;
 		w->rc = k8s_pod_bind(c, w->ns, w->name,
 		    w->uid[0] != '\0' ? w->uid : NULL, w->node, w->body,
 		    &w->err);

@@ -179,11 +179,13 @@ writer_unlabel(struct reconcile *r, struct pod_entry *e)
 
 void
 writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
-    uint32_t jobid, const char *knode, const struct assignment *a)
+    uint32_t jobid, const char *knode, const struct assignment *a,
+    json_t *claims)
 {
 	struct wreq *w = wreq_new(WREQ_BIND, e, gkey);
 	char	     id[16];
 
+	w->claims = claims;
 	snprintf(id, sizeof(id), "%u", jobid);
 	w->jobid = jobid;
 	w->node = xstrdup(knode);

@@ -494,6 +494,102 @@ want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
 	return (0);
 }
 
+/* Is s a Slurm GRES name[:type] (letters, digits, _ - . around one colon)? */
+static int
+config_gres_name(const char *s)
+{
+	int colons = 0;
+
+	if (*s == '\0' || *s == ':')
+		return (0);
+	for (; *s != '\0'; s++) {
+		if (*s == ':' && ++colons <= 1 && s[1] != '\0')
+			continue;
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' &&
+		    *s != '.')
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * deviceClasses: the DeviceClasses mapped to Slurm GRES (dra.h), the whole
+ * list: given, it replaces the built-in one.
+ */
+static int
+want_device_classes(struct loader *l, const struct ynode *v,
+    struct dra_classes *dc)
+{
+	static const char   form[] = "{name: CLASS, driver: DRIVER, gres: "
+				     "NAME[:TYPE], indexAttribute: index, "
+				     "attributes: {KEY: VALUE}}";
+	const struct ynode *e;
+	struct dra_class   *k;
+	const char	   *key;
+	size_t		    i, j;
+	int		    rc;
+
+	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+		return (config_fail(l, v->line, "deviceClasses",
+		    "expected a list of %s", form));
+	dra_classes_cleanup(dc);
+	dc->v = xcalloc(v->n, sizeof(*dc->v));
+	for (i = 0; i < v->n; i++) {
+		e = v->vals[i];
+		k = &dc->v[dc->n++];
+		if (e->kind != Y_MAP)
+			return (config_fail(l, e->line, "deviceClasses",
+			    "expected %s", form));
+		for (j = 0, rc = 0; j < e->n && rc == 0; j++) {
+			key = e->keys[j]->scalar;
+			if (strcmp(key, "name") == 0)
+				rc = want_str(l, e->vals[j],
+				    "deviceClasses.name", 253, &k->name);
+			else if (strcmp(key, "driver") == 0)
+				rc = want_str(l, e->vals[j],
+				    "deviceClasses.driver", 63, &k->driver);
+			else if (strcmp(key, "gres") == 0) {
+				rc = want_str(l, e->vals[j],
+				    "deviceClasses.gres", 128, &k->gres);
+				if (rc == 0 && !config_gres_name(k->gres))
+					rc = config_fail(l, e->vals[j]->line,
+					    "deviceClasses.gres",
+					    "\"%s\" is not a Slurm GRES "
+					    "NAME[:TYPE] (e.g. gpu, or "
+					    "gpu:1g.10gb)",
+					    k->gres);
+			} else if (strcmp(key, "indexAttribute") == 0)
+				rc = want_str(l, e->vals[j],
+				    "deviceClasses.indexAttribute", 63,
+				    &k->index_attr);
+			else if (strcmp(key, "attributes") == 0) {
+				json_decref(k->attributes);
+				k->attributes = want_str_map(l, e->vals[j],
+				    "deviceClasses.attributes");
+				rc = k->attributes == NULL ? -1 : 0;
+			} else
+				rc = config_fail(l, e->keys[j]->line,
+				    "deviceClasses",
+				    "unknown key %s (expected name, driver, "
+				    "gres, indexAttribute or attributes)",
+				    key);
+		}
+		if (rc == -1)
+			return (-1);
+		if (k->name == NULL || k->driver == NULL || k->gres == NULL)
+			return (config_fail(l, e->line, "deviceClasses",
+			    "each entry needs name, driver and gres (%s)",
+			    form));
+		if (k->index_attr == NULL)
+			k->index_attr = xstrdup("index");
+		for (j = 0; j + 1 < dc->n; j++)
+			if (strcmp(dc->v[j].name, k->name) == 0)
+				return (config_fail(l, e->line, "deviceClasses",
+				    "DeviceClass %s is mapped twice", k->name));
+	}
+	return (0);
+}
+
 static int
 want_topology(struct loader *l, const struct ynode *v, struct config *c)
 {
@@ -715,6 +811,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 				    "parentheses or quotes");
 		} else if (strcmp(k, "bounds") == 0)
 			rc = want_bounds(l, v, &c->bounds);
+		else if (strcmp(k, "deviceClasses") == 0)
+			rc = want_device_classes(l, v, &c->dra);
 		else
 			rc = config_fail(l, root->keys[i]->line, k,
 			    "unknown "
@@ -724,7 +822,8 @@ config_walk(struct loader *l, const struct ynode *root, struct config *c)
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
-			    "kubeAPIBurst, installName, bounds)");
+			    "kubeAPIBurst, installName, bounds, "
+			    "deviceClasses)");
 		if (rc == -1)
 			return (-1);
 	}
@@ -744,6 +843,7 @@ config_new(void)
 	c->api_qps = 200;
 	c->api_burst = 400;
 	bounds_init(&c->bounds);
+	dra_classes_defaults(&c->dra);
 	return (c);
 }
 
@@ -819,6 +919,7 @@ config_free(struct config *c)
 	free(c->default_account);
 	free(c->install_name);
 	bounds_cleanup(&c->bounds);
+	dra_classes_cleanup(&c->dra);
 	free(c);
 }
 

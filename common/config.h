@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "bounds.h"
+#include "dra.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/slurm-bridge/config.yaml"
 
@@ -54,8 +55,9 @@ struct config {
 	int api_qps;		    /* Kubernetes API requests per second */
 	int api_burst;
 	/* installName, or NULL: derived from the cluster at start */
-	char	     *install_name;
-	struct bounds bounds; /* for namespaces without the annotations */
+	char		  *install_name;
+	struct bounds	   bounds; /* for namespaces without the annotations */
+	struct dra_classes dra;	   /* deviceClasses: DRA as Slurm GRES */
 };
 
 /* A config with the built-in defaults; never NULL.  Free with config_free. */

@@ -15,6 +15,7 @@
 
 #include "k8s.h"
 #include "bounds.h"
+#include "dra.h"
 
 #define BRIDGE_SCHEDULER_NAME "slurm-bridge"
 #define BRIDGE_PARTITION      "slurm-bridge"
@@ -118,6 +119,8 @@ struct translate_conf {
 	 * job's comment and admin_comment, with the pods' UIDs.
 	 */
 	const char *install;
+	/* DeviceClasses mapped to GRES (the config's deviceClasses) */
+	const struct dra_classes *dra;
 };
 
 /* Where a pod's settings come from (borrowed; ns may be NULL). */
@@ -127,6 +130,8 @@ struct translate_src {
 	json_t *const *layers;
 	size_t	       nlayers;
 	const json_t  *ns; /* its Namespace: defaults and bounds */
+	/* the pod's ResourceClaims and templates; NULL: not looked up */
+	const struct dra_lookup *dra;
 };
 
 void jobspec_cleanup(struct jobspec *);
@@ -134,7 +139,8 @@ void jobspec_cleanup(struct jobspec *);
  * Fills js for one pod.  Annotations come from the namespace (defaults for
  * account, partition, qos), the workload layers, then the pod, later ones
  * winning.  On invalid input returns -1 with a message naming the field
- * and the accepted form in err.
+ * and the accepted form in err; 1 with err while the pod waits for an
+ * object it needs (a ResourceClaim to be made, or to be free).
  */
 int translate_pod(const struct translate_src *, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
@@ -152,6 +158,7 @@ int translate_node_managed(const json_t *node);
  * namespace (its pod is not read).  admin_comment lists the pods and their
  * components ({"pods":[...], "comps":[...]}).
  */
+/* Returns as translate_pod. */
 int translate_group(json_t *const *pods, size_t n, const char *group,
     const struct translate_src *from, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);

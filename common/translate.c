@@ -337,88 +337,6 @@ translate_view(const struct translate_src *src)
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
 
-#define DRA_CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
-
-/* A DRA-backed extended resource a container asks for, or NULL. */
-static const char *
-translate_dra_resource(const json_t *containers, size_t *ci)
-{
-	static const char *const kinds[] = { "resources.requests",
-		"resources.limits", NULL };
-	const json_t		*c;
-	const char		*k;
-	json_t			*v, *m;
-	size_t			 i, j;
-
-	json_array_foreach (containers, i, c) {
-		for (j = 0; kinds[j] != NULL; j++) {
-			m = (json_t *)(uintptr_t)k8s_obj_get(c, kinds[j]);
-			json_object_foreach (m, k, v) {
-				if (strncmp(k, DRA_CLASS_PREFIX,
-					strlen(DRA_CLASS_PREFIX)) == 0) {
-					*ci = i;
-					return (k);
-				}
-			}
-		}
-	}
-	return (NULL);
-}
-
-/*
- * Dynamic Resource Allocation: a claim must be allocated and reserved
- * before the pod is bound (KEP-4381), which this bridge does not do yet,
- * so a pod that asks for devices that way is refused (webhook) or left
- * Pending (scheduler): never bound without them.
- */
-static int
-translate_dra(const json_t *pod, char *err, size_t errlen)
-{
-	const json_t *claims = k8s_obj_get(pod, "spec.resourceClaims"), *c0;
-	const char   *res, *from;
-	size_t	      ci = 0;
-
-	if (json_array_size(claims) > 0) {
-		c0 = json_array_get(claims, 0);
-		from = json_string_value(
-		    json_object_get(c0, "resourceClaimTemplateName"));
-		snprintf(err, errlen,
-		    "spec.resourceClaims[0] (\"%.63s\", %s %.63s): "
-		    "slurm-bridge does not allocate Dynamic Resource "
-		    "Allocation claims yet, and never binds a pod without the "
-		    "devices it asks for; ask for GPUs as Slurm GRES instead "
-		    "(resources.limits nvidia.com/gpu, or the annotation " ANN_PREFIX
-		    "gres)",
-		    json_string_value(json_object_get(c0, "name")) != NULL ?
-			json_string_value(json_object_get(c0, "name")) :
-			"",
-		    from != NULL ? "from ResourceClaimTemplate" : "claim",
-		    from != NULL ? from :
-				   (json_string_value(json_object_get(c0,
-					"resourceClaimName")) != NULL ?
-					   json_string_value(json_object_get(c0,
-					       "resourceClaimName")) :
-					   "?"));
-		return (-1);
-	}
-	if ((res = translate_dra_resource(k8s_obj_get(pod, "spec.containers"),
-		 &ci)) != NULL ||
-	    (res = translate_dra_resource(k8s_obj_get(pod,
-					      "spec.initContainers"),
-		 &ci)) != NULL) {
-		snprintf(err, errlen,
-		    "resource %.120s (container %zu): an extended resource "
-		    "backed by Dynamic Resource Allocation, which "
-		    "slurm-bridge does not allocate yet; it never binds a pod "
-		    "without the devices it asks for; ask for GPUs as Slurm "
-		    "GRES instead (resources.limits nvidia.com/gpu)",
-		    res, ci);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Does the pod tolerate the managed-node taint? */
 int
 translate_tolerates(const json_t *pod)
 {
@@ -667,12 +585,29 @@ translate_account(struct jobspec *js, const struct translate_conf *conf,
 	return (bounds_check(conf->bounds, nsobj, ns, js, err, errlen));
 }
 
-/* GRES per task: the annotation, else the pod's GPU request. */
+/*
+ * GRES per task: the annotation, else the pod's GPU request, else its
+ * Dynamic Resource Allocation requests (dra, "gpu:2"); one of them.
+ */
 static int
-translate_gres(struct jobspec *js, const char *gres, int64_t gpus, char *err,
-    size_t errlen)
+translate_gres(struct jobspec *js, const char *gres, int64_t gpus,
+    const char *dra, char *err, size_t errlen)
 {
-	if (gres != NULL) {
+	if (dra != NULL && (gres != NULL || gpus > 0)) {
+		snprintf(err, errlen,
+		    "the pod asks for devices through Dynamic Resource "
+		    "Allocation (%s) and for GPUs as %s too; ask one way",
+		    dra,
+		    gres != NULL ? "the annotation " ANN_PREFIX "gres" :
+				   "an extended resource (nvidia.com/gpu)");
+		return (-1);
+	}
+	if (dra != NULL) {
+		xasprintf(&js->tres_per_task, "gres:%s", dra);
+		/* Split per task whatever its name: "mig:1g.10gb:2" too. */
+		js->gpus_per_task = (uint32_t)strtoul(strrchr(dra, ':') + 1,
+		    NULL, 10);
+	} else if (gres != NULL) {
 		if (!gres_valid(gres)) {
 			snprintf(err, errlen,
 			    "annotation " ANN_PREFIX "gres: "
@@ -701,6 +636,8 @@ translate_pod(const struct translate_src *src,
 	struct translate_raw raw = { NULL, NULL, NULL, NULL };
 	int64_t		     cpu_milli, mem, gpus;
 	json_t		    *ac, *view;
+	char		    *dra = NULL;
+	int		     rc = -1;
 
 	jobspec_init(js);
 	view = translate_view(src);
@@ -716,8 +653,11 @@ translate_pod(const struct translate_src *src,
 		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
-	if (translate_dra(pod, err, errlen) == -1 ||
-	    translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
+	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, err, errlen)) !=
+	    0)
+		goto fail;
+	rc = -1;
+	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
 		errlen) == -1)
 		goto fail;
 	js->ntasks = 1;
@@ -727,7 +667,7 @@ translate_pod(const struct translate_src *src,
 		goto fail;
 	translate_deadline(js, src);
 	if (translate_account(js, conf, src->ns, ns, err, errlen) == -1 ||
-	    translate_gres(js, raw.gres, gpus, err, errlen) == -1)
+	    translate_gres(js, raw.gres, gpus, dra, err, errlen) == -1)
 		goto fail;
 	if (js->name == NULL)
 		xasprintf(&js->name, "%s/%s", ns, name);
@@ -736,12 +676,14 @@ translate_pod(const struct translate_src *src,
 	translate_stamp(js, conf, ac, json_pack("[o]", translate_uid(pod)));
 	translate_raw_cleanup(&raw);
 	json_decref(view);
+	free(dra);
 	return (0);
 fail:
 	translate_raw_cleanup(&raw);
 	json_decref(view);
+	free(dra);
 	jobspec_cleanup(js);
-	return (-1);
+	return (rc);
 }
 
 json_t *
@@ -958,22 +900,22 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	const char	    *ns;
 	size_t		     i;
 	char		     key[512];
-	int		     het = 1;
+	int		     het = 1, rc;
 
 	if (n == 0) {
 		snprintf(err, errlen, "group %s has no pods", group);
 		return (-1);
 	}
 	src.pod = pods[0];
-	if (translate_pod(&src, conf, js, err, errlen) == -1)
-		return (-1);
+	if ((rc = translate_pod(&src, conf, js, err, errlen)) != 0)
+		return (rc);
 	ns = k8s_obj_namespace(pods[0]);
 	js->comp_of = xcalloc(n, sizeof(*js->comp_of));
 	for (i = 0; i < n; i++) {
 		src.pod = pods[i];
-		if (translate_pod(&src, conf, &one, err, errlen) == -1) {
+		if ((rc = translate_pod(&src, conf, &one, err, errlen)) != 0) {
 			jobspec_cleanup(js);
-			return (-1);
+			return (rc);
 		}
 		if (het && translate_comp_add(js, i, &one) == -1)
 			het = 0;
@@ -1046,6 +988,7 @@ translate_owner_check(const json_t *obj, const json_t *ns,
 	src.layers = &layer;
 	src.nlayers = 1;
 	src.ns = ns;
+	src.dra = NULL;
 	if ((rc = translate_pod(&src, conf, &js, err, errlen)) == 0)
 		jobspec_cleanup(&js);
 	json_decref(pod);

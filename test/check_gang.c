@@ -1122,6 +1122,144 @@ START_TEST(test_gang_heterogeneous)
 }
 END_TEST
 
+/* What each Binding carried of its claims: pod key -> w->claims. */
+static json_t *h_claims;
+
+static void
+h_landed_claims(const struct wreq *w, void *arg)
+{
+	if (w->kind == WREQ_BIND)
+		json_object_set(h_claims, w->pkey,
+		    w->claims != NULL ? w->claims : json_null());
+	h_landed(w, arg);
+}
+
+/* A claim NS/NAME of one device of the example driver's class. */
+static json_t *
+h_claim_json(const char *name)
+{
+	return (json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:[{s:s, s:{s:s}}]}}}",
+	    "metadata", "name", name, "namespace", NS, "uid", name, "spec",
+	    "devices", "requests", "name", "gpus", "exactly", "deviceClassName",
+	    "gpu.example.com"));
+}
+
+/* The example driver's slice of node: gpu-0 and gpu-1, index 0 and 1. */
+static json_t *
+h_slice_json(const char *node)
+{
+	return (json_pack("{s:{s:s}, s:{s:s, s:s, s:{s:s, s:i}, "
+			  "s:[{s:s, s:{s:{s:i}}}, {s:s, s:{s:{s:i}}}]}}",
+	    "metadata", "name", node, "spec", "driver", "gpu.example.com",
+	    "nodeName", node, "pool", "name", node, "generation", 1, "devices",
+	    "name", "gpu-0", "attributes", "index", "int", 0, "name", "gpu-1",
+	    "attributes", "index", "int", 1));
+}
+
+/*
+ * A gang whose pods each name a ResourceClaim: the claims become the
+ * job's GRES, and each Binding comes with its claim's writes, the devices
+ * being those whose index Slurm gave that pod on its node (KEP-4381:
+ * allocated and reserved before the Binding).  A claim the cache has not
+ * seen keeps the gang from being submitted at all.
+ */
+START_TEST(test_gang_claims)
+{
+	struct dra_classes dra;
+	json_t		  *pod, *cw, *res;
+	const char	  *k, *gres, *node, *dev;
+	char		   name[64], key[128], want[32];
+	int		   i, binds = 0;
+
+	h_bridge_stop();
+	dra_classes_defaults(&dra);
+	H.conf.dra = &dra;
+	fake_slurm_reset();
+	fake_slurm_node("n1", 2, 2);
+	fake_slurm_node("n2", 2, 2);
+	h_bridge_start();
+	h_claims = json_object();
+	h_obj_event(EV_SLICE, K8S_EVENT_ADDED, h_slice_json("n1"));
+	h_obj_event(EV_SLICE, K8S_EVENT_ADDED, h_slice_json("n2"));
+	for (i = 0; i < GANG_SIZE; i++) {
+		snprintf(name, sizeof(name), GANG "-%d", i);
+		pod = h_pod_json(name);
+		snprintf(name, sizeof(name), GANG "-%d-gpu", i);
+		json_object_set_new(json_object_get(pod, "spec"),
+		    "resourceClaims",
+		    json_pack("[{s:s, s:s}]", "name", "gpu",
+			"resourceClaimName", name));
+		json_object_set_new(H.api, h_key(i, key, sizeof(key)), pod);
+		h_pod_event(pod, K8S_EVENT_ADDED);
+	}
+	/* No claim in the cache yet: waiting, nothing submitted. */
+	h_writes_settle();
+	h_expect_state(G_WAITING, "claims: waiting for them");
+	ck_assert_int_eq(fake_submit_asked(), 0);
+	ck_assert_ptr_nonnull(strstr(fake_writes_cond(NS "/" GANG "-0"),
+	    "spec.resourceClaims[0] (\"gpu\", ResourceClaim " GANG
+	    "-0-gpu): waiting for ResourceClaim " GANG "-0-gpu to exist"));
+	for (i = 0; i < GANG_SIZE; i++) {
+		snprintf(name, sizeof(name), GANG "-%d-gpu", i);
+		h_obj_event(EV_CLAIM, K8S_EVENT_ADDED, h_claim_json(name));
+	}
+	/* Their namespace's groups are evaluated again, once. */
+	sweep_changed(H.r);
+	group_flush_writes(H.r);
+	h_expect_state(G_SUBMITTING, "claims: submitting");
+	h_submit(FAKE_SUBMIT_ALLOCATE);
+	for (i = 0; i < 8 && fake_writes_waiting(H.r->writers) > 0; i++) {
+		fake_writes_answer(H.r->writers, H.r, 0, h_landed_claims, NULL);
+		group_flush_writes(H.r);
+	}
+	h_expect_state(G_BOUND, "claims: bound");
+	json_object_foreach (h_claims, k, cw) {
+		pod = json_object_get(H.api, k);
+		gres = k8s_obj_annotation(pod, ANN_SLURM_GRES);
+		node = k8s_obj_str(pod, "spec.nodeName");
+		ck_assert_ptr_nonnull(gres);
+		ck_assert_uint_eq(json_array_size(cw), 1);
+		cw = json_array_get(cw, 0);
+		/* "gpu:1(IDX:N)": the claim holds gpu-N of that node. */
+		snprintf(want, sizeof(want), "gpu-%c", gres[strlen(gres) - 2]);
+		res = json_array_get(k8s_obj_get(cw,
+					 "status.allocation.devices.results"),
+		    0);
+		dev = json_string_value(json_object_get(res, "device"));
+		ck_assert_msg(dev != NULL && strcmp(dev, want) == 0,
+		    "%s: GRES %s, device %s", k, gres, dev);
+		ck_assert_str_eq(json_string_value(
+				     json_object_get(res, "pool")),
+		    node);
+		res = json_array_get(k8s_obj_get(cw,
+					 "status.allocation.nodeSelector."
+					 "nodeSelectorTerms"),
+		    0);
+		res = json_array_get(json_object_get(res, "matchFields"), 0);
+		ck_assert_str_eq(json_string_value(
+				     json_array_get(json_object_get(res,
+							"values"),
+					 0)),
+		    node);
+		ck_assert_str_eq(
+		    k8s_obj_str(json_array_get(k8s_obj_get(cw,
+						   "status.reservedFor"),
+				    0),
+			"uid"),
+		    k8s_obj_str(pod, "metadata.uid"));
+		ck_assert(json_is_true(json_object_get(cw, "finalizer")));
+		binds++;
+	}
+	ck_assert_int_eq(binds, GANG_SIZE);
+	json_decref(h_claims);
+	h_claims = NULL;
+	h_bridge_stop();
+	H.conf.dra = NULL;
+	h_bridge_start();
+	dra_classes_cleanup(&dra);
+}
+END_TEST
+
 /*
  * Stopping with an allocation request not started: the reconcile thread's
  * last step stops the submit thread (which frees that request) and main
@@ -1277,6 +1415,7 @@ gang_suite(void)
 	tcase_add_test(tc, test_gang_shutdown_order);
 	tcase_add_test(tc, test_gang_fenced);
 	tcase_add_test(tc, test_gang_heterogeneous);
+	tcase_add_test(tc, test_gang_claims);
 	tcase_add_test(tc, test_gang_other_install);
 	tcase_add_test(tc, test_gang_legacy_claimed);
 	tcase_add_test(tc, test_gang_forged_label);

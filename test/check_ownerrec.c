@@ -118,6 +118,8 @@ or_translate_both(const char *what, const json_t *pod, json_t *const *layers,
 	src.pod = pod;
 	src.ns = ns;
 	src.layers = layers;
+	src.dra = NULL;
+	src.dra = NULL;
 	src.nlayers = n;
 	full = or_translate(&src, tc);
 	for (k = 0; k < WORKLOAD_KINDS; k++) {
@@ -561,6 +563,7 @@ or_rules(const json_t *pod, struct or_world *w)
 	json_object_set_new(r, "layers", l);
 	src.pod = pod;
 	src.layers = layers;
+	src.dra = NULL;
 	src.nlayers = n;
 	src.ns = NULL;
 	json_object_set_new(r, "translate", or_translate(&src, &tc));

@@ -25,6 +25,7 @@ Suite *config_suite(void);
 Suite *podrec_suite(void);
 Suite *certs_suite(void);
 Suite *guard_suite(void);
+Suite *dra_suite(void);
 /* check_gang.c: a binary of its own (check_gang), over the fakes. */
 Suite *gang_suite(void);
 

@@ -88,11 +88,25 @@ load(const char *cname, const char *file)
 	return (j);
 }
 
+/* The scheduler's claim caches, empty: no claim or template exists. */
+static json_t *
+no_claims(void *arg, enum dra_kind kind, const char *ns, const char *name)
+{
+	(void)arg;
+	(void)kind;
+	(void)ns;
+	(void)name;
+	return (NULL);
+}
+
+static const struct dra_lookup no_claims_lk = { no_claims, NULL };
+
 static void
 translate_run(const char *cname, int slim)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct translate_src  src;
+	struct dra_classes    dra;
 	struct jobspec	      js;
 	json_t		     *pod, *expect, *got, *copy = NULL;
 	const char	     *want;
@@ -102,6 +116,7 @@ translate_run(const char *cname, int slim)
 
 	pod = load(cname, "input.json");
 	src.layers = layers;
+	src.dra = &no_claims_lk;
 	src.nlayers = 0;
 	expect = load(cname, "expect.json");
 	/*
@@ -134,11 +149,14 @@ translate_run(const char *cname, int slim)
 		podrec_free(rec);
 		src.pod = copy;
 	}
+	dra_classes_defaults(&dra);
+	conf.dra = &dra;
 	rc = translate_pod(&src, &conf, &js, err, sizeof(err));
+	dra_classes_cleanup(&dra);
 	json_decref(copy);
 	if ((want = json_string_value(json_object_get(expect, "error"))) !=
 	    NULL) {
-		ck_assert_msg(rc == -1, "%s: accepted, expected an error",
+		ck_assert_msg(rc != 0, "%s: accepted, expected an error",
 		    cname);
 		ck_assert_msg(strstr(err, want) != NULL,
 		    "%s: error \"%s\" lacks \"%s\"", cname, err, want);
@@ -183,7 +201,7 @@ START_TEST(test_translate_group_name)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct jobspec	      js;
-	struct translate_src  src = { NULL, NULL, 1, NULL };
+	struct translate_src  src = { NULL, NULL, 1, NULL, NULL };
 	json_t		     *in, *pods[2], *root;
 	char		      err[256] = "";
 
@@ -242,7 +260,7 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 START_TEST(test_translate_group_het)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
-	struct translate_src  none = { NULL, NULL, 0, NULL };
+	struct translate_src  none = { NULL, NULL, 0, NULL, NULL };
 	struct jobspec	      js;
 	json_t		     *pods[4];
 	char		      err[256] = "";
@@ -324,7 +342,7 @@ START_TEST(test_translate_owner_check)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	json_t		     *wl, *pod;
-	struct translate_src  src = { NULL, NULL, 0, NULL };
+	struct translate_src  src = { NULL, NULL, 0, NULL, NULL };
 	struct jobspec	      js;
 	char		      err[256] = "", perr[256] = "";
 

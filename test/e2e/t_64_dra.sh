@@ -1,65 +1,361 @@
 # shellcheck shell=bash
-# Dynamic Resource Allocation (resource.k8s.io/v1): the bridge does not
-# allocate claims yet, so a pod that asks for devices that way is refused by
-# the webhook, or left Pending by the scheduler when the webhook never saw
-# it, and never bound without its devices (common/translate.c translate_dra).
+# Dynamic Resource Allocation (resource.k8s.io/v1) on the kwok tier: a pod's
+# claims become Slurm GRES (common/dra.c), and once Slurm allocates the job
+# the bridge allocates each claim with the devices whose index is the GRES
+# index Slurm gave the pod, reserves it for the pod and adds the finalizer,
+# all before the Binding (bridge/claims.c), as kube-scheduler does.  The
+# ResourceSlices are the ones the DRA example driver publishes (gpu-0 ..
+# gpu-7, attribute index), one pool per kwok node; Slurm's gres.conf gives
+# each node gpu:8 (IDX 0-7).
 
-dra_template() {  # dra_template NS: a ResourceClaimTemplate of two GPUs
+if ! k api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -q '^resourceclaimtemplates'; then
+	scenario "DRA: resource.k8s.io is not served here"
+	pass "skipped: this cluster serves no ResourceClaimTemplates"
+	return 0
+fi
+
+# slice NAME DRIVER NODE DEVICES: a ResourceSlice, one pool per node.
+slice() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: $1}
+spec:
+  driver: $2
+  nodeName: $3
+  pool: {name: $3, generation: 1, resourceSliceCount: 1}
+  devices:$4
+YAML
+}
+# gpus NODE EXTRA: gpu-0 .. gpu-7 with attribute index (and EXTRA lines).
+gpus() {
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		printf '\n  - name: gpu-%s\n    attributes:\n      index: {int: %s}\n      uuid: {string: GPU-%s-%s}%s' \
+			"$i" "$i" "$1" "$i" "${2:-}"
+	done
+}
+# The example driver's and NVIDIA's classes, and their slices on every
+# Slurm node.  NVIDIA's has, beside its whole GPUs (type gpu), a MIG
+# device of index 0 (type mig), which gpu.nvidia.com is not.
+dra_setup() {
+	local n
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
+YAML
+	for n in $(sinfo -h -p slurm-bridge -N -o %N | sort -u); do
+		slice "e2e-dra-$n" gpu.example.com "$n" "$(gpus "$n")"
+		slice "e2e-dra-nv-$n" gpu.nvidia.com "$n" "
+  - name: gpu-0-mig-1g10gb-0
+    attributes:
+      index: {int: 0}
+      type: {string: mig}
+      profile: {string: 1g.10gb}$(gpus "$n" $'\n      type: {string: gpu}')"
+	done
+}
+dra_setup
+
+dra_template() {  # dra_template NS NAME COUNT [EXTRA exactly fields]
 	cat <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
-metadata: {name: two-gpus, namespace: $1}
+metadata: {name: $2, namespace: $1}
 spec:
   spec:
     devices:
       requests:
       - name: gpus
-        exactly: {deviceClassName: gpu.example.com, count: 2}
+        exactly: {deviceClassName: gpu.example.com, count: $3${4:+, $4}}
 YAML
 }
-dra_pod() {  # dra_pod NS NAME: a pod whose claim comes from the template
-	pod_yaml "$1" "$2" 1 64Mi |
-		sed 's/^spec:$/spec:\n  resourceClaims: [{name: gpu, resourceClaimTemplateName: two-gpus}]/'
+# dra_pod NS NAME CLAIMREF: a pod whose one claim is CLAIMREF
+# (resourceClaimTemplateName: X, or resourceClaimName: X).
+dra_pod() {
+	pod_yaml "$1" "$2" 1 64Mi "${4:-}" |
+		sed "s/^spec:\$/spec:\n  resourceClaims: [{name: gpu, $3}]/"
 }
-dra_msg='spec.resourceClaims\[0\] \("gpu", from ResourceClaimTemplate two-gpus\): slurm-bridge does not allocate Dynamic Resource Allocation claims yet, and never binds a pod without the devices it asks for'
+claim_of() {  # claim_of NS POD: the ResourceClaim the pod uses
+	k -n "$1" get pod "$2" -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'
+}
+claim_field() { k -n "$1" get resourceclaim "$2" -o jsonpath="$3" 2>/dev/null; }
+# devices NS CLAIM: the allocated devices, "pool/device ..."
+devices() { claim_field "$1" "$2" '{range .status.allocation.devices.results[*]}{.pool}/{.device} {end}' | sed 's/ $//'; }
+# gres_devices NS POD: the devices its slurm-gres annotation names, "node/gpu-I ..."
+gres_devices() {
+	local g node ids out="" a b i
+	g=$(pod_field "$1" "$2" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')
+	node=$(pod_field "$1" "$2" "$JP_NODE")
+	ids=$(sed -n 's/.*(IDX:\(.*\))/\1/p' <<<"$g")
+	for r in ${ids//,/ }; do
+		a=${r%-*} b=${r#*-}
+		for ((i = a; i <= b; i++)); do out+="$node/gpu-$i "; done
+	done
+	echo "${out% }"
+}
+allocated() { [ -n "$(claim_field "$1" "$2" '{.status.allocation}')" ]; }
+# same_devices NS CLAIM POD: the claim holds exactly the devices Slurm gave
+# the pod (both known: two empty lists are no match).
+same_devices() {
+	local have want
+	have=$(devices "$1" "$2") want=$(gres_devices "$1" "$3")
+	echo "    $3: slurm-gres $(pod_field "$1" "$3" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}') on $(pod_field "$1" "$3" "$JP_NODE"); claim $2: ${have:-none}"
+	[ -n "$have" ] && [ "$have" = "$want" ]
+}
+# status_writer NS CLAIM: the field manager that wrote status.allocation.
+status_writer() {
+	k -n "$1" get resourceclaim "$2" --show-managed-fields -o json |
+		jq -r '.metadata.managedFields[] | select(.subresource == "status") |
+			select(.fieldsV1["f:status"]["f:allocation"] != null) | .manager'
+}
+sacct_tres() { sacct -n -X -P -j "$1" -o AllocTRES 2>/dev/null | head -n1; }
 
-if ! k api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -q '^resourceclaimtemplates'; then
-	scenario "DRA: resource.k8s.io is not served here"
-	pass "skipped: this cluster serves no ResourceClaimTemplates"
+scenario "DRA: a claim from a template is allocated with the GPUs Slurm chose, before the pod is bound"
+ns=$(new_ns enabled)
+dra_template "$ns" two-gpus 2 | k apply -f - >/dev/null
+dra_pod "$ns" trainer "resourceClaimTemplateName: two-gpus" | k apply -f - >/dev/null
+check "the pod is bound" wait_for 60 pod_has "$ns" trainer "$JP_NODE"
+job=$(pod_field "$ns" trainer "$JP_JOBID_ANN")
+claim=$(claim_of "$ns" trainer)
+check "kube-controller-manager made its claim ($claim)" test -n "$claim"
+tres() { [[ $(sacct_tres "$job") == *gres/gpu=2* ]]; }
+check "Slurm job $job holds 2 GPUs (sacct AllocTRES gres/gpu=2)" wait_for 30 tres
+echo "    sacct AllocTRES: $(sacct_tres "$job")"
+check "the claim's devices are the GRES indices Slurm gave the pod" same_devices "$ns" "$claim" trainer
+check_eq "reserved for the pod" "$(claim_field "$ns" "$claim" '{.status.reservedFor[0].name}/{.status.reservedFor[0].uid}')" \
+	"trainer/$(pod_field "$ns" trainer '{.metadata.uid}')"
+check_eq "its node selector is the pod's node" "$(claim_field "$ns" "$claim" '{.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]}')" \
+	"$(pod_field "$ns" trainer "$JP_NODE")"
+check_match "with the finalizer kube-controller-manager deallocates by" \
+	"$(claim_field "$ns" "$claim" '{.metadata.finalizers}')" "resource.kubernetes.io/delete-protection"
+check_eq "the allocation was written by slurm-bridge (managedFields)" "$(status_writer "$ns" "$claim")" slurm-bridge
+# Release: the pod goes, kube-controller-manager deallocates (our finalizer).
+k -n "$ns" delete pod trainer --wait=false >/dev/null
+claim_free() { ! allocated "$ns" "$claim" || ! k -n "$ns" get resourceclaim "$claim" >/dev/null 2>&1; }
+check "once the pod is gone, nothing stays allocated" wait_for 60 claim_free
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "DRA: a named claim, and a pod that shares it waits"
+ns=$(new_ns enabled)
+k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu, namespace: $ns}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+YAML
+dra_pod "$ns" first "resourceClaimName: one-gpu" | k apply -f - >/dev/null
+check "the pod is bound" wait_for 60 pod_has "$ns" first "$JP_NODE"
+check "the claim holds the GPU Slurm gave it" same_devices "$ns" one-gpu first
+dra_pod "$ns" second "resourceClaimName: one-gpu" | k apply -f - >/dev/null
+check "a second pod naming the same claim waits, saying why" wait_for 30 cond_has "$ns" second \
+	"allocated already for pod first; slurm-bridge does not share one claim among pods"
+check_eq "it is not bound" "$(pod_field "$ns" second "$JP_NODE")" ""
+check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/second" -o %i | wc -l)" 0
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "DRA: a gang whose pods each have a claim: one Slurm job, each claim on its pod's node"
+ns=$(new_ns enabled)
+dra_template "$ns" one-gpu 1 | k apply -f - >/dev/null
+for p in w0 w1; do
+	dra_pod "$ns" "$p" "resourceClaimTemplateName: one-gpu" \
+		"  labels: {scheduling.x-k8s.io/pod-group: dra-gang}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"2\"}" | k apply -f - >/dev/null
+done
+check "both are bound" wait_for 60 all_bound "$ns" w0 w1
+check "one Slurm job" same_jobid "$ns" w0 w1
+for p in w0 w1; do
+	check "$p's claim holds its own GPU" same_devices "$ns" "$(claim_of "$ns" "$p")" "$p"
+done
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "DRA: an extended resource backed by a device class gets its claim and extendedResourceClaimStatus"
+ns=$(new_ns enabled)
+out=$(pod_yaml "$ns" ext 1 64Mi |
+	sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
+	k apply -f - 2>&1)
+if [[ $out == *"must be a standard resource"* || $out == *"Invalid value"* ]]; then
+	# Kubernetes 1.35: DRA extended resources are alpha, off by default.
+	pass "skipped: this API server refuses the resource name (${KUBE_VERSION:-this release})"
 else
-	scenario "DRA: a pod with a claim is refused by the webhook, naming the claim"
-	ns=$(new_ns enabled)
-	dra_template "$ns" | k apply -f - >/dev/null
-	out=$(dra_pod "$ns" claimed | k apply -f - 2>&1)
-	check_match "the webhook refuses it, and says what to ask instead" "$out" \
-		"denied the request: $dra_msg; ask for GPUs as Slurm GRES instead"
-	k delete namespace "$ns" --wait=false >/dev/null
-
-	scenario "DRA: with the webhook bypassed, the scheduler leaves it Pending"
-	ns=$(new_ns)
-	dra_template "$ns" | k apply -f - >/dev/null
-	dra_pod "$ns" claimed | k apply -f - >/dev/null
-	k label namespace "$ns" slurm-bridge=enabled >/dev/null
-	# (cond_has greps a basic regular expression: no escaped parentheses.)
-	check "the pod waits, naming the claim" wait_for 30 cond_has "$ns" claimed \
-		'spec.resourceClaims.0. ."gpu", from ResourceClaimTemplate two-gpus.: slurm-bridge does not allocate Dynamic Resource Allocation claims yet'
-	echo "    $(cond_msg "$ns" claimed | cut -c1-160)..."
-	sleep 2
-	check_eq "it is not bound" "$(pod_field "$ns" claimed "$JP_NODE")" ""
-	check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/claimed" -o %i | wc -l)" 0
-	k delete namespace "$ns" --wait=false >/dev/null
-
-	scenario "DRA: an extended resource backed by a device class"
-	ns=$(new_ns enabled)
-	out=$(pod_yaml "$ns" ext 1 64Mi |
-		sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
+	check "the pod is bound" wait_for 60 pod_has "$ns" ext "$JP_NODE"
+	xclaim=$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.resourceClaimName}')
+	check "its status names the claim the bridge made ($xclaim)" test -n "$xclaim"
+	check_eq "annotated as an extended-resource claim" \
+		"$(claim_field "$ns" "$xclaim" '{.metadata.annotations.resource\.kubernetes\.io/extended-resource-claim}')" true
+	check_eq "owned by the pod" "$(claim_field "$ns" "$xclaim" '{.metadata.ownerReferences[0].name}')" ext
+	check_eq "the container's request is mapped" \
+		"$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.requestMappings[0].containerName}/{.status.extendedResourceClaimStatus.requestMappings[0].resourceName}')" \
+		main/deviceclass.resource.kubernetes.io/gpu.example.com
+	check "its device is the GPU Slurm gave the pod" same_devices "$ns" "$xclaim" ext
+	# A class no site mapped to a GRES: refused, naming it and the map.
+	out=$(pod_yaml "$ns" fpga 1 64Mi |
+		sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/fpga.example.com: "1"}/' |
 		k apply -f - 2>&1)
-	if [[ $out == *"must be a standard resource"* || $out == *"Invalid value"* ]]; then
-		# Kubernetes 1.35: DRA extended resources are alpha, off by default.
-		pass "skipped: this API server refuses the resource name (${KUBE_VERSION:-this release})"
-	else
-		check_match "is refused, naming the resource" "$out" \
-			'denied the request: resource deviceclass.resource.kubernetes.io/gpu.example.com \(container 0\): an extended resource backed by Dynamic Resource Allocation'
-	fi
-	k delete namespace "$ns" --wait=false >/dev/null
+	check_match "a class not mapped to a GRES is refused by the webhook, naming the class and the mapping" "$out" \
+		'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass fpga.example.com is not mapped to a Slurm GRES \(mapped: gpu.nvidia.com, gpu.example.com\)'
 fi
+k delete namespace "$ns" --wait=false >/dev/null
+
+# xclaim NS POD: the claim the bridge made for the pod's extended resources.
+xclaim() { pod_field "$1" "$2" '{.status.extendedResourceClaimStatus.resourceClaimName}'; }
+xclaimed() { [ -n "$(pod_field "$1" "$2" '{.status.extendedResourceClaimStatus.resourceClaimName}')" ]; }
+
+scenario "DRA: SchedMD's examples (gpu-example Job and PodGroup, NVIDIA pod and Job) get the GPUs they ask for"
+ns=$(new_ns enabled)
+probe=$(pod_yaml "$ns" probe 1 64Mi |
+	sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
+	k apply --dry-run=server -f - 2>&1)
+if [[ $probe == *"must be a standard resource"* || $probe == *"Invalid value"* ]]; then
+	pass "skipped: this API server refuses DRA extended resources (${KUBE_VERSION:-this release})"
+else
+	# As in SlinkyProject/slurm-bridge hack/examples/dra, in this namespace
+	# and with this scheduler's name.
+	k apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-sleep-dra
+  namespace: $ns
+  annotations: {slurmjob.slinky.slurm.net/job-name: job-sleep-dra}
+spec:
+  completions: 1
+  parallelism: 1
+  template:
+    metadata: {labels: {e2e_keep_running: "true"}}
+    spec:
+      schedulerName: slurm-bridge
+      containers:
+      - name: sleep
+        image: busybox:stable
+        command: [sh, -c, sleep 30]
+        resources:
+          requests: {cpu: '1', memory: 100Mi}
+          limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
+      restartPolicy: Never
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: podgroup-sleep-dra
+  namespace: $ns
+  annotations: {slurmjob.slinky.slurm.net/job-name: podgroup-sleep-dra}
+spec: {minMember: 2}
+YAML
+	for p in sleep1-dra sleep2-dra; do
+		k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $p
+  namespace: $ns
+  labels: {app: podgroup-sleep-dra, scheduling.x-k8s.io/pod-group: podgroup-sleep-dra}
+spec:
+  schedulerName: slurm-bridge
+  restartPolicy: Never
+  containers:
+  - name: sleep
+    image: busybox:stable
+    command: [sh, -c, sleep 3]
+    resources:
+      requests: {cpu: '1', memory: 100Mi}
+      limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
+YAML
+	done
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod-gpu-nvidia
+  namespace: $ns
+  annotations: {slurmjob.slinky.slurm.net/job-name: pod-gpu-nvidia}
+spec:
+  schedulerName: slurm-bridge
+  restartPolicy: Never
+  containers:
+  - name: gpu
+    image: busybox:1.36
+    command: [sleep, '30']
+    resources:
+      requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+      limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-gpu-nvidia
+  namespace: $ns
+  annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}
+spec:
+  completions: 1
+  parallelism: 1
+  template:
+    metadata: {annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}, labels: {e2e_keep_running: "true"}}
+    spec:
+      schedulerName: slurm-bridge
+      restartPolicy: Never
+      containers:
+      - name: gpu
+        image: busybox:1.36
+        command: [sleep, '30']
+        resources:
+          requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+          limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+YAML
+	jp=$(first_pod "$ns" batch.kubernetes.io/job-name=job-sleep-dra)
+	check "the gpu-example Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$jp"
+	check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$jp")" "$jp"
+	check "the PodGroup's two pods are bound with their claims" wait_for 60 \
+		bash -c "$(declare -f k pod_field xclaimed); xclaimed $ns sleep1-dra && xclaimed $ns sleep2-dra"
+	check "  one Slurm job" same_jobid "$ns" sleep1-dra sleep2-dra
+	for p in sleep1-dra sleep2-dra; do
+		check "  $p's device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$p")" "$p"
+	done
+	check "the NVIDIA pod is bound with its claim" wait_for 60 xclaimed "$ns" pod-gpu-nvidia
+	check "  a whole GPU (type gpu), the one Slurm gave it" same_devices "$ns" "$(xclaim "$ns" pod-gpu-nvidia)" pod-gpu-nvidia
+	nj=$(first_pod "$ns" batch.kubernetes.io/job-name=job-gpu-nvidia)
+	check "the NVIDIA Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$nj"
+	check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$nj")" "$nj"
+	for p in "$jp" pod-gpu-nvidia; do
+		j=$(pod_field "$ns" "$p" "$JP_JOBID_ANN")
+		[ -n "$j" ] && echo "    $p: sacct $(sacct -n -X -P -j "$j" -o JobID,JobName,AllocTRES 2>/dev/null | head -n1)"
+	done
+fi
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "DRA: what a GRES cannot express stays Pending, saying why, and is never bound"
+ns=$(new_ns enabled)
+dra_template "$ns" every-gpu 1 "allocationMode: All" | sed 's/, count: 1//' | k apply -f - >/dev/null
+dra_template "$ns" picky 1 | sed "s/count: 1}/count: 1, selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].model == 'X'\"}}]}/" |
+	k apply -f - >/dev/null
+dra_pod "$ns" all "resourceClaimTemplateName: every-gpu" | k apply -f - >/dev/null
+dra_pod "$ns" sel "resourceClaimTemplateName: picky" | k apply -f - >/dev/null
+check "allocationMode All: Pending, naming the claim, the request and what is supported" wait_for 30 cond_has "$ns" all \
+	'spec.resourceClaims.0. ."gpu", from ResourceClaimTemplate every-gpu.: request "gpus": allocationMode All is not supported'
+check "a CEL selector: Pending, saying why" wait_for 30 cond_has "$ns" sel \
+	'request "gpus": selectors are not supported'
+echo "    $(cond_msg "$ns" all)"
+sleep 2
+check_eq "neither is bound" "$(pod_field "$ns" all "$JP_NODE")$(pod_field "$ns" sel "$JP_NODE")" ""
+check_eq "and no Slurm job was made" "$(squeue -h -o %j | grep -c "^$ns/")" 0
+k delete namespace "$ns" --wait=false >/dev/null
+
+# The slices and the class were this file's: other tests see no devices.
+for n in $(sinfo -h -p slurm-bridge -N -o %N | sort -u); do
+	k delete resourceslice "e2e-dra-$n" "e2e-dra-nv-$n" --wait=false >/dev/null 2>&1 || true
+done
+k delete deviceclass gpu.example.com gpu.nvidia.com --wait=false >/dev/null 2>&1 || true

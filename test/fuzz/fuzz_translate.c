@@ -261,6 +261,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	src.pod = in;
 	src.ns = NULL;
+	src.dra = NULL;
 	src.layers = &root;
 	src.nlayers = 0;
 	if (json_object_get(in, "pod") != NULL) {

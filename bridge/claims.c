@@ -1,0 +1,388 @@
+/*
+ * The ResourceClaims of a pod, allocated from Slurm's choice before the pod
+ * is bound, as kube-scheduler's DynamicResources plugin does it (KEP-4381:
+ * "custom schedulers should ... ensure that claims are allocated and
+ * reserved before setting pod.spec.nodeName"): our finalizer
+ * (resource.kubernetes.io/delete-protection, so that kube-controller-
+ * manager deallocates the claim once no pod uses it), then status.allocation
+ * and status.reservedFor in one status write, then the Binding.  A DRA-
+ * backed extended resource gets the claim kube-scheduler would make for it
+ * (KEP-5004: owned by the pod, annotated
+ * resource.kubernetes.io/extended-resource-claim) and the pod's
+ * status.extendedResourceClaimStatus.
+ *
+ * claims_plan runs on the reconcile thread, which owns the caches: it
+ * decides every write.  claims_write runs on a writer thread, just before
+ * the Binding of the same request (writepool.c), and makes them in order;
+ * the Binding is made only if all of them were.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+#define CLAIMS_API "/apis/resource.k8s.io/v1/namespaces"
+
+/* The ResourceSlices of Kubernetes node knode (a new array). */
+static json_t *
+claims_node_slices(struct reconcile *r, const char *knode)
+{
+	json_t	   *out = json_array();
+	const char *nn;
+	size_t	    it = 0;
+	void	   *v;
+
+	while (map_next(r->slices, &it, NULL, &v)) {
+		nn = json_string_value(k8s_obj_get(v, "spec.nodeName"));
+		if (nn != NULL && strcmp(nn, knode) == 0)
+			json_array_append(out, v);
+	}
+	return (out);
+}
+
+/* Every DeviceClass by name (a new object of borrowed values). */
+static json_t *
+claims_classes(struct reconcile *r)
+{
+	json_t	   *out = json_object();
+	const char *k;
+	size_t	    it = 0;
+	void	   *v;
+
+	while (map_next(r->deviceclasses, &it, &k, &v))
+		json_object_set(out, k, v);
+	return (out);
+}
+
+static int
+claims_has_finalizer(const json_t *claim)
+{
+	const json_t *f;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(claim, "metadata.finalizers"), i, f)
+		if (json_is_string(f) &&
+		    strcmp(json_string_value(f), DRA_FINALIZER) == 0)
+			return (1);
+	return (0);
+}
+
+/* Is the claim allocated and reserved for pod uid already? */
+static int
+claims_reserved(const json_t *claim, const char *uid)
+{
+	const json_t *ref;
+	size_t	      i;
+
+	if (k8s_obj_get(claim, "status.allocation") == NULL)
+		return (0);
+	json_array_foreach (k8s_obj_get(claim, "status.reservedFor"), i, ref)
+		if (json_is_string(json_object_get(ref, "uid")) &&
+		    strcmp(json_string_value(json_object_get(ref, "uid")),
+			uid) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * The special claim of the pod's DRA-backed extended resources, made by an
+ * earlier try of this bind (a retry, a restart), or NULL.  Borrowed.
+ */
+static const json_t *
+claims_extended_made(struct reconcile *r, const json_t *pod)
+{
+	const char   *uid = k8s_obj_uid(pod), *ns = k8s_obj_namespace(pod), *a;
+	const json_t *ref;
+	size_t	      it = 0, i;
+	void	     *v;
+
+	while (map_next(r->claims, &it, NULL, &v)) {
+		if (k8s_obj_namespace(v) == NULL ||
+		    strcmp(k8s_obj_namespace(v), ns) != 0)
+			continue;
+		a = k8s_obj_annotation(v, DRA_EXTENDED_ANNOTATION);
+		if (a == NULL || strcmp(a, "true") != 0)
+			continue;
+		json_array_foreach (k8s_obj_get(v, "metadata.ownerReferences"),
+		    i, ref)
+			if (json_is_string(json_object_get(ref, "uid")) &&
+			    strcmp(json_string_value(
+				       json_object_get(ref, "uid")),
+				uid) == 0)
+				return (v);
+	}
+	return (NULL);
+}
+
+/*
+ * The claim and the pod-status mappings for a pod's DRA-backed extended
+ * resources (KEP-5004), or NULL when it asks for none: one request per
+ * container and resource, "container-I-request-J".
+ */
+static json_t *
+claims_extended_spec(const json_t *pod, json_t **mappings)
+{
+	static const char *const lists[] = { "spec.initContainers",
+		"spec.containers" };
+	const json_t		*c, *m;
+	json_t			*reqs = json_array(), *v;
+	const char		*key, *cname;
+	int64_t			 n;
+	size_t			 l, i, j, ci = 0;
+
+	*mappings = json_array();
+	for (l = 0; l < 2; l++)
+		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c) {
+			m = k8s_obj_get(c, "resources.limits");
+			if (json_object_size(m) == 0)
+				m = k8s_obj_get(c, "resources.requests");
+			cname = json_string_value(json_object_get(c, "name"));
+			j = 0;
+			json_object_foreach ((json_t *)(uintptr_t)m, key, v) {
+				char rname[64];
+
+				if (strncmp(key, DRA_CLASS_PREFIX,
+					strlen(DRA_CLASS_PREFIX)) != 0 ||
+				    !json_is_string(v) ||
+				    k8s_quantity_value(json_string_value(v),
+					&n) == -1 ||
+				    n <= 0)
+					continue;
+				snprintf(rname, sizeof(rname),
+				    "container-%zu-request-%zu", ci, j++);
+				json_array_append_new(reqs,
+				    json_pack("{s:s, s:{s:s, s:s, s:I}}",
+					"name", rname, "exactly",
+					"deviceClassName",
+					key + strlen(DRA_CLASS_PREFIX),
+					"allocationMode", "ExactCount", "count",
+					(json_int_t)n));
+				json_array_append_new(*mappings,
+				    json_pack("{s:s?, s:s, s:s}",
+					"containerName", cname, "resourceName",
+					key, "requestName", rname));
+			}
+			ci++;
+		}
+	if (json_array_size(reqs) == 0) {
+		json_decref(reqs);
+		json_decref(*mappings);
+		*mappings = NULL;
+		return (NULL);
+	}
+	return (json_pack("{s:{s:o}}", "devices", "requests", reqs));
+}
+
+/* One claim's write: allocation, reservation, and the finalizer if new. */
+static json_t *
+claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod)
+{
+	return (json_pack("{s:s, s:s, s:s, s:b, s:{s:o, s:[{s:s, s:s, s:s}]}}",
+	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	    k8s_obj_uid(claim), "finalizer", !claims_has_finalizer(claim),
+	    "status", "allocation", alloc, "reservedFor", "resource", "pods",
+	    "name", k8s_obj_name(pod), "uid", k8s_obj_uid(pod)));
+}
+
+int
+claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
+    const char *share, json_t **out, char *err, size_t errlen)
+{
+	json_t	     *pod, *slices = NULL, *classes = NULL;
+	json_t	     *alloc, *spec, *maps = NULL, *w;
+	const json_t *entry, *claim, *made;
+	const char   *cname;
+	char	      key[512], gname[128];
+	long	      idx[DRA_MAX_COUNT];
+	size_t	      i, used = 0;
+	int	      nidx = 0, rc = -1;
+
+	*out = NULL;
+	/* Most pods ask for no device: no decoding for them. */
+	if (e->rec->cold == NULL ||
+	    (strstr(e->rec->cold, "\"resourceClaims\"") == NULL &&
+		strstr(e->rec->cold, DRA_CLASS_PREFIX) == NULL))
+		return (0);
+	pod = podrec_json(e->rec);
+	spec = claims_extended_spec(pod, &maps);
+	if (json_array_size(k8s_obj_get(pod, "spec.resourceClaims")) == 0 &&
+	    spec == NULL) {
+		json_decref(pod);
+		return (0);
+	}
+	if (share == NULL ||
+	    (nidx = dra_gres_indices(share, gname, sizeof(gname), idx,
+		 DRA_MAX_COUNT)) < 0) {
+		snprintf(err, errlen,
+		    "Slurm's allocation names no GRES index for this pod "
+		    "(%.64s), so its claims cannot be given the devices Slurm "
+		    "chose",
+		    share != NULL ? share : "no GRES");
+		goto out;
+	}
+	slices = claims_node_slices(r, knode);
+	classes = claims_classes(r);
+	*out = json_array();
+	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, entry) {
+		if ((cname = dra_entry_claim(pod, entry)) == NULL) {
+			snprintf(err, errlen,
+			    "spec.resourceClaims[%zu]: its ResourceClaim is "
+			    "not made yet",
+			    i);
+			goto out;
+		}
+		snprintf(key, sizeof(key), "%s/%s", e->rec->ns, cname);
+		if ((claim = map_get(r->claims, key)) == NULL) {
+			snprintf(err, errlen,
+			    "spec.resourceClaims[%zu]: ResourceClaim %.63s is "
+			    "gone",
+			    i, cname);
+			goto out;
+		}
+		alloc = dra_allocation(json_object_get(claim, "spec"), classes,
+		    r->conf->dra, slices, knode, idx, (size_t)nidx, &used, err,
+		    errlen);
+		if (alloc == NULL)
+			goto out;
+		if (claims_reserved(claim, e->rec->uid)) {
+			json_decref(alloc);
+			continue;
+		}
+		json_array_append_new(*out, claims_write_of(claim, alloc, pod));
+	}
+	if (spec != NULL) {
+		alloc = dra_allocation(spec, classes, r->conf->dra, slices,
+		    knode, idx, (size_t)nidx, &used, err, errlen);
+		if (alloc == NULL)
+			goto out;
+		if ((made = claims_extended_made(r, pod)) != NULL)
+			w = claims_write_of(made, alloc, pod);
+		else
+			w = json_pack("{s:{s:{s:s+, s:s, s:{s:s}, s:[s], "
+				      "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, "
+				      "s:O}, s:b, s:{s:o, s:[{s:s, s:s, "
+				      "s:s}]}}",
+			    "create", "metadata", "generateName",
+			    k8s_obj_name(pod), "-extended-resources-",
+			    "namespace", e->rec->ns, "annotations",
+			    DRA_EXTENDED_ANNOTATION, "true", "finalizers",
+			    DRA_FINALIZER, "ownerReferences", "apiVersion",
+			    "v1", "kind", "Pod", "name", k8s_obj_name(pod),
+			    "uid", e->rec->uid, "controller", 1,
+			    "blockOwnerDeletion", 1, "spec", spec, "finalizer",
+			    0, "status", "allocation", alloc, "reservedFor",
+			    "resource", "pods", "name", k8s_obj_name(pod),
+			    "uid", e->rec->uid);
+		json_object_set_new(w, "mappings", maps);
+		maps = NULL;
+		json_array_append_new(*out, w);
+	}
+	rc = 0;
+out:
+	if (rc == -1) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	json_decref(spec);
+	json_decref(maps);
+	json_decref(slices);
+	json_decref(classes);
+	json_decref(pod);
+	return (rc);
+}
+
+/* A claim (or its status) path: CLAIMS_API/NS/resourceclaims/NAME[SUB]. */
+static void
+claims_path(char *path, size_t len, const char *ns, const char *name,
+    const char *sub)
+{
+	snprintf(path, len, CLAIMS_API "/%s/resourceclaims/%s%s", ns, name,
+	    sub);
+}
+
+/* The writes of one claim, in kube-scheduler's order. */
+static int
+claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
+    struct k8s_error *err)
+{
+	const char *ns = json_string_value(json_object_get(cw, "ns"));
+	json_t	   *made = NULL, *patch;
+	const char *name, *uid;
+	char	    path[700];
+	int	    rc;
+
+	if (json_object_get(cw, "create") != NULL) {
+		snprintf(path, sizeof(path), CLAIMS_API "/%s/resourceclaims",
+		    w->ns);
+		if (k8s_create(c, path, json_object_get(cw, "create"), &made,
+			err) == -1)
+			return (-1);
+		ns = w->ns;
+		log_info("pod %s: made ResourceClaim %s for its extended "
+			 "resources",
+		    w->pkey, k8s_obj_name(made));
+		json_object_set_new(cw, "name",
+		    json_string(k8s_obj_name(made)));
+		json_object_set_new(cw, "uid", json_string(k8s_obj_uid(made)));
+		json_decref(made);
+	}
+	name = json_string_value(json_object_get(cw, "name"));
+	uid = json_string_value(json_object_get(cw, "uid"));
+	if (ns == NULL || name == NULL || uid == NULL) {
+		snprintf(err->text, sizeof(err->text),
+		    "a claim without a name");
+		return (-1);
+	}
+	if (json_is_true(json_object_get(cw, "finalizer"))) {
+		claims_path(path, sizeof(path), ns, name, "");
+		patch = json_pack("{s:{s:s, s:[s]}}", "metadata", "uid", uid,
+		    "finalizers", DRA_FINALIZER);
+		rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+		json_decref(patch);
+		if (rc == -1)
+			return (-1);
+	}
+	/* Allocation and reservation in one status write. */
+	claims_path(path, sizeof(path), ns, name, "/status");
+	patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid, "status",
+	    json_object_get(cw, "status"));
+	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	json_decref(patch);
+	if (rc == -1 || json_object_get(cw, "mappings") == NULL)
+		return (rc);
+	/* The kubelet finds the extended resources' claim here. */
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status",
+	    w->ns, w->name);
+	patch = json_pack("{s:{s:s}, s:{s:{s:s, s:O}}}", "metadata", "uid",
+	    w->uid, "status", "extendedResourceClaimStatus",
+	    "resourceClaimName", name, "requestMappings",
+	    json_object_get(cw, "mappings"));
+	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	json_decref(patch);
+	return (rc);
+}
+
+int
+claims_write(struct k8s_client *c, struct wreq *w)
+{
+	json_t *cw;
+	size_t	i;
+
+	json_array_foreach (w->claims, i, cw) {
+		if (claims_write_one(c, w, cw, &w->err) == -1) {
+			log_warnx("pod %s: ResourceClaim %s: %ld %s: %s; not "
+				  "bound",
+			    w->pkey,
+			    json_string_value(json_object_get(cw, "name")) !=
+				    NULL ?
+				json_string_value(json_object_get(cw, "name")) :
+				"(new)",
+			    w->err.status, w->err.reason, w->err.text);
+			return (-1);
+		}
+	}
+	return (0);
+}

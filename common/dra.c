@@ -1,0 +1,670 @@
+/*
+ * Dynamic Resource Allocation as Slurm GRES: which device requests a GRES
+ * can express, and the allocation that follows Slurm's choice (dra.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s.h"
+#include "xmalloc.h"
+#include "dra.h"
+
+/* Requests in a claim, and entries in a pod's resourceClaims, at most. */
+#define DRA_MAX_ENTRIES 32
+
+static void
+dra_class_add(struct dra_classes *c, const char *name, const char *driver,
+    const char *gres, json_t *attributes)
+{
+	struct dra_class *k;
+
+	c->v = xreallocarray(c->v, c->n + 1, sizeof(*c->v));
+	k = &c->v[c->n++];
+	k->name = xstrdup(name);
+	k->driver = xstrdup(driver);
+	k->gres = xstrdup(gres);
+	k->index_attr = xstrdup("index");
+	k->attributes = attributes;
+}
+
+void
+dra_classes_defaults(struct dra_classes *c)
+{
+	c->v = NULL;
+	c->n = 0;
+	/* NVIDIA's driver: whole GPUs are type gpu (MIG devices are mig). */
+	dra_class_add(c, "gpu.nvidia.com", "gpu.nvidia.com", "gpu",
+	    json_pack("{s:s}", "type", "gpu"));
+	/* The DRA example driver (sigs.k8s.io/dra-example-driver). */
+	dra_class_add(c, "gpu.example.com", "gpu.example.com", "gpu", NULL);
+}
+
+void
+dra_classes_cleanup(struct dra_classes *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->v[i].name);
+		free(c->v[i].driver);
+		free(c->v[i].gres);
+		free(c->v[i].index_attr);
+		json_decref(c->v[i].attributes);
+	}
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+const struct dra_class *
+dra_class_find(const struct dra_classes *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; c != NULL && name != NULL && i < c->n; i++)
+		if (strcmp(c->v[i].name, name) == 0)
+			return (&c->v[i]);
+	return (NULL);
+}
+
+/*
+ * The refusal of a class no site mapped: what (the field) names it, and
+ * the message lists the classes that are mapped.  Returns -1.
+ */
+static int
+dra_unmapped(const struct dra_classes *c, const char *what, const char *cls,
+    char *err, size_t errlen)
+{
+	char   mapped[256];
+	size_t i, o = 0;
+
+	mapped[0] = '\0';
+	for (i = 0; c != NULL && i < c->n && o < sizeof(mapped); i++)
+		o += (size_t)snprintf(mapped + o, sizeof(mapped) - o, "%s%s",
+		    i > 0 ? ", " : "", c->v[i].name);
+	snprintf(err, errlen,
+	    "%s: DeviceClass %.63s is not mapped to a Slurm GRES (mapped: "
+	    "%s); a site admin maps it in the config's deviceClasses",
+	    what, cls != NULL ? cls : "(none)", o > 0 ? mapped : "none");
+	return (-1);
+}
+
+const char *
+dra_entry_claim(const json_t *pod, const json_t *entry)
+{
+	const char   *name, *claim;
+	const json_t *st;
+	size_t	      i;
+
+	if ((claim = json_string_value(
+		 json_object_get(entry, "resourceClaimName"))) != NULL)
+		return (claim);
+	name = json_string_value(json_object_get(entry, "name"));
+	json_array_foreach (k8s_obj_get(pod, "status.resourceClaimStatuses"), i,
+	    st) {
+		if (name != NULL &&
+		    json_string_value(json_object_get(st, "name")) != NULL &&
+		    strcmp(json_string_value(json_object_get(st, "name")),
+			name) == 0)
+			return (json_string_value(
+			    json_object_get(st, "resourceClaimName")));
+	}
+	return (NULL);
+}
+
+/* Adds count devices of GRES gres to the pod's total; -1 on a mix. */
+static int
+dra_add(const char **gname, int64_t *total, const char *gres, int64_t count)
+{
+	if (*gname != NULL && strcmp(*gname, gres) != 0)
+		return (-1);
+	*gname = gres;
+	*total += count;
+	return (0);
+}
+
+/*
+ * Checks one claim spec (where: how messages name it) and adds its
+ * devices to the pod's total.  0, or -1 with err.
+ */
+static int
+dra_spec_count(const json_t *spec, const char *where,
+    const struct dra_classes *classes, const char **gname, int64_t *total,
+    char *err, size_t errlen)
+{
+	const json_t	       *reqs, *req, *ex, *v;
+	const struct dra_class *k;
+	const char	       *rname, *cname, *mode;
+	char			field[256];
+	json_int_t		count;
+	size_t			i;
+
+	v = k8s_obj_get(spec, "devices.constraints");
+	if (json_array_size(v) > 0) {
+		snprintf(err, errlen,
+		    "%s: spec.devices.constraints is not supported: Slurm "
+		    "chooses a node's devices by GRES name and type, and "
+		    "cannot match attributes across them; remove the "
+		    "constraints",
+		    where);
+		return (-1);
+	}
+	reqs = k8s_obj_get(spec, "devices.requests");
+	if (json_array_size(reqs) > DRA_MAX_ENTRIES) {
+		snprintf(err, errlen,
+		    "%s: spec.devices.requests: at most %d requests", where,
+		    DRA_MAX_ENTRIES);
+		return (-1);
+	}
+	json_array_foreach (reqs, i, req) {
+		rname = json_string_value(json_object_get(req, "name"));
+		if (rname == NULL)
+			rname = "";
+		if (json_object_get(req, "firstAvailable") != NULL) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": firstAvailable "
+			    "(alternatives) is not supported; ask with "
+			    "exactly: {deviceClassName, count}",
+			    where, rname);
+			return (-1);
+		}
+		if ((ex = json_object_get(req, "exactly")) == NULL) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\" has no exactly: "
+			    "{deviceClassName, count}",
+			    where, rname);
+			return (-1);
+		}
+		cname = json_string_value(
+		    json_object_get(ex, "deviceClassName"));
+		if ((k = dra_class_find(classes, cname)) == NULL) {
+			snprintf(field, sizeof(field), "%s: request \"%.63s\"",
+			    where, rname);
+			return (
+			    dra_unmapped(classes, field, cname, err, errlen));
+		}
+		mode = json_string_value(json_object_get(ex, "allocationMode"));
+		if (mode != NULL && strcmp(mode, "ExactCount") != 0) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": allocationMode %.16s is "
+			    "not supported: Slurm allocates a count of GRES; "
+			    "use allocationMode ExactCount with a count",
+			    where, rname, mode);
+			return (-1);
+		}
+		if (json_array_size(json_object_get(ex, "selectors")) > 0) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": selectors are not "
+			    "supported: Slurm chooses devices by GRES name "
+			    "and type, not by attributes; ask for a "
+			    "DeviceClass mapped to the GRES type you need",
+			    where, rname);
+			return (-1);
+		}
+		if (json_is_true(json_object_get(ex, "adminAccess"))) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": adminAccess is not "
+			    "supported: it would reach devices Slurm gave "
+			    "other jobs",
+			    where, rname);
+			return (-1);
+		}
+		if (json_object_get(ex, "capacity") != NULL) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": capacity (sharing a "
+			    "device) is not supported: a Slurm GRES is given "
+			    "whole",
+			    where, rname);
+			return (-1);
+		}
+		v = json_object_get(ex, "count");
+		count = v == NULL ? 1 : json_integer_value(v);
+		if ((v != NULL && !json_is_integer(v)) || count < 1 ||
+		    count > DRA_MAX_COUNT) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": count must be a whole "
+			    "number from 1 to %d",
+			    where, rname, DRA_MAX_COUNT);
+			return (-1);
+		}
+		if (dra_add(gname, total, k->gres, count) == -1) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\": DeviceClass %.63s is GRES "
+			    "%s, and the pod asks for GRES %s too: one pod's "
+			    "devices must be of one GRES name and type",
+			    where, rname, cname, k->gres, *gname);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/*
+ * May the pod use this claim?  Not while it is being deleted, nor while it
+ * is allocated for other pods: a claim shared by pods that Slurm places
+ * apart cannot be one job's GRES (the pod waits until it is free).  0, or
+ * 1 with err.
+ */
+static int
+dra_claim_free(const json_t *claim, const char *where, const char *pod_uid,
+    char *err, size_t errlen)
+{
+	const json_t *ref;
+	const char   *uid, *other = NULL;
+	size_t	      i;
+
+	if (k8s_obj_get(claim, "metadata.deletionTimestamp") != NULL) {
+		snprintf(err, errlen,
+		    "%s: the claim is being deleted; waiting for it to go",
+		    where);
+		return (1);
+	}
+	if (k8s_obj_get(claim, "status.allocation") == NULL)
+		return (0);
+	json_array_foreach (k8s_obj_get(claim, "status.reservedFor"), i, ref) {
+		uid = json_string_value(json_object_get(ref, "uid"));
+		if (uid != NULL && pod_uid != NULL && strcmp(uid, pod_uid) == 0)
+			return (0); /* ours: a retry or a restart */
+		if (other == NULL)
+			other = json_string_value(json_object_get(ref, "name"));
+	}
+	snprintf(err, errlen,
+	    "%s: allocated already%s%.63s; slurm-bridge does not share one "
+	    "claim among pods, so this pod waits until the claim is free",
+	    where, other != NULL ? " for pod " : "",
+	    other != NULL ? other : "");
+	return (1);
+}
+
+/*
+ * One resourceClaims entry: its template is checked first (so a request
+ * no GRES can express is refused before any claim exists), then the claim
+ * the pod uses.  0, -1 or 1 (waiting) with err.
+ */
+static int
+dra_entry(const json_t *pod, const json_t *e, const char *where,
+    const struct dra_classes *classes, const struct dra_lookup *lk,
+    const char **gname, int64_t *total, char *err, size_t errlen)
+{
+	const char *ns = k8s_obj_namespace(pod), *tmpl, *cname;
+	json_t	   *obj = NULL, *claim = NULL;
+	int	    rc = 1;
+
+	tmpl = json_string_value(
+	    json_object_get(e, "resourceClaimTemplateName"));
+	if (json_object_get(e, "resourceClaimName") == NULL && tmpl != NULL) {
+		if ((obj = lk->fn(lk->arg, DRA_TEMPLATE, ns, tmpl)) == NULL) {
+			snprintf(err, errlen, "%s: waiting for it to exist",
+			    where);
+			goto out;
+		}
+		if (dra_spec_count(k8s_obj_get(obj, "spec.spec"), where,
+			classes, gname, total, err, errlen) == -1) {
+			rc = -1;
+			goto out;
+		}
+	}
+	if ((cname = dra_entry_claim(pod, e)) == NULL) {
+		snprintf(err, errlen,
+		    "%s: waiting for kube-controller-manager to make its "
+		    "ResourceClaim",
+		    where);
+		goto out;
+	}
+	if ((claim = lk->fn(lk->arg, DRA_CLAIM, ns, cname)) == NULL) {
+		snprintf(err, errlen,
+		    "%s: waiting for ResourceClaim %.63s to exist", where,
+		    cname);
+		goto out;
+	}
+	/* A named claim's own spec; a template's claim has its spec. */
+	if (obj == NULL &&
+	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
+		gname, total, err, errlen) == -1) {
+		rc = -1;
+		goto out;
+	}
+	rc = dra_claim_free(claim, where, k8s_obj_uid(pod), err, errlen);
+out:
+	json_decref(obj);
+	json_decref(claim);
+	return (rc);
+}
+
+/* The pod's claims; 0, -1 or 1 (waiting for a claim) with err. */
+static int
+dra_claims(const json_t *pod, const struct dra_classes *classes,
+    const struct dra_lookup *lk, const char **gname, int64_t *total, char *err,
+    size_t errlen)
+{
+	const json_t *claims = k8s_obj_get(pod, "spec.resourceClaims"), *e;
+	const char   *ename, *claim, *tmpl;
+	char	      where[256];
+	size_t	      i;
+	int	      rc;
+
+	if (json_array_size(claims) > DRA_MAX_ENTRIES) {
+		snprintf(err, errlen, "spec.resourceClaims: at most %d claims",
+		    DRA_MAX_ENTRIES);
+		return (-1);
+	}
+	json_array_foreach (claims, i, e) {
+		ename = json_string_value(json_object_get(e, "name"));
+		claim = json_string_value(
+		    json_object_get(e, "resourceClaimName"));
+		tmpl = json_string_value(
+		    json_object_get(e, "resourceClaimTemplateName"));
+		snprintf(where, sizeof(where),
+		    "spec.resourceClaims[%zu] (\"%.63s\", %s %.63s)", i,
+		    ename != NULL ? ename : "",
+		    claim != NULL ? "ResourceClaim" :
+				    "from ResourceClaimTemplate",
+		    claim != NULL ? claim : (tmpl != NULL ? tmpl : "?"));
+		if (lk == NULL)
+			continue;
+		if ((rc = dra_entry(pod, e, where, classes, lk, gname, total,
+			 err, errlen)) != 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/*
+ * A container list's devices of DRA-backed extended resources
+ * (deviceclass.resource.kubernetes.io/CLASS), its limits else its
+ * requests: summed (app containers) or the largest (init containers).
+ */
+static int
+dra_extended(const json_t *containers, const char *what, int sum,
+    const struct dra_classes *classes, const char **gname, int64_t *total,
+    char *err, size_t errlen)
+{
+	static const char *const kinds[] = { "resources.limits",
+		"resources.requests" };
+	const struct dra_class	*k;
+	const json_t		*c;
+	const char		*key, *cls;
+	json_t			*m, *v;
+	int64_t			 n, most = 0, cnt;
+	size_t			 i, j;
+	char			 field[400];
+
+	json_array_foreach (containers, i, c) {
+		cnt = 0;
+		for (j = 0; j < 2 && cnt == 0; j++) {
+			m = (json_t *)(uintptr_t)k8s_obj_get(c, kinds[j]);
+			json_object_foreach (m, key, v) {
+				if (strncmp(key, DRA_CLASS_PREFIX,
+					strlen(DRA_CLASS_PREFIX)) != 0)
+					continue;
+				cls = key + strlen(DRA_CLASS_PREFIX);
+				if ((k = dra_class_find(classes, cls)) ==
+				    NULL) {
+					snprintf(field, sizeof(field),
+					    "%s[%zu].%s: %.120s", what, i,
+					    kinds[j], key);
+					return (dra_unmapped(classes, field,
+					    cls, err, errlen));
+				}
+				if (!json_is_string(v) ||
+				    k8s_quantity_value(json_string_value(v),
+					&n) == -1 ||
+				    n < 0 || n > DRA_MAX_COUNT) {
+					snprintf(err, errlen,
+					    "%s[%zu].%s: %.120s: must be a "
+					    "whole number from 0 to %d",
+					    what, i, kinds[j], key,
+					    DRA_MAX_COUNT);
+					return (-1);
+				}
+				if (n == 0)
+					continue;
+				if (*gname != NULL &&
+				    strcmp(*gname, k->gres) != 0) {
+					snprintf(err, errlen,
+					    "%s[%zu].%s: %.120s is GRES %s, "
+					    "and the pod asks for GRES %s "
+					    "too: one pod's devices must be "
+					    "of one GRES name and type",
+					    what, i, kinds[j], key, k->gres,
+					    *gname);
+					return (-1);
+				}
+				*gname = k->gres;
+				cnt += n;
+			}
+		}
+		if (sum)
+			most += cnt;
+		else if (cnt > most)
+			most = cnt;
+	}
+	*total = sum ? *total + most : (most > *total ? most : *total);
+	return (0);
+}
+
+int
+dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
+    const struct dra_lookup *lk, char **gres, char *err, size_t errlen)
+{
+	const char *gname = NULL;
+	int64_t	    claims = 0, app = 0, init = 0, total;
+	int	    rc;
+
+	*gres = NULL;
+	if ((rc = dra_claims(pod, classes, lk, &gname, &claims, err, errlen)) !=
+	    0)
+		return (rc);
+	if (dra_extended(k8s_obj_get(pod, "spec.containers"), "spec.containers",
+		1, classes, &gname, &app, err, errlen) == -1 ||
+	    dra_extended(k8s_obj_get(pod, "spec.initContainers"),
+		"spec.initContainers", 0, classes, &gname, &init, err,
+		errlen) == -1)
+		return (-1);
+	/* Init containers run before the others: the larger of the two. */
+	total = claims + (app > init ? app : init);
+	if (total > DRA_MAX_COUNT) {
+		snprintf(err, errlen,
+		    "the pod asks for %lld devices through Dynamic Resource "
+		    "Allocation: at most %d",
+		    (long long)total, DRA_MAX_COUNT);
+		return (-1);
+	}
+	if (total > 0)
+		xasprintf(gres, "%s:%lld", gname, (long long)total);
+	return (0);
+}
+
+int
+dra_gres_indices(const char *share, char *name, size_t namelen, long *idx,
+    size_t max)
+{
+	const char *p, *open;
+	char	   *end;
+	long	    a, b;
+	size_t	    n = 0;
+
+	if (share == NULL || (open = strstr(share, "(IDX:")) == NULL)
+		return (-1);
+	/* "gpu:a100:2(IDX:..." -> "gpu:a100" */
+	for (p = open; p > share && p[-1] != ':'; p--)
+		;
+	if (p == share || (size_t)(p - 1 - share) >= namelen)
+		return (-1);
+	memcpy(name, share, (size_t)(p - 1 - share));
+	name[p - 1 - share] = '\0';
+	for (p = open + 5; *p != ')';) {
+		errno = 0;
+		a = strtol(p, &end, 10);
+		if (end == p || errno != 0 || a < 0)
+			return (-1);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || errno != 0 || b < a)
+				return (-1);
+			p = end;
+		}
+		for (; a <= b; a++) {
+			if (n == max)
+				return (-1);
+			idx[n++] = a;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p != ')')
+			return (-1);
+	}
+	return ((int)n);
+}
+
+/* Does the device carry every attribute the class wants (strings)? */
+static int
+dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
+{
+	const json_t *attrs = json_object_get(dev, "attributes"), *a;
+	const char   *key, *want, *have;
+	json_t	     *v;
+
+	a = json_object_get(json_object_get(attrs, k->index_attr), "int");
+	if (!json_is_integer(a) || json_integer_value(a) != idx)
+		return (0);
+	json_object_foreach (k->attributes, key, v) {
+		want = json_string_value(v);
+		have = json_string_value(
+		    json_object_get(json_object_get(attrs, key), "string"));
+		if (want == NULL || have == NULL || strcmp(want, have) != 0)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The device of class k on node with GRES index idx: its pool and name
+ * (borrowed from slices), from the pool's newest generation; -1 if none.
+ */
+static int
+dra_device_find(const json_t *slices, const struct dra_class *k,
+    const char *node, long idx, const char **pool, const char **device)
+{
+	const json_t *s, *d;
+	const char   *drv, *nn;
+	json_int_t    gen, best = -1;
+	size_t	      i, j;
+
+	json_array_foreach (slices, i, s) {
+		drv = json_string_value(k8s_obj_get(s, "spec.driver"));
+		nn = json_string_value(k8s_obj_get(s, "spec.nodeName"));
+		if (drv == NULL || nn == NULL || strcmp(drv, k->driver) != 0 ||
+		    strcmp(nn, node) != 0)
+			continue;
+		gen = json_integer_value(
+		    k8s_obj_get(s, "spec.pool.generation"));
+		json_array_foreach (k8s_obj_get(s, "spec.devices"), j, d) {
+			if (!dra_device_matches(d, k, idx) || gen <= best)
+				continue;
+			best = gen;
+			*pool = json_string_value(
+			    k8s_obj_get(s, "spec.pool.name"));
+			*device = json_string_value(json_object_get(d, "name"));
+		}
+	}
+	return (best >= 0 && *pool != NULL && *device != NULL ? 0 : -1);
+}
+
+/* The configs of the class objects a claim's requests use (FromClass). */
+static void
+dra_class_configs(json_t *configs, const json_t *class_obj, const char *req)
+{
+	const json_t *c;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(class_obj, "spec.config"), i, c) {
+		if (json_object_get(c, "opaque") == NULL)
+			continue;
+		json_array_append_new(configs,
+		    json_pack("{s:s, s:[s], s:O}", "source", "FromClass",
+			"requests", req, "opaque",
+			json_object_get(c, "opaque")));
+	}
+}
+
+json_t *
+dra_allocation(const json_t *claim_spec, const json_t *class_objs,
+    const struct dra_classes *classes, const json_t *slices, const char *node,
+    const long *idx, size_t nidx, size_t *used, char *err, size_t errlen)
+{
+	const struct dra_class *k;
+	const json_t	       *req, *ex, *c;
+	const char	       *rname, *cname, *pool = NULL, *dev = NULL;
+	json_t		       *results = json_array(), *configs = json_array();
+	json_int_t		count, n;
+	size_t			i;
+
+	json_array_foreach (k8s_obj_get(claim_spec, "devices.requests"), i,
+	    req) {
+		rname = json_string_value(json_object_get(req, "name"));
+		ex = json_object_get(req, "exactly");
+		cname = json_string_value(
+		    json_object_get(ex, "deviceClassName"));
+		if (rname == NULL ||
+		    (k = dra_class_find(classes, cname)) == NULL) {
+			snprintf(err, errlen,
+			    "request %zu: no name, or a DeviceClass not "
+			    "mapped to a GRES",
+			    i);
+			goto fail;
+		}
+		count = json_object_get(ex, "count") != NULL ?
+		    json_integer_value(json_object_get(ex, "count")) :
+		    1;
+		for (n = 0; n < count; n++) {
+			if (*used >= nidx) {
+				snprintf(err, errlen,
+				    "request \"%.63s\": Slurm gave the pod "
+				    "%zu GRES indices, fewer than its claims "
+				    "ask for",
+				    rname, nidx);
+				goto fail;
+			}
+			if (dra_device_find(slices, k, node, idx[*used], &pool,
+				&dev) == -1) {
+				snprintf(err, errlen,
+				    "request \"%.63s\": node %.63s publishes "
+				    "no device of driver %.63s whose "
+				    "attribute %s is %ld (Slurm's GRES index) "
+				    "in its ResourceSlices",
+				    rname, node, k->driver, k->index_attr,
+				    idx[*used]);
+				goto fail;
+			}
+			(*used)++;
+			json_array_append_new(results,
+			    json_pack("{s:s, s:s, s:s, s:s}", "request", rname,
+				"driver", k->driver, "pool", pool, "device",
+				dev));
+		}
+		dra_class_configs(configs, json_object_get(class_objs, cname),
+		    rname);
+	}
+	json_array_foreach (k8s_obj_get(claim_spec, "devices.config"), i, c) {
+		if (json_object_get(c, "opaque") == NULL)
+			continue;
+		json_array_append_new(configs,
+		    json_pack("{s:s, s:O*, s:O}", "source", "FromClaim",
+			"requests", json_object_get(c, "requests"), "opaque",
+			json_object_get(c, "opaque")));
+	}
+	return (json_pack("{s:{s:o, s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}",
+	    "devices", "results", results, "config", configs, "nodeSelector",
+	    "nodeSelectorTerms", "matchFields", "key", "metadata.name",
+	    "operator", "In", "values", node));
+fail:
+	json_decref(results);
+	json_decref(configs);
+	return (NULL);
+}

@@ -1,0 +1,104 @@
+/*
+ * Dynamic Resource Allocation (resource.k8s.io/v1) as Slurm GRES
+ * (dra.c): the one rule both daemons apply to a pod's device requests, and
+ * the allocation the scheduler writes once Slurm has chosen the devices.
+ *
+ * A site maps each DeviceClass it serves to a Slurm GRES (the config's
+ * deviceClasses; the NVIDIA and example drivers' classes are built in).  A
+ * pod's requests of a mapped class (from its ResourceClaims, or a
+ * deviceclass.resource.kubernetes.io/CLASS extended resource) become GRES
+ * per task; what a GRES cannot express (CEL selectors, allocationMode All,
+ * admin access, capacity, alternatives, constraints, classes not mapped)
+ * is refused with a message naming the claim, the request and what is
+ * supported.  When Slurm allocates the job, a claim's devices are the
+ * node's ResourceSlice devices of the class's driver whose index attribute
+ * equals the GRES indices Slurm gave the pod.  Pure: no I/O.
+ */
+#ifndef DRA_H
+#define DRA_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define DRA_CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
+/* kube-scheduler's finalizer: kube-controller-manager deallocates then. */
+#define DRA_FINALIZER "resource.kubernetes.io/delete-protection"
+/* The special claim of a DRA-backed extended resource (KEP-5004). */
+#define DRA_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
+#define DRA_MAX_COUNT		64
+
+/* One DeviceClass mapped to a Slurm GRES (owned strings). */
+struct dra_class {
+	char   *name;	    /* the DeviceClass, e.g. gpu.nvidia.com */
+	char   *driver;	    /* its ResourceSlices' spec.driver */
+	char   *gres;	    /* GRES name[:type], e.g. gpu or gpu:1g.10gb */
+	char   *index_attr; /* the device attribute that is the GRES index */
+	json_t *attributes; /* {"type": "gpu"}: what a device must also have */
+};
+
+struct dra_classes {
+	struct dra_class *v;
+	size_t		  n;
+};
+
+/* The built-in mapping: gpu.nvidia.com and gpu.example.com as gpu. */
+void dra_classes_defaults(struct dra_classes *);
+void dra_classes_cleanup(struct dra_classes *);
+/* The mapping of a DeviceClass, or NULL. */
+const struct dra_class *dra_class_find(const struct dra_classes *,
+    const char *name);
+
+enum dra_kind {
+	DRA_CLAIM,   /* a ResourceClaim */
+	DRA_TEMPLATE /* a ResourceClaimTemplate */
+};
+
+/* Finds a claim or template: a new reference, or NULL while unknown. */
+typedef json_t *(
+    *dra_lookup_fn)(void *arg, enum dra_kind, const char *ns, const char *name);
+
+struct dra_lookup {
+	dra_lookup_fn fn;
+	void	     *arg;
+};
+
+/*
+ * The GRES per task that a pod's device requests become, merged into one
+ * "name[:type]:count" in *gres (new string; NULL when it asks for none).
+ * 0; -1 with err naming the field and what is supported; 1 with err while
+ * a claim or template it names is unknown, or the claim is not free.  lk
+ * NULL (the webhook, which does not watch claims): claims are left to the
+ * scheduler, and only the extended resources count.
+ */
+int dra_pod_gres(const json_t *pod, const struct dra_classes *,
+    const struct dra_lookup *lk, char **gres, char *err, size_t errlen);
+
+/*
+ * The ResourceClaim a pod's resourceClaims entry uses: resourceClaimName,
+ * or for a template the name kube-controller-manager recorded in the
+ * pod's status.resourceClaimStatuses (NULL while it has not).  Borrowed.
+ */
+const char *dra_entry_claim(const json_t *pod, const json_t *entry);
+
+/*
+ * Parses a task's GRES share ("gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3)") into
+ * its name[:type] (name, namelen) and indices; the count of indices, or -1.
+ */
+int dra_gres_indices(const char *share, char *name, size_t namelen, long *idx,
+    size_t max);
+
+/*
+ * A claim's status.allocation for a pod placed on Kubernetes node node:
+ * each request's count devices are the node's devices (slices: the
+ * ResourceSlices of that node) of the class's driver whose index
+ * attribute is the next of idx[*used..] (*used advances).  The class's
+ * configs (FromClass) and the claim's (FromClaim) follow, as
+ * kube-scheduler's allocator writes them.  NULL with err when a device is
+ * not published.
+ */
+json_t *dra_allocation(const json_t *claim_spec, const json_t *class_objs,
+    const struct dra_classes *, const json_t *slices, const char *node,
+    const long *idx, size_t nidx, size_t *used, char *err, size_t errlen);
+
+#endif /* DRA_H */

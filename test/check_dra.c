@@ -1,0 +1,502 @@
+/*
+ * Dynamic Resource Allocation as GRES (common/dra.c): which requests a
+ * GRES expresses, what is refused and how it is named, the allocation
+ * built from Slurm's indices, and the config's deviceClasses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "config.h"
+#include "dra.h"
+#include "check_suites.h"
+
+/* A lookup over one object per kind: the claim and the template. */
+static json_t *lk_claim, *lk_template;
+
+static json_t *
+lk_fn(void *arg, enum dra_kind kind, const char *ns, const char *name)
+{
+	json_t *o = kind == DRA_CLAIM ? lk_claim : lk_template;
+
+	(void)arg;
+	if (o == NULL || strcmp(ns, "team") != 0 ||
+	    strcmp(json_string_value(
+		       json_object_get(json_object_get(o, "metadata"), "name")),
+		name) != 0)
+		return (NULL);
+	return (json_incref(o));
+}
+
+static const struct dra_lookup lk = { lk_fn, NULL };
+
+/* A claim spec of one request: REQ is the body of exactly. */
+static json_t *
+spec_of(const char *exactly)
+{
+	char	     buf[1024];
+	json_error_t e;
+	json_t	    *j;
+
+	snprintf(buf, sizeof(buf),
+	    "{\"devices\": {\"requests\": [{\"name\": \"gpus\", "
+	    "\"exactly\": %s}]}}",
+	    exactly);
+	j = json_loads(buf, 0, &e);
+	ck_assert_msg(j != NULL, "%s: %s", buf, e.text);
+	return (j);
+}
+
+static json_t *
+pod_with(const char *spec_json)
+{
+	json_t *p = json_loads(spec_json, 0, NULL);
+
+	ck_assert_ptr_nonnull(p);
+	return (p);
+}
+
+static void
+set_template(const char *exactly)
+{
+	json_decref(lk_template);
+	lk_template = json_pack("{s:{s:s, s:s}, s:{s:o}}", "metadata", "name",
+	    "two", "namespace", "team", "spec", "spec", spec_of(exactly));
+	/* The claim kube-controller-manager makes of it. */
+	json_decref(lk_claim);
+	lk_claim = json_pack("{s:{s:s, s:s}, s:o}", "metadata", "name",
+	    "p-gpu-x1", "namespace", "team", "spec", spec_of(exactly));
+}
+
+static const char *claim_pod =
+    "{\"metadata\": {\"name\": \"p\", \"namespace\": \"team\", \"uid\": "
+    "\"u-p\"}, \"spec\": {\"resourceClaims\": [{\"name\": \"gpu\", "
+    "\"resourceClaimTemplateName\": \"two\"}], \"containers\": [{\"name\": "
+    "\"c\"}]}, \"status\": {\"resourceClaimStatuses\": [{\"name\": "
+    "\"gpu\", \"resourceClaimName\": \"p-gpu-x1\"}]}}";
+
+/* The pod's GRES with the template's request exactly; rc and message. */
+static int
+gres_of(const char *exactly, char **gres, char *err, size_t len)
+{
+	struct dra_classes c;
+	json_t		  *pod = pod_with(claim_pod);
+	int		   rc;
+
+	dra_classes_defaults(&c);
+	set_template(exactly);
+	rc = dra_pod_gres(pod, &c, &lk, gres, err, len);
+	dra_classes_cleanup(&c);
+	json_decref(pod);
+	return (rc);
+}
+
+START_TEST(test_dra_template_count)
+{
+	char *gres = NULL, err[512] = "";
+
+	ck_assert_int_eq(gres_of("{\"deviceClassName\": \"gpu.example.com\", "
+				 "\"count\": 2}",
+			     &gres, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:2");
+	free(gres);
+	/* No count: one device (ExactCount's default). */
+	ck_assert_int_eq(gres_of("{\"deviceClassName\": \"gpu.nvidia.com\", "
+				 "\"allocationMode\": \"ExactCount\"}",
+			     &gres, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:1");
+	free(gres);
+}
+END_TEST
+
+/* Every request a GRES cannot express, refused with what is supported. */
+static const struct {
+	const char *exactly;
+	const char *want;
+} refusals[] = {
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"allocationMode\": "
+	  "\"All\"}",
+	    "request \"gpus\": allocationMode All is not supported: Slurm "
+	    "allocates a count of GRES; use allocationMode ExactCount" },
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"selectors\": "
+	  "[{\"cel\": {\"expression\": \"true\"}}]}",
+	    "request \"gpus\": selectors are not supported" },
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"adminAccess\": true}",
+	    "request \"gpus\": adminAccess is not supported" },
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"capacity\": "
+	  "{\"requests\": {\"memory\": \"1Gi\"}}}",
+	    "capacity (sharing a device) is not supported" },
+	{ "{\"deviceClassName\": \"fpga.example.com\"}",
+	    "request \"gpus\": DeviceClass fpga.example.com is not mapped to a "
+	    "Slurm GRES (mapped: gpu.nvidia.com, gpu.example.com); a site "
+	    "admin maps it in the config's deviceClasses" },
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"count\": 65}",
+	    "count must be a whole number from 1 to 64" },
+	{ "{\"deviceClassName\": \"gpu.example.com\", \"count\": 0}",
+	    "count must be a whole number from 1 to 64" },
+};
+
+START_TEST(test_dra_refusals)
+{
+	char *gres = NULL, err[512] = "";
+
+	ck_assert_int_eq(gres_of(refusals[_i].exactly, &gres, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_null(gres);
+	ck_assert_msg(strstr(err,
+			  "spec.resourceClaims[0] (\"gpu\", "
+			  "from ResourceClaimTemplate two): ") == err,
+	    "the claim is named first: %s", err);
+	ck_assert_msg(strstr(err, refusals[_i].want) != NULL,
+	    "want \"%s\" in \"%s\"", refusals[_i].want, err);
+}
+END_TEST
+
+START_TEST(test_dra_shapes_refused)
+{
+	struct dra_classes c;
+	json_t		  *pod = pod_with(claim_pod);
+	char		  *gres = NULL, err[512];
+
+	dra_classes_defaults(&c);
+	/* Alternatives and constraints. */
+	json_decref(lk_template);
+	lk_template = json_loads(
+	    "{\"metadata\": {\"name\": \"two\"}, \"spec\": {\"spec\": "
+	    "{\"devices\": {\"requests\": [{\"name\": \"r\", "
+	    "\"firstAvailable\": [{\"name\": \"a\", \"deviceClassName\": "
+	    "\"gpu.example.com\"}]}]}}}}",
+	    0, NULL);
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "firstAvailable (alternatives)"));
+	json_decref(lk_template);
+	lk_template = json_loads(
+	    "{\"metadata\": {\"name\": \"two\"}, \"spec\": {\"spec\": "
+	    "{\"devices\": {\"requests\": [{\"name\": \"r\", \"exactly\": "
+	    "{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}}], "
+	    "\"constraints\": [{\"matchAttribute\": \"x/numa\"}]}}}}",
+	    0, NULL);
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "spec.devices.constraints"));
+	/* A template that is not there yet: waiting, not refused. */
+	json_decref(lk_template);
+	lk_template = NULL;
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    1);
+	ck_assert_str_eq(err,
+	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
+	    "waiting for it to exist");
+	/* No lookup (the webhook): claims are the scheduler's to judge. */
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, err, sizeof(err)),
+	    0);
+	ck_assert_ptr_null(gres);
+	json_decref(pod);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/* The claim the pod uses: made yet, free, or held by another pod. */
+START_TEST(test_dra_claim_states)
+{
+	struct dra_classes c;
+	json_t		  *pod = pod_with(claim_pod), *st;
+	char		  *gres = NULL, err[512];
+
+	dra_classes_defaults(&c);
+	set_template(
+	    "{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}");
+	/* kube-controller-manager has not made it yet. */
+	st = json_object_get(pod, "status");
+	json_object_del(st, "resourceClaimStatuses");
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "waiting for kube-controller-manager "
+	    "to make its ResourceClaim"));
+	json_decref(pod);
+	pod = pod_with(claim_pod);
+	/* Allocated for another pod: this one waits. */
+	json_object_set_new(lk_claim, "status",
+	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
+		"reservedFor", "resource", "pods", "name", "q", "uid", "u-q"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    1);
+	ck_assert_str_eq(err,
+	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
+	    "allocated already for pod q; slurm-bridge does not share one "
+	    "claim among pods, so this pod waits until the claim is free");
+	/* Allocated for this pod (a retry, a restart): its own. */
+	json_object_set_new(lk_claim, "status",
+	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
+		"reservedFor", "resource", "pods", "name", "p", "uid", "u-p"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:2");
+	free(gres);
+	json_decref(pod);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/* deviceclass.resource.kubernetes.io/CLASS: mapped, counted, refused. */
+START_TEST(test_dra_extended)
+{
+	struct dra_classes c;
+	json_t		  *pod;
+	char		  *gres = NULL, err[512];
+
+	dra_classes_defaults(&c);
+	pod = pod_with("{\"metadata\": {\"name\": \"p\", \"namespace\": "
+		       "\"team\"}, \"spec\": {\"containers\": [{\"name\": "
+		       "\"a\", \"resources\": {\"limits\": "
+		       "{\"deviceclass.resource.kubernetes.io/"
+		       "gpu.example.com\": \"1\"}}}, {\"name\": \"b\", "
+		       "\"resources\": {\"requests\": "
+		       "{\"deviceclass.resource.kubernetes.io/"
+		       "gpu.example.com\": \"2\"}}}]}}");
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:3");
+	free(gres);
+	/* The webhook (no lookup) counts them the same. */
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:3");
+	free(gres);
+	json_decref(pod);
+	pod = pod_with("{\"metadata\": {\"name\": \"p\", \"namespace\": "
+		       "\"team\"}, \"spec\": {\"containers\": [{\"name\": "
+		       "\"a\", \"resources\": {\"limits\": "
+		       "{\"deviceclass.resource.kubernetes.io/"
+		       "fpga.example.com\": \"1\"}}}]}}");
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err,
+	    "spec.containers[0].resources.limits: "
+	    "deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass "
+	    "fpga.example.com is not mapped to a Slurm GRES (mapped: "
+	    "gpu.nvidia.com, gpu.example.com); a site admin maps it in the "
+	    "config's deviceClasses");
+	json_decref(pod);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+START_TEST(test_dra_indices)
+{
+	long idx[8];
+	char name[64];
+
+	ck_assert_int_eq(dra_gres_indices("gpu:2(IDX:0-1)", name, sizeof(name),
+			     idx, 8),
+	    2);
+	ck_assert_str_eq(name, "gpu");
+	ck_assert_int_eq(idx[1], 1);
+	ck_assert_int_eq(dra_gres_indices("gpu:a100:3(IDX:0,4-5)", name,
+			     sizeof(name), idx, 8),
+	    3);
+	ck_assert_str_eq(name, "gpu:a100");
+	ck_assert_int_eq(idx[2], 5);
+	ck_assert_int_eq(dra_gres_indices("gpu:2", name, sizeof(name), idx, 8),
+	    -1);
+	ck_assert_int_eq(dra_gres_indices("gpu:2(IDX:0-9)", name, sizeof(name),
+			     idx, 8),
+	    -1);
+	ck_assert_int_eq(dra_gres_indices("gpu:2(IDX:3-1)", name, sizeof(name),
+			     idx, 8),
+	    -1);
+}
+END_TEST
+
+/* The slices the example driver publishes for node n1: gpu-0..gpu-3. */
+static json_t *
+slices_n1(int generation)
+{
+	json_t *devs = json_array(), *s;
+	char	name[16];
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		json_array_append_new(devs,
+		    json_pack("{s:s, s:{s:{s:i}, s:{s:s}}}", "name", name,
+			"attributes", "index", "int", i, "uuid", "string",
+			name));
+	}
+	s = json_pack("{s:{s:s, s:s, s:{s:s, s:i}, s:o}}", "spec", "driver",
+	    "gpu.example.com", "nodeName", "n1", "pool", "name", "n1",
+	    "generation", generation, "devices", devs);
+	return (json_pack("[o]", s));
+}
+
+START_TEST(test_dra_allocation)
+{
+	struct dra_classes c;
+	json_t *spec = spec_of("{\"deviceClassName\": \"gpu.example.com\", "
+			       "\"count\": 2}"),
+	       *slices = slices_n1(1), *a, *classes;
+	long   idx[2] = { 3, 1 };
+	size_t used = 0;
+	char   err[512], *s;
+
+	dra_classes_defaults(&c);
+	classes = json_pack("{s:{s:{s:[{s:{s:s, s:{s:i}}}]}}}",
+	    "gpu.example.com", "spec", "config", "opaque", "driver",
+	    "gpu.example.com", "parameters", "x", 1);
+	a = dra_allocation(spec, classes, &c, slices, "n1", idx, 2, &used, err,
+	    sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_uint_eq(used, 2);
+	s = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(s,
+	    "{\"devices\":{\"config\":[{\"opaque\":{\"driver\":\"gpu.example."
+	    "com\",\"parameters\":{\"x\":1}},\"requests\":[\"gpus\"],"
+	    "\"source\":\"FromClass\"}],\"results\":[{\"device\":\"gpu-3\","
+	    "\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"request\":"
+	    "\"gpus\"},{\"device\":\"gpu-1\",\"driver\":\"gpu.example.com\","
+	    "\"pool\":\"n1\",\"request\":\"gpus\"}]},\"nodeSelector\":{"
+	    "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata."
+	    "name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}");
+	free(s);
+	json_decref(a);
+	/* An index the node does not publish; another node; too few. */
+	idx[0] = 7;
+	used = 0;
+	ck_assert_ptr_null(dra_allocation(spec, NULL, &c, slices, "n1", idx, 2,
+	    &used, err, sizeof(err)));
+	ck_assert_str_eq(err,
+	    "request \"gpus\": node n1 publishes no device of driver "
+	    "gpu.example.com whose attribute index is 7 (Slurm's GRES index) "
+	    "in its ResourceSlices");
+	idx[0] = 0;
+	used = 0;
+	ck_assert_ptr_null(dra_allocation(spec, NULL, &c, slices, "n2", idx, 2,
+	    &used, err, sizeof(err)));
+	used = 1;
+	ck_assert_ptr_null(dra_allocation(spec, NULL, &c, slices, "n1", idx, 2,
+	    &used, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "fewer than its claims ask for"));
+	json_decref(classes);
+	json_decref(spec);
+	json_decref(slices);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/* NVIDIA's class wants type gpu: a MIG device of that index is not it. */
+START_TEST(test_dra_attributes)
+{
+	struct dra_classes c;
+	json_t *spec = spec_of("{\"deviceClassName\": \"gpu.nvidia.com\"}");
+	json_t *slices = json_loads(
+	    "[{\"spec\": {\"driver\": \"gpu.nvidia.com\", \"nodeName\": "
+	    "\"n1\", \"pool\": {\"name\": \"n1\", \"generation\": 2}, "
+	    "\"devices\": [{\"name\": \"gpu-0-mig-1g\", \"attributes\": "
+	    "{\"index\": {\"int\": 0}, \"type\": {\"string\": \"mig\"}}}, "
+	    "{\"name\": \"gpu-0\", \"attributes\": {\"index\": {\"int\": 0}, "
+	    "\"type\": {\"string\": \"gpu\"}}}]}}]",
+	    0, NULL);
+	json_t *a;
+	long	idx = 0;
+	size_t	used = 0;
+	char	err[512];
+
+	dra_classes_defaults(&c);
+	a = dra_allocation(spec, NULL, &c, slices, "n1", &idx, 1, &used, err,
+	    sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(json_object_get(a,
+								"devices"),
+						"results"),
+				 0),
+			     "device")),
+	    "gpu-0");
+	json_decref(a);
+	json_decref(spec);
+	json_decref(slices);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/* The config's deviceClasses replace the built-in list. */
+START_TEST(test_dra_config)
+{
+	struct config *c = config_new();
+	const char    *path = "/tmp/check_dra_config.yaml";
+	char	       err[512];
+	FILE	      *fp;
+
+	ck_assert_uint_eq(c->dra.n, 2);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("deviceClasses:\n"
+	      "- {name: mig-1g.10gb.nvidia.com, driver: gpu.nvidia.com, "
+	      "gres: gpu:1g.10gb, attributes: {type: mig}}\n",
+	    fp);
+	fclose(fp);
+	ck_assert_int_eq(config_load(c, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c->dra.n, 1);
+	ck_assert_str_eq(c->dra.v[0].gres, "gpu:1g.10gb");
+	ck_assert_str_eq(c->dra.v[0].index_attr, "index");
+	ck_assert_ptr_null(dra_class_find(&c->dra, "gpu.nvidia.com"));
+	config_free(c);
+	c = config_new();
+	fp = fopen(path, "w");
+	fputs("deviceClasses:\n- {name: x, driver: y, gres: \"gpu:a:b\"}\n",
+	    fp);
+	fclose(fp);
+	ck_assert_int_eq(config_load(c, path, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err,
+			  "deviceClasses.gres: \"gpu:a:b\" is not a "
+			  "Slurm GRES NAME[:TYPE]") != NULL,
+	    "%s", err);
+	config_free(c);
+	c = config_new();
+	fp = fopen(path, "w");
+	fputs("deviceClasses:\n- {name: x, gres: gpu}\n", fp);
+	fclose(fp);
+	ck_assert_int_eq(config_load(c, path, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "each entry needs name, driver and gres") !=
+		NULL,
+	    "%s", err);
+	config_free(c);
+	unlink(path);
+}
+END_TEST
+
+static void
+dra_teardown(void)
+{
+	json_decref(lk_template);
+	json_decref(lk_claim);
+	lk_template = lk_claim = NULL;
+}
+
+Suite *
+dra_suite(void)
+{
+	Suite *s = suite_create("dra");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, NULL, dra_teardown);
+	tcase_add_test(tc, test_dra_template_count);
+	tcase_add_loop_test(tc, test_dra_refusals, 0,
+	    (int)(sizeof(refusals) / sizeof(refusals[0])));
+	tcase_add_test(tc, test_dra_shapes_refused);
+	tcase_add_test(tc, test_dra_claim_states);
+	tcase_add_test(tc, test_dra_extended);
+	tcase_add_test(tc, test_dra_indices);
+	tcase_add_test(tc, test_dra_allocation);
+	tcase_add_test(tc, test_dra_attributes);
+	tcase_add_test(tc, test_dra_config);
+	suite_add_tcase(s, tc);
+	return (s);
+}
