@@ -329,6 +329,7 @@ main(int argc, char *argv[])
 		return (0);
 	}
 	daemon_podgroup_api(kconf, podgroup_api, sizeof(podgroup_api));
+	daemon_dra_release(kconf, &config->dra);
 	owners = owners_new(kconf, podgroup_api);
 	guard = guard_new(kconf, conf.allow_schedulers,
 	    conf.extender_schedulers);

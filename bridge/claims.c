@@ -328,6 +328,7 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 		    json_string(k8s_obj_name(made)));
 		json_object_set_new(cw, "uid", json_string(k8s_obj_uid(made)));
 		json_decref(made);
+		made = NULL;
 	}
 	name = json_string_value(json_object_get(cw, "name"));
 	uid = json_string_value(json_object_get(cw, "uid"));
@@ -360,8 +361,21 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 	    w->uid, "status", "extendedResourceClaimStatus",
 	    "resourceClaimName", name, "requestMappings",
 	    json_object_get(cw, "mappings"));
-	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, &made, err);
 	json_decref(patch);
+	/* An API server without the feature drops the field: no Binding. */
+	if (rc == 0 &&
+	    json_object_get(k8s_obj_get(made, "status"),
+		"extendedResourceClaimStatus") == NULL) {
+		memset(err, 0, sizeof(*err));
+		snprintf(err->text, sizeof(err->text),
+		    "the API server dropped the pod's "
+		    "status.extendedResourceClaimStatus: this cluster does "
+		    "not back extended resources with Dynamic Resource "
+		    "Allocation (DRAExtendedResource is off)");
+		rc = -1;
+	}
+	json_decref(made);
 	return (rc);
 }
 

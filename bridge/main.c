@@ -578,6 +578,8 @@ main(int argc, char *argv[])
 		return (0);
 	}
 	sctl_init();
+	/* Before any thread reads it. */
+	daemon_dra_release(d.kconf, &d.config->dra);
 	/* Threads inherit the mask: only main receives the signals. */
 	daemon_signals(&d.set);
 	/* Informers are made now so the API can count them; started later. */

@@ -2,6 +2,7 @@
  * The start and stop both daemons share (daemon.h).
  */
 #include <getopt.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,4 +146,37 @@ daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
 	}
 	snprintf(api, len, "/apis/scheduling.k8s.io/%s", ver);
 	log_info("Kubernetes PodGroups and Workloads: served at %s", api);
+}
+
+int
+daemon_server_minor(const struct k8s_config *kconf)
+{
+	struct k8s_error   err;
+	struct k8s_client *c = k8s_client_new(kconf, &err);
+	json_t		  *v = NULL;
+	const char	  *minor;
+	int		   n = 0;
+
+	if (c != NULL && k8s_get(c, "/version", &v, &err) == 0 &&
+	    (minor = json_string_value(json_object_get(v, "minor"))) != NULL)
+		n = atoi(minor); /* "35", or "35+" on some distributions */
+	else
+		log_warnx("the API server's version is unknown: %s", err.text);
+	json_decref(v);
+	k8s_client_free(c);
+	return (n);
+}
+
+void
+daemon_dra_release(const struct k8s_config *kconf, struct dra_classes *dra)
+{
+	int minor = daemon_server_minor(kconf);
+
+	dra->extended_off = minor > 0 && minor < 36;
+	if (dra->extended_off)
+		log_info(
+		    "Kubernetes 1.%d: extended resources backed by Dynamic "
+		    "Resource Allocation are refused (DRAExtendedResource "
+		    "is off by default before 1.36)",
+		    minor);
 }

@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+struct dra_classes;
+
 struct config;
 struct k8s_config;
 
@@ -56,5 +58,15 @@ void daemon_fini(struct config *, struct k8s_config *);
  * the daemon exits.
  */
 void daemon_podgroup_api(const struct k8s_config *, char *api, size_t len);
+/*
+ * The API server's minor version (GET /version: 35 for 1.35), or 0 when it
+ * cannot be read.  Asked once, at start.
+ */
+int daemon_server_minor(const struct k8s_config *);
+/*
+ * Sets dra->extended_off from the API server's release: DRA-backed
+ * extended resources are off by default before 1.36.
+ */
+void daemon_dra_release(const struct k8s_config *, struct dra_classes *dra);
 
 #endif /* DAEMON_H */

@@ -35,6 +35,7 @@ dra_classes_defaults(struct dra_classes *c)
 {
 	c->v = NULL;
 	c->n = 0;
+	c->extended_off = 0;
 	/* NVIDIA's driver: whole GPUs are type gpu (MIG devices are mig). */
 	dra_class_add(c, "gpu.nvidia.com", "gpu.nvidia.com", "gpu",
 	    json_pack("{s:s}", "type", "gpu"));
@@ -401,6 +402,19 @@ dra_extended(const json_t *containers, const char *what, int sum,
 					strlen(DRA_CLASS_PREFIX)) != 0)
 					continue;
 				cls = key + strlen(DRA_CLASS_PREFIX);
+				if (classes != NULL && classes->extended_off) {
+					snprintf(err, errlen,
+					    "%s[%zu].%s: %.120s: this cluster "
+					    "does not back extended resources "
+					    "with Dynamic Resource Allocation "
+					    "(the DRAExtendedResource feature "
+					    "is off; alpha before Kubernetes "
+					    "1.36), so the pod would get no "
+					    "device; ask with "
+					    "spec.resourceClaims instead",
+					    what, i, kinds[j], key);
+					return (-1);
+				}
 				if ((k = dra_class_find(classes, cls)) ==
 				    NULL) {
 					snprintf(field, sizeof(field),

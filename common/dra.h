@@ -40,6 +40,12 @@ struct dra_class {
 struct dra_classes {
 	struct dra_class *v;
 	size_t		  n;
+	/*
+	 * The cluster does not back extended resources with DRA (before
+	 * Kubernetes 1.36 the DRAExtendedResource feature is alpha and off):
+	 * deviceclass.resource.kubernetes.io/ names are refused.
+	 */
+	int extended_off;
 };
 
 /* The built-in mapping: gpu.nvidia.com and gpu.example.com as gpu. */

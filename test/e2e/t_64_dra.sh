@@ -183,159 +183,191 @@ for p in w0 w1; do
 done
 k delete namespace "$ns" --wait=false >/dev/null
 
-scenario "DRA: an extended resource backed by a device class gets its claim and extendedResourceClaimStatus"
-ns=$(new_ns enabled)
-out=$(pod_yaml "$ns" ext 1 64Mi |
-	sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
-	k apply -f - 2>&1)
-if [[ $out == *"must be a standard resource"* || $out == *"Invalid value"* ]]; then
-	# Kubernetes 1.35: DRA extended resources are alpha, off by default.
-	pass "skipped: this API server refuses the resource name (${KUBE_VERSION:-this release})"
+ext_pod() {  # ext_pod NS NAME CLASS: a pod with a DRA-backed extended resource
+	pod_yaml "$1" "$2" 1 64Mi |
+		sed "s/requests: {cpu: \"1\", memory: \"64Mi\"}/requests: {cpu: \"1\", memory: \"64Mi\"}\n      limits: {deviceclass.resource.kubernetes.io\/$3: \"1\"}/"
+}
+minor=$(k version -o json 2>/dev/null | jq -r '.serverVersion.minor' | tr -dc 0-9)
+if [ "${minor:-0}" -lt 36 ]; then
+	# Before 1.36 DRAExtendedResource is alpha and off: kube-scheduler
+	# would look for the name in the nodes' allocatable, and the kubelet
+	# would give the pod no device.  Both daemons refuse it.
+	scenario "DRA: on Kubernetes 1.$minor, where DRA does not back extended resources, such a pod is refused, never bound"
+	ns=$(new_ns enabled)
+	out=$(ext_pod "$ns" ext gpu.example.com | k apply -f - 2>&1)
+	if [[ $out == *"must be a standard resource"* || $out == *"Invalid value"* ]]; then
+		pass "skipped: this API server refuses the resource name"
+	else
+		check_match "the webhook refuses it, saying why" "$out" \
+			'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/gpu.example.com: this cluster does not back extended resources with Dynamic Resource Allocation'
+		ns2=$(new_ns)
+		ext_pod "$ns2" ext gpu.example.com | k apply -f - >/dev/null
+		k label namespace "$ns2" slurm-bridge=enabled >/dev/null
+		check "with the webhook bypassed, the scheduler leaves it Pending, saying why" wait_for 30 cond_has "$ns2" ext \
+			'does not back extended resources with Dynamic Resource Allocation'
+		echo "    $(cond_msg "$ns2" ext)"
+		check_eq "it is not bound" "$(pod_field "$ns2" ext "$JP_NODE")" ""
+		check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns2/ext" -o %i | wc -l)" 0
+		k delete namespace "$ns2" --wait=false >/dev/null
+	fi
+	k delete namespace "$ns" --wait=false >/dev/null
 else
-	check "the pod is bound" wait_for 60 pod_has "$ns" ext "$JP_NODE"
-	xclaim=$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.resourceClaimName}')
-	check "its status names the claim the bridge made ($xclaim)" test -n "$xclaim"
-	check_eq "annotated as an extended-resource claim" \
-		"$(claim_field "$ns" "$xclaim" '{.metadata.annotations.resource\.kubernetes\.io/extended-resource-claim}')" true
-	check_eq "owned by the pod" "$(claim_field "$ns" "$xclaim" '{.metadata.ownerReferences[0].name}')" ext
-	check_eq "the container's request is mapped" \
-		"$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.requestMappings[0].containerName}/{.status.extendedResourceClaimStatus.requestMappings[0].resourceName}')" \
-		main/deviceclass.resource.kubernetes.io/gpu.example.com
-	check "its device is the GPU Slurm gave the pod" same_devices "$ns" "$xclaim" ext
-	# A class no site mapped to a GRES: refused, naming it and the map.
-	out=$(pod_yaml "$ns" fpga 1 64Mi |
-		sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/fpga.example.com: "1"}/' |
+	scenario "DRA: an extended resource backed by a device class gets its claim and extendedResourceClaimStatus"
+	ns=$(new_ns enabled)
+	out=$(pod_yaml "$ns" ext 1 64Mi |
+		sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
 		k apply -f - 2>&1)
-	check_match "a class not mapped to a GRES is refused by the webhook, naming the class and the mapping" "$out" \
-		'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass fpga.example.com is not mapped to a Slurm GRES \(mapped: gpu.nvidia.com, gpu.example.com\)'
-fi
-k delete namespace "$ns" --wait=false >/dev/null
+	if [[ $out == *"must be a standard resource"* || $out == *"Invalid value"* ]]; then
+		# Kubernetes 1.35: DRA extended resources are alpha, off by default.
+		pass "skipped: this API server refuses the resource name (${KUBE_VERSION:-this release})"
+	else
+		check "the pod is bound" wait_for 60 pod_has "$ns" ext "$JP_NODE"
+		xclaim=$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.resourceClaimName}')
+		check "its status names the claim the bridge made ($xclaim)" test -n "$xclaim"
+		check_eq "annotated as an extended-resource claim" \
+			"$(claim_field "$ns" "$xclaim" '{.metadata.annotations.resource\.kubernetes\.io/extended-resource-claim}')" true
+		check_eq "owned by the pod" "$(claim_field "$ns" "$xclaim" '{.metadata.ownerReferences[0].name}')" ext
+		check_eq "the container's request is mapped" \
+			"$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.requestMappings[0].containerName}/{.status.extendedResourceClaimStatus.requestMappings[0].resourceName}')" \
+			main/deviceclass.resource.kubernetes.io/gpu.example.com
+		check "its device is the GPU Slurm gave the pod" same_devices "$ns" "$xclaim" ext
+		# A class no site mapped to a GRES: refused, naming it and the map.
+		out=$(pod_yaml "$ns" fpga 1 64Mi |
+			sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/fpga.example.com: "1"}/' |
+			k apply -f - 2>&1)
+		check_match "a class not mapped to a GRES is refused by the webhook, naming the class and the mapping" "$out" \
+			'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass fpga.example.com is not mapped to a Slurm GRES \(mapped: gpu.nvidia.com, gpu.example.com\)'
+	fi
+	k delete namespace "$ns" --wait=false >/dev/null
 
-# xclaim NS POD: the claim the bridge made for the pod's extended resources.
-xclaim() { pod_field "$1" "$2" '{.status.extendedResourceClaimStatus.resourceClaimName}'; }
-xclaimed() { [ -n "$(pod_field "$1" "$2" '{.status.extendedResourceClaimStatus.resourceClaimName}')" ]; }
 
-scenario "DRA: SchedMD's examples (gpu-example Job and PodGroup, NVIDIA pod and Job) get the GPUs they ask for"
-ns=$(new_ns enabled)
-probe=$(pod_yaml "$ns" probe 1 64Mi |
-	sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
-	k apply --dry-run=server -f - 2>&1)
-if [[ $probe == *"must be a standard resource"* || $probe == *"Invalid value"* ]]; then
-	pass "skipped: this API server refuses DRA extended resources (${KUBE_VERSION:-this release})"
-else
-	# As in SlinkyProject/slurm-bridge hack/examples/dra, in this namespace
-	# and with this scheduler's name.
-	k apply -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: job-sleep-dra
-  namespace: $ns
-  annotations: {slurmjob.slinky.slurm.net/job-name: job-sleep-dra}
-spec:
-  completions: 1
-  parallelism: 1
-  template:
-    metadata: {labels: {e2e_keep_running: "true"}}
-    spec:
-      schedulerName: slurm-bridge
-      containers:
-      - name: sleep
-        image: busybox:stable
-        command: [sh, -c, sleep 30]
-        resources:
-          requests: {cpu: '1', memory: 100Mi}
-          limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
-      restartPolicy: Never
----
-apiVersion: scheduling.x-k8s.io/v1alpha1
-kind: PodGroup
-metadata:
-  name: podgroup-sleep-dra
-  namespace: $ns
-  annotations: {slurmjob.slinky.slurm.net/job-name: podgroup-sleep-dra}
-spec: {minMember: 2}
-YAML
-	for p in sleep1-dra sleep2-dra; do
-		k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $p
-  namespace: $ns
-  labels: {app: podgroup-sleep-dra, scheduling.x-k8s.io/pod-group: podgroup-sleep-dra}
-spec:
-  schedulerName: slurm-bridge
-  restartPolicy: Never
-  containers:
-  - name: sleep
-    image: busybox:stable
-    command: [sh, -c, sleep 3]
-    resources:
-      requests: {cpu: '1', memory: 100Mi}
-      limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
-YAML
-	done
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: pod-gpu-nvidia
-  namespace: $ns
-  annotations: {slurmjob.slinky.slurm.net/job-name: pod-gpu-nvidia}
-spec:
-  schedulerName: slurm-bridge
-  restartPolicy: Never
-  containers:
-  - name: gpu
-    image: busybox:1.36
-    command: [sleep, '30']
-    resources:
-      requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
-      limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: job-gpu-nvidia
-  namespace: $ns
-  annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}
-spec:
-  completions: 1
-  parallelism: 1
-  template:
-    metadata: {annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}, labels: {e2e_keep_running: "true"}}
-    spec:
-      schedulerName: slurm-bridge
-      restartPolicy: Never
-      containers:
-      - name: gpu
-        image: busybox:1.36
-        command: [sleep, '30']
-        resources:
-          requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
-          limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
-YAML
-	jp=$(first_pod "$ns" batch.kubernetes.io/job-name=job-sleep-dra)
-	check "the gpu-example Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$jp"
-	check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$jp")" "$jp"
-	check "the PodGroup's two pods are bound with their claims" wait_for 60 \
-		bash -c "$(declare -f k pod_field xclaimed); xclaimed $ns sleep1-dra && xclaimed $ns sleep2-dra"
-	check "  one Slurm job" same_jobid "$ns" sleep1-dra sleep2-dra
-	for p in sleep1-dra sleep2-dra; do
-		check "  $p's device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$p")" "$p"
-	done
-	check "the NVIDIA pod is bound with its claim" wait_for 60 xclaimed "$ns" pod-gpu-nvidia
-	check "  a whole GPU (type gpu), the one Slurm gave it" same_devices "$ns" "$(xclaim "$ns" pod-gpu-nvidia)" pod-gpu-nvidia
-	nj=$(first_pod "$ns" batch.kubernetes.io/job-name=job-gpu-nvidia)
-	check "the NVIDIA Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$nj"
-	check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$nj")" "$nj"
-	for p in "$jp" pod-gpu-nvidia; do
-		j=$(pod_field "$ns" "$p" "$JP_JOBID_ANN")
-		[ -n "$j" ] && echo "    $p: sacct $(sacct -n -X -P -j "$j" -o JobID,JobName,AllocTRES 2>/dev/null | head -n1)"
-	done
+	# xclaim NS POD: the claim the bridge made for the pod's extended resources.
+	xclaim() { pod_field "$1" "$2" '{.status.extendedResourceClaimStatus.resourceClaimName}'; }
+	xclaimed() { [ -n "$(xclaim "$1" "$2")" ]; }
+
+	scenario "DRA: SchedMD's examples (gpu-example Job and PodGroup, NVIDIA pod and Job) get the GPUs they ask for"
+	ns=$(new_ns enabled)
+	probe=$(pod_yaml "$ns" probe 1 64Mi |
+		sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
+		k apply --dry-run=server -f - 2>&1)
+	if [[ $probe == *"must be a standard resource"* || $probe == *"Invalid value"* ]]; then
+		pass "skipped: this API server refuses DRA extended resources (${KUBE_VERSION:-this release})"
+	else
+		# As in SlinkyProject/slurm-bridge hack/examples/dra, in this namespace
+		# and with this scheduler's name.
+		k apply -f - >/dev/null <<-YAML
+	apiVersion: batch/v1
+	kind: Job
+	metadata:
+	  name: job-sleep-dra
+	  namespace: $ns
+	  annotations: {slurmjob.slinky.slurm.net/job-name: job-sleep-dra}
+	spec:
+	  completions: 1
+	  parallelism: 1
+	  template:
+	    metadata: {labels: {e2e_keep_running: "true"}}
+	    spec:
+	      schedulerName: slurm-bridge
+	      containers:
+	      - name: sleep
+	        image: busybox:stable
+	        command: [sh, -c, sleep 30]
+	        resources:
+	          requests: {cpu: '1', memory: 100Mi}
+	          limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
+	      restartPolicy: Never
+	---
+	apiVersion: scheduling.x-k8s.io/v1alpha1
+	kind: PodGroup
+	metadata:
+	  name: podgroup-sleep-dra
+	  namespace: $ns
+	  annotations: {slurmjob.slinky.slurm.net/job-name: podgroup-sleep-dra}
+	spec: {minMember: 2}
+	YAML
+		for p in sleep1-dra sleep2-dra; do
+			k apply -f - >/dev/null <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata:
+	  name: $p
+	  namespace: $ns
+	  labels: {app: podgroup-sleep-dra, scheduling.x-k8s.io/pod-group: podgroup-sleep-dra}
+	spec:
+	  schedulerName: slurm-bridge
+	  restartPolicy: Never
+	  containers:
+	  - name: sleep
+	    image: busybox:stable
+	    command: [sh, -c, sleep 3]
+	    resources:
+	      requests: {cpu: '1', memory: 100Mi}
+	      limits: {cpu: '1', memory: 100Mi, deviceclass.resource.kubernetes.io/gpu.example.com: 1}
+	YAML
+		done
+		k apply -f - >/dev/null <<-YAML
+	apiVersion: v1
+	kind: Pod
+	metadata:
+	  name: pod-gpu-nvidia
+	  namespace: $ns
+	  annotations: {slurmjob.slinky.slurm.net/job-name: pod-gpu-nvidia}
+	spec:
+	  schedulerName: slurm-bridge
+	  restartPolicy: Never
+	  containers:
+	  - name: gpu
+	    image: busybox:1.36
+	    command: [sleep, '30']
+	    resources:
+	      requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+	      limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+	---
+	apiVersion: batch/v1
+	kind: Job
+	metadata:
+	  name: job-gpu-nvidia
+	  namespace: $ns
+	  annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}
+	spec:
+	  completions: 1
+	  parallelism: 1
+	  template:
+	    metadata: {annotations: {slurmjob.slinky.slurm.net/job-name: job-gpu-nvidia}, labels: {e2e_keep_running: "true"}}
+	    spec:
+	      schedulerName: slurm-bridge
+	      restartPolicy: Never
+	      containers:
+	      - name: gpu
+	        image: busybox:1.36
+	        command: [sleep, '30']
+	        resources:
+	          requests: {cpu: '1', memory: 16Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+	          limits: {cpu: '1', memory: 32Mi, deviceclass.resource.kubernetes.io/gpu.nvidia.com: '1'}
+	YAML
+		jp=$(first_pod "$ns" batch.kubernetes.io/job-name=job-sleep-dra)
+		check "the gpu-example Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$jp"
+		check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$jp")" "$jp"
+		check "the PodGroup's two pods are bound with their claims" wait_for 60 \
+			bash -c "$(declare -f k pod_field xclaim xclaimed); xclaimed $ns sleep1-dra && xclaimed $ns sleep2-dra"
+		check "  one Slurm job" same_jobid "$ns" sleep1-dra sleep2-dra
+		for p in sleep1-dra sleep2-dra; do
+			check "  $p's device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$p")" "$p"
+		done
+		check "the NVIDIA pod is bound with its claim" wait_for 60 xclaimed "$ns" pod-gpu-nvidia
+		check "  a whole GPU (type gpu), the one Slurm gave it" same_devices "$ns" "$(xclaim "$ns" pod-gpu-nvidia)" pod-gpu-nvidia
+		nj=$(first_pod "$ns" batch.kubernetes.io/job-name=job-gpu-nvidia)
+		check "the NVIDIA Job's pod is bound with its claim" wait_for 60 xclaimed "$ns" "$nj"
+		check "  its device is the GPU Slurm gave it" same_devices "$ns" "$(xclaim "$ns" "$nj")" "$nj"
+		for p in "$jp" pod-gpu-nvidia; do
+			j=$(pod_field "$ns" "$p" "$JP_JOBID_ANN")
+			[ -n "$j" ] && echo "    $p: sacct $(sacct -n -X -P -j "$j" -o JobID,JobName,AllocTRES 2>/dev/null | head -n1)"
+		done
+	fi
+	k delete namespace "$ns" --wait=false >/dev/null
+
 fi
-k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "DRA: what a GRES cannot express stays Pending, saying why, and is never bound"
 ns=$(new_ns enabled)
