@@ -265,6 +265,16 @@ START_TEST(test_dra_extended)
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
+	/* A cluster that does not back them with DRA (before 1.36). */
+	c.extended_off = 1;
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "spec.containers[0].resources.limits: "
+	    "deviceclass.resource.kubernetes.io/gpu.example.com: this cluster "
+	    "does not back extended resources with Dynamic Resource "
+	    "Allocation"));
+	c.extended_off = 0;
 	/* The webhook (no lookup) counts them the same. */
 	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, err, sizeof(err)),
 	    0);
