@@ -159,7 +159,7 @@ daemon_server_minor(const struct k8s_config *kconf)
 
 	if (c != NULL && k8s_get(c, "/version", &v, &err) == 0 &&
 	    (minor = json_string_value(json_object_get(v, "minor"))) != NULL)
-		n = atoi(minor); /* "35", or "35+" on some distributions */
+		n = (int)strtol(minor, NULL, 10); /* "35", or "35+" */
 	else
 		log_warnx("the API server's version is unknown: %s", err.text);
 	json_decref(v);
