@@ -168,6 +168,39 @@ check_eq "it is not bound" "$(pod_field "$ns" second "$JP_NODE")" ""
 check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/second" -o %i | wc -l)" 0
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "DRA: a restart (kill -9) keeps every claim allocated once: a bound pod's, and a pending one's once it runs"
+ns=$(new_ns enabled)
+dra_template "$ns" one-gpu 1 | k apply -f - >/dev/null
+dra_pod "$ns" before "resourceClaimTemplateName: one-gpu" | k apply -f - >/dev/null
+check "a pod is bound with its claim" wait_for 60 pod_has "$ns" before "$JP_NODE"
+bclaim=$(claim_of "$ns" before); bdev=$(devices "$ns" "$bclaim"); bjob=$(pod_field "$ns" before "$JP_JOBID")
+# Slurm's nodes reserved for another user: the next pod's job waits.
+resv=e2e-dra-hold-$$
+scontrol create reservation reservationname="$resv" users=alice nodes=ALL \
+	starttime=now duration=30 flags=ignore_jobs >/dev/null
+dra_pod "$ns" after "resourceClaimTemplateName: one-gpu" | k apply -f - >/dev/null
+pending_job=""
+after_pending() { pending_job=$(pod_jobid "$ns" after); [ -n "$pending_job" ] && job_is "$pending_job" PENDING; }
+check "a second pod's job waits in Slurm" wait_for 60 after_pending
+pid=$(stack_pid "$BRIDGE_PIDFILE")
+kill -9 "$pid" 2>/dev/null
+wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
+"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+sleep 3
+check_eq "the bound pod keeps its job" "$(pod_field "$ns" before "$JP_JOBID")" "$bjob"
+check_eq "and its claim its device" "$(devices "$ns" "$bclaim")" "$bdev"
+check_eq "reserved for it alone" "$(claim_field "$ns" "$bclaim" '{range .status.reservedFor[*]}{.name} {end}')" "before "
+aclaim=$(claim_of "$ns" after)
+check "the pending pod's claim exists ($aclaim)" test -n "$aclaim"
+check_eq "and is not allocated while its job waits" "$(claim_field "$ns" "$aclaim" '{.status.allocation}')" ""
+scontrol delete reservation="$resv" >/dev/null
+check "once Slurm runs its job (the same one), the pod is bound" wait_for 90 pod_has "$ns" after "$JP_NODE"
+check_eq "  by the job made before the restart" "$(pod_field "$ns" after "$JP_JOBID")" "$pending_job"
+check "  and its claim holds the GPU Slurm gave it" same_devices "$ns" "$aclaim" after
+check "  a device the other claim does not hold" test "$(devices "$ns" "$aclaim")" != "$bdev"
+k delete namespace "$ns" --wait=false >/dev/null
+scontrol delete reservation="$resv" >/dev/null 2>&1 || true
+
 scenario "DRA: a gang whose pods each have a claim: one Slurm job, each claim on its pod's node"
 ns=$(new_ns enabled)
 dra_template "$ns" one-gpu 1 | k apply -f - >/dev/null
