@@ -303,6 +303,19 @@ in-cluster-test: node-up
 node-down:
 	$(Q)scripts/k8s/node-up.sh --down
 
+# Dynamic Resource Allocation on the real node: containerd 2.x with CDI and
+# the DRA example driver's kubelet plugin (NODE_DRA=1 node-up; both built
+# from Go modules by scripts/k8s/dra-build.sh), behind a Slurm node; a pod
+# with a claim, placed by Slurm and started by the kubelet, sees the GPUs
+# Slurm allocated (test/incluster/dra-node.sh).  The node goes again after.
+dra-node-test: all deps images
+	$(Q)scripts/deps.sh --node
+	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/k8s/node-up.sh --down >/dev/null
+	$(Q)NODE_DRA=1 scripts/k8s/node-up.sh
+	$(Q)rc=0; test/incluster/dra-node.sh || rc=$$?; \
+		scripts/k8s/node-up.sh --down; exit $$rc
+
 bridge-up: all
 	$(Q)scripts/bridge-up.sh
 
@@ -502,7 +515,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
-.PHONY: in-cluster-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
 	manifests manifests-check \
 	workload-controllers

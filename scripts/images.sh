@@ -169,6 +169,21 @@ rm -f "$out/slurm-bridge-pause.tar"
 buildah push --quiet "localhost/slurm-bridge-pause:$tag" \
 	"oci-archive:$out/slurm-bridge-pause.tar:slurm-bridge-pause:$tag" >/dev/null
 
+# The DRA node test's container (make dra-node-test): one static program
+# that prints what a device driver put into its environment.
+r=$work/envprobe
+rm -rf "$r"
+mkdir -p "$r"
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
+	-o "$r/envprobe" "$here/k8s/envprobe.c"
+ctr=$(buildah from scratch)
+buildah copy --quiet "$ctr" "$r/envprobe" /envprobe >/dev/null
+buildah config --user 65534:65534 --entrypoint '["/envprobe"]' --cmd '[]' "$ctr"
+buildah commit --quiet --rm "$ctr" "localhost/slurm-bridge-envprobe:$tag" >/dev/null
+rm -f "$out/slurm-bridge-envprobe.tar"
+buildah push --quiet "localhost/slurm-bridge-envprobe:$tag" \
+	"oci-archive:$out/slurm-bridge-envprobe.tar:slurm-bridge-envprobe:$tag" >/dev/null
+
 echo "images: built in $(stack_since "$t0") (Slurm $SLURM):"
 buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' |
 	grep -E "localhost/slurm-bridge(-admission|-pause)?:$tag " | sed 's/^/  /'

@@ -20,8 +20,15 @@
 # the image names slurm-bridge:dev etc. mean to the kubelet; nothing is ever
 # pulled. The sandbox ("pause") image is slurm-bridge-pause:dev.
 #
-# Idempotent. `node-up.sh --down` stops the kubelet, its pods, containerd
-# and kube-scheduler and deletes the Node (cluster-down does it too).
+# NODE_DRA=1 makes it a node with devices, for make dra-node-test:
+# containerd 2.x (built by dra-build.sh; it applies a driver's CDI edits to
+# containers) and the DRA example driver's kubelet plugin, which publishes
+# eight GPUs (gpu.example.com) in a ResourceSlice of the node and prepares
+# the claims the kubelet hands it.
+#
+# Idempotent. `node-up.sh --down` stops the kubelet, its pods, the driver,
+# containerd and kube-scheduler and deletes the Node (cluster-down does it
+# too).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/stack-env.sh
@@ -38,10 +45,16 @@ CNI_DIR=$STACK_DIR/cni
 IMAGES_DIR=$top/build/images
 SYSTEM_TAINT=node-role.kubernetes.io/system
 CNI_BRIDGE=sbr0
+CDI_DIR=$STACK_DIR/cdi
+CTRD_BIN=containerd
 
 ctr_k8s() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 
 write_containerd_config() {
+	local cdi=false cdi_dirs=""
+	if [ -n "${NODE_DRA:-}" ]; then
+		cdi=true cdi_dirs=$'\n'"  cdi_spec_dirs = [\"$CDI_DIR\"]"
+	fi
 	mkdir -p "$CTRD_DIR" "$CTRD_STATE" "$CNI_DIR"
 	cat >"$CTRD_DIR/config.toml" <<EOF
 version = 2
@@ -51,7 +64,7 @@ state = "$CTRD_STATE"
   address = "$CONTAINERD_SOCK"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "docker.io/library/slurm-bridge-pause:dev"
-  enable_cdi = false
+  enable_cdi = $cdi$cdi_dirs
   # This machine denies lowering oom_score_adj (no CAP_SYS_RESOURCE), which
   # the kubelet asks for the sandbox (-998): keep it at containerd's own.
   restrict_oom_score_adj = true
@@ -94,8 +107,24 @@ containerd_ok() { ctr --address "$CONTAINERD_SOCK" version >/dev/null 2>&1; }
 
 start_containerd() {
 	write_containerd_config
-	stack_ensure containerd containerd containerd_ok 30 \
-		containerd --config "$CTRD_DIR/config.toml"
+	mkdir -p "$CDI_DIR"
+	# Its runc shim is found on PATH: the one of the same build.
+	PATH=$(dirname "$CTRD_BIN"):$PATH stack_ensure containerd containerd \
+		containerd_ok 30 "$CTRD_BIN" --config "$CTRD_DIR/config.toml"
+}
+
+# The DRA example driver's kubelet plugin, outside the cluster: ready once
+# its ResourceSlice for the node is published.
+driver_ok() {
+	[ -n "$(stack_kubectl get resourceslices -o jsonpath="{.items[?(@.spec.nodeName==\"$SYSTEM_NODE\")].metadata.name}" 2>/dev/null)" ]
+}
+start_driver() {
+	stack_ensure dra-driver dra-example-kub driver_ok 60 \
+		"$DRA_DRIVER_DIR/dra-example-kubeletplugin" \
+		--kubeconfig="$STACK_DIR/kubeconfig" --node-name="$SYSTEM_NODE" \
+		--cdi-root="$CDI_DIR" \
+		--kubelet-plugins-directory-path="$KUBELET_DIR/root/plugins" \
+		--kubelet-registrar-directory-path="$KUBELET_DIR/root/plugins_registry"
 }
 
 # import_images: every OCI archive of make images that containerd does not
@@ -220,7 +249,8 @@ start_scheduler() {
 # outlive the kubelet), their network namespaces and addresses, and
 # containerd; the Node object goes too.
 down() {
-	stack_stop_many 30 "kubelet|$RUN_DIR/kubelet.pid|kubelet" "kube-scheduler|$RUN_DIR/kube-scheduler.pid|kube-scheduler"
+	stack_stop_many 30 "kubelet|$RUN_DIR/kubelet.pid|kubelet" "kube-scheduler|$RUN_DIR/kube-scheduler.pid|kube-scheduler" \
+		"dra-driver|$RUN_DIR/dra-driver.pid|dra-example-kub"
 	if containerd_ok; then
 		local t
 		for t in $(ctr_k8s tasks ls -q 2>/dev/null); do
@@ -247,6 +277,10 @@ main() {
 	mkdir -p "$RUN_DIR" "$LOG_DIR"
 	if [ "${1:-}" = --down ]; then down; return; fi
 	command -v containerd >/dev/null 2>&1 || die "containerd is missing (scripts/deps.sh --node installs it)"
+	if [ -n "${NODE_DRA:-}" ]; then
+		{ read -r ctr_dir; read -r DRA_DRIVER_DIR; } < <("$here/dra-build.sh")
+		CTRD_BIN=$ctr_dir/containerd
+	fi
 	stack_kubectl get --raw /readyz >/dev/null 2>&1 || die "the API server is not up (make cluster-up)"
 	stack_resolve_bins KUBELET=kubelet KUBE_SCHEDULER=kube-scheduler
 	"$here/pki.sh" >/dev/null
@@ -255,6 +289,7 @@ main() {
 	nat_rules
 	node_link
 	start_kubelet
+	[ -z "${NODE_DRA:-}" ] || start_driver
 	start_scheduler
 	log "ready: node $SYSTEM_NODE ($(stack_kubectl get node "$SYSTEM_NODE" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}'), tainted $SYSTEM_TAINT:NoSchedule)"
 }
