@@ -39,6 +39,8 @@ k label node "$SYSTEM_NODE" --overwrite "slinky.slurm.net/slurm-nodename=$slurm_
 
 # probe NS NAME: a pod with a claim of two GPUs from the template, on the
 # real node (it tolerates the system node's taint), printing GPU_DEVICE_*.
+# A tenth of a CPU: Slurm gives it one of n4's 32, the kubelet counts what
+# it asks of this machine's two.
 probe() {
 	cat <<YAML
 apiVersion: v1
@@ -57,7 +59,7 @@ spec:
     imagePullPolicy: Never
     args: [GPU_DEVICE]
     resources:
-      requests: {cpu: "1", memory: 64Mi}
+      requests: {cpu: 100m, memory: 32Mi}
       claims: [{name: gpu}]
 YAML
 }
@@ -111,4 +113,37 @@ done
 check "the two pods hold different GPUs" test "$(seen "$ns" first)" != "$(seen "$ns" second)"
 j=$(pod_field "$ns" second "$JP_JOBID_ANN")
 echo "    $(sacct -n -X -P -j "$j" -o JobID,JobName,NodeList,AllocTRES 2>/dev/null | head -n1)"
+k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
+
+scenario "DRA on a real kubelet: a gang of two such pods, and a DRA-backed extended resource"
+ns=$(new_ns enabled)
+k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus, namespace: $ns}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com, count: 2}
+YAML
+for p in g0 g1; do
+	probe "$ns" "$p" | sed "s/^metadata: {name: $p, namespace: $ns}\$/metadata:\n  name: $p\n  namespace: $ns\n  labels: {scheduling.x-k8s.io\/pod-group: pair}\n  annotations: {scheduler.slinky.slurm.net\/min-member: \"2\"}/" |
+		k apply -f - >/dev/null
+done
+# One GPU as an extended resource backed by the class (KEP-5004).
+probe "$ns" ext | sed '/resourceClaims:/d; /claims: \[{name: gpu}\]/d' |
+	sed 's/requests: {cpu: 100m, memory: 32Mi}/requests: {cpu: 100m, memory: 32Mi}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/' |
+	k apply -f - >/dev/null
+for p in g0 g1 ext; do
+	check "$p: started by the kubelet" wait_for 90 pod_is "$ns" "$p" "$JP_PHASE" Running
+	check "$p: its container printed its devices" wait_for 30 printed "$ns" "$p"
+	w=$(wanted "$ns" "$p")
+	echo "    $p: slurm-gres $(pod_field "$ns" "$p" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}'), container: $(seen "$ns" "$p")"
+	check_eq "$p: the container sees exactly the GPUs Slurm gave it" "$(seen "$ns" "$p")" "$w"
+done
+check "g0 and g1 are one Slurm job" same_jobid "$ns" g0 g1
+check_eq "ext's claim is the one its status names" \
+	"$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.requestMappings[0].containerName}')" probe
 e2e_summary
