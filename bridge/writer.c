@@ -5,7 +5,10 @@
  * PodScheduled condition, Bindings, bridge metadata (job id label, node and
  * GRES annotations, the finalizer), finalizer release, Failed status,
  * deletion when a job ended, the final deletion of a pod whose node never
- * confirmed, and the extender's Bindings of pods that are not ours.  At
+ * confirmed, and the extender's Bindings of pods that are not ours.  A
+ * Binding carries the writes of the pod's ResourceClaims that must come
+ * before it (claims.c plans them; the same writer makes them first, the
+ * pod's status.extendedResourceClaimStatus among them).  At
  * most one metadata, bind or release write per pod is in flight (e->busy),
  * one condition (e->cond_busy), and one deletion is asked until it fails
  * (e->del_sent), so a sweep before the watch shows the pod deleting asks
