@@ -93,6 +93,44 @@ dra_unmapped(const struct dra_classes *c, const char *what, const char *cls,
 	return (-1);
 }
 
+int
+dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen)
+{
+	const json_t *e, *f;
+	const char   *name, *other;
+	size_t	      i, j, a, b;
+
+	for (i = 0; i < n; i++)
+		json_array_foreach (k8s_obj_get(pods[i], "spec.resourceClaims"),
+		    a, e) {
+			name = json_string_value(
+			    json_object_get(e, "resourceClaimName"));
+			for (j = i + 1; name != NULL && j < n; j++)
+				json_array_foreach (k8s_obj_get(pods[j],
+							"spec.resourceClaims"),
+				    b, f) {
+					other = json_string_value(
+					    json_object_get(f,
+						"resourceClaimName"));
+					if (other == NULL ||
+					    strcmp(name, other) != 0)
+						continue;
+					snprintf(err, errlen,
+					    "ResourceClaim %.63s is named by "
+					    "pods %.63s and %.63s of the gang: "
+					    "slurm-bridge does not share one "
+					    "claim among pods (Slurm may place "
+					    "them apart); give each pod a claim "
+					    "of its own, e.g. from a "
+					    "ResourceClaimTemplate",
+					    name, k8s_obj_name(pods[i]),
+					    k8s_obj_name(pods[j]));
+					return (-1);
+				}
+		}
+	return (0);
+}
+
 const char *
 dra_entry_claim(const json_t *pod, const json_t *entry)
 {

@@ -81,6 +81,12 @@ int dra_pod_gres(const json_t *pod, const struct dra_classes *,
     const struct dra_lookup *lk, char **gres, char *err, size_t errlen);
 
 /*
+ * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:
+ * one claim shared by pods Slurm may place apart cannot be one job's GRES.
+ */
+int dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen);
+
+/*
  * The ResourceClaim a pod's resourceClaims entry uses: resourceClaimName,
  * or for a template the name kube-controller-manager recorded in the
  * pod's status.resourceClaimStatuses (NULL while it has not).  Borrowed.

@@ -922,6 +922,10 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		translate_largest(js, &one);
 		jobspec_cleanup(&one);
 	}
+	if (dra_gang_shared(pods, n, err, errlen) == -1) {
+		jobspec_cleanup(js);
+		return (-1);
+	}
 	/*
 	 * Exclusive gangs take whole nodes, and a job of its own size per
 	 * member would not change that: components only for shared ones.

@@ -245,6 +245,32 @@ START_TEST(test_dra_claim_states)
 }
 END_TEST
 
+/* Two pods of a gang naming one claim: refused, naming both. */
+START_TEST(test_dra_gang_shared)
+{
+	json_t *pods[3];
+	char	err[512];
+	int	i;
+
+	for (i = 0; i < 3; i++)
+		pods[i] = json_pack("{s:{s:s+}, s:{s:[{s:s, s:s}]}}",
+		    "metadata", "name", "w",
+		    i == 0     ? "0" :
+			i == 1 ? "1" :
+				 "2",
+		    "spec", "resourceClaims", "name", "gpu",
+		    "resourceClaimName",
+		    i == 2 ? "shared" : (i == 0 ? "own-0" : "shared"));
+	ck_assert_int_eq(dra_gang_shared(pods, 2, err, sizeof(err)), 0);
+	ck_assert_int_eq(dra_gang_shared(pods, 3, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "ResourceClaim shared is named by pods w1 and w2 of the gang: "
+	    "slurm-bridge does not share one claim among pods"));
+	for (i = 0; i < 3; i++)
+		json_decref(pods[i]);
+}
+END_TEST
+
 /* deviceclass.resource.kubernetes.io/CLASS: mapped, counted, refused. */
 START_TEST(test_dra_extended)
 {
@@ -502,6 +528,7 @@ dra_suite(void)
 	    (int)(sizeof(refusals) / sizeof(refusals[0])));
 	tcase_add_test(tc, test_dra_shapes_refused);
 	tcase_add_test(tc, test_dra_claim_states);
+	tcase_add_test(tc, test_dra_gang_shared);
 	tcase_add_test(tc, test_dra_extended);
 	tcase_add_test(tc, test_dra_indices);
 	tcase_add_test(tc, test_dra_allocation);

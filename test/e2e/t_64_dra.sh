@@ -166,6 +166,26 @@ check "a second pod naming the same claim waits, saying why" wait_for 30 cond_ha
 	"allocated already for pod first; slurm-bridge does not share one claim among pods"
 check_eq "it is not bound" "$(pod_field "$ns" second "$JP_NODE")" ""
 check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/second" -o %i | wc -l)" 0
+# A gang whose two pods name one (free) claim: Slurm may place them apart.
+k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: pair-gpu, namespace: $ns}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+YAML
+for p in s0 s1; do
+	dra_pod "$ns" "$p" "resourceClaimName: pair-gpu" \
+		"  labels: {scheduling.x-k8s.io/pod-group: sharing}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"2\"}" | k apply -f - >/dev/null
+done
+check "a gang whose pods share one claim stays Pending, saying why" wait_for 30 cond_has "$ns" s0 \
+	"ResourceClaim pair-gpu is named by pods s0 and s1 of the gang: slurm-bridge does not share one claim among pods"
+check_eq "no pod of it is bound" "$(pod_field "$ns" s0 "$JP_NODE")$(pod_field "$ns" s1 "$JP_NODE")" ""
+check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/sharing" -o %i | wc -l)" 0
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "DRA: a restart (kill -9) keeps every claim allocated once: a bound pod's, and a pending one's once it runs"
