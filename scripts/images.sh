@@ -155,34 +155,27 @@ fi
 commit "$work/admission" slurm-bridge-admission /usr/bin/slurm-bridge-admission
 commit "$work/bridge" slurm-bridge /usr/bin/slurm-bridge
 
-# The local stack's pause image: one static program, run as 65535.
-r=$work/pause
-rm -rf "$r"
-mkdir -p "$r"
-cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
-	-o "$r/pause" "$here/k8s/pause.c"
-ctr=$(buildah from scratch)
-buildah copy --quiet "$ctr" "$r/pause" /pause >/dev/null
-buildah config --user 65535:65535 --entrypoint '["/pause"]' --cmd '[]' "$ctr"
-buildah commit --quiet --rm "$ctr" "localhost/slurm-bridge-pause:$tag" >/dev/null
-rm -f "$out/slurm-bridge-pause.tar"
-buildah push --quiet "localhost/slurm-bridge-pause:$tag" \
-	"oci-archive:$out/slurm-bridge-pause.tar:slurm-bridge-pause:$tag" >/dev/null
-
-# The DRA node test's container (make dra-node-test): one static program
-# that prints what a device driver put into its environment.
-r=$work/envprobe
-rm -rf "$r"
-mkdir -p "$r"
-cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
-	-o "$r/envprobe" "$here/k8s/envprobe.c"
-ctr=$(buildah from scratch)
-buildah copy --quiet "$ctr" "$r/envprobe" /envprobe >/dev/null
-buildah config --user 65534:65534 --entrypoint '["/envprobe"]' --cmd '[]' "$ctr"
-buildah commit --quiet --rm "$ctr" "localhost/slurm-bridge-envprobe:$tag" >/dev/null
-rm -f "$out/slurm-bridge-envprobe.tar"
-buildah push --quiet "localhost/slurm-bridge-envprobe:$tag" \
-	"oci-archive:$out/slurm-bridge-envprobe.tar:slurm-bridge-envprobe:$tag" >/dev/null
+# static_image NAME USER: the image slurm-bridge-NAME of one static
+# program, scripts/k8s/NAME.c, run as USER.
+static_image() {
+	local name=$1 user=$2 r=$work/$1 ctr
+	rm -rf "$r"
+	mkdir -p "$r"
+	cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
+		-o "$r/$name" "$here/k8s/$name.c"
+	ctr=$(buildah from scratch)
+	buildah copy --quiet "$ctr" "$r/$name" "/$name" >/dev/null
+	buildah config --user "$user:$user" --entrypoint "[\"/$name\"]" --cmd '[]' "$ctr"
+	buildah commit --quiet --rm "$ctr" "localhost/slurm-bridge-$name:$tag" >/dev/null
+	rm -f "$out/slurm-bridge-$name.tar"
+	buildah push --quiet "localhost/slurm-bridge-$name:$tag" \
+		"oci-archive:$out/slurm-bridge-$name.tar:slurm-bridge-$name:$tag" >/dev/null
+}
+# The local stack's pause image, and the DRA node test's container (make
+# dra-node-test), which prints what a device driver put into its
+# environment.
+static_image pause 65535
+static_image envprobe 65534
 
 echo "images: built in $(stack_since "$t0") (Slurm $SLURM):"
 buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' |

@@ -284,3 +284,43 @@ extenders:
 ${2:-}
 YAML
 }
+
+# --- Dynamic Resource Allocation (t_64, test/incluster/dra-node.sh) -------
+
+# dra_example_class: the DRA example driver's DeviceClass, gpu.example.com.
+dra_example_class() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+YAML
+}
+# dra_template NS NAME COUNT [EXTRA exactly fields]: a ResourceClaimTemplate
+# of COUNT gpu.example.com devices, request "gpus".
+dra_template() {
+	cat <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: $2, namespace: $1}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {deviceClassName: gpu.example.com, count: $3${4:+, $4}}
+YAML
+}
+# dra_gres_indices NS POD: the GRES indices its slurm-gres annotation
+# names (gpu:2(IDX:0-1) -> 0 and 1), one a line.
+dra_gres_indices() {
+	local g ids r a b i
+	g=$(pod_field "$1" "$2" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')
+	ids=$(sed -n 's/.*(IDX:\(.*\))/\1/p' <<<"$g")
+	for r in ${ids//,/ }; do
+		a=${r%-*} b=${r#*-}
+		for ((i = a; i <= b; i++)); do echo "$i"; done
+	done
+}

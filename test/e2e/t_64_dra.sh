@@ -40,14 +40,8 @@ gpus() {
 # device of index 0 (type mig), which gpu.nvidia.com is not.
 dra_setup() {
 	local n
+	dra_example_class
 	k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.example.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
----
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: gpu.nvidia.com}
@@ -67,19 +61,6 @@ YAML
 }
 dra_setup
 
-dra_template() {  # dra_template NS NAME COUNT [EXTRA exactly fields]
-	cat <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: $2, namespace: $1}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpus
-        exactly: {deviceClassName: gpu.example.com, count: $3${4:+, $4}}
-YAML
-}
 # dra_pod NS NAME CLAIMREF: a pod whose one claim is CLAIMREF
 # (resourceClaimTemplateName: X, or resourceClaimName: X).
 dra_pod() {
@@ -94,15 +75,9 @@ claim_field() { k -n "$1" get resourceclaim "$2" -o jsonpath="$3" 2>/dev/null; }
 devices() { claim_field "$1" "$2" '{range .status.allocation.devices.results[*]}{.pool}/{.device} {end}' | sed 's/ $//'; }
 # gres_devices NS POD: the devices its slurm-gres annotation names, "node/gpu-I ..."
 gres_devices() {
-	local g node ids out="" a b i
-	g=$(pod_field "$1" "$2" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')
+	local node
 	node=$(pod_field "$1" "$2" "$JP_NODE")
-	ids=$(sed -n 's/.*(IDX:\(.*\))/\1/p' <<<"$g")
-	for r in ${ids//,/ }; do
-		a=${r%-*} b=${r#*-}
-		for ((i = a; i <= b; i++)); do out+="$node/gpu-$i "; done
-	done
-	echo "${out% }"
+	dra_gres_indices "$1" "$2" | sed "s#^#$node/gpu-#" | paste -sd' '
 }
 allocated() { [ -n "$(claim_field "$1" "$2" '{.status.allocation}')" ]; }
 # same_devices NS CLAIM POD: the claim holds exactly the devices Slurm gave

@@ -26,14 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$TOP/scripts/bridge-up.sh" >/dev/null
-k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.example.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
-YAML
+dra_example_class
 k label node "$SYSTEM_NODE" --overwrite "slinky.slurm.net/slurm-nodename=$slurm_node" >/dev/null
 [ -z "$others" ] || scontrol update nodename="$others" state=drain reason="dra-node-test" >/dev/null
 
@@ -66,17 +59,8 @@ YAML
 # seen NS POD: the GPU_DEVICE_<n>=gpu-<n> lines the container printed,
 # as "gpu-a gpu-b".
 seen() { k -n "$1" logs "$2" 2>/dev/null | sed -n 's/^GPU_DEVICE_[0-9]*=\(gpu-[0-9]*\)$/\1/p' | sort | paste -sd' '; }
-# wanted NS POD: the devices its slurm-gres annotation names.
-wanted() {
-	local g ids r a b i out=""
-	g=$(pod_field "$1" "$2" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}')
-	ids=$(sed -n 's/.*(IDX:\(.*\))/\1/p' <<<"$g")
-	for r in ${ids//,/ }; do
-		a=${r%-*} b=${r#*-}
-		for ((i = a; i <= b; i++)); do out+="gpu-$i "; done
-	done
-	tr ' ' '\n' <<<"${out% }" | sort | paste -sd' '
-}
+# wanted NS POD: the devices its slurm-gres annotation names, "gpu-a gpu-b".
+wanted() { dra_gres_indices "$1" "$2" | sed 's/^/gpu-/' | sort | paste -sd' '; }
 claim_devs() {
 	local c
 	c=$(pod_field "$1" "$2" '{.status.resourceClaimStatuses[0].resourceClaimName}')
@@ -88,17 +72,7 @@ scenario "DRA on a real kubelet: the container sees the GPUs Slurm allocated"
 check "the driver publishes the node's GPUs" test -n \
 	"$(k get resourceslices -o jsonpath="{.items[?(@.spec.nodeName==\"$SYSTEM_NODE\")].metadata.name}")"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: two-gpus, namespace: $ns}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly: {deviceClassName: gpu.example.com, count: 2}
-YAML
+dra_template "$ns" two-gpus 2 | k apply -f - >/dev/null
 for p in first second; do
 	probe "$ns" "$p" | k apply -f - >/dev/null
 	check "$p: started by the kubelet on $SYSTEM_NODE" wait_for 90 pod_is "$ns" "$p" "$JP_PHASE" Running
@@ -117,17 +91,7 @@ k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
 
 scenario "DRA on a real kubelet: a gang of two such pods, and a DRA-backed extended resource"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: two-gpus, namespace: $ns}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly: {deviceClassName: gpu.example.com, count: 2}
-YAML
+dra_template "$ns" two-gpus 2 | k apply -f - >/dev/null
 for p in g0 g1; do
 	probe "$ns" "$p" | sed "s/^metadata: {name: $p, namespace: $ns}\$/metadata:\n  name: $p\n  namespace: $ns\n  labels: {scheduling.x-k8s.io\/pod-group: pair}\n  annotations: {scheduler.slinky.slurm.net\/min-member: \"2\"}/" |
 		k apply -f - >/dev/null
