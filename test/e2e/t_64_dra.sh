@@ -121,18 +121,23 @@ claim_free() { ! allocated "$ns" "$claim" || ! k -n "$ns" get resourceclaim "$cl
 check "once the pod is gone, nothing stays allocated" wait_for 60 claim_free
 k delete namespace "$ns" --wait=false >/dev/null
 
-scenario "DRA: a named claim, and a pod that shares it waits"
-ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
+# dra_claim NS NAME: a ResourceClaim of one gpu.example.com device.
+dra_claim() {
+	k apply -f - >/dev/null <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
-metadata: {name: one-gpu, namespace: $ns}
+metadata: {name: $2, namespace: $1}
 spec:
   devices:
     requests:
     - name: gpu
       exactly: {deviceClassName: gpu.example.com}
 YAML
+}
+
+scenario "DRA: a named claim, and a pod that shares it waits"
+ns=$(new_ns enabled)
+dra_claim "$ns" one-gpu
 dra_pod "$ns" first "resourceClaimName: one-gpu" | k apply -f - >/dev/null
 check "the pod is bound" wait_for 60 pod_has "$ns" first "$JP_NODE"
 check "the claim holds the GPU Slurm gave it" same_devices "$ns" one-gpu first
@@ -142,16 +147,7 @@ check "a second pod naming the same claim waits, saying why" wait_for 30 cond_ha
 check_eq "it is not bound" "$(pod_field "$ns" second "$JP_NODE")" ""
 check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/second" -o %i | wc -l)" 0
 # A gang whose two pods name one (free) claim: Slurm may place them apart.
-k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: pair-gpu, namespace: $ns}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly: {deviceClassName: gpu.example.com}
-YAML
+dra_claim "$ns" pair-gpu
 for p in s0 s1; do
 	dra_pod "$ns" "$p" "resourceClaimName: pair-gpu" \
 		"  labels: {scheduling.x-k8s.io/pod-group: sharing}
