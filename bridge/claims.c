@@ -120,7 +120,8 @@ claims_extended_made(struct reconcile *r, const json_t *pod)
 /*
  * The claim and the pod-status mappings for a pod's DRA-backed extended
  * resources (KEP-5004), or NULL when it asks for none: one request per
- * container and resource, "container-I-request-J".
+ * container and resource, "container-I-request-J", read as dra.c counts
+ * them (dra_container_extended).
  */
 static json_t *
 claims_extended_spec(const json_t *pod, json_t **mappings)
@@ -129,16 +130,14 @@ claims_extended_spec(const json_t *pod, json_t **mappings)
 		"spec.containers" };
 	const json_t		*c, *m;
 	json_t			*reqs = json_array(), *v;
-	const char		*key, *cname;
+	const char		*key, *cname, *field = "";
 	int64_t			 n;
 	size_t			 l, i, j, ci = 0;
 
 	*mappings = json_array();
 	for (l = 0; l < 2; l++)
 		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c) {
-			m = k8s_obj_get(c, "resources.limits");
-			if (json_object_size(m) == 0)
-				m = k8s_obj_get(c, "resources.requests");
+			m = dra_container_extended(c, &field);
 			cname = json_string_value(json_object_get(c, "name"));
 			j = 0;
 			json_object_foreach ((json_t *)(uintptr_t)m, key, v) {

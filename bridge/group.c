@@ -406,7 +406,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	char		   msg[384], errs[256];
 	size_t		   i, n = g->job_pods.n;
 	size_t		   unbound = 0, meta = 0;
-	int		   failed = 0;
+	int		   failed = 0, unplanned = 0;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if (group_place(g, n, a, errs, sizeof(errs)) == -1) {
@@ -470,12 +470,15 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    "Slurm job %u: not bound: %s", g->jobid, errs);
 			log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
-			group_retry_later(g, 0);
+			unplanned = 1;
 			continue;
 		}
 		writer_bind(r, e, g->key, g->jobid,
 		    group_node_name(r, a[i].node), &a[i], claims);
 	}
+	/* One backoff for the round, not one per member. */
+	if (unplanned)
+		group_retry_later(g, 0);
 out:
 	/*
 	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL

@@ -13,17 +13,20 @@
  *                   informer.c      -> resourceVersion); makes  to the queue)
  *                   main.c          pod records (podrec.c)
  * reconcile         reconcile.c     the caches (pods, groups,  pops the queue
- *                   group.c         owners, nodes), every       (queue.mtx)
- *                   writer.c        decision, every libslurm
- *                   slurm.c         call but submits, node
- *                                   taints on its own client
+ *                   group.c         owners, nodes, claims and   (queue.mtx)
+ *                   writer.c        devices), every decision,
+ *                   claims.c        every libslurm call but
+ *                   slurm.c         submits, node taints on
+ *                                   its own client
  * submit            submitter.c     one allocation or pending  submitter.lock
  *                   slurm.c         job change at a time        (its request
  *                   runas.c         (sctl_submit,               list)
  *                                   sctl_update_pending; may
  *                                   take on the owner's ids)
- * writer x WRITERS  writepool.c     one pod write at a time,   writepool.lock
- *                                   its own client              (request list)
+ * writer x WRITERS  writepool.c     one pod write at a time    writepool.lock
+ *                   claims.c        (a Binding with its         (request list)
+ *                                   claims' writes first), its
+ *                                   own client
  * events x 4        eventer.c       Event aggregation, its     lane.lock (its
  *                                   own client and recorder     Event list)
  * HTTP x 2          common/httpd.c  a request at a time;       httpd cred_lock

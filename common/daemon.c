@@ -2,10 +2,10 @@
  * The start and stop both daemons share (daemon.h).
  */
 #include <getopt.h>
-#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -148,7 +148,8 @@ daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
 	log_info("Kubernetes PodGroups and Workloads: served at %s", api);
 }
 
-int
+/* The API server's minor version (GET /version: 35 for 1.35), or 0. */
+static int
 daemon_server_minor(const struct k8s_config *kconf)
 {
 	struct k8s_error   err;

@@ -59,13 +59,9 @@ void daemon_fini(struct config *, struct k8s_config *);
  */
 void daemon_podgroup_api(const struct k8s_config *, char *api, size_t len);
 /*
- * The API server's minor version (GET /version: 35 for 1.35), or 0 when it
- * cannot be read.  Asked once, at start.
- */
-int daemon_server_minor(const struct k8s_config *);
-/*
- * Sets dra->extended_off from the API server's release: DRA-backed
- * extended resources are off by default before 1.36.
+ * Sets dra->extended_off from the API server's release (GET /version,
+ * once, at start): DRA-backed extended resources are off by default
+ * before 1.36.  A release it cannot read leaves them on.
  */
 void daemon_dra_release(const struct k8s_config *, struct dra_classes *dra);
 

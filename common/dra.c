@@ -411,82 +411,86 @@ dra_claims(const json_t *pod, const struct dra_classes *classes,
 	return (0);
 }
 
+const json_t *
+dra_container_extended(const json_t *c, const char **field)
+{
+	static const char *const kinds[] = { "resources.limits",
+		"resources.requests" };
+	const json_t		*m;
+	const char		*key;
+	json_t			*v;
+	size_t			 j;
+
+	for (j = 0; j < 2; j++) {
+		m = k8s_obj_get(c, kinds[j]);
+		json_object_foreach ((json_t *)(uintptr_t)m, key, v)
+			if (strncmp(key, DRA_CLASS_PREFIX,
+				strlen(DRA_CLASS_PREFIX)) == 0) {
+				*field = kinds[j];
+				return (m);
+			}
+	}
+	return (NULL);
+}
+
 /*
  * A container list's devices of DRA-backed extended resources
- * (deviceclass.resource.kubernetes.io/CLASS), its limits else its
- * requests: summed (app containers) or the largest (init containers).
+ * (dra_container_extended): summed (app containers) or the largest (init
+ * containers).
  */
 static int
 dra_extended(const json_t *containers, const char *what, int sum,
     const struct dra_classes *classes, const char **gname, int64_t *total,
     char *err, size_t errlen)
 {
-	static const char *const kinds[] = { "resources.limits",
-		"resources.requests" };
-	const struct dra_class	*k;
-	const json_t		*c;
-	const char		*key, *cls;
-	json_t			*m, *v;
-	int64_t			 n, most = 0, cnt;
-	size_t			 i, j;
-	char			 field[400];
+	const struct dra_class *k;
+	const json_t	       *c, *m;
+	const char	       *key, *cls, *kind = "";
+	json_t		       *v;
+	int64_t			n, most = 0, cnt;
+	size_t			i;
+	char			field[400];
 
 	json_array_foreach (containers, i, c) {
 		cnt = 0;
-		for (j = 0; j < 2 && cnt == 0; j++) {
-			m = (json_t *)(uintptr_t)k8s_obj_get(c, kinds[j]);
-			json_object_foreach (m, key, v) {
-				if (strncmp(key, DRA_CLASS_PREFIX,
-					strlen(DRA_CLASS_PREFIX)) != 0)
-					continue;
-				cls = key + strlen(DRA_CLASS_PREFIX);
-				if (classes != NULL && classes->extended_off) {
-					snprintf(err, errlen,
-					    "%s[%zu].%s: %.120s: this cluster "
-					    "does not back extended resources "
-					    "with Dynamic Resource Allocation "
-					    "(the DRAExtendedResource feature "
-					    "is off; alpha before Kubernetes "
-					    "1.36), so the pod would get no "
-					    "device; ask with "
-					    "spec.resourceClaims instead",
-					    what, i, kinds[j], key);
-					return (-1);
-				}
-				if ((k = dra_class_find(classes, cls)) ==
-				    NULL) {
-					snprintf(field, sizeof(field),
-					    "%s[%zu].%s: %.120s", what, i,
-					    kinds[j], key);
-					return (dra_unmapped(classes, field,
-					    cls, err, errlen));
-				}
-				if (!json_is_string(v) ||
-				    k8s_quantity_value(json_string_value(v),
-					&n) == -1 ||
-				    n < 0 || n > DRA_MAX_COUNT) {
-					snprintf(err, errlen,
-					    "%s[%zu].%s: %.120s: must be a "
-					    "whole number from 0 to %d",
-					    what, i, kinds[j], key,
-					    DRA_MAX_COUNT);
-					return (-1);
-				}
-				if (n == 0)
-					continue;
-				if (*gname != NULL &&
-				    strcmp(*gname, k->gres) != 0) {
-					snprintf(err, errlen,
-					    "%s[%zu].%s: %.120s is GRES %s, "
-					    "and the pod asks for GRES %s "
-					    "too: one pod's devices must be "
-					    "of one GRES name and type",
-					    what, i, kinds[j], key, k->gres,
-					    *gname);
-					return (-1);
-				}
-				*gname = k->gres;
-				cnt += n;
+		m = dra_container_extended(c, &kind);
+		json_object_foreach ((json_t *)(uintptr_t)m, key, v) {
+			if (strncmp(key, DRA_CLASS_PREFIX,
+				strlen(DRA_CLASS_PREFIX)) != 0)
+				continue;
+			cls = key + strlen(DRA_CLASS_PREFIX);
+			snprintf(field, sizeof(field), "%s[%zu].%s: %.120s",
+			    what, i, kind, key);
+			if (classes != NULL && classes->extended_off) {
+				snprintf(err, errlen,
+				    "%s: this cluster does not back extended "
+				    "resources with Dynamic Resource "
+				    "Allocation (the DRAExtendedResource "
+				    "feature is off; alpha before Kubernetes "
+				    "1.36), so the pod would get no device; "
+				    "ask with spec.resourceClaims instead",
+				    field);
+				return (-1);
+			}
+			if ((k = dra_class_find(classes, cls)) == NULL)
+				return (dra_unmapped(classes, field, cls, err,
+				    errlen));
+			if (!json_is_string(v) ||
+			    k8s_quantity_value(json_string_value(v), &n) ==
+				-1 ||
+			    n < 0 || n > DRA_MAX_COUNT) {
+				snprintf(err, errlen,
+				    "%s: must be a whole number from 0 to %d",
+				    field, DRA_MAX_COUNT);
+				return (-1);
+			}
+			if (n > 0 && dra_add(gname, &cnt, k->gres, n) == -1) {
+				snprintf(err, errlen,
+				    "%s is GRES %s, and the pod asks for GRES "
+				    "%s too: one pod's devices must be of one "
+				    "GRES name and type",
+				    field, k->gres, *gname);
+				return (-1);
 			}
 		}
 		if (sum)

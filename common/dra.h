@@ -81,6 +81,15 @@ int dra_pod_gres(const json_t *pod, const struct dra_classes *,
     const struct dra_lookup *lk, char **gres, char *err, size_t errlen);
 
 /*
+ * Where a container's DRA-backed extended resources
+ * (deviceclass.resource.kubernetes.io/CLASS) are read, the one rule for
+ * counting them and for the claim made for them: its limits when they
+ * name any, else its requests (borrowed; *field says which), or NULL.
+ */
+const json_t *dra_container_extended(const json_t *container,
+    const char					 **field);
+
+/*
  * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:
  * one claim shared by pods Slurm may place apart cannot be one job's GRES.
  */

@@ -337,6 +337,7 @@ translate_view(const struct translate_src *src)
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
 
+/* Does the pod tolerate the managed-node taint? */
 int
 translate_tolerates(const json_t *pod)
 {
