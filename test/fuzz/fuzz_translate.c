@@ -16,6 +16,7 @@
 #include "k8s.h"
 #include "xmalloc.h"
 #include "bridge.h"
+#include "dra.h"
 
 #define FZ_MAX_INPUT  (64 * 1024)
 #define FZ_MAX_COPIES 4
@@ -203,7 +204,8 @@ fz_group_check(const struct translate_src *src, struct group_id *gid)
 
 /*
  * A gang of n copies of the pod translates as the pod, but for its name,
- * comment and size, and its admin_comment lists every copy.
+ * comment and size, and its admin_comment lists every copy; copies that
+ * name one ResourceClaim are refused.
  */
 static void
 fz_gang_check(const struct translate_src *src,
@@ -212,6 +214,7 @@ fz_gang_check(const struct translate_src *src,
 {
 	json_t	      *pods[FZ_MAX_COPIES];
 	char	      *keys[FZ_MAX_COPIES], key[512], err[256] = "", *got;
+	char	       shared[256];
 	struct jobspec js;
 	size_t	       i;
 	int	       rc;
@@ -223,7 +226,12 @@ fz_gang_check(const struct translate_src *src,
 	k8s_obj_key(src->pod, key, sizeof(key));
 	rc = translate_group(pods, n, group, src, conf, &js, err, sizeof(err));
 	got = fz_result(rc, &js, err, 0);
-	if (strcmp(got, single) != 0)
+	/* Copies naming one ResourceClaim share it: a gang is refused that. */
+	if (dra_gang_shared(pods, n, shared, sizeof(shared)) == -1) {
+		if (rc != -1)
+			fz_fail("a gang sharing a claim was not refused", single,
+			    got);
+	} else if (strcmp(got, single) != 0)
 		fz_fail("a gang of copies translates differently", single, got);
 	if (rc == 0) {
 		if (js.ntasks != n || js.name == NULL || js.comment == NULL)
