@@ -671,6 +671,8 @@ struct group {
 	char  *disruption;
 	time_t grace_end;
 	int    slurm_ends;
+	/* Its pods ended; its job holds a shared claim's devices for others */
+	int claims_held;
 	/*
 	 * What a pending job's owner may change of it, as last asked
 	 * (group_spec; NULL for an adopted job), whether its request may
@@ -740,6 +742,8 @@ struct reconcile {
 	struct map *claim_tmpls;   /* ns/name -> ResourceClaimTemplate */
 	struct map *slices;	   /* name -> ResourceSlice */
 	struct map *deviceclasses; /* name -> DeviceClass */
+	/* Claims a job about to run will allocate: ns/name -> group key */
+	json_t *claim_allocators;
 	json_t	   *slurm_nodes;   /* sctl_node_names, at recovery */
 	int	    recovering;	   /* slurm_nodes is current */
 	struct translate_conf tconf;
@@ -788,8 +792,15 @@ void sweep_changed(struct reconcile *);
 
 /* caches.c: the scheduler's lookup of workload objects, its owner caches. */
 void caches_lookup_init(struct reconcile *, struct workload_lookup *);
-/* ... and of the claims and templates the device rules read (dra.h). */
-void caches_claims_init(struct reconcile *, struct dra_lookup *);
+/*
+ * ... and of the claims and templates the device rules read (dra.h), for
+ * the group ask names (claims_busy says what it must wait for).
+ */
+struct claims_asker {
+	struct reconcile *r;
+	const char	 *gkey;
+};
+void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
 /* The cached workload object, a new reference, or NULL. */
 json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);
@@ -918,15 +929,35 @@ void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
 /*
  * claims.c: a pod's ResourceClaims allocated from Slurm's choice before
  * its Binding.  claims_plan (reconcile thread): the writes that must come
- * first for pod e on Kubernetes node knode, whose GRES share from Slurm is
- * share ("gpu:2(IDX:0-1)"): *out a new array, or NULL when it asks for no
- * device; -1 with err when a claim or device is missing (not bound).
+ * first for pod e of job jobid on Kubernetes node knode, given its Slurm
+ * node and GRES share a ("gpu:2(IDX:0-1)"): *out a new array, or NULL
+ * when it asks for no device; -1 with err when a claim or device is
+ * missing (not bound yet); -2 with err when a shared claim no longer
+ * serves the job (its holder ended, or it is elsewhere): give the job up.
  * claims_write (writer thread): makes w->claims in order; 0, or -1 with
  * w->err.
+ *
+ * A claim is shared when pods of several jobs name it: the first job
+ * allocates it and holds its devices (the claim's ANN_SLURM_JOBID and
+ * ANN_SLURM_NODE annotations say which and where); later pods run on that
+ * node and join its reservedFor.  The holder's job lives until the last
+ * of them ends (claims_held), and when Slurm ends it they yield with it
+ * (claims_end_joiners).
  */
-int claims_plan(struct reconcile *, const struct pod_entry *e,
-    const char *knode, const char *share, json_t **out, char *err,
+int claims_plan(struct reconcile *, const struct pod_entry *e, uint32_t jobid,
+    const char *knode, const struct assignment *a, json_t **out, char *err,
     size_t errlen);
+/* dra_busy_fn for a struct claims_asker. */
+int claims_busy(void *ask, const json_t *claim, char *why, size_t whylen);
+/* g's job, just asked for, will allocate its pods' free claims. */
+void claims_allocating(struct reconcile *, const struct group *g,
+    struct pod_entry *const *pods, size_t n);
+/* g is gone: it allocates nothing. */
+void claims_forget(struct reconcile *, const struct group *g);
+/* Does g's job hold a shared claim's devices for a live pod of another? */
+int claims_held(struct reconcile *, struct group *g);
+/* Slurm ended or took back g's job: the pods sharing its claims yield. */
+void claims_end_joiners(struct reconcile *, const struct group *g);
 int claims_write(struct k8s_client *, struct wreq *w);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
 void writer_release(struct reconcile *, struct pod_entry *);

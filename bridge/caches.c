@@ -43,7 +43,7 @@ static json_t *
 caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
     const char *name)
 {
-	struct reconcile *r = arg;
+	struct reconcile *r = ((struct claims_asker *)arg)->r;
 	char		  key[512];
 
 	if (ns == NULL || name == NULL)
@@ -54,8 +54,9 @@ caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
 }
 
 void
-caches_claims_init(struct reconcile *r, struct dra_lookup *lk)
+caches_claims_init(struct claims_asker *ask, struct dra_lookup *lk)
 {
 	lk->fn = caches_claim_lookup;
-	lk->arg = r;
+	lk->busy = claims_busy;
+	lk->arg = ask;
 }

@@ -57,19 +57,6 @@ claims_classes(struct reconcile *r)
 	return (out);
 }
 
-static int
-claims_has_finalizer(const json_t *claim)
-{
-	const json_t *f;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(claim, "metadata.finalizers"), i, f)
-		if (json_is_string(f) &&
-		    strcmp(json_string_value(f), DRA_FINALIZER) == 0)
-			return (1);
-	return (0);
-}
-
 /* Is the claim allocated and reserved for pod uid already? */
 static int
 claims_reserved(const json_t *claim, const char *uid)
@@ -175,29 +162,74 @@ claims_extended_spec(const json_t *pod, json_t **mappings)
 	return (json_pack("{s:{s:o}}", "devices", "requests", reqs));
 }
 
-/* One claim's write: allocation, reservation, and the finalizer if new. */
+/*
+ * One claim's write: allocation and reservation, our finalizer, and who
+ * holds its devices (the job and Slurm node, for pods that share it).
+ */
 static json_t *
-claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod)
+claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod,
+    const char *jobid, const char *snode)
 {
-	return (json_pack("{s:s, s:s, s:s, s:b, s:{s:o, s:[{s:s, s:s, s:s}]}}",
+	return (json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:o, "
+			  "s:[{s:s, s:s, s:s}]}}",
 	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
-	    k8s_obj_uid(claim), "finalizer", !claims_has_finalizer(claim),
-	    "status", "allocation", alloc, "reservedFor", "resource", "pods",
-	    "name", k8s_obj_name(pod), "uid", k8s_obj_uid(pod)));
+	    k8s_obj_uid(claim), "holder", ANN_SLURM_JOBID, jobid,
+	    ANN_SLURM_NODE, snode, "status", "allocation", alloc,
+	    "reservedFor", "resource", "pods", "name", k8s_obj_name(pod),
+	    "uid", k8s_obj_uid(pod)));
+}
+
+/*
+ * A shared claim's write: the pod joins its reservedFor, on the node its
+ * holder's devices are on.  NULL with err when the claim no longer serves
+ * the job Slurm allocated for the pod.
+ */
+static json_t *
+claims_join_of(struct reconcile *r, const json_t *claim, const json_t *pod,
+    const struct assignment *a, char *err, size_t errlen)
+{
+	const char   *snode;
+	uint32_t      jobid;
+	struct group *hg;
+
+	if (dra_claim_holder(claim, &jobid, &snode) == -1 ||
+	    (hg = group_by_job(r, jobid)) == NULL || hg->cancelled ||
+	    hg->disruption != NULL || hg->end_msg != NULL) {
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s is no longer held by a live job of "
+		    "this install",
+		    k8s_obj_name(claim));
+		return (NULL);
+	}
+	if (strcmp(snode, a->node) != 0) {
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s is held on Slurm node %.63s, and "
+		    "Slurm placed the pod on %.63s",
+		    k8s_obj_name(claim), snode, a->node);
+		return (NULL);
+	}
+	/* The allocation it joins: a copy, for the writer thread. */
+	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:{s:s, s:s, s:s}}",
+	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	    k8s_obj_uid(claim), "join", (json_int_t)jobid, "allocation",
+	    json_deep_copy(k8s_obj_get(claim, "status.allocation")), "ref",
+	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
+	    k8s_obj_uid(pod)));
 }
 
 int
-claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
-    const char *share, json_t **out, char *err, size_t errlen)
+claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
+    const char *knode, const struct assignment *a, json_t **out, char *err,
+    size_t errlen)
 {
 	json_t	     *pod, *slices = NULL, *classes = NULL;
 	json_t	     *alloc, *spec, *maps = NULL, *w;
 	const json_t *entry, *claim, *made;
 	const char   *cname;
-	char	      key[512], gname[128];
+	char	      key[512], gname[128], id[16];
 	long	      idx[DRA_MAX_COUNT];
 	size_t	      i, used = 0;
-	int	      nidx = 0, rc = -1;
+	int	      nidx = -1, rc = -1;
 
 	*out = NULL;
 	/* Most pods ask for no device: no decoding for them. */
@@ -212,16 +244,10 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
 		json_decref(pod);
 		return (0);
 	}
-	if (share == NULL ||
-	    (nidx = dra_gres_indices(share, gname, sizeof(gname), idx,
-		 DRA_MAX_COUNT)) < 0) {
-		snprintf(err, errlen,
-		    "Slurm's allocation names no GRES index for this pod "
-		    "(%.64s), so its claims cannot be given the devices Slurm "
-		    "chose",
-		    share != NULL ? share : "no GRES");
-		goto out;
-	}
+	snprintf(id, sizeof(id), "%u", jobid);
+	if (a->gres != NULL)
+		nidx = dra_gres_indices(a->gres, gname, sizeof(gname), idx,
+		    DRA_MAX_COUNT);
 	slices = claims_node_slices(r, knode);
 	classes = claims_classes(r);
 	*out = json_array();
@@ -241,47 +267,67 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, const char *knode,
 			    i, cname);
 			goto out;
 		}
+		if (claims_reserved(claim, e->rec->uid))
+			continue; /* a retry or a restart */
+		/* Shared: another job holds its devices; the pod joins. */
+		if (k8s_obj_get(claim, "status.allocation") != NULL) {
+			if ((w = claims_join_of(r, claim, pod, a, err,
+				 errlen)) == NULL) {
+				rc = -2;
+				goto out;
+			}
+			json_array_append_new(*out, w);
+			continue;
+		}
+		if (nidx < 0)
+			goto noidx;
 		alloc = dra_allocation(json_object_get(claim, "spec"), classes,
 		    r->conf->dra, slices, knode, idx, (size_t)nidx, &used, err,
 		    errlen);
 		if (alloc == NULL)
 			goto out;
-		if (claims_reserved(claim, e->rec->uid)) {
-			json_decref(alloc);
-			continue;
-		}
-		json_array_append_new(*out, claims_write_of(claim, alloc, pod));
+		json_array_append_new(*out,
+		    claims_write_of(claim, alloc, pod, id, a->node));
 	}
 	if (spec != NULL) {
+		if (nidx < 0)
+			goto noidx;
 		alloc = dra_allocation(spec, classes, r->conf->dra, slices,
 		    knode, idx, (size_t)nidx, &used, err, errlen);
 		if (alloc == NULL)
 			goto out;
 		if ((made = claims_extended_made(r, pod)) != NULL)
-			w = claims_write_of(made, alloc, pod);
-		else
-			w = json_pack("{s:{s:{s:s+, s:s, s:{s:s}, s:[s], "
-				      "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, "
-				      "s:O}, s:b, s:{s:o, s:[{s:s, s:s, "
-				      "s:s}]}}",
-			    "create", "metadata", "generateName",
-			    k8s_obj_name(pod), "-extended-resources-",
-			    "namespace", e->rec->ns, "annotations",
-			    DRA_EXTENDED_ANNOTATION, "true", "finalizers",
-			    DRA_FINALIZER, "ownerReferences", "apiVersion",
-			    "v1", "kind", "Pod", "name", k8s_obj_name(pod),
-			    "uid", e->rec->uid, "controller", 1,
-			    "blockOwnerDeletion", 1, "spec", spec, "finalizer",
-			    0, "status", "allocation", alloc, "reservedFor",
-			    "resource", "pods", "name", k8s_obj_name(pod),
-			    "uid", e->rec->uid);
+			w = claims_write_of(made, alloc, pod, id, a->node);
+		else {
+			w = claims_write_of(pod, alloc, pod, id, a->node);
+			json_object_del(w, "name");
+			json_object_del(w, "uid");
+			json_object_set_new(w, "ns", json_string(e->rec->ns));
+			json_object_set_new(w, "create",
+			    json_pack("{s:{s:s+, s:s, s:{s:s}, s:[{s:s, s:s, "
+				      "s:s, s:s, s:b, s:b}]}, s:O}",
+				"metadata", "generateName", k8s_obj_name(pod),
+				"-extended-resources-", "namespace",
+				e->rec->ns, "annotations",
+				DRA_EXTENDED_ANNOTATION, "true",
+				"ownerReferences", "apiVersion", "v1", "kind",
+				"Pod", "name", k8s_obj_name(pod), "uid",
+				e->rec->uid, "controller", 1,
+				"blockOwnerDeletion", 1, "spec", spec));
+		}
 		json_object_set_new(w, "mappings", maps);
 		maps = NULL;
 		json_array_append_new(*out, w);
 	}
 	rc = 0;
+	goto out;
+noidx:
+	snprintf(err, errlen,
+	    "Slurm's allocation names no GRES index for this pod (%.64s), so "
+	    "its claims cannot be given the devices Slurm chose",
+	    a->gres != NULL ? a->gres : "no GRES");
 out:
-	if (rc == -1) {
+	if (rc < 0) {
 		json_decref(*out);
 		*out = NULL;
 	}
@@ -302,22 +348,30 @@ claims_path(char *path, size_t len, const char *ns, const char *name,
 	    sub);
 }
 
-/* The writes of one claim, in kube-scheduler's order. */
+/*
+ * The writes of one claim, in kube-scheduler's order: the claim made (a
+ * DRA-backed extended resource's) or our finalizer and the holder's
+ * annotations put on it, then its status.
+ */
 static int
 claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
     struct k8s_error *err)
 {
 	const char *ns = json_string_value(json_object_get(cw, "ns"));
-	json_t	   *made = NULL, *patch;
+	json_t	   *made = NULL, *patch, *create, *holder;
 	const char *name, *uid;
 	char	    path[700];
 	int	    rc;
 
-	if (json_object_get(cw, "create") != NULL) {
+	holder = json_object_get(cw, "holder");
+	if ((create = json_object_get(cw, "create")) != NULL) {
+		json_object_set_new(json_object_get(create, "metadata"),
+		    "finalizers", json_pack("[s]", DRA_FINALIZER));
+		json_object_update(k8s_obj_get(create, "metadata.annotations"),
+		    holder);
 		snprintf(path, sizeof(path), CLAIMS_API "/%s/resourceclaims",
 		    w->ns);
-		if (k8s_create(c, path, json_object_get(cw, "create"), &made,
-			err) == -1)
+		if (k8s_create(c, path, create, &made, err) == -1)
 			return (-1);
 		ns = w->ns;
 		log_info("pod %s: made ResourceClaim %s for its extended "
@@ -336,20 +390,32 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 		    "a claim without a name");
 		return (-1);
 	}
-	if (json_is_true(json_object_get(cw, "finalizer"))) {
+	if (create == NULL && holder != NULL) {
 		claims_path(path, sizeof(path), ns, name, "");
-		patch = json_pack("{s:{s:s, s:[s]}}", "metadata", "uid", uid,
-		    "finalizers", DRA_FINALIZER);
+		patch = json_pack("{s:{s:s, s:[s], s:O}}", "metadata", "uid",
+		    uid, "finalizers", DRA_FINALIZER, "annotations", holder);
 		rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
 		json_decref(patch);
 		if (rc == -1)
 			return (-1);
 	}
-	/* Allocation and reservation in one status write. */
+	/*
+	 * Allocation and reservation in one status write.  A shared claim's
+	 * reservedFor gains the pod (a strategic merge would replace the
+	 * list), if the allocation is still the one the pod was placed for.
+	 */
 	claims_path(path, sizeof(path), ns, name, "/status");
-	patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid, "status",
-	    json_object_get(cw, "status"));
-	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	if (json_object_get(cw, "join") != NULL) {
+		patch = json_pack("[{s:s, s:s, s:O}, {s:s, s:s, s:O}]", "op",
+		    "test", "path", "/status/allocation", "value",
+		    json_object_get(cw, "allocation"), "op", "add", "path",
+		    "/status/reservedFor/-", "value", json_object_get(cw, "ref"));
+		rc = k8s_patch(c, path, K8S_PATCH_JSON, patch, NULL, err);
+	} else {
+		patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid,
+		    "status", json_object_get(cw, "status"));
+		rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	}
 	json_decref(patch);
 	if (rc == -1 || json_object_get(cw, "mappings") == NULL)
 		return (rc);
@@ -398,4 +464,194 @@ claims_write(struct k8s_client *c, struct wreq *w)
 		}
 	}
 	return (0);
+}
+
+/* The claim key ns/name of a claim object. */
+static void
+claims_key(const json_t *claim, char *key, size_t len)
+{
+	snprintf(key, len, "%s/%s",
+	    k8s_obj_namespace(claim) != NULL ? k8s_obj_namespace(claim) : "",
+	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
+}
+
+/* Does group g's job still serve its claims (allocated, not ending)? */
+static int
+claims_group_live(const struct group *g)
+{
+	return (g != NULL && !g->cancelled && g->disruption == NULL &&
+	    g->end_msg == NULL &&
+	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
+		g->state == G_ALLOCATED || g->state == G_BOUND));
+}
+
+int
+claims_busy(void *arg, const json_t *claim, char *why, size_t whylen)
+{
+	const struct claims_asker *ask = arg;
+	struct reconcile	  *r = ask->r;
+	struct group		  *g;
+	const char		  *owner, *snode;
+	char			   key[512];
+	uint32_t		   jobid;
+
+	claims_key(claim, key, sizeof(key));
+	if (k8s_obj_get(claim, "status.allocation") == NULL) {
+		owner = json_string_value(
+		    json_object_get(r->claim_allocators, key));
+		if (owner == NULL || strcmp(owner, ask->gkey) == 0)
+			return (0);
+		g = map_get(r->groups, owner);
+		if (!claims_group_live(g) || g->state == G_BOUND) {
+			json_object_del(r->claim_allocators, key);
+			return (0);
+		}
+		snprintf(why, whylen,
+		    "the Slurm job of %.100s will allocate it; this pod "
+		    "shares it once that job runs",
+		    g->name);
+		return (1);
+	}
+	if (dra_claim_holder(claim, &jobid, &snode) == -1)
+		return (0); /* not ours: dra.c says so */
+	g = group_by_job(r, jobid);
+	if (!claims_group_live(g) ||
+	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {
+		snprintf(why, whylen,
+		    "Slurm job %u, which holds its devices, is ending; "
+		    "waiting for them to be released",
+		    jobid);
+		return (1);
+	}
+	return (0);
+}
+
+void
+claims_allocating(struct reconcile *r, const struct group *g,
+    struct pod_entry *const *pods, size_t n)
+{
+	const json_t *entry, *claim;
+	const char   *cname;
+	json_t	     *pod;
+	char	      key[512];
+	size_t	      i, j;
+
+	for (i = 0; i < n; i++) {
+		if (pods[i]->rec->cold == NULL ||
+		    strstr(pods[i]->rec->cold, "\"resourceClaims\"") == NULL)
+			continue;
+		pod = podrec_json(pods[i]->rec);
+		json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), j,
+		    entry) {
+			if ((cname = dra_entry_claim(pod, entry)) == NULL)
+				continue;
+			snprintf(key, sizeof(key), "%s/%s", pods[i]->rec->ns,
+			    cname);
+			claim = map_get(r->claims, key);
+			if (claim != NULL &&
+			    k8s_obj_get(claim, "status.allocation") == NULL)
+				json_object_set_new(r->claim_allocators, key,
+				    json_string(g->key));
+		}
+		json_decref(pod);
+	}
+}
+
+void
+claims_forget(struct reconcile *r, const struct group *g)
+{
+	const char *key, *owner;
+	json_t	   *v, *tmp;
+
+	json_object_foreach_safe (r->claim_allocators, tmp, key, v) {
+		owner = json_string_value(v);
+		if (owner != NULL && strcmp(owner, g->key) == 0)
+			json_object_del(r->claim_allocators, key);
+	}
+}
+
+/*
+ * Calls fn for each pod of another group that shares a claim whose devices
+ * g's job holds and has not ended; the count of them.
+ */
+static size_t
+claims_joiners(struct reconcile *r, const struct group *g,
+    void (*fn)(struct reconcile *, const struct group *, struct pod_entry *,
+	const json_t *claim))
+{
+	struct pod_entry *e;
+	const json_t	 *ref;
+	const char	 *snode, *name, *uid;
+	uint32_t	  jobid;
+	char		  key[512];
+	size_t		  it = 0, i, n = 0;
+	void		 *v;
+
+	if (g->jobid == 0)
+		return (0);
+	while (map_next(r->claims, &it, NULL, &v)) {
+		if (k8s_obj_get(v, "status.allocation") == NULL ||
+		    dra_claim_holder(v, &jobid, &snode) == -1 ||
+		    jobid != g->jobid)
+			continue;
+		json_array_foreach (k8s_obj_get(v, "status.reservedFor"), i,
+		    ref) {
+			name = json_string_value(json_object_get(ref, "name"));
+			uid = json_string_value(json_object_get(ref, "uid"));
+			if (name == NULL || uid == NULL)
+				continue;
+			snprintf(key, sizeof(key), "%s/%s",
+			    k8s_obj_namespace(v), name);
+			e = map_get(r->pods, key);
+			if (e == NULL || strcmp(e->rec->uid, uid) != 0 ||
+			    e->state == PS_ENDED ||
+			    (e->group != NULL && strcmp(e->group, g->key) == 0))
+				continue;
+			n++;
+			if (fn != NULL)
+				fn(r, g, e, v);
+		}
+	}
+	return (n);
+}
+
+int
+claims_held(struct reconcile *r, struct group *g)
+{
+	size_t n = claims_joiners(r, g, NULL);
+
+	if (n > 0 && !g->claims_held)
+		log_info("group %s: its pods ended; slurm job %u keeps holding "
+			 "the devices of its shared ResourceClaims for %zu "
+			 "pod(s) of other jobs",
+		    g->key, g->jobid, n);
+	g->claims_held = n > 0;
+	return (n > 0);
+}
+
+/* A joiner yields as the job whose devices it uses. */
+static void
+claims_end_one(struct reconcile *r, const struct group *g,
+    struct pod_entry *e, const json_t *claim)
+{
+	char msg[512];
+
+	if (e->rec->delete_at != 0)
+		return;
+	snprintf(msg, sizeof(msg), "%s (it held the devices of ResourceClaim "
+	    "%.63s this pod shares)",
+	    g->disruption != NULL ? g->disruption : g->end_msg,
+	    k8s_obj_name(claim));
+	if (g->disruption != NULL)
+		writer_preempt(r, e, msg, g->grace_end);
+	else
+		writer_delete(r, e, msg);
+}
+
+void
+claims_end_joiners(struct reconcile *r, const struct group *g)
+{
+	if (g->disruption == NULL && g->end_msg == NULL)
+		return;
+	(void)claims_joiners(r, g, claims_end_one);
 }

@@ -406,7 +406,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	char		   msg[384], errs[256];
 	size_t		   i, n = g->job_pods.n;
 	size_t		   unbound = 0, meta = 0;
-	int		   failed = 0, unplanned = 0;
+	int		   failed = 0, unplanned = 0, rc;
 
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if (group_place(g, n, a, errs, sizeof(errs)) == -1) {
@@ -464,13 +464,21 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		    e->cond_busy)
 			continue;
 		/* Its claims get the devices Slurm gave it, or no bind. */
-		if (claims_plan(r, e, group_node_name(r, a[i].node), a[i].gres,
-			&claims, errs, sizeof(errs)) == -1) {
+		rc = claims_plan(r, e, g->jobid, group_node_name(r, a[i].node),
+		    &a[i], &claims, errs, sizeof(errs));
+		if (rc < 0) {
 			snprintf(msg, sizeof(msg),
-			    "Slurm job %u: not bound: %s", g->jobid, errs);
+			    "Slurm job %u: not bound: %s%s", g->jobid, errs,
+			    rc == -2 ? "; the job is given up and the pod "
+				       "placed anew" :
+				       "");
 			log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
 			unplanned = 1;
+			if (rc == -2) {
+				group_cancel(r, g, "its shared claim moved");
+				break;
+			}
 			continue;
 		}
 		writer_bind(r, e, g->key, g->jobid,
@@ -611,6 +619,7 @@ group_translate(struct reconcile *r, struct group *g,
 	struct translate_src   src;
 	struct workload_lookup lk;
 	struct dra_lookup      dl;
+	struct claims_asker    ask = { r, g->key };
 	json_t		     **pods, *layers[WORKLOAD_LAYERS];
 	size_t		       i;
 	int		       rc;
@@ -624,7 +633,7 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
-	caches_claims_init(r, &dl);
+	caches_claims_init(&ask, &dl);
 	src.dra = &dl;
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
@@ -790,6 +799,8 @@ group_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	free(g->spec);
 	g->spec = group_spec(&js);
 	g->recheck = 0;
+	/* Until it runs, the claims it will allocate are its own. */
+	claims_allocating(r, g, pods, n);
 	s = sreq_new(g->key, ++r->submit_seq);
 	s->js = js;
 	for (i = 0; i < n; i++)
@@ -991,6 +1002,7 @@ group_end_members(struct reconcile *r, struct group *g)
 		else
 			writer_delete(r, e, g->end_msg);
 	}
+	claims_end_joiners(r, g);
 }
 
 void
@@ -1293,7 +1305,7 @@ group_set_state(struct reconcile *r, struct group *g, enum group_state s)
 int
 group_quiet(struct reconcile *r, struct group *g, int64_t now)
 {
-	if (g->cancelled || g->end_msg != NULL)
+	if (g->cancelled || g->end_msg != NULL || g->claims_held)
 		return (0);
 	/* A cancel failed (slurmctld away): the sweep tries again. */
 	if (g->cancel_due)
@@ -1320,6 +1332,7 @@ group_gc(struct reconcile *r, struct group *g)
 		return;
 	if (g->jobid != 0)
 		group_index_del(r, g);
+	claims_forget(r, g);
 	r->nstate[g->state]--;
 	group_ns_index(r, g, 0);
 	map_del(r->groups, g->key);
@@ -1355,7 +1368,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			/* Only a job Slurm took back may be forgotten. */
 			if (g->cancelled)
 				group_reset(r, g);
-		} else if (n == 0)
+		} else if (n == 0 && !claims_held(r, g))
 			group_finish(r, g);
 	}
 	/*

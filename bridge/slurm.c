@@ -235,6 +235,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->licenses = js->licenses;
 	d->wckey = js->wckey;
 	d->mcs_label = js->mcs_label;
+	d->req_nodes = js->req_nodes;
 	if (js->time_limit > 0)
 		d->time_limit = js->time_limit;
 	if (js->priority > 0)

@@ -180,6 +180,25 @@ writer_unlabel(struct reconcile *r, struct pod_entry *e)
 	writer_label(r, e, e->group, 0, NULL);
 }
 
+/* The jobs whose devices a pod's shared claims are (claims_plan's joins). */
+static void
+writer_device_jobs(json_t *annotations, const json_t *claims)
+{
+	const json_t *cw;
+	char	      jobs[256] = "";
+	size_t	      i, o = 0;
+
+	json_array_foreach (claims, i, cw)
+		if (json_is_integer(json_object_get(cw, "join")) &&
+		    o < sizeof(jobs))
+			o += (size_t)snprintf(jobs + o, sizeof(jobs) - o,
+			    "%s%" JSON_INTEGER_FORMAT, o > 0 ? "," : "",
+			    json_integer_value(json_object_get(cw, "join")));
+	if (o > 0 && o < sizeof(jobs))
+		json_object_set_new(annotations, ANN_SLURM_DEVICE_JOBS,
+		    json_string(jobs));
+}
+
 void
 writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a,
@@ -199,6 +218,7 @@ writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 	if (a->gres != NULL)
 		json_object_set_new(w->body, ANN_SLURM_GRES,
 		    json_string(a->gres));
+	writer_device_jobs(w->body, claims);
 	intern_put(e->bound_node);
 	e->bound_node = intern_get(knode);
 	e->busy = WREQ_BIND;

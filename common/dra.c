@@ -11,6 +11,7 @@
 #include "k8s.h"
 #include "xmalloc.h"
 #include "dra.h"
+#include "policy.h"
 
 /* Requests in a claim, and entries in a pod's resourceClaims, at most. */
 #define DRA_MAX_ENTRIES 32
@@ -281,56 +282,102 @@ dra_spec_count(const json_t *spec, const char *where,
 	return (0);
 }
 
+int
+dra_claim_holder(const json_t *claim, uint32_t *jobid, const char **node)
+{
+	const char    *id = k8s_obj_annotation(claim, ANN_SLURM_JOBID);
+	char	      *end;
+	unsigned long  v;
+
+	*node = k8s_obj_annotation(claim, ANN_SLURM_NODE);
+	if (id == NULL || *node == NULL || **node == '\0' || *id < '1' ||
+	    *id > '9')
+		return (-1);
+	errno = 0;
+	v = strtoul(id, &end, 10);
+	if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+		return (-1);
+	*jobid = (uint32_t)v;
+	return (0);
+}
+
 /*
- * May the pod use this claim?  Not while it is being deleted, nor while it
- * is allocated for other pods: a claim shared by pods that Slurm places
- * apart cannot be one job's GRES (the pod waits until it is free).  0, or
- * 1 with err.
+ * How the pod may use this claim (where: how messages name it).  A free
+ * claim is the pod's to allocate (DRA_USE_ALLOCATE), one reserved for it
+ * already is its own (a retry or a restart); one allocated and reserved
+ * for other pods by a Slurm job of this install is shared: the pod joins
+ * it (DRA_USE_JOIN, *node the Slurm node that job holds its devices on).
+ * The pod waits (DRA_USE_WAIT, err says why) while the claim is being
+ * deleted or released, was allocated by another scheduler, or the
+ * scheduler says so (lk->busy: another pod's job is about to allocate it,
+ * or the job holding it is ending).
  */
-static int
-dra_claim_free(const json_t *claim, const char *where, const char *pod_uid,
-    char *err, size_t errlen)
+static enum dra_use
+dra_claim_use(const json_t *claim, const char *where, const char *pod_uid,
+    const struct dra_lookup *lk, const char **node, char *err, size_t errlen)
 {
 	const json_t *ref;
 	const char   *uid, *other = NULL;
+	char	      why[256];
+	uint32_t      jobid;
 	size_t	      i;
 
 	if (k8s_obj_get(claim, "metadata.deletionTimestamp") != NULL) {
 		snprintf(err, errlen,
 		    "%s: the claim is being deleted; waiting for it to go",
 		    where);
-		return (1);
+		return (DRA_USE_WAIT);
+	}
+	if (lk->busy != NULL &&
+	    lk->busy(lk->arg, claim, why, sizeof(why)) == 1) {
+		snprintf(err, errlen, "%s: %s", where, why);
+		return (DRA_USE_WAIT);
 	}
 	if (k8s_obj_get(claim, "status.allocation") == NULL)
-		return (0);
+		return (DRA_USE_ALLOCATE);
 	json_array_foreach (k8s_obj_get(claim, "status.reservedFor"), i, ref) {
 		uid = json_string_value(json_object_get(ref, "uid"));
 		if (uid != NULL && pod_uid != NULL && strcmp(uid, pod_uid) == 0)
-			return (0); /* ours: a retry or a restart */
+			return (DRA_USE_RESERVED);
 		if (other == NULL)
 			other = json_string_value(json_object_get(ref, "name"));
 	}
-	snprintf(err, errlen,
-	    "%s: allocated already%s%.63s; slurm-bridge does not share one "
-	    "claim among pods, so this pod waits until the claim is free",
-	    where, other != NULL ? " for pod " : "",
-	    other != NULL ? other : "");
-	return (1);
+	if (other == NULL) {
+		snprintf(err, errlen,
+		    "%s: its pods are gone and kube-controller-manager is "
+		    "releasing its devices; waiting for that",
+		    where);
+		return (DRA_USE_WAIT);
+	}
+	if (dra_claim_holder(claim, &jobid, node) == -1) {
+		snprintf(err, errlen,
+		    "%s: allocated for pod %.63s by another scheduler, on a "
+		    "node Slurm does not hold for it; this pod waits until "
+		    "the claim is free",
+		    where, other);
+		return (DRA_USE_WAIT);
+	}
+	return (DRA_USE_JOIN);
 }
 
 /*
  * One resourceClaims entry: its template is checked first (so a request
  * no GRES can express is refused before any claim exists), then the claim
- * the pod uses.  0, -1 or 1 (waiting) with err.
+ * the pod uses; a shared claim it joins sets *join (a new string).  0, -1
+ * or 1 (waiting) with err.
  */
 static int
 dra_entry(const json_t *pod, const json_t *e, const char *where,
     const struct dra_classes *classes, const struct dra_lookup *lk,
-    const char **gname, int64_t *total, char *err, size_t errlen)
+    const char **gname, int64_t *total, char **join, char *err,
+    size_t errlen)
 {
-	const char *ns = k8s_obj_namespace(pod), *tmpl, *cname;
-	json_t	   *obj = NULL, *claim = NULL;
-	int	    rc = 1;
+	const char  *ns = k8s_obj_namespace(pod), *tmpl, *cname;
+	const char  *node = NULL, *jname = NULL;
+	json_t	    *obj = NULL, *claim = NULL;
+	int64_t	     jcount = 0;
+	enum dra_use use;
+	int	     rc = 1;
 
 	tmpl = json_string_value(
 	    json_object_get(e, "resourceClaimTemplateName"));
@@ -359,14 +406,41 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 		    cname);
 		goto out;
 	}
-	/* A named claim's own spec; a template's claim has its spec. */
+	use = dra_claim_use(claim, where, k8s_obj_uid(pod), lk, &node, err,
+	    errlen);
+	if (use == DRA_USE_WAIT)
+		goto out;
+	if (obj != NULL && use == DRA_USE_JOIN) {
+		snprintf(err, errlen,
+		    "%s: ResourceClaim %.63s is reserved for another pod; "
+		    "waiting for it to be released",
+		    where, cname);
+		goto out;
+	}
+	/*
+	 * A named claim's own spec (a template's claim has its spec).  A
+	 * shared claim's devices are its holder's: checked, not counted.
+	 */
 	if (obj == NULL &&
 	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
-		gname, total, err, errlen) == -1) {
+		use == DRA_USE_JOIN ? &jname : gname,
+		use == DRA_USE_JOIN ? &jcount : total, err, errlen) == -1) {
 		rc = -1;
 		goto out;
 	}
-	rc = dra_claim_free(claim, where, k8s_obj_uid(pod), err, errlen);
+	if (use == DRA_USE_JOIN) {
+		if (*join != NULL && strcmp(*join, node) != 0) {
+			snprintf(err, errlen,
+			    "%s: its devices are on Slurm node %.63s, and "
+			    "another claim's on %.63s: one pod cannot run on "
+			    "both; waiting until one is free",
+			    where, node, *join);
+			goto out;
+		}
+		free(*join);
+		*join = xstrdup(node);
+	}
+	rc = 0;
 out:
 	json_decref(obj);
 	json_decref(claim);
@@ -376,8 +450,8 @@ out:
 /* The pod's claims; 0, -1 or 1 (waiting for a claim) with err. */
 static int
 dra_claims(const json_t *pod, const struct dra_classes *classes,
-    const struct dra_lookup *lk, const char **gname, int64_t *total, char *err,
-    size_t errlen)
+    const struct dra_lookup *lk, const char **gname, int64_t *total,
+    char **join, char *err, size_t errlen)
 {
 	const json_t *claims = k8s_obj_get(pod, "spec.resourceClaims"), *e;
 	const char   *ename, *claim, *tmpl;
@@ -405,7 +479,7 @@ dra_claims(const json_t *pod, const struct dra_classes *classes,
 		if (lk == NULL)
 			continue;
 		if ((rc = dra_entry(pod, e, where, classes, lk, gname, total,
-			 err, errlen)) != 0)
+			 join, err, errlen)) != 0)
 			return (rc);
 	}
 	return (0);
@@ -504,22 +578,27 @@ dra_extended(const json_t *containers, const char *what, int sum,
 
 int
 dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
-    const struct dra_lookup *lk, char **gres, char *err, size_t errlen)
+    const struct dra_lookup *lk, char **gres, char **node, char *err,
+    size_t errlen)
 {
 	const char *gname = NULL;
 	int64_t	    claims = 0, app = 0, init = 0, total;
 	int	    rc;
 
 	*gres = NULL;
-	if ((rc = dra_claims(pod, classes, lk, &gname, &claims, err, errlen)) !=
-	    0)
+	*node = NULL;
+	if ((rc = dra_claims(pod, classes, lk, &gname, &claims, node, err,
+		 errlen)) != 0 ||
+	    (rc = dra_extended(k8s_obj_get(pod, "spec.containers"),
+		 "spec.containers", 1, classes, &gname, &app, err, errlen)) !=
+		0 ||
+	    (rc = dra_extended(k8s_obj_get(pod, "spec.initContainers"),
+		 "spec.initContainers", 0, classes, &gname, &init, err,
+		 errlen)) != 0) {
+		free(*node);
+		*node = NULL;
 		return (rc);
-	if (dra_extended(k8s_obj_get(pod, "spec.containers"), "spec.containers",
-		1, classes, &gname, &app, err, errlen) == -1 ||
-	    dra_extended(k8s_obj_get(pod, "spec.initContainers"),
-		"spec.initContainers", 0, classes, &gname, &init, err,
-		errlen) == -1)
-		return (-1);
+	}
 	/* Init containers run before the others: the larger of the two. */
 	total = claims + (app > init ? app : init);
 	if (total > DRA_MAX_COUNT) {
@@ -527,6 +606,8 @@ dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
 		    "the pod asks for %lld devices through Dynamic Resource "
 		    "Allocation: at most %d",
 		    (long long)total, DRA_MAX_COUNT);
+		free(*node);
+		*node = NULL;
 		return (-1);
 	}
 	if (total > 0)

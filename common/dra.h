@@ -18,6 +18,7 @@
 #define DRA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -63,22 +64,49 @@ enum dra_kind {
 /* Finds a claim or template: a new reference, or NULL while unknown. */
 typedef json_t *(
     *dra_lookup_fn)(void *arg, enum dra_kind, const char *ns, const char *name);
+/*
+ * What the scheduler's own state says of a claim: 1 with why when a pod
+ * must wait for it (another pod's job is about to allocate it, or the job
+ * holding it is ending), else 0.
+ */
+typedef int (*dra_busy_fn)(void *arg, const json_t *claim, char *why,
+    size_t whylen);
 
 struct dra_lookup {
 	dra_lookup_fn fn;
+	dra_busy_fn   busy; /* NULL: never busy */
 	void	     *arg;
 };
+
+/* How a pod uses one of its claims (dra.c). */
+enum dra_use {
+	DRA_USE_ALLOCATE, /* free: the pod's job allocates it */
+	DRA_USE_RESERVED, /* allocated and reserved for the pod already */
+	DRA_USE_JOIN,	  /* shared: held by another job; the pod joins */
+	DRA_USE_WAIT
+};
+
+/*
+ * The Slurm job holding a claim's devices and the Slurm node they are on,
+ * from the annotations the scheduler writes when it allocates the claim
+ * (ANN_SLURM_JOBID, ANN_SLURM_NODE; *node borrowed).  0, or -1 if absent.
+ */
+int dra_claim_holder(const json_t *claim, uint32_t *jobid, const char **node);
 
 /*
  * The GRES per task that a pod's device requests become, merged into one
  * "name[:type]:count" in *gres (new string; NULL when it asks for none).
+ * A claim allocated and reserved for other pods by a job of this install
+ * is shared: its devices are that job's, not counted, and *node is the
+ * Slurm node the pod must run on (new string; NULL when it joins none).
  * 0; -1 with err naming the field and what is supported; 1 with err while
- * a claim or template it names is unknown, or the claim is not free.  lk
- * NULL (the webhook, which does not watch claims): claims are left to the
- * scheduler, and only the extended resources count.
+ * a claim or template it names is unknown, or the claim cannot be used
+ * yet.  lk NULL (the webhook, which does not watch claims): claims are
+ * left to the scheduler, and only the extended resources count.
  */
 int dra_pod_gres(const json_t *pod, const struct dra_classes *,
-    const struct dra_lookup *lk, char **gres, char *err, size_t errlen);
+    const struct dra_lookup *lk, char **gres, char **node, char *err,
+    size_t errlen);
 
 /*
  * Where a container's DRA-backed extended resources

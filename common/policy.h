@@ -34,6 +34,11 @@
 #define ANN_SLURM_JOBID	     LABEL_JOBID
 #define LABEL_SLURM_NODENAME "slinky.slurm.net/slurm-nodename"
 #define ANN_SLURM_GRES	     "scheduler.slinky.slurm.net/slurm-gres"
+/*
+ * On a pod that shares ResourceClaims: the Slurm jobs holding their
+ * devices ("12,40"); the epilog waits for it as for their own pods.
+ */
+#define ANN_SLURM_DEVICE_JOBS "scheduler.slinky.slurm.net/device-jobs"
 #define LABEL_POD_GROUP	     "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
 #define PODGROUP_CONDITION    "PodGroupInitiallyScheduled"
@@ -70,6 +75,7 @@ struct jobspec {
 	char	*licenses;
 	char	*wckey;
 	char	*mcs_label; /* config mcsLabel, or NULL */
+	char	*req_nodes; /* the Slurm node a shared claim holds it to */
 	uint32_t ntasks;
 	uint32_t cpus_per_task;
 	uint32_t gpus_per_task;	  /* for splitting GRES detail */

@@ -40,6 +40,7 @@ jobspec_cleanup(struct jobspec *js)
 	free(js->mcs_label);
 	free(js->user_name);
 	free(js->group_name);
+	free(js->req_nodes);
 	for (size_t i = 0; i < js->ncomps; i++)
 		free(js->comps[i].tres_per_task);
 	free(js->comp_of);
@@ -637,7 +638,7 @@ translate_pod(const struct translate_src *src,
 	struct translate_raw raw = { NULL, NULL, NULL, NULL };
 	int64_t		     cpu_milli, mem, gpus;
 	json_t		    *ac, *view;
-	char		    *dra = NULL;
+	char		    *dra = NULL, *join = NULL;
 	int		     rc = -1;
 
 	jobspec_init(js);
@@ -654,10 +655,13 @@ translate_pod(const struct translate_src *src,
 		    "toleration (the webhook adds it in enabled namespaces)");
 		goto fail;
 	}
-	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, err, errlen)) !=
-	    0)
+	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, &join, err,
+		 errlen)) != 0)
 		goto fail;
 	rc = -1;
+	/* A shared claim's devices are on one node: the pod runs there. */
+	js->req_nodes = join;
+	join = NULL;
 	if (translate_pod_resources(pod, &cpu_milli, &mem, &gpus, err,
 		errlen) == -1)
 		goto fail;
@@ -917,6 +921,16 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		if ((rc = translate_pod(&src, conf, &one, err, errlen)) != 0) {
 			jobspec_cleanup(js);
 			return (rc);
+		}
+		if (one.req_nodes != NULL) {
+			snprintf(err, errlen,
+			    "pod %.63s shares a ResourceClaim held by another "
+			    "Slurm job on node %.63s: a gang's pods cannot join "
+			    "another job's claim; waiting until it is free",
+			    k8s_obj_name(pods[i]), one.req_nodes);
+			jobspec_cleanup(&one);
+			jobspec_cleanup(js);
+			return (1);
 		}
 		if (het && translate_comp_add(js, i, &one) == -1)
 			het = 0;

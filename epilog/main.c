@@ -96,8 +96,25 @@ epilog_knode(struct epilog *ep, char *err, size_t errlen)
 	return (0);
 }
 
+/* Does the comma list of job ids list jobid? */
+static int
+epilog_listed(const char *list, const char *jobid)
+{
+	size_t n = strlen(jobid);
+
+	for (; list != NULL && *list != '\0'; list = strchr(list, ',')) {
+		if (*list == ',')
+			list++;
+		if (strncmp(list, jobid, n) == 0 &&
+		    (list[n] == ',' || list[n] == '\0'))
+			return (1);
+	}
+	return (0);
+}
+
 /*
  * The job's pods on the node that still run (not Succeeded or Failed),
+ * and the pods that share a ResourceClaim whose devices the job holds,
  * their names in names; -1 when the API server cannot tell.
  */
 static int
@@ -126,7 +143,10 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 		if ((id = k8s_obj_annotation(pod, ANN_SLURM_JOBID)) == NULL)
 			id = k8s_obj_label(pod, LABEL_JOBID);
 		phase = k8s_obj_str(pod, "status.phase");
-		if (id == NULL || strcmp(id, ep->jobid) != 0 ||
+		if (((id == NULL || strcmp(id, ep->jobid) != 0) &&
+			!epilog_listed(k8s_obj_annotation(pod,
+					   ANN_SLURM_DEVICE_JOBS),
+			    ep->jobid)) ||
 		    (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
 					  strcmp(phase, "Failed") == 0)))
 			continue;

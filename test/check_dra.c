@@ -11,6 +11,7 @@
 #include <check.h>
 
 #include "config.h"
+#include "k8s.h"
 #include "dra.h"
 #include "check_suites.h"
 
@@ -31,7 +32,23 @@ lk_fn(void *arg, enum dra_kind kind, const char *ns, const char *name)
 	return (json_incref(o));
 }
 
-static const struct dra_lookup lk = { lk_fn, NULL };
+/* The scheduler's word on a claim (lk_busy_why: busy, and why). */
+static const char *lk_busy_why;
+
+static int
+lk_busy(void *arg, const json_t *claim, char *why, size_t len)
+{
+	(void)arg;
+	(void)claim;
+	if (lk_busy_why == NULL)
+		return (0);
+	snprintf(why, len, "%s", lk_busy_why);
+	return (1);
+}
+
+static const struct dra_lookup lk = { lk_fn, lk_busy, NULL };
+/* The Slurm node a shared claim holds the pod to. */
+static char *join_node;
 
 /* A claim spec of one request: REQ is the body of exactly. */
 static json_t *
@@ -88,7 +105,7 @@ gres_of(const char *exactly, char **gres, char *err, size_t len)
 
 	dra_classes_defaults(&c);
 	set_template(exactly);
-	rc = dra_pod_gres(pod, &c, &lk, gres, err, len);
+	rc = dra_pod_gres(pod, &c, &lk, gres, &join_node, err, len);
 	dra_classes_cleanup(&c);
 	json_decref(pod);
 	return (rc);
@@ -172,7 +189,7 @@ START_TEST(test_dra_shapes_refused)
 	    "\"firstAvailable\": [{\"name\": \"a\", \"deviceClassName\": "
 	    "\"gpu.example.com\"}]}]}}}}",
 	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "firstAvailable (alternatives)"));
 	json_decref(lk_template);
@@ -182,19 +199,19 @@ START_TEST(test_dra_shapes_refused)
 	    "{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}}], "
 	    "\"constraints\": [{\"matchAttribute\": \"x/numa\"}]}}}}",
 	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "spec.devices.constraints"));
 	/* A template that is not there yet: waiting, not refused. */
 	json_decref(lk_template);
 	lk_template = NULL;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
 	    "waiting for it to exist");
 	/* No lookup (the webhook): claims are the scheduler's to judge. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_ptr_null(gres);
 	json_decref(pod);
@@ -215,31 +232,107 @@ START_TEST(test_dra_claim_states)
 	/* kube-controller-manager has not made it yet. */
 	st = json_object_get(pod, "status");
 	json_object_del(st, "resourceClaimStatuses");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "waiting for kube-controller-manager "
 	    "to make its ResourceClaim"));
 	json_decref(pod);
 	pod = pod_with(claim_pod);
-	/* Allocated for another pod: this one waits. */
+	/* Allocated for another pod by another scheduler: this one waits. */
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "q", "uid", "u-q"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
-	    "allocated already for pod q; slurm-bridge does not share one "
-	    "claim among pods, so this pod waits until the claim is free");
+	    "allocated for pod q by another scheduler, on a node Slurm does "
+	    "not hold for it; this pod waits until the claim is free");
+	ck_assert_ptr_null(join_node);
+	/* A template's claim is one pod's: never shared, even if held. */
+	json_object_set_new(json_object_get(lk_claim, "metadata"),
+	    "annotations",
+	    json_pack("{s:s, s:s}", "scheduler.slinky.slurm.net/slurm-jobid",
+		"12", "slinky.slurm.net/slurm-node", "n3"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err, "is reserved for another pod"));
+	/* The scheduler says wait (its holder is ending, say). */
+	lk_busy_why = "Slurm job 12, which holds its devices, is ending";
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	    1);
+	ck_assert_str_eq(err,
+	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
+	    "Slurm job 12, which holds its devices, is ending");
+	lk_busy_why = NULL;
 	/* Allocated for this pod (a retry, a restart): its own. */
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "p", "uid", "u-p"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:2");
 	free(gres);
+	json_decref(pod);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/*
+ * A named claim allocated for pods of another job of this install is
+ * shared: the pod joins it on its holder's node, and asks no GRES for it.
+ */
+START_TEST(test_dra_claim_shared)
+{
+	struct dra_classes c;
+	json_t		  *pod, *claim2;
+	char		  *gres = NULL, err[512];
+
+	dra_classes_defaults(&c);
+	pod = pod_with("{\"metadata\": {\"name\": \"p\", \"namespace\": "
+		       "\"team\", \"uid\": \"u-p\"}, \"spec\": "
+		       "{\"resourceClaims\": [{\"name\": \"gpu\", "
+		       "\"resourceClaimName\": \"shared\"}], \"containers\": "
+		       "[{\"name\": \"c\", \"resources\": {\"limits\": "
+		       "{\"deviceclass.resource.kubernetes.io/"
+		       "gpu.example.com\": \"1\"}}}]}}");
+	json_decref(lk_claim);
+	lk_claim = json_pack("{s:{s:s, s:s, s:{s:s, s:s}}, s:o, s:{s:{}, "
+			     "s:[{s:s, s:s, s:s}]}}",
+	    "metadata", "name", "shared", "namespace", "team", "annotations",
+	    "scheduler.slinky.slurm.net/slurm-jobid", "12",
+	    "slinky.slurm.net/slurm-node", "n3", "spec",
+	    spec_of("{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}"),
+	    "status", "allocation", "reservedFor", "resource", "pods", "name",
+	    "q", "uid", "u-q");
+	/* Joins on n3; only its own extended resource is GRES. */
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(gres, "gpu:1");
+	ck_assert_str_eq(join_node, "n3");
+	free(gres);
+	free(join_node);
+	join_node = NULL;
+	/* Its pods gone, kube-controller-manager releasing it: wait. */
+	json_object_set_new(json_object_get(lk_claim, "status"), "reservedFor",
+	    json_array());
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err, "kube-controller-manager is "
+					  "releasing its devices"));
+	ck_assert_ptr_null(join_node);
+	ck_assert_ptr_null(gres);
+	/* A bad holder annotation is no holder: another scheduler's. */
+	json_object_set_new(json_object_get(lk_claim, "status"), "reservedFor",
+	    json_pack("[{s:s, s:s, s:s}]", "resource", "pods", "name", "q",
+		"uid", "u-q"));
+	claim2 = k8s_obj_get(lk_claim, "metadata.annotations");
+	json_object_set_new(claim2, "scheduler.slinky.slurm.net/slurm-jobid",
+	    json_string("12x"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err, "by another scheduler"));
 	json_decref(pod);
 	dra_classes_cleanup(&c);
 }
@@ -287,13 +380,13 @@ START_TEST(test_dra_extended)
 		       "\"resources\": {\"requests\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "gpu.example.com\": \"2\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
 	/* A cluster that does not back them with DRA (before 1.36). */
 	c.extended_off = 1;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "spec.containers[0].resources.limits: "
@@ -302,7 +395,7 @@ START_TEST(test_dra_extended)
 	    "Allocation"));
 	c.extended_off = 0;
 	/* The webhook (no lookup) counts them the same. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
@@ -312,7 +405,7 @@ START_TEST(test_dra_extended)
 		       "\"a\", \"resources\": {\"limits\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "fpga.example.com\": \"1\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_str_eq(err,
 	    "spec.containers[0].resources.limits: "
@@ -514,6 +607,9 @@ dra_teardown(void)
 	json_decref(lk_template);
 	json_decref(lk_claim);
 	lk_template = lk_claim = NULL;
+	free(join_node);
+	join_node = NULL;
+	lk_busy_why = NULL;
 }
 
 Suite *
@@ -528,6 +624,7 @@ dra_suite(void)
 	    (int)(sizeof(refusals) / sizeof(refusals[0])));
 	tcase_add_test(tc, test_dra_shapes_refused);
 	tcase_add_test(tc, test_dra_claim_states);
+	tcase_add_test(tc, test_dra_claim_shared);
 	tcase_add_test(tc, test_dra_gang_shared);
 	tcase_add_test(tc, test_dra_extended);
 	tcase_add_test(tc, test_dra_indices);

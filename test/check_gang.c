@@ -1247,7 +1247,15 @@ START_TEST(test_gang_claims)
 				    0),
 			"uid"),
 		    k8s_obj_str(pod, "metadata.uid"));
-		ck_assert(json_is_true(json_object_get(cw, "finalizer")));
+		/* Who holds its devices, for pods that share it. */
+		ck_assert_str_eq(json_string_value(json_object_get(
+				     json_object_get(cw, "holder"),
+				     ANN_SLURM_JOBID)),
+		    k8s_obj_annotation(pod, ANN_SLURM_JOBID));
+		ck_assert_str_eq(json_string_value(json_object_get(
+				     json_object_get(cw, "holder"),
+				     ANN_SLURM_NODE)),
+		    k8s_obj_annotation(pod, ANN_SLURM_NODE));
 		binds++;
 	}
 	ck_assert_int_eq(binds, GANG_SIZE);

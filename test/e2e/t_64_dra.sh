@@ -95,6 +95,8 @@ status_writer() {
 			select(.fieldsV1["f:status"]["f:allocation"] != null) | .manager'
 }
 sacct_tres() { sacct -n -X -P -j "$1" -o AllocTRES 2>/dev/null | head -n1; }
+# job_tres JOB: what slurmctld allocated the running job (scontrol's TRES=).
+job_tres() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *TRES=//p' | head -n1; }
 
 scenario "DRA: a claim from a template is allocated with the GPUs Slurm chose, before the pod is bound"
 ns=$(new_ns enabled)
@@ -135,17 +137,68 @@ spec:
 YAML
 }
 
-scenario "DRA: a named claim, and a pod that shares it waits"
+scenario "DRA: a named claim shared by the pods of three jobs: one holds its GPU, the others join it on that node"
 ns=$(new_ns enabled)
 dra_claim "$ns" one-gpu
-dra_pod "$ns" first "resourceClaimName: one-gpu" | k apply -f - >/dev/null
-check "the pod is bound" wait_for 60 pod_has "$ns" first "$JP_NODE"
-check "the claim holds the GPU Slurm gave it" same_devices "$ns" one-gpu first
-dra_pod "$ns" second "resourceClaimName: one-gpu" | k apply -f - >/dev/null
-check "a second pod naming the same claim waits, saying why" wait_for 30 cond_has "$ns" second \
-	"allocated already for pod first; slurm-bridge does not share one claim among pods"
-check_eq "it is not bound" "$(pod_field "$ns" second "$JP_NODE")" ""
-check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/second" -o %i | wc -l)" 0
+for p in first second third; do
+	dra_pod "$ns" "$p" "resourceClaimName: one-gpu" | k apply -f - >/dev/null
+done
+check "all three pods are bound" wait_for 60 all_bound "$ns" first second third
+hjob=$(claim_field "$ns" one-gpu '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')
+hnode=$(claim_field "$ns" one-gpu '{.metadata.annotations.slinky\.slurm\.net/slurm-node}')
+holder=""
+for p in first second third; do
+	[ "$(pod_field "$ns" "$p" "$JP_JOBID_ANN")" = "$hjob" ] && holder=$p
+done
+echo "    holder: $holder (Slurm job $hjob on $hnode); claim devices: $(devices "$ns" one-gpu)"
+check "the claim names the Slurm job that holds its GPU, and that job is a pod's" test -n "$holder"
+check "the claim holds the GPU Slurm gave the holder" same_devices "$ns" one-gpu "$holder"
+joiners=$(echo first second third | tr ' ' '\n' | grep -vx "$holder" | paste -sd' ')
+knode=$(pod_field "$ns" "$holder" "$JP_NODE")
+nodes_ok=1 tres_ok=1 ann_ok=1
+for p in $joiners; do
+	j=$(pod_field "$ns" "$p" "$JP_JOBID_ANN")
+	t=$(job_tres "$j")
+	echo "    $p: Slurm job $j on $(pod_field "$ns" "$p" "$JP_NODE") ($(squeue -h -j "$j" -o %N)), TRES $t, device-jobs $(pod_field "$ns" "$p" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/device-jobs}')"
+	[ "$(pod_field "$ns" "$p" "$JP_NODE")" = "$knode" ] && [ "$(squeue -h -j "$j" -o %N)" = "$hnode" ] || nodes_ok=0
+	[[ $t == *cpu=* && $t != *gres/gpu* ]] || tres_ok=0
+	[ "$(pod_field "$ns" "$p" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/device-jobs}')" = "$hjob" ] || ann_ok=0
+done
+echo "    holder TRES: $(job_tres "$hjob")"
+check_match "the holder's job holds the GPU (scontrol TRES)" "$(job_tres "$hjob")" "gres/gpu=1"
+check "the other two run on the holder's node, in Slurm and in Kubernetes" test "$nodes_ok" = 1
+check "their Slurm jobs ask for no GPU: the one GPU is counted once" test "$tres_ok" = 1
+check "they carry the job whose GPU they use (device-jobs, read by the epilog)" test "$ann_ok" = 1
+check_eq "the claim is reserved for all three" \
+	"$(claim_field "$ns" one-gpu '{range .status.reservedFor[*]}{.name}{"\n"}{end}' | sort | paste -sd' ')" "first second third"
+# The holder ends first: its job keeps the GPU while the others use it.
+k -n "$ns" delete pod "$holder" --wait=false >/dev/null
+sleep 8
+check_eq "the holder's pod deleted, its Slurm job still holds the GPU for the others" "$(squeue -h -j "$hjob" -o %T)" RUNNING
+check "the claim stays allocated" allocated "$ns" one-gpu
+held_log() { grep -q "slurm job $hjob keeps holding the devices of its shared ResourceClaims" "$LOG_DIR/slurm-bridge.log"; }
+check "the bridge says why (its log)" held_log
+# shellcheck disable=SC2086
+k -n "$ns" delete pod $joiners --wait=false >/dev/null
+hjob_over() { [ -z "$(squeue -h -j "$hjob" -o %T 2>/dev/null)" ]; }
+check "once the last pod sharing it ends, the holder's job ends too" wait_for 60 hjob_over
+echo "    sacct: $(sacct -n -X -P -j "$hjob" -o JobID,State,AllocTRES | head -n1)"
+check "and nothing stays allocated" wait_for 60 eval '! allocated "$ns" one-gpu'
+check "the holder's pod is gone" wait_for 30 pod_gone "$ns" "$holder"
+
+scenario "DRA: Slurm ends the job holding a shared claim: the pods sharing it yield too"
+dra_claim "$ns" two-users
+dra_pod "$ns" h1 "resourceClaimName: two-users" | k apply -f - >/dev/null
+check "a pod with the claim is bound" wait_for 60 pod_has "$ns" h1 "$JP_NODE"
+dra_pod "$ns" j1 "resourceClaimName: two-users" | k apply -f - >/dev/null
+check "a pod sharing it is bound" wait_for 60 pod_has "$ns" j1 "$JP_NODE"
+hjob=$(pod_field "$ns" h1 "$JP_JOBID_ANN")
+scancel "$hjob"
+joiner_deleted() { [ -n "$(pod_field "$ns" j1 '{.metadata.deletionTimestamp}')" ] || pod_gone "$ns" j1; }
+check "scancel of the holder's job deletes the pod that shares its GPU" wait_for 30 joiner_deleted
+ev=$(k -n "$ns" get events --field-selector involvedObject.name=j1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "ResourceClaim two-users")
+echo "    j1 event: $ev"
+check_match "with an Event that names the claim and the job" "$ev" "Slurm job $hjob ended.*ResourceClaim two-users"
 # A gang whose two pods name one (free) claim: Slurm may place them apart.
 dra_claim "$ns" pair-gpu
 for p in s0 s1; do
