@@ -954,6 +954,13 @@ void claims_allocating(struct reconcile *, const struct group *g,
     struct pod_entry *const *pods, size_t n);
 /* g is gone: it allocates nothing. */
 void claims_forget(struct reconcile *, const struct group *g);
+/*
+ * At a restart, a job of this install no live pod of its own wants that
+ * holds a shared claim's devices for pods of other jobs: adopted into a
+ * group of its first pod's name (claims_held), or NULL.
+ */
+struct group *claims_adopt(struct reconcile *, uint32_t jobid,
+    const char *admin_comment);
 /* Does g's job hold a shared claim's devices for a live pod of another? */
 int claims_held(struct reconcile *, struct group *g);
 /* Slurm ended or took back g's job: the pods sharing its claims yield. */

@@ -322,10 +322,18 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 	rc = 0;
 	goto out;
 noidx:
+	/* A job made to join a shared claim that has since been released. */
+	if (a->gres == NULL) {
+		snprintf(err, errlen,
+		    "its job holds no device, and a claim it was to share "
+		    "is free now");
+		rc = -2;
+		goto out;
+	}
 	snprintf(err, errlen,
 	    "Slurm's allocation names no GRES index for this pod (%.64s), so "
 	    "its claims cannot be given the devices Slurm chose",
-	    a->gres != NULL ? a->gres : "no GRES");
+	    a->gres);
 out:
 	if (rc < 0) {
 		json_decref(*out);
@@ -571,28 +579,30 @@ claims_forget(struct reconcile *r, const struct group *g)
 }
 
 /*
- * Calls fn for each pod of another group that shares a claim whose devices
- * g's job holds and has not ended; the count of them.
+ * Calls fn (if not NULL) for each pod not of group gkey that shares a
+ * claim whose devices job jobid holds and has not ended; the count of
+ * them.
  */
 static size_t
-claims_joiners(struct reconcile *r, const struct group *g,
+claims_joiners(struct reconcile *r, uint32_t jobid, const char *gkey,
     void (*fn)(struct reconcile *, const struct group *, struct pod_entry *,
-	const json_t *claim))
+	const json_t *claim),
+    const struct group *g)
 {
 	struct pod_entry *e;
 	const json_t	 *ref;
 	const char	 *snode, *name, *uid;
-	uint32_t	  jobid;
+	uint32_t	  holder;
 	char		  key[512];
 	size_t		  it = 0, i, n = 0;
 	void		 *v;
 
-	if (g->jobid == 0)
+	if (jobid == 0)
 		return (0);
 	while (map_next(r->claims, &it, NULL, &v)) {
 		if (k8s_obj_get(v, "status.allocation") == NULL ||
-		    dra_claim_holder(v, &jobid, &snode) == -1 ||
-		    jobid != g->jobid)
+		    dra_claim_holder(v, &holder, &snode) == -1 ||
+		    holder != jobid)
 			continue;
 		json_array_foreach (k8s_obj_get(v, "status.reservedFor"), i,
 		    ref) {
@@ -605,7 +615,8 @@ claims_joiners(struct reconcile *r, const struct group *g,
 			e = map_get(r->pods, key);
 			if (e == NULL || strcmp(e->rec->uid, uid) != 0 ||
 			    e->state == PS_ENDED ||
-			    (e->group != NULL && strcmp(e->group, g->key) == 0))
+			    (e->group != NULL && gkey != NULL &&
+				strcmp(e->group, gkey) == 0))
 				continue;
 			n++;
 			if (fn != NULL)
@@ -615,10 +626,49 @@ claims_joiners(struct reconcile *r, const struct group *g,
 	return (n);
 }
 
+struct group *
+claims_adopt(struct reconcile *r, uint32_t jobid, const char *admin_comment)
+{
+	struct group_id gid;
+	struct group   *g = NULL;
+	json_t	       *pods;
+	const char     *first, *slash;
+	char		ns[256];
+
+	if (claims_joiners(r, jobid, NULL, NULL, NULL) == 0 ||
+	    (pods = translate_admin_pods(admin_comment)) == NULL)
+		return (NULL);
+	first = json_string_value(json_array_get(pods, 0));
+	if (first == NULL || (slash = strchr(first, '/')) == NULL)
+		goto out;
+	memset(&gid, 0, sizeof(gid));
+	snprintf(gid.key, sizeof(gid.key), "pod:%s", first);
+	snprintf(gid.name, sizeof(gid.name), "%s", slash + 1);
+	gid.min_member = 1;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - first), first);
+	g = group_get(r, &gid, ns);
+	if (g->jobid != 0 && g->jobid != jobid) {
+		g = NULL; /* its name serves another job now */
+		goto out;
+	}
+	g->jobid = jobid;
+	g->hinted = 0;
+	group_set_state(r, g, G_BOUND);
+	group_job_pods(g, pods, admin_comment);
+	group_index_put(r, jobid, g->key);
+	g->claims_held = 1;
+	log_info("group %s: adopted slurm job %u: its pods ended, and it holds "
+		 "the devices of shared ResourceClaims for pods of other jobs",
+	    g->key, jobid);
+out:
+	json_decref(pods);
+	return (g);
+}
+
 int
 claims_held(struct reconcile *r, struct group *g)
 {
-	size_t n = claims_joiners(r, g, NULL);
+	size_t n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
 
 	if (n > 0 && !g->claims_held)
 		log_info("group %s: its pods ended; slurm job %u keeps holding "
@@ -653,5 +703,5 @@ claims_end_joiners(struct reconcile *r, const struct group *g)
 {
 	if (g->disruption == NULL && g->end_msg == NULL)
 		return;
-	(void)claims_joiners(r, g, claims_end_one);
+	(void)claims_joiners(r, g->jobid, g->key, claims_end_one, g);
 }

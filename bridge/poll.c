@@ -179,6 +179,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 		if (g == NULL && j->phase == SJOB_ENDED)
 			return;
 	}
+	/* Its pods ended, but pods of other jobs use its devices. */
+	if (g == NULL && j->phase != SJOB_ENDED && !r->recovered)
+		g = claims_adopt(r, j->id, j->admin_comment);
 	if (g == NULL && r->submits > 0) {
 		/*
 		 * Maybe a job whose submit answer is on its way (one made for

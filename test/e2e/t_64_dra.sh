@@ -178,6 +178,15 @@ check_eq "the holder's pod deleted, its Slurm job still holds the GPU for the ot
 check "the claim stays allocated" allocated "$ns" one-gpu
 held_log() { grep -q "slurm job $hjob keeps holding the devices of its shared ResourceClaims" "$LOG_DIR/slurm-bridge.log"; }
 check "the bridge says why (its log)" held_log
+# A restart (kill -9) rebuilds who holds what from the claim and the pods.
+pid=$(stack_pid "$BRIDGE_PIDFILE")
+kill -9 "$pid" 2>/dev/null
+wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
+"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+sleep 8
+check_eq "after a restart (kill -9), the holder's job still holds the GPU" "$(squeue -h -j "$hjob" -o %T)" RUNNING
+check_eq "and the claim is reserved for the two that share it" \
+	"$(claim_field "$ns" one-gpu '{range .status.reservedFor[*]}{.name}{"\n"}{end}' | sort | paste -sd' ')" "$joiners"
 # shellcheck disable=SC2086
 k -n "$ns" delete pod $joiners --wait=false >/dev/null
 hjob_over() { [ -z "$(squeue -h -j "$hjob" -o %T 2>/dev/null)" ]; }
@@ -199,6 +208,32 @@ check "scancel of the holder's job deletes the pod that shares its GPU" wait_for
 ev=$(k -n "$ns" get events --field-selector involvedObject.name=j1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "ResourceClaim two-users")
 echo "    j1 event: $ev"
 check_match "with an Event that names the claim and the job" "$ev" "Slurm job $hjob ended.*ResourceClaim two-users"
+scenario "DRA: a pod waiting to share a claim whose holder ends gets a job of its own that allocates it"
+dra_claim "$ns" moving
+dra_pod "$ns" h2 "resourceClaimName: moving" | k apply -f - >/dev/null
+check "a pod with the claim is bound" wait_for 60 pod_has "$ns" h2 "$JP_NODE"
+h2job=$(pod_field "$ns" h2 "$JP_JOBID_ANN")
+h2node=$(squeue -h -j "$h2job" -o %N)
+# Its node reserved for another user: the sharing pod's job waits there.
+resv=e2e-dra-move-$$
+scontrol create reservation reservationname="$resv" users=alice nodes="$h2node" \
+	starttime=now duration=30 flags=ignore_jobs >/dev/null
+dra_pod "$ns" j2 "resourceClaimName: moving" | k apply -f - >/dev/null
+j2job=""
+j2_pending() { j2job=$(squeue -h -n "$ns/j2" -o %i | head -n1); [ -n "$j2job" ] && job_is "$j2job" PENDING; }
+check "the sharing pod's job waits in Slurm, on the holder's node" wait_for 60 j2_pending
+check_eq "  asking for that node and no GPU" "$(scontrol show job "$j2job" | grep -o 'ReqNodeList=[^ ]*') $(scontrol show job "$j2job" | grep -c TresPerTask)" "ReqNodeList=$h2node 0"
+k -n "$ns" delete pod h2 --wait=false >/dev/null
+check "the holder ends, and the claim is released" wait_for 60 eval '! allocated "$ns" moving'
+scontrol delete reservation="$resv" >/dev/null
+check "the sharing pod is bound" wait_for 90 pod_has "$ns" j2 "$JP_NODE"
+nj=$(pod_field "$ns" j2 "$JP_JOBID_ANN")
+echo "    j2: first job $j2job, bound by job $nj ($(job_tres "$nj")); claim held by $(claim_field "$ns" moving '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')"
+check "  by a new job, the first given up" test -n "$nj" -a "$nj" != "$j2job"
+check_match "  which holds the GPU" "$(job_tres "$nj")" "gres/gpu=1"
+check "  and allocated the claim with the GPU Slurm gave it" same_devices "$ns" moving j2
+check_eq "  the claim names that job" "$(claim_field "$ns" moving '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')" "$nj"
+
 # A gang whose two pods name one (free) claim: Slurm may place them apart.
 dra_claim "$ns" pair-gpu
 for p in s0 s1; do
