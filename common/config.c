@@ -521,7 +521,9 @@ want_device_classes(struct loader *l, const struct ynode *v,
     struct dra_classes *dc)
 {
 	static const char   form[] = "{name: CLASS, driver: DRIVER, gres: "
-				     "NAME[:TYPE], indexAttribute: index, "
+				     "NAME[:TYPE], indexAttribute: index | "
+				     "deviceName: \"gpu-{index}\" | "
+				     "deviceNames: [NAME, ...], "
 				     "attributes: {KEY: VALUE}}";
 	const struct ynode *e;
 	struct dra_class   *k;
@@ -562,6 +564,22 @@ want_device_classes(struct loader *l, const struct ynode *v,
 				rc = want_str(l, e->vals[j],
 				    "deviceClasses.indexAttribute", 63,
 				    &k->index_attr);
+			else if (strcmp(key, "deviceName") == 0) {
+				rc = want_str(l, e->vals[j],
+				    "deviceClasses.deviceName", 200,
+				    &k->name_pattern);
+				if (rc == 0 &&
+				    strstr(k->name_pattern, "{index}") == NULL)
+					rc = config_fail(l, e->vals[j]->line,
+					    "deviceClasses.deviceName",
+					    "\"%s\" has no {index}: expected a "
+					    "device name with {index} where "
+					    "Slurm's GRES index goes (e.g. "
+					    "gpu-{index})",
+					    k->name_pattern);
+			} else if (strcmp(key, "deviceNames") == 0)
+				rc = want_str_list(l, e->vals[j],
+				    "deviceClasses.deviceNames", &k->names);
 			else if (strcmp(key, "attributes") == 0) {
 				json_decref(k->attributes);
 				k->attributes = want_str_map(l, e->vals[j],
@@ -571,7 +589,8 @@ want_device_classes(struct loader *l, const struct ynode *v,
 				rc = config_fail(l, e->keys[j]->line,
 				    "deviceClasses",
 				    "unknown key %s (expected name, driver, "
-				    "gres, indexAttribute or attributes)",
+				    "gres, indexAttribute, deviceName, "
+				    "deviceNames or attributes)",
 				    key);
 		}
 		if (rc == -1)

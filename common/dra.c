@@ -18,16 +18,18 @@
 
 static void
 dra_class_add(struct dra_classes *c, const char *name, const char *driver,
-    const char *gres, json_t *attributes)
+    const char *gres, const char *pattern, json_t *attributes)
 {
 	struct dra_class *k;
 
 	c->v = xreallocarray(c->v, c->n + 1, sizeof(*c->v));
 	k = &c->v[c->n++];
+	memset(k, 0, sizeof(*k));
 	k->name = xstrdup(name);
 	k->driver = xstrdup(driver);
 	k->gres = xstrdup(gres);
 	k->index_attr = xstrdup("index");
+	k->name_pattern = pattern != NULL ? xstrdup(pattern) : NULL;
 	k->attributes = attributes;
 }
 
@@ -37,23 +39,32 @@ dra_classes_defaults(struct dra_classes *c)
 	c->v = NULL;
 	c->n = 0;
 	c->extended_off = 0;
-	/* NVIDIA's driver: whole GPUs are type gpu (MIG devices are mig). */
+	/*
+	 * NVIDIA's driver: whole GPUs are type gpu (MIG devices are mig),
+	 * named gpu-MINOR; it publishes no index attribute from v25.8.
+	 */
 	dra_class_add(c, "gpu.nvidia.com", "gpu.nvidia.com", "gpu",
-	    json_pack("{s:s}", "type", "gpu"));
+	    "gpu-{index}", json_pack("{s:s}", "type", "gpu"));
 	/* The DRA example driver (sigs.k8s.io/dra-example-driver). */
-	dra_class_add(c, "gpu.example.com", "gpu.example.com", "gpu", NULL);
+	dra_class_add(c, "gpu.example.com", "gpu.example.com", "gpu", NULL,
+	    NULL);
 }
 
 void
 dra_classes_cleanup(struct dra_classes *c)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < c->n; i++) {
 		free(c->v[i].name);
 		free(c->v[i].driver);
 		free(c->v[i].gres);
 		free(c->v[i].index_attr);
+		free(c->v[i].name_pattern);
+		for (j = 0; c->v[i].names != NULL && c->v[i].names[j] != NULL;
+		     j++)
+			free(c->v[i].names[j]);
+		free(c->v[i].names);
 		json_decref(c->v[i].attributes);
 	}
 	free(c->v);
@@ -660,15 +671,69 @@ dra_gres_indices(const char *share, char *name, size_t namelen, long *idx,
 }
 
 /* Does the device carry every attribute the class wants (strings)? */
+/* How class k names the device of index idx, for messages. */
+static void
+dra_index_how(const struct dra_class *k, long idx, char *buf, size_t len)
+{
+	const char *at;
+	size_t	    n;
+
+	if (k->names != NULL) {
+		for (n = 0; k->names[n] != NULL && (long)n < idx; n++)
+			;
+		if (k->names[n] == NULL)
+			snprintf(buf, len,
+			    "name is in deviceNames (it lists %zu, none for "
+			    "index %ld)",
+			    n, idx);
+		else
+			snprintf(buf, len, "name is %.100s (deviceNames)",
+			    k->names[n]);
+	} else if (k->name_pattern != NULL &&
+	    (at = strstr(k->name_pattern, "{index}")) != NULL)
+		snprintf(buf, len, "name is %.*s%ld%.50s",
+		    (int)(at - k->name_pattern), k->name_pattern, idx, at + 7);
+	else
+		snprintf(buf, len, "attribute %.63s is %ld", k->index_attr,
+		    idx);
+}
+
+/* Is dev the device of class k that is Slurm's GRES index idx? */
+static int
+dra_device_is(const json_t *dev, const struct dra_class *k, long idx)
+{
+	const char   *name = json_string_value(json_object_get(dev, "name"));
+	const char   *at;
+	const json_t *a;
+	char	      want[300];
+	size_t	      n;
+
+	if (k->names != NULL) {
+		for (n = 0; k->names[n] != NULL && (long)n < idx; n++)
+			;
+		return ((long)n == idx && k->names[n] != NULL &&
+		    name != NULL && strcmp(k->names[n], name) == 0);
+	}
+	if (k->name_pattern != NULL &&
+	    (at = strstr(k->name_pattern, "{index}")) != NULL) {
+		snprintf(want, sizeof(want), "%.*s%ld%s",
+		    (int)(at - k->name_pattern), k->name_pattern, idx, at + 7);
+		return (name != NULL && strcmp(want, name) == 0);
+	}
+	a = json_object_get(json_object_get(json_object_get(dev, "attributes"),
+				k->index_attr),
+	    "int");
+	return (json_is_integer(a) && json_integer_value(a) == idx);
+}
+
 static int
 dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
 {
-	const json_t *attrs = json_object_get(dev, "attributes"), *a;
+	const json_t *attrs = json_object_get(dev, "attributes");
 	const char   *key, *want, *have;
 	json_t	     *v;
 
-	a = json_object_get(json_object_get(attrs, k->index_attr), "int");
-	if (!json_is_integer(a) || json_integer_value(a) != idx)
+	if (!dra_device_is(dev, k, idx))
 		return (0);
 	json_object_foreach (k->attributes, key, v) {
 		want = json_string_value(v);
@@ -741,6 +806,7 @@ dra_allocation(const json_t *claim_spec, const json_t *class_objs,
 	json_t		       *results = json_array(), *configs = json_array();
 	json_int_t		count, n;
 	size_t			i;
+	char			how[256];
 
 	json_array_foreach (k8s_obj_get(claim_spec, "devices.requests"), i,
 	    req) {
@@ -770,13 +836,13 @@ dra_allocation(const json_t *claim_spec, const json_t *class_objs,
 			}
 			if (dra_device_find(slices, k, node, idx[*used], &pool,
 				&dev) == -1) {
+				dra_index_how(k, idx[*used], how, sizeof(how));
 				snprintf(err, errlen,
 				    "request \"%.63s\": node %.63s publishes "
-				    "no device of driver %.63s whose "
-				    "attribute %s is %ld (Slurm's GRES index) "
-				    "in its ResourceSlices",
-				    rname, node, k->driver, k->index_attr,
-				    idx[*used]);
+				    "no device of driver %.63s whose %s (for "
+				    "Slurm's GRES index %ld) in its "
+				    "ResourceSlices",
+				    rname, node, k->driver, how, idx[*used]);
 				goto fail;
 			}
 			(*used)++;

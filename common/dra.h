@@ -34,7 +34,15 @@ struct dra_class {
 	char   *name;	    /* the DeviceClass, e.g. gpu.nvidia.com */
 	char   *driver;	    /* its ResourceSlices' spec.driver */
 	char   *gres;	    /* GRES name[:type], e.g. gpu or gpu:1g.10gb */
-	char   *index_attr; /* the device attribute that is the GRES index */
+	/*
+	 * Which device is Slurm's GRES index N, the first given of: names
+	 * (the Nth entry is its name: a site's table, for MIG layouts),
+	 * name_pattern (its name, "{index}" standing for N: "gpu-{index}"),
+	 * index_attr (the int attribute whose value is N).
+	 */
+	char   *index_attr;
+	char   *name_pattern;
+	char  **names; /* NULL-terminated, or NULL */
 	json_t *attributes; /* {"type": "gpu"}: what a device must also have */
 };
 
@@ -49,7 +57,11 @@ struct dra_classes {
 	int extended_off;
 };
 
-/* The built-in mapping: gpu.nvidia.com and gpu.example.com as gpu. */
+/*
+ * The built-in mapping, both as GRES gpu: gpu.nvidia.com (whole GPUs,
+ * attribute type gpu, named gpu-N after /dev/nvidiaN) and gpu.example.com
+ * (attribute index).
+ */
 void dra_classes_defaults(struct dra_classes *);
 void dra_classes_cleanup(struct dra_classes *);
 /* The mapping of a DeviceClass, or NULL. */

@@ -502,7 +502,8 @@ START_TEST(test_dra_allocation)
 	    &used, err, sizeof(err)));
 	ck_assert_str_eq(err,
 	    "request \"gpus\": node n1 publishes no device of driver "
-	    "gpu.example.com whose attribute index is 7 (Slurm's GRES index) "
+	    "gpu.example.com whose attribute index is 7 (for Slurm's GRES "
+	    "index 7) "
 	    "in its ResourceSlices");
 	idx[0] = 0;
 	used = 0;
@@ -552,6 +553,106 @@ START_TEST(test_dra_attributes)
 	json_decref(spec);
 	json_decref(slices);
 	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/* The device of a class with one device, per slice devices JSON. */
+static const char *
+device_of(const struct dra_classes *c, const char *cls, const char *devs,
+    long idx, char *buf, size_t len)
+{
+	char	     sj[2048], err[512];
+	json_t	    *spec, *slices, *a;
+	const char  *d;
+	size_t	     used = 0;
+
+	snprintf(sj, sizeof(sj), "{\"deviceClassName\": \"%s\"}", cls);
+	spec = spec_of(sj);
+	snprintf(sj, sizeof(sj),
+	    "[{\"spec\": {\"driver\": \"gpu.nvidia.com\", \"nodeName\": "
+	    "\"n1\", \"pool\": {\"name\": \"n1\", \"generation\": 1}, "
+	    "\"devices\": %s}}]",
+	    devs);
+	slices = json_loads(sj, 0, NULL);
+	ck_assert_ptr_nonnull(slices);
+	a = dra_allocation(spec, NULL, c, slices, "n1", &idx, 1, &used, err,
+	    sizeof(err));
+	d = json_string_value(json_object_get(
+	    json_array_get(k8s_obj_get(a, "devices.results"), 0), "device"));
+	snprintf(buf, len, "%s", d != NULL ? d : err);
+	json_decref(a);
+	json_decref(spec);
+	json_decref(slices);
+	return (buf);
+}
+
+/*
+ * NVIDIA's driver from v25.8 publishes no index: a whole GPU is gpu-MINOR
+ * (Slurm's index N is /dev/nvidiaN).  A site's MIG table names each index.
+ */
+START_TEST(test_dra_device_names)
+{
+	static const char devs[] =
+	    "[{\"name\": \"gpu-0-mig-19-0-1\", \"attributes\": {\"type\": "
+	    "{\"string\": \"mig\"}, \"profile\": {\"string\": "
+	    "\"1g.10gb\"}}}, {\"name\": \"gpu-0-mig-19-1-1\", "
+	    "\"attributes\": {\"type\": {\"string\": \"mig\"}, "
+	    "\"profile\": {\"string\": \"1g.10gb\"}}}, {\"name\": \"gpu-1\", "
+	    "\"attributes\": {\"type\": {\"string\": \"gpu\"}}}, "
+	    "{\"name\": \"gpu-3\", \"attributes\": {\"type\": {\"string\": "
+	    "\"gpu\"}}}]";
+	struct config *cf = config_new();
+	const char    *path = "/tmp/check_dra_names.yaml";
+	char	       buf[512];
+	FILE	      *fp;
+
+	/* The built-in class: by name, and never a MIG device. */
+	ck_assert_str_eq(device_of(&cf->dra, "gpu.nvidia.com", devs, 3, buf,
+			     sizeof(buf)),
+	    "gpu-3");
+	ck_assert_str_eq(device_of(&cf->dra, "gpu.nvidia.com", devs, 0, buf,
+			     sizeof(buf)),
+	    "request \"gpus\": node n1 publishes no device of driver "
+	    "gpu.nvidia.com whose name is gpu-0 (for Slurm's GRES index 0) in "
+	    "its ResourceSlices");
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("deviceClasses:\n"
+	      "- name: mig-1g.10gb.nvidia.com\n"
+	      "  driver: gpu.nvidia.com\n"
+	      "  gres: gpu:1g.10gb\n"
+	      "  attributes: {type: mig, profile: 1g.10gb}\n"
+	      "  deviceNames: [gpu-0-mig-19-0-1, gpu-0-mig-19-1-1]\n"
+	      "- {name: whole, driver: gpu.nvidia.com, gres: gpu, "
+	      "deviceName: \"gpu-{index}\", attributes: {type: gpu}}\n",
+	    fp);
+	fclose(fp);
+	ck_assert_int_eq(config_load(cf, path, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(device_of(&cf->dra, "mig-1g.10gb.nvidia.com", devs, 1,
+			     buf, sizeof(buf)),
+	    "gpu-0-mig-19-1-1");
+	/* Past the table, or of another type: no device. */
+	ck_assert_ptr_nonnull(strstr(device_of(&cf->dra,
+					 "mig-1g.10gb.nvidia.com", devs, 2, buf,
+					 sizeof(buf)),
+	    "whose name is in deviceNames (it lists 2, none for index 2)"));
+	ck_assert_str_eq(device_of(&cf->dra, "whole", devs, 1, buf,
+			     sizeof(buf)),
+	    "gpu-1");
+	config_free(cf);
+	cf = config_new();
+	fp = fopen(path, "w");
+	fputs("deviceClasses:\n- {name: x, driver: y, gres: gpu, "
+	      "deviceName: gpu-N}\n",
+	    fp);
+	fclose(fp);
+	ck_assert_int_eq(config_load(cf, path, buf, sizeof(buf)), -1);
+	ck_assert_msg(strstr(buf,
+			  "deviceClasses.deviceName: \"gpu-N\" has no {index}") !=
+		NULL,
+	    "%s", buf);
+	config_free(cf);
+	unlink(path);
 }
 END_TEST
 
@@ -630,6 +731,7 @@ dra_suite(void)
 	tcase_add_test(tc, test_dra_indices);
 	tcase_add_test(tc, test_dra_allocation);
 	tcase_add_test(tc, test_dra_attributes);
+	tcase_add_test(tc, test_dra_device_names);
 	tcase_add_test(tc, test_dra_config);
 	suite_add_tcase(s, tc);
 	return (s);

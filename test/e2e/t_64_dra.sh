@@ -35,9 +35,18 @@ gpus() {
 			"$i" "$i" "$1" "$i" "${2:-}"
 	done
 }
+# nv_gpus NODE: NVIDIA's driver (v25.8 on) as it publishes whole GPUs:
+# gpu-MINOR, type gpu, no index attribute.
+nv_gpus() {
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		printf '\n  - name: gpu-%s\n    attributes:\n      type: {string: gpu}\n      uuid: {string: GPU-%s-%s}' \
+			"$i" "$1" "$i"
+	done
+}
 # The example driver's and NVIDIA's classes, and their slices on every
 # Slurm node.  NVIDIA's has, beside its whole GPUs (type gpu), a MIG
-# device of index 0 (type mig), which gpu.nvidia.com is not.
+# device on GPU 0 (type mig), which gpu.nvidia.com is not.
 dra_setup() {
 	local n
 	dra_example_class
@@ -52,11 +61,10 @@ YAML
 	for n in $(sinfo -h -p slurm-bridge -N -o %N | sort -u); do
 		slice "e2e-dra-$n" gpu.example.com "$n" "$(gpus "$n")"
 		slice "e2e-dra-nv-$n" gpu.nvidia.com "$n" "
-  - name: gpu-0-mig-1g10gb-0
+  - name: gpu-0-mig-19-0-1
     attributes:
-      index: {int: 0}
       type: {string: mig}
-      profile: {string: 1g.10gb}$(gpus "$n" $'\n      type: {string: gpu}')"
+      profile: {string: 1g.10gb}$(nv_gpus "$n")"
 	done
 }
 dra_setup
