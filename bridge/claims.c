@@ -74,6 +74,25 @@ claims_reserved(const json_t *claim, const char *uid)
 	return (0);
 }
 
+/* Is claim the extended-resource claim of the pod of this uid? */
+static int
+claims_owned_by(const json_t *claim, const char *uid)
+{
+	const char   *a = k8s_obj_annotation(claim, DRA_EXTENDED_ANNOTATION);
+	const json_t *ref;
+	size_t	      i;
+
+	if (a == NULL || strcmp(a, "true") != 0 || uid == NULL)
+		return (0);
+	json_array_foreach (k8s_obj_get(claim, "metadata.ownerReferences"), i,
+	    ref)
+		if (json_is_string(json_object_get(ref, "uid")) &&
+		    strcmp(json_string_value(json_object_get(ref, "uid")),
+			uid) == 0)
+			return (1);
+	return (0);
+}
+
 /*
  * The special claim of the pod's DRA-backed extended resources, made by an
  * earlier try of this bind (a retry, a restart), or NULL.  Borrowed.
@@ -81,25 +100,16 @@ claims_reserved(const json_t *claim, const char *uid)
 static const json_t *
 claims_extended_made(struct reconcile *r, const json_t *pod)
 {
-	const char   *uid = k8s_obj_uid(pod), *ns = k8s_obj_namespace(pod), *a;
-	const json_t *ref;
-	size_t	      it = 0, i;
-	void	     *v;
+	const char *uid = k8s_obj_uid(pod), *ns = k8s_obj_namespace(pod);
+	size_t	    it = 0;
+	void	   *v;
 
 	while (map_next(r->claims, &it, NULL, &v)) {
 		if (k8s_obj_namespace(v) == NULL ||
 		    strcmp(k8s_obj_namespace(v), ns) != 0)
 			continue;
-		a = k8s_obj_annotation(v, DRA_EXTENDED_ANNOTATION);
-		if (a == NULL || strcmp(a, "true") != 0)
-			continue;
-		json_array_foreach (k8s_obj_get(v, "metadata.ownerReferences"),
-		    i, ref)
-			if (json_is_string(json_object_get(ref, "uid")) &&
-			    strcmp(json_string_value(
-				       json_object_get(ref, "uid")),
-				uid) == 0)
-				return (v);
+		if (claims_owned_by(v, uid))
+			return (v);
 	}
 	return (NULL);
 }
@@ -303,11 +313,18 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			json_object_del(w, "name");
 			json_object_del(w, "uid");
 			json_object_set_new(w, "ns", json_string(e->rec->ns));
+			/*
+			 * Named after the pod's uid, not generated: a retry
+			 * after a failed write finds the claim it made (409)
+			 * rather than making a second one.
+			 */
+			snprintf(key, sizeof(key),
+			    "%.200s-extended-resources-%.8s",
+			    k8s_obj_name(pod), e->rec->uid);
 			json_object_set_new(w, "create",
-			    json_pack("{s:{s:s+, s:s, s:{s:s}, s:[{s:s, s:s, "
+			    json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, "
 				      "s:s, s:s, s:b, s:b}]}, s:O}",
-				"metadata", "generateName", k8s_obj_name(pod),
-				"-extended-resources-", "namespace",
+				"metadata", "name", key, "namespace",
 				e->rec->ns, "annotations",
 				DRA_EXTENDED_ANNOTATION, "true",
 				"ownerReferences", "apiVersion", "v1", "kind",
@@ -379,8 +396,24 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 		    holder);
 		snprintf(path, sizeof(path), CLAIMS_API "/%s/resourceclaims",
 		    w->ns);
-		if (k8s_create(c, path, create, &made, err) == -1)
-			return (-1);
+		if (k8s_create(c, path, create, &made, err) == -1) {
+			if (err->status != 409)
+				return (-1);
+			/* Made by an earlier try: ours if the pod owns it. */
+			snprintf(path, sizeof(path),
+			    CLAIMS_API "/%s/resourceclaims/%s", w->ns,
+			    k8s_obj_str(create, "metadata.name"));
+			if (k8s_get(c, path, &made, err) == -1)
+				return (-1);
+			if (!claims_owned_by(made, w->uid)) {
+				json_decref(made);
+				snprintf(err->text, sizeof(err->text),
+				    "ResourceClaim %s exists and is not the "
+				    "pod's",
+				    k8s_obj_str(create, "metadata.name"));
+				return (-1);
+			}
+		}
 		ns = w->ns;
 		log_info("pod %s: made ResourceClaim %s for its extended "
 			 "resources",

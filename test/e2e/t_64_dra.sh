@@ -357,6 +357,33 @@ else
 			k apply -f - 2>&1)
 		check_match "a class not mapped to a GRES is refused by the webhook, naming the class and the mapping" "$out" \
 			'denied the request: spec.containers\[0\].resources.limits: deviceclass.resource.kubernetes.io/fpga.example.com: DeviceClass fpga.example.com is not mapped to a Slurm GRES \(mapped: gpu.nvidia.com, gpu.example.com\)'
+		# The claim is named after the pod's uid: a retry after a write
+		# that failed finds the one it made (here made beforehand, as an
+		# earlier try would have) instead of making a second one.
+		pod_yaml "$ns" retry 1 64Mi |
+			sed 's/requests: {cpu: "1", memory: "64Mi"}/requests: {cpu: "1", memory: "64Mi"}\n      limits: {deviceclass.resource.kubernetes.io\/gpu.example.com: "1"}/; s/^spec:$/spec:\n  schedulingGates: [{name: e2e\/hold}]/' |
+			k apply -f - >/dev/null
+		ruid=$(pod_field "$ns" retry '{.metadata.uid}')
+		k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: retry-extended-resources-${ruid:0:8}
+  namespace: $ns
+  annotations: {resource.kubernetes.io/extended-resource-claim: "true"}
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: retry, uid: $ruid, controller: true}]
+spec:
+  devices:
+    requests:
+    - name: container-0-request-0
+      exactly: {deviceClassName: gpu.example.com, allocationMode: ExactCount, count: 1}
+YAML
+		k -n "$ns" patch pod retry --type=json -p '[{"op": "remove", "path": "/spec/schedulingGates"}]' >/dev/null
+		check "a pod whose claim an earlier try made is bound" wait_for 60 pod_has "$ns" retry "$JP_NODE"
+		check_eq "  with that claim, and no second one" \
+			"$(pod_field "$ns" retry '{.status.extendedResourceClaimStatus.resourceClaimName}') $(k -n "$ns" get resourceclaims -o name | grep -c retry-extended)" \
+			"retry-extended-resources-${ruid:0:8} 1"
+		check "  holding the GPU Slurm gave it" same_devices "$ns" "retry-extended-resources-${ruid:0:8}" retry
 	fi
 	k delete namespace "$ns" --wait=false >/dev/null
 
