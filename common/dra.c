@@ -417,6 +417,13 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 		    cname);
 		goto out;
 	}
+	/* A named claim's own spec is refused first, whatever its state. */
+	if (obj == NULL &&
+	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
+		&jname, &jcount, err, errlen) == -1) {
+		rc = -1;
+		goto out;
+	}
 	use = dra_claim_use(claim, where, k8s_obj_uid(pod), lk, &node, err,
 	    errlen);
 	if (use == DRA_USE_WAIT)
@@ -428,14 +435,10 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 		    where, cname);
 		goto out;
 	}
-	/*
-	 * A named claim's own spec (a template's claim has its spec).  A
-	 * shared claim's devices are its holder's: checked, not counted.
-	 */
-	if (obj == NULL &&
+	/* Counted once checked; a shared claim's devices are its holder's. */
+	if (obj == NULL && use != DRA_USE_JOIN &&
 	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
-		use == DRA_USE_JOIN ? &jname : gname,
-		use == DRA_USE_JOIN ? &jcount : total, err, errlen) == -1) {
+		gname, total, err, errlen) == -1) {
 		rc = -1;
 		goto out;
 	}
