@@ -698,10 +698,31 @@ out:
 	return (g);
 }
 
+/* Does a pod of g name a claim (the only kind pods of other jobs share)? */
+static int
+claims_named(struct reconcile *r, const struct group *g)
+{
+	const struct pod_entry *e;
+	size_t			i;
+
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
+		if (e != NULL && e->rec->cold != NULL &&
+		    strstr(e->rec->cold, "\"resourceClaims\"") != NULL)
+			return (1);
+	}
+	return (0);
+}
+
 int
 claims_held(struct reconcile *r, struct group *g)
 {
-	size_t n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
+	size_t n;
+
+	/* Most jobs hold no claim: no walk of the claims for them. */
+	if (!g->claims_held && !claims_named(r, g))
+		return (0);
+	n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
 
 	if (n > 0 && !g->claims_held)
 		log_info("group %s: its pods ended; slurm job %u keeps holding "
@@ -734,7 +755,8 @@ claims_end_one(struct reconcile *r, const struct group *g,
 void
 claims_end_joiners(struct reconcile *r, const struct group *g)
 {
-	if (g->disruption == NULL && g->end_msg == NULL)
+	if ((g->disruption == NULL && g->end_msg == NULL) ||
+	    (!g->claims_held && !claims_named(r, g)))
 		return;
 	(void)claims_joiners(r, g->jobid, g->key, claims_end_one, g);
 }

@@ -333,6 +333,15 @@ START_TEST(test_dra_claim_shared)
 	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "by another scheduler"));
+	/* A request no GRES expresses is refused, whoever holds the claim. */
+	json_object_set_new(lk_claim, "spec",
+	    spec_of("{\"deviceClassName\": \"gpu.example.com\", "
+		    "\"allocationMode\": \"All\"}"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "allocationMode All is not "
+					  "supported"));
 	json_decref(pod);
 	dra_classes_cleanup(&c);
 }
