@@ -743,9 +743,9 @@ struct reconcile {
 	struct map *slices;	   /* name -> ResourceSlice */
 	struct map *deviceclasses; /* name -> DeviceClass */
 	/* Claims a job about to run will allocate: ns/name -> group key */
-	json_t *claim_allocators;
-	json_t	   *slurm_nodes;   /* sctl_node_names, at recovery */
-	int	    recovering;	   /* slurm_nodes is current */
+	json_t		     *claim_allocators;
+	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
+	int		      recovering;  /* slurm_nodes is current */
 	struct translate_conf tconf;
 	int		      synced[EV_KINDS];
 	int64_t		      core_synced_at; /* monotonic ms */
@@ -794,7 +794,7 @@ void sweep_changed(struct reconcile *);
 void caches_lookup_init(struct reconcile *, struct workload_lookup *);
 /*
  * ... and of the claims and templates the device rules read (dra.h), for
- * the group ask names (claims_busy says what it must wait for).
+ * the group ask names (its busy is NULL: group.c sets its own).
  */
 struct claims_asker {
 	struct reconcile *r;
@@ -940,32 +940,29 @@ void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
  * A claim is shared when pods of several jobs name it: the first job
  * allocates it and holds its devices (the claim's ANN_SLURM_JOBID and
  * ANN_SLURM_NODE annotations say which and where); later pods run on that
- * node and join its reservedFor.  The holder's job lives until the last
- * of them ends (claims_held), and when Slurm ends it they yield with it
- * (claims_end_joiners).
+ * node and join its reservedFor; lk->busy (group.c's) says when a pod
+ * must wait.  The holder's job lives until the last of them ends, and
+ * when Slurm ends it they yield with it (group.c), and a restart adopts it
+ * again from the claim (poll.c).
  */
 int claims_plan(struct reconcile *, const struct pod_entry *e, uint32_t jobid,
-    const char *knode, const struct assignment *a, json_t **out, char *err,
-    size_t errlen);
-/* dra_busy_fn for a struct claims_asker. */
-int claims_busy(void *ask, const json_t *claim, char *why, size_t whylen);
+    const char *knode, const struct assignment *a, const struct dra_lookup *lk,
+    json_t **out, char *err, size_t errlen);
 /* g's job, just asked for, will allocate its pods' free claims. */
 void claims_allocating(struct reconcile *, const struct group *g,
     struct pod_entry *const *pods, size_t n);
 /* g is gone: it allocates nothing. */
 void claims_forget(struct reconcile *, const struct group *g);
+/* Does a pod of g name a ResourceClaim (the kind pods of jobs share)? */
+int claims_named(struct reconcile *, const struct group *g);
 /*
- * At a restart, a job of this install no live pod of its own wants that
- * holds a shared claim's devices for pods of other jobs: adopted into a
- * group of its first pod's name (claims_held), or NULL.
+ * The live pods, not of group gkey (NULL: any), that share a claim whose
+ * devices job jobid holds: their count, fn(arg, pod, claim) called for
+ * each if fn is not NULL.
  */
-struct group *claims_adopt(struct reconcile *, uint32_t jobid,
-    const char *admin_comment);
-/* Does g's job hold a shared claim's devices for a live pod of another? */
-int claims_held(struct reconcile *, struct group *g);
-/* Slurm ended or took back g's job: the pods sharing its claims yield. */
-void claims_end_joiners(struct reconcile *, const struct group *g);
-int claims_write(struct k8s_client *, struct wreq *w);
+size_t claims_joiners(struct reconcile *, uint32_t jobid, const char *gkey,
+    void (*fn)(void *arg, struct pod_entry *, const json_t *claim), void *arg);
+int    claims_write(struct k8s_client *, struct wreq *w);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
 void writer_release(struct reconcile *, struct pod_entry *);
 /* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */

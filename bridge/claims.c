@@ -184,9 +184,9 @@ claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod,
 			  "s:[{s:s, s:s, s:s}]}}",
 	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
 	    k8s_obj_uid(claim), "holder", ANN_SLURM_JOBID, jobid,
-	    ANN_SLURM_NODE, snode, "status", "allocation", alloc,
-	    "reservedFor", "resource", "pods", "name", k8s_obj_name(pod),
-	    "uid", k8s_obj_uid(pod)));
+	    ANN_SLURM_NODE, snode, "status", "allocation", alloc, "reservedFor",
+	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
+	    k8s_obj_uid(pod)));
 }
 
 /*
@@ -195,16 +195,17 @@ claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod,
  * the job Slurm allocated for the pod.
  */
 static json_t *
-claims_join_of(struct reconcile *r, const json_t *claim, const json_t *pod,
-    const struct assignment *a, char *err, size_t errlen)
+claims_join_of(const json_t *claim, const json_t *pod,
+    const struct assignment *a, const struct dra_lookup *lk, char *err,
+    size_t errlen)
 {
-	const char   *snode;
-	uint32_t      jobid;
-	struct group *hg;
+	const char *snode;
+	char	    why[256];
+	uint32_t    jobid;
 
 	if (dra_claim_holder(claim, &jobid, &snode) == -1 ||
-	    (hg = group_by_job(r, jobid)) == NULL || hg->cancelled ||
-	    hg->disruption != NULL || hg->end_msg != NULL) {
+	    (lk->busy != NULL &&
+		lk->busy(lk->arg, claim, why, sizeof(why)) == 1)) {
 		snprintf(err, errlen,
 		    "ResourceClaim %.63s is no longer held by a live job of "
 		    "this install",
@@ -219,8 +220,8 @@ claims_join_of(struct reconcile *r, const json_t *claim, const json_t *pod,
 		return (NULL);
 	}
 	/* The allocation it joins: a copy, for the writer thread. */
-	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:{s:s, s:s, s:s}}",
-	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:{s:s, s:s, s:s}}", "ns",
+	    k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
 	    k8s_obj_uid(claim), "join", (json_int_t)jobid, "allocation",
 	    json_deep_copy(k8s_obj_get(claim, "status.allocation")), "ref",
 	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
@@ -229,8 +230,8 @@ claims_join_of(struct reconcile *r, const json_t *claim, const json_t *pod,
 
 int
 claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
-    const char *knode, const struct assignment *a, json_t **out, char *err,
-    size_t errlen)
+    const char *knode, const struct assignment *a, const struct dra_lookup *lk,
+    json_t **out, char *err, size_t errlen)
 {
 	json_t	     *pod, *slices = NULL, *classes = NULL;
 	json_t	     *alloc, *spec, *maps = NULL, *w;
@@ -281,7 +282,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			continue; /* a retry or a restart */
 		/* Shared: another job holds its devices; the pod joins. */
 		if (k8s_obj_get(claim, "status.allocation") != NULL) {
-			if ((w = claims_join_of(r, claim, pod, a, err,
+			if ((w = claims_join_of(claim, pod, a, lk, err,
 				 errlen)) == NULL) {
 				rc = -2;
 				goto out;
@@ -319,8 +320,8 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			 * rather than making a second one.
 			 */
 			snprintf(key, sizeof(key),
-			    "%.200s-extended-resources-%.8s",
-			    k8s_obj_name(pod), e->rec->uid);
+			    "%.200s-extended-resources-%.8s", k8s_obj_name(pod),
+			    e->rec->uid);
 			json_object_set_new(w, "create",
 			    json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, "
 				      "s:s, s:s, s:b, s:b}]}, s:O}",
@@ -450,7 +451,8 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 		patch = json_pack("[{s:s, s:s, s:O}, {s:s, s:s, s:O}]", "op",
 		    "test", "path", "/status/allocation", "value",
 		    json_object_get(cw, "allocation"), "op", "add", "path",
-		    "/status/reservedFor/-", "value", json_object_get(cw, "ref"));
+		    "/status/reservedFor/-", "value",
+		    json_object_get(cw, "ref"));
 		rc = k8s_patch(c, path, K8S_PATCH_JSON, patch, NULL, err);
 	} else {
 		patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid,
@@ -507,66 +509,6 @@ claims_write(struct k8s_client *c, struct wreq *w)
 	return (0);
 }
 
-/* The claim key ns/name of a claim object. */
-static void
-claims_key(const json_t *claim, char *key, size_t len)
-{
-	snprintf(key, len, "%s/%s",
-	    k8s_obj_namespace(claim) != NULL ? k8s_obj_namespace(claim) : "",
-	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
-}
-
-/* Does group g's job still serve its claims (allocated, not ending)? */
-static int
-claims_group_live(const struct group *g)
-{
-	return (g != NULL && !g->cancelled && g->disruption == NULL &&
-	    g->end_msg == NULL &&
-	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
-		g->state == G_ALLOCATED || g->state == G_BOUND));
-}
-
-int
-claims_busy(void *arg, const json_t *claim, char *why, size_t whylen)
-{
-	const struct claims_asker *ask = arg;
-	struct reconcile	  *r = ask->r;
-	struct group		  *g;
-	const char		  *owner, *snode;
-	char			   key[512];
-	uint32_t		   jobid;
-
-	claims_key(claim, key, sizeof(key));
-	if (k8s_obj_get(claim, "status.allocation") == NULL) {
-		owner = json_string_value(
-		    json_object_get(r->claim_allocators, key));
-		if (owner == NULL || strcmp(owner, ask->gkey) == 0)
-			return (0);
-		g = map_get(r->groups, owner);
-		if (!claims_group_live(g) || g->state == G_BOUND) {
-			json_object_del(r->claim_allocators, key);
-			return (0);
-		}
-		snprintf(why, whylen,
-		    "the Slurm job of %.100s will allocate it; this pod "
-		    "shares it once that job runs",
-		    g->name);
-		return (1);
-	}
-	if (dra_claim_holder(claim, &jobid, &snode) == -1)
-		return (0); /* not ours: dra.c says so */
-	g = group_by_job(r, jobid);
-	if (!claims_group_live(g) ||
-	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {
-		snprintf(why, whylen,
-		    "Slurm job %u, which holds its devices, is ending; "
-		    "waiting for them to be released",
-		    jobid);
-		return (1);
-	}
-	return (0);
-}
-
 void
 claims_allocating(struct reconcile *r, const struct group *g,
     struct pod_entry *const *pods, size_t n)
@@ -611,16 +553,9 @@ claims_forget(struct reconcile *r, const struct group *g)
 	}
 }
 
-/*
- * Calls fn (if not NULL) for each pod not of group gkey that shares a
- * claim whose devices job jobid holds and has not ended; the count of
- * them.
- */
-static size_t
+size_t
 claims_joiners(struct reconcile *r, uint32_t jobid, const char *gkey,
-    void (*fn)(struct reconcile *, const struct group *, struct pod_entry *,
-	const json_t *claim),
-    const struct group *g)
+    void (*fn)(void *arg, struct pod_entry *, const json_t *claim), void *arg)
 {
 	struct pod_entry *e;
 	const json_t	 *ref;
@@ -653,53 +588,13 @@ claims_joiners(struct reconcile *r, uint32_t jobid, const char *gkey,
 				continue;
 			n++;
 			if (fn != NULL)
-				fn(r, g, e, v);
+				fn(arg, e, v);
 		}
 	}
 	return (n);
 }
 
-struct group *
-claims_adopt(struct reconcile *r, uint32_t jobid, const char *admin_comment)
-{
-	struct group_id gid;
-	struct group   *g = NULL;
-	json_t	       *pods;
-	const char     *first, *slash;
-	char		ns[256];
-
-	if (claims_joiners(r, jobid, NULL, NULL, NULL) == 0 ||
-	    (pods = translate_admin_pods(admin_comment)) == NULL)
-		return (NULL);
-	first = json_string_value(json_array_get(pods, 0));
-	if (first == NULL || (slash = strchr(first, '/')) == NULL)
-		goto out;
-	memset(&gid, 0, sizeof(gid));
-	snprintf(gid.key, sizeof(gid.key), "pod:%s", first);
-	snprintf(gid.name, sizeof(gid.name), "%s", slash + 1);
-	gid.min_member = 1;
-	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - first), first);
-	g = group_get(r, &gid, ns);
-	if (g->jobid != 0 && g->jobid != jobid) {
-		g = NULL; /* its name serves another job now */
-		goto out;
-	}
-	g->jobid = jobid;
-	g->hinted = 0;
-	group_set_state(r, g, G_BOUND);
-	group_job_pods(g, pods, admin_comment);
-	group_index_put(r, jobid, g->key);
-	g->claims_held = 1;
-	log_info("group %s: adopted slurm job %u: its pods ended, and it holds "
-		 "the devices of shared ResourceClaims for pods of other jobs",
-	    g->key, jobid);
-out:
-	json_decref(pods);
-	return (g);
-}
-
-/* Does a pod of g name a claim (the only kind pods of other jobs share)? */
-static int
+int
 claims_named(struct reconcile *r, const struct group *g)
 {
 	const struct pod_entry *e;
@@ -712,51 +607,4 @@ claims_named(struct reconcile *r, const struct group *g)
 			return (1);
 	}
 	return (0);
-}
-
-int
-claims_held(struct reconcile *r, struct group *g)
-{
-	size_t n;
-
-	/* Most jobs hold no claim: no walk of the claims for them. */
-	if (!g->claims_held && !claims_named(r, g))
-		return (0);
-	n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
-
-	if (n > 0 && !g->claims_held)
-		log_info("group %s: its pods ended; slurm job %u keeps holding "
-			 "the devices of its shared ResourceClaims for %zu "
-			 "pod(s) of other jobs",
-		    g->key, g->jobid, n);
-	g->claims_held = n > 0;
-	return (n > 0);
-}
-
-/* A joiner yields as the job whose devices it uses. */
-static void
-claims_end_one(struct reconcile *r, const struct group *g,
-    struct pod_entry *e, const json_t *claim)
-{
-	char msg[512];
-
-	if (e->rec->delete_at != 0)
-		return;
-	snprintf(msg, sizeof(msg), "%s (it held the devices of ResourceClaim "
-	    "%.63s this pod shares)",
-	    g->disruption != NULL ? g->disruption : g->end_msg,
-	    k8s_obj_name(claim));
-	if (g->disruption != NULL)
-		writer_preempt(r, e, msg, g->grace_end);
-	else
-		writer_delete(r, e, msg);
-}
-
-void
-claims_end_joiners(struct reconcile *r, const struct group *g)
-{
-	if ((g->disruption == NULL && g->end_msg == NULL) ||
-	    (!g->claims_held && !claims_named(r, g)))
-		return;
-	(void)claims_joiners(r, g->jobid, g->key, claims_end_one, g);
 }

@@ -391,6 +391,75 @@ group_place(const struct group *g, size_t n, struct assignment *a, char *err,
 	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, err, errlen));
 }
 
+/* Does group g's job still serve its claims (allocated, not ending)? */
+static int
+group_serves_claims(const struct group *g)
+{
+	return (g != NULL && !g->cancelled && g->disruption == NULL &&
+	    g->end_msg == NULL &&
+	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
+		g->state == G_ALLOCATED || g->state == G_BOUND));
+}
+
+/*
+ * dra_busy_fn (dra.h) for a struct claims_asker: a pod waits for a free
+ * claim while another group's job, about to run, will allocate it, and for
+ * a shared one while the job holding its devices is ending.
+ */
+static int
+group_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
+{
+	const struct claims_asker *ask = arg;
+	struct reconcile	  *r = ask->r;
+	struct group		  *g;
+	const char		  *owner, *snode;
+	char			   key[512];
+	uint32_t		   jobid;
+
+	snprintf(key, sizeof(key), "%s/%s",
+	    k8s_obj_namespace(claim) != NULL ? k8s_obj_namespace(claim) : "",
+	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
+	if (k8s_obj_get(claim, "status.allocation") == NULL) {
+		owner = json_string_value(
+		    json_object_get(r->claim_allocators, key));
+		if (owner == NULL || strcmp(owner, ask->gkey) == 0)
+			return (0);
+		g = map_get(r->groups, owner);
+		if (!group_serves_claims(g) || g->state == G_BOUND) {
+			json_object_del(r->claim_allocators, key);
+			return (0);
+		}
+		snprintf(why, whylen,
+		    "the Slurm job of %.100s will allocate it; this pod "
+		    "shares it once that job runs",
+		    g->name);
+		return (1);
+	}
+	if (dra_claim_holder(claim, &jobid, &snode) == -1)
+		return (0); /* not ours: dra.c says so */
+	g = group_by_job(r, jobid);
+	if (!group_serves_claims(g) ||
+	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {
+		snprintf(why, whylen,
+		    "Slurm job %u, which holds its devices, is ending; "
+		    "waiting for them to be released",
+		    jobid);
+		return (1);
+	}
+	return (0);
+}
+
+/* The claim lookup for group g's pods (ask: its storage). */
+static void
+group_claims_lookup(struct reconcile *r, const struct group *g,
+    struct claims_asker *ask, struct dra_lookup *dl)
+{
+	ask->r = r;
+	ask->gkey = g->key;
+	caches_claims_init(ask, dl);
+	dl->busy = group_claim_busy;
+}
+
 /*
  * What an allocated group's members need next, given the writes in
  * flight.  The assignment is a pure function of the job's pod list and
@@ -401,13 +470,16 @@ group_place(const struct group *g, size_t n, struct assignment *a, char *err,
 static void
 group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 {
-	struct assignment *a;
-	struct pod_entry  *e;
-	char		   msg[384], errs[256];
-	size_t		   i, n = g->job_pods.n;
-	size_t		   unbound = 0, meta = 0;
-	int		   failed = 0, unplanned = 0, rc;
+	struct assignment  *a;
+	struct pod_entry   *e;
+	char		    msg[384], errs[256];
+	size_t		    i, n = g->job_pods.n;
+	size_t		    unbound = 0, meta = 0;
+	int		    failed = 0, unplanned = 0, rc;
+	struct claims_asker ask;
+	struct dra_lookup   dl;
 
+	group_claims_lookup(r, g, &ask, &dl);
 	a = xcalloc(n ? n : 1, sizeof(*a));
 	if (group_place(g, n, a, errs, sizeof(errs)) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
@@ -465,7 +537,7 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		/* Its claims get the devices Slurm gave it, or no bind. */
 		rc = claims_plan(r, e, g->jobid, group_node_name(r, a[i].node),
-		    &a[i], &claims, errs, sizeof(errs));
+		    &a[i], &dl, &claims, errs, sizeof(errs));
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg),
 			    "Slurm job %u: not bound: %s%s", g->jobid, errs,
@@ -619,7 +691,7 @@ group_translate(struct reconcile *r, struct group *g,
 	struct translate_src   src;
 	struct workload_lookup lk;
 	struct dra_lookup      dl;
-	struct claims_asker    ask = { r, g->key };
+	struct claims_asker    ask;
 	json_t		     **pods, *layers[WORKLOAD_LAYERS];
 	size_t		       i;
 	int		       rc;
@@ -633,7 +705,7 @@ group_translate(struct reconcile *r, struct group *g,
 	caches_lookup_init(r, &lk);
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
-	caches_claims_init(&ask, &dl);
+	group_claims_lookup(r, g, &ask, &dl);
 	src.dra = &dl;
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
@@ -983,6 +1055,49 @@ group_unsized(struct reconcile *r, struct group *g)
 }
 
 /*
+ * Does g's job hold a shared claim's devices for a live pod of another
+ * group?  Then it lives on (its pods ended).  Only a job whose pods name a
+ * claim can: no walk of the claims for the others.
+ */
+static int
+group_claims_held(struct reconcile *r, struct group *g)
+{
+	size_t n;
+
+	if (!g->claims_held && !claims_named(r, g))
+		return (0);
+	n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
+	if (n > 0 && !g->claims_held)
+		log_info("group %s: its pods ended; slurm job %u keeps holding "
+			 "the devices of its shared ResourceClaims for %zu "
+			 "pod(s) of other jobs",
+		    g->key, g->jobid, n);
+	g->claims_held = n > 0;
+	return (n > 0);
+}
+
+/* A pod sharing a claim of g's yields with g's job (claims_joiners' fn). */
+static void
+group_end_joiner(void *arg, struct pod_entry *e, const json_t *claim)
+{
+	struct reconcile *r = ((void **)arg)[0];
+	struct group	 *g = ((void **)arg)[1];
+	char		  msg[512];
+
+	if (e->rec->delete_at != 0)
+		return;
+	snprintf(msg, sizeof(msg),
+	    "%s (it held the devices of ResourceClaim %.63s this pod "
+	    "shares)",
+	    g->disruption != NULL ? g->disruption : g->end_msg,
+	    k8s_obj_name(claim));
+	if (g->disruption != NULL)
+		writer_preempt(r, e, msg, g->grace_end);
+	else
+		writer_delete(r, e, msg);
+}
+
+/*
  * Deletes the live members of a group whose job Slurm ended, with an Event
  * carrying Slurm's state and reason.  A failed delete is retried from the
  * sweep (group_evaluate) until the pod is deleting or gone.
@@ -1002,7 +1117,14 @@ group_end_members(struct reconcile *r, struct group *g)
 		else
 			writer_delete(r, e, g->end_msg);
 	}
-	claims_end_joiners(r, g);
+	/* ... and the pods of other jobs that share its claims' devices. */
+	if ((g->disruption != NULL || g->end_msg != NULL) &&
+	    (g->claims_held || claims_named(r, g))) {
+		void *arg[2] = { r, g };
+
+		(void)claims_joiners(r, g->jobid, g->key, group_end_joiner,
+		    arg);
+	}
 }
 
 void
@@ -1368,7 +1490,7 @@ group_member_gone(struct reconcile *r, struct group *g)
 			/* Only a job Slurm took back may be forgotten. */
 			if (g->cancelled)
 				group_reset(r, g);
-		} else if (n == 0 && !claims_held(r, g))
+		} else if (n == 0 && !group_claims_held(r, g))
 			group_finish(r, g);
 	}
 	/*

@@ -105,6 +105,51 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 }
 
 /*
+ * At a restart, a job of this install no live pod of its own wants that
+ * holds a shared claim's devices for pods of other jobs: adopted into a
+ * group of its first pod's name, which lives while they do; or NULL.
+ */
+static struct group *
+poll_adopt_holder(struct reconcile *r, uint32_t jobid,
+    const char *admin_comment)
+{
+	struct group_id gid;
+	struct group   *g = NULL;
+	json_t	       *pods;
+	const char     *first, *slash;
+	char		ns[256];
+
+	if (claims_joiners(r, jobid, NULL, NULL, NULL) == 0 ||
+	    (pods = translate_admin_pods(admin_comment)) == NULL)
+		return (NULL);
+	first = json_string_value(json_array_get(pods, 0));
+	if (first == NULL || (slash = strchr(first, '/')) == NULL)
+		goto out;
+	memset(&gid, 0, sizeof(gid));
+	snprintf(gid.key, sizeof(gid.key), "pod:%s", first);
+	snprintf(gid.name, sizeof(gid.name), "%s", slash + 1);
+	gid.min_member = 1;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - first), first);
+	g = group_get(r, &gid, ns);
+	if (g->jobid != 0 && g->jobid != jobid) {
+		g = NULL; /* its name serves another job now */
+		goto out;
+	}
+	g->jobid = jobid;
+	g->hinted = 0;
+	group_set_state(r, g, G_BOUND);
+	group_job_pods(g, pods, admin_comment);
+	group_index_put(r, jobid, g->key);
+	g->claims_held = 1;
+	log_info("group %s: adopted slurm job %u: its pods ended, and it holds "
+		 "the devices of shared ResourceClaims for pods of other jobs",
+	    g->key, jobid);
+out:
+	json_decref(pods);
+	return (g);
+}
+
+/*
  * A pending job's message: Slurm's reason and, once its backfill has
  * planned one, the expected start (to the minute, so a plan that moves by
  * seconds writes nothing).  Every poll's load carries it: no RPC more.
@@ -181,7 +226,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 	}
 	/* Its pods ended, but pods of other jobs use its devices. */
 	if (g == NULL && j->phase != SJOB_ENDED && !r->recovered)
-		g = claims_adopt(r, j->id, j->admin_comment);
+		g = poll_adopt_holder(r, j->id, j->admin_comment);
 	if (g == NULL && r->submits > 0) {
 		/*
 		 * Maybe a job whose submit answer is on its way (one made for

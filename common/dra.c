@@ -296,9 +296,9 @@ dra_spec_count(const json_t *spec, const char *where,
 int
 dra_claim_holder(const json_t *claim, uint32_t *jobid, const char **node)
 {
-	const char    *id = k8s_obj_annotation(claim, ANN_SLURM_JOBID);
-	char	      *end;
-	unsigned long  v;
+	const char   *id = k8s_obj_annotation(claim, ANN_SLURM_JOBID);
+	char	     *end;
+	unsigned long v;
 
 	*node = k8s_obj_annotation(claim, ANN_SLURM_NODE);
 	if (id == NULL || *node == NULL || **node == '\0' || *id < '1' ||
@@ -380,8 +380,7 @@ dra_claim_use(const json_t *claim, const char *where, const char *pod_uid,
 static int
 dra_entry(const json_t *pod, const json_t *e, const char *where,
     const struct dra_classes *classes, const struct dra_lookup *lk,
-    const char **gname, int64_t *total, char **join, char *err,
-    size_t errlen)
+    const char **gname, int64_t *total, char **join, char *err, size_t errlen)
 {
 	const char  *ns = k8s_obj_namespace(pod), *tmpl, *cname;
 	const char  *node = NULL, *jname = NULL;
@@ -714,8 +713,8 @@ dra_device_is(const json_t *dev, const struct dra_class *k, long idx)
 	if (k->names != NULL) {
 		for (n = 0; k->names[n] != NULL && (long)n < idx; n++)
 			;
-		return ((long)n == idx && k->names[n] != NULL &&
-		    name != NULL && strcmp(k->names[n], name) == 0);
+		return ((long)n == idx && k->names[n] != NULL && name != NULL &&
+		    strcmp(k->names[n], name) == 0);
 	}
 	if (k->name_pattern != NULL &&
 	    (at = strstr(k->name_pattern, "{index}")) != NULL) {

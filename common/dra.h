@@ -31,9 +31,9 @@
 
 /* One DeviceClass mapped to a Slurm GRES (owned strings). */
 struct dra_class {
-	char   *name;	    /* the DeviceClass, e.g. gpu.nvidia.com */
-	char   *driver;	    /* its ResourceSlices' spec.driver */
-	char   *gres;	    /* GRES name[:type], e.g. gpu or gpu:1g.10gb */
+	char *name;   /* the DeviceClass, e.g. gpu.nvidia.com */
+	char *driver; /* its ResourceSlices' spec.driver */
+	char *gres;   /* GRES name[:type], e.g. gpu or gpu:1g.10gb */
 	/*
 	 * Which device is Slurm's GRES index N, the first given of: names
 	 * (the Nth entry is its name: a site's table, for MIG layouts),
@@ -42,7 +42,7 @@ struct dra_class {
 	 */
 	char   *index_attr;
 	char   *name_pattern;
-	char  **names; /* NULL-terminated, or NULL */
+	char  **names;	    /* NULL-terminated, or NULL */
 	json_t *attributes; /* {"type": "gpu"}: what a device must also have */
 };
 
@@ -81,8 +81,8 @@ typedef json_t *(
  * must wait for it (another pod's job is about to allocate it, or the job
  * holding it is ending), else 0.
  */
-typedef int (*dra_busy_fn)(void *arg, const json_t *claim, char *why,
-    size_t whylen);
+typedef int (
+    *dra_busy_fn)(void *arg, const json_t *claim, char *why, size_t whylen);
 
 struct dra_lookup {
 	dra_lookup_fn fn;

@@ -39,7 +39,7 @@
  * devices ("12,40"); the epilog waits for it as for their own pods.
  */
 #define ANN_SLURM_DEVICE_JOBS "scheduler.slinky.slurm.net/device-jobs"
-#define LABEL_POD_GROUP	     "scheduling.x-k8s.io/pod-group"
+#define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
 #define PODGROUP_CONDITION    "PodGroupInitiallyScheduled"
 #define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"

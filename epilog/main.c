@@ -37,15 +37,15 @@
 #include "xmalloc.h"
 #include "policy.h"
 
-#define EPILOG_KUBECONFIG "/etc/slurm-bridge/epilog.kubeconfig"
-#define EPILOG_DRAIN	  "slurm-bridge-epilog:"
-#define EPILOG_MAX_WAIT_S 300
+#define EPILOG_KUBECONFIG  "/etc/slurm-bridge/epilog.kubeconfig"
+#define EPILOG_DRAIN	   "slurm-bridge-epilog:"
+#define EPILOG_MAX_WAIT_S  300
 #define EPILOG_INTERVAL_MS 500
 
 struct epilog {
 	struct k8s_client *client;
 	const char	  *jobid;
-	const char	  *snode; /* Slurm's name */
+	const char	  *snode;      /* Slurm's name */
 	char		   knode[256]; /* Kubernetes' */
 	int		   max_wait_s;
 	int		   interval_ms;
@@ -85,8 +85,8 @@ epilog_knode(struct epilog *ep, char *err, size_t errlen)
 	    LABEL_SLURM_NODENAME, sel);
 	free(sel);
 	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
-		snprintf(err, errlen, "list nodes: %ld %.32s: %.200s", kerr.status,
-		    kerr.reason, kerr.text);
+		snprintf(err, errlen, "list nodes: %ld %.32s: %.200s",
+		    kerr.status, kerr.reason, kerr.text);
 		return (-1);
 	}
 	name = k8s_obj_name(json_array_get(json_object_get(list, "items"), 0));
@@ -133,8 +133,8 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
 	free(node);
 	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
-		snprintf(err, errlen, "list pods on %.64s: %ld %.32s: %.200s", ep->knode,
-		    kerr.status, kerr.reason, kerr.text);
+		snprintf(err, errlen, "list pods on %.64s: %ld %.32s: %.200s",
+		    ep->knode, kerr.status, kerr.reason, kerr.text);
 		return (-1);
 	}
 	names[0] = '\0';
@@ -147,14 +147,15 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 			!epilog_listed(k8s_obj_annotation(pod,
 					   ANN_SLURM_DEVICE_JOBS),
 			    ep->jobid)) ||
-		    (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
-					  strcmp(phase, "Failed") == 0)))
+		    (phase != NULL &&
+			(strcmp(phase, "Succeeded") == 0 ||
+			    strcmp(phase, "Failed") == 0)))
 			continue;
 		n++;
 		if (off < len)
-			off += (size_t)snprintf(names + off, len - off, "%s%s/%s",
-			    off > 0 ? " " : "", k8s_obj_namespace(pod),
-			    k8s_obj_name(pod));
+			off += (size_t)snprintf(names + off, len - off,
+			    "%s%s/%s", off > 0 ? " " : "",
+			    k8s_obj_namespace(pod), k8s_obj_name(pod));
 	}
 	json_decref(list);
 	return (n);
@@ -190,7 +191,7 @@ epilog_run(struct epilog *ep)
 	struct timespec ts;
 	char		names[512], err[512] = "", reason[700];
 	int64_t		start = clock_ms(CLOCK_MONOTONIC), waited;
-	int	n = -1, told = 0;
+	int		n = -1, told = 0;
 
 	for (;;) {
 		if (ep->knode[0] != '\0' ||
@@ -222,12 +223,12 @@ epilog_run(struct epilog *ep)
 	if (n > 0)
 		snprintf(reason, sizeof(reason),
 		    EPILOG_DRAIN " pods of job %s still running after "
-				       "%ds: %.300s",
+				 "%ds: %.300s",
 		    ep->jobid, ep->max_wait_s, names);
 	else
 		snprintf(reason, sizeof(reason),
 		    EPILOG_DRAIN " cannot tell whether the pods of job "
-				       "%s stopped: %.300s",
+				 "%s stopped: %.300s",
 		    ep->jobid, err);
 	log_warnx("node %s: draining: %s", ep->snode, reason);
 	if (epilog_drain(ep, reason) == -1) {
@@ -320,9 +321,9 @@ main(int argc, char **argv)
 		k8s_config_free(kconf);
 		return (epilog_drain(&ep,
 			    EPILOG_DRAIN " no API server "
-						"(see --kubeconfig)") == 0 ?
-			   0 :
-			   1);
+					 "(see --kubeconfig)") == 0 ?
+			0 :
+			1);
 	}
 	k8s_client_set_timeout(ep.client, 5000);
 	rc = epilog_run(&ep);

@@ -189,7 +189,8 @@ START_TEST(test_dra_shapes_refused)
 	    "\"firstAvailable\": [{\"name\": \"a\", \"deviceClassName\": "
 	    "\"gpu.example.com\"}]}]}}}}",
 	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "firstAvailable (alternatives)"));
 	json_decref(lk_template);
@@ -199,19 +200,22 @@ START_TEST(test_dra_shapes_refused)
 	    "{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}}], "
 	    "\"constraints\": [{\"matchAttribute\": \"x/numa\"}]}}}}",
 	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "spec.devices.constraints"));
 	/* A template that is not there yet: waiting, not refused. */
 	json_decref(lk_template);
 	lk_template = NULL;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
 	    "waiting for it to exist");
 	/* No lookup (the webhook): claims are the scheduler's to judge. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_ptr_null(gres);
 	json_decref(pod);
@@ -232,7 +236,8 @@ START_TEST(test_dra_claim_states)
 	/* kube-controller-manager has not made it yet. */
 	st = json_object_get(pod, "status");
 	json_object_del(st, "resourceClaimStatuses");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "waiting for kube-controller-manager "
@@ -243,7 +248,8 @@ START_TEST(test_dra_claim_states)
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "q", "uid", "u-q"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
@@ -255,12 +261,14 @@ START_TEST(test_dra_claim_states)
 	    "annotations",
 	    json_pack("{s:s, s:s}", "scheduler.slinky.slurm.net/slurm-jobid",
 		"12", "slinky.slurm.net/slurm-node", "n3"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "is reserved for another pod"));
 	/* The scheduler says wait (its holder is ending, say). */
 	lk_busy_why = "Slurm job 12, which holds its devices, is ending";
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
@@ -270,7 +278,8 @@ START_TEST(test_dra_claim_states)
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "p", "uid", "u-p"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:2");
 	free(gres);
@@ -307,7 +316,8 @@ START_TEST(test_dra_claim_shared)
 	    "status", "allocation", "reservedFor", "resource", "pods", "name",
 	    "q", "uid", "u-q");
 	/* Joins on n3; only its own extended resource is GRES. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:1");
 	ck_assert_str_eq(join_node, "n3");
@@ -317,10 +327,12 @@ START_TEST(test_dra_claim_shared)
 	/* Its pods gone, kube-controller-manager releasing it: wait. */
 	json_object_set_new(json_object_get(lk_claim, "status"), "reservedFor",
 	    json_array());
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
-	ck_assert_ptr_nonnull(strstr(err, "kube-controller-manager is "
-					  "releasing its devices"));
+	ck_assert_ptr_nonnull(strstr(err,
+	    "kube-controller-manager is "
+	    "releasing its devices"));
 	ck_assert_ptr_null(join_node);
 	ck_assert_ptr_null(gres);
 	/* A bad holder annotation is no holder: another scheduler's. */
@@ -330,7 +342,8 @@ START_TEST(test_dra_claim_shared)
 	claim2 = k8s_obj_get(lk_claim, "metadata.annotations");
 	json_object_set_new(claim2, "scheduler.slinky.slurm.net/slurm-jobid",
 	    json_string("12x"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "by another scheduler"));
 	/* A request no GRES expresses is refused, whoever holds the claim. */
@@ -340,8 +353,9 @@ START_TEST(test_dra_claim_shared)
 	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
 			     sizeof(err)),
 	    -1);
-	ck_assert_ptr_nonnull(strstr(err, "allocationMode All is not "
-					  "supported"));
+	ck_assert_ptr_nonnull(strstr(err,
+	    "allocationMode All is not "
+	    "supported"));
 	json_decref(pod);
 	dra_classes_cleanup(&c);
 }
@@ -389,13 +403,15 @@ START_TEST(test_dra_extended)
 		       "\"resources\": {\"requests\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "gpu.example.com\": \"2\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
 	/* A cluster that does not back them with DRA (before 1.36). */
 	c.extended_off = 1;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "spec.containers[0].resources.limits: "
@@ -404,7 +420,8 @@ START_TEST(test_dra_extended)
 	    "Allocation"));
 	c.extended_off = 0;
 	/* The webhook (no lookup) counts them the same. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err,
+			     sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
@@ -414,7 +431,8 @@ START_TEST(test_dra_extended)
 		       "\"a\", \"resources\": {\"limits\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "fpga.example.com\": \"1\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err, sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
 	    -1);
 	ck_assert_str_eq(err,
 	    "spec.containers[0].resources.limits: "
@@ -570,10 +588,10 @@ static const char *
 device_of(const struct dra_classes *c, const char *cls, const char *devs,
     long idx, char *buf, size_t len)
 {
-	char	     sj[2048], err[512];
-	json_t	    *spec, *slices, *a;
-	const char  *d;
-	size_t	     used = 0;
+	char	    sj[2048], err[512];
+	json_t	   *spec, *slices, *a;
+	const char *d;
+	size_t	    used = 0;
 
 	snprintf(sj, sizeof(sj), "{\"deviceClassName\": \"%s\"}", cls);
 	spec = spec_of(sj);
@@ -586,8 +604,10 @@ device_of(const struct dra_classes *c, const char *cls, const char *devs,
 	ck_assert_ptr_nonnull(slices);
 	a = dra_allocation(spec, NULL, c, slices, "n1", &idx, 1, &used, err,
 	    sizeof(err));
-	d = json_string_value(json_object_get(
-	    json_array_get(k8s_obj_get(a, "devices.results"), 0), "device"));
+	d = json_string_value(
+	    json_object_get(json_array_get(k8s_obj_get(a, "devices.results"),
+				0),
+		"device"));
 	snprintf(buf, len, "%s", d != NULL ? d : err);
 	json_decref(a);
 	json_decref(spec);
@@ -641,10 +661,10 @@ START_TEST(test_dra_device_names)
 			     buf, sizeof(buf)),
 	    "gpu-0-mig-19-1-1");
 	/* Past the table, or of another type: no device. */
-	ck_assert_ptr_nonnull(strstr(device_of(&cf->dra,
-					 "mig-1g.10gb.nvidia.com", devs, 2, buf,
-					 sizeof(buf)),
-	    "whose name is in deviceNames (it lists 2, none for index 2)"));
+	ck_assert_ptr_nonnull(
+	    strstr(device_of(&cf->dra, "mig-1g.10gb.nvidia.com", devs, 2, buf,
+		       sizeof(buf)),
+		"whose name is in deviceNames (it lists 2, none for index 2)"));
 	ck_assert_str_eq(device_of(&cf->dra, "whole", devs, 1, buf,
 			     sizeof(buf)),
 	    "gpu-1");
@@ -656,8 +676,8 @@ START_TEST(test_dra_device_names)
 	    fp);
 	fclose(fp);
 	ck_assert_int_eq(config_load(cf, path, buf, sizeof(buf)), -1);
-	ck_assert_msg(strstr(buf,
-			  "deviceClasses.deviceName: \"gpu-N\" has no {index}") !=
+	ck_assert_msg(
+	    strstr(buf, "deviceClasses.deviceName: \"gpu-N\" has no {index}") !=
 		NULL,
 	    "%s", buf);
 	config_free(cf);

@@ -1248,13 +1248,15 @@ START_TEST(test_gang_claims)
 			"uid"),
 		    k8s_obj_str(pod, "metadata.uid"));
 		/* Who holds its devices, for pods that share it. */
-		ck_assert_str_eq(json_string_value(json_object_get(
-				     json_object_get(cw, "holder"),
-				     ANN_SLURM_JOBID)),
+		ck_assert_str_eq(json_string_value(
+				     json_object_get(json_object_get(cw,
+							 "holder"),
+					 ANN_SLURM_JOBID)),
 		    k8s_obj_annotation(pod, ANN_SLURM_JOBID));
-		ck_assert_str_eq(json_string_value(json_object_get(
-				     json_object_get(cw, "holder"),
-				     ANN_SLURM_NODE)),
+		ck_assert_str_eq(json_string_value(
+				     json_object_get(json_object_get(cw,
+							 "holder"),
+					 ANN_SLURM_NODE)),
 		    k8s_obj_annotation(pod, ANN_SLURM_NODE));
 		binds++;
 	}

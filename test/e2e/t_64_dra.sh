@@ -207,12 +207,25 @@ scenario "DRA: Slurm ends the job holding a shared claim: the pods sharing it yi
 dra_claim "$ns" two-users
 dra_pod "$ns" h1 "resourceClaimName: two-users" | k apply -f - >/dev/null
 check "a pod with the claim is bound" wait_for 60 pod_has "$ns" h1 "$JP_NODE"
-dra_pod "$ns" j1 "resourceClaimName: two-users" | k apply -f - >/dev/null
+# It takes 15 s to stop once deleted (kwok's delay).
+dra_pod "$ns" j1 "resourceClaimName: two-users" \
+	"  annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: 15s}" |
+	sed 's/terminationGracePeriodSeconds: 0/terminationGracePeriodSeconds: 30/' | k apply -f - >/dev/null
 check "a pod sharing it is bound" wait_for 60 pod_has "$ns" j1 "$JP_NODE"
 hjob=$(pod_field "$ns" h1 "$JP_JOBID_ANN")
+hnode=$(squeue -h -j "$hjob" -o %N)
 scancel "$hjob"
 joiner_deleted() { [ -n "$(pod_field "$ns" j1 '{.metadata.deletionTimestamp}')" ] || pod_gone "$ns" j1; }
 check "scancel of the holder's job deletes the pod that shares its GPU" wait_for 30 joiner_deleted
+if grep -qE '^Epilog(\[0\])? .*epilog' <<<"$(scontrol show config 2>/dev/null)"; then
+	hstate() { sinfo -h -n "$hnode" -o %T 2>/dev/null | head -n1; }
+	sleep 3
+	check_match "its node stays COMPLETING while that pod stops (the epilog reads device-jobs)" "$(hstate)" completing
+	j1_stopped() { [ "$(pod_field "$ns" j1 "$JP_PHASE")" = Failed ] || pod_gone "$ns" j1; }
+	check "the pod stops after its 15 s" wait_for 60 j1_stopped
+	released() { [[ $(hstate) != *completing* ]]; }
+	check "then the node is released" wait_for 30 released
+fi
 ev=$(k -n "$ns" get events --field-selector involvedObject.name=j1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "ResourceClaim two-users")
 echo "    j1 event: $ev"
 check_match "with an Event that names the claim and the job" "$ev" "Slurm job $hjob ended.*ResourceClaim two-users"

@@ -229,8 +229,8 @@ fz_gang_check(const struct translate_src *src,
 	/* Copies naming one ResourceClaim share it: a gang is refused that. */
 	if (dra_gang_shared(pods, n, shared, sizeof(shared)) == -1) {
 		if (rc != -1)
-			fz_fail("a gang sharing a claim was not refused", single,
-			    got);
+			fz_fail("a gang sharing a claim was not refused",
+			    single, got);
 	} else if (strcmp(got, single) != 0)
 		fz_fail("a gang of copies translates differently", single, got);
 	if (rc == 0) {
