@@ -673,6 +673,8 @@ struct group {
 	int    slurm_ends;
 	/* Its pods ended; its job holds a shared claim's devices for others */
 	int claims_held;
+	/* Its job allocated a claim (it may hold one for other jobs' pods) */
+	int allocated_claims;
 	/*
 	 * What a pending job's owner may change of it, as last asked
 	 * (group_spec; NULL for an adopted job), whether its request may
@@ -743,7 +745,9 @@ struct reconcile {
 	struct map *slices;	   /* name -> ResourceSlice */
 	struct map *deviceclasses; /* name -> DeviceClass */
 	/* Claims a job about to run will allocate: ns/name -> group key */
-	json_t		     *claim_allocators;
+	json_t *claim_allocators;
+	/* Joins of shared claims in flight: holder job id -> count */
+	json_t		     *joins_inflight;
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
 	int		      recovering;  /* slurm_nodes is current */
 	struct translate_conf tconf;
@@ -953,6 +957,15 @@ void claims_allocating(struct reconcile *, const struct group *g,
     struct pod_entry *const *pods, size_t n);
 /* g is gone: it allocates nothing. */
 void claims_forget(struct reconcile *, const struct group *g);
+/*
+ * Joins on their way (a Binding's claim writes, delta +1 when sent, -1
+ * when back), and how many are on their way to job jobid's claims: a
+ * holder lives on for them as for the pods it already serves.
+ */
+void claims_joins_inflight(struct reconcile *, const json_t *claims, int delta);
+size_t claims_joins_pending(struct reconcile *, uint32_t jobid);
+/* Do a Binding's claim writes allocate a claim (its job then holds it)? */
+int claims_allocate(const json_t *claims);
 /* Does a pod of g name a ResourceClaim (the kind pods of jobs share)? */
 int claims_named(struct reconcile *, const struct group *g);
 /*

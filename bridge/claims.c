@@ -228,6 +228,45 @@ claims_join_of(const json_t *claim, const json_t *pod,
 	    k8s_obj_uid(pod)));
 }
 
+/*
+ * A claim reserved for the pod by an earlier try of this bind (a retry, a
+ * restart).  Allocated by the pod's own job: its devices are the next of
+ * the pod's GRES indices (*used advances past them).  Shared with another
+ * job's pod: that job must still hold it, on the pod's node, and the
+ * Binding names it again (a join record with nothing to write).  0; -2
+ * with err when the claim no longer serves this job.
+ */
+static int
+claims_reserved_again(const json_t *claim, uint32_t jobid,
+    const struct assignment *a, const struct dra_lookup *lk, size_t *used,
+    json_t *out, char *err, size_t errlen)
+{
+	const char *snode;
+	char	    why[256];
+	uint32_t    holder;
+
+	if (dra_claim_holder(claim, &holder, &snode) == -1)
+		return (0);
+	if (strcmp(snode, a->node) != 0 ||
+	    (holder != jobid && lk->busy != NULL &&
+		lk->busy(lk->arg, claim, why, sizeof(why)) == 1)) {
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s is reserved for the pod with the "
+		    "devices of Slurm job %u on %.63s, which do not serve this "
+		    "job on %.63s",
+		    k8s_obj_name(claim), holder, snode, a->node);
+		return (-2);
+	}
+	if (holder == jobid)
+		*used += json_array_size(
+		    k8s_obj_get(claim, "status.allocation.devices.results"));
+	else
+		json_array_append_new(out,
+		    json_pack("{s:I, s:b}", "join", (json_int_t)holder, "noop",
+			1));
+	return (0);
+}
+
 int
 claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
     const char *knode, const struct assignment *a, const struct dra_lookup *lk,
@@ -278,8 +317,14 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			    i, cname);
 			goto out;
 		}
-		if (claims_reserved(claim, e->rec->uid))
-			continue; /* a retry or a restart */
+		/* A retry or a restart: reserved for the pod already. */
+		if (claims_reserved(claim, e->rec->uid)) {
+			if ((rc = claims_reserved_again(claim, jobid, a, lk,
+				 &used, *out, err, errlen)) < 0)
+				goto out;
+			rc = -1;
+			continue;
+		}
 		/* Shared: another job holds its devices; the pod joins. */
 		if (k8s_obj_get(claim, "status.allocation") != NULL) {
 			if ((w = claims_join_of(claim, pod, a, lk, err,
@@ -307,7 +352,13 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		    knode, idx, (size_t)nidx, &used, err, errlen);
 		if (alloc == NULL)
 			goto out;
-		if ((made = claims_extended_made(r, pod)) != NULL)
+		made = claims_extended_made(r, pod);
+		if (made != NULL && claims_reserved(made, e->rec->uid)) {
+			json_decref(alloc);
+			rc = 0;
+			goto out; /* written by an earlier try */
+		}
+		if (made != NULL)
 			w = claims_write_of(made, alloc, pod, id, a->node);
 		else {
 			w = claims_write_of(pod, alloc, pod, id, a->node);
@@ -389,6 +440,8 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 	char	    path[700];
 	int	    rc;
 
+	if (json_is_true(json_object_get(cw, "noop")))
+		return (0); /* reserved already: only the Binding names it */
 	holder = json_object_get(cw, "holder");
 	if ((create = json_object_get(cw, "create")) != NULL) {
 		json_object_set_new(json_object_get(create, "metadata"),
@@ -606,5 +659,51 @@ claims_named(struct reconcile *r, const struct group *g)
 		    strstr(e->rec->cold, "\"resourceClaims\"") != NULL)
 			return (1);
 	}
+	return (0);
+}
+
+void
+claims_joins_inflight(struct reconcile *r, const json_t *claims, int delta)
+{
+	const json_t *cw;
+	char	      id[24];
+	json_int_t    n;
+	size_t	      i;
+
+	json_array_foreach (claims, i, cw) {
+		if (!json_is_integer(json_object_get(cw, "join")) ||
+		    json_is_true(json_object_get(cw, "noop")))
+			continue;
+		snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(json_object_get(cw, "join")));
+		n = json_integer_value(json_object_get(r->joins_inflight, id)) +
+		    delta;
+		if (n > 0)
+			json_object_set_new(r->joins_inflight, id,
+			    json_integer(n));
+		else
+			json_object_del(r->joins_inflight, id);
+	}
+}
+
+size_t
+claims_joins_pending(struct reconcile *r, uint32_t jobid)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%u", jobid);
+	return (
+	    (size_t)json_integer_value(json_object_get(r->joins_inflight, id)));
+}
+
+int
+claims_allocate(const json_t *claims)
+{
+	const json_t *cw;
+	size_t	      i;
+
+	json_array_foreach (claims, i, cw)
+		if (json_object_get(cw, "holder") != NULL)
+			return (1);
 	return (0);
 }

@@ -425,7 +425,8 @@ group_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 		if (owner == NULL || strcmp(owner, ask->gkey) == 0)
 			return (0);
 		g = map_get(r->groups, owner);
-		if (!group_serves_claims(g) || g->state == G_BOUND) {
+		/* Bound, its write of the claim is about to show. */
+		if (!group_serves_claims(g)) {
 			json_object_del(r->claim_allocators, key);
 			return (0);
 		}
@@ -435,6 +436,7 @@ group_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 		    g->name);
 		return (1);
 	}
+	json_object_del(r->claim_allocators, key);
 	if (dra_claim_holder(claim, &jobid, &snode) == -1)
 		return (0); /* not ours: dra.c says so */
 	g = group_by_job(r, jobid);
@@ -547,12 +549,17 @@ group_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			log_warnx("pod %s: %s", e->key, msg);
 			writer_condition(r, e, msg, 1);
 			unplanned = 1;
-			if (rc == -2) {
+			/* Given up only while nothing of it runs. */
+			if (rc == -2 && !g->allocated_claims &&
+			    group_live(r, g, NULL, 0, 0) ==
+				group_live(r, g, NULL, 0, 1)) {
 				group_cancel(r, g, "its shared claim moved");
 				break;
 			}
 			continue;
 		}
+		if (claims_allocate(claims))
+			g->allocated_claims = 1;
 		writer_bind(r, e, g->key, g->jobid,
 		    group_node_name(r, a[i].node), &a[i], claims);
 	}
@@ -618,6 +625,8 @@ group_write_done(struct reconcile *r, struct wreq *w)
 	const char	 *uid;
 	struct group	 *g;
 
+	if (w->kind == WREQ_BIND)
+		claims_joins_inflight(r, w->claims, -1);
 	uid = e != NULL ? e->rec->uid : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
 		log_debug("pod %s: gone before its write came back", w->pkey);
@@ -1064,9 +1073,10 @@ group_claims_held(struct reconcile *r, struct group *g)
 {
 	size_t n;
 
-	if (!g->claims_held && !claims_named(r, g))
+	if (!g->claims_held && !g->allocated_claims && !claims_named(r, g))
 		return (0);
-	n = claims_joiners(r, g->jobid, g->key, NULL, NULL);
+	n = claims_joiners(r, g->jobid, g->key, NULL, NULL) +
+	    claims_joins_pending(r, g->jobid);
 	if (n > 0 && !g->claims_held)
 		log_info("group %s: its pods ended; slurm job %u keeps holding "
 			 "the devices of its shared ResourceClaims for %zu "
@@ -1119,7 +1129,7 @@ group_end_members(struct reconcile *r, struct group *g)
 	}
 	/* ... and the pods of other jobs that share its claims' devices. */
 	if ((g->disruption != NULL || g->end_msg != NULL) &&
-	    (g->claims_held || claims_named(r, g))) {
+	    (g->claims_held || g->allocated_claims || claims_named(r, g))) {
 		void *arg[2] = { r, g };
 
 		(void)claims_joiners(r, g->jobid, g->key, group_end_joiner,
@@ -1200,6 +1210,8 @@ group_reset(struct reconcile *r, struct group *g)
 	g->recheck = 0;
 	g->updating = 0;
 	g->hinted = 0;
+	g->claims_held = 0;
+	g->allocated_claims = 0;
 }
 
 /* Is pkey one of the pods the group's job was made for? */

@@ -712,6 +712,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->slices = map_new(json_free_cb);
 	r->deviceclasses = map_new(json_free_cb);
 	r->claim_allocators = json_object();
+	r->joins_inflight = json_object();
 	r->writes = json_object();
 	r->releases = json_object();
 	r->orphans = json_array();
@@ -753,6 +754,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->slices);
 	map_free(r->deviceclasses);
 	json_decref(r->claim_allocators);
+	json_decref(r->joins_inflight);
 	json_decref(r->slurm_nodes);
 	json_decref(r->writes);
 	json_decref(r->releases);

@@ -219,6 +219,7 @@ writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 		json_object_set_new(w->body, ANN_SLURM_GRES,
 		    json_string(a->gres));
 	writer_device_jobs(w->body, claims);
+	claims_joins_inflight(r, claims, 1);
 	intern_put(e->bound_node);
 	e->bound_node = intern_get(knode);
 	e->busy = WREQ_BIND;

@@ -328,10 +328,11 @@ dra_claim_use(const json_t *claim, const char *where, const char *pod_uid,
     const struct dra_lookup *lk, const char **node, char *err, size_t errlen)
 {
 	const json_t *ref;
-	const char   *uid, *other = NULL;
-	char	      why[256];
+	const char   *uid, *other = NULL, *ext;
+	char	      why[200];
 	uint32_t      jobid;
 	size_t	      i;
+	int	      mine = 0;
 
 	if (k8s_obj_get(claim, "metadata.deletionTimestamp") != NULL) {
 		snprintf(err, errlen,
@@ -339,25 +340,43 @@ dra_claim_use(const json_t *claim, const char *where, const char *pod_uid,
 		    where);
 		return (DRA_USE_WAIT);
 	}
+	json_array_foreach (k8s_obj_get(claim, "status.reservedFor"), i, ref) {
+		uid = json_string_value(json_object_get(ref, "uid"));
+		if (uid != NULL && pod_uid != NULL && strcmp(uid, pod_uid) == 0)
+			mine = 1;
+		else if (other == NULL)
+			other = json_string_value(json_object_get(ref, "name"));
+	}
 	if (lk->busy != NULL &&
 	    lk->busy(lk->arg, claim, why, sizeof(why)) == 1) {
-		snprintf(err, errlen, "%s: %s", where, why);
+		if (mine && k8s_obj_get(claim, "status.allocation") != NULL)
+			snprintf(err, errlen,
+			    "%s: reserved for this pod with the devices of a "
+			    "Slurm job that is over (%s); kube-controller-"
+			    "manager releases it only once the pod is gone: "
+			    "delete the pod (its controller makes a new one)",
+			    where, why);
+		else
+			snprintf(err, errlen, "%s: %s", where, why);
 		return (DRA_USE_WAIT);
 	}
 	if (k8s_obj_get(claim, "status.allocation") == NULL)
 		return (DRA_USE_ALLOCATE);
-	json_array_foreach (k8s_obj_get(claim, "status.reservedFor"), i, ref) {
-		uid = json_string_value(json_object_get(ref, "uid"));
-		if (uid != NULL && pod_uid != NULL && strcmp(uid, pod_uid) == 0)
-			return (DRA_USE_RESERVED);
-		if (other == NULL)
-			other = json_string_value(json_object_get(ref, "name"));
-	}
+	if (mine)
+		return (DRA_USE_RESERVED);
 	if (other == NULL) {
 		snprintf(err, errlen,
 		    "%s: its pods are gone and kube-controller-manager is "
 		    "releasing its devices; waiting for that",
 		    where);
+		return (DRA_USE_WAIT);
+	}
+	ext = k8s_obj_annotation(claim, DRA_EXTENDED_ANNOTATION);
+	if (ext != NULL && strcmp(ext, "true") == 0) {
+		snprintf(err, errlen,
+		    "%s: made for the extended resources of pod %.63s, it "
+		    "cannot be shared; this pod waits until it is gone",
+		    where, other);
 		return (DRA_USE_WAIT);
 	}
 	if (dra_claim_holder(claim, &jobid, node) == -1) {

@@ -346,6 +346,33 @@ START_TEST(test_dra_claim_shared)
 			     sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "by another scheduler"));
+	/* An extended resource's claim is its pod's alone. */
+	json_object_set_new(claim2, "scheduler.slinky.slurm.net/slurm-jobid",
+	    json_string("12"));
+	json_object_set_new(claim2,
+	    "resource.kubernetes.io/extended-resource-claim",
+	    json_string("true"));
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "made for the extended resources of "
+	    "pod q, it cannot be shared"));
+	json_object_del(claim2,
+	    "resource.kubernetes.io/extended-resource-claim");
+	/* Reserved for this pod by a job that is over: say how to get out. */
+	json_array_append_new(k8s_obj_get(lk_claim, "status.reservedFor"),
+	    json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", "p", "uid",
+		"u-p"));
+	lk_busy_why = "Slurm job 12, which holds its devices, is ending";
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
+			     sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "reserved for this pod with the "
+	    "devices of a Slurm job that is over"));
+	ck_assert_ptr_nonnull(strstr(err, "delete the pod"));
+	lk_busy_why = NULL;
 	/* A request no GRES expresses is refused, whoever holds the claim. */
 	json_object_set_new(lk_claim, "spec",
 	    spec_of("{\"deviceClassName\": \"gpu.example.com\", "
