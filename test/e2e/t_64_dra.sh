@@ -103,8 +103,9 @@ status_writer() {
 			select(.fieldsV1["f:status"]["f:allocation"] != null) | .manager'
 }
 sacct_tres() { sacct -n -X -P -j "$1" -o AllocTRES 2>/dev/null | head -n1; }
-# job_tres JOB: what slurmctld allocated the running job (scontrol's TRES=).
-job_tres() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *TRES=//p' | head -n1; }
+# job_tres JOB: what slurmctld allocated the running job (scontrol's TRES=;
+# AllocTRES= from Slurm 24.11).
+job_tres() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *\(Alloc\)\{0,1\}TRES=//p' | head -n1; }
 
 scenario "DRA: a claim from a template is allocated with the GPUs Slurm chose, before the pod is bound"
 ns=$(new_ns enabled)
