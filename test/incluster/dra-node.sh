@@ -110,4 +110,31 @@ done
 check "g0 and g1 are one Slurm job" same_jobid "$ns" g0 g1
 check_eq "ext's claim is the one its status names" \
 	"$(pod_field "$ns" ext '{.status.extendedResourceClaimStatus.requestMappings[0].containerName}')" probe
+k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
+
+scenario "DRA on a real kubelet: one claim shared by the pods of two Slurm jobs"
+ns=$(new_ns enabled)
+k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: $ns}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+YAML
+for p in s0 s1; do
+	probe "$ns" "$p" | sed 's/resourceClaimTemplateName: two-gpus/resourceClaimName: shared/' | k apply -f - >/dev/null
+done
+for p in s0 s1; do
+	check "$p: started by the kubelet" wait_for 90 pod_is "$ns" "$p" "$JP_PHASE" Running
+	check "$p: its container printed its devices" wait_for 30 printed "$ns" "$p"
+	echo "    $p: Slurm job $(pod_field "$ns" "$p" "$JP_JOBID_ANN"), slurm-gres $(pod_field "$ns" "$p" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-gres}'), device-jobs $(pod_field "$ns" "$p" '{.metadata.annotations.scheduler\.slinky\.slurm\.net/device-jobs}'), container: $(seen "$ns" "$p")"
+done
+holder=$(k -n "$ns" get resourceclaim shared -o jsonpath='{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}')
+hp=s0; [ "$(pod_field "$ns" s1 "$JP_JOBID_ANN")" = "$holder" ] && hp=s1
+check "two Slurm jobs" test "$(pod_field "$ns" s0 "$JP_JOBID_ANN")" != "$(pod_field "$ns" s1 "$JP_JOBID_ANN")"
+check_eq "both containers see the one GPU Slurm gave the holder ($hp, job $holder)" \
+	"$(seen "$ns" s0) $(seen "$ns" s1)" "$(wanted "$ns" "$hp") $(wanted "$ns" "$hp")"
 e2e_summary
