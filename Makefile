@@ -421,7 +421,7 @@ fresh-check: deps
 # .cppcheck-suppressions, a reason above each) over every C file we build:
 # the library, both daemons, the tests, the fuzzers and the bench tools.
 # Either one failing fails lint, as does manifests-check (under a second
-# once Helm is built).  clang-tidy reads each file's flags from
+# once Helm is built) or lint-docs.  clang-tidy reads each file's flags from
 # compile_commands.json, which this Makefile writes from its own rules (so
 # does any editor's clangd); a file's clang-tidy result is kept under
 # $(BUILD)/lint/ until it, a header or the config changes, and -j runs
@@ -477,7 +477,14 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports lint-fmt manifests-check
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt manifests-check lint-docs
+
+# The docs stand alone (scripts/lint-docs.sh, whose header gives the rule):
+# every relative link in README.md, docs/ and manifests/README.md resolves,
+# anchors included, and nothing links outside the repository.
+lint-docs:
+	@echo "  DOCS"
+	$(Q)scripts/lint-docs.sh
 
 # The import graph (scripts/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
@@ -516,7 +523,7 @@ clean:
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
+	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-docs clean fuzz \
 	manifests manifests-check \
 	workload-controllers
 

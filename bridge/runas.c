@@ -58,7 +58,7 @@ runas_not_found(char *err, size_t errlen, const char *key, const char *what,
  * On entry *uid and *gid are the defaults (the scheduler's own).
  * Slurm up to 23.02 honours user_id/group_id in the request when the
  * caller is root or SlurmUser; from 23.11 it takes the owner from the
- * caller's credential instead (see the README, Slurm releases).
+ * caller's credential instead (see docs/admins/releases.md).
  */
 int
 runas_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid, char *err,

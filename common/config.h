@@ -2,7 +2,7 @@
  * The configuration file both daemons read (/etc/slurm-bridge/config.yaml),
  * parsed with libyaml.  Pure: config_load reads one file and fills the
  * struct; nothing else is touched.  The compat keys are Slinky's; the rest
- * are ours, documented in the README's configuration reference.
+ * are ours, documented in docs/admins/configuration.md.
  */
 #ifndef CONFIG_H
 #define CONFIG_H

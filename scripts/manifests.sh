@@ -90,10 +90,11 @@ split() {
 tpl='^slurm-bridge/templates/'
 split "$out_dir/slurm-bridge.yaml" "${tpl}(certs|webhooks)[.]yaml$" 1 \
 	"" \
-	"The in-cluster deployment of slurm-bridge without Helm (manifests/README.md):" \
-	"namespace, service accounts, RBAC, configuration, both Deployments, their" \
-	"Services, PodDisruptionBudgets and NetworkPolicies.  Apply it first, then" \
-	"admission/webhooks.yaml and certs.yaml."
+	"The in-cluster deployment of slurm-bridge without Helm" \
+	"(docs/admins/install.md): namespace, service accounts, RBAC," \
+	"configuration, both Deployments, their Services, PodDisruptionBudgets and" \
+	"NetworkPolicies.  Apply it first, then admission/webhooks.yaml and" \
+	"certs.yaml."
 split "$out_dir/certs.yaml" "${tpl}certs[.]yaml$" 0 \
 	"" \
 	"The Job that makes the TLS Secrets, and its RBAC: apply once after" \

@@ -9,7 +9,7 @@
 
 MF_TOP=$(cd "$E2E_DIR/../.." && pwd)
 MF_DIR=$MF_TOP/manifests
-# What kubectl users apply, in the order manifests/README.md gives.
+# What kubectl users apply, in the order docs/admins/install.md gives.
 MF_FILES=("$MF_DIR/slurm-bridge.yaml" "$MF_DIR/admission/webhooks.yaml" "$MF_DIR/certs.yaml")
 
 # mf_json FILE|DIR...: the objects as a stream of JSON documents (kubectl

@@ -14,10 +14,10 @@
 #      submitted twice or lost;
 #   4. upgrade: a changed value rolls both Deployments; bound pods keep
 #      their jobs, certificates are kept, new pods are placed;
-#   5. uninstall: workloads deleted first (as the README says), then helm
-#      uninstall; nothing of the release is left: no objects in the
-#      namespace but the admin's own, no cluster-scoped objects, no Slurm
-#      jobs, and the namespace deletes at once.
+#   5. uninstall: workloads deleted first (as docs/admins/upgrades.md
+#      says), then helm uninstall; nothing of the release is left: no
+#      objects in the namespace but the admin's own, no cluster-scoped
+#      objects, no Slurm jobs, and the namespace deletes at once.
 #
 # The host-process daemons of bridge-up are stopped first (two schedulers
 # of one name would race); `make bridge-up` brings them back.
@@ -63,11 +63,11 @@ ic_clean_leftovers() {
 	k delete namespace "$IC_NS" --ignore-not-found --wait=true --timeout=120s >/dev/null
 }
 
-# The bridge's identity in Slurm, as README "The bridge's identity in Slurm"
-# asks of a site: UID 65532 has a name on the slurmctld host (this one),
-# an association with the stack's accounts, and AdminLevel=Admin.  (For a
-# Slurm release of its own Debian root, slurmctld runs there: the user is
-# added there, STACK_EXEC.)
+# The bridge's identity in Slurm, as docs/admins/slurm.md ("The bridge's
+# identity in Slurm") asks of a site: UID 65532 has a name on the
+# slurmctld host (this one), an association with the stack's accounts, and
+# AdminLevel=Admin.  (For a Slurm release of its own Debian root, slurmctld
+# runs there: the user is added there, STACK_EXEC.)
 ic_slurm_identity() {
 	"${STACK_EXEC[@]}" getent passwd 65532 >/dev/null ||
 		"${STACK_EXEC[@]}" useradd --system --uid 65532 --no-create-home \
