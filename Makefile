@@ -420,12 +420,12 @@ fresh-check: deps
 # Static analysis: clang-tidy (.clang-tidy) and cppcheck (suppressions in
 # .cppcheck-suppressions, a reason above each) over every C file we build:
 # the library, both daemons, the tests, the fuzzers and the bench tools.
-# Either one failing fails lint, as does manifests-check (under a second
-# once Helm is built).  clang-tidy reads each file's flags from
-# compile_commands.json, which this Makefile writes from its own rules (so
-# does any editor's clangd); a file's clang-tidy result is kept under
-# $(BUILD)/lint/ until it, a header or the config changes, and -j runs
-# files in parallel.
+# Either one failing fails lint, as do manifests-check (under a second
+# once Helm is built) and lint-man (the man pages).  clang-tidy reads each
+# file's flags from compile_commands.json, which this Makefile writes from
+# its own rules (so does any editor's clangd); a file's clang-tidy result
+# is kept under $(BUILD)/lint/ until it, a header or the config changes,
+# and -j runs files in parallel.
 LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
@@ -477,7 +477,7 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports lint-fmt manifests-check
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check
 
 # The import graph (scripts/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
@@ -511,12 +511,21 @@ fmt:
 lint-fmt:
 	$(Q)clang-format --dry-run -Werror $(FMT_FILES)
 
+# The man pages (docs/man/): mandoc's checks of warning level and above;
+# any message fails, whatever mandoc's exit status.
+MAN_PAGES	= $(wildcard docs/man/*.[1-9])
+lint-man:
+	@echo "  MANDOC"
+	$(Q)out=$$(mandoc -Tlint -Wwarning $(MAN_PAGES) 2>&1); rc=$$?; \
+		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
+			echo "$$out"; exit 1; fi
+
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt clean fuzz \
+	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man clean fuzz \
 	manifests manifests-check \
 	workload-controllers
 
