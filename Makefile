@@ -520,13 +520,36 @@ lint-man:
 		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
 			echo "$$out"; exit 1; fi
 
+# make install: the three programs in $(DESTDIR)$(SBINDIR) and the man
+# pages in $(DESTDIR)$(MANDIR)/man5 and man8; make uninstall removes them.
+# SBINDIR, not BINDIR: BINDIR is where the build leaves the programs
+# (here, or build-slurm-<release>/ for another SLURM).
+PREFIX		?= /usr/local
+SBINDIR		?= $(PREFIX)/sbin
+MANDIR		?= $(PREFIX)/share/man
+PROGS		:= slurm-bridge slurm-bridge-admission slurm-bridge-epilog
+PROGS_FROM	= $(if $(SLURM_DELEGATE),build-slurm-$(SLURM),$(BINDIR))
+
+install: all
+	@echo "  INSTALL $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)"
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 0755 $(PROGS:%=$(PROGS_FROM)/%) $(DESTDIR)$(SBINDIR)
+	$(Q)install -m 0644 $(wildcard docs/man/*.5) $(DESTDIR)$(MANDIR)/man5
+	$(Q)install -m 0644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8
+
+uninstall:
+	$(Q)rm -f $(PROGS:%=$(DESTDIR)$(SBINDIR)/%) \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(wildcard docs/man/*.5)) \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man8/%,$(wildcard docs/man/*.8))
+
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man clean fuzz \
-	manifests manifests-check \
+	manifests manifests-check install uninstall \
 	workload-controllers
 
 -include $(DEPS)
