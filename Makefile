@@ -420,12 +420,12 @@ fresh-check: deps
 # Static analysis: clang-tidy (.clang-tidy) and cppcheck (suppressions in
 # .cppcheck-suppressions, a reason above each) over every C file we build:
 # the library, both daemons, the tests, the fuzzers and the bench tools.
-# Either one failing fails lint, as does manifests-check (under a second
-# once Helm is built) or lint-docs.  clang-tidy reads each file's flags from
-# compile_commands.json, which this Makefile writes from its own rules (so
-# does any editor's clangd); a file's clang-tidy result is kept under
-# $(BUILD)/lint/ until it, a header or the config changes, and -j runs
-# files in parallel.
+# Either one failing fails lint, as do manifests-check (under a second
+# once Helm is built), lint-man (the man pages) and lint-docs.  clang-tidy
+# reads each file's flags from compile_commands.json, which this Makefile
+# writes from its own rules (so does any editor's clangd); a file's
+# clang-tidy result is kept under $(BUILD)/lint/ until it, a header or the
+# config changes, and -j runs files in parallel.
 LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
@@ -477,7 +477,7 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports lint-fmt manifests-check lint-docs
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs
 
 # The docs stand alone (scripts/lint-docs.sh, whose header gives the rule):
 # every relative link in README.md, docs/ and manifests/README.md resolves,
@@ -518,13 +518,45 @@ fmt:
 lint-fmt:
 	$(Q)clang-format --dry-run -Werror $(FMT_FILES)
 
+# The man pages (docs/man/): mandoc's checks of warning level and above;
+# any message fails, whatever mandoc's exit status.
+MAN_PAGES	= $(wildcard docs/man/*.[1-9])
+lint-man:
+	@echo "  MANDOC"
+	$(Q)out=$$(mandoc -Tlint -Wwarning $(MAN_PAGES) 2>&1); rc=$$?; \
+		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
+			echo "$$out"; exit 1; fi
+
+# make install: the three programs in $(DESTDIR)$(SBINDIR) and the man
+# pages in $(DESTDIR)$(MANDIR)/man5 and man8; make uninstall removes them.
+# SBINDIR, not BINDIR: BINDIR is where the build leaves the programs
+# (here, or build-slurm-<release>/ for another SLURM).
+PREFIX		?= /usr/local
+SBINDIR		?= $(PREFIX)/sbin
+MANDIR		?= $(PREFIX)/share/man
+PROGS		:= slurm-bridge slurm-bridge-admission slurm-bridge-epilog
+PROGS_FROM	= $(if $(SLURM_DELEGATE),build-slurm-$(SLURM),$(BINDIR))
+
+install: all
+	@echo "  INSTALL $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)"
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 0755 $(PROGS:%=$(PROGS_FROM)/%) $(DESTDIR)$(SBINDIR)
+	$(Q)install -m 0644 $(wildcard docs/man/*.5) $(DESTDIR)$(MANDIR)/man5
+	$(Q)install -m 0644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8
+
+uninstall:
+	$(Q)rm -f $(PROGS:%=$(DESTDIR)$(SBINDIR)/%) \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man5/%,$(wildcard docs/man/*.5)) \
+		$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man8/%,$(wildcard docs/man/*.8))
+
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-docs clean fuzz \
-	manifests manifests-check \
+	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man lint-docs clean fuzz \
+	manifests manifests-check install uninstall \
 	workload-controllers
 
 -include $(DEPS)

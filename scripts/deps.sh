@@ -10,7 +10,8 @@
 #   --bench: only what make bench adds (gnuplot for its plots); bench.sh
 #   runs it and goes on without the plots when it fails.
 #   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,
-#   clang-format); the default set has them too.
+#   clang-format, and mandoc for the man pages); the default set has them
+#   too.
 #   --images: only what make images adds (buildah).
 #   --node: only what make node-up adds (containerd, runc, the CNI
 #   plugins, iptables, and buildah for the images).
@@ -18,7 +19,7 @@ set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev)
-LINT_PKGS=(clang-tidy cppcheck clang-format)
+LINT_PKGS=(clang-tidy cppcheck clang-format mandoc)
 SLURM_PKGS=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server
 	openssl curl procps psmisc iproute2 util-linux valgrind)
 if [ "${1:-}" = --slurm-root ]; then
