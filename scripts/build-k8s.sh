@@ -99,29 +99,36 @@ go_package() {
 	esac
 }
 
-# build_stack NAME...: one `go build` for every missing binary of the helper
-# module; each lands as $STACK_GO_DIR/NAME.
+# build_stack NAME...: each missing binary of the helper module, one `go
+# build` at a time, with a line when it starts and one with its time when
+# it is built (the demo shows them).  Go's build cache holds what they
+# share, so the first pays for the common packages and the others mostly
+# link; each lands as $STACK_GO_DIR/NAME.
 build_stack() {
-	local name dir out pkgs=() names=() vpkg=k8s.io/component-base/version
+	local name dir out t names=() vpkg=k8s.io/component-base/version
 	for name in "$@"; do
 		if [ -x "$(stack_cache_path "$name")" ]; then
 			echo "build-k8s: cached $(stack_cache_path "$name")"
 		else
-			names+=("$name"); pkgs+=("$(go_package "$name")")
+			names+=("$name")
 		fi
 	done
 	if [ ${#names[@]} -gt 0 ]; then
+		t=$EPOCHREALTIME
+		echo "build-k8s: fetching the Go modules (Kubernetes $K8S_VERSION, LWS $LWS_VERSION, JobSet $JOBSET_VERSION)"
 		dir=$(stack_module)
+		echo "build-k8s: modules ready in $(stack_since "$t" 0)"
 		out=$STACK_GO_DIR/.out
-		rm -rf "$out"; mkdir -p "$out"
-		echo "build-k8s: building ${names[*]} (Kubernetes $K8S_VERSION, LWS $LWS_VERSION, JobSet $JOBSET_VERSION)"
-		(cd "$dir" && go build -trimpath -o "$out/" \
-			-ldflags "-s -w -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
-			"${pkgs[@]}")
-		# go build names a binary after the last element of its package path.
 		for name in "${names[@]}"; do
+			t=$EPOCHREALTIME
+			echo "build-k8s: building $name"
+			rm -rf "$out"; mkdir -p "$out"
+			(cd "$dir" && go build -trimpath -o "$out/" \
+				-ldflags "-s -w -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
+				"$(go_package "$name")")
+			# go build names a binary after the last element of its package path.
 			mv "$out/$(basename "$(go_package "$name")")" "$STACK_GO_DIR/$name"
-			echo "build-k8s: built $STACK_GO_DIR/$name"
+			echo "build-k8s: built $name in $(stack_since "$t" 0) ($STACK_GO_DIR/$name)"
 		done
 		rm -rf "$out"
 	fi
@@ -144,9 +151,10 @@ build_kwok() {
 	local out; out=$(stack_cache_path kwok)
 	if [ -x "$out" ]; then echo "build-k8s: cached $out"; return 0; fi
 	mkdir -p "$(dirname "$out")"
+	local t=$EPOCHREALTIME
 	echo "build-k8s: building kwok $KWOK_VERSION"
 	GOBIN=$(dirname "$out") go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-	echo "build-k8s: built $out"
+	echo "build-k8s: built kwok in $(stack_since "$t" 0) ($out)"
 }
 
 build_etcd() {

@@ -92,13 +92,20 @@ for b in kube-apiserver kube-controller-manager kwok lws; do
 done
 command -v kubectl >/dev/null 2>&1 || go_bins+=(kubectl)
 if [ ${#go_bins[@]} -gt 0 ]; then
-	note "First run: building ${go_bins[*]} from their Go modules (about 5 minutes"
-	note "on 2 cores; cached in $K8S_CACHE).  Progress: tail -f $LOG"
+	note "First run: building ${go_bins[*]} from their Go modules (about 9 minutes"
+	note "on 2 cores; cached in $K8S_CACHE for the next runs).  Full output: $LOG"
 fi
 quietly "make all" make -C "$top" --no-print-directory -s all
 lap build
 if [ ${#go_bins[@]} -gt 0 ]; then
-	quietly "building the stack (scripts/build-k8s.sh)" "$here/build-k8s.sh" "${go_bins[@]}"
+	# A line per component as it starts and ends, with its time.
+	echo "=== $(date '+%F %T') build-k8s.sh ${go_bins[*]}" >>"$LOG"
+	if ! "$here/build-k8s.sh" "${go_bins[@]}" 2>&1 | tee -a "$LOG" |
+		sed -un 's/^build-k8s: \(fetching\|modules ready\|building\|built\)/  \1/p'; then
+		printf '\ndemo: building the stack failed; the end of %s:\n' "$LOG" >&2
+		tail -n 25 "$LOG" | sed 's/^/  /' >&2
+		exit 1
+	fi
 	lap "stack build"
 fi
 say "Built slurm-bridge and slurm-bridge-admission$([ ${#go_bins[@]} -eq 0 ] || echo ", and ${go_bins[*]}")."
