@@ -298,6 +298,19 @@ spec:
   - cel: {expression: "device.driver == 'gpu.example.com'"}
 YAML
 }
+# dra_claim NS NAME: makes a ResourceClaim of one gpu.example.com device.
+dra_claim() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $2, namespace: $1}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+YAML
+}
 # dra_template NS NAME COUNT [EXTRA exactly fields]: a ResourceClaimTemplate
 # of COUNT gpu.example.com devices, request "gpus".
 dra_template() {

@@ -132,20 +132,6 @@ claim_free() { ! allocated "$ns" "$claim" || ! k -n "$ns" get resourceclaim "$cl
 check "once the pod is gone, nothing stays allocated" wait_for 60 claim_free
 k delete namespace "$ns" --wait=false >/dev/null
 
-# dra_claim NS NAME: a ResourceClaim of one gpu.example.com device.
-dra_claim() {
-	k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: $2, namespace: $1}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly: {deviceClassName: gpu.example.com}
-YAML
-}
-
 scenario "DRA: a named claim shared by the pods of three jobs: one holds its GPU, the others join it on that node"
 ns=$(new_ns enabled)
 dra_claim "$ns" one-gpu

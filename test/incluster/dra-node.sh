@@ -114,16 +114,7 @@ k delete namespace "$ns" --wait=true --timeout=60s >/dev/null
 
 scenario "DRA on a real kubelet: one claim shared by the pods of two Slurm jobs"
 ns=$(new_ns enabled)
-k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: shared, namespace: $ns}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly: {deviceClassName: gpu.example.com}
-YAML
+dra_claim "$ns" shared
 for p in s0 s1; do
 	probe "$ns" "$p" | sed 's/resourceClaimTemplateName: two-gpus/resourceClaimName: shared/' | k apply -f - >/dev/null
 done
