@@ -130,10 +130,10 @@ dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen)
 					snprintf(err, errlen,
 					    "ResourceClaim %.63s is named by "
 					    "pods %.63s and %.63s of the gang: "
-					    "slurm-bridge does not share one "
-					    "claim among pods (Slurm may place "
-					    "them apart); give each pod a claim "
-					    "of its own, e.g. from a "
+					    "the pods of one gang cannot share "
+					    "a claim (Slurm may place them "
+					    "apart); give each pod a claim of "
+					    "its own, e.g. from a "
 					    "ResourceClaimTemplate",
 					    name, k8s_obj_name(pods[i]),
 					    k8s_obj_name(pods[j]));

@@ -408,7 +408,7 @@ START_TEST(test_dra_gang_shared)
 	ck_assert_int_eq(dra_gang_shared(pods, 3, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "ResourceClaim shared is named by pods w1 and w2 of the gang: "
-	    "slurm-bridge does not share one claim among pods"));
+	    "the pods of one gang cannot share a claim"));
 	for (i = 0; i < 3; i++)
 		json_decref(pods[i]);
 }

@@ -250,7 +250,7 @@ for p in s0 s1; do
   annotations: {scheduler.slinky.slurm.net/min-member: \"2\"}" | k apply -f - >/dev/null
 done
 check "a gang whose pods share one claim stays Pending, saying why" wait_for 30 cond_has "$ns" s0 \
-	"ResourceClaim pair-gpu is named by pods s0 and s1 of the gang: slurm-bridge does not share one claim among pods"
+	"ResourceClaim pair-gpu is named by pods s0 and s1 of the gang: the pods of one gang cannot share a claim"
 check_eq "no pod of it is bound" "$(pod_field "$ns" s0 "$JP_NODE")$(pod_field "$ns" s1 "$JP_NODE")" ""
 check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/sharing" -o %i | wc -l)" 0
 k delete namespace "$ns" --wait=false >/dev/null
