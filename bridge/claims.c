@@ -14,7 +14,10 @@
  * claims_plan runs on the reconcile thread, which owns the caches: it
  * decides every write.  claims_write runs on a writer thread, just before
  * the Binding of the same request (writepool.c), and makes them in order;
- * the Binding is made only if all of them were.
+ * the Binding is made only if all of them were.  The rest answers the
+ * reconcile thread about shared claims: which claims a job about to run
+ * will allocate, which pods share a job's claims, and the joins in flight
+ * (bridge.h); group.c and poll.c apply the rules.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,14 @@
 #include "bridge.h"
 
 #define CLAIMS_API "/apis/resource.k8s.io/v1/namespaces"
+
+/* Does the pod name a ResourceClaim?  Its record, without decoding it. */
+static int
+claims_pod_names(const struct pod_entry *e)
+{
+	return (e->rec->cold != NULL &&
+	    strstr(e->rec->cold, "\"resourceClaims\"") != NULL);
+}
 
 /* The ResourceSlices of Kubernetes node knode (a new array). */
 static json_t *
@@ -283,8 +294,8 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 
 	*out = NULL;
 	/* Most pods ask for no device: no decoding for them. */
-	if (e->rec->cold == NULL ||
-	    (strstr(e->rec->cold, "\"resourceClaims\"") == NULL &&
+	if (!claims_pod_names(e) &&
+	    (e->rec->cold == NULL ||
 		strstr(e->rec->cold, DRA_CLASS_PREFIX) == NULL))
 		return (0);
 	pod = podrec_json(e->rec);
@@ -573,8 +584,7 @@ claims_allocating(struct reconcile *r, const struct group *g,
 	size_t	      i, j;
 
 	for (i = 0; i < n; i++) {
-		if (pods[i]->rec->cold == NULL ||
-		    strstr(pods[i]->rec->cold, "\"resourceClaims\"") == NULL)
+		if (!claims_pod_names(pods[i]))
 			continue;
 		pod = podrec_json(pods[i]->rec);
 		json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), j,
@@ -655,8 +665,7 @@ claims_named(struct reconcile *r, const struct group *g)
 
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
-		if (e != NULL && e->rec->cold != NULL &&
-		    strstr(e->rec->cold, "\"resourceClaims\"") != NULL)
+		if (e != NULL && claims_pod_names(e))
 			return (1);
 	}
 	return (0);

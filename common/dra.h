@@ -11,8 +11,10 @@
  * admin access, capacity, alternatives, constraints, classes not mapped)
  * is refused with a message naming the claim, the request and what is
  * supported.  When Slurm allocates the job, a claim's devices are the
- * node's ResourceSlice devices of the class's driver whose index attribute
- * equals the GRES indices Slurm gave the pod.  Pure: no I/O.
+ * node's ResourceSlice devices of the class's driver that are the GRES
+ * indices Slurm gave the pod (by the class's deviceNames, deviceName or
+ * indexAttribute).  A claim another job of this install holds is shared:
+ * the pod joins it on that job's node.  Pure: no I/O.
  */
 #ifndef DRA_H
 #define DRA_H
