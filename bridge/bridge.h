@@ -89,7 +89,7 @@ enum stats_end {
 	END_KINDS
 };
 
-/* How Slurm took a running job's allocation back (group_yield). */
+/* How Slurm took a running job's allocation back (end_yield). */
 enum stats_yield {
 	YIELD_PREEMPTED, /* preempt_time set: GraceTime, then Slurm ends it */
 	YIELD_SUSPENDED, /* SUSPENDED: its resources are another job's */
@@ -468,9 +468,6 @@ int fail_happened(void);
 /* reconcile.c */
 struct reconcile;
 
-/* group.c: is the namespace enabled (label, or the config's lists)? */
-int group_ns_enabled(struct reconcile *, const char *ns);
-
 struct reconcile *reconcile_new(const struct bridge_conf *,
     const struct k8s_config *, struct queue *);
 void		  reconcile_free(struct reconcile *);
@@ -663,7 +660,7 @@ struct group {
 	int   seen;    /* its job was in the last full load */
 	char *end_msg; /* Slurm ended the job: why (Events) */
 	/*
-	 * Slurm took the allocation back (group_yield): the DisruptionTarget
+	 * Slurm took the allocation back (end_yield): the DisruptionTarget
 	 * message its members are deleted with, when Slurm's grace ends
 	 * (wall clock), and whether Slurm itself ends the job (preempted:
 	 * the job is never cancelled, so sacct says PREEMPTED).
@@ -677,7 +674,7 @@ struct group {
 	int allocated_claims;
 	/*
 	 * What a pending job's owner may change of it, as last asked
-	 * (group_spec; NULL for an adopted job), whether its request may
+	 * (form_spec; NULL for an adopted job), whether its request may
 	 * have changed since (a member's annotations, an owner object or
 	 * the namespace), and whether a change is on the submit thread.
 	 */
@@ -825,83 +822,131 @@ void reconcile_event(struct reconcile *, struct event *ev);
  */
 void reconcile_workers_stop(struct reconcile *);
 
-/* group.c: the group state machine (pods are borrowed from r->pods). */
-void group_free(void *);
+/*
+ * namespaces.c: is the namespace enabled (its label, or the config's
+ * lists)?
+ */
+int namespaces_enabled(struct reconcile *, const char *ns);
+
+/*
+ * groups.c: the groups (in r->groups; their members are keys of r->pods,
+ * whose entries the groups borrow).
+ */
+/* Frees a group (the groups map's free function). */
+void groups_entry_free(void *);
+/* Finds or makes the group for gid; it lives in r->groups. */
+struct group *groups_get(struct reconcile *, const struct group_id *gid,
+    const char *ns);
+/* Frees a group with no members and no live job. */
+void groups_gc(struct reconcile *, struct group *);
+void groups_member_add(struct group *, const char *pkey);
+void groups_member_remove(struct group *, const char *pkey);
+/* The job id -> group index. */
+void groups_index_put(struct reconcile *, uint32_t jobid, const char *gkey);
+struct group *groups_by_job(struct reconcile *, uint32_t jobid);
+void	      groups_index_del(struct reconcile *, const struct group *);
+/* Every state change goes through here (it keeps nstate). */
+void groups_set_state(struct reconcile *, struct group *, enum group_state);
+/* Live members in placement order into out[max]; returns their count. */
+size_t groups_live(struct reconcile *, struct group *, struct pod_entry **out,
+    size_t max, int unbound_only);
+/* Writes msg on every unbound member's PodScheduled condition. */
+void groups_condition(struct reconcile *, struct group *, const char *msg,
+    int warn);
+/* Adds key to one of the sets the next flush works through. */
+void groups_want(json_t *set, const char *key);
+/* Does the group label its members before binding them? */
+int groups_labelled(struct reconcile *, struct group *);
+/* Backs off: quickly for a transient failure, slowly for a refusal. */
+void groups_retry_later(struct group *, int refused);
+/*
+ * The pods the group's job was made for (placement order), and, for a
+ * heterogeneous job, its components, from the job's admin_comment.
+ */
+void groups_job_pods(struct group *, const json_t *pods,
+    const char *admin_comment);
+/* The group no longer wants the allocation it asked for. */
+void groups_withdraw(struct group *);
 /*
  * Withdraws every allocation request not answered yet, and forgets them:
  * before the submit thread stops and frees those it has not started.
  */
-void group_withdraw_all(struct reconcile *);
-/* Finds or makes the group for gid; it lives in r->groups. */
-struct group *group_get(struct reconcile *, const struct group_id *gid,
-    const char *ns);
-void	      group_add(struct group *, const char *pkey);
-void	      group_remove(struct group *, const char *pkey);
-/* The job id -> group index. */
-void group_index_put(struct reconcile *, uint32_t jobid, const char *gkey);
-struct group *group_by_job(struct reconcile *, uint32_t jobid);
-/* Every state change goes through here (it keeps nstate). */
-void group_set_state(struct reconcile *, struct group *, enum group_state);
-/* Has the periodic sweep nothing to do for the group? */
-int group_quiet(struct reconcile *, struct group *, int64_t now);
-/* Re-evaluates the groups of one namespace. */
-void group_evaluate_ns(struct reconcile *, const char *ns);
-/* Live members in placement order into out[max]; returns their count. */
-size_t group_live(struct reconcile *, struct group *, struct pod_entry **out,
-    size_t max, int unbound_only);
-/* Decides and does what the group needs next (submit, bind). */
-void group_evaluate(struct reconcile *, struct group *);
+void groups_withdraw_all(struct reconcile *);
+
+/* form.c: a group becomes one Slurm job (see the file's header). */
+/* Translates the members and hands the job to the submit thread. */
+void form_submit(struct reconcile *, struct group *, struct pod_entry **pods,
+    size_t n);
+/* A pending job whose request may have changed: changed in Slurm too. */
+void form_update_pending(struct reconcile *, struct group *);
+/* form_submitted's answers besides 0. */
+#define FORM_POLL  1 /* the job waits on Slurm: poll soon */
+#define FORM_AGAIN 2 /* made for pods that changed: decide afresh */
+/* The submit thread's answer (s stays the caller's). */
+int form_submitted(struct reconcile *, struct sreq *s);
+/* The gang's size (workload_gang_size); 0 while unknown. */
+int form_min(struct reconcile *, struct group *);
+/* Says on the members what the gang's size waits for. */
+void form_unsized(struct reconcile *, struct group *);
+/* Per-task sizes of an adopted job, from its members. */
+void form_adopt_sizes(struct reconcile *, struct group *);
+
+/* bind.c: an allocated group's pods placed and bound (see its header). */
+/* Slurm allocated the group's job: layout is copied. */
+void bind_allocated(struct reconcile *, struct group *, const json_t *layout);
 /*
  * Hands the pod writes groups asked for (bindings; job id labels where
- * wanted; finalizer releases) to the writer pool.
+ * wanted; finalizer releases) to the writepool.
  */
-void group_flush_writes(struct reconcile *);
+void bind_flush_writes(struct reconcile *);
 /*
  * A pod write came back (w stays the caller's); 1 when the API server no
  * longer has the pod, which the caller then forgets.
  */
-int group_write_done(struct reconcile *, struct wreq *w);
+int bind_write_done(struct reconcile *, struct wreq *w);
+/* The claim lookup for group g's pods (ask: its storage). */
+void bind_claims_lookup(struct reconcile *, const struct group *g,
+    struct claims_asker *ask, struct dra_lookup *dl);
+
+/* end.c: how a group's job ends (see the file's header). */
+/* Cancels the group's job (once; retried by the sweep when it fails). */
+void end_cancel(struct reconcile *, struct group *, const char *why);
+/* Deletes the live members of a job Slurm ended (retried by the sweep). */
+void end_members(struct reconcile *, struct group *);
+/*
+ * Slurm takes g's allocation back while its pods run: preempted (GraceTime
+ * running until grace_end, then Slurm ends the job itself, never
+ * cancelled), suspended or requeued (grace_end 0: the resources are another
+ * job's already; the job is cancelled once its pods are gone).  The members
+ * yield as Kubernetes' own preemption has them do: DisruptionTarget, a
+ * Preempted Event, then a graceful delete.  Once.
+ */
+void end_yield(struct reconcile *, struct group *, enum stats_yield,
+    time_t grace_end);
+/* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
+void end_reset(struct reconcile *, struct group *);
+/* A member ended or left (may free g). */
+void end_member_gone(struct reconcile *, struct group *);
+/* Fails every live member and ends the job (node lost; may free g). */
+void end_fail(struct reconcile *, struct group *, const char *reason,
+    const char *msg);
+
+/* group.c: the group state machine (see the file's header). */
+/* Decides and does what the group needs next (submit, bind, end). */
+void group_evaluate(struct reconcile *, struct group *);
+/* Re-evaluates the groups of one namespace. */
+void group_evaluate_ns(struct reconcile *, const char *ns);
+/* Has the periodic sweep nothing to do for the group? */
+int group_quiet(struct reconcile *, struct group *, int64_t now);
 /*
  * An allocation request came back (s stays the caller's); 1 when its job
  * now waits on Slurm, which the caller then polls soon.
  */
 int group_submitted(struct reconcile *, struct sreq *s);
 
-/* Slurm allocated the group's job: layout is copied. */
-void group_allocated(struct reconcile *, struct group *, const json_t *layout);
-/* Per-task sizes of an adopted job, from its members. */
-void group_adopt_sizes(struct reconcile *, struct group *);
-/* Deletes the live members of a job Slurm ended (retried by the sweep). */
-void group_end_members(struct reconcile *, struct group *);
-/*
- * Slurm takes g's allocation back while its pods run: preempted (GraceTime
- * running until grace_end, then Slurm ends the job itself, never
- * cancelled), suspended or requeued (grace_end 0: the resources are another
- * job's already; the job is cancelled once its pods are gone).  The members yield as Kubernetes' own preemption has them do:
- * DisruptionTarget, a Preempted Event, then a graceful delete.  Once.
- */
-void group_yield(struct reconcile *, struct group *, enum stats_yield,
-    time_t grace_end);
-/* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
-/*
- * The pods the group's job was made for (placement order), and, for a
- * heterogeneous job, its components, from the job's admin_comment.
- */
-void group_job_pods(struct group *, const json_t *pods,
-    const char *admin_comment);
-void group_reset(struct reconcile *, struct group *);
-/* A member ended or left (may free g). */
-void group_member_gone(struct reconcile *, struct group *);
-/* Fails every live member and ends the job (node lost; may free g). */
-void group_fail(struct reconcile *, struct group *, const char *reason,
-    const char *msg);
-/* Writes msg on every unbound member's PodScheduled condition. */
-void group_condition(struct reconcile *, struct group *, const char *msg,
-    int warn);
-
 /*
  * writer.c: every write about a pod (see the file's header).  Each goes to
- * the writer pool and comes back through writer_done, or group_write_done
+ * the writer pool and comes back through writer_done, or bind_write_done
  * for the ones the gang waits on.
  */
 void writer_event(struct reconcile *, struct pod_entry *, const char *type,
@@ -1011,7 +1056,7 @@ void writer_podgroup(struct reconcile *, struct group *g, int scheduled,
 /*
  * A write came back: 1 if it was one only the writer follows (deletes,
  * fails, extender binds), else 0 and the caller hands it to
- * group_write_done.
+ * bind_write_done.
  */
 int writer_done(struct reconcile *, struct wreq *w);
 

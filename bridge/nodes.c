@@ -116,7 +116,7 @@ node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
 	json_array_foreach (gkeys, i, k) {
 		struct group *g = map_get(r->groups, json_string_value(k));
 		if (g != NULL && !g->failed)
-			group_fail(r, g, "NodeNotReady", msg);
+			end_fail(r, g, "NodeNotReady", msg);
 	}
 	json_decref(gkeys);
 }

@@ -93,9 +93,9 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 		g->jobid = j->id;
 		g->hinted = 0;
 		if (g->state == G_WAITING)
-			group_set_state(r, g, G_PENDING);
-		group_job_pods(g, pods, j->admin_comment);
-		group_index_put(r, j->id, g->key);
+			groups_set_state(r, g, G_PENDING);
+		groups_job_pods(g, pods, j->admin_comment);
+		groups_index_put(r, j->id, g->key);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
 		if (owner == ADMIN_LEGACY)
 			poll_claim(r, j, pods);
@@ -130,16 +130,16 @@ poll_adopt_holder(struct reconcile *r, uint32_t jobid,
 	snprintf(gid.name, sizeof(gid.name), "%s", slash + 1);
 	gid.min_member = 1;
 	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - first), first);
-	g = group_get(r, &gid, ns);
+	g = groups_get(r, &gid, ns);
 	if (g->jobid != 0 && g->jobid != jobid) {
 		g = NULL; /* its name serves another job now */
 		goto out;
 	}
 	g->jobid = jobid;
 	g->hinted = 0;
-	group_set_state(r, g, G_BOUND);
-	group_job_pods(g, pods, admin_comment);
-	group_index_put(r, jobid, g->key);
+	groups_set_state(r, g, G_BOUND);
+	groups_job_pods(g, pods, admin_comment);
+	groups_index_put(r, jobid, g->key);
 	g->claims_held = 1;
 	log_info("group %s: adopted slurm job %u: its pods ended, and it holds "
 		 "the devices of shared ResourceClaims for pods of other jobs",
@@ -206,7 +206,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 	 * business.  Adoption is for a restart: later, every job is ours by
 	 * answer.
 	 */
-	if ((g = group_by_job(r, j->id)) == NULL) {
+	if ((g = groups_by_job(r, j->id)) == NULL) {
 		owner = translate_admin_owner(j->admin_comment, j->comment,
 		    r->conf->install);
 		if (owner != ADMIN_OTHER && !r->recovered)
@@ -255,26 +255,26 @@ poll_job_cb(const struct sjob *j, void *arg)
 		/* Adopted through the job id: the job lists its pods. */
 		json_t *pods = translate_admin_pods(j->admin_comment);
 
-		group_job_pods(g, pods, j->admin_comment);
+		groups_job_pods(g, pods, j->admin_comment);
 		json_decref(pods);
 	}
 	/* The allocation taken back while the pods hold it. */
 	if (g->state == G_ALLOCATED || g->state == G_BOUND) {
 		if (j->phase == SJOB_PENDING) {
-			group_yield(r, g, YIELD_REQUEUED, 0);
+			end_yield(r, g, YIELD_REQUEUED, 0);
 			return;
 		}
 		if (j->suspended) {
-			group_yield(r, g, YIELD_SUSPENDED, 0);
+			end_yield(r, g, YIELD_SUSPENDED, 0);
 			return;
 		}
 		if (j->phase == SJOB_RUNNING && j->preempt_time != 0) {
-			group_yield(r, g, YIELD_PREEMPTED, j->end_time);
+			end_yield(r, g, YIELD_PREEMPTED, j->end_time);
 			return;
 		}
 		if (j->phase == SJOB_ENDED &&
 		    strcmp(j->state, "PREEMPTED") == 0)
-			group_yield(r, g, YIELD_PREEMPTED, 0);
+			end_yield(r, g, YIELD_PREEMPTED, 0);
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
@@ -285,7 +285,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 		}
 		warn = poll_pending_msg(g, j, msg, sizeof(msg));
 		if (g->state == G_PENDING)
-			group_condition(r, g, msg, warn);
+			groups_condition(r, g, msg, warn);
 		break;
 	case SJOB_RUNNING:
 		if (g->state == G_PENDING) {
@@ -300,8 +300,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 				r->slurm_since = 0;
 				break;
 			}
-			group_adopt_sizes(r, g);
-			group_allocated(r, g, layout);
+			form_adopt_sizes(r, g);
+			bind_allocated(r, g, layout);
 			json_decref(layout);
 		}
 		break;
@@ -310,8 +310,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 			stats_job_ended(j->state);
 			/* Its nodes wait in the epilog for these pods to stop. */
 			if ((!g->cancelled || g->slurm_ends) &&
-			    group_live(r, g, NULL, 0, 0) >
-				group_live(r, g, NULL, 0, 1))
+			    groups_live(r, g, NULL, 0, 0) >
+				groups_live(r, g, NULL, 0, 1))
 				atomic_fetch_add(&bstats.handoffs, 1);
 		}
 		log_info("group %s: slurm job %u ended: %s (reason %s)", g->key,
@@ -325,11 +325,11 @@ poll_job_cb(const struct sjob *j, void *arg)
 			    "Slurm job %u ended: %s "
 			    "(Reason=%s); deleting the pod",
 			    j->id, j->state, j->reason);
-			group_end_members(r, g);
+			end_members(r, g);
 		}
 		g->cancelled = 1;
-		group_set_state(r, g, G_ENDED);
-		group_member_gone(r, g);
+		groups_set_state(r, g, G_ENDED);
+		end_member_gone(r, g);
 		break;
 	}
 }
@@ -418,7 +418,7 @@ poll_misnamed(struct reconcile *r, struct group *g)
 	char id[16];
 
 	snprintf(id, sizeof(id), "%u", g->jobid);
-	if (group_by_job(r, g->jobid) == NULL &&
+	if (groups_by_job(r, g->jobid) == NULL &&
 	    (r->others == NULL || json_object_get(r->others, id) == NULL) &&
 	    !g->foreign)
 		return (0);
@@ -426,20 +426,20 @@ poll_misnamed(struct reconcile *r, struct group *g)
 		  "annotation, was not made for it; ignoring the label",
 	    g->key, g->jobid);
 	if (g->foreign ||
-	    group_live(r, g, NULL, 0, 0) == group_live(r, g, NULL, 0, 1)) {
-		group_reset(r, g);
+	    groups_live(r, g, NULL, 0, 0) == groups_live(r, g, NULL, 0, 1)) {
+		end_reset(r, g);
 		return (1);
 	}
 	xasprintf(&g->end_msg,
 	    "its job-id label or annotation names Slurm job %u, which was "
 	    "not made for it; deleting the pod",
 	    g->jobid);
-	group_end_members(r, g);
+	end_members(r, g);
 	g->jobid = 0;
 	g->hinted = 0;
 	g->cancelled = 1;
-	group_set_state(r, g, G_ENDED);
-	group_member_gone(r, g);
+	groups_set_state(r, g, G_ENDED);
+	end_member_gone(r, g);
 	return (1);
 }
 
@@ -472,13 +472,13 @@ poll_vanished(struct reconcile *r)
 		if (g->hinted) {
 			/* Its own pods' word, and no job says otherwise. */
 			g->hinted = 0;
-			group_index_put(r, g->jobid, g->key);
+			groups_index_put(r, g->jobid, g->key);
 		}
 		if (g->state == G_PENDING &&
-		    group_live(r, g, NULL, 0, 0) ==
-			group_live(r, g, NULL, 0, 1)) {
+		    groups_live(r, g, NULL, 0, 0) ==
+			groups_live(r, g, NULL, 0, 1)) {
 			/* Nothing was bound: submit again. */
-			group_reset(r, g);
+			end_reset(r, g);
 			continue;
 		}
 		memset(&j, 0, sizeof(j));

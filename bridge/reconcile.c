@@ -62,13 +62,13 @@ pod_group(struct reconcile *r, struct pod_entry *e)
 	}
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
 	    (old = map_get(r->groups, e->group)) != NULL) {
-		group_remove(old, e->key);
+		groups_member_remove(old, e->key);
 		e->group = NULL; /* old may go now */
-		group_member_gone(r, old);
+		end_member_gone(r, old);
 	}
-	g = group_get(r, &gid, e->ns);
+	g = groups_get(r, &gid, e->ns);
 	e->group = g->key;
-	group_add(g, e->key);
+	groups_member_add(g, e->key);
 	if (e->foreign)
 		g->foreign = 1; /* labelled from now on */
 	if (g->invalid) {
@@ -207,7 +207,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 	    g->state == G_WAITING && !pods_over(e)) {
 		g->jobid = id;
 		g->hinted = 1; /* not indexed: poll_adopt checks the job */
-		group_set_state(r, g, G_PENDING);
+		groups_set_state(r, g, G_PENDING);
 	}
 
 	if (rec->node != NULL || was_bound)
@@ -216,7 +216,7 @@ pod_update(struct reconcile *r, struct podrec *rec)
 		e->state = PS_UNBOUND;
 	if (pods_over(e)) {
 		e->state = PS_ENDED;
-		group_member_gone(r, g);
+		end_member_gone(r, g);
 		return;
 	}
 	group_evaluate(r, g);
@@ -233,8 +233,8 @@ reconcile_pod_gone(struct reconcile *r, const char *key)
 		map_del(r->deleting, e->key);
 		if (e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL) {
-			group_remove(g, e->key);
-			group_member_gone(r, g);
+			groups_member_remove(g, e->key);
+			end_member_gone(r, g);
 		}
 		pods_entry_free(e);
 	}
@@ -404,14 +404,14 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 
 	if (c->op == EXT_FILTER) {
 		k8s_obj_key(c->pod, key, sizeof(key));
-		c->managed = group_ns_enabled(r, k8s_obj_namespace(c->pod));
+		c->managed = namespaces_enabled(r, k8s_obj_namespace(c->pod));
 		if (c->managed) {
 			/* A known pod's own watch is newer than this copy. */
 			if (map_get(r->pods, key) == NULL &&
 			    (rec = podrec_new(c->pod)) != NULL)
 				pod_update(r, rec);
 			/* Allocated at once: its bind is on its way. */
-			group_flush_writes(r);
+			bind_flush_writes(r);
 			e = map_get(r->pods, key);
 			g = e != NULL && e->group != NULL ?
 			    map_get(r->groups, e->group) :
@@ -420,7 +420,7 @@ reconcile_extender(struct reconcile *r, struct ext_call *c)
 				/* Its scheduler asks: it may be placed now. */
 				g->ext_asked = 1;
 				group_evaluate(r, g);
-				group_flush_writes(r);
+				bind_flush_writes(r);
 			}
 			c->resolvable = g == NULL || !g->invalid;
 			if (e != NULL &&
@@ -482,8 +482,7 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		return;
 	}
 	if (ev->kind == EV_WRITE) {
-		if (!writer_done(r, ev->write) &&
-		    group_write_done(r, ev->write))
+		if (!writer_done(r, ev->write) && bind_write_done(r, ev->write))
 			reconcile_pod_gone(r, ev->write->pkey);
 		event_free(ev);
 		return;
@@ -582,7 +581,7 @@ void
 reconcile_workers_stop(struct reconcile *r)
 {
 	/* The submit thread frees the requests it has not started. */
-	group_withdraw_all(r);
+	groups_withdraw_all(r);
 	submitter_free(r->submitter);
 	r->submitter = NULL;
 	writepool_free(r->writers);
@@ -629,7 +628,7 @@ reconcile_main(void *arg)
 	while (!atomic_load(&r->stop)) {
 		now = reconcile_now_ms();
 		/* What the last event asked for goes to the writers now. */
-		group_flush_writes(r);
+		bind_flush_writes(r);
 		wake = r->next_poll;
 		if (r->sweep_due && r->next_change < wake)
 			wake = r->next_change;
@@ -692,7 +691,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->kconf = kconf;
 	r->queue = q;
 	r->pods = map_new_borrowed(pods_entry_free);
-	r->groups = map_new_borrowed(group_free);
+	r->groups = map_new_borrowed(groups_entry_free);
 	r->ns_groups = map_new(inner_map_free);
 	r->dirty_ns = map_new(NULL);
 	r->deleting = map_new(NULL);

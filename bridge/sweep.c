@@ -44,7 +44,7 @@ sweep_groups(struct reconcile *r, int all)
 			continue;
 		e->state = PS_ENDED;
 		if (g != NULL)
-			group_member_gone(r, g);
+			end_member_gone(r, g);
 	}
 	strv_clear(&keys);
 	it = 0;
@@ -60,13 +60,13 @@ sweep_groups(struct reconcile *r, int all)
 		 * (slurmctld unreachable) is cancelled again here.
 		 */
 		if (g->jobid != 0 && !g->cancelled &&
-		    group_live(r, g, NULL, 0, 0) == 0) {
-			group_member_gone(r, g);
+		    groups_live(r, g, NULL, 0, 0) == 0) {
+			end_member_gone(r, g);
 			continue; /* may have freed g */
 		}
 		group_evaluate(r, g);
 		/* Thousands of submits: bind each while the rest wait. */
-		group_flush_writes(r);
+		bind_flush_writes(r);
 	}
 	strv_clear(&keys);
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
@@ -84,7 +84,7 @@ sweep_changed(struct reconcile *r)
 	r->sweep_due = 0;
 	while (map_next(dirty, &it, &ns, NULL)) {
 		group_evaluate_ns(r, ns);
-		group_flush_writes(r);
+		bind_flush_writes(r);
 	}
 	map_free(dirty);
 }

@@ -6,7 +6,7 @@
  * cancel), pod writes (binds, PodScheduled messages, deletes, Failed
  * status) and Events.  Single-threaded: the test calls the reconcile
  * thread's own handlers (reconcile_event, poll_slurm,
- * poll_recover, reconcile_sweep, group_flush_writes) in the order its
+ * poll_recover, reconcile_sweep, bind_flush_writes) in the order its
  * loop would, over fakes of Slurm, the writers, the submit thread and the
  * clock (test/fakes.h).  A binary of its own: those fakes stand in for
  * slurm.c, writepool.c, submitter.c, eventer.c and libk8s's requests.
@@ -94,7 +94,7 @@ h_pod_event(const json_t *pod, enum k8s_event_type type)
 	ev->pod = podrec_new(pod);
 	ck_assert_ptr_nonnull(ev->pod);
 	reconcile_event(H.r, ev);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 static void
@@ -106,7 +106,7 @@ h_obj_event(enum event_kind kind, enum k8s_event_type type, json_t *obj)
 	ev->type = type;
 	ev->obj = obj;
 	reconcile_event(H.r, ev);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 /* Pod GANG-i is created. */
@@ -245,7 +245,7 @@ h_writes_settle(void)
 
 	for (i = 0; i < 16 && fake_writes_waiting(H.r->writers) > 0; i++) {
 		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 	}
 	ck_assert_uint_eq(fake_writes_waiting(H.r->writers), 0);
 	h_watch();
@@ -328,7 +328,7 @@ h_bridge_start(void)
 		h_obj_event((enum event_kind)kind, K8S_EVENT_SYNCED, NULL);
 	poll_recover(H.r);
 	ck_assert_int_eq(H.r->recovered, 1);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 /* The bridge stops, in the daemon's own order. */
@@ -397,7 +397,7 @@ static void
 h_poll(void)
 {
 	poll_slurm(H.r);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 /* Time passes; the periodic sweep runs. */
@@ -406,7 +406,7 @@ h_time(int64_t ms)
 {
 	fake_clock_advance(ms);
 	sweep_groups(H.r, 0);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 static void
@@ -416,7 +416,7 @@ h_submit(enum fake_submit mode)
 	fake_submit_make(H.r->submitter);
 	fake_slurm_submit_mode(FAKE_SUBMIT_PEND);
 	fake_submit_deliver(H.r->submitter, H.r);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 }
 
 static void
@@ -532,7 +532,7 @@ h_reach(enum start s)
 	case S_BIND_FAILED:
 		h_reach(S_ALLOCATED);
 		fake_writes_answer(H.r->writers, H.r, 500, NULL, NULL);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 		h_expect_state(G_ALLOCATED, "bind failed");
 		return;
 	case S_BOUND:
@@ -542,7 +542,7 @@ h_reach(enum start s)
 		     i++) {
 			fake_writes_answer(H.r->writers, H.r, 0, h_landed,
 			    NULL);
-			group_flush_writes(H.r);
+			bind_flush_writes(H.r);
 		}
 		if (s == S_BOUND)
 			h_watch();
@@ -632,14 +632,14 @@ h_event(enum ev e, int arg, const char *sarg)
 		break;
 	case E_DELIVER:
 		fake_submit_deliver(H.r->submitter, H.r);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 		break;
 	case E_WRITES:
 		h_writes_settle();
 		break;
 	case E_WRITES_FAIL:
 		fake_writes_answer(H.r->writers, H.r, 500, NULL, NULL);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 		break;
 	case E_POLL_PEND:
 		fake_slurm_pend(job, sarg, arg);
@@ -1105,7 +1105,7 @@ START_TEST(test_gang_heterogeneous)
 	h_expect_state(G_ALLOCATED, "heterogeneous: allocated");
 	for (i = 0; i < 4 && fake_writes_waiting(H.r->writers) > 0; i++) {
 		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 	}
 	h_expect_state(G_BOUND, "heterogeneous: bound");
 	json_array_foreach (fake_writes_log(), i, w) {
@@ -1205,12 +1205,12 @@ START_TEST(test_gang_claims)
 	}
 	/* Their namespace's groups are evaluated again, once. */
 	sweep_changed(H.r);
-	group_flush_writes(H.r);
+	bind_flush_writes(H.r);
 	h_expect_state(G_SUBMITTING, "claims: submitting");
 	h_submit(FAKE_SUBMIT_ALLOCATE);
 	for (i = 0; i < 8 && fake_writes_waiting(H.r->writers) > 0; i++) {
 		fake_writes_answer(H.r->writers, H.r, 0, h_landed_claims, NULL);
-		group_flush_writes(H.r);
+		bind_flush_writes(H.r);
 	}
 	h_expect_state(G_BOUND, "claims: bound");
 	json_object_foreach (h_claims, k, cw) {
@@ -1275,7 +1275,7 @@ END_TEST
  * last step stops the submit thread (which frees that request) and main
  * then frees the groups.  A group that still pointed at the request would
  * write to freed memory (ASan and valgrind see it; this run did before
- * group_withdraw_all).
+ * groups_withdraw_all).
  */
 START_TEST(test_gang_shutdown_order)
 {

@@ -1,0 +1,414 @@
+/*
+ * How a group's pods are placed and bound, on the reconcile thread: once
+ * Slurm allocated the job (bind_allocated), each pod gets its Slurm node
+ * and GRES share (placement.c), its claims' writes (claims.c) and one
+ * Binding, handed to the writepool by bind_flush_writes; the results come
+ * back through bind_write_done.  A labelled group (--jobid-label, or
+ * another scheduler's pods) writes the job id label and our finalizer
+ * first.  All bound: G_BOUND.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+/* Maps a Slurm node to its Kubernetes node: label first, then same name. */
+static const char *
+bind_node_name(struct reconcile *r, const char *slurm_node)
+{
+	size_t	    it = 0;
+	const char *name, *label;
+	void	   *v;
+
+	while (map_next(r->nodes, &it, &name, &v)) {
+		label = k8s_obj_label(v, LABEL_SLURM_NODENAME);
+		if (label != NULL && strcmp(label, slurm_node) == 0)
+			return (name);
+	}
+	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
+	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
+		return (slurm_node);
+	return (NULL);
+}
+
+/* Does the pod carry the job id, our finalizer and (if set) the node? */
+static int
+bind_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
+{
+	const char *have;
+
+	if (e->label_jobid != jobid || !e->finalizer)
+		return (0);
+	if (node == NULL)
+		return (1);
+	have = e->slurm_node;
+	return (have != NULL && strcmp(have, node) == 0);
+}
+
+/* A finalizer release came back. */
+static void
+bind_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
+{
+	if (w->rc == 0 || w->err.status == 404) {
+		e->finalizer = 0;
+		log_debug("pod %s: finalizer removed", e->key);
+		writer_force_delete(r, e);
+	} else
+		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
+		    w->err.status, w->err.reason, w->err.text);
+}
+
+/* A member's Binding landed. */
+static void
+bind_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
+{
+	char msg[384];
+
+	if (e->state == PS_ENDED) {
+		/* Failed or deleted while its Binding was on its way. */
+		log_info("pod %s: bound to node %s after it ended", e->key,
+		    w->node);
+		return;
+	}
+	e->state = PS_BOUND;
+	intern_put(e->bound_node);
+	e->bound_node = intern_get(w->node);
+	atomic_fetch_add(&bstats.pods_bound, 1);
+	metrics_hist_observe(&bstats.sched_latency, pods_age(e));
+	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
+	    w->jobid);
+	snprintf(msg, sizeof(msg),
+	    "bound to %.100s: Slurm allocated node "
+	    "%.100s to job %u%s%.100s",
+	    w->node, w->slurm_node, w->jobid, w->gres != NULL ? ", GRES " : "",
+	    w->gres != NULL ? w->gres : "");
+	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+}
+
+/* The job id label on the members of a pending job (labelled groups). */
+static void
+bind_plan_pending(struct reconcile *r, struct group *g)
+{
+	struct pod_entry *e;
+	size_t		  i;
+
+	for (i = 0; i < g->job_pods.n; i++) {
+		e = map_get(r->pods, g->job_pods.v[i]);
+		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
+		    bind_meta_done(e, g->jobid, NULL))
+			continue;
+		writer_label(r, e, g->key, g->jobid, NULL);
+	}
+}
+
+/* The job's n pods onto its layout: by component for a heterogeneous job. */
+static int
+bind_place(const struct group *g, size_t n, struct assignment *a, char *err,
+    size_t errlen)
+{
+	if (g->het != NULL)
+		return (
+		    placement_assign_het(g->layout, g->het, n, a, err, errlen));
+	return (placement_assign(g->layout, n, (int)g->cpus_per_task,
+	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, err, errlen));
+}
+
+/* Does group g's job still serve its claims (allocated, not ending)? */
+static int
+bind_serves_claims(const struct group *g)
+{
+	return (g != NULL && !g->cancelled && g->disruption == NULL &&
+	    g->end_msg == NULL &&
+	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
+		g->state == G_ALLOCATED || g->state == G_BOUND));
+}
+
+/*
+ * dra_busy_fn (dra.h) for a struct claims_asker: a pod waits for a free
+ * claim while another group's job, about to run, will allocate it, and for
+ * a shared one while the job holding its devices is ending.
+ */
+static int
+bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
+{
+	const struct claims_asker *ask = arg;
+	struct reconcile	  *r = ask->r;
+	struct group		  *g;
+	const char		  *owner, *snode;
+	char			   key[512];
+	uint32_t		   jobid;
+
+	snprintf(key, sizeof(key), "%s/%s",
+	    k8s_obj_namespace(claim) != NULL ? k8s_obj_namespace(claim) : "",
+	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
+	if (k8s_obj_get(claim, "status.allocation") == NULL) {
+		owner = json_string_value(
+		    json_object_get(r->claim_allocators, key));
+		if (owner == NULL || strcmp(owner, ask->gkey) == 0)
+			return (0);
+		g = map_get(r->groups, owner);
+		/* Bound, its write of the claim is about to show. */
+		if (!bind_serves_claims(g)) {
+			json_object_del(r->claim_allocators, key);
+			return (0);
+		}
+		snprintf(why, whylen,
+		    "the Slurm job of %.100s will allocate it; this pod "
+		    "shares it once that job runs",
+		    g->name);
+		return (1);
+	}
+	json_object_del(r->claim_allocators, key);
+	if (dra_claim_holder(claim, &jobid, &snode) == -1)
+		return (0); /* not ours: dra.c says so */
+	g = groups_by_job(r, jobid);
+	if (!bind_serves_claims(g) ||
+	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {
+		snprintf(why, whylen,
+		    "Slurm job %u, which holds its devices, is ending; "
+		    "waiting for them to be released",
+		    jobid);
+		return (1);
+	}
+	return (0);
+}
+
+/* The claim lookup for group g's pods (ask: its storage). */
+void
+bind_claims_lookup(struct reconcile *r, const struct group *g,
+    struct claims_asker *ask, struct dra_lookup *dl)
+{
+	ask->r = r;
+	ask->gkey = g->key;
+	caches_claims_init(ask, dl);
+	dl->busy = bind_claim_busy;
+}
+
+/*
+ * What an allocated group's members need next, given the writes in
+ * flight.  The assignment is a pure function of the job's pod list and
+ * layout, so a restarted bridge picks the same nodes.  A labelled group
+ * binds only once every member carries its metadata; a gang binds nobody
+ * while a member's node cannot be resolved.  All bound: G_BOUND.
+ */
+static void
+bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
+{
+	struct assignment  *a;
+	struct pod_entry   *e;
+	char		    msg[384], errs[256];
+	size_t		    i, n = g->job_pods.n;
+	size_t		    unbound = 0, meta = 0;
+	int		    failed = 0, unplanned = 0, rc;
+	struct claims_asker ask;
+	struct dra_lookup   dl;
+
+	bind_claims_lookup(r, g, &ask, &dl);
+	a = xcalloc(n ? n : 1, sizeof(*a));
+	if (bind_place(g, n, a, errs, sizeof(errs)) == -1) {
+		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
+		groups_retry_later(g, 0);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, g->job_pods.v[i]);
+		if (e == NULL || e->state != PS_UNBOUND)
+			continue;
+		unbound++;
+		if (bind_node_name(r, a[i].node) == NULL) {
+			snprintf(msg, sizeof(msg),
+			    "Slurm job %u was "
+			    "allocated node %.100s, which has no Kubernetes "
+			    "node (same name, or a node labelled " LABEL_SLURM_NODENAME
+			    "=%.100s)",
+			    g->jobid, a[i].node, a[i].node);
+			if (e->cond == NULL || strcmp(e->cond, msg) != 0)
+				log_warnx("pod %s: %s", e->key, msg);
+			writer_condition(r, e, msg, 1);
+			failed = 1;
+			continue;
+		}
+		/* A labelled group binds nobody before all are labelled. */
+		if (!labelled ||
+		    (e->busy != WREQ_METADATA &&
+			bind_meta_done(e, g->jobid, a[i].node)))
+			continue;
+		meta++;
+		if (e->busy == 0 && !e->cond_busy)
+			writer_label(r, e, g->key, g->jobid, &a[i]);
+	}
+	if (unbound == 0) {
+		groups_set_state(r, g, G_BOUND);
+		g->retry_ms = 0;
+		snprintf(msg, sizeof(msg),
+		    "Slurm job %u allocated the group; its %zu pods are bound",
+		    g->jobid, n);
+		writer_podgroup(r, g, 1, msg);
+		goto out;
+	}
+	if (failed) {
+		groups_retry_later(g, 0);
+		goto out;
+	}
+	if (meta > 0)
+		goto out; /* binds follow once the metadata is on */
+	for (i = 0; i < n; i++) {
+		json_t *claims;
+
+		e = map_get(r->pods, g->job_pods.v[i]);
+		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
+		    e->cond_busy)
+			continue;
+		/* Its claims get the devices Slurm gave it, or no bind. */
+		rc = claims_plan(r, e, g->jobid, bind_node_name(r, a[i].node),
+		    &a[i], &dl, &claims, errs, sizeof(errs));
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg),
+			    "Slurm job %u: not bound: %s%s", g->jobid, errs,
+			    rc == -2 ? "; the job is given up and the pod "
+				       "placed anew" :
+				       "");
+			log_warnx("pod %s: %s", e->key, msg);
+			writer_condition(r, e, msg, 1);
+			unplanned = 1;
+			/* Given up only while nothing of it runs. */
+			if (rc == -2 && !g->allocated_claims &&
+			    groups_live(r, g, NULL, 0, 0) ==
+				groups_live(r, g, NULL, 0, 1)) {
+				end_cancel(r, g, "its shared claim moved");
+				break;
+			}
+			continue;
+		}
+		if (claims_allocate(claims))
+			g->allocated_claims = 1;
+		writer_bind(r, e, g->key, g->jobid,
+		    bind_node_name(r, a[i].node), &a[i], claims);
+	}
+	/* One backoff for the round, not one per member. */
+	if (unplanned)
+		groups_retry_later(g, 0);
+out:
+	/*
+	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
+	 * return of bind_node_name(r, a[0].node).
+	 */
+	for (i = 0; i < n; i++)
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
+		free(a[i].gres);
+	free(a);
+}
+
+/*
+ * Hands the writes that groups asked for to the writer pool: bindings (and
+ * labels, for labelled groups) of allocated groups, labels of pending
+ * labelled ones, and finalizer releases.  Nothing waits for them: each
+ * comes back through bind_write_done, which asks for the next step.
+ */
+void
+bind_flush_writes(struct reconcile *r)
+{
+	json_t	     *keys = r->writes, *rel = r->releases, *v;
+	struct group *g;
+	const char   *k;
+	int64_t	      now;
+
+	if (json_object_size(keys) + json_object_size(rel) == 0)
+		return;
+	now = reconcile_now_ms();
+	r->writes = json_object();
+	r->releases = json_object();
+	json_object_foreach (keys, k, v) {
+		if ((g = map_get(r->groups, k)) == NULL)
+			continue;
+		if (g->state == G_PENDING && g->next_try <= now &&
+		    groups_labelled(r, g))
+			bind_plan_pending(r, g);
+		else if (g->state == G_ALLOCATED && g->next_try <= now &&
+		    g->disruption == NULL)
+			bind_plan_allocated(r, g, groups_labelled(r, g));
+	}
+	json_object_foreach (rel, k, v)
+		writer_release(r, map_get(r->pods, k));
+	json_decref(keys);
+	json_decref(rel);
+}
+
+/*
+ * A pod write came back.  A pod deleted or recreated under its name since
+ * has nothing to learn from it; for one the API server no longer has (404)
+ * it returns 1, and the caller forgets the pod.  A failure waits for the group's backoff (the sweep asks
+ * again); anything else asks for the group's next step.
+ */
+int
+bind_write_done(struct reconcile *r, struct wreq *w)
+{
+	struct pod_entry *e = map_get(r->pods, w->pkey);
+	const char	 *uid;
+	struct group	 *g;
+
+	if (w->kind == WREQ_BIND)
+		claims_joins_inflight(r, w->claims, -1);
+	uid = e != NULL ? e->rec->uid : NULL;
+	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
+		log_debug("pod %s: gone before its write came back", w->pkey);
+		return (0);
+	}
+	g = e->group != NULL ? map_get(r->groups, e->group) : NULL;
+	if (w->kind == WREQ_STATUS) {
+		writer_condition_done(r, e, w);
+		if (g != NULL && g->state == G_ALLOCATED)
+			groups_want(r->writes, g->key);
+		return (0);
+	}
+	e->busy = 0;
+	if (w->kind == WREQ_RELEASE) {
+		bind_released(r, e, w);
+		return (0);
+	}
+	if (w->rc == -1 && w->err.status == 404) {
+		log_info("pod %s: gone from the API server", e->key);
+		return (1);
+	}
+	if (w->rc == -1) {
+		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s", e->key,
+		    w->kind == WREQ_BIND ? "bind" : "label", w->jobid,
+		    w->err.status, w->err.reason, w->err.text);
+		if (w->kind == WREQ_BIND) {
+			intern_put(e->bound_node);
+			e->bound_node = NULL;
+		}
+		/* One backoff for a round of writes, not one per member. */
+		if (g != NULL && g->jobid == w->jobid &&
+		    g->next_try <= reconcile_now_ms())
+			groups_retry_later(g, 0);
+	} else if (w->kind == WREQ_BIND)
+		bind_bound(r, e, w);
+	else {
+		writer_metadata_done(e, w->jobid, w->node);
+		if (w->jobid != 0 && (g == NULL || g->jobid != w->jobid))
+			writer_unlabel(r, e);
+	}
+	if (g == NULL)
+		return (0);
+	if (g->state == G_ALLOCATED || g->state == G_PENDING)
+		groups_want(r->writes, g->key);
+	/* An ended member whose write was in flight: its cleanup now. */
+	if (e->state == PS_ENDED && e->finalizer)
+		end_member_gone(r, g); /* may free g */
+	return (0);
+}
+
+void
+bind_allocated(struct reconcile *r, struct group *g, const json_t *layout)
+{
+	json_decref(g->layout);
+	g->layout = json_deep_copy(layout);
+	groups_set_state(r, g, G_ALLOCATED);
+	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
+	groups_want(r->writes, g->key);
+}

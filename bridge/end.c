@@ -1,0 +1,312 @@
+/*
+ * How a group's job ends, on the reconcile thread: a member ended or left
+ * (end_member_gone: give a pending gang's job up, complete or cancel the
+ * job once no member runs, release finalizers), Slurm ended the job
+ * (end_members deletes its pods with Slurm's reason) or took it back
+ * (end_yield: preempted, suspended, requeued), a node was lost
+ * (end_fail), and the job is forgotten so the group can start again
+ * (end_reset).  A job whose pods ended lives on while pods of other jobs
+ * share its claims' devices.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+void
+end_cancel(struct reconcile *r, struct group *g, const char *why)
+{
+	char err[256];
+
+	if (g->jobid == 0 || g->cancelled)
+		return;
+	if (fence_check(r->conf->leader_elect, "cancelling a job")) {
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
+	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
+		log_warnx("group %s: cancel slurm job %u: %s", g->key, g->jobid,
+		    err);
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
+	g->cancel_due = 0;
+	g->cancelled = 1;
+	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
+	    why);
+}
+
+/*
+ * The job's pods have all ended: Slurm records the job as they ended.  When
+ * every pod it was made for ran and ended by itself (Succeeded or Failed,
+ * not deleted), the job completes with the first failed one's exit code
+ * and signal (sacct: COMPLETED 0:0, or FAILED 3:0); else it is cancelled
+ * (CANCELLED).
+ */
+static void
+end_finish(struct reconcile *r, struct group *g)
+{
+	const struct strv *pods = g->job_pods.n > 0 ? &g->job_pods :
+						      &g->members;
+	struct pod_entry  *e;
+	int		   code = 0, sig = 0, failed = 0;
+	size_t		   i;
+	char		   err[256];
+
+	if ((g->state != G_ALLOCATED && g->state != G_BOUND) || g->failed)
+		goto cancel;
+	for (i = 0; i < pods->n; i++) {
+		e = map_get(r->pods, pods->v[i]);
+		if (e == NULL || e->rec->delete_at != 0 ||
+		    (e->rec->phase != PHASE_SUCCEEDED &&
+			e->rec->phase != PHASE_FAILED))
+			goto cancel;
+		if (e->rec->phase == PHASE_FAILED && !failed) {
+			failed = 1;
+			code = e->rec->exit_code > 0 ? e->rec->exit_code : 1;
+			sig = e->rec->exit_signal;
+		}
+	}
+	if (fence_check(r->conf->leader_elect, "completing a job")) {
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
+	if (sctl_complete(g->jobid, code, sig, err, sizeof(err)) == -1) {
+		log_warnx("group %s: complete slurm job %u: %s", g->key,
+		    g->jobid, err);
+		g->cancel_due = 1; /* the sweep tries again */
+		return;
+	}
+	g->cancel_due = 0;
+	g->cancelled = 1;
+	log_info("group %s: slurm job %u %s (exit code %d:%d)", g->key,
+	    g->jobid, failed ? "failed" : "completed", code, sig);
+	return;
+cancel:
+	end_cancel(r, g, "no member runs any more");
+}
+
+/*
+ * Does g's job hold a shared claim's devices for a live pod of another
+ * group?  Then it lives on (its pods ended).  Only a job whose pods name a
+ * claim can: no walk of the claims for the others.
+ */
+static int
+end_claims_held(struct reconcile *r, struct group *g)
+{
+	size_t n;
+
+	if (!g->claims_held && !g->allocated_claims && !claims_named(r, g))
+		return (0);
+	n = claims_joiners(r, g->jobid, g->key, NULL, NULL) +
+	    claims_joins_pending(r, g->jobid);
+	if (n > 0 && !g->claims_held)
+		log_info("group %s: its pods ended; slurm job %u keeps holding "
+			 "the devices of its shared ResourceClaims for %zu "
+			 "pod(s) of other jobs",
+		    g->key, g->jobid, n);
+	g->claims_held = n > 0;
+	return (n > 0);
+}
+
+/* A pod sharing a claim of g's yields with g's job (claims_joiners' fn). */
+static void
+end_joiner(void *arg, struct pod_entry *e, const json_t *claim)
+{
+	struct reconcile *r = ((void **)arg)[0];
+	struct group	 *g = ((void **)arg)[1];
+	char		  msg[512];
+
+	if (e->rec->delete_at != 0)
+		return;
+	snprintf(msg, sizeof(msg),
+	    "%s (it held the devices of ResourceClaim %.63s this pod "
+	    "shares)",
+	    g->disruption != NULL ? g->disruption : g->end_msg,
+	    k8s_obj_name(claim));
+	if (g->disruption != NULL)
+		writer_preempt(r, e, msg, g->grace_end);
+	else
+		writer_delete(r, e, msg);
+}
+
+/*
+ * Deletes the live members of a group whose job Slurm ended, with an Event
+ * carrying Slurm's state and reason.  A failed delete is retried from the
+ * sweep (group_evaluate) until the pod is deleting or gone.
+ */
+void
+end_members(struct reconcile *r, struct group *g)
+{
+	struct pod_entry *e;
+	size_t		  i;
+
+	for (i = 0; i < g->members.n; i++) {
+		e = map_get(r->pods, g->members.v[i]);
+		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
+			continue;
+		if (g->disruption != NULL)
+			writer_preempt(r, e, g->disruption, g->grace_end);
+		else
+			writer_delete(r, e, g->end_msg);
+	}
+	/* ... and the pods of other jobs that share its claims' devices. */
+	if ((g->disruption != NULL || g->end_msg != NULL) &&
+	    (g->claims_held || g->allocated_claims || claims_named(r, g))) {
+		void *arg[2] = { r, g };
+
+		(void)claims_joiners(r, g->jobid, g->key, end_joiner, arg);
+	}
+}
+
+void
+end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
+    time_t grace_end)
+{
+	static const char *const why[YIELD_KINDS] = {
+		[YIELD_PREEMPTED] = "preempted",
+		[YIELD_SUSPENDED] = "suspended (a pod cannot be; it yields as "
+				    "if preempted)",
+		[YIELD_REQUEUED] = "requeued",
+	};
+	char msg[512];
+
+	if (g->disruption != NULL || g->jobid == 0)
+		return;
+	if (grace_end > time(NULL))
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm %s job %u; its GraceTime ends in "
+		    "%lds",
+		    why[cause], g->jobid, (long)(grace_end - time(NULL)));
+	else
+		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm %s job %u",
+		    why[cause], g->jobid);
+	log_info("group %s: %s: its pods yield", g->key, msg + 14);
+	g->disruption = xstrdup(msg);
+	g->grace_end = grace_end;
+	g->slurm_ends = cause == YIELD_PREEMPTED;
+	free(g->end_msg);
+	g->end_msg = xstrdup(msg);
+	atomic_fetch_add(&bstats.disruptions[cause], 1);
+	writer_podgroup_disrupted(r, g, msg);
+	end_members(r, g);
+	/* Slurm ends a preempted job itself (sacct: PREEMPTED). */
+	if (g->slurm_ends)
+		g->cancelled = 1;
+}
+
+/* Forgets the group's job so it can be submitted again. */
+void
+end_reset(struct reconcile *r, struct group *g)
+{
+	if (g->jobid != 0)
+		groups_index_del(r, g);
+	g->jobid = 0;
+	g->cancelled = 0;
+	g->failed = 0;
+	groups_set_state(r, g, G_WAITING);
+	strv_clear(&g->job_pods);
+	g->job_pods_set = 0;
+	json_decref(g->layout);
+	g->layout = NULL;
+	json_decref(g->het);
+	g->het = NULL;
+	g->cpus_per_task = g->gpus_per_task = 0;
+	free(g->end_msg);
+	g->end_msg = NULL;
+	free(g->disruption);
+	g->disruption = NULL;
+	g->grace_end = 0;
+	g->slurm_ends = 0;
+	free(g->spec);
+	g->spec = NULL;
+	g->recheck = 0;
+	g->updating = 0;
+	g->hinted = 0;
+	g->claims_held = 0;
+	g->allocated_claims = 0;
+}
+
+/*
+ * A member ended or left.  A pending gang that lost a member gives its job
+ * up (the gang is resubmitted once complete again); an allocated group's
+ * job is cancelled once no member runs any more; finalizers are released
+ * once the job is gone.
+ */
+void
+end_member_gone(struct reconcile *r, struct group *g)
+{
+	struct pod_entry *e;
+	size_t		  n, i;
+
+	n = groups_live(r, g, NULL, 0, 0);
+	if (g->state == G_SUBMITTING)
+		groups_withdraw(g);
+	if (g->jobid != 0 && !g->cancelled) {
+		if (g->state == G_PENDING && n < g->job_pods.n) {
+			end_cancel(r, g,
+			    "the gang lost a member while "
+			    "pending");
+			/* Clear the stale job id so a restart cannot adopt it. */
+			for (i = 0; i < g->members.n; i++) {
+				e = map_get(r->pods, g->members.v[i]);
+				if (e != NULL && e->state == PS_UNBOUND &&
+				    e->label_jobid == g->jobid && e->busy == 0)
+					writer_unlabel(r, e);
+			}
+			/* Only a job Slurm took back may be forgotten. */
+			if (g->cancelled)
+				end_reset(r, g);
+		} else if (n == 0 && !end_claims_held(r, g))
+			end_finish(r, g);
+	}
+	/*
+	 * The finalizer guards the job's cleanup: once the job is gone, or
+	 * while other members still run (the last one to end holds it), an
+	 * ended member may go.
+	 */
+	if (g->jobid == 0 || g->cancelled || n > 0) {
+		for (i = 0; i < g->members.n; i++) {
+			e = map_get(r->pods, g->members.v[i]);
+			if (e == NULL || e->state != PS_ENDED)
+				continue;
+			if (e->finalizer)
+				groups_want(r->releases, e->key);
+			else
+				writer_force_delete(r, e);
+		}
+	}
+	groups_gc(r, g);
+}
+
+/*
+ * Fails every live member of a group whose node was lost, and ends its
+ * job: a gang is all or nothing.
+ */
+void
+end_fail(struct reconcile *r, struct group *g, const char *reason,
+    const char *msg)
+{
+	struct pod_entry *e;
+	json_t		 *v, *keys;
+	size_t		  i;
+
+	g->failed = 1; /* its Failed pods are ours: the job is cancelled */
+	end_cancel(r, g, msg);
+	keys = json_array();
+	for (i = 0; i < g->members.n; i++)
+		json_array_append_new(keys, json_string(g->members.v[i]));
+	json_array_foreach (keys, i, v) {
+		e = map_get(r->pods, json_string_value(v));
+		if (e == NULL || e->state == PS_ENDED)
+			continue;
+		writer_fail(r, e, reason, msg);
+		e->state = PS_ENDED;
+	}
+	json_decref(keys);
+	end_member_gone(r, g);
+}
