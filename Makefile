@@ -79,11 +79,11 @@ SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c
 		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
-		   bridge/podrec.c bridge/pods.c bridge/placement.c bridge/fail.c \
+		   bridge/podrec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/message.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
-		   bridge/namespaces.c \
+		   bridge/namespaces.c bridge/pods.c bridge/extender.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
 		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
@@ -112,7 +112,7 @@ GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
 GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c bridge/namespaces.c \
-		   bridge/writer.c \
+		   bridge/pods.c bridge/extender.c bridge/writer.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)

@@ -78,7 +78,7 @@ bind_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 	intern_put(e->bound_node);
 	e->bound_node = intern_get(w->node);
 	atomic_fetch_add(&bstats.pods_bound, 1);
-	metrics_hist_observe(&bstats.sched_latency, pods_age(e));
+	metrics_hist_observe(&bstats.sched_latency, podentry_age(e));
 	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
 	    w->jobid);
 	snprintf(msg, sizeof(msg),

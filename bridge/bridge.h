@@ -141,6 +141,12 @@ void stats_rpc(enum stats_rpc, double t0, int ok);
 void stats_job_ended(const char *state);
 /* Appends the scheduler's metrics (not the watch counters) to b. */
 void stats_write(struct buf *b);
+struct reconcile;
+/*
+ * The pending pods and gangs, and the sizes of the stores, for /metrics:
+ * a walk of the reconcile thread's caches (on that thread).
+ */
+void stats_gauges(struct reconcile *);
 
 /*
  * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
@@ -604,19 +610,19 @@ struct pod_entry {
 	uint8_t	    foreign;	 /* another schedulerName (extender) */
 };
 
-/* pods.c: pod entries and the reconcile thread's clocks. */
+/* podentry.c: pod entries (reconcile thread). */
 /* Frees an entry (the pods map's free function). */
-void pods_entry_free(void *);
+void podentry_free(void *);
 /*
  * Seconds since the pod was created: from when the bridge first saw it if
  * that was within two seconds of its creationTimestamp (which has
  * one-second resolution), else from the creationTimestamp.
  */
-double pods_age(const struct pod_entry *);
+double podentry_age(const struct pod_entry *);
 /* Terminal, or deleted and past its grace period. */
-int pods_over(const struct pod_entry *);
+int podentry_over(const struct pod_entry *);
 /* Wall-clock seconds since the epoch. */
-double pods_epoch(void);
+double podentry_epoch(void);
 
 enum group_state {
 	G_WAITING,    /* not submitted */
@@ -821,6 +827,20 @@ void reconcile_event(struct reconcile *, struct event *ev);
  * reconcile_free.
  */
 void reconcile_workers_stop(struct reconcile *);
+
+/*
+ * pods.c: the pods the reconcile thread takes in (see the file's header).
+ * pods_update and pods_deleted take rec.
+ */
+void pods_update(struct reconcile *, struct podrec *rec);
+void pods_deleted(struct reconcile *, struct podrec *rec);
+/* Forgets a pod the API server no longer has (as its DELETED event). */
+void pods_gone(struct reconcile *, const char *key);
+/* An owner object that decides its pods' gang was seen (again). */
+void pods_regroup_owner(struct reconcile *, enum event_kind, const json_t *obj);
+
+/* extender.c: answers a scheduler-extender call (one reference of c). */
+void extender_answer(struct reconcile *, struct ext_call *c);
 
 /*
  * namespaces.c: is the namespace enabled (its label, or the config's

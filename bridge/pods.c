@@ -1,61 +1,226 @@
 /*
- * The reconcile thread's pod entries: what the bridge knows about each pod
- * it schedules (owned by the pods map), its age and whether it is over,
- * and the clocks the reconcile thread decides by.  Pure but for the clocks.
+ * The pods the reconcile thread takes in: a watch's pod (or the
+ * extender's) becomes an entry (podentry.c) and joins its group, the one
+ * the workload rules name (workload_group: its gang, or itself alone), and
+ * the group is evaluated; a pod that leaves a group, ends or is deleted is
+ * gone from it (end_member_gone).  A change to the object that decides a
+ * gang (a JobSet with dependsOn, a Kubernetes PodGroup found basic) groups
+ * its pods again while nothing was asked of Slurm for them.
  */
+#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
-#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
-void
-pods_entry_free(void *p)
+/*
+ * Puts the pod in its group (workload_group), leaving the one it was in:
+ * the group, or NULL when the pod's settings are bad (its condition says
+ * why).
+ */
+static struct group *
+pods_group(struct reconcile *r, struct pod_entry *e)
 {
-	struct pod_entry *e = p;
+	struct workload_lookup lk;
+	struct group_id	       gid;
+	struct group	      *g, *old;
+	json_t		      *obj;
+	char		       err[256], msg[320];
+	int		       rc;
 
-	if (e == NULL)
+	obj = podrec_json(e->rec);
+	caches_lookup_init(r, &lk);
+	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
+	json_decref(obj);
+	if (rc == -1) {
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		writer_condition(r, e, msg, 1);
+		return (NULL);
+	}
+	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
+	    (old = map_get(r->groups, e->group)) != NULL) {
+		groups_member_remove(old, e->key);
+		e->group = NULL; /* old may go now */
+		end_member_gone(r, old);
+	}
+	g = groups_get(r, &gid, e->ns);
+	e->group = g->key;
+	groups_member_add(g, e->key);
+	if (e->foreign)
+		g->foreign = 1; /* labelled from now on */
+	if (g->invalid) {
+		/* A member changed: try a translation that failed again. */
+		g->invalid = 0;
+		g->next_try = 0;
+		g->retry_ms = 0;
+	}
+	return (g);
+}
+
+/*
+ * Groups again the members of the group key, as long as nothing was asked
+ * of Slurm for them yet: the object that decides their gang changed.
+ */
+static void
+pods_regroup(struct reconcile *r, const char *key)
+{
+	struct strv	  keys = { NULL, 0, 0 };
+	struct group	 *g;
+	struct pod_entry *e;
+	size_t		  i;
+
+	if ((g = map_get(r->groups, key)) == NULL || g->state != G_WAITING ||
+	    g->jobid != 0)
 		return;
-	free(e->key);
-	intern_put(e->ns);
-	podrec_free(e->rec);
-	intern_put(e->bound_node);
-	intern_put(e->slurm_node);
-	free(e->cond);
-	free(e);
+	for (i = 0; i < g->members.n; i++)
+		strv_add(&keys, g->members.v[i]);
+	for (i = 0; i < keys.n; i++)
+		if ((e = map_get(r->pods, keys.v[i])) != NULL &&
+		    (g = pods_group(r, e)) != NULL)
+			group_evaluate(r, g);
+	strv_clear(&keys);
 }
 
-double
-pods_epoch(void)
+/*
+ * An owner object seen (again) that decides its pods' gang: pods grouped
+ * before a JobSet was known, as one gang of the whole JobSet, go to their
+ * stage's gang when it has dependsOn; pods of a Kubernetes PodGroup whose
+ * policy turns out basic each go alone.
+ */
+void
+pods_regroup_owner(struct reconcile *r, enum event_kind kind, const json_t *obj)
 {
-	return (clock_seconds(CLOCK_REALTIME));
+	const char *stage;
+	char	    key[512], err[256];
+	int	    n;
+
+	if (kind == EV_JOBSET &&
+	    workload_jobset_stage(obj, NULL, &stage, &n, err, sizeof(err)) !=
+		1) {
+		snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(obj),
+		    k8s_obj_name(obj));
+		pods_regroup(r, key);
+	} else if (kind == EV_SCHED_PODGROUP &&
+	    workload_podgroup_min(obj) == 0) {
+		snprintf(key, sizeof(key), "podgroup:%s/%s",
+		    k8s_obj_namespace(obj), k8s_obj_name(obj));
+		pods_regroup(r, key);
+	}
 }
 
-double
-pods_age(const struct pod_entry *e)
+/* Takes rec: the pod's newest state. */
+void
+pods_update(struct reconcile *r, struct podrec *rec)
 {
-	double created = (double)e->rec->created;
-	double now = pods_epoch();
+	struct pod_entry *e;
+	struct group	 *g;
+	int		  same_uid, was_bound, changed;
+	uint32_t	  id;
 
-	if (created == 0 || e->seen_at - created < 2.0)
-		return (now - e->seen_at);
-	return (now - created);
-}
-
-/* Terminal, or deleted and past its grace period. */
-int
-pods_over(const struct pod_entry *e)
-{
-	if (e->rec->phase == PHASE_SUCCEEDED || e->rec->phase == PHASE_FAILED)
-		return (1);
+	if ((e = map_get(r->pods, rec->key)) == NULL) {
+		e = xcalloc(1, sizeof(*e));
+		e->key = xstrdup(rec->key);
+		e->ns = intern_get(rec->ns);
+		e->name = e->key + strlen(rec->ns) + 1;
+		e->seen_at = podentry_epoch();
+		map_put(r->pods, e->key, e);
+	}
 	/*
-	 * Deleted: over once the node confirmed (grace shortened to 0), the
-	 * grace period ran out, or at once if it never ran anywhere.
+	 * A pod we bound stays bound for its UID: an older event (say, of
+	 * our own metadata patch) can still arrive without the nodeName.
 	 */
-	if (e->rec->delete_at != 0 &&
-	    (e->state == PS_UNBOUND || time(NULL) >= e->rec->delete_at ||
-		e->rec->grace_zero))
-		return (1);
-	return (0);
+	same_uid = e->rec != NULL && *rec->uid != '\0' &&
+	    strcmp(e->rec->uid, rec->uid) == 0;
+	was_bound = e->state == PS_BOUND && same_uid;
+	if (!same_uid && e->rec != NULL) {
+		/* Recreated under its name: nothing of the old pod holds. */
+		e->busy = 0;
+		e->cond_busy = 0;
+		e->del_sent = 0;
+		free(e->cond);
+		e->cond = NULL;
+		intern_put(e->bound_node);
+		e->bound_node = NULL;
+	}
+	/*
+	 * The watch shows the deletion asked: from here on only the force
+	 * delete (grace 0) is left to ask, and it may be.
+	 */
+	if (e->rec != NULL && e->rec->delete_at == 0 && rec->delete_at != 0)
+		e->del_sent = 0;
+	/* What translation reads of it (annotations, ...) changed. */
+	changed = same_uid &&
+	    (e->rec->cold == NULL || rec->cold == NULL ?
+		    e->rec->cold != rec->cold :
+		    strcmp(e->rec->cold, rec->cold) != 0);
+	podrec_free(e->rec);
+	e->rec = rec;
+	/* Recreated under its name, a pod may no longer be deleting. */
+	if (rec->delete_at != 0)
+		map_put(r->deleting, e->key, NULL);
+	else
+		map_del(r->deleting, e->key);
+	e->finalizer = rec->finalizer;
+	e->foreign = rec->sched == NULL ||
+	    strcmp(rec->sched, r->conf->scheduler_name) != 0;
+	e->label_jobid = rec->label_jobid;
+	intern_put(e->slurm_node);
+	e->slurm_node = intern_get(rec->slurm_node);
+
+	if ((g = pods_group(r, e)) == NULL)
+		return;
+	if (changed)
+		g->recheck = 1;
+	/*
+	 * At start, the job id a bound pod carries (the annotation its
+	 * Binding set, or the label) is where to look for its job, until the
+	 * job's admin_comment confirms it (poll.c); later, either can be
+	 * older than what we know.
+	 */
+	id = e->label_jobid;
+	if (id == 0 && rec->node != NULL)
+		id = rec->ann_jobid;
+	if (!r->recovered && g->jobid == 0 && id != 0 &&
+	    g->state == G_WAITING && !podentry_over(e)) {
+		g->jobid = id;
+		g->hinted = 1; /* not indexed: poll_adopt checks the job */
+		groups_set_state(r, g, G_PENDING);
+	}
+
+	if (rec->node != NULL || was_bound)
+		e->state = PS_BOUND;
+	else
+		e->state = PS_UNBOUND;
+	if (podentry_over(e)) {
+		e->state = PS_ENDED;
+		end_member_gone(r, g);
+		return;
+	}
+	group_evaluate(r, g);
+}
+
+/* Forgets a pod the API server no longer has (as its DELETED event). */
+void
+pods_gone(struct reconcile *r, const char *key)
+{
+	struct pod_entry *e;
+	struct group	 *g;
+
+	if ((e = map_take(r->pods, key)) != NULL) {
+		map_del(r->deleting, e->key);
+		if (e->group != NULL &&
+		    (g = map_get(r->groups, e->group)) != NULL) {
+			groups_member_remove(g, e->key);
+			end_member_gone(r, g);
+		}
+		podentry_free(e);
+	}
+}
+
+void
+pods_deleted(struct reconcile *r, struct podrec *rec)
+{
+	pods_gone(r, rec->key);
+	podrec_free(rec);
 }

@@ -37,217 +37,6 @@ inner_map_free(void *p)
 }
 
 /*
- * Puts the pod in its group (workload_group), leaving the one it was in:
- * the group, or NULL when the pod's settings are bad (its condition says
- * why).
- */
-static struct group *
-pod_group(struct reconcile *r, struct pod_entry *e)
-{
-	struct workload_lookup lk;
-	struct group_id	       gid;
-	struct group	      *g, *old;
-	json_t		      *obj;
-	char		       err[256], msg[320];
-	int		       rc;
-
-	obj = podrec_json(e->rec);
-	caches_lookup_init(r, &lk);
-	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
-	json_decref(obj);
-	if (rc == -1) {
-		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		writer_condition(r, e, msg, 1);
-		return (NULL);
-	}
-	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
-	    (old = map_get(r->groups, e->group)) != NULL) {
-		groups_member_remove(old, e->key);
-		e->group = NULL; /* old may go now */
-		end_member_gone(r, old);
-	}
-	g = groups_get(r, &gid, e->ns);
-	e->group = g->key;
-	groups_member_add(g, e->key);
-	if (e->foreign)
-		g->foreign = 1; /* labelled from now on */
-	if (g->invalid) {
-		/* A member changed: try a translation that failed again. */
-		g->invalid = 0;
-		g->next_try = 0;
-		g->retry_ms = 0;
-	}
-	return (g);
-}
-
-/*
- * Groups again the members of the group key, as long as nothing was asked
- * of Slurm for them yet: the object that decides their gang changed.
- */
-static void
-pods_regroup(struct reconcile *r, const char *key)
-{
-	struct strv	  keys = { NULL, 0, 0 };
-	struct group	 *g;
-	struct pod_entry *e;
-	size_t		  i;
-
-	if ((g = map_get(r->groups, key)) == NULL || g->state != G_WAITING ||
-	    g->jobid != 0)
-		return;
-	for (i = 0; i < g->members.n; i++)
-		strv_add(&keys, g->members.v[i]);
-	for (i = 0; i < keys.n; i++)
-		if ((e = map_get(r->pods, keys.v[i])) != NULL &&
-		    (g = pod_group(r, e)) != NULL)
-			group_evaluate(r, g);
-	strv_clear(&keys);
-}
-
-/*
- * An owner object seen (again) that decides its pods' gang: pods grouped
- * before a JobSet was known, as one gang of the whole JobSet, go to their
- * stage's gang when it has dependsOn; pods of a Kubernetes PodGroup whose
- * policy turns out basic each go alone.
- */
-static void
-pods_regroup_owner(struct reconcile *r, enum event_kind kind, const json_t *obj)
-{
-	const char *stage;
-	char	    key[512], err[256];
-	int	    n;
-
-	if (kind == EV_JOBSET &&
-	    workload_jobset_stage(obj, NULL, &stage, &n, err, sizeof(err)) !=
-		1) {
-		snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(obj),
-		    k8s_obj_name(obj));
-		pods_regroup(r, key);
-	} else if (kind == EV_SCHED_PODGROUP &&
-	    workload_podgroup_min(obj) == 0) {
-		snprintf(key, sizeof(key), "podgroup:%s/%s",
-		    k8s_obj_namespace(obj), k8s_obj_name(obj));
-		pods_regroup(r, key);
-	}
-}
-
-/* Takes rec: the pod's newest state. */
-static void
-pod_update(struct reconcile *r, struct podrec *rec)
-{
-	struct pod_entry *e;
-	struct group	 *g;
-	int		  same_uid, was_bound, changed;
-	uint32_t	  id;
-
-	if ((e = map_get(r->pods, rec->key)) == NULL) {
-		e = xcalloc(1, sizeof(*e));
-		e->key = xstrdup(rec->key);
-		e->ns = intern_get(rec->ns);
-		e->name = e->key + strlen(rec->ns) + 1;
-		e->seen_at = pods_epoch();
-		map_put(r->pods, e->key, e);
-	}
-	/*
-	 * A pod we bound stays bound for its UID: an older event (say, of
-	 * our own metadata patch) can still arrive without the nodeName.
-	 */
-	same_uid = e->rec != NULL && *rec->uid != '\0' &&
-	    strcmp(e->rec->uid, rec->uid) == 0;
-	was_bound = e->state == PS_BOUND && same_uid;
-	if (!same_uid && e->rec != NULL) {
-		/* Recreated under its name: nothing of the old pod holds. */
-		e->busy = 0;
-		e->cond_busy = 0;
-		e->del_sent = 0;
-		free(e->cond);
-		e->cond = NULL;
-		intern_put(e->bound_node);
-		e->bound_node = NULL;
-	}
-	/*
-	 * The watch shows the deletion asked: from here on only the force
-	 * delete (grace 0) is left to ask, and it may be.
-	 */
-	if (e->rec != NULL && e->rec->delete_at == 0 && rec->delete_at != 0)
-		e->del_sent = 0;
-	/* What translation reads of it (annotations, ...) changed. */
-	changed = same_uid &&
-	    (e->rec->cold == NULL || rec->cold == NULL ?
-		    e->rec->cold != rec->cold :
-		    strcmp(e->rec->cold, rec->cold) != 0);
-	podrec_free(e->rec);
-	e->rec = rec;
-	/* Recreated under its name, a pod may no longer be deleting. */
-	if (rec->delete_at != 0)
-		map_put(r->deleting, e->key, NULL);
-	else
-		map_del(r->deleting, e->key);
-	e->finalizer = rec->finalizer;
-	e->foreign = rec->sched == NULL ||
-	    strcmp(rec->sched, r->conf->scheduler_name) != 0;
-	e->label_jobid = rec->label_jobid;
-	intern_put(e->slurm_node);
-	e->slurm_node = intern_get(rec->slurm_node);
-
-	if ((g = pod_group(r, e)) == NULL)
-		return;
-	if (changed)
-		g->recheck = 1;
-	/*
-	 * At start, the job id a bound pod carries (the annotation its
-	 * Binding set, or the label) is where to look for its job, until the
-	 * job's admin_comment confirms it (poll.c); later, either can be
-	 * older than what we know.
-	 */
-	id = e->label_jobid;
-	if (id == 0 && rec->node != NULL)
-		id = rec->ann_jobid;
-	if (!r->recovered && g->jobid == 0 && id != 0 &&
-	    g->state == G_WAITING && !pods_over(e)) {
-		g->jobid = id;
-		g->hinted = 1; /* not indexed: poll_adopt checks the job */
-		groups_set_state(r, g, G_PENDING);
-	}
-
-	if (rec->node != NULL || was_bound)
-		e->state = PS_BOUND;
-	else
-		e->state = PS_UNBOUND;
-	if (pods_over(e)) {
-		e->state = PS_ENDED;
-		end_member_gone(r, g);
-		return;
-	}
-	group_evaluate(r, g);
-}
-
-/* Forgets a pod the API server no longer has (as its DELETED event). */
-static void
-reconcile_pod_gone(struct reconcile *r, const char *key)
-{
-	struct pod_entry *e;
-	struct group	 *g;
-
-	if ((e = map_take(r->pods, key)) != NULL) {
-		map_del(r->deleting, e->key);
-		if (e->group != NULL &&
-		    (g = map_get(r->groups, e->group)) != NULL) {
-			groups_member_remove(g, e->key);
-			end_member_gone(r, g);
-		}
-		pods_entry_free(e);
-	}
-}
-
-static void
-pod_deleted(struct reconcile *r, struct podrec *rec)
-{
-	reconcile_pod_gone(r, rec->key);
-	podrec_free(rec);
-}
-
-/*
  * Are the caches recovery needs listed?  Pods, nodes, namespaces and Jobs
  * always; PodGroups, JobSets and LeaderWorkerSets (which give gangs their
  * roots) for up to OWNER_SYNC_WAIT_MS more, since a cluster without their
@@ -270,69 +59,6 @@ reconcile_synced(struct reconcile *r)
 			 r->synced[EV_SCHED_WORKLOAD]) ||
 			r->conf->podgroup_api[0] == '\0')) ||
 	    reconcile_now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
-}
-
-/* Bytes of a string the caches own (0 for NULL). */
-static size_t
-str_bytes(const char *s)
-{
-	return (s != NULL ? malloc_usable_size((void *)(uintptr_t)s) : 0);
-}
-
-/* Pending pods and gangs, and the sizes of the stores, for /metrics. */
-static void
-reconcile_gauges(struct reconcile *r)
-{
-	size_t	    it = 0;
-	void	   *v;
-	const char *k;
-	long long   pods = 0, gangs = 0, pbytes, gbytes, jbytes;
-
-	pbytes = (long long)map_bytes(r->pods) +
-	    (long long)map_bytes(r->deleting);
-	while (map_next(r->pods, &it, NULL, &v)) {
-		struct pod_entry *e = v;
-		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
-			pods++;
-		pbytes += (long long)(malloc_usable_size(e) +
-		    str_bytes(e->key) + str_bytes(e->cond));
-	}
-	it = 0;
-	gbytes = (long long)map_bytes(r->groups) +
-	    (long long)map_bytes(r->ns_groups) +
-	    (long long)map_bytes(r->dirty_ns);
-	while (map_next(r->ns_groups, &it, NULL, &v))
-		gbytes += (long long)map_bytes(v);
-	it = 0;
-	while (map_next(r->groups, &it, NULL, &v)) {
-		struct group *g = v;
-		if (g->gang &&
-		    (g->state == G_WAITING || g->state == G_SUBMITTING ||
-			g->state == G_PENDING))
-			gangs++;
-		gbytes += (long long)(malloc_usable_size(g) +
-		    str_bytes(g->key) + strv_bytes(&g->members) +
-		    strv_bytes(&g->job_pods) + str_bytes(g->end_msg));
-	}
-	it = 0;
-	jbytes = (long long)map_bytes(r->jobs);
-	while (map_next(r->jobs, &it, &k, &v))
-		jbytes += (long long)str_bytes(v);
-	atomic_store(&bstats.pending_pods, pods);
-	atomic_store(&bstats.pending_gangs, gangs);
-	atomic_store(&bstats.mem_pods, (long long)map_count(r->pods));
-	atomic_store(&bstats.mem_pods_bytes, pbytes);
-	atomic_store(&bstats.mem_groups, (long long)map_count(r->groups));
-	atomic_store(&bstats.mem_groups_bytes, gbytes);
-	atomic_store(&bstats.mem_jobs, (long long)map_count(r->jobs));
-	atomic_store(&bstats.mem_jobs_bytes, jbytes);
-	atomic_store(&bstats.mem_objects,
-	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
-		map_count(r->k8s_jobs) + map_count(r->podgroups) +
-		map_count(r->sched_podgroups) + map_count(r->sched_workloads) +
-		map_count(r->jobsets) + map_count(r->lwss) +
-		map_count(r->claims) + map_count(r->claim_tmpls) +
-		map_count(r->slices) + map_count(r->deviceclasses)));
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -387,88 +113,6 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 	}
 }
 
-/*
- * A scheduler-extender call.  Filter: a pod of an enabled namespace is
- * taken in as if its watch had brought it (submitted, or found), and the
- * answer is the node it was bound to, or why it waits.  Bind: a bridged pod
- * is already bound by the bridge, to Slurm's node; any other pod is bound
- * as asked, since the extender is the scheduler's binder for all pods.
- */
-static void
-reconcile_extender(struct reconcile *r, struct ext_call *c)
-{
-	struct pod_entry *e;
-	struct podrec	 *rec;
-	struct group	 *g;
-	char		  key[600];
-
-	if (c->op == EXT_FILTER) {
-		k8s_obj_key(c->pod, key, sizeof(key));
-		c->managed = namespaces_enabled(r, k8s_obj_namespace(c->pod));
-		if (c->managed) {
-			/* A known pod's own watch is newer than this copy. */
-			if (map_get(r->pods, key) == NULL &&
-			    (rec = podrec_new(c->pod)) != NULL)
-				pod_update(r, rec);
-			/* Allocated at once: its bind is on its way. */
-			bind_flush_writes(r);
-			e = map_get(r->pods, key);
-			g = e != NULL && e->group != NULL ?
-			    map_get(r->groups, e->group) :
-			    NULL;
-			if (g != NULL && !g->ext_asked) {
-				/* Its scheduler asks: it may be placed now. */
-				g->ext_asked = 1;
-				group_evaluate(r, g);
-				bind_flush_writes(r);
-			}
-			c->resolvable = g == NULL || !g->invalid;
-			if (e != NULL &&
-			    (e->state == PS_BOUND || e->busy == WREQ_BIND))
-				snprintf(c->node_out, sizeof(c->node_out), "%s",
-				    e->bound_node != NULL    ? e->bound_node :
-					e->rec->node != NULL ? e->rec->node :
-							       "");
-			else if (g != NULL && g->jobid != 0)
-				snprintf(c->msg, sizeof(c->msg),
-				    "waiting for "
-				    "Slurm allocation (Reason=%s, job %u)",
-				    g->pending_reason != NULL ?
-					g->pending_reason :
-					"None",
-				    g->jobid);
-			else
-				snprintf(c->msg, sizeof(c->msg),
-				    "waiting for "
-				    "Slurm allocation: %.400s",
-				    e != NULL && e->cond != NULL ?
-					e->cond :
-					"not submitted yet");
-		}
-	} else {
-		snprintf(key, sizeof(key), "%s/%s", c->ns, c->name);
-		e = map_get(r->pods, key);
-		c->managed = e != NULL;
-		if (e != NULL &&
-		    (e->state == PS_BOUND || e->busy == WREQ_BIND) &&
-		    e->bound_node != NULL &&
-		    strcmp(e->bound_node, c->node) == 0)
-			c->msg[0] = '\0';
-		else if (e != NULL)
-			snprintf(c->msg, sizeof(c->msg),
-			    "pod %.200s is placed "
-			    "by Slurm, and Slurm has not allocated node %.64s to "
-			    "it",
-			    key, c->node);
-		else {
-			/* Answered when the Binding comes back. */
-			writer_extender_bind(r, c);
-			return;
-		}
-	}
-	ext_call_done(c);
-}
-
 void
 reconcile_event(struct reconcile *r, struct event *ev)
 {
@@ -477,13 +121,13 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	double	    t0, c0;
 
 	if (ev->kind == EV_EXTENDER) {
-		reconcile_extender(r, ev->call);
+		extender_answer(r, ev->call);
 		event_free(ev);
 		return;
 	}
 	if (ev->kind == EV_WRITE) {
 		if (!writer_done(r, ev->write) && bind_write_done(r, ev->write))
-			reconcile_pod_gone(r, ev->write->pkey);
+			pods_gone(r, ev->write->pkey);
 		event_free(ev);
 		return;
 	}
@@ -507,9 +151,9 @@ reconcile_event(struct reconcile *r, struct event *ev)
 		t0 = metrics_now();
 		c0 = metrics_thread_cpu();
 		if (ev->type == K8S_EVENT_DELETED)
-			pod_deleted(r, ev->pod);
+			pods_deleted(r, ev->pod);
 		else
-			pod_update(r, ev->pod);
+			pods_update(r, ev->pod);
 		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
 		metrics_hist_observe(&bstats.decision_cpu,
 		    metrics_thread_cpu() - c0);
@@ -663,7 +307,7 @@ reconcile_main(void *arg)
 			}
 			/* A walk of every pod and group: not every second. */
 			if (now >= r->next_gauges) {
-				reconcile_gauges(r);
+				stats_gauges(r);
 				r->next_gauges = now + GAUGES_INTERVAL_MS;
 			}
 		}
@@ -690,7 +334,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->conf = conf;
 	r->kconf = kconf;
 	r->queue = q;
-	r->pods = map_new_borrowed(pods_entry_free);
+	r->pods = map_new_borrowed(podentry_free);
 	r->groups = map_new_borrowed(groups_entry_free);
 	r->ns_groups = map_new(inner_map_free);
 	r->dirty_ns = map_new(NULL);

@@ -30,7 +30,7 @@ sweep_groups(struct reconcile *r, int all)
 		struct pod_entry *e = map_get(r->pods, k);
 		if (e == NULL || e->rec->delete_at == 0)
 			continue;
-		if ((e->state != PS_ENDED && pods_over(e)) ||
+		if ((e->state != PS_ENDED && podentry_over(e)) ||
 		    (e->state == PS_ENDED &&
 			time(NULL) >= e->rec->delete_at + FORCE_DELETE_SLACK_S))
 			strv_add(&keys, e->key);
