@@ -69,7 +69,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 		   libk8s/client.c libk8s/request.c libk8s/object.c \
 		   libk8s/match.c libk8s/encode.c \
 		   libk8s/quantity.c libk8s/watch.c libk8s/informer.c \
-		   libk8s/event.c libk8s/lease.c libk8s/limiter.c \
+		   libk8s/recorder.c libk8s/lease.c libk8s/limiter.c \
 		   libk8s/map.c libk8s/strv.c libk8s/list.c \
 		   libk8s/discovery.c
 # common/: what both daemons link.  The pure policy (translate, bounds, workload), the
@@ -80,13 +80,13 @@ SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
-		   bridge/extcall.c bridge/message.c
-BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/clock.c bridge/group.c \
+		   bridge/extcall.c bridge/wreq.c bridge/sreq.c
+BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/namespaces.c bridge/pods.c bridge/extender.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c \
-		   bridge/writer.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/api.c \
+		   bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
 		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
@@ -104,15 +104,15 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_review.c test/check_config.c test/check_dra.c \
 		   test/check_podrec.c test/check_util.c test/check_certs.c \
 		   test/check_guard.c
-# The gang state machine: reconcile.c, group.c and writer.c over fakes of
-# Slurm (the slurm.c seam), the writers, the submit thread, libk8s's
+# The group state machine: reconcile.c, the group files and writes.c over fakes of
+# Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for
 # parts of the daemon.
-GANG_TEST_SRCS	:= test/check_gang.c test/fake_slurm.c test/fake_writes.c \
+GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_clock.c
-GANG_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
+GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c bridge/namespaces.c \
-		   bridge/pods.c bridge/extender.c bridge/writer.c \
+		   bridge/pods.c bridge/extender.c bridge/writes.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
@@ -124,12 +124,12 @@ EPILOG_OBJS	:= $(EPILOG_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
-GANG_OBJS	:= $(GANG_TEST_SRCS:%.c=$(BUILD)/%.o) \
-		   $(sort $(GANG_BRIDGE_SRCS:%.c=$(BUILD)/%.o))
+GROUP_OBJS	:= $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.o) \
+		   $(sort $(GROUP_BRIDGE_SRCS:%.c=$(BUILD)/%.o))
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
 		   $(ADMISSION_OBJS:.o=.d) $(EPILOG_OBJS:.o=.d) \
 		   $(TEST_SRCS:%.c=$(BUILD)/%.d) \
-		   $(GANG_TEST_SRCS:%.c=$(BUILD)/%.d)
+		   $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.d)
 
 ifeq ($(SLURM_DELEGATE),1)
 all check:
@@ -139,14 +139,14 @@ all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission \
     $(BINDIR)/slurm-bridge-epilog
 
 # Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
-# check_gang's stderr (the bridge's own log lines) goes to
-# $(BUILD)/check_gang.log, shown when a test or a sanitizer fails.
-check: $(BUILD)/check_unit $(BUILD)/check_gang
+# check_group's stderr (the bridge's own log lines) goes to
+# $(BUILD)/check_group.log, shown when a test or a sanitizer fails.
+check: $(BUILD)/check_unit $(BUILD)/check_group
 	$(Q)$(BUILD)/check_unit
-	$(Q)$(BUILD)/check_gang 2>$(BUILD)/check_gang.log || \
-		{ cat $(BUILD)/check_gang.log; exit 1; }
-	$(Q)if grep -qE 'runtime error|Sanitizer' $(BUILD)/check_gang.log; \
-		then cat $(BUILD)/check_gang.log; exit 1; fi
+	$(Q)$(BUILD)/check_group 2>$(BUILD)/check_group.log || \
+		{ cat $(BUILD)/check_group.log; exit 1; }
+	$(Q)if grep -qE 'runtime error|Sanitizer' $(BUILD)/check_group.log; \
+		then cat $(BUILD)/check_group.log; exit 1; fi
 endif
 
 $(LIBK8S_A): $(LIBK8S_OBJS)
@@ -187,9 +187,9 @@ $(BUILD)/check_unit: $(TEST_OBJS) $(LIBK8S_A)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIBK8S_A) \
 		$(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/check_gang: $(GANG_OBJS) $(LIBK8S_A)
+$(BUILD)/check_group: $(GROUP_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GANG_OBJS) $(LIBK8S_A) \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GROUP_OBJS) $(LIBK8S_A) \
 		$(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
@@ -198,13 +198,13 @@ $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 
 # The unit tests under valgrind, then e2e scenarios with both daemons under
 # valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
-check-valgrind: $(BUILD)/check_unit $(BUILD)/check_gang
+check-valgrind: $(BUILD)/check_unit $(BUILD)/check_group
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
 		$(BUILD)/check_unit
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
-		$(BUILD)/check_gang
+		$(BUILD)/check_group
 	$(Q)scripts/sanitize.sh valgrind $(E2E_FILTER)
 
 # The unit tests with ASan + UBSan, then every e2e scenario with both
@@ -434,7 +434,7 @@ LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
 LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS) $(EPILOG_SRCS))
-LINT_TESTS	= $(TEST_SRCS) $(GANG_TEST_SRCS) test/integration/check_k8s_it.c \
+LINT_TESTS	= $(TEST_SRCS) $(GROUP_TEST_SRCS) test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/fuzz_*.c)
 LINT_BENCH	= $(BENCH_SRCS)
 LINT_SRCS	= $(LINT_LIB) $(LINT_DAEMONS) $(LINT_TESTS) $(LINT_BENCH)
@@ -510,7 +510,7 @@ manifests-check:
 # Every C file we write, in the style of .clang-format (Debian 12's
 # clang-format, 14; the file says what it cannot express).
 FMT_FILES	= $(sort $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
-		   $(TEST_SRCS) $(GANG_TEST_SRCS) $(BENCH_SRCS) \
+		   $(TEST_SRCS) $(GROUP_TEST_SRCS) $(BENCH_SRCS) \
 		   test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/*.c) $(wildcard include/*.h \
 		   libk8s/*.h common/*.h bridge/*.h admission/*.h test/*.h \

@@ -37,13 +37,13 @@ struct guard {
 
 /* Runs on the informer's thread. */
 static void
-guard_node_cb(enum k8s_event_type type, json_t *obj, void *arg)
+guard_node_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 {
 	struct guard *g = arg;
 	const char   *name;
 	int	      managed;
 
-	if (type == K8S_EVENT_SYNCED) {
+	if (type == K8S_WATCH_SYNCED) {
 		pthread_mutex_lock(&g->lock);
 		g->synced = 1;
 		pthread_mutex_unlock(&g->lock);
@@ -51,13 +51,13 @@ guard_node_cb(enum k8s_event_type type, json_t *obj, void *arg)
 		    json_object_size(g->nodes));
 		return;
 	}
-	if ((type != K8S_EVENT_ADDED && type != K8S_EVENT_MODIFIED &&
-		type != K8S_EVENT_DELETED) ||
+	if ((type != K8S_WATCH_ADDED && type != K8S_WATCH_MODIFIED &&
+		type != K8S_WATCH_DELETED) ||
 	    (name = k8s_obj_name(obj)) == NULL) {
 		json_decref(obj);
 		return;
 	}
-	managed = type != K8S_EVENT_DELETED && translate_node_managed(obj);
+	managed = type != K8S_WATCH_DELETED && translate_node_managed(obj);
 	pthread_mutex_lock(&g->lock);
 	if (managed)
 		json_object_set_new(g->nodes, name, json_true());
@@ -112,7 +112,7 @@ guard_free(struct guard *g)
 void
 guard_node_put(struct guard *g, const json_t *node)
 {
-	guard_node_cb(K8S_EVENT_ADDED, json_deep_copy(node), g);
+	guard_node_cb(K8S_WATCH_ADDED, json_deep_copy(node), g);
 }
 
 /* 1 if the node is managed, 0 if not, -1 before the first list. */

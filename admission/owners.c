@@ -99,7 +99,7 @@ owners_key(char *key, size_t len, enum owner_kind kind, const char *ns,
 
 /* Runs on an informer thread. */
 static void
-owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
+owners_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 {
 	struct owner_ctx *ctx = arg;
 	struct owners	 *o = ctx->owners;
@@ -107,7 +107,7 @@ owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
 	char		  key[512];
 	json_t		 *slim = NULL;
 
-	if (type == K8S_EVENT_SYNCED) {
+	if (type == K8S_WATCH_SYNCED) {
 		pthread_mutex_lock(&o->lock);
 		o->synced[ctx->kind] = 1;
 		pthread_cond_broadcast(&o->changed);
@@ -121,7 +121,7 @@ owners_cb(enum k8s_event_type type, json_t *obj, void *arg)
 		return;
 	}
 	owners_key(key, sizeof(key), ctx->kind, k8s_obj_namespace(obj), name);
-	if (type != K8S_EVENT_DELETED)
+	if (type != K8S_WATCH_DELETED)
 		slim = owners_slim(ctx->kind, obj);
 	json_decref(obj);
 	pthread_mutex_lock(&o->lock);
@@ -205,7 +205,7 @@ owners_free(struct owners *o)
 void
 owners_put(struct owners *o, enum owner_kind kind, const json_t *obj)
 {
-	owners_cb(K8S_EVENT_ADDED, json_deep_copy(obj),
+	owners_cb(K8S_WATCH_ADDED, json_deep_copy(obj),
 	    &(struct owner_ctx){ o, kind });
 }
 

@@ -366,21 +366,21 @@ bw_pod_deleted(struct bw *w, const json_t *obj)
 
 /* Informer callback (informer thread): takes obj. */
 static void
-bw_event_cb(enum k8s_event_type type, json_t *obj, void *arg)
+bw_event_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 {
 	struct bw *w = arg;
 	int64_t	   now_ms = bench_now_ms();
 
 	switch (type) {
-	case K8S_EVENT_ADDED:
-	case K8S_EVENT_MODIFIED:
+	case K8S_WATCH_ADDED:
+	case K8S_WATCH_MODIFIED:
 		/* A list's items come before its SYNCED. */
 		bw_pod_update(w, obj, now_ms, k8s_informer_listing(w->inf));
 		break;
-	case K8S_EVENT_DELETED:
+	case K8S_WATCH_DELETED:
 		bw_pod_deleted(w, obj);
 		break;
-	case K8S_EVENT_SYNCED:
+	case K8S_WATCH_SYNCED:
 		/* Those binds happened while we were not watching. */
 		if (w->bound_at_list > 0)
 			log_warnx("%zu pods were bound when %s listed them: "

@@ -56,7 +56,7 @@ bind_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
 	if (w->rc == 0 || w->err.status == 404) {
 		e->finalizer = 0;
 		log_debug("pod %s: finalizer removed", e->key);
-		writer_force_delete(r, e);
+		writes_force_delete(r, e);
 	} else
 		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
 		    w->err.status, w->err.reason, w->err.text);
@@ -86,7 +86,7 @@ bind_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 	    "%.100s to job %u%s%.100s",
 	    w->node, w->slurm_node, w->jobid, w->gres != NULL ? ", GRES " : "",
 	    w->gres != NULL ? w->gres : "");
-	writer_event(r, e, "Normal", "Scheduled", "Binding", msg);
+	writes_event(r, e, "Normal", "Scheduled", "Binding", msg);
 }
 
 /* The job id label on the members of a pending job (labelled groups). */
@@ -101,7 +101,7 @@ bind_plan_pending(struct reconcile *r, struct group *g)
 		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
 		    bind_meta_done(e, g->jobid, NULL))
 			continue;
-		writer_label(r, e, g->key, g->jobid, NULL);
+		writes_label(r, e, g->key, g->jobid, NULL);
 	}
 }
 
@@ -228,7 +228,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    g->jobid, a[i].node, a[i].node);
 			if (e->cond == NULL || strcmp(e->cond, msg) != 0)
 				log_warnx("pod %s: %s", e->key, msg);
-			writer_condition(r, e, msg, 1);
+			writes_condition(r, e, msg, 1);
 			failed = 1;
 			continue;
 		}
@@ -239,7 +239,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		meta++;
 		if (e->busy == 0 && !e->cond_busy)
-			writer_label(r, e, g->key, g->jobid, &a[i]);
+			writes_label(r, e, g->key, g->jobid, &a[i]);
 	}
 	if (unbound == 0) {
 		groups_set_state(r, g, G_BOUND);
@@ -247,7 +247,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		snprintf(msg, sizeof(msg),
 		    "Slurm job %u allocated the group; its %zu pods are bound",
 		    g->jobid, n);
-		writer_podgroup(r, g, 1, msg);
+		writes_podgroup(r, g, 1, msg);
 		goto out;
 	}
 	if (failed) {
@@ -273,7 +273,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 				       "placed anew" :
 				       "");
 			log_warnx("pod %s: %s", e->key, msg);
-			writer_condition(r, e, msg, 1);
+			writes_condition(r, e, msg, 1);
 			unplanned = 1;
 			/* Given up only while nothing of it runs. */
 			if (rc == -2 && !g->allocated_claims &&
@@ -286,7 +286,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		}
 		if (claims_allocate(claims))
 			g->allocated_claims = 1;
-		writer_bind(r, e, g->key, g->jobid,
+		writes_bind(r, e, g->key, g->jobid,
 		    bind_node_name(r, a[i].node), &a[i], claims);
 	}
 	/* One backoff for the round, not one per member. */
@@ -304,7 +304,7 @@ out:
 }
 
 /*
- * Hands the writes that groups asked for to the writer pool: bindings (and
+ * Hands the writes that groups asked for to the writepool: bindings (and
  * labels, for labelled groups) of allocated groups, labels of pending
  * labelled ones, and finalizer releases.  Nothing waits for them: each
  * comes back through bind_write_done, which asks for the next step.
@@ -319,7 +319,7 @@ bind_flush_writes(struct reconcile *r)
 
 	if (json_object_size(keys) + json_object_size(rel) == 0)
 		return;
-	now = reconcile_now_ms();
+	now = now_ms();
 	r->writes = json_object();
 	r->releases = json_object();
 	json_object_foreach (keys, k, v) {
@@ -333,7 +333,7 @@ bind_flush_writes(struct reconcile *r)
 			bind_plan_allocated(r, g, groups_labelled(r, g));
 	}
 	json_object_foreach (rel, k, v)
-		writer_release(r, map_get(r->pods, k));
+		writes_release(r, map_get(r->pods, k));
 	json_decref(keys);
 	json_decref(rel);
 }
@@ -360,7 +360,7 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 	}
 	g = e->group != NULL ? map_get(r->groups, e->group) : NULL;
 	if (w->kind == WREQ_STATUS) {
-		writer_condition_done(r, e, w);
+		writes_condition_done(r, e, w);
 		if (g != NULL && g->state == G_ALLOCATED)
 			groups_want(r->writes, g->key);
 		return (0);
@@ -384,14 +384,14 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 		}
 		/* One backoff for a round of writes, not one per member. */
 		if (g != NULL && g->jobid == w->jobid &&
-		    g->next_try <= reconcile_now_ms())
+		    g->next_try <= now_ms())
 			groups_retry_later(g, 0);
 	} else if (w->kind == WREQ_BIND)
 		bind_bound(r, e, w);
 	else {
-		writer_metadata_done(e, w->jobid, w->node);
+		writes_metadata_done(e, w->jobid, w->node);
 		if (w->jobid != 0 && (g == NULL || g->jobid != w->jobid))
-			writer_unlabel(r, e);
+			writes_unlabel(r, e);
 	}
 	if (g == NULL)
 		return (0);

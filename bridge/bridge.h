@@ -176,14 +176,14 @@ struct ext_call {
 	atomic_int	refs;
 };
 
-struct ext_call *ext_call_new(enum ext_op);
-/* One more reference (returns c); ext_call_release drops one. */
-struct ext_call *ext_call_hold(struct ext_call *);
-void		 ext_call_release(struct ext_call *);
+struct ext_call *extcall_new(enum ext_op);
+/* One more reference (returns c); extcall_release drops one. */
+struct ext_call *extcall_hold(struct ext_call *);
+void		 extcall_release(struct ext_call *);
 /* The reconcile thread's answer: wakes the caller. */
-void ext_call_done(struct ext_call *);
+void extcall_done(struct ext_call *);
 /* Waits up to ms for the answer; 0 when done, -1 on timeout. */
-int ext_call_wait(struct ext_call *, int ms);
+int extcall_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
@@ -316,7 +316,7 @@ void eventer_post(struct eventer *, json_t *id, const char *type,
 /*
  * writepool.c: pod writes made for the reconcile thread by a few threads,
  * within one shared rate limit.  A request goes in with writepool_submit
- * and comes back as an EV_WRITE event with its result.
+ * and comes back as an MSG_WRITE event with its result.
  */
 enum wreq_kind {
 	WREQ_METADATA = 1, /* strategic merge patch of the pod */
@@ -356,7 +356,7 @@ struct wreq {
 struct pod_entry;
 struct writepool;
 
-/* message.c: a request about e (its identity is copied) for group gkey. */
+/* wreq.c: a request about e (its identity is copied) for group gkey. */
 struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
     const char *gkey);
 /* ... about the pod ns/name (uid may be ""), which the bridge may not know. */
@@ -371,12 +371,12 @@ struct writepool *writepool_new(const struct k8s_config *, struct k8s_limiter *,
     int nthreads, struct queue *done, char *err, size_t errlen);
 /* Joins the threads; requests not started yet are dropped. */
 void writepool_free(struct writepool *);
-/* Takes w; its result comes back as an EV_WRITE event. */
+/* Takes w; its result comes back as an MSG_WRITE event. */
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
  * submitter.c: allocations made on their own thread, one at a time in the
- * order asked; each request comes back as an EV_SUBMITTED event.
+ * order asked; each request comes back as an MSG_SUBMITTED event.
  */
 struct sreq {
 	char	*gkey; /* the group it is for */
@@ -398,7 +398,7 @@ struct sreq {
 
 struct submitter;
 
-/* message.c: a request for group gkey with an empty pod list. */
+/* sreq.c: a request for group gkey with an empty pod list. */
 struct sreq *sreq_new(const char *gkey, uint64_t seq);
 void	     sreq_free(struct sreq *);
 /* The thread; results go to done, which outlives it. NULL on failure. */
@@ -441,10 +441,10 @@ void leader_release(struct leader *);
 #define LEADER_FENCE_MS 8000
 int fence_check(int leader_elect, const char *what);
 
-/* api.c: the scheduler's HTTP endpoints on --listen. */
-struct api;
+/* endpoints.c: the scheduler's HTTP endpoints on --listen. */
+struct endpoints;
 
-struct api_source {
+struct endpoints_source {
 	struct queue		   *queue;     /* extender calls go here */
 	struct k8s_informer *const *informers; /* for watch counters */
 	const char *const	   *names;
@@ -452,16 +452,16 @@ struct api_source {
 };
 
 /* memstats.c: the memory map, as JSON (new string) and as metrics. */
-char *memstats_json(const struct api_source *);
-void  memstats_metrics(const struct api_source *, struct buf *);
+char *memstats_json(const struct endpoints_source *);
+void  memstats_metrics(const struct endpoints_source *, struct buf *);
 
 /*
  * Serves /healthz, /readyz, /metrics and the scheduler-extender API
  * (/filter, /prioritize, /bind); the source must outlive it.
  */
-struct api *api_start(const struct bridge_conf *, const struct api_source *,
-    char *err, size_t errlen);
-void	    api_stop(struct api *);
+struct endpoints *endpoints_start(const struct bridge_conf *,
+    const struct endpoints_source *, char *err, size_t errlen);
+void		  endpoints_stop(struct endpoints *);
 
 /*
  * fail.c: a thread the daemon needs failed: logs why and stops the daemon
@@ -483,16 +483,17 @@ void reconcile_stop(struct reconcile *);
 void reconcile_join(struct reconcile *);
 
 /*
- * reconcile.c, group.c, writer.c: the state the reconcile thread owns.  No
- * other thread touches these structures.
+ * The state the reconcile thread owns (reconcile.c and the files it runs:
+ * see the thread map in queue.h).  No other thread touches these
+ * structures.
  */
 /*
  * How long past its grace period a deleted pod on a node gone from the API
- * server waits before it is force-deleted (writer_force_delete).
+ * server waits before it is force-deleted (writes_force_delete).
  */
 #define FORCE_DELETE_SLACK_S 5
-/* Pod writes: WRITERS requests in flight at once (within the API rate). */
-#define WRITERS 16
+/* Pod writes: WRITEPOOL_THREADS requests in flight at once (within the API rate). */
+#define WRITEPOOL_THREADS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */
 #define OWNER_SYNC_WAIT_MS 2000
 /* Owner-object changes re-evaluate the groups at most this often. */
@@ -709,12 +710,12 @@ struct reconcile {
 	const struct k8s_config	 *kconf;
 	struct queue		 *queue;
 	struct k8s_client	 *client;
-	struct k8s_limiter	 *limiter; /* client's and writers' */
-	struct writepool	 *writers;
-	struct submitter	 *submitter;
-	uint64_t		  submit_seq; /* the last request's */
-	int			  submits;    /* requests not answered yet */
-	json_t			 *deferred;   /* job ids a poll saw early */
+	struct k8s_limiter *limiter; /* the client's, writepool's, eventer's */
+	struct writepool   *writepool;
+	struct submitter   *submitter;
+	uint64_t	    submit_seq; /* the last request's */
+	int		    submits;	/* requests not answered yet */
+	json_t		   *deferred;	/* job ids a poll saw early */
 	/* poll_recover's load: ids of jobs not this install's, or NULL */
 	json_t	       *others;
 	struct eventer *eventer;
@@ -754,7 +755,7 @@ struct reconcile {
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
 	int		      recovering;  /* slurm_nodes is current */
 	struct translate_conf tconf;
-	int		      synced[EV_KINDS];
+	int		      synced[MSG_KINDS];
 	int64_t		      core_synced_at; /* monotonic ms */
 	int		      recovered;
 	time_t		      slurm_since;
@@ -812,18 +813,18 @@ void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
 json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);
 
-/* clock.c: monotonic ms, the reconcile thread's timers (tests fake it). */
-int64_t reconcile_now_ms(void);
+/* now.c: monotonic ms, the reconcile thread's timers (tests fake it). */
+int64_t now_ms(void);
 
 /*
  * reconcile.c: one queued event (taken), a step of the reconcile thread's
- * loop, which the unit tests (test/check_gang.c) also call one at a time,
+ * loop, which the unit tests (test/check_group.c) also call one at a time,
  * single-threaded, with poll_slurm, poll_recover and sweep_groups.
  */
-void reconcile_event(struct reconcile *, struct event *ev);
+void reconcile_msg(struct reconcile *, struct msg *msg);
 /*
  * The reconcile thread's last step: stops its workers (submit thread,
- * writers, Event posters) and frees its client; the caches stay for
+ * writepool, eventer) and frees its client; the caches stay for
  * reconcile_free.
  */
 void reconcile_workers_stop(struct reconcile *);
@@ -837,7 +838,7 @@ void pods_deleted(struct reconcile *, struct podrec *rec);
 /* Forgets a pod the API server no longer has (as its DELETED event). */
 void pods_gone(struct reconcile *, const char *key);
 /* An owner object that decides its pods' gang was seen (again). */
-void pods_regroup_owner(struct reconcile *, enum event_kind, const json_t *obj);
+void pods_regroup_owner(struct reconcile *, enum msg_kind, const json_t *obj);
 
 /* extender.c: answers a scheduler-extender call (one reference of c). */
 void extender_answer(struct reconcile *, struct ext_call *c);
@@ -965,33 +966,33 @@ int group_quiet(struct reconcile *, struct group *, int64_t now);
 int group_submitted(struct reconcile *, struct sreq *s);
 
 /*
- * writer.c: every write about a pod (see the file's header).  Each goes to
- * the writer pool and comes back through writer_done, or bind_write_done
+ * writes.c: every write about a pod (see the file's header).  Each goes to
+ * the writepool and comes back through writes_done, or bind_write_done
  * for the ones the gang waits on.
  */
-void writer_event(struct reconcile *, struct pod_entry *, const char *type,
+void writes_event(struct reconcile *, struct pod_entry *, const char *type,
     const char *reason, const char *action, const char *msg);
 /*
  * PodScheduled=False with msg, once per distinct message, never once the
  * pod is being bound; warn also records a FailedScheduling Event.
  */
-void writer_condition(struct reconcile *, struct pod_entry *, const char *msg,
+void writes_condition(struct reconcile *, struct pod_entry *, const char *msg,
     int warn);
 /* A condition write came back. */
-void writer_condition_done(struct reconcile *, struct pod_entry *,
+void writes_condition_done(struct reconcile *, struct pod_entry *,
     const struct wreq *);
 /* The job id label and our finalizer (and, with a, the node and GRES). */
-void writer_label(struct reconcile *, struct pod_entry *, const char *gkey,
+void writes_label(struct reconcile *, struct pod_entry *, const char *gkey,
     uint32_t jobid, const struct assignment *a);
 /* Takes the job id label off again. */
-void writer_unlabel(struct reconcile *, struct pod_entry *);
+void writes_unlabel(struct reconcile *, struct pod_entry *);
 /* Records that a label for jobid (and node, if set) landed. */
-void writer_metadata_done(struct pod_entry *, uint32_t jobid, const char *node);
+void writes_metadata_done(struct pod_entry *, uint32_t jobid, const char *node);
 /*
  * Binds the pod to knode with the job id, Slurm node and GRES, after the
  * claim writes of claims_plan (taken; NULL: none).
  */
-void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
+void writes_bind(struct reconcile *, struct pod_entry *, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a,
     json_t *claims);
 
@@ -1003,7 +1004,7 @@ void writer_bind(struct reconcile *, struct pod_entry *, const char *gkey,
  * when it asks for no device; -1 with err when a claim or device is
  * missing (not bound yet); -2 with err when a shared claim no longer
  * serves the job (its holder ended, or it is elsewhere): give the job up.
- * claims_write (writer thread): makes w->claims in order; 0, or -1 with
+ * claims_write (writepool thread): makes w->claims in order; 0, or -1 with
  * w->err.
  *
  * A claim is shared when pods of several jobs name it: the first job
@@ -1042,42 +1043,42 @@ size_t claims_joiners(struct reconcile *, uint32_t jobid, const char *gkey,
     void (*fn)(void *arg, struct pod_entry *, const json_t *claim), void *arg);
 int    claims_write(struct k8s_client *, struct wreq *w);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
-void writer_release(struct reconcile *, struct pod_entry *);
+void writes_release(struct reconcile *, struct pod_entry *);
 /* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
-void writer_delete(struct reconcile *, struct pod_entry *, const char *msg);
+void writes_delete(struct reconcile *, struct pod_entry *, const char *msg);
 /*
  * Slurm took the pod's allocation back: as kube-scheduler does to a victim
  * of its preemption (pkg/scheduler/framework/preemption), DisruptionTarget
  * (PreemptionByScheduler, msg) on its status, a Preempted Event, then a
  * delete whose grace is what is left until grace_end, never more than the
  * pod's own and at least 1 s; the status write and the delete go in that
- * order on one writer thread.
+ * order on one writepool thread.
  */
-void writer_preempt(struct reconcile *, struct pod_entry *, const char *msg,
+void writes_preempt(struct reconcile *, struct pod_entry *, const char *msg,
     time_t grace_end);
 /* DisruptionTarget (PreemptionByScheduler) on g's Kubernetes PodGroup. */
-void writer_podgroup_disrupted(struct reconcile *, struct group *g,
+void writes_podgroup_disrupted(struct reconcile *, struct group *g,
     const char *msg);
 /* Fails the pod (status phase Failed, reason, msg), with an Event. */
-void writer_fail(struct reconcile *, struct pod_entry *, const char *reason,
+void writes_fail(struct reconcile *, struct pod_entry *, const char *reason,
     const char *msg);
 /* Ends the deletion of a pod whose node never confirmed it. */
-void writer_force_delete(struct reconcile *, struct pod_entry *);
+void writes_force_delete(struct reconcile *, struct pod_entry *);
 /* Binds a pod that is not ours for the extender; answers c when done. */
-void writer_extender_bind(struct reconcile *, struct ext_call *c);
+void writes_extender_bind(struct reconcile *, struct ext_call *c);
 /*
  * The PodGroupInitiallyScheduled condition of g's Kubernetes PodGroup, as
  * kube-scheduler writes it: True (reason Scheduled) once scheduled, which
  * it then stays, else False (reason Unschedulable) with msg.  Once per
  * distinct condition, one write in flight; nothing for other groups.
  */
-void writer_podgroup(struct reconcile *, struct group *g, int scheduled,
+void writes_podgroup(struct reconcile *, struct group *g, int scheduled,
     const char *msg);
 /*
- * A write came back: 1 if it was one only the writer follows (deletes,
+ * A write came back: 1 if it was one only writes.c follows (deletes,
  * fails, extender binds), else 0 and the caller hands it to
  * bind_write_done.
  */
-int writer_done(struct reconcile *, struct wreq *w);
+int writes_done(struct reconcile *, struct wreq *w);
 
 #endif /* BRIDGE_H */

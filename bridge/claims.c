@@ -12,7 +12,7 @@
  * status.extendedResourceClaimStatus.
  *
  * claims_plan runs on the reconcile thread, which owns the caches: it
- * decides every write.  claims_write runs on a writer thread, just before
+ * decides every write.  claims_write runs on a writepool thread, just before
  * the Binding of the same request (writepool.c), and makes them in order;
  * the Binding is made only if all of them were.  The rest answers the
  * reconcile thread about shared claims: which claims a job about to run
@@ -230,7 +230,7 @@ claims_join_of(const json_t *claim, const json_t *pod,
 		    k8s_obj_name(claim), snode, a->node);
 		return (NULL);
 	}
-	/* The allocation it joins: a copy, for the writer thread. */
+	/* The allocation it joins: a copy, for the writepool thread. */
 	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:{s:s, s:s, s:s}}", "ns",
 	    k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
 	    k8s_obj_uid(claim), "join", (json_int_t)jobid, "allocation",

@@ -129,9 +129,9 @@ end_joiner(void *arg, struct pod_entry *e, const json_t *claim)
 	    g->disruption != NULL ? g->disruption : g->end_msg,
 	    k8s_obj_name(claim));
 	if (g->disruption != NULL)
-		writer_preempt(r, e, msg, g->grace_end);
+		writes_preempt(r, e, msg, g->grace_end);
 	else
-		writer_delete(r, e, msg);
+		writes_delete(r, e, msg);
 }
 
 /*
@@ -150,9 +150,9 @@ end_members(struct reconcile *r, struct group *g)
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
 		if (g->disruption != NULL)
-			writer_preempt(r, e, g->disruption, g->grace_end);
+			writes_preempt(r, e, g->disruption, g->grace_end);
 		else
-			writer_delete(r, e, g->end_msg);
+			writes_delete(r, e, g->end_msg);
 	}
 	/* ... and the pods of other jobs that share its claims' devices. */
 	if ((g->disruption != NULL || g->end_msg != NULL) &&
@@ -192,7 +192,7 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 	free(g->end_msg);
 	g->end_msg = xstrdup(msg);
 	atomic_fetch_add(&bstats.disruptions[cause], 1);
-	writer_podgroup_disrupted(r, g, msg);
+	writes_podgroup_disrupted(r, g, msg);
 	end_members(r, g);
 	/* Slurm ends a preempted job itself (sacct: PREEMPTED). */
 	if (g->slurm_ends)
@@ -256,7 +256,7 @@ end_member_gone(struct reconcile *r, struct group *g)
 				e = map_get(r->pods, g->members.v[i]);
 				if (e != NULL && e->state == PS_UNBOUND &&
 				    e->label_jobid == g->jobid && e->busy == 0)
-					writer_unlabel(r, e);
+					writes_unlabel(r, e);
 			}
 			/* Only a job Slurm took back may be forgotten. */
 			if (g->cancelled)
@@ -277,7 +277,7 @@ end_member_gone(struct reconcile *r, struct group *g)
 			if (e->finalizer)
 				groups_want(r->releases, e->key);
 			else
-				writer_force_delete(r, e);
+				writes_force_delete(r, e);
 		}
 	}
 	groups_gc(r, g);
@@ -304,7 +304,7 @@ end_fail(struct reconcile *r, struct group *g, const char *reason,
 		e = map_get(r->pods, json_string_value(v));
 		if (e == NULL || e->state == PS_ENDED)
 			continue;
-		writer_fail(r, e, reason, msg);
+		writes_fail(r, e, reason, msg);
 		e->state = PS_ENDED;
 	}
 	json_decref(keys);

@@ -1,5 +1,5 @@
 /*
- * Events off the reconcile thread: writer_event hands each Event to one of
+ * Events off the reconcile thread: writes_event hands each Event to one of
  * a few lanes, each a thread that owns its own client and recorder
  * (de-duplication included) and posts its Events in order.  The reconcile thread never waits for an Event,
  * so its binds and patches are not queued behind them.  The queue is
@@ -48,7 +48,7 @@ struct ev_lane {
 
 struct eventer {
 	const struct k8s_config *kconf;
-	struct k8s_limiter	*lim; /* shared with the writers */
+	struct k8s_limiter	*lim; /* shared with the writepool */
 	char			*controller, *instance;
 	struct ev_lane		 lanes[EVENTER_LANES];
 };
@@ -96,7 +96,7 @@ eventer_main(void *arg)
 		l->n--;
 		atomic_fetch_sub(&bstats.events_queued, 1);
 		pthread_mutex_unlock(&l->lock);
-		if (k8s_event_record(rec, it->obj, it->type, it->reason,
+		if (k8s_recorder_post(rec, it->obj, it->type, it->reason,
 			it->action, &err, "%s", it->note) == -1)
 			log_warnx("%s/%s: event %s: %ld %s: %s",
 			    k8s_obj_namespace(it->obj), k8s_obj_name(it->obj),

@@ -1,7 +1,8 @@
 /*
- * Scheduler-extender calls: made on an HTTP thread (api.c), queued as an
- * event, answered by the reconcile thread, awaited by the caller with a
- * timeout.  Each call has two references, the caller's and the event's
+ * Scheduler-extender calls: made on an HTTP thread (endpoints.c), queued
+ * as a message, answered by the reconcile thread (extender.c), awaited by
+ * the caller with a timeout.  Each call has two references, the caller's
+ * and the message's
  * (and a third while a write for it is in flight), so a caller that gave
  * up waiting leaves nothing dangling.
  */
@@ -14,7 +15,7 @@
 #include "bridge.h"
 
 struct ext_call *
-ext_call_new(enum ext_op op)
+extcall_new(enum ext_op op)
 {
 	struct ext_call *c = xcalloc(1, sizeof(*c));
 
@@ -26,14 +27,14 @@ ext_call_new(enum ext_op op)
 }
 
 struct ext_call *
-ext_call_hold(struct ext_call *c)
+extcall_hold(struct ext_call *c)
 {
 	atomic_fetch_add(&c->refs, 1);
 	return (c);
 }
 
 void
-ext_call_release(struct ext_call *c)
+extcall_release(struct ext_call *c)
 {
 	if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
@@ -44,7 +45,7 @@ ext_call_release(struct ext_call *c)
 }
 
 void
-ext_call_done(struct ext_call *c)
+extcall_done(struct ext_call *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->done = 1;
@@ -53,7 +54,7 @@ ext_call_done(struct ext_call *c)
 }
 
 int
-ext_call_wait(struct ext_call *c, int ms)
+extcall_wait(struct ext_call *c, int ms)
 {
 	struct timespec ts;
 	int		rc = 0;

@@ -1,6 +1,6 @@
 /*
  * The scheduler extender's answers, on the reconcile thread: a call made on
- * an HTTP thread (endpoints: api.c) is queued, answered here and handed
+ * an HTTP thread (endpoints.c) is queued, answered here and handed
  * back (extcall.c).
  */
 #include <stdio.h>
@@ -83,9 +83,9 @@ extender_answer(struct reconcile *r, struct ext_call *c)
 			    key, c->node);
 		else {
 			/* Answered when the Binding comes back. */
-			writer_extender_bind(r, c);
+			writes_extender_bind(r, c);
 			return;
 		}
 	}
-	ext_call_done(c);
+	extcall_done(c);
 }

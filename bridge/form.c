@@ -350,7 +350,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, g->job_pods.v[i]);
 		if (e != NULL)
-			writer_event(r, e, "Normal", "SlurmJobSubmitted",
+			writes_event(r, e, "Normal", "SlurmJobSubmitted",
 			    "Submit", msg);
 	}
 	groups_want(r->writes, g->key);

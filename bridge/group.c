@@ -62,7 +62,7 @@ group_refill(struct reconcile *r, struct group *g)
 			    "no free slot for this pod; it waits until the "
 			    "gang's job ends",
 			    g->name, g->jobid);
-			writer_condition(r, e, msg, 0);
+			writes_condition(r, e, msg, 0);
 		}
 	}
 	return (filled);
@@ -113,7 +113,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		groups_want(r->writes, g->key);
 		return;
 	}
-	if (g->state != G_WAITING || g->next_try > reconcile_now_ms())
+	if (g->state != G_WAITING || g->next_try > now_ms())
 		return;
 	n = groups_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0)

@@ -253,9 +253,9 @@ groups_condition(struct reconcile *r, struct group *g, const char *msg,
 	for (i = 0; i < g->members.n; i++) {
 		e = map_get(r->pods, g->members.v[i]);
 		if (e != NULL && e->state == PS_UNBOUND)
-			writer_condition(r, e, msg, warn);
+			writes_condition(r, e, msg, warn);
 	}
-	writer_podgroup(r, g, 0, msg);
+	writes_podgroup(r, g, 0, msg);
 }
 
 void
@@ -267,7 +267,7 @@ groups_retry_later(struct group *g, int refused)
 	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
 	if (g->retry_ms > max)
 		g->retry_ms = max;
-	g->next_try = reconcile_now_ms() + g->retry_ms;
+	g->next_try = now_ms() + g->retry_ms;
 }
 
 void

@@ -91,60 +91,60 @@ usage(FILE *fp)
 
 /* What the bridge watches: one informer thread each. */
 static const struct {
-	enum event_kind kind;
-	const char     *path;
-	const char     *name;
+	enum msg_kind kind;
+	const char   *path;
+	const char   *name;
 } watched[] = {
-	{ EV_POD, "/api/v1/pods", "watch/pods" },
+	{ MSG_POD, "/api/v1/pods", "watch/pods" },
 	/* Pods a stock kube-scheduler placed through the extender API. */
-	{ EV_EXTPOD, "/api/v1/pods", "watch/extender-pods" },
-	{ EV_NODE, "/api/v1/nodes", "watch/nodes" },
-	{ EV_NAMESPACE, "/api/v1/namespaces", "watch/namespaces" },
-	{ EV_JOB, "/apis/batch/v1/jobs", "watch/jobs" },
-	{ EV_PODGROUP, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+	{ MSG_EXTPOD, "/api/v1/pods", "watch/extender-pods" },
+	{ MSG_NODE, "/api/v1/nodes", "watch/nodes" },
+	{ MSG_NAMESPACE, "/api/v1/namespaces", "watch/namespaces" },
+	{ MSG_JOB, "/apis/batch/v1/jobs", "watch/jobs" },
+	{ MSG_PODGROUP, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 	    "watch/podgroups" },
-	{ EV_JOBSET, "/apis/jobset.x-k8s.io/v1alpha2/jobsets",
+	{ MSG_JOBSET, "/apis/jobset.x-k8s.io/v1alpha2/jobsets",
 	    "watch/jobsets" },
-	{ EV_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+	{ MSG_LWS, "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
 	    "watch/lws" },
 	/* Dynamic Resource Allocation: what claims ask, and the devices. */
-	{ EV_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims",
+	{ MSG_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims",
 	    "watch/resourceclaims" },
-	{ EV_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+	{ MSG_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
 	    "watch/resourceclaimtemplates" },
-	{ EV_SLICE, "/apis/resource.k8s.io/v1/resourceslices",
+	{ MSG_SLICE, "/apis/resource.k8s.io/v1/resourceslices",
 	    "watch/resourceslices" },
-	{ EV_DEVICECLASS, "/apis/resource.k8s.io/v1/deviceclasses",
+	{ MSG_DEVICECLASS, "/apis/resource.k8s.io/v1/deviceclasses",
 	    "watch/deviceclasses" },
 	/* Last: watched only where served; the path is discovered. */
-	{ EV_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
-	{ EV_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },
+	{ MSG_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
+	{ MSG_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },
 };
 /* The last ones, whose path is under the discovered scheduling.k8s.io. */
 #define NDISCOVERED 2
 #define NINFORMERS  ((int)(sizeof(watched) / sizeof(watched[0])))
 
 struct informer_ctx {
-	struct queue   *queue;
-	enum event_kind kind;
+	struct queue *queue;
+	enum msg_kind kind;
 };
 
 /* The workload kind of an owner object's event kind; WORKLOAD_KINDS: none. */
 static enum workload_kind
-informer_owner_kind(enum event_kind kind)
+informer_owner_kind(enum msg_kind kind)
 {
 	switch (kind) {
-	case EV_JOB:
+	case MSG_JOB:
 		return (WORKLOAD_JOB);
-	case EV_PODGROUP:
+	case MSG_PODGROUP:
 		return (WORKLOAD_PODGROUP);
-	case EV_JOBSET:
+	case MSG_JOBSET:
 		return (WORKLOAD_JOBSET);
-	case EV_LWS:
+	case MSG_LWS:
 		return (WORKLOAD_LWS);
-	case EV_SCHED_PODGROUP:
+	case MSG_SCHED_PODGROUP:
 		return (WORKLOAD_SCHED_PODGROUP);
-	case EV_SCHED_WORKLOAD:
+	case MSG_SCHED_WORKLOAD:
 		return (WORKLOAD_SCHED_WORKLOAD);
 	default:
 		return (WORKLOAD_KINDS);
@@ -157,35 +157,35 @@ informer_owner_kind(enum event_kind kind)
  * (ownerrec.c), their decoded trees dropped here.
  */
 static void
-informer_cb(enum k8s_event_type type, json_t *obj, void *arg)
+informer_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 {
 	struct informer_ctx *ctx = arg;
-	struct event	    *ev;
+	struct msg	    *msg;
 	enum workload_kind   wk;
 
-	ev = calloc(1, sizeof(*ev));
-	if (ev == NULL)
+	msg = calloc(1, sizeof(*msg));
+	if (msg == NULL)
 		fatalx("%s: calloc", __func__);
-	ev->kind = ctx->kind;
-	ev->type = type;
-	ev->obj = obj;
+	msg->kind = ctx->kind;
+	msg->type = type;
+	msg->obj = obj;
 	if (obj != NULL &&
 	    (wk = informer_owner_kind(ctx->kind)) != WORKLOAD_KINDS) {
-		ev->obj = ownerrec_dup(wk, obj);
+		msg->obj = ownerrec_dup(wk, obj);
 		json_decref(obj);
 	}
-	if (obj != NULL && (ctx->kind == EV_POD || ctx->kind == EV_EXTPOD)) {
-		ev->pod = podrec_new(obj);
+	if (obj != NULL && (ctx->kind == MSG_POD || ctx->kind == MSG_EXTPOD)) {
+		msg->pod = podrec_new(obj);
 		json_decref(obj);
-		ev->obj = NULL;
-		if (ev->pod == NULL) {
+		msg->obj = NULL;
+		if (msg->pod == NULL) {
 			log_warnx("pod event without name or namespace: "
 				  "ignored");
-			free(ev);
+			free(msg);
 			return;
 		}
 	}
-	queue_push(ctx->queue, ev);
+	queue_push(ctx->queue, msg);
 }
 
 /* The daemon's parts, made by main and taken down by main_stop. */
@@ -198,7 +198,7 @@ struct daemon_parts {
 	struct informer_ctx  ctx[NINFORMERS];
 	const char	    *names[NINFORMERS];
 	int		     ninf; /* informers made: the last only if served */
-	struct api	    *api;
+	struct endpoints    *api;
 	struct leader	    *le;
 	struct reconcile    *rec;
 	sigset_t	     set;
@@ -432,7 +432,7 @@ static void
 main_informers(struct daemon_parts *d)
 {
 	struct k8s_informer_opts o;
-	struct api_source	 src;
+	struct endpoints_source	 src;
 	char			*sel, *othersel, cerr[512];
 	char			 paths[NDISCOVERED][160];
 	int			 i, first;
@@ -453,9 +453,9 @@ main_informers(struct daemon_parts *d)
 			o.path = paths[i - first];
 		}
 		o.name = watched[i].name;
-		if (watched[i].kind == EV_POD)
+		if (watched[i].kind == MSG_POD)
 			o.field_selector = sel;
-		else if (watched[i].kind == EV_EXTPOD) {
+		else if (watched[i].kind == MSG_EXTPOD) {
 			o.field_selector = othersel;
 			o.label_selector = LABEL_JOBID;
 		}
@@ -472,7 +472,8 @@ main_informers(struct daemon_parts *d)
 	src.names = d->names;
 	src.ninformers = d->ninf;
 	if (d->conf.listen != NULL &&
-	    (d->api = api_start(&d->conf, &src, cerr, sizeof(cerr))) == NULL)
+	    (d->api = endpoints_start(&d->conf, &src, cerr, sizeof(cerr))) ==
+		NULL)
 		fatalx("%s", cerr);
 }
 
@@ -541,7 +542,7 @@ main_stop(struct daemon_parts *d)
 	if (d->le != NULL)
 		leader_release(d->le);
 	leader_free(d->le);
-	api_stop(d->api);
+	endpoints_stop(d->api);
 	for (i = 0; i < d->ninf; i++)
 		k8s_informer_free(d->inf[i]);
 	reconcile_free(d->rec);

@@ -65,7 +65,7 @@ memstats_add(struct memstats *m, const char *name, long long count,
 }
 
 static void
-memstats_collect(const struct api_source *src, struct memstats *m)
+memstats_collect(const struct endpoints_source *src, struct memstats *m)
 {
 	struct mallinfo2 mi = mallinfo2();
 	long long	 c, b;
@@ -95,7 +95,7 @@ memstats_collect(const struct api_source *src, struct memstats *m)
 }
 
 char *
-memstats_json(const struct api_source *src)
+memstats_json(const struct endpoints_source *src)
 {
 	struct memstats m;
 	json_t	       *out, *stores, *st;
@@ -138,7 +138,7 @@ memstats_json(const struct api_source *src)
 }
 
 void
-memstats_metrics(const struct api_source *src, struct buf *b)
+memstats_metrics(const struct endpoints_source *src, struct buf *b)
 {
 	struct memstats m;
 	char		l[96];

@@ -35,7 +35,7 @@ pods_group(struct reconcile *r, struct pod_entry *e)
 	json_decref(obj);
 	if (rc == -1) {
 		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		writer_condition(r, e, msg, 1);
+		writes_condition(r, e, msg, 1);
 		return (NULL);
 	}
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
@@ -89,19 +89,19 @@ pods_regroup(struct reconcile *r, const char *key)
  * policy turns out basic each go alone.
  */
 void
-pods_regroup_owner(struct reconcile *r, enum event_kind kind, const json_t *obj)
+pods_regroup_owner(struct reconcile *r, enum msg_kind kind, const json_t *obj)
 {
 	const char *stage;
 	char	    key[512], err[256];
 	int	    n;
 
-	if (kind == EV_JOBSET &&
+	if (kind == MSG_JOBSET &&
 	    workload_jobset_stage(obj, NULL, &stage, &n, err, sizeof(err)) !=
 		1) {
 		snprintf(key, sizeof(key), "gang:%s/%s", k8s_obj_namespace(obj),
 		    k8s_obj_name(obj));
 		pods_regroup(r, key);
-	} else if (kind == EV_SCHED_PODGROUP &&
+	} else if (kind == MSG_SCHED_PODGROUP &&
 	    workload_podgroup_min(obj) == 0) {
 		snprintf(key, sizeof(key), "podgroup:%s/%s",
 		    k8s_obj_namespace(obj), k8s_obj_name(obj));

@@ -370,7 +370,7 @@ poll_slurm(struct reconcile *r)
 	double rpc_s = 0;
 	int    rc;
 
-	int64_t now = reconcile_now_ms();
+	int64_t now = now_ms();
 
 	/*
 	 * The backfill's plans (a pending job's expected start) change no
@@ -402,7 +402,7 @@ poll_slurm(struct reconcile *r)
 	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
 	if (r->poll_cost_ms > POLL_COST_MAX_MS)
 		r->poll_cost_ms = POLL_COST_MAX_MS;
-	r->last_poll = reconcile_now_ms();
+	r->last_poll = now_ms();
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * The event queue: informers, the submit thread, pod writers and HTTP
+ * The message queue: informers, the submit thread, the writepool and HTTP
  * threads push, the reconcile thread pops.
  */
 #include <errno.h>
@@ -15,7 +15,7 @@ struct queue {
 	pthread_mutex_t mtx;
 	pthread_cond_t	cond;
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, event) events;
+	TAILQ_HEAD(, msg) msgs;
 	size_t len;
 	int    closed;
 };
@@ -32,34 +32,34 @@ queue_new(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	TAILQ_INIT(&q->events);
+	TAILQ_INIT(&q->msgs);
 	return (q);
 }
 
 void
-event_free(struct event *ev)
+queue_msg_free(struct msg *msg)
 {
-	if (ev == NULL)
+	if (msg == NULL)
 		return;
-	json_decref(ev->obj);
-	podrec_free(ev->pod);
-	if (ev->call != NULL)
-		ext_call_release(ev->call);
-	wreq_free(ev->write);
-	sreq_free(ev->submit);
-	free(ev);
+	json_decref(msg->obj);
+	podrec_free(msg->pod);
+	if (msg->call != NULL)
+		extcall_release(msg->call);
+	wreq_free(msg->write);
+	sreq_free(msg->submit);
+	free(msg);
 }
 
 void
 queue_free(struct queue *q)
 {
-	struct event *ev;
+	struct msg *msg;
 
 	if (q == NULL)
 		return;
-	while ((ev = TAILQ_FIRST(&q->events)) != NULL) {
-		TAILQ_REMOVE(&q->events, ev, entry);
-		event_free(ev);
+	while ((msg = TAILQ_FIRST(&q->msgs)) != NULL) {
+		TAILQ_REMOVE(&q->msgs, msg, entry);
+		queue_msg_free(msg);
 	}
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->mtx);
@@ -67,35 +67,35 @@ queue_free(struct queue *q)
 }
 
 void
-queue_push(struct queue *q, struct event *ev)
+queue_push(struct queue *q, struct msg *msg)
 {
 	pthread_mutex_lock(&q->mtx);
-	TAILQ_INSERT_TAIL(&q->events, ev, entry);
+	TAILQ_INSERT_TAIL(&q->msgs, msg, entry);
 	q->len++;
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->mtx);
 }
 
-struct event *
+struct msg *
 queue_pop(struct queue *q, int timeout_ms)
 {
-	struct event   *ev;
+	struct msg     *msg;
 	struct timespec ts;
 
 	deadline_after_ms(&ts, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&q->mtx);
-	while (!q->closed && TAILQ_EMPTY(&q->events)) {
+	while (!q->closed && TAILQ_EMPTY(&q->msgs)) {
 		if (pthread_cond_timedwait(&q->cond, &q->mtx, &ts) == ETIMEDOUT)
 			break;
 	}
-	if (q->closed || (ev = TAILQ_FIRST(&q->events)) == NULL) {
+	if (q->closed || (msg = TAILQ_FIRST(&q->msgs)) == NULL) {
 		pthread_mutex_unlock(&q->mtx);
 		return (NULL);
 	}
-	TAILQ_REMOVE(&q->events, ev, entry);
+	TAILQ_REMOVE(&q->msgs, msg, entry);
 	q->len--;
 	pthread_mutex_unlock(&q->mtx);
-	return (ev);
+	return (msg);
 }
 
 void

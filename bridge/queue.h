@@ -1,54 +1,66 @@
 /*
- * The one event queue, and the thread map of slurm-bridge: every thread,
+ * The one message queue, and the thread map of slurm-bridge: every thread,
  * what it owns, and the only locks there are.  State has one owner; other
  * threads hand it messages through this queue (many producers, one
  * consumer: the reconcile thread) or through a worker's own request list.
+ * A count is the macro that sets it; make lint (lint-index) checks this map
+ * against the code.
  *
- * thread            file            owns                       locks
- * ----------------- --------------- -------------------------- ------------
- * main              main.c          flags, config, the Lease   (none)
- *                   leader.c        (leader_wait; publishes its
- *                                   renewal time), signals
- * informer x 14     libk8s/         its watch and store (key   (none; pushes
- *                   informer.c      -> resourceVersion); makes  to the queue)
- *                   main.c          pod records (podrec.c)
- * reconcile         reconcile.c     the caches (pods, groups,  pops the queue
- *                   group.c         owners, nodes, claims and   (queue.mtx)
- *                   writer.c        devices), every decision,
- *                   claims.c        every libslurm call but
- *                   slurm.c         submits, node taints on
- *                                   its own client
- * submit            submitter.c     one allocation or pending  submitter.lock
- *                   slurm.c         job change at a time        (its request
- *                   runas.c         (sctl_submit,               list)
- *                                   sctl_update_pending; may
- *                                   take on the owner's ids)
- * writer x WRITERS  writepool.c     one pod write at a time    writepool.lock
- *                   claims.c        (a Binding with its         (request list)
- *                                   claims' writes first), its
- *                                   own client
- * events x 4        eventer.c       Event aggregation, its     lane.lock (its
- *                                   own client and recorder     Event list)
- * HTTP x 2          common/httpd.c  a request at a time;       httpd cred_lock
- *  (libmicrohttpd)  api.c           reads atomics (bstats),     (TLS reload),
- *                   extcall.c       queues extender calls       conn_lock (the
- *                                                               connections);
- *                                                               ext_call.lock
- *                                                               (the answer)
- * HTTP reaper       common/httpd.c  nothing: shuts down the    conn_lock
- *                                   connections past their
- *                                   read deadline
- * any               fence.c         nothing: reads the Lease's  (none; an
- *                                   last renewal (bstats)       atomic)
- * any               intern.c        shared strings (refcount)  intern_lock
- * any               libk8s/         the API rate token bucket  limiter.lock
- *                   limiter.c       shared by writers, events
- *                                   and the reconcile client
+ * thread              file            owns                      locks
+ * ------------------- --------------- ------------------------- -----------
+ * main                main.c          flags, config, the Lease  (none)
+ *                     leader.c        (leader_wait; publishes
+ *                                     its renewal time),
+ *                                     signals
+ * informer            libk8s/         its watch and store (key  (none;
+ *  x NINFORMERS       informer.c      -> resourceVersion); makes pushes to
+ *                     main.c          pod records (podrec.c)    the queue)
+ * reconcile           reconcile.c     the caches (pods, groups, pops the
+ *                     pods.c          owners, nodes, claims     queue
+ *                     group.c         and devices), every       (queue.mtx)
+ *                     groups.c        decision, every libslurm
+ *                     form.c bind.c   call but submits and
+ *                     end.c           pending-job changes, node
+ *                     writes.c        taints on its own client
+ *                     extender.c
+ *                     claims.c poll.c
+ *                     nodes.c sweep.c
+ *                     slurm.c
+ * submit              submitter.c     one allocation or pending submitter.
+ *                     slurm.c         job change at a time      lock (its
+ *                     runas.c         (sctl_submit,             request
+ *                                     sctl_update_pending; may  list)
+ *                                     take on the owner's ids)
+ * writepool           writepool.c     one pod write at a time   writepool.
+ *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
+ *                                     claims' writes first),    (request
+ *                                     its own client            list)
+ * eventer             eventer.c       Kubernetes Events: their  lane.lock
+ *  x EVENTER_LANES                    aggregation, its own      (its Event
+ *                                     client and recorder       list)
+ * HTTP                common/httpd.c  a request at a time;      httpd
+ *  x ENDPOINTS_THREADS endpoints.c    reads atomics (bstats),   cred_lock
+ *  (libmicrohttpd)    extcall.c       queues extender calls     (TLS
+ *                                                               reload),
+ *                                                               conn_lock;
+ *                                                               ext_call.
+ *                                                               lock
+ * HTTP reaper         common/httpd.c  nothing: shuts down the   conn_lock
+ *                                     connections past their
+ *                                     read deadline
+ * any                 fence.c         nothing: reads the        (none; an
+ *                                     Lease's last renewal      atomic)
+ *                                     (bstats)
+ * any                 intern.c        shared strings (refcount) intern_lock
+ * any                 libk8s/         the API rate token        limiter.
+ *                     limiter.c       bucket shared by the      lock
+ *                                     writepool, the eventer
+ *                                     and the reconcile client
  *
- * Results come back as events: EV_WRITE (writer), EV_SUBMITTED (submit),
- * EV_EXTENDER (HTTP), and one per watched kind (informers).  No thread
- * holds a lock while it waits on another's.  A thread the daemon needs
- * that fails stops the daemon (fail.c).
+ * Results come back as messages: MSG_WRITE (writepool), MSG_SUBMITTED
+ * (submit), MSG_EXTENDER (HTTP), and one per watched kind (informers).  No
+ * thread holds a lock while it waits on another's.  A thread the daemon
+ * needs that fails stops the daemon (fail.c).
  */
 #ifndef QUEUE_H
 #define QUEUE_H
@@ -61,25 +73,25 @@
 
 #include "k8s.h"
 
-enum event_kind {
-	EV_POD,
-	EV_EXTPOD, /* pods of other schedulers, labelled with a job id */
-	EV_NODE,
-	EV_NAMESPACE,
-	EV_JOB,		   /* batch/v1 Jobs: Indexed Job gangs */
-	EV_PODGROUP,	   /* scheduling.x-k8s.io/v1alpha1 PodGroups */
-	EV_JOBSET,	   /* jobset.x-k8s.io/v1alpha2 JobSets */
-	EV_LWS,		   /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
-	EV_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
-	EV_SCHED_WORKLOAD, /* scheduling.k8s.io Workloads, where served */
-	EV_CLAIM,	   /* resource.k8s.io/v1 ResourceClaims */
-	EV_CLAIM_TEMPLATE, /* ... ResourceClaimTemplates */
-	EV_SLICE,	   /* ... ResourceSlices (cluster-wide) */
-	EV_DEVICECLASS,	   /* ... DeviceClasses (cluster-wide) */
-	EV_EXTENDER,	   /* a scheduler-extender call (api.c) to answer */
-	EV_WRITE,	   /* a pod write (writepool.c) came back */
-	EV_SUBMITTED,	   /* an allocation request (submitter.c) came back */
-	EV_KINDS
+enum msg_kind {
+	MSG_POD,
+	MSG_EXTPOD, /* pods of other schedulers, labelled with a job id */
+	MSG_NODE,
+	MSG_NAMESPACE,
+	MSG_JOB,	    /* batch/v1 Jobs: Indexed Job gangs */
+	MSG_PODGROUP,	    /* scheduling.x-k8s.io/v1alpha1 PodGroups */
+	MSG_JOBSET,	    /* jobset.x-k8s.io/v1alpha2 JobSets */
+	MSG_LWS,	    /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
+	MSG_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
+	MSG_SCHED_WORKLOAD, /* scheduling.k8s.io Workloads, where served */
+	MSG_CLAIM,	    /* resource.k8s.io/v1 ResourceClaims */
+	MSG_CLAIM_TEMPLATE, /* ... ResourceClaimTemplates */
+	MSG_SLICE,	    /* ... ResourceSlices (cluster-wide) */
+	MSG_DEVICECLASS,    /* ... DeviceClasses (cluster-wide) */
+	MSG_EXTENDER,  /* a scheduler-extender call (endpoints.c) to answer */
+	MSG_WRITE,     /* a pod write (writepool.c) came back */
+	MSG_SUBMITTED, /* an allocation request (submitter.c) came back */
+	MSG_KINDS
 };
 
 struct podrec;
@@ -87,29 +99,29 @@ struct ext_call;
 struct wreq;
 struct sreq;
 
-struct event {
-	enum event_kind	    kind;
-	enum k8s_event_type type;
+struct msg {
+	enum msg_kind	    kind;
+	enum k8s_watch_type type;
 	json_t		   *obj;    /* owned; NULL for SYNCED and pods */
-	struct podrec	   *pod;    /* EV_POD, EV_EXTPOD: owned */
-	struct ext_call	   *call;   /* EV_EXTENDER, one reference */
-	struct wreq	   *write;  /* EV_WRITE, owned */
-	struct sreq	   *submit; /* EV_SUBMITTED, owned */
-	TAILQ_ENTRY(event) entry;
+	struct podrec	   *pod;    /* MSG_POD, MSG_EXTPOD: owned */
+	struct ext_call	   *call;   /* MSG_EXTENDER, one reference */
+	struct wreq	   *write;  /* MSG_WRITE, owned */
+	struct sreq	   *submit; /* MSG_SUBMITTED, owned */
+	TAILQ_ENTRY(msg) entry;
 };
 
 struct queue;
 
 struct queue *queue_new(void);
-/* Frees queued events too. */
+/* Frees queued messages too. */
 void queue_free(struct queue *);
-/* Takes ev. */
-void queue_push(struct queue *, struct event *);
-/* Waits up to timeout_ms; returns an owned event or NULL. */
-struct event *queue_pop(struct queue *, int timeout_ms);
+/* Takes msg. */
+void queue_push(struct queue *, struct msg *);
+/* Waits up to timeout_ms; returns an owned message or NULL. */
+struct msg *queue_pop(struct queue *, int timeout_ms);
 /* Makes pop return NULL at once from now on. */
 void   queue_close(struct queue *);
 size_t queue_len(struct queue *);
-void   event_free(struct event *);
+void   queue_msg_free(struct msg *);
 
 #endif /* QUEUE_H */

@@ -1,11 +1,14 @@
 /*
- * The reconcile thread: the single owner of the caches (pods, groups, nodes,
- * namespaces, Jobs, PodGroups, JobSets, LeaderWorkerSets) and the only
- * caller of slurm.c.  It pops informer events from the queue, files pods
- * into groups (group.c runs each group's state machine; writer.c does the
- * writes), keeps nodes in step (cordon -> drain, NotReady -> fail), and
- * polls Slurm incrementally (slurm_load_jobs with update_time) to follow
- * job state.  On start it adopts this install's jobs (each pairs with the
+ * The reconcile thread's loop: the single owner of the caches (pods,
+ * groups, nodes, namespaces, workload objects, claims and devices).  It
+ * pops messages from the queue and hands each to its place: pods to
+ * pods.c (which files them into groups; group.c runs each group's state
+ * machine), pod writes and allocations that came back to bind.c and
+ * group.c, extender calls to extender.c, other objects to their caches.
+ * Between messages it polls Slurm incrementally (poll.c: slurm_load_jobs
+ * with update_time), sweeps (sweep.c) and keeps nodes in step (nodes.c).
+ * It makes every libslurm call but submits and pending-job changes, which
+ * are the submit thread's (submitter.c).  On start it adopts this install's jobs (each pairs with the
  * pods its admin_comment names by name and UID; a job id on a pod is only
  * where to look) before anything is submitted, so a restart neither
  * duplicates nor orphans a job, and never takes another install's.
@@ -45,20 +48,20 @@ inner_map_free(void *p)
 static int
 reconcile_synced(struct reconcile *r)
 {
-	if (!r->synced[EV_POD] || !r->synced[EV_EXTPOD] ||
-	    !r->synced[EV_NODE] || !r->synced[EV_NAMESPACE] ||
-	    !r->synced[EV_JOB])
+	if (!r->synced[MSG_POD] || !r->synced[MSG_EXTPOD] ||
+	    !r->synced[MSG_NODE] || !r->synced[MSG_NAMESPACE] ||
+	    !r->synced[MSG_JOB])
 		return (0);
 	if (r->core_synced_at == 0)
-		r->core_synced_at = reconcile_now_ms();
-	return ((r->synced[EV_PODGROUP] && r->synced[EV_JOBSET] &&
-		    r->synced[EV_LWS] && r->synced[EV_CLAIM] &&
-		    r->synced[EV_CLAIM_TEMPLATE] && r->synced[EV_SLICE] &&
-		    r->synced[EV_DEVICECLASS] &&
-		    ((r->synced[EV_SCHED_PODGROUP] &&
-			 r->synced[EV_SCHED_WORKLOAD]) ||
+		r->core_synced_at = now_ms();
+	return ((r->synced[MSG_PODGROUP] && r->synced[MSG_JOBSET] &&
+		    r->synced[MSG_LWS] && r->synced[MSG_CLAIM] &&
+		    r->synced[MSG_CLAIM_TEMPLATE] && r->synced[MSG_SLICE] &&
+		    r->synced[MSG_DEVICECLASS] &&
+		    ((r->synced[MSG_SCHED_PODGROUP] &&
+			 r->synced[MSG_SCHED_WORKLOAD]) ||
 			r->conf->podgroup_api[0] == '\0')) ||
-	    reconcile_now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
+	    now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
 
 /* The earliest time the next poll may run (POLL_DUTY). */
@@ -72,7 +75,7 @@ reconcile_poll_floor(struct reconcile *r)
 static void
 reconcile_poll_soon(struct reconcile *r)
 {
-	int64_t at = reconcile_now_ms() + r->conf->poll_ms;
+	int64_t at = now_ms() + r->conf->poll_ms;
 
 	if (at < reconcile_poll_floor(r))
 		at = reconcile_poll_floor(r);
@@ -81,32 +84,32 @@ reconcile_poll_soon(struct reconcile *r)
 }
 
 static struct map *
-reconcile_map(struct reconcile *r, enum event_kind kind)
+reconcile_map(struct reconcile *r, enum msg_kind kind)
 {
 	switch (kind) {
-	case EV_NODE:
+	case MSG_NODE:
 		return (r->nodes);
-	case EV_NAMESPACE:
+	case MSG_NAMESPACE:
 		return (r->namespaces);
-	case EV_JOB:
+	case MSG_JOB:
 		return (r->k8s_jobs);
-	case EV_PODGROUP:
+	case MSG_PODGROUP:
 		return (r->podgroups);
-	case EV_JOBSET:
+	case MSG_JOBSET:
 		return (r->jobsets);
-	case EV_LWS:
+	case MSG_LWS:
 		return (r->lwss);
-	case EV_SCHED_PODGROUP:
+	case MSG_SCHED_PODGROUP:
 		return (r->sched_podgroups);
-	case EV_SCHED_WORKLOAD:
+	case MSG_SCHED_WORKLOAD:
 		return (r->sched_workloads);
-	case EV_CLAIM:
+	case MSG_CLAIM:
 		return (r->claims);
-	case EV_CLAIM_TEMPLATE:
+	case MSG_CLAIM_TEMPLATE:
 		return (r->claim_tmpls);
-	case EV_SLICE:
+	case MSG_SLICE:
 		return (r->slices);
-	case EV_DEVICECLASS:
+	case MSG_DEVICECLASS:
 		return (r->deviceclasses);
 	default:
 		return (NULL);
@@ -114,72 +117,73 @@ reconcile_map(struct reconcile *r, enum event_kind kind)
 }
 
 void
-reconcile_event(struct reconcile *r, struct event *ev)
+reconcile_msg(struct reconcile *r, struct msg *msg)
 {
 	struct map *m;
 	char	    key[512], ns[512];
 	double	    t0, c0;
 
-	if (ev->kind == EV_EXTENDER) {
-		extender_answer(r, ev->call);
-		event_free(ev);
+	if (msg->kind == MSG_EXTENDER) {
+		extender_answer(r, msg->call);
+		queue_msg_free(msg);
 		return;
 	}
-	if (ev->kind == EV_WRITE) {
-		if (!writer_done(r, ev->write) && bind_write_done(r, ev->write))
-			pods_gone(r, ev->write->pkey);
-		event_free(ev);
+	if (msg->kind == MSG_WRITE) {
+		if (!writes_done(r, msg->write) &&
+		    bind_write_done(r, msg->write))
+			pods_gone(r, msg->write->pkey);
+		queue_msg_free(msg);
 		return;
 	}
-	if (ev->kind == EV_SUBMITTED) {
-		if (group_submitted(r, ev->submit))
+	if (msg->kind == MSG_SUBMITTED) {
+		if (group_submitted(r, msg->submit))
 			reconcile_poll_soon(r);
-		event_free(ev);
+		queue_msg_free(msg);
 		return;
 	}
-	if (ev->type == K8S_EVENT_SYNCED) {
-		r->synced[ev->kind] = 1;
+	if (msg->type == K8S_WATCH_SYNCED) {
+		r->synced[msg->kind] = 1;
 		/* Everything listed: recover now, not at the next tick. */
 		if (!r->recovered && reconcile_synced(r))
 			r->next_poll = 0;
 		else if (!r->recovered && r->core_synced_at != 0)
 			r->next_poll = r->core_synced_at + OWNER_SYNC_WAIT_MS;
-		event_free(ev);
+		queue_msg_free(msg);
 		return;
 	}
-	if (ev->kind == EV_POD || ev->kind == EV_EXTPOD) {
+	if (msg->kind == MSG_POD || msg->kind == MSG_EXTPOD) {
 		t0 = metrics_now();
 		c0 = metrics_thread_cpu();
-		if (ev->type == K8S_EVENT_DELETED)
-			pods_deleted(r, ev->pod);
+		if (msg->type == K8S_WATCH_DELETED)
+			pods_deleted(r, msg->pod);
 		else
-			pods_update(r, ev->pod);
+			pods_update(r, msg->pod);
 		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
 		metrics_hist_observe(&bstats.decision_cpu,
 		    metrics_thread_cpu() - c0);
-		ev->pod = NULL;
-		event_free(ev);
+		msg->pod = NULL;
+		queue_msg_free(msg);
 		return;
 	}
-	m = reconcile_map(r, ev->kind);
-	k8s_obj_key(ev->obj, key, sizeof(key));
+	m = reconcile_map(r, msg->kind);
+	k8s_obj_key(msg->obj, key, sizeof(key));
 	snprintf(ns, sizeof(ns), "%s",
-	    ev->kind == EV_NAMESPACE ? key :
-		k8s_obj_namespace(ev->obj) != NULL ?
-				       k8s_obj_namespace(ev->obj) :
-				       "");
-	if (ev->kind == EV_NODE && ev->type != K8S_EVENT_DELETED &&
+	    msg->kind == MSG_NAMESPACE ? key :
+		k8s_obj_namespace(msg->obj) != NULL ?
+					 k8s_obj_namespace(msg->obj) :
+					 "");
+	if (msg->kind == MSG_NODE && msg->type != K8S_WATCH_DELETED &&
 	    r->recovered)
-		nodes_changed(r, map_get(m, key), ev->obj);
-	if (ev->type == K8S_EVENT_DELETED) {
+		nodes_changed(r, map_get(m, key), msg->obj);
+	if (msg->type == K8S_WATCH_DELETED) {
 		map_del(m, key);
-		if (ev->kind == EV_NODE)
+		if (msg->kind == MSG_NODE)
 			json_object_del(r->notready, key);
 	} else {
-		map_put(m, key, ev->obj);
+		map_put(m, key, msg->obj);
 		/* The lookup the regrouping makes reads it from the cache. */
-		pods_regroup_owner(r, ev->kind, ev->obj);
-		ev->obj = NULL;
+		pods_regroup_owner(r, msg->kind, msg->obj);
+		msg->obj = NULL;
 	}
 	/*
 	 * Nodes change every heartbeat: their changes wait for the periodic
@@ -187,14 +191,14 @@ reconcile_event(struct reconcile *r, struct event *ev)
 	 * change only the groups of its namespace; they come in bursts, so
 	 * the namespaces are gathered and their groups re-evaluated once soon.
 	 */
-	if (ev->kind != EV_NODE && r->recovered) {
+	if (msg->kind != MSG_NODE && r->recovered) {
 		map_put(r->dirty_ns, ns, NULL);
 		if (!r->sweep_due) {
 			r->sweep_due = 1;
-			r->next_change = reconcile_now_ms() + SWEEP_COALESCE_MS;
+			r->next_change = now_ms() + SWEEP_COALESCE_MS;
 		}
 	}
-	event_free(ev);
+	queue_msg_free(msg);
 }
 
 /*
@@ -228,8 +232,8 @@ reconcile_workers_stop(struct reconcile *r)
 	groups_withdraw_all(r);
 	submitter_free(r->submitter);
 	r->submitter = NULL;
-	writepool_free(r->writers);
-	r->writers = NULL;
+	writepool_free(r->writepool);
+	r->writepool = NULL;
 	eventer_free(r->eventer);
 	r->eventer = NULL;
 	k8s_client_free(r->client);
@@ -242,7 +246,7 @@ static void *
 reconcile_main(void *arg)
 {
 	struct reconcile *r = arg;
-	struct event	 *ev;
+	struct msg	 *msg;
 	struct k8s_error  err;
 	int64_t		  now, wait, wake;
 	int		  polled;
@@ -255,8 +259,8 @@ reconcile_main(void *arg)
 	}
 	r->limiter = k8s_limiter_new(r->conf->api_qps, r->conf->api_burst);
 	k8s_client_set_limiter(r->client, r->limiter);
-	if ((r->writers = writepool_new(r->kconf, r->limiter, WRITERS, r->queue,
-		 ebuf, sizeof(ebuf))) == NULL) {
+	if ((r->writepool = writepool_new(r->kconf, r->limiter,
+		 WRITEPOOL_THREADS, r->queue, ebuf, sizeof(ebuf))) == NULL) {
 		fail_thread("reconcile", "%s", ebuf);
 		goto out;
 	}
@@ -270,8 +274,8 @@ reconcile_main(void *arg)
 	r->eventer = eventer_new(r->kconf, r->limiter, r->conf->scheduler_name,
 	    host);
 	while (!atomic_load(&r->stop)) {
-		now = reconcile_now_ms();
-		/* What the last event asked for goes to the writers now. */
+		now = now_ms();
+		/* What the last message asked for goes to the writepool now. */
 		bind_flush_writes(r);
 		wake = r->next_poll;
 		if (r->sweep_due && r->next_change < wake)
@@ -280,13 +284,14 @@ reconcile_main(void *arg)
 			wake = r->next_sweep;
 		wait = wake > now ? wake - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
-		if (wait > 0 && (ev = queue_pop(r->queue, (int)wait)) != NULL) {
-			reconcile_event(r, ev);
+		if (wait > 0 &&
+		    (msg = queue_pop(r->queue, (int)wait)) != NULL) {
+			reconcile_msg(r, msg);
 			continue;
 		}
 		if (atomic_load(&r->stop))
 			break;
-		now = reconcile_now_ms();
+		now = now_ms();
 		polled = 0;
 		if (!r->recovered) {
 			if (now >= r->next_poll && reconcile_synced(r))
@@ -312,7 +317,7 @@ reconcile_main(void *arg)
 			}
 		}
 		if (polled) {
-			r->next_poll = reconcile_now_ms() +
+			r->next_poll = now_ms() +
 			    (reconcile_busy(r) ? r->conf->poll_ms :
 						 r->conf->idle_poll_ms);
 			if (r->next_poll < reconcile_poll_floor(r))

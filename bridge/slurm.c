@@ -2,8 +2,10 @@
  * The only libslurm user.  Submits allocation-only placeholder jobs (the way
  * salloc holds an allocation with no command: no process runs on any node),
  * cancels them, and polls job state incrementally with slurm_load_jobs'
- * update_time.  Runs on the reconcile thread only.  The function prefix is
- * sctl_ because libslurm owns the slurm_ namespace.
+ * update_time.  Runs on the reconcile thread, but for sctl_submit and
+ * sctl_update_pending, which run on the submit thread (submitter.c), and
+ * sctl_init and sctl_fini, on main's.  The function prefix is sctl_
+ * because libslurm owns the slurm_ namespace.
  *
  * The daemon must be built against the libslurm of the site's slurmctld: a
  * client speaks only to controllers within about two releases of its own.

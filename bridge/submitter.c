@@ -2,7 +2,7 @@
  * The submit thread: it makes the reconcile thread's allocation requests
  * (sctl_submit, through slurm.c) and changes of pending jobs
  * (sctl_update_pending) one at a time, in the order they came,
- * and gives each back with its result as an EV_SUBMITTED event.  So the
+ * and gives each back with its result as an MSG_SUBMITTED event.  So the
  * reconcile thread goes on deciding, binding and answering while slurmctld
  * works on an allocation.  It owns nothing but its list of requests; the
  * identity changes of user-id jobs (runas.c) happen on this thread alone.
@@ -32,7 +32,7 @@ static void *
 submitter_main(void *arg)
 {
 	struct submitter *sb = arg;
-	struct event	 *ev;
+	struct msg	 *msg;
 	struct sreq	 *s;
 
 	log_setname("submit");
@@ -57,10 +57,10 @@ submitter_main(void *arg)
 		} else
 			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
 			    &s->permanent, s->err, sizeof(s->err));
-		ev = xcalloc(1, sizeof(*ev));
-		ev->kind = EV_SUBMITTED;
-		ev->submit = s;
-		queue_push(sb->done, ev);
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_SUBMITTED;
+		msg->submit = s;
+		queue_push(sb->done, msg);
 		pthread_mutex_lock(&sb->lock);
 	}
 	pthread_mutex_unlock(&sb->lock);

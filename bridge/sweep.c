@@ -15,7 +15,7 @@ void
 sweep_groups(struct reconcile *r, int all)
 {
 	double	    t0 = metrics_now();
-	int64_t	    now = reconcile_now_ms();
+	int64_t	    now = now_ms();
 	size_t	    it = 0;
 	const char *k;
 	void	   *v;

@@ -2,7 +2,7 @@
  * Pod writes for the reconcile thread, made by a fixed set of threads with
  * their own clients, all drawing on one shared rate limit.  The reconcile
  * thread hands a request over and goes on at once; the thread that made it
- * gives it back, with its result, as an EV_WRITE event on the queue.  So
+ * gives it back, with its result, as an MSG_WRITE event on the queue.  So
  * every result is applied on the reconcile thread, which owns the cache,
  * and no write waits for another one: there are no batches.
  */
@@ -122,7 +122,7 @@ writepool_main(void *arg)
 	struct worker_arg *wa = arg;
 	struct writepool  *p = wa->p;
 	struct k8s_client *c = p->clients[wa->i];
-	struct event	  *ev;
+	struct msg	  *msg;
 	struct wreq	  *w;
 
 	free(wa);
@@ -138,10 +138,10 @@ writepool_main(void *arg)
 		atomic_fetch_sub(&bstats.writes_waiting, 1);
 		pthread_mutex_unlock(&p->lock);
 		writepool_do(c, w);
-		ev = xcalloc(1, sizeof(*ev));
-		ev->kind = EV_WRITE;
-		ev->write = w;
-		queue_push(p->done, ev);
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_WRITE;
+		msg->write = w;
+		queue_push(p->done, msg);
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -180,7 +180,7 @@ writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 			free(wa);
 			k8s_client_free(p->clients[i]);
 			p->clients[i] = NULL;
-			snprintf(err, errlen, "writer thread: cannot start");
+			snprintf(err, errlen, "writepool thread: cannot start");
 			goto fail;
 		}
 		p->nthreads++;

@@ -10,7 +10,7 @@
  *   every kind  apiVersion, kind; metadata name, namespace (cache keys,
  *               workload_group_job's gang name), uid (workload_job's owner
  *               check, the PodGroup status writes' precondition),
- *               resourceVersion, generation (writer.c's observedGeneration);
+ *               resourceVersion, generation (writes.c's observedGeneration);
  *               the annotations translate.c reads (translate_view over the
  *               workload layers; ownerrec_keys below); spec
  *               .activeDeadlineSeconds (translate_deadline)
@@ -24,7 +24,7 @@
  *               .workloadRef.workloadName and .podGroupTemplateRef.workload
  *               .workloadName (workload_ref_name), the last status condition
  *               of type PODGROUP_CONDITION: type, status, lastTransitionTime
- *               (writer_podgroup_send)
+ *               (writes_podgroup_send)
  *   Workload    spec.podGroupTemplates[].name and compositePodGroupTemplates
  *               [].name (the webhook's validate_has_template)
  *   LeaderWorkerSet: nothing more (its pods carry their gang's size).

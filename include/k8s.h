@@ -178,16 +178,16 @@ int k8s_quantity_value(const char *s, int64_t *out);
 int k8s_quantity_milli(const char *s, int64_t *out);
 
 /* watch.c: the streaming watch parser (pure; used by the informer). */
-enum k8s_event_type {
-	K8S_EVENT_ADDED,
-	K8S_EVENT_MODIFIED,
-	K8S_EVENT_DELETED,
-	K8S_EVENT_BOOKMARK,
-	K8S_EVENT_ERROR,
-	K8S_EVENT_SYNCED /* informer only: list done, store complete */
+enum k8s_watch_type {
+	K8S_WATCH_ADDED,
+	K8S_WATCH_MODIFIED,
+	K8S_WATCH_DELETED,
+	K8S_WATCH_BOOKMARK,
+	K8S_WATCH_ERROR,
+	K8S_WATCH_SYNCED /* informer only: list done, store complete */
 };
 
-const char *k8s_event_type_name(enum k8s_event_type);
+const char *k8s_watch_type_name(enum k8s_watch_type);
 
 struct k8s_watch_parser;
 
@@ -195,7 +195,7 @@ struct k8s_watch_parser;
  * Called once per complete watch event.  obj is a new reference that the
  * callback takes.  Return 0 to go on, -1 to stop feeding.
  */
-typedef int (*k8s_watch_cb)(enum k8s_event_type, json_t *obj, void *arg);
+typedef int (*k8s_watch_cb)(enum k8s_watch_type, json_t *obj, void *arg);
 
 /* max is the largest single event accepted, in bytes (0: 64 MiB). */
 struct k8s_watch_parser *k8s_watch_parser_new(size_t max);
@@ -258,14 +258,14 @@ struct k8s_informer;
 
 /*
  * Informer callback, run on the informer's thread.  obj is a new reference
- * that the callback takes (NULL for K8S_EVENT_SYNCED).  The informer keeps
+ * that the callback takes (NULL for K8S_WATCH_SYNCED).  The informer keeps
  * no copy of the objects (only keys and resourceVersions): a consumer that
  * needs the previous version keeps it.  A relist delivers objects that
  * changed (or are new) since the store last saw them, synthetic deletes
  * ({kind, apiVersion, metadata: {namespace, name, resourceVersion}}) for
- * those gone, then K8S_EVENT_SYNCED.
+ * those gone, then K8S_WATCH_SYNCED.
  */
-typedef void (*k8s_informer_cb)(enum k8s_event_type, json_t *obj, void *arg);
+typedef void (*k8s_informer_cb)(enum k8s_watch_type, json_t *obj, void *arg);
 
 struct k8s_informer_opts {
 	const char *path;	     /* collection, e.g. "/api/v1/pods" */
@@ -299,7 +299,7 @@ int k8s_informer_listing(const struct k8s_informer *);
 void k8s_informer_store(const struct k8s_informer *, size_t *count,
     size_t *bytes);
 
-/* event.c: events.k8s.io/v1 Events with de-duplication. */
+/* recorder.c: events.k8s.io/v1 Events with de-duplication. */
 struct k8s_recorder;
 
 /*
@@ -315,9 +315,10 @@ void		     k8s_recorder_free(struct k8s_recorder *);
  * Records an Event about obj (a Kubernetes object; borrowed).  type is
  * "Normal" or "Warning".  Returns 0, or -1 with err filled.
  */
-int k8s_event_record(struct k8s_recorder *, const json_t *obj, const char *type,
-    const char *reason, const char *action, struct k8s_error *err,
-    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+int k8s_recorder_post(struct k8s_recorder *, const json_t *obj,
+    const char *type, const char *reason, const char *action,
+    struct k8s_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 /* lease.c: leader election with coordination.k8s.io/v1 Leases. */
 struct k8s_lease_opts {

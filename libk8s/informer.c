@@ -261,7 +261,7 @@ informer_listed(struct k8s_informer *inf, json_t *item)
 	had = informer_store_put(inf, key,
 	    k8s_obj_str(item, "metadata.resourceVersion"), &changed);
 	if (changed)
-		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, item,
+		inf->cb(had ? K8S_WATCH_MODIFIED : K8S_WATCH_ADDED, item,
 		    inf->arg);
 	else
 		json_decref(item);
@@ -298,7 +298,7 @@ informer_vanished(struct k8s_informer *inf)
 			json_object_del(json_object_get(obj, "metadata"),
 			    "namespace");
 		informer_typemeta(inf, obj);
-		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
+		inf->cb(K8S_WATCH_DELETED, obj, inf->arg);
 		inf->seen_bytes -= malloc_usable_size(s);
 		free(s);
 	}
@@ -419,7 +419,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	atomic_fetch_add(&inf->relists, 1);
 	informer_vanished(inf);
 	atomic_store(&inf->listing, 0);
-	inf->cb(K8S_EVENT_SYNCED, NULL, inf->arg);
+	inf->cb(K8S_WATCH_SYNCED, NULL, inf->arg);
 	ret = 0;
 done:
 	free(cont);
@@ -431,7 +431,7 @@ done:
 
 /* Applies one watch event to the store and delivers it. */
 static int
-informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
+informer_watch_cb(enum k8s_watch_type t, json_t *obj, void *arg)
 {
 	struct k8s_informer *inf = arg;
 	struct inf_seen	    *seen;
@@ -440,11 +440,11 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	int		     changed, had;
 
 	switch (t) {
-	case K8S_EVENT_BOOKMARK:
+	case K8S_WATCH_BOOKMARK:
 		informer_set_rv(inf,
 		    k8s_obj_str(obj, "metadata.resourceVersion"));
 		break;
-	case K8S_EVENT_ERROR:
+	case K8S_WATCH_ERROR:
 		/* The object of an ERROR event is a metav1.Status. */
 		code = json_integer_value(json_object_get(obj, "code"));
 		error_from_status_obj(&inf->werr, (long)code, obj,
@@ -453,18 +453,18 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 			inf->gone = 1;
 		json_decref(obj);
 		return (-1);
-	case K8S_EVENT_ADDED:
-	case K8S_EVENT_MODIFIED:
+	case K8S_WATCH_ADDED:
+	case K8S_WATCH_MODIFIED:
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf,
 		    k8s_obj_str(obj, "metadata.resourceVersion"));
 		informer_trim(obj);
 		had = informer_store_put(inf, key,
 		    k8s_obj_str(obj, "metadata.resourceVersion"), &changed);
-		inf->cb(had ? K8S_EVENT_MODIFIED : K8S_EVENT_ADDED, obj,
+		inf->cb(had ? K8S_WATCH_MODIFIED : K8S_WATCH_ADDED, obj,
 		    inf->arg);
 		return (0);
-	case K8S_EVENT_DELETED:
+	case K8S_WATCH_DELETED:
 		k8s_obj_key(obj, key, sizeof(key));
 		informer_set_rv(inf,
 		    k8s_obj_str(obj, "metadata.resourceVersion"));
@@ -473,7 +473,7 @@ informer_event_cb(enum k8s_event_type t, json_t *obj, void *arg)
 			free(seen);
 			informer_store_publish(inf);
 		}
-		inf->cb(K8S_EVENT_DELETED, obj, inf->arg);
+		inf->cb(K8S_WATCH_DELETED, obj, inf->arg);
 		return (0);
 	default:
 		break;
@@ -493,7 +493,7 @@ informer_write_cb(char *p, size_t size, size_t n, void *arg)
 	struct watch_write *w = arg;
 
 	if (k8s_watch_parser_feed(w->inf->parser, p, size * n,
-		informer_event_cb, w->inf, &w->inf->werr) == -1) {
+		informer_watch_cb, w->inf, &w->inf->werr) == -1) {
 		w->failed = 1;
 		return (0); /* makes curl end the transfer */
 	}

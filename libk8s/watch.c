@@ -24,20 +24,20 @@ struct k8s_watch_parser {
 };
 
 const char *
-k8s_event_type_name(enum k8s_event_type t)
+k8s_watch_type_name(enum k8s_watch_type t)
 {
 	switch (t) {
-	case K8S_EVENT_ADDED:
+	case K8S_WATCH_ADDED:
 		return ("ADDED");
-	case K8S_EVENT_MODIFIED:
+	case K8S_WATCH_MODIFIED:
 		return ("MODIFIED");
-	case K8S_EVENT_DELETED:
+	case K8S_WATCH_DELETED:
 		return ("DELETED");
-	case K8S_EVENT_BOOKMARK:
+	case K8S_WATCH_BOOKMARK:
 		return ("BOOKMARK");
-	case K8S_EVENT_ERROR:
+	case K8S_WATCH_ERROR:
 		return ("ERROR");
-	case K8S_EVENT_SYNCED:
+	case K8S_WATCH_SYNCED:
 		return ("SYNCED");
 	}
 	return ("UNKNOWN");
@@ -77,7 +77,7 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 	json_t		   *ev, *obj;
 	json_error_t	    jerr;
 	const char	   *type;
-	enum k8s_event_type t;
+	enum k8s_watch_type t;
 
 	if ((ev = json_loadb(doc, len, 0, &jerr)) == NULL) {
 		error_set(err, 0, "BadWatchEvent",
@@ -94,15 +94,15 @@ watch_emit(const char *doc, size_t len, k8s_watch_cb cb, void *arg,
 		return (-1);
 	}
 	if (strcmp(type, "ADDED") == 0)
-		t = K8S_EVENT_ADDED;
+		t = K8S_WATCH_ADDED;
 	else if (strcmp(type, "MODIFIED") == 0)
-		t = K8S_EVENT_MODIFIED;
+		t = K8S_WATCH_MODIFIED;
 	else if (strcmp(type, "DELETED") == 0)
-		t = K8S_EVENT_DELETED;
+		t = K8S_WATCH_DELETED;
 	else if (strcmp(type, "BOOKMARK") == 0)
-		t = K8S_EVENT_BOOKMARK;
+		t = K8S_WATCH_BOOKMARK;
 	else if (strcmp(type, "ERROR") == 0)
-		t = K8S_EVENT_ERROR;
+		t = K8S_WATCH_ERROR;
 	else {
 		error_set(err, 0, "BadWatchEvent",
 		    "unknown watch event type \"%.32s\"", type);

@@ -10,20 +10,20 @@
 #include "bridge.h"
 #include "check_suites.h"
 
-static struct event *
+static struct msg *
 ev_new(int n)
 {
-	struct event *ev = xcalloc(1, sizeof(*ev));
+	struct msg *msg = xcalloc(1, sizeof(*msg));
 
-	ev->kind = EV_POD;
-	ev->obj = json_integer(n);
-	return (ev);
+	msg->kind = MSG_POD;
+	msg->obj = json_integer(n);
+	return (msg);
 }
 
 START_TEST(test_queue_fifo_timeout)
 {
 	struct queue   *q = queue_new();
-	struct event   *ev;
+	struct msg     *msg;
 	struct timespec a, b;
 	int		i;
 
@@ -31,10 +31,10 @@ START_TEST(test_queue_fifo_timeout)
 		queue_push(q, ev_new(i));
 	ck_assert_uint_eq(queue_len(q), 5);
 	for (i = 0; i < 5; i++) {
-		ev = queue_pop(q, 0);
-		ck_assert_ptr_nonnull(ev);
-		ck_assert_int_eq(json_integer_value(ev->obj), i);
-		event_free(ev);
+		msg = queue_pop(q, 0);
+		ck_assert_ptr_nonnull(msg);
+		ck_assert_int_eq(json_integer_value(msg->obj), i);
+		queue_msg_free(msg);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	ck_assert_ptr_null(queue_pop(q, 50));
@@ -61,16 +61,16 @@ producer(void *arg)
 START_TEST(test_queue_threads_close)
 {
 	struct queue *q = queue_new();
-	struct event *ev;
+	struct msg   *msg;
 	pthread_t     t;
 	int	      i;
 
 	pthread_create(&t, NULL, producer, q);
 	for (i = 0; i < 1000; i++) {
-		ev = queue_pop(q, 5000);
-		ck_assert_ptr_nonnull(ev);
-		ck_assert_int_eq(json_integer_value(ev->obj), i);
-		event_free(ev);
+		msg = queue_pop(q, 5000);
+		ck_assert_ptr_nonnull(msg);
+		ck_assert_int_eq(json_integer_value(msg->obj), i);
+		queue_msg_free(msg);
 	}
 	pthread_join(t, NULL);
 	queue_close(q);

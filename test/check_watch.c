@@ -23,7 +23,7 @@ struct seen {
 };
 
 static int
-seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
+seen_cb(enum k8s_watch_type t, json_t *obj, void *arg)
 {
 	struct seen *s = arg;
 	const char  *rv = json_string_value(
@@ -33,7 +33,7 @@ seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
 	size_t	   len = strlen(s->log);
 
 	snprintf(s->log + len, sizeof(s->log) - len, "%s:%s%s%.0lld ",
-	    k8s_event_type_name(t), rv != NULL ? rv : "-", code != 0 ? ":" : "",
+	    k8s_watch_type_name(t), rv != NULL ? rv : "-", code != 0 ? ":" : "",
 	    (long long)code);
 	json_decref(obj);
 	s->n++;

@@ -11,7 +11,7 @@
 static int64_t fake_now_ms = 1000000;
 
 int64_t
-reconcile_now_ms(void)
+now_ms(void)
 {
 	return (fake_now_ms);
 }

@@ -2,7 +2,7 @@
  * The submit thread (submitter.c) for the gang tests, run by hand: a
  * request waits until the test has it made (sctl_submit, unless the group
  * withdrew it first, as the thread does) and then delivered, as the
- * EV_SUBMITTED event the reconcile thread handles.  Between the two, the
+ * MSG_SUBMITTED event the reconcile thread handles.  Between the two, the
  * answer is "on its way" and the group may change under it.
  */
 #include <sys/queue.h>
@@ -107,16 +107,16 @@ fake_submit_make(struct submitter *sb)
 size_t
 fake_submit_deliver(struct submitter *sb, struct reconcile *r)
 {
-	struct event *ev;
-	struct sreq  *s;
-	size_t	      n = 0;
+	struct msg  *msg;
+	struct sreq *s;
+	size_t	     n = 0;
 
 	while ((s = TAILQ_FIRST(&sb->made)) != NULL) {
 		TAILQ_REMOVE(&sb->made, s, entry);
-		ev = xcalloc(1, sizeof(*ev));
-		ev->kind = EV_SUBMITTED;
-		ev->submit = s;
-		reconcile_event(r, ev);
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_SUBMITTED;
+		msg->submit = s;
+		reconcile_msg(r, msg);
 		n++;
 	}
 	return (n);

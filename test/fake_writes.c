@@ -1,7 +1,7 @@
 /*
  * The bridge's writes to Kubernetes, for the gang tests: the pod writer
  * pool (writepool.c) holds each request until the test answers it, as an
- * EV_WRITE event to the reconcile thread's own handler; the Event poster
+ * MSG_WRITE event to the reconcile thread's own handler; the Event poster
  * (eventer.c) and libk8s's requests (the reconcile thread's own client
  * writes only node taints) only log.
  * Every write lands in one log the tests count.
@@ -216,9 +216,9 @@ fake_writes_answer(struct writepool *p, struct reconcile *r, long status,
 {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, wreq) now;
-	struct event *ev;
-	struct wreq  *w;
-	size_t	      n = 0;
+	struct msg  *msg;
+	struct wreq *w;
+	size_t	     n = 0;
 
 	/* Those waiting now: the answers' own writes wait for the next. */
 	TAILQ_INIT(&now);
@@ -237,10 +237,10 @@ fake_writes_answer(struct writepool *p, struct reconcile *r, long status,
 			snprintf(w->err.text, sizeof(w->err.text), "fake %ld",
 			    status);
 		}
-		ev = xcalloc(1, sizeof(*ev));
-		ev->kind = EV_WRITE;
-		ev->write = w;
-		reconcile_event(r, ev);
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_WRITE;
+		msg->write = w;
+		reconcile_msg(r, msg);
 		n++;
 	}
 	return (n);
@@ -260,18 +260,18 @@ eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 }
 
 void
-eventer_free(struct eventer *ev)
+eventer_free(struct eventer *msg)
 {
-	free(ev);
+	free(msg);
 }
 
 void
-eventer_post(struct eventer *ev, json_t *id, const char *type,
+eventer_post(struct eventer *msg, json_t *id, const char *type,
     const char *reason, const char *action, const char *note)
 {
 	char key[512];
 
-	(void)ev;
+	(void)msg;
 	(void)type;
 	(void)action;
 	fw_init();

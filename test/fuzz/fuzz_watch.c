@@ -13,7 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static int
-fuzz_cb(enum k8s_event_type t, json_t *obj, void *arg)
+fuzz_cb(enum k8s_watch_type t, json_t *obj, void *arg)
 {
 	(void)t;
 	(void)arg;

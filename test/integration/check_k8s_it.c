@@ -43,16 +43,16 @@ sleep_ms(long ms)
 }
 
 static void
-seen_cb(enum k8s_event_type t, json_t *obj, void *arg)
+seen_cb(enum k8s_watch_type t, json_t *obj, void *arg)
 {
 	struct seen *s = arg;
 	const char  *name = obj != NULL ? k8s_obj_name(obj) : NULL;
 
 	pthread_mutex_lock(&s->mtx);
-	if (t == K8S_EVENT_SYNCED)
+	if (t == K8S_WATCH_SYNCED)
 		s->synced++;
 	else
-		buf_printf(&s->log, "%s:%s ", k8s_event_type_name(t),
+		buf_printf(&s->log, "%s:%s ", k8s_watch_type_name(t),
 		    name != NULL ? name : "?");
 	pthread_mutex_unlock(&s->mtx);
 	json_decref(obj);
@@ -454,11 +454,11 @@ START_TEST(it_events_dedup)
 	    "kind", "Namespace", "metadata", "name", ns, "namespace", ns, "uid",
 	    "it-uid");
 	for (i = 0; i < 3; i++)
-		ck_assert_msg(k8s_event_record(r, obj, "Warning",
+		ck_assert_msg(k8s_recorder_post(r, obj, "Warning",
 				  "FailedScheduling", "Scheduling", &err,
 				  "no %s", "room") == 0,
 		    "%s", err.text);
-	ck_assert_int_eq(k8s_event_record(r, obj, "Normal", "Scheduled",
+	ck_assert_int_eq(k8s_recorder_post(r, obj, "Normal", "Scheduled",
 			     "Binding", &err, "bound"),
 	    0);
 	snprintf(path, sizeof(path),

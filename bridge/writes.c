@@ -1,7 +1,7 @@
 /*
  * Every write the bridge makes to a pod, and only here: the reconcile
- * thread asks, the writer pool (writepool.c) writes, and the result comes
- * back as an EV_WRITE event.  Events (through the eventer), the
+ * thread asks, the writepool (writepool.c) writes, and the result comes
+ * back as an MSG_WRITE event.  Events (through the eventer), the
  * PodScheduled condition, Bindings, bridge metadata (job id label, node and
  * GRES annotations, the finalizer), finalizer release, Failed status,
  * deletion when a job ended, the final deletion of a pod whose node never
@@ -28,9 +28,9 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-/* Records an Event about the pod, from the events thread. */
+/* Records an Event about the pod, from an eventer thread. */
 void
-writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
+writes_event(struct reconcile *r, struct pod_entry *e, const char *type,
     const char *reason, const char *action, const char *msg)
 {
 	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action, msg);
@@ -43,7 +43,7 @@ writer_event(struct reconcile *r, struct pod_entry *e, const char *type,
  * needed), and the node and GRES annotations when node is set.
  */
 static json_t *
-writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
+writes_metadata_patch(const struct pod_entry *e, uint32_t jobid,
     const char *node, const char *gres)
 {
 	json_t *md;
@@ -67,7 +67,7 @@ writer_metadata_patch(const struct pod_entry *e, uint32_t jobid,
 
 /* The patch that removes our finalizer, keeping everyone else's. */
 static json_t *
-writer_release_patch(void)
+writes_release_patch(void)
 {
 	return (json_pack("{s:{s:[s]}}", "metadata",
 	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
@@ -75,27 +75,27 @@ writer_release_patch(void)
 
 /* Now, as a condition's time: RFC 3339 in whole seconds. */
 static void
-writer_condition_time(char *ts, size_t len)
+writes_condition_time(char *ts, size_t len)
 {
 	k8s_microtime(ts, len, NULL);
 	snprintf(ts + 19, len - 19, "Z");
 }
 
-/* Hands the pod's wanted PodScheduled=False message to the writer pool. */
+/* Hands the pod's wanted PodScheduled=False message to the writepool. */
 static void
-writer_condition_send(struct reconcile *r, struct pod_entry *e)
+writes_condition_send(struct reconcile *r, struct pod_entry *e)
 {
 	struct wreq *w;
 	char	     ts[64];
 
-	writer_condition_time(ts, sizeof(ts));
+	writes_condition_time(ts, sizeof(ts));
 	w = wreq_new(WREQ_STATUS, e, NULL);
 	w->msg = xstrdup(e->cond);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
 	    "conditions", "type", "PodScheduled", "status", "False", "reason",
 	    "Unschedulable", "message", e->cond, "lastTransitionTime", ts);
 	e->cond_busy = 1;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 /*
@@ -106,23 +106,23 @@ writer_condition_send(struct reconcile *r, struct pod_entry *e)
  * a FailedScheduling Event.
  */
 void
-writer_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
+writes_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
     int warn)
 {
 	if ((e->cond != NULL && strcmp(e->cond, msg) == 0) ||
 	    e->state != PS_UNBOUND || e->busy == WREQ_BIND)
 		return;
 	if (warn)
-		writer_event(r, e, "Warning", "FailedScheduling", "Scheduling",
+		writes_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
 	free(e->cond);
 	e->cond = xstrdup(msg);
 	if (!e->cond_busy)
-		writer_condition_send(r, e);
+		writes_condition_send(r, e);
 }
 
 void
-writer_condition_done(struct reconcile *r, struct pod_entry *e,
+writes_condition_done(struct reconcile *r, struct pod_entry *e,
     const struct wreq *w)
 {
 	e->cond_busy = 0;
@@ -140,7 +140,7 @@ writer_condition_done(struct reconcile *r, struct pod_entry *e,
 	/* A newer message came while this one was on its way. */
 	if (e->cond != NULL && strcmp(e->cond, w->msg) != 0 &&
 	    e->state == PS_UNBOUND && e->busy != WREQ_BIND)
-		writer_condition_send(r, e);
+		writes_condition_send(r, e);
 }
 
 /*
@@ -148,7 +148,7 @@ writer_condition_done(struct reconcile *r, struct pod_entry *e,
  * carries, in the cached copy too until its watch event brings it.
  */
 void
-writer_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
+writes_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
 {
 	e->label_jobid = jobid;
 	if (jobid != 0)
@@ -161,28 +161,28 @@ writer_metadata_done(struct pod_entry *e, uint32_t jobid, const char *node)
 
 /* Hands a member's metadata (job id label, finalizer, node) to the pool. */
 void
-writer_label(struct reconcile *r, struct pod_entry *e, const char *gkey,
+writes_label(struct reconcile *r, struct pod_entry *e, const char *gkey,
     uint32_t jobid, const struct assignment *a)
 {
 	struct wreq *w = wreq_new(WREQ_METADATA, e, gkey);
 
 	w->jobid = jobid;
 	w->node = a != NULL ? xstrdup(a->node) : NULL;
-	w->body = writer_metadata_patch(e, jobid, a != NULL ? a->node : NULL,
+	w->body = writes_metadata_patch(e, jobid, a != NULL ? a->node : NULL,
 	    a != NULL ? a->gres : NULL);
 	e->busy = WREQ_METADATA;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_unlabel(struct reconcile *r, struct pod_entry *e)
+writes_unlabel(struct reconcile *r, struct pod_entry *e)
 {
-	writer_label(r, e, e->group, 0, NULL);
+	writes_label(r, e, e->group, 0, NULL);
 }
 
 /* The jobs whose devices a pod's shared claims are (claims_plan's joins). */
 static void
-writer_device_jobs(json_t *annotations, const json_t *claims)
+writes_device_jobs(json_t *annotations, const json_t *claims)
 {
 	const json_t *cw;
 	char	      jobs[256] = "";
@@ -200,7 +200,7 @@ writer_device_jobs(json_t *annotations, const json_t *claims)
 }
 
 void
-writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
+writes_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a,
     json_t *claims)
 {
@@ -218,30 +218,30 @@ writer_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 	if (a->gres != NULL)
 		json_object_set_new(w->body, ANN_SLURM_GRES,
 		    json_string(a->gres));
-	writer_device_jobs(w->body, claims);
+	writes_device_jobs(w->body, claims);
 	claims_joins_inflight(r, claims, 1);
 	intern_put(e->bound_node);
 	e->bound_node = intern_get(knode);
 	e->busy = WREQ_BIND;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_release(struct reconcile *r, struct pod_entry *e)
+writes_release(struct reconcile *r, struct pod_entry *e)
 {
 	struct wreq *w;
 
 	if (e == NULL || e->state != PS_ENDED || !e->finalizer || e->busy != 0)
 		return;
 	w = wreq_new(WREQ_RELEASE, e, e->group);
-	w->body = writer_release_patch();
+	w->body = writes_release_patch();
 	e->busy = WREQ_RELEASE;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 /* Hands a deletion of the pod to the pool, unless one was asked. */
 static void
-writer_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
+writes_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
     const char *why)
 {
 	struct wreq *w;
@@ -254,20 +254,20 @@ writer_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
 	w->body = opts;
 	w->msg = xstrdup(why);
 	e->del_sent = 1;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_delete(struct reconcile *r, struct pod_entry *e, const char *msg)
+writes_delete(struct reconcile *r, struct pod_entry *e, const char *msg)
 {
 	if (e->del_sent)
 		return;
-	writer_event(r, e, "Warning", "SlurmJobEnded", "Delete", msg);
-	writer_send_delete(r, e, NULL, msg);
+	writes_event(r, e, "Warning", "SlurmJobEnded", "Delete", msg);
+	writes_send_delete(r, e, NULL, msg);
 }
 
 void
-writer_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
+writes_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
     time_t grace_end)
 {
 	struct wreq *w;
@@ -284,8 +284,8 @@ writer_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 		grace = own;
 	if (grace < 1)
 		grace = 1; /* 0 would remove it before its node stops it */
-	writer_event(r, e, "Normal", "Preempted", "Preempting", msg);
-	writer_condition_time(ts, sizeof(ts));
+	writes_event(r, e, "Normal", "Preempted", "Preempting", msg);
+	writes_condition_time(ts, sizeof(ts));
 	w = wreq_new(WREQ_PREEMPT, e, e->group);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
 	    "conditions", "type", "DisruptionTarget", "status", "True",
@@ -294,11 +294,11 @@ writer_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 	w->msg = xstrdup(msg);
 	w->grace = grace;
 	e->del_sent = 1;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
+writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 {
 	struct wreq *w;
 	json_t	    *pg;
@@ -308,7 +308,7 @@ writer_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
 		NULL)
 		return;
-	writer_condition_time(ts, sizeof(ts));
+	writes_condition_time(ts, sizeof(ts));
 	/* No group key: its answer is logged, never compared (pg_cond). */
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
 	w->msg = xstrdup(msg);
@@ -321,11 +321,11 @@ writer_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 	    "observedGeneration",
 	    json_integer_value(k8s_obj_get(pg, "metadata.generation")));
 	json_decref(pg);
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
+writes_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
     const char *msg)
 {
 	struct wreq *w = wreq_new(WREQ_FAIL, e, e->group);
@@ -333,8 +333,8 @@ writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
 	w->body = json_pack("{s:{s:s, s:s, s:s}}", "status", "phase", "Failed",
 	    "reason", reason, "message", msg);
 	w->msg = xstrdup(msg);
-	writepool_submit(r->writers, w);
-	writer_event(r, e, "Warning", reason, "Fail", msg);
+	writepool_submit(r->writepool, w);
+	writes_event(r, e, "Warning", reason, "Fail", msg);
 }
 
 /*
@@ -345,7 +345,7 @@ writer_fail(struct reconcile *r, struct pod_entry *e, const char *reason,
  * it: that is what keeps a StatefulSet at most one copy of each pod.
  */
 void
-writer_force_delete(struct reconcile *r, struct pod_entry *e)
+writes_force_delete(struct reconcile *r, struct pod_entry *e)
 {
 	/*
 	 * A pod never bound to a node has nobody to confirm: the API server
@@ -355,7 +355,7 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 	    e->rec->node == NULL || map_get(r->nodes, e->rec->node) != NULL ||
 	    time(NULL) < e->rec->delete_at + FORCE_DELETE_SLACK_S)
 		return;
-	writer_send_delete(r, e,
+	writes_send_delete(r, e,
 	    json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1", "kind",
 		"DeleteOptions", "gracePeriodSeconds", 0, "preconditions",
 		"uid", e->rec->uid),
@@ -363,18 +363,18 @@ writer_force_delete(struct reconcile *r, struct pod_entry *e)
 }
 
 void
-writer_extender_bind(struct reconcile *r, struct ext_call *c)
+writes_extender_bind(struct reconcile *r, struct ext_call *c)
 {
 	struct wreq *w = wreq_new_named(WREQ_EXTBIND, c->ns, c->name, c->uid);
 
 	w->node = xstrdup(c->node);
-	w->call = ext_call_hold(c);
-	writepool_submit(r->writers, w);
+	w->call = extcall_hold(c);
+	writepool_submit(r->writepool, w);
 }
 
 /* Sends g->pg_cond ("True|msg" or "False|msg") to the PodGroup. */
 static void
-writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
+writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 {
 	const json_t *c, *old = NULL;
 	const char   *status = strncmp(g->pg_cond, "True|", 5) == 0 ? "True" :
@@ -395,7 +395,7 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	    strcmp(k8s_obj_str(old, "status"), status) == 0)
 		ltt = k8s_obj_str(old, "lastTransitionTime");
 	if (ltt == NULL) {
-		writer_condition_time(ts, sizeof(ts));
+		writes_condition_time(ts, sizeof(ts));
 		ltt = ts;
 	}
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
@@ -411,11 +411,11 @@ writer_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	    json_integer_value(k8s_obj_get(pg, "metadata.generation")));
 	g->pg_busy = 1;
 	g->pg_sent = 1;
-	writepool_submit(r->writers, w);
+	writepool_submit(r->writepool, w);
 }
 
 void
-writer_podgroup(struct reconcile *r, struct group *g, int scheduled,
+writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
     const char *msg)
 {
 	json_t *pg;
@@ -440,13 +440,13 @@ writer_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
 		NULL)
 		return;
-	writer_podgroup_send(r, g, pg);
+	writes_podgroup_send(r, g, pg);
 	json_decref(pg);
 }
 
 /* A PodGroup status write came back: a newer wish goes now. */
 static void
-writer_podgroup_done(struct reconcile *r, struct wreq *w)
+writes_podgroup_done(struct reconcile *r, struct wreq *w)
 {
 	struct group *g = w->gkey != NULL ? map_get(r->groups, w->gkey) : NULL;
 	json_t	     *pg;
@@ -464,20 +464,20 @@ writer_podgroup_done(struct reconcile *r, struct wreq *w)
 	}
 	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) !=
 	    NULL) {
-		writer_podgroup_send(r, g, pg);
+		writes_podgroup_send(r, g, pg);
 		json_decref(pg);
 	}
 }
 
 int
-writer_done(struct reconcile *r, struct wreq *w)
+writes_done(struct reconcile *r, struct wreq *w)
 {
 	struct pod_entry *e;
 	const char	 *uid;
 
 	switch (w->kind) {
 	case WREQ_PODGROUP:
-		writer_podgroup_done(r, w);
+		writes_podgroup_done(r, w);
 		return (1);
 	case WREQ_EXTBIND:
 		if (w->rc == -1)
@@ -489,7 +489,7 @@ writer_done(struct reconcile *r, struct wreq *w)
 			log_info("pod %s: bound to node %s for kube-scheduler "
 				 "(not a bridged pod)",
 			    w->pkey, w->node);
-		ext_call_done(w->call);
+		extcall_done(w->call);
 		return (1);
 	case WREQ_DELETE:
 	case WREQ_FAIL:

@@ -1,13 +1,11 @@
 /*
- * The requests the reconcile thread hands to its workers, which come back
- * to it with their results as queue events: pod writes (writepool.c) and
- * allocations (submitter.c).  Made and freed here, so the queue can free
- * what it holds without knowing the workers.
+ * A pod write request, which the reconcile thread hands to the writepool
+ * (writepool.c) and which comes back to it with its result as an
+ * MSG_WRITE message.  Made and freed here, so the queue can free what it
+ * holds without knowing the writepool.
  */
-
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "xmalloc.h"
 #include "bridge.h"
@@ -51,31 +49,8 @@ wreq_free(struct wreq *w)
 	free(w->msg);
 	free(w->path);
 	if (w->call != NULL)
-		ext_call_release(w->call);
+		extcall_release(w->call);
 	json_decref(w->body);
 	json_decref(w->claims);
 	free(w);
-}
-
-struct sreq *
-sreq_new(const char *gkey, uint64_t seq)
-{
-	struct sreq *s = xcalloc(1, sizeof(*s));
-
-	s->gkey = xstrdup(gkey);
-	s->seq = seq;
-	s->pods = json_array();
-	return (s);
-}
-
-void
-sreq_free(struct sreq *s)
-{
-	if (s == NULL)
-		return;
-	free(s->gkey);
-	jobspec_cleanup(&s->js);
-	json_decref(s->pods);
-	json_decref(s->layout);
-	free(s);
 }

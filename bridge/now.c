@@ -10,7 +10,7 @@
 #include "bridge.h"
 
 int64_t
-reconcile_now_ms(void)
+now_ms(void)
 {
 	return (clock_ms(CLOCK_MONOTONIC));
 }

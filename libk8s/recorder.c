@@ -54,7 +54,7 @@ k8s_recorder_free(struct k8s_recorder *r)
  * entry.
  */
 static int
-event_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
+recorder_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
     const char *type, const char *reason, const char *action, const char *note,
     const struct timeval *tv, json_t *entry, struct k8s_error *err)
 {
@@ -101,7 +101,7 @@ event_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
 }
 
 int
-k8s_event_record(struct k8s_recorder *r, const json_t *obj, const char *type,
+k8s_recorder_post(struct k8s_recorder *r, const json_t *obj, const char *type,
     const char *reason, const char *action, struct k8s_error *err,
     const char *fmt, ...)
 {
@@ -156,7 +156,7 @@ k8s_event_record(struct k8s_recorder *r, const json_t *obj, const char *type,
 	if (json_object_size(r->seen) >= EVENT_CACHE_MAX)
 		json_object_clear(r->seen);
 	entry = json_object();
-	rc = event_create(r, obj, ns, type, reason, action, note, &tv, entry,
+	rc = recorder_create(r, obj, ns, type, reason, action, note, &tv, entry,
 	    err);
 	if (rc == 0)
 		json_object_set_new(r->seen, key, entry);

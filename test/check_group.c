@@ -5,7 +5,7 @@
  * event made the bridge do: allocation requests and Slurm calls (submit,
  * cancel), pod writes (binds, PodScheduled messages, deletes, Failed
  * status) and Events.  Single-threaded: the test calls the reconcile
- * thread's own handlers (reconcile_event, poll_slurm,
+ * thread's own handlers (reconcile_msg, poll_slurm,
  * poll_recover, reconcile_sweep, bind_flush_writes) in the order its
  * loop would, over fakes of Slurm, the writers, the submit thread and the
  * clock (test/fakes.h).  A binary of its own: those fakes stand in for
@@ -85,27 +85,27 @@ h_key(int i, char *buf, size_t len)
 
 /* One watch event about a pod, then what the loop does after each. */
 static void
-h_pod_event(const json_t *pod, enum k8s_event_type type)
+h_pod_event(const json_t *pod, enum k8s_watch_type type)
 {
-	struct event *ev = xcalloc(1, sizeof(*ev));
+	struct msg *msg = xcalloc(1, sizeof(*msg));
 
-	ev->kind = EV_POD;
-	ev->type = type;
-	ev->pod = podrec_new(pod);
-	ck_assert_ptr_nonnull(ev->pod);
-	reconcile_event(H.r, ev);
+	msg->kind = MSG_POD;
+	msg->type = type;
+	msg->pod = podrec_new(pod);
+	ck_assert_ptr_nonnull(msg->pod);
+	reconcile_msg(H.r, msg);
 	bind_flush_writes(H.r);
 }
 
 static void
-h_obj_event(enum event_kind kind, enum k8s_event_type type, json_t *obj)
+h_obj_msg(enum msg_kind kind, enum k8s_watch_type type, json_t *obj)
 {
-	struct event *ev = xcalloc(1, sizeof(*ev));
+	struct msg *msg = xcalloc(1, sizeof(*msg));
 
-	ev->kind = kind;
-	ev->type = type;
-	ev->obj = obj;
-	reconcile_event(H.r, ev);
+	msg->kind = kind;
+	msg->type = type;
+	msg->obj = obj;
+	reconcile_msg(H.r, msg);
 	bind_flush_writes(H.r);
 }
 
@@ -119,7 +119,7 @@ h_add(int i)
 	snprintf(name, sizeof(name), GANG "-%d", i);
 	pod = h_pod_json(name);
 	json_object_set_new(H.api, h_key(i, key, sizeof(key)), pod);
-	h_pod_event(pod, K8S_EVENT_ADDED);
+	h_pod_event(pod, K8S_WATCH_ADDED);
 }
 
 /* Pod GANG-i is gone from the API server. */
@@ -133,7 +133,7 @@ h_delete(int i)
 	ck_assert_ptr_nonnull(pod);
 	json_object_del(H.api, key);
 	json_object_del(H.dirty, key);
-	h_pod_event(pod, K8S_EVENT_DELETED);
+	h_pod_event(pod, K8S_WATCH_DELETED);
 	json_decref(pod);
 }
 
@@ -156,7 +156,7 @@ h_pods_end(const char *phase, int code)
 		    json_string(phase));
 		json_object_set_new(json_object_get(pod, "status"),
 		    "containerStatuses", cs);
-		h_pod_event(pod, K8S_EVENT_MODIFIED);
+		h_pod_event(pod, K8S_WATCH_MODIFIED);
 	}
 }
 
@@ -181,7 +181,7 @@ h_watch(void)
 	H.dirty = json_object();
 	json_object_foreach (dirty, k, v)
 		if ((pod = json_object_get(H.api, k)) != NULL)
-			h_pod_event(pod, K8S_EVENT_MODIFIED);
+			h_pod_event(pod, K8S_WATCH_MODIFIED);
 	json_decref(dirty);
 }
 
@@ -243,11 +243,11 @@ h_writes_settle(void)
 {
 	int i;
 
-	for (i = 0; i < 16 && fake_writes_waiting(H.r->writers) > 0; i++) {
-		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
+	for (i = 0; i < 16 && fake_writes_waiting(H.r->writepool) > 0; i++) {
+		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
 		bind_flush_writes(H.r);
 	}
-	ck_assert_uint_eq(fake_writes_waiting(H.r->writers), 0);
+	ck_assert_uint_eq(fake_writes_waiting(H.r->writepool), 0);
 	h_watch();
 }
 
@@ -284,7 +284,7 @@ h_apiserver(void)
 		    k8s_obj_str(pod, "spec.nodeName") == NULL) {
 			pod = json_incref(pod);
 			json_object_del(H.api, key);
-			h_pod_event(pod, K8S_EVENT_DELETED);
+			h_pod_event(pod, K8S_WATCH_DELETED);
 			json_decref(pod);
 		} else if (strcmp(w, "delete") == 0) {
 			h_timestamp(ts, sizeof(ts), time(NULL) + 30);
@@ -292,11 +292,11 @@ h_apiserver(void)
 			    "deletionTimestamp", json_string(ts));
 			json_object_set_new(json_object_get(pod, "metadata"),
 			    "deletionGracePeriodSeconds", json_integer(30));
-			h_pod_event(pod, K8S_EVENT_MODIFIED);
+			h_pod_event(pod, K8S_WATCH_MODIFIED);
 		} else if (strcmp(w, "fail") == 0) {
 			json_object_set_new(json_object_get(pod, "status"),
 			    "phase", json_string("Failed"));
-			h_pod_event(pod, K8S_EVENT_MODIFIED);
+			h_pod_event(pod, K8S_WATCH_MODIFIED);
 		}
 	}
 }
@@ -312,20 +312,20 @@ h_bridge_start(void)
 	int	    kind;
 
 	H.r = reconcile_new(&H.conf, NULL, NULL);
-	H.r->writers = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
+	H.r->writepool = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
-	h_obj_event(EV_NAMESPACE, K8S_EVENT_ADDED,
+	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_ADDED,
 	    json_pack("{s:s, s:s, "
 		      "s:{s:s, s:{s:s}}}",
 		"apiVersion", "v1", "kind", "Namespace", "metadata", "name", NS,
 		"labels", BRIDGE_NS_LABEL, BRIDGE_NS_LABEL_VALUE));
 	json_object_foreach (H.nodes, k, v)
-		h_obj_event(EV_NODE, K8S_EVENT_ADDED, json_deep_copy(v));
+		h_obj_msg(MSG_NODE, K8S_WATCH_ADDED, json_deep_copy(v));
 	json_object_foreach (H.api, k, v)
-		h_pod_event(v, K8S_EVENT_ADDED);
-	for (kind = EV_POD; kind <= EV_LWS; kind++)
-		h_obj_event((enum event_kind)kind, K8S_EVENT_SYNCED, NULL);
+		h_pod_event(v, K8S_WATCH_ADDED);
+	for (kind = MSG_POD; kind <= MSG_LWS; kind++)
+		h_obj_msg((enum msg_kind)kind, K8S_WATCH_SYNCED, NULL);
 	poll_recover(H.r);
 	ck_assert_int_eq(H.r->recovered, 1);
 	bind_flush_writes(H.r);
@@ -423,7 +423,7 @@ static void
 h_node_ready(const char *name, int ready)
 {
 	json_object_set_new(H.nodes, name, h_node_json(name, ready));
-	h_obj_event(EV_NODE, K8S_EVENT_MODIFIED, h_node_json(name, ready));
+	h_obj_msg(MSG_NODE, K8S_WATCH_MODIFIED, h_node_json(name, ready));
 }
 
 /* --- Start states ------------------------------------------------------ */
@@ -527,20 +527,21 @@ h_reach(enum start s)
 		    0);
 		h_poll();
 		h_expect_state(G_ALLOCATED, "allocated");
-		ck_assert_uint_eq(fake_writes_waiting(H.r->writers), GANG_SIZE);
+		ck_assert_uint_eq(fake_writes_waiting(H.r->writepool),
+		    GANG_SIZE);
 		return;
 	case S_BIND_FAILED:
 		h_reach(S_ALLOCATED);
-		fake_writes_answer(H.r->writers, H.r, 500, NULL, NULL);
+		fake_writes_answer(H.r->writepool, H.r, 500, NULL, NULL);
 		bind_flush_writes(H.r);
 		h_expect_state(G_ALLOCATED, "bind failed");
 		return;
 	case S_BOUND:
 	case S_BOUND_NOWATCH:
 		h_reach(S_ALLOCATED);
-		for (i = 0; i < 4 && fake_writes_waiting(H.r->writers) > 0;
+		for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0;
 		     i++) {
-			fake_writes_answer(H.r->writers, H.r, 0, h_landed,
+			fake_writes_answer(H.r->writepool, H.r, 0, h_landed,
 			    NULL);
 			bind_flush_writes(H.r);
 		}
@@ -576,9 +577,9 @@ h_reach(enum start s)
 	}
 }
 
-/* --- Events ------------------------------------------------------------ */
+/* --- Steps ------------------------------------------------------------- */
 
-enum ev {
+enum step {
 	E_ADD,		     /* pod GANG-arg is created */
 	E_DELETE,	     /* pod GANG-arg is gone */
 	E_DELETE_ALL,	     /* every member is gone */
@@ -607,7 +608,7 @@ enum ev {
 };
 
 static void
-h_event(enum ev e, int arg, const char *sarg)
+h_step(enum step e, int arg, const char *sarg)
 {
 	uint32_t job = fake_slurm_last_job();
 
@@ -638,7 +639,7 @@ h_event(enum ev e, int arg, const char *sarg)
 		h_writes_settle();
 		break;
 	case E_WRITES_FAIL:
-		fake_writes_answer(H.r->writers, H.r, 500, NULL, NULL);
+		fake_writes_answer(H.r->writepool, H.r, 500, NULL, NULL);
 		bind_flush_writes(H.r);
 		break;
 	case E_POLL_PEND:
@@ -729,7 +730,7 @@ h_counts(struct counts *c)
 
 struct row {
 	enum start    start;
-	enum ev	      ev;
+	enum step     step;
 	int	      arg;
 	const char   *sarg;
 	int	      state;	/* G_*, or GONE */
@@ -935,7 +936,7 @@ h_row(const struct row *t, int i)
 	char	      name[160];
 
 	snprintf(name, sizeof(name), "row %d (%s%s, event %d %d %s)", i,
-	    start_names[t->start], t->labelled ? ", labelled" : "", t->ev,
+	    start_names[t->start], t->labelled ? ", labelled" : "", t->step,
 	    t->arg, t->sarg != NULL ? t->sarg : "");
 	if (t->labelled) {
 		h_bridge_stop();
@@ -946,7 +947,7 @@ h_row(const struct row *t, int i)
 	h_counts(&a);
 	w0 = json_array_size(fake_writes_log());
 	e0 = json_array_size(fake_events_log());
-	h_event(t->ev, t->arg, t->sarg);
+	h_step(t->step, t->arg, t->sarg);
 	h_counts(&b);
 	ck_assert_msg(h_state() == t->state, "%s: state %d, want %d", name,
 	    h_state(), t->state);
@@ -1073,7 +1074,7 @@ START_TEST(test_gang_heterogeneous)
 				"resources.requests"),
 	    "cpu", json_string("2"));
 	json_object_set_new(H.api, h_key(1, key, sizeof(key)), pod);
-	h_pod_event(pod, K8S_EVENT_ADDED);
+	h_pod_event(pod, K8S_WATCH_ADDED);
 	h_add(2);
 	h_expect_state(G_SUBMITTING, "submitting");
 	h_submit(FAKE_SUBMIT_ALLOCATE);
@@ -1103,8 +1104,8 @@ START_TEST(test_gang_heterogeneous)
 	    0);
 	h_poll();
 	h_expect_state(G_ALLOCATED, "heterogeneous: allocated");
-	for (i = 0; i < 4 && fake_writes_waiting(H.r->writers) > 0; i++) {
-		fake_writes_answer(H.r->writers, H.r, 0, h_landed, NULL);
+	for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0; i++) {
+		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
 		bind_flush_writes(H.r);
 	}
 	h_expect_state(G_BOUND, "heterogeneous: bound");
@@ -1179,8 +1180,8 @@ START_TEST(test_gang_claims)
 	fake_slurm_node("n2", 2, 2);
 	h_bridge_start();
 	h_claims = json_object();
-	h_obj_event(EV_SLICE, K8S_EVENT_ADDED, h_slice_json("n1"));
-	h_obj_event(EV_SLICE, K8S_EVENT_ADDED, h_slice_json("n2"));
+	h_obj_msg(MSG_SLICE, K8S_WATCH_ADDED, h_slice_json("n1"));
+	h_obj_msg(MSG_SLICE, K8S_WATCH_ADDED, h_slice_json("n2"));
 	for (i = 0; i < GANG_SIZE; i++) {
 		snprintf(name, sizeof(name), GANG "-%d", i);
 		pod = h_pod_json(name);
@@ -1190,7 +1191,7 @@ START_TEST(test_gang_claims)
 		    json_pack("[{s:s, s:s}]", "name", "gpu",
 			"resourceClaimName", name));
 		json_object_set_new(H.api, h_key(i, key, sizeof(key)), pod);
-		h_pod_event(pod, K8S_EVENT_ADDED);
+		h_pod_event(pod, K8S_WATCH_ADDED);
 	}
 	/* No claim in the cache yet: waiting, nothing submitted. */
 	h_writes_settle();
@@ -1201,15 +1202,16 @@ START_TEST(test_gang_claims)
 	    "-0-gpu): waiting for ResourceClaim " GANG "-0-gpu to exist"));
 	for (i = 0; i < GANG_SIZE; i++) {
 		snprintf(name, sizeof(name), GANG "-%d-gpu", i);
-		h_obj_event(EV_CLAIM, K8S_EVENT_ADDED, h_claim_json(name));
+		h_obj_msg(MSG_CLAIM, K8S_WATCH_ADDED, h_claim_json(name));
 	}
 	/* Their namespace's groups are evaluated again, once. */
 	sweep_changed(H.r);
 	bind_flush_writes(H.r);
 	h_expect_state(G_SUBMITTING, "claims: submitting");
 	h_submit(FAKE_SUBMIT_ALLOCATE);
-	for (i = 0; i < 8 && fake_writes_waiting(H.r->writers) > 0; i++) {
-		fake_writes_answer(H.r->writers, H.r, 0, h_landed_claims, NULL);
+	for (i = 0; i < 8 && fake_writes_waiting(H.r->writepool) > 0; i++) {
+		fake_writes_answer(H.r->writepool, H.r, 0, h_landed_claims,
+		    NULL);
 		bind_flush_writes(H.r);
 	}
 	h_expect_state(G_BOUND, "claims: bound");
@@ -1414,9 +1416,9 @@ START_TEST(test_gang_legacy_claimed)
 END_TEST
 
 Suite *
-gang_suite(void)
+group_suite(void)
 {
-	Suite *s = suite_create("gang");
+	Suite *s = suite_create("group");
 	TCase *tc = tcase_create("table");
 
 	tcase_add_checked_fixture(tc, h_setup, h_teardown);
@@ -1441,7 +1443,7 @@ main(void)
 	SRunner *sr;
 	int	 failed;
 
-	sr = srunner_create(gang_suite());
+	sr = srunner_create(group_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

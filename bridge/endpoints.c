@@ -6,7 +6,7 @@
  * text), /debug/memory (memstats.c), and the scheduler-extender API of k8s.io/kube-scheduler/extender/v1
  * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
  * to Slurm.  The extender API answers only clients with a certificate
- * from --client-ca (api_refuse, on the headers, before the body is read),
+ * from --client-ca (endpoints_refuse, on the headers, before the body is read),
  * and nobody without one.  Handlers run on the server's threads and read
  * only atomics; an extender call is queued to the reconcile thread, which
  * owns all state, and its answer awaited for up to EXT_WAIT_MS.
@@ -22,27 +22,27 @@
 #include "httpd.h"
 #include "bridge.h"
 
-#define API_THREADS  2
-#define API_MAX_BODY (4 * 1024 * 1024)
+#define ENDPOINTS_THREADS 2
+#define API_MAX_BODY	  (4 * 1024 * 1024)
 /* Slurm is "reachable" when a poll succeeded this recently. */
 #define SLURM_STALE_S 30
 /* How long an extender call waits for the reconcile thread. */
 #define EXT_WAIT_MS 8000
 
-struct api {
-	struct httpd	 *httpd;
-	struct api_source src;
-	int		  client_ca;	/* extender needs client certs */
-	const char	 *client_names; /* --client-name */
+struct endpoints {
+	struct httpd	       *httpd;
+	struct endpoints_source src;
+	int			client_ca;    /* extender needs client certs */
+	const char	       *client_names; /* --client-name */
 };
 
 static char *
-api_metrics(void *arg)
+endpoints_metrics(void *arg)
 {
-	struct api *a = arg;
-	struct buf  b;
-	char	    l[128];
-	int	    i;
+	struct endpoints *a = arg;
+	struct buf	  b;
+	char		  l[128];
+	int		  i;
 
 	buf_init(&b);
 	stats_write(&b);
@@ -68,7 +68,7 @@ api_metrics(void *arg)
 
 /* Why the scheduler is not ready, or NULL. */
 static const char *
-api_unready(void *arg)
+endpoints_unready(void *arg)
 {
 	long long ok_at = atomic_load(&bstats.slurm_ok_at);
 
@@ -91,7 +91,7 @@ api_unready(void *arg)
 }
 
 static void
-api_json(struct httpd_response *resp, json_t *out)
+endpoints_json(struct httpd_response *resp, json_t *out)
 {
 	resp->status = 200;
 	resp->content_type = "application/json";
@@ -101,19 +101,19 @@ api_json(struct httpd_response *resp, json_t *out)
 
 /* Queues the call and waits for its answer; -1 if none came in time. */
 static int
-api_call(struct api *a, struct ext_call *c)
+endpoints_call(struct endpoints *a, struct ext_call *c)
 {
-	struct event *ev = xcalloc(1, sizeof(*ev));
+	struct msg *msg = xcalloc(1, sizeof(*msg));
 
-	ev->kind = EV_EXTENDER;
-	ev->call = c;
-	queue_push(a->src.queue, ev);
-	return (ext_call_wait(c, EXT_WAIT_MS));
+	msg->kind = MSG_EXTENDER;
+	msg->call = c;
+	queue_push(a->src.queue, msg);
+	return (extcall_wait(c, EXT_WAIT_MS));
 }
 
 /* The candidate node names of ExtenderArgs (NodeNames or Nodes.items). */
 static json_t *
-api_node_names(const json_t *args)
+endpoints_node_names(const json_t *args)
 {
 	const json_t *v;
 	json_t	     *names = json_array();
@@ -134,7 +134,7 @@ api_node_names(const json_t *args)
  * none), every other one failed with msg, in the form the call used.
  */
 static json_t *
-api_filter_result(const json_t *args, const char *keep, const char *msg,
+endpoints_filter_result(const json_t *args, const char *keep, const char *msg,
     int resolvable)
 {
 	json_t	   *res = json_object(), *failed = json_object(), *names;
@@ -142,7 +142,7 @@ api_filter_result(const json_t *args, const char *keep, const char *msg,
 	const char *n;
 	size_t	    i;
 
-	names = api_node_names(args);
+	names = endpoints_node_names(args);
 	json_array_foreach (names, i, v) {
 		n = json_string_value(v);
 		if (keep != NULL && n != NULL && strcmp(n, keep) == 0)
@@ -171,7 +171,7 @@ api_filter_result(const json_t *args, const char *keep, const char *msg,
 
 /* Not a bridged pod: every candidate stays. */
 static json_t *
-api_passthrough(const json_t *args)
+endpoints_passthrough(const json_t *args)
 {
 	json_t *res = json_pack("{s:{}, s:s}", "FailedNodes", "Error", "");
 
@@ -184,44 +184,46 @@ api_passthrough(const json_t *args)
 }
 
 static void
-api_filter(struct api *a, const json_t *args, struct httpd_response *resp)
+endpoints_filter(struct endpoints *a, const json_t *args,
+    struct httpd_response *resp)
 {
 	struct ext_call *c;
 	json_t		*pod = json_object_get(args, "Pod"), *out;
 	char		 msg[700];
 
 	if (!json_is_object(pod) || k8s_obj_name(pod) == NULL) {
-		api_json(resp,
+		endpoints_json(resp,
 		    json_pack("{s:s}", "Error",
 			"ExtenderArgs.Pod "
 			"is missing or has no name"));
 		return;
 	}
-	c = ext_call_new(EXT_FILTER);
+	c = extcall_new(EXT_FILTER);
 	c->pod = json_incref(pod);
-	if (api_call(a, c) == -1)
+	if (endpoints_call(a, c) == -1)
 		out = json_pack("{s:s}", "Error",
 		    "slurm-bridge did not answer "
 		    "in time; try again");
 	else if (!c->managed)
-		out = api_passthrough(args);
+		out = endpoints_passthrough(args);
 	else if (c->node_out[0] != '\0') {
 		snprintf(msg, sizeof(msg),
 		    "Slurm allocated node %s to this pod", c->node_out);
-		out = api_filter_result(args, c->node_out, msg, 1);
+		out = endpoints_filter_result(args, c->node_out, msg, 1);
 	} else
-		out = api_filter_result(args, NULL, c->msg, c->resolvable);
-	ext_call_release(c);
-	api_json(resp, out);
+		out = endpoints_filter_result(args, NULL, c->msg,
+		    c->resolvable);
+	extcall_release(c);
+	endpoints_json(resp, out);
 }
 
 /* HostPriorityList: the node Slurm chose scores the most. */
 static void
-api_prioritize(const json_t *args, struct httpd_response *resp)
+endpoints_prioritize(const json_t *args, struct httpd_response *resp)
 {
 	const char *slurm = k8s_obj_annotation(json_object_get(args, "Pod"),
 	    ANN_SLURM_NODE);
-	json_t	   *names = api_node_names(args), *out = json_array(), *v;
+	json_t	   *names = endpoints_node_names(args), *out = json_array(), *v;
 	size_t	    i;
 
 	json_array_foreach (names, i, v)
@@ -232,11 +234,12 @@ api_prioritize(const json_t *args, struct httpd_response *resp)
 			    10 :
 			    0));
 	json_decref(names);
-	api_json(resp, out);
+	endpoints_json(resp, out);
 }
 
 static void
-api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
+endpoints_bind(struct endpoints *a, const json_t *args,
+    struct httpd_response *resp)
 {
 	struct ext_call *c;
 	const char	*ns, *name, *uid, *node;
@@ -247,29 +250,29 @@ api_bind(struct api *a, const json_t *args, struct httpd_response *resp)
 	uid = json_string_value(json_object_get(args, "PodUID"));
 	node = json_string_value(json_object_get(args, "Node"));
 	if (ns == NULL || name == NULL || node == NULL) {
-		api_json(resp,
+		endpoints_json(resp,
 		    json_pack("{s:s}", "Error",
 			"ExtenderBindingArgs "
 			"needs PodNamespace, PodName and Node"));
 		return;
 	}
-	c = ext_call_new(EXT_BIND);
+	c = extcall_new(EXT_BIND);
 	snprintf(c->ns, sizeof(c->ns), "%s", ns);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->uid, sizeof(c->uid), "%s", uid != NULL ? uid : "");
 	snprintf(c->node, sizeof(c->node), "%s", node);
-	if (api_call(a, c) == -1)
+	if (endpoints_call(a, c) == -1)
 		out = json_pack("{s:s}", "Error",
 		    "slurm-bridge did not answer "
 		    "in time; try again");
 	else
 		out = json_pack("{s:s}", "Error", c->msg);
-	ext_call_release(c);
-	api_json(resp, out);
+	extcall_release(c);
+	endpoints_json(resp, out);
 }
 
 static int
-api_is_extender(const char *url)
+endpoints_is_extender(const char *url)
 {
 	return (strcmp(url, "/filter") == 0 ||
 	    strcmp(url, "/prioritize") == 0 || strcmp(url, "/bind") == 0);
@@ -283,7 +286,7 @@ api_is_extender(const char *url)
  * --client-ca nobody may.  Runs on the headers, before the body is read.
  */
 static int
-api_refuse(struct api *a, const struct httpd_request *req,
+endpoints_refuse(struct endpoints *a, const struct httpd_request *req,
     struct httpd_response *resp)
 {
 	char msg[640];
@@ -314,25 +317,25 @@ api_refuse(struct api *a, const struct httpd_request *req,
 
 /* The headers of a request: an extender call is refused before its body. */
 static void
-api_check(void *arg, const struct httpd_request *req,
+endpoints_check(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	struct api *a = arg;
+	struct endpoints *a = arg;
 
-	if (api_is_extender(req->url))
-		(void)api_refuse(a, req, resp);
+	if (endpoints_is_extender(req->url))
+		(void)endpoints_refuse(a, req, resp);
 }
 
 /* POST /filter, /prioritize, /bind. */
 static void
-api_extender(struct api *a, const struct httpd_request *req,
+endpoints_extender(struct endpoints *a, const struct httpd_request *req,
     struct httpd_response *resp)
 {
 	json_t	    *args;
 	json_error_t jerr;
 	char	     err[256];
 
-	if (api_refuse(a, req, resp))
+	if (endpoints_refuse(a, req, resp))
 		return;
 	if ((args = json_loadb(req->body, req->len, 0, &jerr)) == NULL ||
 	    !json_is_object(args)) {
@@ -343,43 +346,44 @@ api_extender(struct api *a, const struct httpd_request *req,
 		return;
 	}
 	if (!atomic_load(&bstats.leader) || !atomic_load(&bstats.recovered))
-		api_json(resp,
+		endpoints_json(resp,
 		    json_pack("{s:s}", "Error",
 			"slurm-bridge is not "
 			"ready (not the leader, or still syncing)"));
 	else if (strcmp(req->url, "/filter") == 0)
-		api_filter(a, args, resp);
+		endpoints_filter(a, args, resp);
 	else if (strcmp(req->url, "/prioritize") == 0)
-		api_prioritize(args, resp);
+		endpoints_prioritize(args, resp);
 	else
-		api_bind(a, args, resp);
+		endpoints_bind(a, args, resp);
 	json_decref(args);
 }
 
 static void
-api_handle(void *arg, const struct httpd_request *req,
+endpoints_handle(void *arg, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	struct api *a = arg;
+	struct endpoints *a = arg;
 
 	char *mem;
 
-	if (api_is_extender(req->url))
-		api_extender(a, req, resp);
+	if (endpoints_is_extender(req->url))
+		endpoints_extender(a, req, resp);
 	else if (strcmp(req->url, "/debug/memory") == 0) {
 		mem = memstats_json(&a->src);
 		httpd_reply(resp, 200, "application/json", mem);
 		free(mem);
 	} else
 		httpd_health(req, resp,
-		    &(struct httpd_health){ api_unready, api_metrics, a });
+		    &(struct httpd_health){ endpoints_unready,
+			endpoints_metrics, a });
 }
 
-struct api *
-api_start(const struct bridge_conf *conf, const struct api_source *src,
-    char *err, size_t errlen)
+struct endpoints *
+endpoints_start(const struct bridge_conf *conf,
+    const struct endpoints_source *src, char *err, size_t errlen)
 {
-	struct api	 *a = xcalloc(1, sizeof(*a));
+	struct endpoints *a = xcalloc(1, sizeof(*a));
 	struct httpd_opts o;
 
 	a->src = *src;
@@ -395,11 +399,11 @@ api_start(const struct bridge_conf *conf, const struct api_source *src,
 	a->client_ca = conf->client_ca != NULL;
 	a->client_names = conf->client_names;
 	o.max_body = API_MAX_BODY;
-	o.threads = API_THREADS;
+	o.threads = ENDPOINTS_THREADS;
 	o.max_conns = conf->max_conns;
 	o.max_conns_per_client = conf->max_conns_per_client;
-	o.handler = api_handle;
-	o.check = api_check;
+	o.handler = endpoints_handle;
+	o.check = endpoints_check;
 	o.arg = a;
 	if ((a->httpd = httpd_start(&o, err, errlen)) == NULL)
 		goto fail;
@@ -410,7 +414,7 @@ fail:
 }
 
 void
-api_stop(struct api *a)
+endpoints_stop(struct endpoints *a)
 {
 	if (a == NULL)
 		return;
