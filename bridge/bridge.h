@@ -150,7 +150,7 @@ void stats_gauges(struct reconcile *);
 
 /*
  * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
- * by the reconcile thread.  Two references: the caller's and the event's;
+ * by the reconcile thread.  Two references: the caller's and the message's;
  * the last release frees it, so a caller that gave up waiting is safe.
  */
 enum ext_op {
@@ -316,7 +316,7 @@ void eventer_post(struct eventer *, json_t *id, const char *type,
 /*
  * writepool.c: pod writes made for the reconcile thread by a few threads,
  * within one shared rate limit.  A request goes in with writepool_submit
- * and comes back as an MSG_WRITE event with its result.
+ * and comes back as an MSG_WRITE message with its result.
  */
 enum wreq_kind {
 	WREQ_METADATA = 1, /* strategic merge patch of the pod */
@@ -371,12 +371,12 @@ struct writepool *writepool_new(const struct k8s_config *, struct k8s_limiter *,
     int nthreads, struct queue *done, char *err, size_t errlen);
 /* Joins the threads; requests not started yet are dropped. */
 void writepool_free(struct writepool *);
-/* Takes w; its result comes back as an MSG_WRITE event. */
+/* Takes w; its result comes back as an MSG_WRITE message. */
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
  * submitter.c: allocations made on their own thread, one at a time in the
- * order asked; each request comes back as an MSG_SUBMITTED event.
+ * order asked; each request comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
 	char	*gkey; /* the group it is for */

@@ -74,7 +74,7 @@ eventer_main(void *arg)
 	struct k8s_error     err;
 	struct ev_item	    *it;
 
-	log_setname("events");
+	log_setname("eventer");
 	if ((c = k8s_client_new(ev->kconf, &err)) == NULL) {
 		fail_thread("events", "client: %s", err.text);
 		return (NULL);

@@ -131,7 +131,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 			return;
 	/*
 	 * Another scheduler's pods are placed when its extender asks
-	 * (reconcile_ext), never on the strength of a label they carry.
+	 * (extender.c), never on the strength of a label they carry.
 	 */
 	if (g->foreign && !g->ext_asked)
 		return;

@@ -1,7 +1,7 @@
 /*
  * The scheduler's memory map: the process (RSS, threads, malloc) and each
  * store (pod records, pod entries, groups, the job index, interned
- * strings, the informers' stores, the event queue), as GET /debug/memory
+ * strings, the informers' stores, the message queue), as GET /debug/memory
  * (JSON) and as the slurm_bridge_memory_bytes metric family.  Reads only
  * atomics and /proc: any thread.
  */

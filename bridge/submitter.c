@@ -2,7 +2,7 @@
  * The submit thread: it makes the reconcile thread's allocation requests
  * (sctl_submit, through slurm.c) and changes of pending jobs
  * (sctl_update_pending) one at a time, in the order they came,
- * and gives each back with its result as an MSG_SUBMITTED event.  So the
+ * and gives each back with its result as an MSG_SUBMITTED message.  So the
  * reconcile thread goes on deciding, binding and answering while slurmctld
  * works on an allocation.  It owns nothing but its list of requests; the
  * identity changes of user-id jobs (runas.c) happen on this thread alone.

@@ -2,7 +2,7 @@
  * Pod writes for the reconcile thread, made by a fixed set of threads with
  * their own clients, all drawing on one shared rate limit.  The reconcile
  * thread hands a request over and goes on at once; the thread that made it
- * gives it back, with its result, as an MSG_WRITE event on the queue.  So
+ * gives it back, with its result, as an MSG_WRITE message on the queue.  So
  * every result is applied on the reconcile thread, which owns the cache,
  * and no write waits for another one: there are no batches.
  */
@@ -126,7 +126,7 @@ writepool_main(void *arg)
 	struct wreq	  *w;
 
 	free(wa);
-	log_setname("writer");
+	log_setname("writepool");
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		while (!p->stop && TAILQ_EMPTY(&p->waiting))

@@ -1,7 +1,7 @@
 /*
  * Every write the bridge makes to a pod, and only here: the reconcile
  * thread asks, the writepool (writepool.c) writes, and the result comes
- * back as an MSG_WRITE event.  Events (through the eventer), the
+ * back as an MSG_WRITE message.  Events (through the eventer), the
  * PodScheduled condition, Bindings, bridge metadata (job id label, node and
  * GRES annotations, the finalizer), finalizer release, Failed status,
  * deletion when a job ended, the final deletion of a pod whose node never
