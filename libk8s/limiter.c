@@ -1,6 +1,6 @@
 /*
- * A token bucket that several clients (and threads) can share, so that a
- * pool of writers stays within one API rate.  A caller that finds the
+ * A token bucket that several clients (and threads) can share, so that
+ * all of them together stay within one API rate.  A caller that finds the
  * bucket empty reserves its token (the count goes negative) and sleeps
  * outside the lock, so waiters queue up in order without holding it.
  */

@@ -1,15 +1,16 @@
 /*
- * The gang state machine (bridge/group.c, driven by reconcile.c) as one
- * table: each row brings a three-pod gang to a start state through real
- * events, applies one event, and checks the group's state and what the
- * event made the bridge do: allocation requests and Slurm calls (submit,
- * cancel), pod writes (binds, PodScheduled messages, deletes, Failed
- * status) and Events.  Single-threaded: the test calls the reconcile
- * thread's own handlers (reconcile_msg, poll_slurm,
- * poll_recover, reconcile_sweep, bind_flush_writes) in the order its
- * loop would, over fakes of Slurm, the writers, the submit thread and the
- * clock (test/fakes.h).  A binary of its own: those fakes stand in for
- * slurm.c, writepool.c, submitter.c, eventer.c and libk8s's requests.
+ * The group state machine (bridge/group.c and the files it runs: form.c,
+ * bind.c, end.c; driven by reconcile.c) as one table: each row brings a
+ * three-pod gang to a start state through real events, applies one event,
+ * and checks the group's state and what the event made the bridge do:
+ * allocation requests and Slurm calls (submit, cancel), pod writes (binds,
+ * PodScheduled messages, deletes, Failed status) and Events.
+ * Single-threaded: the test calls the reconcile thread's own handlers
+ * (reconcile_msg, poll_slurm, poll_recover, sweep_groups,
+ * bind_flush_writes) in the order its loop would, over fakes of Slurm, the
+ * writepool, the submit thread and the clock (test/fakes.h).  A binary of
+ * its own: those fakes stand in for slurm.c, writepool.c, submitter.c,
+ * eventer.c, now.c and libk8s's requests.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -585,7 +585,7 @@ or_rules(const json_t *pod, struct or_world *w)
 			"stages", t));
 		json_decref(o);
 	}
-	/* Kubernetes' PodGroups: as workload.c and writer.c read them. */
+	/* Kubernetes' PodGroups: as workload.c and writes.c read them. */
 	json_array_foreach (w->objs[WORKLOAD_SCHED_PODGROUP], i, c) {
 		if ((o = or_lookup(w, WORKLOAD_SCHED_PODGROUP, "ns",
 			 k8s_obj_name(c))) == NULL)

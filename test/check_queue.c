@@ -1,4 +1,4 @@
-/* The event queue: order, timeout, close, and a producer thread. */
+/* The message queue: order, timeout, close, and a producer thread. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "check_suites.h"
 
 static struct msg *
-ev_new(int n)
+msg_new(int n)
 {
 	struct msg *msg = xcalloc(1, sizeof(*msg));
 
@@ -28,7 +28,7 @@ START_TEST(test_queue_fifo_timeout)
 	int		i;
 
 	for (i = 0; i < 5; i++)
-		queue_push(q, ev_new(i));
+		queue_push(q, msg_new(i));
 	ck_assert_uint_eq(queue_len(q), 5);
 	for (i = 0; i < 5; i++) {
 		msg = queue_pop(q, 0);
@@ -42,8 +42,8 @@ START_TEST(test_queue_fifo_timeout)
 	ck_assert_int_ge((b.tv_sec - a.tv_sec) * 1000 +
 		(b.tv_nsec - a.tv_nsec) / 1000000,
 	    45);
-	/* Freeing with queued events releases them. */
-	queue_push(q, ev_new(9));
+	/* Freeing with queued messages releases them. */
+	queue_push(q, msg_new(9));
 	queue_free(q);
 }
 END_TEST
@@ -54,7 +54,7 @@ producer(void *arg)
 	int i;
 
 	for (i = 0; i < 1000; i++)
-		queue_push(arg, ev_new(i));
+		queue_push(arg, msg_new(i));
 	return (NULL);
 }
 

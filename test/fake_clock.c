@@ -1,6 +1,7 @@
 /*
- * The reconcile thread's clock for the gang tests: it stands still until
- * a test moves it, so retry backoffs and sweeps happen when a row says.
+ * The reconcile thread's clock (now.c) for the group tests: it stands
+ * still until a test moves it, so retry backoffs and sweeps happen when a
+ * row says.
  */
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /*
- * The submit thread (submitter.c) for the gang tests, run by hand: a
+ * The submit thread (submitter.c) for the group tests, run by hand: a
  * request waits until the test has it made (sctl_submit, unless the group
  * withdrew it first, as the thread does) and then delivered, as the
- * MSG_SUBMITTED event the reconcile thread handles.  Between the two, the
+ * MSG_SUBMITTED message the reconcile thread handles.  Between the two, the
  * answer is "on its way" and the group may change under it.
  */
 #include <sys/queue.h>

@@ -1,7 +1,7 @@
 /*
- * The bridge's writes to Kubernetes, for the gang tests: the pod writer
- * pool (writepool.c) holds each request until the test answers it, as an
- * MSG_WRITE event to the reconcile thread's own handler; the Event poster
+ * The bridge's writes to Kubernetes, for the group tests: the writepool
+ * (writepool.c) holds each request until the test answers it, as an
+ * MSG_WRITE message to the reconcile thread's own handler; the Event poster
  * (eventer.c) and libk8s's requests (the reconcile thread's own client
  * writes only node taints) only log.
  * Every write lands in one log the tests count.

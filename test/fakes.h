@@ -1,7 +1,7 @@
 /*
- * The fakes the gang tests (check_group.c) link in place of the bridge's
- * outside world: Slurm behind the slurm.c seam (fake_slurm.c), the pod
- * writers, the Event poster and libk8s's requests (fake_writes.c), the
+ * The fakes the group tests (check_group.c) link in place of the bridge's
+ * outside world: Slurm behind the slurm.c seam (fake_slurm.c), the
+ * writepool, the Event poster and libk8s's requests (fake_writes.c), the
  * submit thread (fake_submit.c) and the reconcile thread's clock
  * (fake_clock.c).  They keep their state in file globals: the sctl_ and
  * k8s_ calls they stand for take no context, and a test runs one bridge.
@@ -111,7 +111,7 @@ const char *fake_writes_cond(const char *pkey);
 size_t fake_writes_waiting(struct writepool *);
 /*
  * Answers the writes waiting now (not those the answers ask for) as the
- * pool would, each as an MSG_WRITE event to r: rc 0, or -1 with status.
+ * pool would, each as an MSG_WRITE message to r: rc 0, or -1 with status.
  * landed (may be NULL) sees each successful one first.  Returns how many.
  */
 size_t fake_writes_answer(struct writepool *, struct reconcile *r, long status,
@@ -124,7 +124,7 @@ int    fake_submit_asked(void);
 size_t fake_submit_waiting(struct submitter *);
 /* The thread's work: sctl_submit for each request not withdrawn. */
 void fake_submit_make(struct submitter *);
-/* The answers made, each as an MSG_SUBMITTED event to r. */
+/* The answers made, each as an MSG_SUBMITTED message to r. */
 size_t fake_submit_deliver(struct submitter *, struct reconcile *r);
 
 #endif /* FAKES_H */
