@@ -26,7 +26,7 @@ Suite *podrec_suite(void);
 Suite *certs_suite(void);
 Suite *guard_suite(void);
 Suite *dra_suite(void);
-/* check_gang.c: a binary of its own (check_gang), over the fakes. */
+/* The gang tests (check_gang.c): a binary of their own, over the fakes. */
 Suite *gang_suite(void);
 
 #endif /* CHECK_SUITES_H */
