@@ -5,9 +5,9 @@
  * event made the bridge do: allocation requests and Slurm calls (submit,
  * cancel), pod writes (binds, PodScheduled messages, deletes, Failed
  * status) and Events.  Single-threaded: the test calls the reconcile
- * thread's own handlers (reconcile_event, poll_slurm,
- * poll_recover, reconcile_sweep, group_flush_writes) in the order its
- * loop would, over fakes of Slurm, the writers, the submit thread and the
+ * thread's own handlers (reconcile_event, poll_slurm, poll_recover,
+ * sweep_groups, sweep_changed, group_flush_writes) in the order its loop
+ * would, over fakes of Slurm, the writers, the submit thread and the
  * clock (test/fakes.h).  A binary of its own: those fakes stand in for
  * slurm.c, writepool.c, submitter.c, eventer.c and libk8s's requests.
  */
