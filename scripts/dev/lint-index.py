@@ -3,20 +3,23 @@
 A newcomer finds their way by three indexes, and a stale one sends them to
 the wrong file, so this compares each with the code it describes:
 
-  threads   The thread map at the top of bridge/queue.h.  Every
-            pthread_create and MHD_start_daemon in product code (libk8s/,
-            common/, bridge/, admission/, epilog/) has its creating file or
-            its start routine's file in a row; every file a row names
-            exists; every thread row (all but main and "any") has a
-            creation site in one of its files; a count "x NAME" names a
-            macro defined in one of the row's files or a header beside
-            them, and a count "x 14" equals the macro COUNT_OF gives for
-            the row (an array's entries, for sizeof(a) / sizeof(a[0]));
-            every lock the locks column names is a pthread_mutex_t of
+  threads   The thread map at the top of bridge/queue.h (thread / file /
+            owns / locks, columns set by the dashes under the heading).
+            Every pthread_create and MHD_start_daemon in product code
+            (libk8s/, common/, bridge/, admission/, epilog/) has its
+            creating file or its start routine's file in a row; every file
+            a row names exists; every thread row (all but main and "any")
+            has a creation site in one of its files.  A count "x NAME"
+            names a macro defined in one of the row's files or a header
+            beside them; a count "x 14" equals the macro COUNT_OF gives for
+            the row (an array's entries, for sizeof(a) / sizeof(a[0])).
+            Every lock the locks column names is a pthread_mutex_t of
             libk8s/, common/ or bridge/ and every such mutex is named there
             ("queue.mtx": member mtx of a struct whose name ends in queue;
-            "intern_lock": a variable); every EV_* the map names is in enum
-            event_kind, and every "(thread)" after one is a row.
+            "intern_lock": a variable).  Every upper-case name in the map
+            is a constant of an enum of queue.h (the queue's kinds) or else
+            defined in the code, and every "(thread)" after a kind is a
+            row.
   sections  Headers that group their prototypes under section comments
             naming the defining file ("/* group.c */", "/* group.c: ...",
             "/* reconcile.c, group.c: ...") have each prototype defined in
@@ -145,7 +148,7 @@ class CFile:
         self.path = path
         self.text = read(path)
         self.toks = []       # (kind, value, line), no comments
-        self.comments = []   # (first line, last line, text, brace depth)
+        self.comments = []   # [first line, last line, text, nested]
         self.defs = []       # (name, line, static)
         self.decls = []      # (name, line, static): prototypes
         self._lex()
@@ -173,12 +176,14 @@ class CFile:
     def _parse(self):
         """Top-level statements: function definitions and prototypes."""
         toks, n = self.toks, len(self.toks)
-        ci = 0  # next comment, to give it the brace depth it sits at
-        stmt, depth, i = [], 0, 0
+        # ci: the next comment, to be told whether it is nested: inside a
+        # statement or a body (1), or between top-level statements (0).
+        ci = 0
+        stmt, i = [], 0
         while i < n:
             kind, val, line = toks[i]
             while ci < len(self.comments) and self.comments[ci][0] <= line:
-                self.comments[ci][3] = depth + (1 if stmt else 0)
+                self.comments[ci][3] = 1 if stmt else 0
                 ci += 1
             if val == "{":
                 end = self._match(i)
@@ -284,9 +289,9 @@ class CFile:
             end = self._match(i + 1)
             args, cur, d = [], [], 0
             for t in self.toks[i + 2:end]:
-                if t[1] in "([{":
+                if t[1] in ("(", "[", "{"):
                     d += 1
-                elif t[1] in ")]}":
+                elif t[1] in (")", "]", "}"):
                     d -= 1
                 if t[1] == "," and d == 0:
                     args.append(cur)
@@ -308,9 +313,9 @@ class CFile:
                     count, d, last = 0, 0, None
                     for k in range(j + 2, end):
                         v = t[k][1]
-                        if v in "([{":
+                        if v in ("(", "[", "{"):
                             d += 1
-                        elif v in ")]}":
+                        elif v in (")", "]", "}"):
                             d -= 1
                         if d == 0 and v == ",":
                             count += 1
@@ -354,6 +359,16 @@ class Tree:
                     self._defs.setdefault(name, []).append(
                         (f, line, static))
         return self._defs
+
+    def identifiers(self, dirs):
+        """Every identifier and macro name of the C files under dirs."""
+        ids = set()
+        for f in self.cfiles(dirs):
+            cf = self.c(f)
+            ids |= {t[1] for t in cf.toks if t[0] == "id"}
+            ids |= set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)",
+                                  cf.text, re.M))
+        return ids
 
     def macros(self, paths):
         """name -> (file, line, value text) of the #defines in paths."""
@@ -416,55 +431,83 @@ class Tree:
 # ---------------------------------------------------------------------------
 # threads: the thread map of bridge/queue.h
 
+def joined(words):
+    """Words of one cell over several lines as one text, and the line each
+    character came from.  A word cut at a '.', '/' or '_' ("libk8s/" then
+    "informer.c", "submitter." then "lock") is put back together."""
+    text, lines = "", []
+    for w, ln in words:
+        sep = "" if not text or text[-1] in "./_" else " "
+        text += sep + w
+        lines += [ln] * (len(sep) + len(w))
+    return text, lines
+
+
 def thread_map(tree):
-    """The map's rows: [{name, count, line, files: [(name, line)]}]; the
-    "Results come back as events" prose under the table as (line, text);
-    the locks column's locks as (line, struct or None, name); and the EV_*
-    the comment names, as (line, name)."""
+    """The thread map: its rows [{name, count, line, files: [(name, line)],
+    locks: [(line, struct or None, name)]}], the prose under the table as
+    (text, line of each character), and the whole comment's upper-case
+    names (MSG_WRITE, EVENTER_LANES) as (line, name).
+
+    The columns are where the dashes under the heading put them, and a
+    word belongs to the column it starts in, so a word may run past its
+    column's end.  A row starts with a word at the left edge; the lines
+    below it, up to the next such word, are its continuation (a thread
+    cell may go on too: "informer" then " x NINFORMERS")."""
     text = read(THREAD_MAP)
-    m = re.match(r"\s*/\*(.*?)\*/", text, re.S)
+    m = re.match(r"\s*/\*.*?\*/", text, re.S)
     if not m:
-        return None, None, None, None
-    lines = m.group(0).split("\n")
-    first = text.count("\n", 0, m.start(0) + len(m.group(0)) -
-                       len(m.group(0).lstrip())) + 1
-    rows, prose, locks, evs = [], [], [], []
+        return None, None, None
+    rows, prose, caps = [], [], []
     cols, ended = None, False
-    for ln, raw in enumerate(lines, first):
-        evs += [(ln, e) for e in re.findall(r"\bEV_\w+", raw)]
-        body = re.sub(r"^ ?\* ?|^/\*|\*/$", "", raw, count=1)
+    for ln, raw in enumerate(m.group(0).split("\n"), 1):
+        body = re.sub(r"^ ?\* ?|^\s*/\*+|\*/\s*$", "", raw, count=1)
+        caps += [(ln, c) for c in re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+                                             r"[A-Z0-9]\b", body)]
         if cols is None:
             if re.fullmatch(r"-+( +-+)+\s*", body):
                 cols = [mm.start() for mm in re.finditer(r"-+", body)]
             continue
         if ended:
-            prose.append((ln, body))
+            prose.append((body, ln))
             continue
         if not body.strip():
             ended = True
             continue
-        thread = body[:cols[1]]
-        files = body[cols[1]:cols[2]]
-        if len(cols) > 3:
-            locks += [(ln, mm.group(1), mm.group(2)) for mm in re.finditer(
-                r"(?:\b(\w+)\.)?\b(\w*(?:lock|mtx|mutex))\b",
-                body[cols[3]:])]
-        if thread.strip() and not thread.startswith(" "):
-            name, count = thread.strip(), None
-            mm = re.match(r"(.*?)\s+x\s+(\S+)$", name)
-            if mm:
-                name, count = mm.group(1), mm.group(2)
-            rows.append({"name": name, "count": count, "line": ln,
-                         "files": [], "thread": thread.strip()})
+        words = [(mm.start(), mm.group()) for mm in re.finditer(r"\S+", body)]
+        if words[0][0] == 0:
+            rows.append({"line": ln, "cells": [[] for _ in cols]})
         elif not rows:
             continue
-        for tok in files.split():
-            fl = rows[-1]["files"]
-            if fl and fl[-1][0].endswith("/"):
-                fl[-1] = (fl[-1][0] + tok, fl[-1][1])
-            else:
-                fl.append((tok, ln))
-    return rows, prose, locks, evs
+        for start, w in words:
+            col = max(i for i, c in enumerate(cols) if c <= start) \
+                if start >= cols[0] else 0
+            rows[-1]["cells"][col].append((w, ln))
+    for r in rows:
+        cells = r.pop("cells")
+        first = " ".join(w for w, ln in cells[0] if ln == r["line"])
+        thread, _ = joined(cells[0])
+        mm = re.search(r"\bx\s+(\S+)", thread)
+        r["count"] = mm.group(1) if mm else None
+        r["name"] = re.sub(r"\s+x\s+\S+.*", "", first).strip()
+        r["thread"] = thread
+        files, flines = joined(cells[1]) if len(cells) > 1 else ("", [])
+        r["files"] = []
+        for mm in re.finditer(r"\S+", files):
+            r["files"].append((mm.group(), flines[mm.start()]))
+        r["locks"] = []
+        if len(cells) > 3:
+            locks, llines = joined(cells[3])
+            for mm in re.finditer(r"(?:\b(\w+)\.)?\b(\w*(?:lock|mtx|"
+                                  r"mutex))\b", locks):
+                r["locks"].append((llines[mm.start()], mm.group(1),
+                                   mm.group(2)))
+    text, lines = "", []
+    for body, ln in prose:
+        for w in body.split():
+            text += w + " "
+            lines += [ln] * (len(w) + 1)
+    return rows, (text, lines), caps
 
 
 def map_file(tree, name):
@@ -476,7 +519,7 @@ def map_file(tree, name):
 
 
 def check_threads(tree, out):
-    rows, prose, locks, evs = thread_map(tree)
+    rows, prose, caps = thread_map(tree)
     where = THREAD_MAP
     if not rows:
         out.append(f"{where}:1: no thread map (thread / file / owns / locks "
@@ -527,9 +570,18 @@ def check_threads(tree, out):
             out.append(f"{where}:{r['line']}: thread map row '{r['name']}' "
                        "is a thread, but none of its files "
                        f"({', '.join(sorted(rf)) or 'none'}) starts one")
-    # Counts.
+    # Counts.  COUNT_OF stays true too: an entry no numeric count uses goes.
+    numeric = {r["name"] for r in rows
+               if r["count"] and r["count"].isdigit()}
+    me = os.path.relpath(os.path.abspath(__file__), TOP)
+    with open(os.path.abspath(__file__), encoding="utf-8") as f:
+        mine = f.read()
+    for name in sorted(set(COUNT_OF) - numeric):
+        ln = mine.split(f'    "{name}":')[0].count("\n") + 1
+        out.append(f"{me}:{ln}: COUNT_OF has '{name}', which no row of the "
+                   f"thread map gives a number for: remove it")
     for r, rf in zip(rows, rowfiles):
-        if r["count"] is None:
+        if r["count"] is None or not rf:
             continue
         dirs = {os.path.dirname(p) for p in rf} | {"include"}
         heads = [f for f in tree.files if f.endswith(".h") and
@@ -567,26 +619,36 @@ def check_threads(tree, out):
         else:
             out.append(f"{where}:{ln}: thread map row '{r['thread']}': the "
                        "count is neither a number nor a macro")
-    # EV_* and "(thread)" in the prose under the table.
+    # The upper-case names the map uses: the queue's kinds (MSG_WRITE) are
+    # constants of an enum of queue.h, anything else is in the code.
     qf = tree.c(THREAD_MAP)
-    kinds = set()
-    for i, t in enumerate(qf.toks):
-        if t[1] == "event_kind" and i + 1 < len(qf.toks) and \
-                qf.toks[i + 1][1] == "{":
-            end = qf._match(i + 1)
-            kinds = {x[1] for x in qf.toks[i + 2:end] if x[0] == "id"}
-    for ln, ev in evs:
-        if ev not in kinds:
-            out.append(f"{where}:{ln}: the thread map names {ev}, which "
-                       "enum event_kind does not have")
+    kinds, t = set(), qf.toks
+    for i in range(len(t) - 2):
+        if t[i][1] == "enum" and "{" in (t[i + 1][1], t[i + 2][1]):
+            j = i + 1 if t[i + 1][1] == "{" else i + 2
+            kinds |= {x[1] for x in t[j + 1:qf._match(j)]
+                      if x[0] == "id" and x[1].isupper()}
+    prefixes = {k.split("_")[0] + "_" for k in kinds}
+    known = tree.identifiers(PRODUCT + ("include",))
+    for ln, name in caps:
+        if name.split("_")[0] + "_" in prefixes:
+            if name not in kinds:
+                out.append(f"{where}:{ln}: the thread map names {name}, "
+                           "which no enum of queue.h has")
+        elif name not in known:
+            out.append(f"{where}:{ln}: the thread map names {name}, which "
+                       "the code does not define")
+    # "MSG_WRITE (writepool)": the thread it comes from is a row.
     names = {r["name"] for r in rows}
-    for ln, body in prose:
-        for mm in re.finditer(r"\b(EV_\w+)(?:\s+\(([^)]*)\))?", body):
-            th = mm.group(2)
-            if th and th not in names and th.rstrip("s") not in names:
-                out.append(f"{where}:{ln}: the thread map says {mm.group(1)}"
-                           f" comes from '{th}', which is not a row")
-    check_locks(tree, locks, out)
+    text, lines = prose
+    for mm in re.finditer(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s*\(([^)]*)\)",
+                          text):
+        th = mm.group(2)
+        if th not in names and th.rstrip("s") not in names:
+            out.append(f"{where}:{lines[mm.start()]}: the thread map says "
+                       f"{mm.group(1)} comes from '{th}', which is not a "
+                       "row")
+    check_locks(tree, [lk for r in rows for lk in r["locks"]], out)
 
 
 def mutexes(tree):
@@ -669,8 +731,8 @@ def check_sections(tree, out):
             continue
         cf = tree.c(h)
         sections = []  # (line, [files], [resolved])
-        for first, last, text, depth in cf.comments:
-            if depth:
+        for first, last, text, nested in cf.comments:
+            if nested:
                 continue
             names = section_files(text)
             if names is None:
@@ -743,8 +805,8 @@ REF = re.compile(r"(?<![\w./*$<>{}-])((?:[\w.-]+/)*[\w-][\w.-]*\." + REF_EXT +
 URLISH = re.compile(r"\w+://\S+|<[^<>\s]+\.[a-z]+>|\b[\w.-]+\.(?:io|com|org|"
                     r"net|dev|sh)/\S*")
 FORBIDDEN = re.compile(r"\b(SPEC\.md|DESIGN\.md)\b")
-# The lint scripts that name them to forbid them.
-FORBIDDEN_OK = {"lint-docs.sh", "lint-index.py"}
+# The lint scripts that name them to forbid them (whatever their suffix).
+FORBIDDEN_OK = {"lint-docs", "lint-index"}
 
 
 def script_kind(path):
@@ -806,7 +868,7 @@ def check_refs(tree, out):
                 todo.append((f, ln, l))
     for f, ln, l in todo:
         for m in FORBIDDEN.finditer(l):
-            if os.path.basename(f) in FORBIDDEN_OK:
+            if os.path.splitext(os.path.basename(f))[0] in FORBIDDEN_OK:
                 break
             out.append(f"{f}:{ln}: cites {m.group(1)}, which is outside the "
                        "repository: say it here, or cite the doc under "
