@@ -19,7 +19,8 @@ the wrong file, so this compares each with the code it describes:
             "intern_lock": a variable).  Every upper-case name in the map
             is a constant of an enum of queue.h (the queue's kinds) or else
             defined in the code, and every "(thread)" after a kind is a
-            row.
+            row.  The docs' copies of the map (MAP_COPIES) are the header
+            line for line.
   sections  Headers that group their prototypes under section comments
             naming the defining file ("/* group.c */", "/* group.c: ...",
             "/* reconcile.c, group.c: ...") have each prototype defined in
@@ -61,6 +62,10 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
 # Product code: the daemons, the library and what they share.
 PRODUCT = ("libk8s", "common", "bridge", "admission", "epilog")
 THREAD_MAP = "bridge/queue.h"
+
+# Docs that carry a copy of the thread map, in a fenced block: it must be
+# the header of queue.h, line for line.
+MAP_COPIES = ("docs/contributors/internals.md",)
 
 # Rows of the thread map that give their thread count as a number rather
 # than as the macro that sizes it: the macro whose value the number must
@@ -649,6 +654,45 @@ def check_threads(tree, out):
                        f"{mm.group(1)} comes from '{th}', which is not a "
                        "row")
     check_locks(tree, [lk for r in rows for lk in r["locks"]], out)
+    check_map_copies(tree, out)
+
+
+def check_map_copies(tree, out):
+    """Each copy of the map in the docs is the header, line for line."""
+    text = read(THREAD_MAP)
+    m = re.match(r"\s*/\*.*?\*/", text, re.S)
+    head = [(i, re.sub(r"^ \*( |$)", "", l).rstrip())
+            for i, l in enumerate(m.group(0).split("\n")[1:-1], 2)]
+    for doc in MAP_COPIES:
+        if doc not in tree.fileset:
+            out.append(f"{doc}:1: MAP_COPIES names it, but it does not exist")
+            continue
+        lines = read(doc).split("\n")
+        fences = [i for i, l in enumerate(lines) if l.startswith("```")]
+        block = None
+        for a, b in zip(fences[::2], fences[1::2]):
+            if any(re.match(r"\s*thread\s+file\s+owns\s+locks", l)
+                   for l in lines[a + 1:b]):
+                block = (a + 1, lines[a + 1:b])
+                break
+        if block is None:
+            out.append(f"{doc}:1: no fenced copy of the thread map (its "
+                       "table's heading: thread file owns locks); copy the "
+                       f"header of {THREAD_MAP} there, or drop the doc "
+                       "from lint-index.py's MAP_COPIES")
+            continue
+        first, copy = block
+        copy = [l.rstrip() for l in copy]
+        for k in range(max(len(copy), len(head))):
+            mine = copy[k] if k < len(copy) else None
+            theirs = head[k][1] if k < len(head) else None
+            if mine != theirs:
+                where = f"{THREAD_MAP}:{head[k][0]}" if k < len(head) else \
+                    f"the end of {THREAD_MAP}'s header"
+                out.append(f"{doc}:{first + k + 1}: the copy of the thread "
+                           f"map differs from {where}; copy the header "
+                           "again")
+                break
 
 
 def mutexes(tree):
