@@ -53,6 +53,7 @@ Usage: scripts/dev/lint-index.py [threads|sections|prefixes|refs]...
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -802,17 +803,19 @@ def check_sections(tree, out):
                     sec = s
             homes = [d[0] for d in defs.get(name, [])]
             found = ", ".join(f"{d[0]}:{d[1]}" for d in defs.get(name, [])
-                              if not d[2]) or "nowhere"
+                              if not d[2])
+            found = f"is defined in {found}" if found else "is defined " \
+                "nowhere"
             if sec is None:
                 out.append(f"{h}:{line}: {name} comes before the first "
-                           f"section comment; it is defined in {found}")
+                           f"section comment; it {found}")
                 continue
             if not sec[2]:
                 continue  # the missing file was reported above
             if not set(sec[2]) & set(homes):
                 label = ", ".join(sec[1])
                 out.append(f"{h}:{line}: {name} is under /* {label} */ "
-                           f"(line {sec[0]}) but is defined in {found}")
+                           f"(line {sec[0]}) but {found}")
 
 
 # ---------------------------------------------------------------------------
@@ -941,6 +944,7 @@ CHECKS = {
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under | head
     which = sys.argv[1:] or list(CHECKS)
     for w in which:
         if w not in CHECKS:
