@@ -481,7 +481,8 @@ lint-cppcheck:
 		-Iinclude -Icommon -Ibridge -Iadmission -Ilibk8s \
 		$(LINT_SRCS)
 
-lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs
+lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs \
+	lint-index
 
 # The docs stand alone (scripts/lint-docs.sh, whose header gives the rule):
 # every relative link in README.md, docs/ and manifests/README.md resolves,
@@ -489,6 +490,16 @@ lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lin
 lint-docs:
 	@echo "  DOCS"
 	$(Q)scripts/lint-docs.sh
+
+# The indexes stay true (scripts/dev/lint-index.py, whose header gives the
+# rules): the thread map in bridge/queue.h against the threads the code
+# starts and the locks it declares (and its copy in the contributors'
+# docs against the header), each header's section comments against where
+# its functions are defined, each file's function prefix, and every file
+# a comment names.  One line per finding, FILE:LINE: what.
+lint-index:
+	@echo "  INDEX"
+	$(Q)scripts/dev/lint-index.py
 
 # The import graph (scripts/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
@@ -559,7 +570,7 @@ clean:
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
-	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man lint-docs clean fuzz \
+	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man lint-docs lint-index clean fuzz \
 	manifests manifests-check install uninstall \
 	workload-controllers
 

@@ -5,8 +5,9 @@
  *   (translate_pod, workload_group), with the namespace's defaults and
  *   bounds (bounds.c) and the workload layers' annotations, so what is
  *   admitted the scheduler can submit.
- * - Bridge-owned keys (SPEC.md section 5) may not be set by users on
- *   CREATE nor changed later; only the bridge's own identities may.
+ * - Bridge-owned keys (set by "bridge" in docs/users/annotations.md) may
+ *   not be set by users on CREATE nor changed later; only the bridge's own
+ *   identities may.
  * - pods/resize of a bridged pod is refused: its resources are Slurm's.
  * Runs inside a request; namespaces and owners come from the store.
  */

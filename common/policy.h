@@ -1,10 +1,11 @@
 /*
- * The pure policy both daemons share: the contract's names (SPEC.md
- * sections 2-5), the translation of a pod into a Slurm job description and
- * the grouping of pods into gangs.  No I/O and no threads: the scheduler
- * runs it on its reconcile thread, the webhook inside a request, so what
- * the webhook admits the scheduler can submit.  translate.c implements it;
- * the workload rules are in workload.h.  Both binaries link them.
+ * The pure policy both daemons share: the contract's names (every key,
+ * who sets it and what it means: docs/users/annotations.md), the
+ * translation of a pod into a Slurm job description and the grouping of
+ * pods into gangs.  No I/O and no threads: the scheduler runs it on its
+ * reconcile thread, the webhook inside a request, so what the webhook
+ * admits the scheduler can submit.  translate.c implements it; the
+ * workload rules are in workload.h.  Both binaries link them.
  */
 #ifndef POLICY_H
 #define POLICY_H

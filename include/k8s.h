@@ -30,7 +30,7 @@ struct k8s_error {
 	char text[256];	 /* Status.message, or a local description */
 };
 
-/* config.c */
+/* kubeconfig.c */
 struct k8s_config;
 
 /*
@@ -86,12 +86,6 @@ void k8s_client_set_limiter(struct k8s_client *, struct k8s_limiter *);
 /* Whole-request timeout in milliseconds (default 30000). */
 void k8s_client_set_timeout(struct k8s_client *, long ms);
 
-enum k8s_patch {
-	K8S_PATCH_MERGE,     /* application/merge-patch+json */
-	K8S_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
-	K8S_PATCH_JSON	     /* application/json-patch+json */
-};
-
 /*
  * Performs one request.  path is absolute ("/api/v1/pods?limit=1").  body
  * may be NULL.  On success (2xx) returns 0 and, if out is not NULL, stores
@@ -101,11 +95,19 @@ enum k8s_patch {
 int k8s_request(struct k8s_client *, const char *method, const char *path,
     const char *content_type, const json_t *body, json_t **out,
     struct k8s_error *err);
-int k8s_get(struct k8s_client *, const char *path, json_t **out,
-    struct k8s_error *err);
 struct buf;
 /* GET with the body left as bytes in out (reset first; the caller's). */
 int k8s_get_raw(struct k8s_client *, const char *path, struct buf *out,
+    struct k8s_error *err);
+
+/* request.c: the verbs over k8s_request, and the Binding subresource. */
+enum k8s_patch {
+	K8S_PATCH_MERGE,     /* application/merge-patch+json */
+	K8S_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+	K8S_PATCH_JSON	     /* application/json-patch+json */
+};
+
+int k8s_get(struct k8s_client *, const char *path, json_t **out,
     struct k8s_error *err);
 int k8s_create(struct k8s_client *, const char *path, const json_t *body,
     json_t **out, struct k8s_error *err);
@@ -142,18 +144,18 @@ const char *k8s_obj_namespace(const json_t *);
 const char *k8s_obj_uid(const json_t *);
 const char *k8s_obj_label(const json_t *, const char *key);
 const char *k8s_obj_annotation(const json_t *, const char *key);
+/* Does metadata.finalizers hold finalizer? */
+int k8s_obj_has_finalizer(const json_t *, const char *finalizer);
+/* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */
+char *k8s_obj_key(const json_t *, char *key, size_t keylen);
+
+/* match.c: pods against scheduling rules (pure). */
 /*
  * Does a LabelSelector ({matchLabels, matchExpressions} with In, NotIn,
  * Exists, DoesNotExist) match labels (an object, may be NULL)?  1 or 0; -1
  * when the selector is malformed.  An empty selector matches everything.
  */
 int k8s_selector_matches(const json_t *selector, const json_t *labels);
-/* Does metadata.finalizers hold finalizer? */
-int k8s_obj_has_finalizer(const json_t *, const char *finalizer);
-/* Writes "ns/name" (or "name" for cluster-scoped objects); returns key. */
-char *k8s_obj_key(const json_t *, char *key, size_t keylen);
-/* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */
-char *k8s_microtime(char *buf, size_t len, const struct timeval *when);
 /*
  * Does the pod tolerate the taint key=value:effect?  Kubernetes' rules:
  * Exists with an empty key tolerates everything, an empty effect every
@@ -161,6 +163,10 @@ char *k8s_microtime(char *buf, size_t len, const struct timeval *when);
  */
 int k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
     const char *effect);
+
+/* encode.c: the encodings the API uses; strings returned are the caller's. */
+/* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */
+char *k8s_microtime(char *buf, size_t len, const struct timeval *when);
 /* Standard base64 of len bytes, as a new string. */
 char *k8s_base64_encode(const void *data, size_t len);
 /*

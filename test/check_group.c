@@ -7,7 +7,7 @@
  * PodScheduled messages, deletes, Failed status) and Events.
  * Single-threaded: the test calls the reconcile thread's own handlers
  * (reconcile_msg, poll_slurm, poll_recover, sweep_groups,
- * bind_flush_writes) in the order its loop would, over fakes of Slurm, the
+ * sweep_changed, bind_flush_writes) in the order its loop would, over fakes of Slurm, the
  * writepool, the submit thread and the clock (test/fakes.h).  A binary of
  * its own: those fakes stand in for slurm.c, writepool.c, submitter.c,
  * eventer.c, now.c and libk8s's requests.

@@ -26,7 +26,7 @@ Suite *podrec_suite(void);
 Suite *certs_suite(void);
 Suite *guard_suite(void);
 Suite *dra_suite(void);
-/* check_group.c: a binary of its own (check_group), over the fakes. */
+/* The group tests (check_group.c): a binary of their own, over the fakes. */
 Suite *group_suite(void);
 
 #endif /* CHECK_SUITES_H */

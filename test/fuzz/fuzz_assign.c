@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: placing a gang's tasks on its allocation (placement_assign
- * and placement_gres_share in common/sched.c).  Four bytes give nmembers and,
- * signed, cpus_per_task, per_node and gpus_per_task; the rest is the
+ * and placement_gres_share in bridge/placement.c).  Four bytes give nmembers
+ * and, signed, cpus_per_task, per_node and gpus_per_task; the rest is the
  * layout, [{node, cpus, gres}] as slurm.c builds it, gres being Slurm's
  * detail string such as "gpu:a100:4(IDX:0,2-3)".  Besides not crashing or
  * leaking, the header comment's contract: tasks fill the layout's nodes in

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: pod translation (common/translate.c) and grouping
- * (common/sched.c).  The input is a pod, or {"pod", "root", "namespace",
+ * (common/workload.c).  The input is a pod, or {"pod", "root", "namespace",
  * "conf"} as in test/data/translate/.  Besides not crashing or leaking: the
  * record the scheduler keeps (podrec.c) translates exactly as the full pod,
  * a gang of copies of a pod as that pod, every admin_comment reads back as
