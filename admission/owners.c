@@ -221,7 +221,7 @@ owners_get(struct owners *o, enum owner_kind kind, const char *ns,
 	if (name == NULL)
 		return (NULL);
 	owners_key(key, sizeof(key), kind, ns, name);
-	deadline_after_ms(&deadline, CLOCK_MONOTONIC, wait_ms);
+	clock_deadline_ms(&deadline, CLOCK_MONOTONIC, wait_ms);
 	pthread_mutex_lock(&o->lock);
 	/*
 	 * An owner made a moment ago may not have reached our watch yet:

@@ -187,7 +187,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	if (translate_pod(&src, &tc, &js, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
 	else
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 	if (r->denied == NULL &&
 	    workload_group(pod, NULL, &gid, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);

@@ -127,7 +127,7 @@ struct bridge_stats {
 	atomic_llong lease_ok_at;    /* a follower's last Lease answer, s */
 	/* When the leader's last good renewal began (monotonic ms). */
 	atomic_llong  lease_renewed_ms;
-	atomic_ullong fenced;	   /* Slurm writes held back (leader_fenced) */
+	atomic_ullong fenced;	   /* Slurm writes held back (fence_check) */
 	atomic_int    recovered;   /* caches synced, jobs adopted */
 	atomic_llong  slurm_ok_at; /* last good Slurm poll, s */
 };
@@ -363,9 +363,10 @@ struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
 struct wreq *wreq_new_named(enum wreq_kind, const char *ns, const char *name,
     const char *uid);
 void	     wreq_free(struct wreq *);
+
 /*
- * nthreads threads with their own clients; results go to done.  kconf,
- * lim and done outlive it.
+ * writepool.c: pod writes on nthreads threads with their own clients;
+ * results go to done.  kconf, lim and done outlive it.
  */
 struct writepool *writepool_new(const struct k8s_config *, struct k8s_limiter *,
     int nthreads, struct queue *done, char *err, size_t errlen);
@@ -375,8 +376,8 @@ void writepool_free(struct writepool *);
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
- * submitter.c: allocations made on their own thread, one at a time in the
- * order asked; each request comes back as an MSG_SUBMITTED message.
+ * An allocation request: made on the submit thread (submitter.c), one at
+ * a time in the order asked; each comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
 	char	*gkey; /* the group it is for */
@@ -385,7 +386,7 @@ struct sreq {
 	uint32_t update_jobid;
 	/* Set by the reconcile thread: do not make it (any thread). */
 	atomic_int     withdrawn;
-	struct jobspec js;   /* owned (jobspec_cleanup) */
+	struct jobspec js;   /* owned (translate_jobspec_cleanup) */
 	json_t	      *pods; /* pod keys, placement order */
 	/* The result. */
 	int	 rc; /* 0, or -1 with err */
@@ -401,7 +402,11 @@ struct submitter;
 /* sreq.c: a request for group gkey with an empty pod list. */
 struct sreq *sreq_new(const char *gkey, uint64_t seq);
 void	     sreq_free(struct sreq *);
-/* The thread; results go to done, which outlives it. NULL on failure. */
+
+/*
+ * submitter.c: the submit thread; results go to done, which outlives it.
+ * NULL on failure.
+ */
 struct submitter *submitter_new(struct queue *done);
 /* Joins the thread; requests not started yet are dropped. */
 void submitter_free(struct submitter *);
@@ -451,10 +456,6 @@ struct endpoints_source {
 	int			    ninformers;
 };
 
-/* memstats.c: the memory map, as JSON (new string) and as metrics. */
-char *memstats_json(const struct endpoints_source *);
-void  memstats_metrics(const struct endpoints_source *, struct buf *);
-
 /*
  * Serves /healthz, /readyz, /metrics and the scheduler-extender API
  * (/filter, /prioritize, /bind); the source must outlive it.
@@ -462,6 +463,10 @@ void  memstats_metrics(const struct endpoints_source *, struct buf *);
 struct endpoints *endpoints_start(const struct bridge_conf *,
     const struct endpoints_source *, char *err, size_t errlen);
 void		  endpoints_stop(struct endpoints *);
+
+/* memstats.c: the memory map, as JSON (new string) and as metrics. */
+char *memstats_json(const struct endpoints_source *);
+void  memstats_metrics(const struct endpoints_source *, struct buf *);
 
 /*
  * fail.c: a thread the daemon needs failed: logs why and stops the daemon
@@ -996,6 +1001,45 @@ void writes_bind(struct reconcile *, struct pod_entry *, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a,
     json_t *claims);
 
+/* Drops our finalizer from an ended pod (nothing else in flight). */
+void writes_release(struct reconcile *, struct pod_entry *);
+/* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
+void writes_delete(struct reconcile *, struct pod_entry *, const char *msg);
+/*
+ * Slurm took the pod's allocation back: as kube-scheduler does to a victim
+ * of its preemption (pkg/scheduler/framework/preemption), DisruptionTarget
+ * (PreemptionByScheduler, msg) on its status, a Preempted Event, then a
+ * delete whose grace is what is left until grace_end, never more than the
+ * pod's own and at least 1 s; the status write and the delete go in that
+ * order on one writepool thread.
+ */
+void writes_preempt(struct reconcile *, struct pod_entry *, const char *msg,
+    time_t grace_end);
+/* DisruptionTarget (PreemptionByScheduler) on g's Kubernetes PodGroup. */
+void writes_podgroup_disrupted(struct reconcile *, struct group *g,
+    const char *msg);
+/* Fails the pod (status phase Failed, reason, msg), with an Event. */
+void writes_fail(struct reconcile *, struct pod_entry *, const char *reason,
+    const char *msg);
+/* Ends the deletion of a pod whose node never confirmed it. */
+void writes_force_delete(struct reconcile *, struct pod_entry *);
+/* Binds a pod that is not ours for the extender; answers c when done. */
+void writes_extender_bind(struct reconcile *, struct ext_call *c);
+/*
+ * The PodGroupInitiallyScheduled condition of g's Kubernetes PodGroup, as
+ * kube-scheduler writes it: True (reason Scheduled) once scheduled, which
+ * it then stays, else False (reason Unschedulable) with msg.  Once per
+ * distinct condition, one write in flight; nothing for other groups.
+ */
+void writes_podgroup(struct reconcile *, struct group *g, int scheduled,
+    const char *msg);
+/*
+ * A write came back: 1 if it was one only writes.c follows (deletes,
+ * fails, extender binds), else 0 and the caller hands it to
+ * bind_write_done.
+ */
+int writes_done(struct reconcile *, struct wreq *w);
+
 /*
  * claims.c: a pod's ResourceClaims allocated from Slurm's choice before
  * its Binding.  claims_plan (reconcile thread): the writes that must come
@@ -1042,43 +1086,5 @@ int claims_named(struct reconcile *, const struct group *g);
 size_t claims_joiners(struct reconcile *, uint32_t jobid, const char *gkey,
     void (*fn)(void *arg, struct pod_entry *, const json_t *claim), void *arg);
 int    claims_write(struct k8s_client *, struct wreq *w);
-/* Drops our finalizer from an ended pod (nothing else in flight). */
-void writes_release(struct reconcile *, struct pod_entry *);
-/* Deletes the pod because its job ended (msg: Slurm's why), with an Event. */
-void writes_delete(struct reconcile *, struct pod_entry *, const char *msg);
-/*
- * Slurm took the pod's allocation back: as kube-scheduler does to a victim
- * of its preemption (pkg/scheduler/framework/preemption), DisruptionTarget
- * (PreemptionByScheduler, msg) on its status, a Preempted Event, then a
- * delete whose grace is what is left until grace_end, never more than the
- * pod's own and at least 1 s; the status write and the delete go in that
- * order on one writepool thread.
- */
-void writes_preempt(struct reconcile *, struct pod_entry *, const char *msg,
-    time_t grace_end);
-/* DisruptionTarget (PreemptionByScheduler) on g's Kubernetes PodGroup. */
-void writes_podgroup_disrupted(struct reconcile *, struct group *g,
-    const char *msg);
-/* Fails the pod (status phase Failed, reason, msg), with an Event. */
-void writes_fail(struct reconcile *, struct pod_entry *, const char *reason,
-    const char *msg);
-/* Ends the deletion of a pod whose node never confirmed it. */
-void writes_force_delete(struct reconcile *, struct pod_entry *);
-/* Binds a pod that is not ours for the extender; answers c when done. */
-void writes_extender_bind(struct reconcile *, struct ext_call *c);
-/*
- * The PodGroupInitiallyScheduled condition of g's Kubernetes PodGroup, as
- * kube-scheduler writes it: True (reason Scheduled) once scheduled, which
- * it then stays, else False (reason Unschedulable) with msg.  Once per
- * distinct condition, one write in flight; nothing for other groups.
- */
-void writes_podgroup(struct reconcile *, struct group *g, int scheduled,
-    const char *msg);
-/*
- * A write came back: 1 if it was one only writes.c follows (deletes,
- * fails, extender binds), else 0 and the caller hands it to
- * bind_write_done.
- */
-int writes_done(struct reconcile *, struct wreq *w);
 
 #endif /* BRIDGE_H */

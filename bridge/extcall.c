@@ -59,7 +59,7 @@ extcall_wait(struct ext_call *c, int ms)
 	struct timespec ts;
 	int		rc = 0;
 
-	deadline_after_ms(&ts, CLOCK_REALTIME, ms);
+	clock_deadline_ms(&ts, CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&c->lock);
 	while (!c->done && rc == 0)
 		rc = pthread_cond_timedwait(&c->cond, &c->lock, &ts);

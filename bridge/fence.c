@@ -2,7 +2,8 @@
  * The fence of Slurm writes that act on work another leader may own by now:
  * with --leader-elect, a replica whose Lease renewal (leader.c, on main's
  * thread) is LEADER_FENCE_MS old or more holds such writes back.  The
- * Lease passes to another replica only LEASE 15 s after the last renewal,
+ * Lease passes to another replica only its duration (15 s) after the last
+ * renewal,
  * and the lease's own calls give up after LEADER_CALL_MS, so a leader that
  * stalls stops writing well before a successor can start.  Any thread.
  */

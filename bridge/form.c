@@ -119,13 +119,13 @@ form_update_pending(struct reconcile *r, struct group *g)
 			g->spec = spec;
 		else
 			free(spec);
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 		return;
 	}
 	if (fence_check(r->conf->leader_elect, "changing a pending job")) {
 		g->recheck = 1; /* asked again at the next evaluation */
 		free(spec);
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 		return;
 	}
 	free(g->spec);
@@ -410,5 +410,5 @@ form_adopt_sizes(struct reconcile *r, struct group *g)
 	g->cpus_per_task = js.cpus_per_task;
 	g->gpus_per_task = js.gpus_per_task;
 	g->exclusive = js.exclusive;
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 }

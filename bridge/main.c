@@ -1,8 +1,9 @@
 /*
  * slurm-bridge: places Kubernetes pods through Slurm.  main parses flags,
  * initializes libcurl, jansson and libslurm in that order, starts one
- * informer thread per watched kind and the reconcile thread, then waits for
- * SIGINT/SIGTERM with sigwait() and shuts everything down in order.
+ * informer thread per watched kind, the reconcile thread (which starts its
+ * workers: queue.h has the thread map) and the HTTP endpoints, then waits
+ * for SIGINT/SIGTERM with sigwait() and shuts everything down in order.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -82,7 +82,7 @@ queue_pop(struct queue *q, int timeout_ms)
 	struct msg     *msg;
 	struct timespec ts;
 
-	deadline_after_ms(&ts, CLOCK_MONOTONIC, timeout_ms);
+	clock_deadline_ms(&ts, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&q->mtx);
 	while (!q->closed && TAILQ_EMPTY(&q->msgs)) {
 		if (pthread_cond_timedwait(&q->cond, &q->mtx, &ts) == ETIMEDOUT)

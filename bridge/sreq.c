@@ -26,7 +26,7 @@ sreq_free(struct sreq *s)
 	if (s == NULL)
 		return;
 	free(s->gkey);
-	jobspec_cleanup(&s->js);
+	translate_jobspec_cleanup(&s->js);
 	json_decref(s->pods);
 	json_decref(s->layout);
 	free(s);

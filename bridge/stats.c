@@ -1,6 +1,7 @@
 /*
  * The scheduler's metrics: one struct of atomics that the reconcile thread
- * (and slurm.c, on that thread) updates and the HTTP threads read.  Written
+ * and the submit thread (through slurm.c) update and the HTTP threads
+ * read; and the gauges, a walk of the reconcile thread's caches.  Written
  * as Prometheus text with the slurm_bridge_ prefix.
  */
 #include <malloc.h>

@@ -141,7 +141,7 @@ struct translate_src {
 	const struct dra_lookup *dra;
 };
 
-void jobspec_cleanup(struct jobspec *);
+void translate_jobspec_cleanup(struct jobspec *);
 /*
  * Fills js for one pod.  Annotations come from the namespace (defaults for
  * account, partition, qos), the workload layers, then the pod, later ones

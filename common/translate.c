@@ -24,7 +24,7 @@ jobspec_init(struct jobspec *js)
 }
 
 void
-jobspec_cleanup(struct jobspec *js)
+translate_jobspec_cleanup(struct jobspec *js)
 {
 	free(js->name);
 	free(js->comment);
@@ -687,7 +687,7 @@ fail:
 	translate_raw_cleanup(&raw);
 	json_decref(view);
 	free(dra);
-	jobspec_cleanup(js);
+	translate_jobspec_cleanup(js);
 	return (rc);
 }
 
@@ -919,7 +919,7 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	for (i = 0; i < n; i++) {
 		src.pod = pods[i];
 		if ((rc = translate_pod(&src, conf, &one, err, errlen)) != 0) {
-			jobspec_cleanup(js);
+			translate_jobspec_cleanup(js);
 			return (rc);
 		}
 		if (one.req_nodes != NULL) {
@@ -928,17 +928,17 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 			    "Slurm job on node %.63s: a gang's pods cannot join "
 			    "another job's claim; waiting until it is free",
 			    k8s_obj_name(pods[i]), one.req_nodes);
-			jobspec_cleanup(&one);
-			jobspec_cleanup(js);
+			translate_jobspec_cleanup(&one);
+			translate_jobspec_cleanup(js);
 			return (1);
 		}
 		if (het && translate_comp_add(js, i, &one) == -1)
 			het = 0;
 		translate_largest(js, &one);
-		jobspec_cleanup(&one);
+		translate_jobspec_cleanup(&one);
 	}
 	if (dra_gang_shared(pods, n, err, errlen) == -1) {
-		jobspec_cleanup(js);
+		translate_jobspec_cleanup(js);
 		return (-1);
 	}
 	/*
@@ -1009,7 +1009,7 @@ translate_owner_check(const json_t *obj, const json_t *ns,
 	src.ns = ns;
 	src.dra = NULL;
 	if ((rc = translate_pod(&src, conf, &js, err, errlen)) == 0)
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 	json_decref(pod);
 	return (rc);
 }

@@ -5,7 +5,7 @@
 #include <time.h>
 
 /* A deadline ms milliseconds from now on clock (for timed waits). */
-void deadline_after_ms(struct timespec *ts, clockid_t clock, long ms);
+void clock_deadline_ms(struct timespec *ts, clockid_t clock, long ms);
 
 /* clock's time in seconds, e.g. CLOCK_MONOTONIC or CLOCK_THREAD_CPUTIME_ID. */
 double clock_seconds(clockid_t clock);

@@ -5,7 +5,7 @@
 #include "clock.h"
 
 void
-deadline_after_ms(struct timespec *ts, clockid_t clock, long ms)
+clock_deadline_ms(struct timespec *ts, clockid_t clock, long ms)
 {
 	clock_gettime(clock, ts);
 	ts->tv_sec += ms / 1000;

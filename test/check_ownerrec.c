@@ -80,7 +80,7 @@ or_translate(const struct translate_src *src, const struct translate_conf *tc)
 	rc = translate_pod(src, tc, &js, err, sizeof(err));
 	r = or_result(rc, &js, err);
 	if (rc == 0)
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 	return (r);
 }
 

@@ -168,7 +168,7 @@ translate_run(const char *cname, int slim)
 		    dump);
 		free(dump);
 		json_decref(got);
-		jobspec_cleanup(&js);
+		translate_jobspec_cleanup(&js);
 	}
 	json_decref(pod);
 	json_decref(expect);
@@ -217,14 +217,14 @@ START_TEST(test_translate_group_name)
 	ck_assert_uint_eq(js.ntasks, 2);
 	ck_assert_str_eq(js.name, "team/g");
 	ck_assert_ptr_nonnull(strstr(js.admin_comment, "team/r"));
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 	json_object_set_new(k8s_obj_get(root, "metadata.annotations"),
 	    ANN_PREFIX "job-name", json_string("from-root"));
 	ck_assert_msg(translate_group(pods, 2, "g", &src, &conf, &js, err,
 			  sizeof(err)) == 0,
 	    "%s", err);
 	ck_assert_str_eq(js.name, "from-root");
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 	json_decref(root);
 	json_decref(in);
 }
@@ -286,7 +286,7 @@ START_TEST(test_translate_group_het)
 	ck_assert_ptr_nonnull(strstr(js.admin_comment, "\"comps\":[0,1,1,1]"));
 	/* The largest member still sizes the job as a whole. */
 	ck_assert_uint_eq(js.cpus_per_task, 4);
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 
 	/* A GPU worker is a shape of its own. */
 	json_decref(pods[3]);
@@ -297,7 +297,7 @@ START_TEST(test_translate_group_het)
 	ck_assert_uint_eq(js.ncomps, 3);
 	ck_assert_str_eq(js.comps[2].tres_per_task, "gres:gpu:1");
 	ck_assert_uint_eq(js.comp_of[3], 2);
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 
 	/* One shape: an ordinary job, and no comps in admin_comment. */
 	ck_assert_int_eq(translate_group(pods + 1, 2, "g", &none, &conf, &js,
@@ -306,7 +306,7 @@ START_TEST(test_translate_group_het)
 	ck_assert_uint_eq(js.ncomps, 0);
 	ck_assert_ptr_null(js.comp_of);
 	ck_assert_ptr_null(strstr(js.admin_comment, "comps"));
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 
 	/* Exclusive: whole nodes each, so no components. */
 	conf.exclusive = 1;
@@ -314,7 +314,7 @@ START_TEST(test_translate_group_het)
 			     sizeof(err)),
 	    0);
 	ck_assert_uint_eq(js.ncomps, 0);
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 	for (i = 0; i < 4; i++)
 		json_decref(pods[i]);
 }

@@ -72,11 +72,7 @@ MAP_COPIES = ("docs/contributors/internals.md",)
 # than as the macro that sizes it: the macro whose value the number must
 # equal.  Writing the macro in the map ("informer x NINFORMERS") makes the
 # entry unnecessary.
-COUNT_OF = {
-    "informer": "NINFORMERS",
-    "events": "EVENTER_LANES",
-    "HTTP": "API_THREADS",
-}
+COUNT_OF = {}
 
 # Files whose functions carry a prefix other than the file's name.
 PREFIXES = {

@@ -239,7 +239,7 @@ fz_gang_check(const struct translate_src *src,
 		fz_admin_check(js.admin_comment, keys, n);
 	}
 	free(got);
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 }
 
 int
@@ -290,7 +290,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	single = fz_result(src_rc, &js, err, 0);
 	if (src_rc == 0)
 		fz_pod_check(&src, &js);
-	jobspec_cleanup(&js);
+	translate_jobspec_cleanup(&js);
 
 	/*
 	 * What the scheduler keeps of a pod (podrec.c) must translate the
@@ -314,7 +314,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc != src_rc || strcmp(full, slimmed) != 0)
 		fz_fail("the kept record translates differently", full,
 		    slimmed);
-	jobspec_cleanup(&sjs);
+	translate_jobspec_cleanup(&sjs);
 	json_decref(copy);
 	free(slimmed);
 groups:
