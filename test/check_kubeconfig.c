@@ -12,7 +12,7 @@
 #include "check_suites.h"
 #include "check_util.h"
 
-#define KC TEST_DATA "/config/kubeconfig.yaml"
+#define KC TEST_DATA "/kubeconfig/kubeconfig.yaml"
 
 START_TEST(test_config_current_context)
 {
@@ -22,8 +22,8 @@ START_TEST(test_config_current_context)
 	ck_assert_msg(c != NULL, "%s", err.text);
 	ck_assert_str_eq(k8s_config_server(c), "https://127.0.0.1:6443");
 	ck_assert_str_eq(k8s_config_namespace(c), "default");
-	ck_assert_str_eq(c->ca_file, TEST_DATA "/config/pki/ca.crt");
-	ck_assert_str_eq(c->cert_file, TEST_DATA "/config/pki/admin.crt");
+	ck_assert_str_eq(c->ca_file, TEST_DATA "/kubeconfig/pki/ca.crt");
+	ck_assert_str_eq(c->cert_file, TEST_DATA "/kubeconfig/pki/admin.crt");
 	ck_assert_str_eq(c->key_file, "/abs/admin.key");
 	ck_assert_ptr_null(c->token);
 	ck_assert_int_eq(c->insecure, 0);
@@ -75,9 +75,9 @@ static const struct {
 } bad[] = {
 	{ KC, "nope", "context \"nope\" not found" },
 	{ KC, "broken", "cluster not found" },
-	{ TEST_DATA "/config/bad-base64.yaml", NULL, "not base64" },
-	{ TEST_DATA "/config/bad-yaml.yaml", NULL, "line" },
-	{ TEST_DATA "/config/missing.yaml", NULL, "No such file" },
+	{ TEST_DATA "/kubeconfig/bad-base64.yaml", NULL, "not base64" },
+	{ TEST_DATA "/kubeconfig/bad-yaml.yaml", NULL, "line" },
+	{ TEST_DATA "/kubeconfig/missing.yaml", NULL, "No such file" },
 };
 
 START_TEST(test_config_refusals)
