@@ -254,11 +254,12 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 FUZZ_POLICY	:= translate config assign
 FUZZ_POLICY_SRCS := common/translate.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   bridge/placement.c \
-		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c
+		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c \
+		   libk8s/yamldoc.c
 
 $(FUZZ_POLICY:%=build-fuzz/fuzz_%): build-fuzz/fuzz_%: test/fuzz/fuzz_%.c \
     $(FUZZ_POLICY_SRCS) $(FUZZ_LIB) common/policy.h common/config.h \
-    include/k8s.h include/xmalloc.h
+    include/k8s.h include/xmalloc.h include/yamldoc.h
 	@mkdir -p build-fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Icommon -Ibridge -o $@ $< $(FUZZ_POLICY_SRCS) \

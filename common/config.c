@@ -1,8 +1,9 @@
 /*
- * The configuration file, read with libyaml into a small tree that keeps
- * each node's line, then walked key by key into struct config.  Unknown
- * keys, wrong types and bad values are errors naming the file, line, key
- * and the expected form.  Runs once, on main's thread, before any other.
+ * The configuration file, read by libk8s's YAML loader (yamldoc.h) into a
+ * tree that keeps each node's line, then walked key by key into struct
+ * config.  Unknown keys, wrong types and bad values are errors naming the
+ * file, line, key and the expected form.  Runs once, on main's thread,
+ * before any other.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,30 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
 #include "xmalloc.h"
 #include "k8s.h"
+#include "yamldoc.h"
 #include "config.h"
 
 #define CONFIG_MAX_DEPTH 16
 #define CONFIG_MAX_LIST	 1024
-
-enum ynode_kind {
-	Y_SCALAR,
-	Y_MAP,
-	Y_SEQ
-};
-
-struct ynode {
-	enum ynode_kind kind;
-	int		line;  /* 1-based */
-	int		plain; /* unquoted scalar */
-	char	       *scalar;
-	size_t		n;
-	struct ynode  **keys; /* Y_MAP: scalar keys */
-	struct ynode  **vals; /* Y_MAP values, Y_SEQ items */
-};
 
 struct loader {
 	const char *path;
@@ -43,29 +27,12 @@ struct loader {
 	size_t	    errlen;
 };
 
-static void
-ynode_free(struct ynode *y)
-{
-	size_t i;
-
-	if (y == NULL)
-		return;
-	for (i = 0; i < y->n; i++) {
-		if (y->keys != NULL)
-			ynode_free(y->keys[i]);
-		ynode_free(y->vals[i]);
-	}
-	free(y->keys);
-	free(y->vals);
-	free(y->scalar);
-	free(y);
-}
-
-static int config_fail(struct loader *l, int line, const char *key,
+static int config_fail(struct loader *l, size_t line, const char *key,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static int
-config_fail(struct loader *l, int line, const char *key, const char *fmt, ...)
+config_fail(struct loader *l, size_t line, const char *key, const char *fmt,
+    ...)
 {
 	va_list ap;
 	char	msg[256];
@@ -74,155 +41,46 @@ config_fail(struct loader *l, int line, const char *key, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (key != NULL)
-		snprintf(l->err, l->errlen, "%s:%d: %s: %s", l->path, line, key,
-		    msg);
+		snprintf(l->err, l->errlen, "%s:%zu: %s: %s", l->path, line,
+		    key, msg);
 	else
-		snprintf(l->err, l->errlen, "%s:%d: %s", l->path, line, msg);
+		snprintf(l->err, l->errlen, "%s:%zu: %s", l->path, line, msg);
+	return (-1);
+}
+
+/* The YAML loader's refusal, in the config file's words. */
+static int
+config_yaml_fail(struct loader *l, const struct yamldoc_error *ye)
+{
+	switch (ye->what) {
+	case YAMLDOC_ERR_OPEN:
+		snprintf(l->err, l->errlen, "%s: %s", l->path,
+		    strerror(ye->errnum));
+		return (-1);
+	case YAMLDOC_ERR_EMPTY: /* not an error: config_load keeps defaults */
+		break;
+	case YAMLDOC_ERR_SYNTAX:
+		return (config_fail(l, ye->line, NULL, "not YAML: %s",
+		    ye->problem != NULL ? ye->problem : "parse error"));
+	case YAMLDOC_ERR_DEPTH:
+		return (config_fail(l, ye->line, NULL,
+		    "nested deeper than %d levels", CONFIG_MAX_DEPTH));
+	case YAMLDOC_ERR_ALIAS:
+		return (config_fail(l, ye->line, NULL,
+		    "anchors, aliases and tags are not supported"));
+	case YAMLDOC_ERR_KEY:
+		return (config_fail(l, ye->line, NULL,
+		    "a key must be a plain string"));
+	case YAMLDOC_ERR_DOCS:
+		return (config_fail(l, ye->line, NULL,
+		    "only one YAML document is allowed"));
+	}
 	return (-1);
 }
 
 static int
-ynode_next(struct loader *l, yaml_parser_t *p, yaml_event_t *ev)
-{
-	if (yaml_parser_parse(p, ev))
-		return (0);
-	config_fail(l, (int)p->problem_mark.line + 1, NULL, "not YAML: %s",
-	    p->problem != NULL ? p->problem : "parse error");
-	return (-1);
-}
-
-/* Builds the node that starts with ev (consumed by the caller). */
-static struct ynode *
-ynode_build(struct loader *l, yaml_parser_t *p, const yaml_event_t *ev,
-    int depth)
-{
-	struct ynode *y, *child;
-	yaml_event_t  next;
-	size_t	      cap = 0;
-	int	      want_key = 1;
-
-	if (depth > CONFIG_MAX_DEPTH) {
-		config_fail(l, (int)ev->start_mark.line + 1, NULL,
-		    "nested deeper than %d levels", CONFIG_MAX_DEPTH);
-		return (NULL);
-	}
-	y = xcalloc(1, sizeof(*y));
-	y->line = (int)ev->start_mark.line + 1;
-	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		y->kind = Y_SCALAR;
-		y->scalar = xstrdup((const char *)ev->data.scalar.value);
-		y->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		return (y);
-	case YAML_MAPPING_START_EVENT:
-		y->kind = Y_MAP;
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-		y->kind = Y_SEQ;
-		break;
-	default:
-		config_fail(l, y->line, NULL,
-		    "anchors, aliases and tags are "
-		    "not supported");
-		free(y);
-		return (NULL);
-	}
-	for (;;) {
-		if (ynode_next(l, p, &next) == -1)
-			goto fail;
-		if (next.type == YAML_MAPPING_END_EVENT ||
-		    next.type == YAML_SEQUENCE_END_EVENT) {
-			yaml_event_delete(&next);
-			break;
-		}
-		if (y->kind == Y_MAP && want_key &&
-		    next.type != YAML_SCALAR_EVENT) {
-			config_fail(l, (int)next.start_mark.line + 1, NULL,
-			    "a key must be a plain string");
-			yaml_event_delete(&next);
-			goto fail;
-		}
-		child = ynode_build(l, p, &next, depth + 1);
-		yaml_event_delete(&next);
-		if (child == NULL)
-			goto fail;
-		/*
-		 * Room for one more entry (a map's key and its value).  The
-		 * arrays hold pointers: sizeof a pointer is meant.
-		 */
-		if (want_key && y->n == cap) {
-			cap = cap != 0 ? cap * 2 : 8;
-			/* NOLINTBEGIN(bugprone-sizeof-expression) */
-			y->vals = xreallocarray(y->vals, cap, sizeof(*y->vals));
-			if (y->kind == Y_MAP)
-				y->keys = xreallocarray(y->keys, cap,
-				    sizeof(*y->keys));
-			/* NOLINTEND(bugprone-sizeof-expression) */
-		}
-		if (y->kind == Y_MAP && want_key) {
-			y->keys[y->n] = child;
-			want_key = 0;
-			continue;
-		}
-		y->vals[y->n++] = child;
-		want_key = 1;
-	}
-	return (y);
-fail:
-	if (y->kind == Y_MAP && !want_key)
-		ynode_free(y->keys[y->n]);
-	ynode_free(y);
-	return (NULL);
-}
-
-/* Parses the file into a tree; NULL (err set) on error.  Empty: NULL too. */
-static struct ynode *
-ynode_load(struct loader *l, FILE *fp, int *empty)
-{
-	yaml_parser_t p;
-	yaml_event_t  ev;
-	struct ynode *root = NULL;
-
-	*empty = 0;
-	yaml_parser_initialize(&p);
-	yaml_parser_set_input_file(&p, fp);
-	for (;;) {
-		if (ynode_next(l, &p, &ev) == -1)
-			goto fail;
-		if (ev.type == YAML_STREAM_END_EVENT) {
-			yaml_event_delete(&ev);
-			break;
-		}
-		if (ev.type == YAML_STREAM_START_EVENT ||
-		    ev.type == YAML_DOCUMENT_START_EVENT ||
-		    ev.type == YAML_DOCUMENT_END_EVENT) {
-			yaml_event_delete(&ev);
-			continue;
-		}
-		if (root != NULL) {
-			config_fail(l, (int)ev.start_mark.line + 1, NULL,
-			    "only one YAML document is allowed");
-			yaml_event_delete(&ev);
-			goto fail;
-		}
-		root = ynode_build(l, &p, &ev, 0);
-		yaml_event_delete(&ev);
-		if (root == NULL)
-			goto fail;
-	}
-	yaml_parser_delete(&p);
-	if (root == NULL)
-		*empty = 1;
-	return (root);
-fail:
-	yaml_parser_delete(&p);
-	ynode_free(root);
-	return (NULL);
-}
-
-static int
-want_str(struct loader *l, const struct ynode *v, const char *key, size_t max,
-    char **out)
+want_str(struct loader *l, const struct yamldoc_node *v, const char *key,
+    size_t max, char **out)
 {
 	const char *s;
 
@@ -230,7 +88,7 @@ want_str(struct loader *l, const struct ynode *v, const char *key, size_t max,
 	 * Failures return a plain -1: the analyzer does not follow
 	 * config_fail (variadic), and callers use *out when this returns 0.
 	 */
-	if (v->kind != Y_SCALAR) {
+	if (v->kind != YAMLDOC_SCALAR) {
 		config_fail(l, v->line, key, "expected a string");
 		return (-1);
 	}
@@ -253,11 +111,13 @@ want_str(struct loader *l, const struct ynode *v, const char *key, size_t max,
 }
 
 static int
-want_bool(struct loader *l, const struct ynode *v, const char *key, int *out)
+want_bool(struct loader *l, const struct yamldoc_node *v, const char *key,
+    int *out)
 {
-	if (v->kind == Y_SCALAR && v->plain && strcmp(v->scalar, "true") == 0)
+	if (v->kind == YAMLDOC_SCALAR && v->plain &&
+	    strcmp(v->scalar, "true") == 0)
 		*out = 1;
-	else if (v->kind == Y_SCALAR && v->plain &&
+	else if (v->kind == YAMLDOC_SCALAR && v->plain &&
 	    strcmp(v->scalar, "false") == 0)
 		*out = 0;
 	else
@@ -268,13 +128,13 @@ want_bool(struct loader *l, const struct ynode *v, const char *key, int *out)
 }
 
 static int
-want_int(struct loader *l, const struct ynode *v, const char *key, long min,
-    long max, int *out)
+want_int(struct loader *l, const struct yamldoc_node *v, const char *key,
+    long min, long max, int *out)
 {
 	char *end;
 	long  n;
 
-	if (v->kind != Y_SCALAR || !v->plain ||
+	if (v->kind != YAMLDOC_SCALAR || !v->plain ||
 	    !isdigit((unsigned char)v->scalar[0]))
 		return (config_fail(l, v->line, key,
 		    "expected a whole number "
@@ -293,13 +153,13 @@ want_int(struct loader *l, const struct ynode *v, const char *key, long min,
 
 /* A duration: "250ms", "2s", or a bare number of milliseconds. */
 static int
-want_ms(struct loader *l, const struct ynode *v, const char *key, long min,
-    long max, int *out)
+want_ms(struct loader *l, const struct yamldoc_node *v, const char *key,
+    long min, long max, int *out)
 {
 	char *end;
 	long  n;
 
-	if (v->kind != Y_SCALAR || !isdigit((unsigned char)v->scalar[0]))
+	if (v->kind != YAMLDOC_SCALAR || !isdigit((unsigned char)v->scalar[0]))
 		goto bad;
 	errno = 0;
 	n = strtol(v->scalar, &end, 10);
@@ -321,13 +181,13 @@ bad:
 }
 
 static int
-want_str_list(struct loader *l, const struct ynode *v, const char *key,
+want_str_list(struct loader *l, const struct yamldoc_node *v, const char *key,
     char ***out)
 {
 	size_t i;
 	char **list;
 
-	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+	if (v->kind != YAMLDOC_SEQ || v->n > CONFIG_MAX_LIST)
 		return (config_fail(l, v->line, key,
 		    "expected a list of "
 		    "strings"));
@@ -350,12 +210,12 @@ want_str_list(struct loader *l, const struct ynode *v, const char *key,
 
 /* A mapping of plain strings, as a JSON object (a new reference). */
 static json_t *
-want_str_map(struct loader *l, const struct ynode *v, const char *key)
+want_str_map(struct loader *l, const struct yamldoc_node *v, const char *key)
 {
 	json_t *m;
 	size_t	i;
 
-	if (v->kind != Y_MAP || v->n == 0) {
+	if (v->kind != YAMLDOC_MAP || v->n == 0) {
 		config_fail(l, v->line, key,
 		    "expected a non-empty mapping of "
 		    "label: value");
@@ -363,7 +223,7 @@ want_str_map(struct loader *l, const struct ynode *v, const char *key)
 	}
 	m = json_object();
 	for (i = 0; i < v->n; i++) {
-		if (v->vals[i]->kind != Y_SCALAR) {
+		if (v->vals[i]->kind != YAMLDOC_SCALAR) {
 			config_fail(l, v->vals[i]->line, key,
 			    "%s: expected a "
 			    "string value",
@@ -377,34 +237,14 @@ want_str_map(struct loader *l, const struct ynode *v, const char *key)
 	return (m);
 }
 
-/* Any YAML as JSON (scalars as strings); for the LabelSelector. */
-static json_t *
-ynode_json(const struct ynode *v)
-{
-	json_t *j;
-	size_t	i;
-
-	if (v->kind == Y_SCALAR)
-		return (json_string(v->scalar));
-	j = v->kind == Y_MAP ? json_object() : json_array();
-	for (i = 0; i < v->n; i++) {
-		if (v->kind == Y_MAP)
-			json_object_set_new(j, v->keys[i]->scalar,
-			    ynode_json(v->vals[i]));
-		else
-			json_array_append_new(j, ynode_json(v->vals[i]));
-	}
-	return (j);
-}
-
 /* A LabelSelector: matchLabels and/or matchExpressions, nothing else. */
 static int
-want_selector(struct loader *l, const struct ynode *v, const char *key,
+want_selector(struct loader *l, const struct yamldoc_node *v, const char *key,
     json_t **out)
 {
 	size_t i;
 
-	if (v->kind != Y_MAP)
+	if (v->kind != YAMLDOC_MAP)
 		return (config_fail(l, v->line, key,
 		    "expected a label "
 		    "selector {matchLabels: {...}, matchExpressions: [...]}"));
@@ -417,7 +257,7 @@ want_selector(struct loader *l, const struct ynode *v, const char *key,
 			json_decref(m);
 		} else if (strcmp(v->keys[i]->scalar, "matchExpressions") ==
 		    0) {
-			if (v->vals[i]->kind != Y_SEQ)
+			if (v->vals[i]->kind != YAMLDOC_SEQ)
 				return (config_fail(l, v->vals[i]->line,
 				    "managedNamespaceSelector.matchExpressions",
 				    "expected a list of {key, operator, "
@@ -429,7 +269,7 @@ want_selector(struct loader *l, const struct ynode *v, const char *key,
 			    v->keys[i]->scalar));
 	}
 	json_decref(*out);
-	*out = ynode_json(v);
+	*out = yamldoc_json(v);
 	if (k8s_selector_matches(*out, NULL) == -1)
 		return (config_fail(l, v->line, key,
 		    "a matchExpressions entry "
@@ -439,14 +279,15 @@ want_selector(struct loader *l, const struct ynode *v, const char *key,
 }
 
 static int
-want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
+want_gres_types(struct loader *l, const struct yamldoc_node *v,
+    struct config *c)
 {
-	const struct ynode	*e;
-	struct config_gres_type *t;
-	const char		*k, *p;
-	size_t			 i, j;
+	const struct yamldoc_node *e;
+	struct config_gres_type	  *t;
+	const char		  *k, *p;
+	size_t			   i, j;
 
-	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+	if (v->kind != YAMLDOC_SEQ || v->n > CONFIG_MAX_LIST)
 		return (config_fail(l, v->line, "gresTypes",
 		    "expected a list "
 		    "of {nodeSelector: {label: value}, type: NAME}"));
@@ -454,7 +295,7 @@ want_gres_types(struct loader *l, const struct ynode *v, struct config *c)
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
 		t = &c->gres_types[c->ngres_types++];
-		if (e->kind != Y_MAP)
+		if (e->kind != YAMLDOC_MAP)
 			return (config_fail(l, e->line, "gresTypes",
 			    "expected "
 			    "{nodeSelector: {label: value}, type: NAME}"));
@@ -517,21 +358,21 @@ config_gres_name(const char *s)
  * list: given, it replaces the built-in one.
  */
 static int
-want_device_classes(struct loader *l, const struct ynode *v,
+want_device_classes(struct loader *l, const struct yamldoc_node *v,
     struct dra_classes *dc)
 {
-	static const char   form[] = "{name: CLASS, driver: DRIVER, gres: "
-				     "NAME[:TYPE], indexAttribute: index | "
-				     "deviceName: \"gpu-{index}\" | "
-				     "deviceNames: [NAME, ...], "
-				     "attributes: {KEY: VALUE}}";
-	const struct ynode *e;
-	struct dra_class   *k;
-	const char	   *key;
-	size_t		    i, j;
-	int		    rc;
+	static const char form[] = "{name: CLASS, driver: DRIVER, gres: "
+				   "NAME[:TYPE], indexAttribute: index | "
+				   "deviceName: \"gpu-{index}\" | "
+				   "deviceNames: [NAME, ...], "
+				   "attributes: {KEY: VALUE}}";
+	const struct yamldoc_node *e;
+	struct dra_class	  *k;
+	const char		  *key;
+	size_t			   i, j;
+	int			   rc;
 
-	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+	if (v->kind != YAMLDOC_SEQ || v->n > CONFIG_MAX_LIST)
 		return (config_fail(l, v->line, "deviceClasses",
 		    "expected a list of %s", form));
 	dra_classes_cleanup(dc);
@@ -539,7 +380,7 @@ want_device_classes(struct loader *l, const struct ynode *v,
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
 		k = &dc->v[dc->n++];
-		if (e->kind != Y_MAP)
+		if (e->kind != YAMLDOC_MAP)
 			return (config_fail(l, e->line, "deviceClasses",
 			    "expected %s", form));
 		for (j = 0, rc = 0; j < e->n && rc == 0; j++) {
@@ -610,16 +451,16 @@ want_device_classes(struct loader *l, const struct ynode *v,
 }
 
 static int
-want_topology(struct loader *l, const struct ynode *v, struct config *c)
+want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 {
-	const struct ynode	 *e;
-	struct config_topo_level *t;
-	const char		 *k;
-	char			 *kind = NULL;
-	size_t			  i, j;
-	int			  rc = -1;
+	const struct yamldoc_node *e;
+	struct config_topo_level  *t;
+	const char		  *k;
+	char			  *kind = NULL;
+	size_t			   i, j;
+	int			   rc = -1;
 
-	if (v->kind != Y_SEQ || v->n > CONFIG_MAX_LIST)
+	if (v->kind != YAMLDOC_SEQ || v->n > CONFIG_MAX_LIST)
 		return (config_fail(l, v->line, "topology",
 		    "expected a list "
 		    "of {nodeLabel: KEY, slurm: switch|node}"));
@@ -627,7 +468,7 @@ want_topology(struct loader *l, const struct ynode *v, struct config *c)
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
 		t = &c->topology[c->ntopology++];
-		if (e->kind != Y_MAP)
+		if (e->kind != YAMLDOC_MAP)
 			return (config_fail(l, e->line, "topology",
 			    "expected "
 			    "{nodeLabel: KEY, slurm: switch|node}"));
@@ -680,13 +521,14 @@ out:
 
 /* A list of strings, or one comma-separated string, as "a,b,c". */
 static int
-want_csv(struct loader *l, const struct ynode *v, const char *key, char **out)
+want_csv(struct loader *l, const struct yamldoc_node *v, const char *key,
+    char **out)
 {
 	char **list = NULL;
 	char  *s = NULL;
 	size_t i;
 
-	if (v->kind == Y_SCALAR)
+	if (v->kind == YAMLDOC_SCALAR)
 		return (want_str(l, v, key, 4096, out));
 	if (want_str_list(l, v, key, &list) == -1)
 		return (-1);
@@ -707,13 +549,13 @@ want_csv(struct loader *l, const struct ynode *v, const char *key, char **out)
 
 /* bounds: the per-namespace bounds' defaults (bounds.h). */
 static int
-want_bounds(struct loader *l, const struct ynode *v, struct bounds *b)
+want_bounds(struct loader *l, const struct yamldoc_node *v, struct bounds *b)
 {
 	const char *k;
 	size_t	    i;
 	int	    rc, n = 0;
 
-	if (v->kind != Y_MAP)
+	if (v->kind != YAMLDOC_MAP)
 		return (config_fail(l, v->line, "bounds",
 		    "expected a mapping (allowedAccounts, allowedPartitions, "
 		    "allowedQOS, allowedReservations, allowedUsers, "
@@ -758,7 +600,7 @@ want_bounds(struct loader *l, const struct ynode *v, struct bounds *b)
 
 /* Was the i-th key of map given before? */
 static int
-config_seen(const struct ynode *map, size_t i)
+config_seen(const struct yamldoc_node *map, size_t i)
 {
 	size_t j;
 
@@ -770,14 +612,14 @@ config_seen(const struct ynode *map, size_t i)
 
 /* The top-level keys. */
 static int
-config_walk(struct loader *l, const struct ynode *root, struct config *c)
+config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 {
-	const struct ynode *v;
-	const char	   *k;
-	size_t		    i;
-	int		    rc;
+	const struct yamldoc_node *v;
+	const char		  *k;
+	size_t			   i;
+	int			   rc;
 
-	if (root->kind != Y_MAP)
+	if (root->kind != YAMLDOC_MAP)
 		return (config_fail(l, root->line, NULL,
 		    "expected a mapping "
 		    "of settings (key: value)"));
@@ -869,25 +711,24 @@ config_new(void)
 int
 config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct loader l = { path, err, errlen };
-	struct ynode *root;
-	FILE	     *fp;
-	int	      empty, rc;
+	struct loader	     l;
+	struct yamldoc_node *root;
+	struct yamldoc_error yerr;
+	int		     rc;
 
-	if ((fp = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return (-1);
-	}
-	root = ynode_load(&l, fp, &empty);
-	fclose(fp);
-	if (root == NULL && !empty)
-		return (-1);
+	l.path = path;
+	l.err = err;
+	l.errlen = errlen;
+	root = yamldoc_load(path, CONFIG_MAX_DEPTH, YAMLDOC_ONE_DOC, &yerr);
+	if (root == NULL && yerr.what != YAMLDOC_ERR_EMPTY)
+		return (config_yaml_fail(&l, &yerr));
 	free(c->path);
 	c->path = xstrdup(path);
+	/* An empty file (or only comments): the defaults. */
 	if (root == NULL)
 		return (0);
 	rc = config_walk(&l, root, c);
-	ynode_free(root);
+	yamldoc_free(root);
 	return (rc);
 }
 

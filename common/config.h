@@ -1,8 +1,8 @@
 /*
  * The configuration file both daemons read (/etc/slurm-bridge/config.yaml),
- * parsed with libyaml.  Pure: config_load reads one file and fills the
- * struct; nothing else is touched.  The compat keys are Slinky's; the rest
- * are ours, documented in docs/admins/configuration.md.
+ * read with libk8s's YAML loader (yamldoc.h).  Pure: config_load reads one
+ * file and fills the struct; nothing else is touched.  The compat keys are
+ * Slinky's; the rest are ours, documented in docs/admins/configuration.md.
  */
 #ifndef CONFIG_H
 #define CONFIG_H

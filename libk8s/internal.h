@@ -29,9 +29,6 @@ struct k8s_config {
 	int    insecure;   /* insecure-skip-tls-verify */
 };
 
-/* yamldoc.c */
-json_t *yamldoc_load(const char *path, struct k8s_error *);
-
 /* client.c */
 void error_set(struct k8s_error *, long status, const char *reason,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));

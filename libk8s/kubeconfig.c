@@ -1,6 +1,6 @@
 /*
- * Client configuration: kubeconfig files (parsed with libyaml into a jansson
- * tree) and the in-cluster service-account mount.  Runs on the caller's
+ * Client configuration: kubeconfig files (read by yamldoc.c, as JSON) and
+ * the in-cluster service-account mount.  Runs on the caller's
  * thread at startup; the result is read-only afterwards and may be shared by
  * every client.
  */
@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "yamldoc.h"
 
-#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define SA_DIR	     "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KC_MAX_DEPTH 64
 
 /* Finds the entry called name in a kubeconfig list and returns its field. */
 static json_t *
@@ -30,6 +32,53 @@ kc_find(json_t *root, const char *list, const char *name, const char *field)
 		const char *n = json_string_value(json_object_get(ent, "name"));
 		if (n != NULL && strcmp(n, name) == 0)
 			return (json_object_get(ent, field));
+	}
+	return (NULL);
+}
+
+/*
+ * The file as JSON, or NULL with err set.  Only the first document counts;
+ * a document that is only an alias is skipped as if empty.
+ */
+static json_t *
+kc_read(const char *path, struct k8s_error *err)
+{
+	struct yamldoc_node *doc;
+	struct yamldoc_error yerr;
+	json_t		    *root;
+
+	if ((doc = yamldoc_load(path, KC_MAX_DEPTH, 0, &yerr)) != NULL) {
+		root = yamldoc_json(doc);
+		yamldoc_free(doc);
+		return (root);
+	}
+	switch (yerr.what) {
+	case YAMLDOC_ERR_OPEN:
+		error_set(err, 0, "NotFound", "%s: %s", path,
+		    strerror(yerr.errnum));
+		break;
+	case YAMLDOC_ERR_EMPTY:
+		error_set(err, 0, "BadKubeconfig", "%s: empty file", path);
+		break;
+	case YAMLDOC_ERR_SYNTAX:
+		error_set(err, 0, "BadKubeconfig", "line %zu: %s", yerr.line,
+		    yerr.problem != NULL ? yerr.problem : "YAML syntax error");
+		break;
+	case YAMLDOC_ERR_DEPTH:
+		error_set(err, 0, "BadKubeconfig", "nesting too deep");
+		break;
+	case YAMLDOC_ERR_ALIAS:
+		error_set(err, 0, "BadKubeconfig",
+		    "line %zu: YAML aliases are not supported", yerr.line);
+		break;
+	case YAMLDOC_ERR_KEY:
+		error_set(err, 0, "BadKubeconfig",
+		    "line %zu: mapping key is not a scalar", yerr.line);
+		break;
+	case YAMLDOC_ERR_DOCS: /* only under YAMLDOC_ONE_DOC */
+		error_set(err, 0, "BadKubeconfig",
+		    "line %zu: a second document", yerr.line);
+		break;
 	}
 	return (NULL);
 }
@@ -106,7 +155,7 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 	const char	  *s, *cname, *uname;
 	char		  *tmp = NULL, *dir;
 
-	if ((root = yamldoc_load(path, err)) == NULL)
+	if ((root = kc_read(path, err)) == NULL)
 		return (NULL);
 	if (context == NULL)
 		context = json_string_value(

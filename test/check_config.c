@@ -106,6 +106,10 @@ START_TEST(test_settings_empty)
 
 	ck_assert_int_eq(load_text("# nothing set\n", &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c->partition, "slurm-bridge");
+	ck_assert_ptr_nonnull(c->path);
+	config_free(c);
+	ck_assert_int_eq(load_text("", &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->partition, "slurm-bridge");
 	config_free(c);
 }
 END_TEST
@@ -151,6 +155,21 @@ static const struct {
 	    "FILE:2: anchors, aliases and tags are not "
 	    "supported" },
 	{ "a: 1\n---\nb: 2\n", "FILE:3: only one YAML document is allowed" },
+	/* The second document is refused before it is read. */
+	{ "a: 1\n---\nb: [\n", "FILE:3: only one YAML document is allowed" },
+	{ "*x\n", "FILE:1: anchors, aliases and tags are not supported" },
+	{ "[a]: b\n", "FILE:1: a key must be a plain string" },
+	{ "? {a: b}\n: c\n", "FILE:1: a key must be a plain string" },
+	{ "---\n", "FILE:2: expected a mapping of settings" },
+	/* 16 levels below the top are read, 17 refused; keys count. */
+	{ "a: [[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]\n",
+	    "FILE:1: nested deeper than 16 levels" },
+	{ "a: [[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]\n", "FILE:1: a: unknown key" },
+	{ "a:\n b:\n  c:\n   d:\n    e:\n     f:\n      g:\n       h:\n"
+	  "        i:\n         j:\n          k:\n           l:\n"
+	  "            m:\n             n:\n              o:\n"
+	  "               p:\n                q:\n                 v\n",
+	    "FILE:17: nested deeper than 16 levels" },
 };
 
 START_TEST(test_settings_bad)

@@ -12,7 +12,7 @@
 #include "check_suites.h"
 #include "check_util.h"
 
-#define KC TEST_DATA "/config/kubeconfig.yaml"
+#define KC TEST_DATA "/kubeconfig/kubeconfig.yaml"
 
 START_TEST(test_config_current_context)
 {
@@ -22,8 +22,8 @@ START_TEST(test_config_current_context)
 	ck_assert_msg(c != NULL, "%s", err.text);
 	ck_assert_str_eq(k8s_config_server(c), "https://127.0.0.1:6443");
 	ck_assert_str_eq(k8s_config_namespace(c), "default");
-	ck_assert_str_eq(c->ca_file, TEST_DATA "/config/pki/ca.crt");
-	ck_assert_str_eq(c->cert_file, TEST_DATA "/config/pki/admin.crt");
+	ck_assert_str_eq(c->ca_file, TEST_DATA "/kubeconfig/pki/ca.crt");
+	ck_assert_str_eq(c->cert_file, TEST_DATA "/kubeconfig/pki/admin.crt");
 	ck_assert_str_eq(c->key_file, "/abs/admin.key");
 	ck_assert_ptr_null(c->token);
 	ck_assert_int_eq(c->insecure, 0);
@@ -75,9 +75,9 @@ static const struct {
 } bad[] = {
 	{ KC, "nope", "context \"nope\" not found" },
 	{ KC, "broken", "cluster not found" },
-	{ TEST_DATA "/config/bad-base64.yaml", NULL, "not base64" },
-	{ TEST_DATA "/config/bad-yaml.yaml", NULL, "line" },
-	{ TEST_DATA "/config/missing.yaml", NULL, "No such file" },
+	{ TEST_DATA "/kubeconfig/bad-base64.yaml", NULL, "not base64" },
+	{ TEST_DATA "/kubeconfig/bad-yaml.yaml", NULL, "line" },
+	{ TEST_DATA "/kubeconfig/missing.yaml", NULL, "No such file" },
 };
 
 START_TEST(test_config_refusals)
@@ -91,6 +91,99 @@ START_TEST(test_config_refusals)
 	ck_assert_msg(strstr(err.text, bad[_i].text) != NULL,
 	    "%s: error \"%s\" lacks \"%s\"", bad[_i].file, err.text,
 	    bad[_i].text);
+}
+END_TEST
+
+/* A kubeconfig with one context and no credentials. */
+#define KC_MIN \
+	"current-context: c\n" \
+	"clusters:\n" \
+	"- name: x\n" \
+	"  cluster: {server: \"https://h\"}\n" \
+	"contexts:\n" \
+	"- name: c\n" \
+	"  context: {cluster: x}\n"
+
+/*
+ * How the YAML itself is read: the messages, the first document only, a
+ * document that is only an alias passed over as empty, 64 levels.
+ */
+static const struct {
+	const char *text;
+	const char *err;   /* the whole error; NULL: loads */
+	int	    named; /* the error starts with "PATH: " */
+} yaml[] = {
+	{ KC_MIN, NULL, 0 },
+	{ "", "empty file", 1 },
+	{ "# nothing\n", "empty file", 1 },
+	{ "*x\n", "empty file", 1 },
+	{ "--- *x\n---\n" KC_MIN, NULL, 0 },
+	{ KC_MIN "---\nfoo: *bar\n---\n[a]: b\n", NULL, 0 },
+	{ KC_MIN "---\nfoo: [\n", "line 10: did not find expected node content",
+	    0 },
+	{ "a: &x 1\nb: *x\n", "line 2: YAML aliases are not supported", 0 },
+	{ "[a]: b\n", "line 1: mapping key is not a scalar", 0 },
+	{ "a: [\n", "line 2: did not find expected node content", 0 },
+	{ "---\n", "no current-context and none chosen", 1 },
+};
+
+/* Loads text from a new file, named in path (removed again). */
+static struct k8s_config *
+load_text(const char *text, char *path, size_t len, struct k8s_error *err)
+{
+	struct k8s_config *c;
+
+	snprintf(path, len, "/tmp/check-kubeconfig-XXXXXX");
+	check_tmpfile(path, text, strlen(text), 0600);
+	memset(err, 0, sizeof(*err));
+	c = k8s_config_load(path, NULL, err);
+	unlink(path);
+	return (c);
+}
+
+START_TEST(test_config_yaml)
+{
+	struct k8s_error   err;
+	struct k8s_config *c;
+	char		   kc[64], want[256];
+
+	c = load_text(yaml[_i].text, kc, sizeof(kc), &err);
+	if (yaml[_i].err == NULL) {
+		ck_assert_msg(c != NULL, "case %d: %s", _i, err.text);
+		ck_assert_str_eq(k8s_config_server(c), "https://h");
+		k8s_config_free(c);
+		return;
+	}
+	ck_assert_msg(c == NULL, "case %d loaded", _i);
+	snprintf(want, sizeof(want), "%s%s%s", yaml[_i].named ? kc : "",
+	    yaml[_i].named ? ": " : "", yaml[_i].err);
+	ck_assert_msg(strcmp(err.text, want) == 0,
+	    "case %d: got \"%s\", want \"%s\"", _i, err.text, want);
+}
+END_TEST
+
+/* Nesting: 64 levels below the top are read, 65 are refused. */
+START_TEST(test_config_yaml_depth)
+{
+	struct k8s_error   err;
+	struct k8s_config *c;
+	char		   kc[64], text[512], lb[80], rb[80];
+	int		   n;
+
+	for (n = 64; n <= 65; n++) {
+		memset(lb, '[', n);
+		memset(rb, ']', n);
+		snprintf(text, sizeof(text), "%sx: %.*s%.*s\n", KC_MIN, n, lb,
+		    n, rb);
+		c = load_text(text, kc, sizeof(kc), &err);
+		if (n == 64) {
+			ck_assert_msg(c != NULL, "%d levels: %s", n, err.text);
+			k8s_config_free(c);
+		} else {
+			ck_assert_ptr_null(c);
+			ck_assert_str_eq(err.text, "nesting too deep");
+		}
+	}
 }
 END_TEST
 
@@ -159,6 +252,9 @@ kubeconfig_suite(void)
 	tcase_add_test(tc, test_config_permissions);
 	tcase_add_loop_test(tc, test_config_refusals, 0,
 	    sizeof(bad) / sizeof(bad[0]));
+	tcase_add_loop_test(tc, test_config_yaml, 0,
+	    (int)(sizeof(yaml) / sizeof(yaml[0])));
+	tcase_add_test(tc, test_config_yaml_depth);
 	tcase_add_test(tc, test_config_urlencode);
 	suite_add_tcase(s, tc);
 	return (s);
