@@ -41,7 +41,7 @@ STACK_DIR	?= /var/lib/slurm-bridge-stack
 export STACK_DIR
 
 # SLURM=24.11 or SLURM=26.05: `make all` and `make check` run inside the
-# Debian root of that Slurm release (scripts/slurm/root.sh), against its
+# Debian root of that Slurm release (scripts/stack/slurm/root.sh), against its
 # libslurm, and leave everything in build-slurm-<release>/.  22.05 is the
 # host's own (Debian 12), built in place.  The stack's scripts pick the
 # binaries of the release the stack runs.
@@ -129,7 +129,7 @@ DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_
 
 ifeq ($(SLURM_DELEGATE),1)
 all check:
-	$(Q)scripts/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
+	$(Q)scripts/stack/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
 else
 all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission \
     $(BINDIR)/slurm-bridge-epilog
@@ -279,18 +279,18 @@ deps:
 	$(Q)scripts/deps.sh
 
 cluster-up:
-	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/stack/cluster-up.sh
 
 cluster-down:
-	$(Q)scripts/cluster-down.sh
+	$(Q)scripts/stack/cluster-down.sh
 
 # One real node (kubelet, containerd, runc) beside the kwok nodes, for the
 # in-cluster daemons: labelled and tainted as a system node
-# (scripts/k8s/node-up.sh).  The images are imported into its containerd.
+# (scripts/stack/k8s/node-up.sh).  The images are imported into its containerd.
 node-up: deps images
 	$(Q)scripts/deps.sh --node
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/k8s/node-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/k8s/node-up.sh
 
 # Both daemons installed by the Helm chart as pods on that node: install,
 # smoke scenarios, leader killed, upgrade, uninstall (test/incluster/run.sh).
@@ -298,35 +298,35 @@ node-up: deps images
 # e2e suite expects no scheduler to take), unless KEEP_NODE=1.
 in-cluster-test: node-up
 	$(Q)rc=0; test/incluster/run.sh || rc=$$?; \
-		[ -n "$(KEEP_NODE)" ] || scripts/k8s/node-up.sh --down; exit $$rc
+		[ -n "$(KEEP_NODE)" ] || scripts/stack/k8s/node-up.sh --down; exit $$rc
 
 node-down:
-	$(Q)scripts/k8s/node-up.sh --down
+	$(Q)scripts/stack/k8s/node-up.sh --down
 
 # Dynamic Resource Allocation on the real node: containerd 2.x with CDI and
 # the DRA example driver's kubelet plugin (NODE_DRA=1 node-up; both built
-# from Go modules by scripts/k8s/dra-build.sh), behind a Slurm node; a pod
+# from Go modules by scripts/stack/k8s/dra-build.sh), behind a Slurm node; a pod
 # with a claim, placed by Slurm and started by the kubelet, sees the GPUs
 # Slurm allocated (test/incluster/dra-node.sh).  The node goes again after.
 dra-node-test: all deps images
 	$(Q)scripts/deps.sh --node
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/k8s/node-up.sh --down >/dev/null
-	$(Q)NODE_DRA=1 scripts/k8s/node-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/k8s/node-up.sh --down >/dev/null
+	$(Q)NODE_DRA=1 scripts/stack/k8s/node-up.sh
 	$(Q)rc=0; test/incluster/dra-node.sh || rc=$$?; \
-		scripts/k8s/node-up.sh --down; exit $$rc
+		scripts/stack/k8s/node-up.sh --down; exit $$rc
 
 bridge-up: all
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 
 # JobSet and LeaderWorkerSet controllers (from their Go modules).
 workload-controllers:
-	$(Q)scripts/workloads-up.sh
+	$(Q)scripts/stack/workloads-up.sh
 
 # libk8s against the real API server of the local stack.
 integration: $(BUILD)/check_integration
-	$(Q)scripts/cluster-up.sh
-	$(Q)KUBECONFIG=$(STACK_DIR)/kubeconfig STACK_SCRIPTS=$(CURDIR)/scripts \
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)KUBECONFIG=$(STACK_DIR)/kubeconfig STACK_SCRIPTS=$(CURDIR)/scripts/stack \
 		$(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
@@ -351,30 +351,30 @@ images: all
 
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
 bench-webhook: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)scripts/bench-webhook.sh
 
 e2e: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/workloads-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/workloads-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/e2e/run.sh
 
 # Faults on the real stack (scheduler kill -9, slurmctld and API server
 # restarts, a dead slurmd, the webhook down, leader failover) with the
 # invariants of test/fault/invariants.py after each.
 fault: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/workloads-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/workloads-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/fault/run.sh
 
 # The bad-input corpus (test/data/bad/): to a private webhook instance, 20
 # passes with memory watched, and through the API straight to the scheduler.
 bad-input: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/bad/run.sh --api
 
 # Everything CI runs: install, build, unit tests, a short fuzz pass,
@@ -403,9 +403,9 @@ demo-check: all
 	$(Q)test/demo/check.sh
 
 # The daemons built and unit-tested against every Slurm release the stack
-# knows (scripts/stack-env.sh: SLURM_RELEASES), each in its own root but
+# knows (scripts/stack/stack-env.sh: SLURM_RELEASES), each in its own root but
 # the host's.
-SLURM_RELEASES_ALL = $(shell sed -n 's/^SLURM_RELEASES="\(.*\)"/\1/p' scripts/stack-env.sh | sed 's/=[a-z]*//g')
+SLURM_RELEASES_ALL = $(shell sed -n 's/^SLURM_RELEASES="\(.*\)"/\1/p' scripts/stack/stack-env.sh | sed 's/=[a-z]*//g')
 check-releases:
 	$(Q)for r in $(SLURM_RELEASES_ALL); do \
 		echo "check-releases: Slurm $$r"; \

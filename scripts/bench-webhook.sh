@@ -66,8 +66,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# shellcheck source=scripts/stack-env.sh
-. scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
+. scripts/stack/stack-env.sh
 
 DURATION=${DURATION:-30}
 RATE=${RATE:-1000}

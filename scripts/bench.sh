@@ -95,8 +95,8 @@ export NODES=${BENCH_NODES:-64}
 # Baseline A (build/bench/slurm-baseline) links the host's libslurm: the
 # bench runs on the host's Slurm, whatever release the stack last ran.
 export SLURM=22.05
-# shellcheck source=scripts/stack-env.sh
-. "$here/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$here/stack/stack-env.sh"
 
 # Both schedulers get the same client-side API rate (kube-scheduler's
 # default is 50/100, the bridge's 200/400).
@@ -285,7 +285,7 @@ t0_publish() {
 # then), and publishes t0 for NS's bindwatch.
 bridge_start_ready() {
 	local i pid='' up
-	"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
+	"$here/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
 	up=$!
 	for ((i = 0; i < 12000; i++)); do
 		pid=$(bridge_pid)
@@ -472,8 +472,8 @@ else
 	say "no gnuplot (deps.sh --bench: $(tail -1 "$WORK/deps.log")): no plots"
 fi
 say "stack: $NODES nodes"
-"$here/cluster-up.sh" >"$WORK/cluster-up.log" 2>&1 || { cat "$WORK/cluster-up.log"; exit 1; }
-"$here/bridge-up.sh" >/dev/null
+"$here/stack/cluster-up.sh" >"$WORK/cluster-up.log" 2>&1 || { cat "$WORK/cluster-up.log"; exit 1; }
+"$here/stack/bridge-up.sh" >/dev/null
 stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
 for d in $(k get namespaces -o name | sed -n 's#^namespace/\(bench-.*\)$#\1#p'); do drop_ns "$d"; done
 wait_no_jobs
@@ -754,7 +754,7 @@ relists_moved() {
 		($1 in a) { seen++; if ($2 > a[$1]) moved++ }
 		END { exit !(seen > 0 && moved == seen) }' "$WORK/rl0" "$WORK/rl1"
 }
-# backlog_relist: the kube-apiserver stops and scripts/k8s/up.sh starts
+# backlog_relist: the kube-apiserver stops and scripts/stack/k8s/up.sh starts
 # it again (its own ensure), so every watch of the bridge ends and each
 # informer lists again once the server is back.  The bridge's RSS every
 # 200 ms: steady (mean of the 5 s before the stop), peak (from the stop
@@ -769,7 +769,7 @@ backlog_relist() {
 	t_stop=$(now_ms)
 	say "backlog: relist: kube-apiserver restarts with $1 pending"
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver 30 >/dev/null
-	"$here/k8s/up.sh" >"$WORK/k8s-up.log" 2>&1 || say "backlog: k8s/up.sh: $(tail -1 "$WORK/k8s-up.log")"
+	"$here/stack/k8s/up.sh" >"$WORK/k8s-up.log" 2>&1 || say "backlog: k8s/up.sh: $(tail -1 "$WORK/k8s-up.log")"
 	t_up=$(now_ms)
 	for ((i = 0; i < 600; i++)); do
 		bmetrics "$WORK/rl1"
@@ -813,7 +813,7 @@ while [ "$(squeue -h -t all | wc -l)" -gt 0 ] && [ $(($(date +%s) - t)) -lt "$BA
 drain_s=$(($(date +%s) - t))
 [ "$drain_s" -gt 0 ] && say "backlog: waited ${drain_s}s for slurmctld to forget finished jobs"
 bridge_stop
-"$here/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
+"$here/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
 pid=$(bridge_pid)
 native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
 	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')

@@ -6,7 +6,7 @@
 # Usage: deps.sh [--slurm-root | --bench | --lint | --images | --node]
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
-#   (scripts/slurm/root.sh installs it there).
+#   (scripts/stack/slurm/root.sh installs it there).
 #   --bench: only what make bench adds (gnuplot for its plots); bench.sh
 #   runs it and goes on without the plots when it fails.
 #   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,

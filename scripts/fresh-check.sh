@@ -22,8 +22,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$here/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$here/stack/stack-env.sh"
 
 SUITE=${FRESH_SUITE:-bookworm}
 MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian}

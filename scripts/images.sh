@@ -8,7 +8,7 @@
 #                               runs from the same image)
 #   slurm-bridge-admission:dev  /usr/bin/slurm-bridge-admission
 #   slurm-bridge-pause:dev      the pod sandbox's pause program of the
-#                               local stack's kubelet node (scripts/k8s/
+#                               local stack's kubelet node (scripts/stack/k8s/
 #                               pause.c, static): not part of a release
 #
 # Each holds its programs, the shared libraries they (and the plugins)
@@ -19,7 +19,7 @@
 # default release: 22.05, this machine's); each is also written as an OCI
 # archive in build/images/ for `ctr images import`.  For another release
 # (SLURM=24.11, 26.05) the roots are assembled inside the Debian root of
-# that release (scripts/slurm/in-root.sh, which sees this tree at the same
+# that release (scripts/stack/slurm/in-root.sh, which sees this tree at the same
 # path): its libslurm, plugins and munge, and its loader resolving them;
 # buildah then commits them here.  `images.sh --assemble` is that step.
 #
@@ -29,8 +29,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-# shellcheck source=scripts/stack-env.sh
-. "$here/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$here/stack/stack-env.sh"
 
 out=$top/build/images
 work=$out/roots
@@ -150,19 +150,19 @@ fi
 if [ "$SLURM" = 22.05 ] || [ -n "${SLURM_IN_ROOT:-}" ]; then
 	assemble
 else
-	"$here/slurm/in-root.sh" "$SLURM" "$here/images.sh" --assemble
+	"$here/stack/slurm/in-root.sh" "$SLURM" "$here/images.sh" --assemble
 fi
 commit "$work/admission" slurm-bridge-admission /usr/bin/slurm-bridge-admission
 commit "$work/bridge" slurm-bridge /usr/bin/slurm-bridge
 
 # static_image NAME USER: the image slurm-bridge-NAME of one static
-# program, scripts/k8s/NAME.c, run as USER.
+# program, scripts/stack/k8s/NAME.c, run as USER.
 static_image() {
 	local name=$1 user=$2 r=$work/$1 ctr
 	rm -rf "$r"
 	mkdir -p "$r"
 	cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
-		-o "$r/$name" "$here/k8s/$name.c"
+		-o "$r/$name" "$here/stack/k8s/$name.c"
 	ctr=$(buildah from scratch)
 	buildah copy --quiet "$ctr" "$r/$name" "/$name" >/dev/null
 	buildah config --user "$user:$user" --entrypoint "[\"/$name\"]" --cmd '[]' "$ctr"

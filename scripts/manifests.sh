@@ -9,7 +9,7 @@
 #   manifests/admission/webhooks.yaml  both webhook configurations, with
 #                                      caBundle "" (filled in by the webhook,
 #                                      or by scripts/webhook-cert.sh and
-#                                      scripts/bridge-up.sh with sed)
+#                                      scripts/stack/bridge-up.sh with sed)
 # The CRDs (manifests/crds/) and samples (manifests/samples/) stay written
 # by hand.  It also lints the chart (helm lint --strict) with its defaults,
 # with certManager.enabled, with slurm.configless.server and with
@@ -19,12 +19,12 @@
 #   --check renders into a temporary directory instead and fails (exit 1)
 #   when a file differs from what the chart renders (make manifests-check,
 #   part of make lint).
-# Helm: $HELM, else the CLI scripts/stack-env.sh builds once (stack_helm).
+# Helm: $HELM, else the CLI scripts/stack/stack-env.sh builds once (stack_helm).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$here/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$here/stack/stack-env.sh"
 
 check=0
 case ${1:-} in
@@ -103,7 +103,7 @@ split "$out_dir/admission/webhooks.yaml" "${tpl}webhooks[.]yaml$" 0 \
 	"" \
 	"Both webhook configurations.  caBundle stays \"\" here: the webhook fills it" \
 	"in (--webhook-configuration); scripts/webhook-cert.sh and" \
-	"scripts/bridge-up.sh replace the line with sed."
+	"scripts/stack/bridge-up.sh replace the line with sed."
 
 for f in slurm-bridge.yaml certs.yaml admission/webhooks.yaml; do
 	if [ "$(grep -c '^kind: ' "$out_dir/$f")" = 0 ]; then

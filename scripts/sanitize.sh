@@ -13,8 +13,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$here/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$here/stack/stack-env.sh"
 mode=${1:?usage: sanitize.sh asan|valgrind [FILTER...]}; shift
 out=$LOG_DIR/$mode
 rm -rf "$out"; mkdir -p "$out"
@@ -30,11 +30,11 @@ restore() {
 	unset DAEMON_WRAPPER DAEMON_COMM ASAN_OPTIONS UBSAN_OPTIONS
 	rm -f "$top/slurm-bridge" "$top/slurm-bridge-admission"
 	make -C "$top" -s all >/dev/null
-	"$here/bridge-up.sh" >/dev/null
+	"$here/stack/bridge-up.sh" >/dev/null
 }
 
-"$here/cluster-up.sh" >/dev/null || exit 1
-"$here/workloads-up.sh" >/dev/null || exit 1
+"$here/stack/cluster-up.sh" >/dev/null || exit 1
+"$here/stack/workloads-up.sh" >/dev/null || exit 1
 stop_daemons slurm-bridge slurm-bridge-admission
 case $mode in
 asan)
@@ -60,7 +60,7 @@ valgrind)
 	echo "usage: sanitize.sh asan|valgrind [FILTER...]" >&2; exit 2 ;;
 esac
 trap restore EXIT
-"$here/bridge-up.sh" >/dev/null || { say "the instrumented daemons did not start"; exit 1; }
+"$here/stack/bridge-up.sh" >/dev/null || { say "the instrumented daemons did not start"; exit 1; }
 # Make sure what runs is instrumented (a report-free run proves nothing
 # otherwise).
 for pf in "$BRIDGE_PIDFILE" "$ADMISSION_PIDFILE"; do

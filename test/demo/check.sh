@@ -8,8 +8,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$top/scripts/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$top/scripts/stack/stack-env.sh"
 export KUBECONFIG=$STACK_DIR/kubeconfig
 passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "  ok   $1"; }

@@ -16,7 +16,7 @@
 #   kubelet.*                   CN=system:node:$SYSTEM_NODE, O=system:nodes (make node-up)
 #   apiserver-kubelet-client.*  the API server's client cert to the kubelet
 set -euo pipefail
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$(dirname "$0")/../stack-env.sh"
 
 DAYS=3650

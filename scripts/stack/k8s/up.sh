@@ -5,7 +5,7 @@
 # There is no kubelet and no kube-scheduler: kwok plays the kubelet for Nodes
 # annotated kwok.x-k8s.io/node=fake, and binding pods is slurm-bridge's job.
 set -euo pipefail
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$(dirname "$0")/../stack-env.sh"
 stack_validate_nodes
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/slurm/in-root.sh RELEASE CMD [ARG...]: runs CMD in the root of
-# Slurm RELEASE (scripts/slurm/root.sh), from the same working directory,
+# scripts/stack/slurm/in-root.sh RELEASE CMD [ARG...]: runs CMD in the root of
+# Slurm RELEASE (scripts/stack/slurm/root.sh), from the same working directory,
 # with the same environment but for PATH.  The root sees the host's
 # network, and at the same paths: this tree, $STACK_DIR and /tmp, so the
 # stack's scripts, the daemons built against the root's libslurm and their
@@ -8,18 +8,18 @@
 #
 # The mounts this call makes are removed when CMD returns, unless --keep is
 # given first: daemons started in the root keep them, until cluster-down
-# removes them (scripts/slurm/in-root.sh --umount).  While they are there,
+# removes them (scripts/stack/slurm/in-root.sh --umount).  While they are there,
 # the root holds this tree: remove a root only with
 # `rm -rf --one-file-system`, or after --umount.
 #
-# scripts/slurm/in-root.sh --umount: removes the mounts of every root.
-# scripts/slurm/in-root.sh --bin RELEASE DIR: writes DIR/in-root (the same
+# scripts/stack/slurm/in-root.sh --umount: removes the mounts of every root.
+# scripts/stack/slurm/in-root.sh --bin RELEASE DIR: writes DIR/in-root (the same
 # as this, without the mounts, which the stack keeps) and, beside it, the
 # Slurm client commands as wrappers of it, for the host's PATH.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-# shellcheck source=scripts/stack-env.sh
+top=$(cd "$here/../../.." && pwd)
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/../stack-env.sh"
 
 roots=$K8S_CACHE/slurm-roots
@@ -42,7 +42,7 @@ if [ "${1:-}" = --bin ]; then
 	mkdir -p "$dir"
 	{
 		echo '#!/bin/sh'
-		echo "# Written by scripts/slurm/in-root.sh --bin: runs a command in the root"
+		echo "# Written by scripts/stack/slurm/in-root.sh --bin: runs a command in the root"
 		echo "# of Slurm $release (mounted while the stack runs).  Called by another"
 		echo "# name (squeue, sacct, ...), it runs that command."
 		echo 'case $(basename "$0") in in-root) ;; *) set -- "$(basename "$0")" "$@" ;; esac'

@@ -6,7 +6,7 @@
 set -euo pipefail
 t0=$EPOCHREALTIME
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/stack-env.sh"
 
 purge=${PURGE:-0}
@@ -73,7 +73,7 @@ if [ -d "$RUN_DIR" ]; then
 	stop_slurm
 	wait "$k8s_pid"
 fi
-# The mounts of a Slurm root (scripts/slurm/in-root.sh), now unused.
+# The mounts of a Slurm root (scripts/stack/slurm/in-root.sh), now unused.
 "$here/slurm/in-root.sh" --umount
 if [ "$purge" = 1 ]; then purge_state; fi
 echo "cluster-down: done in $(stack_since "$t0")$([ "$purge" = 1 ] || echo " (state kept in $STACK_DIR; --purge removes it)")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/k8s/dra-build.sh: what the DRA node (make dra-node-test) runs
+# scripts/stack/k8s/dra-build.sh: what the DRA node (make dra-node-test) runs
 # beside the kubelet, built from Go modules and cached outside the tree,
 # keyed by version:
 #
@@ -15,7 +15,7 @@
 # reads).  Prints the two directories.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/../stack-env.sh"
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 

@@ -10,7 +10,7 @@
 # only lws)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/stack-env.sh"
 t0=$EPOCHREALTIME
 

@@ -5,8 +5,8 @@
 # build is restarted.  Logs: $STACK_DIR/log/slurm-bridge{,-admission}.log.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
-# shellcheck source=scripts/stack-env.sh
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/stack-env.sh"
 
 ADMISSION_LISTEN=${ADMISSION_LISTEN:-127.0.0.1:9443}
@@ -20,7 +20,7 @@ for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY" "$BRIDGE_BIN" "
 done
 
 # Slurm's node epilog on the stack ($STACK_DIR/bin/epilog.sh, written by
-# scripts/slurm/up.sh) runs the one built for the stack's Slurm release.
+# scripts/stack/slurm/up.sh) runs the one built for the stack's Slurm release.
 epilog=$(dirname "$BRIDGE_BIN")/slurm-bridge-epilog
 if [ -f "$epilog" ] && ! cmp -s "$epilog" "$STACK_DIR/bin/slurm-bridge-epilog"; then
 	mkdir -p "$STACK_DIR/bin"
@@ -85,7 +85,7 @@ kubectl --kubeconfig="$KUBECONFIG" wait --for=condition=Established \
 # The config both daemons read: the GRES type and topology tables match
 # the stack's nodes (label slurm-bridge.io/leaf-switch, topology/tree).
 cat >"$BRIDGE_CONFIG.new" <<'YAML'
-# Written by scripts/bridge-up.sh for the local stack.
+# Written by scripts/stack/bridge-up.sh for the local stack.
 schedulerName: slurm-bridge
 partition: slurm-bridge
 gresTypes:

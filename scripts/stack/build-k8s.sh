@@ -22,7 +22,7 @@
 # (kube_release_versions in stack-env.sh).  Concurrent runs wait for each other (flock).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/stack-env.sh"
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/slurm/root.sh RELEASE: prints the directory of a Debian root that
-# holds Slurm RELEASE (its daemons, clients and libslurm-dev, munge,
-# MariaDB, and the build tools), making it the first time.
+# scripts/stack/slurm/root.sh RELEASE: prints the directory of a Debian
+# root that holds Slurm RELEASE (its daemons, clients and libslurm-dev,
+# munge, MariaDB, and the build tools), making it the first time.
 #
 # A libslurm client talks only to controllers within about two releases of
 # its own, and another suite's Slurm packages need that suite's libc: so the
@@ -20,7 +20,7 @@
 # says so.  The first time takes about two minutes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/../stack-env.sh"
 
 MIRROR=${SLURM_ROOT_MIRROR:-http://deb.debian.org/debian}
@@ -52,7 +52,7 @@ fi
 [ -n "$version" ] || die "$suite has no slurmctld package"
 case $version in
 "$release".*|*:"$release".*) ;;
-*) die "$suite now ships Slurm $version, not $release: update SLURM_RELEASES in scripts/stack-env.sh" ;;
+*) die "$suite now ships Slurm $version, not $release: update SLURM_RELEASES in scripts/stack/stack-env.sh" ;;
 esac
 
 dir=$K8S_CACHE/slurm-roots/$suite-slurm-${version#*:}
@@ -75,7 +75,7 @@ chmod 0755 "$dir.tmp/usr/sbin/policy-rc.d"
 # install looks the hostname up).
 cp /etc/resolv.conf /etc/hosts "$dir.tmp/etc/"
 mkdir -p "$dir.tmp/deps"
-cp "$here/../deps.sh" "$dir.tmp/deps/deps.sh"
+cp "$here/../../deps.sh" "$dir.tmp/deps/deps.sh"
 mount -t proc proc "$dir.tmp/proc"
 trap 'umount -l "$dir.tmp/proc" 2>/dev/null || true' EXIT
 chroot "$dir.tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \

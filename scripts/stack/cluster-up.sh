@@ -15,7 +15,7 @@
 set -euo pipefail
 t0=$EPOCHREALTIME
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/stack-env.sh"
 stack_validate_nodes
 
@@ -33,7 +33,7 @@ if [ -z "${STACK_LOCKED:-}" ]; then
 fi
 t0=${STACK_T0:-$t0}
 
-"$here/deps.sh"
+"$here/../deps.sh"
 
 mkdir -p "$STACK_DIR" "$RUN_DIR" "$LOG_DIR"
 touch "$STACK_MARKER"

@@ -4,7 +4,7 @@
 # Shared settings and helpers for the local development stack.
 #
 # The scripts of scripts/ and test/ that use the stack source it
-# (". scripts/stack-env.sh"): it is their one library of settings and
+# (". scripts/stack/stack-env.sh"): it is their one library of settings and
 # helpers (processes, waits, probes of the running daemons, a private
 # webhook). Sourcing only defines variables and functions (and exports
 # KUBECONFIG, pointing kubectl at the stack). From the environment:
@@ -86,9 +86,9 @@ MUNGE_SOCKET=/run/munge/munge.socket.2   # munge's default: clients need no env
 # --- Slurm release -------------------------------------------------------------
 # SLURM picks the Slurm release of the stack.  22.05 is Debian 12's own,
 # installed on the host; the others run in a root of the Debian suite that
-# ships them (scripts/slurm/root.sh), and the daemons are built against it.
-# Unset, it is the release the stack was brought up with (cluster-up keeps
-# it in $STACK_DIR/slurm-release), else 22.05.
+# ships them (scripts/stack/slurm/root.sh), and the daemons are built
+# against it.  Unset, it is the release the stack was brought up with
+# (cluster-up keeps it in $STACK_DIR/slurm-release), else 22.05.
 if [ -z "${SLURM:-}" ] && [ -s "$STACK_DIR/slurm-release" ]; then SLURM=$(cat "$STACK_DIR/slurm-release"); fi
 SLURM=${SLURM:-22.05}
 SLURM_RELEASES="22.05=host 24.11=trixie 26.05=sid"
@@ -108,7 +108,7 @@ slurm_release_suite() {
 # the release (make SLURM=... all).
 SLURM_BIN_DIR=$STACK_DIR/slurm-bin
 SLURM_CLIENTS="sinfo squeue sacct sacctmgr scontrol scancel salloc sbatch srun sprio sshare sdiag sstat sreport"
-_top=$(cd "$STACK_SCRIPTS/.." && pwd)
+_top=$(cd "$STACK_SCRIPTS/../.." && pwd)
 if [ "$SLURM" = 22.05 ]; then
 	STACK_EXEC=()
 	BRIDGE_BIN=${BRIDGE_BIN:-$_top/slurm-bridge}
@@ -168,7 +168,7 @@ K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
 # versions of everything in that module.
 STACK_GO_DIR=$K8S_CACHE/stack-k8s-$K8S_VERSION-lws-$LWS_VERSION-jobset-$JOBSET_VERSION
 
-# stack_cache_path NAME: where scripts/build-k8s.sh caches binary NAME.
+# stack_cache_path NAME: where scripts/stack/build-k8s.sh caches binary NAME.
 stack_cache_path() {
 	case $1 in
 	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|lws|jobset)
@@ -203,7 +203,7 @@ stack_resolve_bin() {
 		fi
 	fi
 	if [ ! -x "$path" ]; then
-		echo "stack-env: no $name binary (set $var, put it on PATH, or run scripts/build-k8s.sh $name)" >&2
+		echo "stack-env: no $name binary (set $var, put it on PATH, or run scripts/stack/build-k8s.sh $name)" >&2
 		return 1
 	fi
 	printf -v "$var" '%s' "$path"

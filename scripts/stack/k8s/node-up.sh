@@ -31,9 +31,9 @@
 # too).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/stack-env.sh
+# shellcheck source=scripts/stack/stack-env.sh
 . "$here/../stack-env.sh"
-top=$(dirname "$(dirname "$here")")
+top=$(dirname "$(dirname "$(dirname "$here")")")
 
 log() { echo "node: $*"; }
 die() { echo "node: ERROR: $*" >&2; exit 1; }
