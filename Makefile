@@ -193,7 +193,7 @@ $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
 
 # The unit tests under valgrind, then e2e scenarios with both daemons under
-# valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
+# valgrind (scripts/dev/sanitize.sh: t_10 t_40 t_80 t_97 by default).
 check-valgrind: $(BUILD)/check_unit $(BUILD)/check_gang
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
@@ -201,7 +201,7 @@ check-valgrind: $(BUILD)/check_unit $(BUILD)/check_gang
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
 		$(BUILD)/check_gang
-	$(Q)scripts/sanitize.sh valgrind $(E2E_FILTER)
+	$(Q)scripts/dev/sanitize.sh valgrind $(E2E_FILTER)
 
 # The unit tests with ASan + UBSan, then every e2e scenario with both
 # daemons built that way; any sanitizer report fails.
@@ -209,7 +209,7 @@ asan:
 	$(Q)$(MAKE) BUILD=build-asan LIBK8S_A=build-asan/libk8s.a \
 		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" check
-	$(Q)scripts/sanitize.sh asan $(E2E_FILTER)
+	$(Q)scripts/dev/sanitize.sh asan $(E2E_FILTER)
 
 # libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from the test
 # cases (FUZZ_SEEDS_<target>) and from test/fuzz/corpus/<target>/, which
@@ -276,7 +276,7 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
 # Debian packages for the build, the tests and the stack.
 deps:
-	$(Q)scripts/deps.sh
+	$(Q)scripts/dev/deps.sh
 
 cluster-up:
 	$(Q)scripts/stack/cluster-up.sh
@@ -288,7 +288,7 @@ cluster-down:
 # in-cluster daemons: labelled and tainted as a system node
 # (scripts/stack/k8s/node-up.sh).  The images are imported into its containerd.
 node-up: deps images
-	$(Q)scripts/deps.sh --node
+	$(Q)scripts/dev/deps.sh --node
 	$(Q)scripts/stack/cluster-up.sh
 	$(Q)scripts/stack/k8s/node-up.sh
 
@@ -309,7 +309,7 @@ node-down:
 # with a claim, placed by Slurm and started by the kubelet, sees the GPUs
 # Slurm allocated (test/incluster/dra-node.sh).  The node goes again after.
 dra-node-test: all deps images
-	$(Q)scripts/deps.sh --node
+	$(Q)scripts/dev/deps.sh --node
 	$(Q)scripts/stack/cluster-up.sh
 	$(Q)scripts/stack/k8s/node-up.sh --down >/dev/null
 	$(Q)NODE_DRA=1 scripts/stack/k8s/node-up.sh
@@ -346,7 +346,7 @@ bench-owners: all
 # programs, their shared libraries (and libslurm's plugins), CA
 # certificates and nothing else (scripts/images.sh).
 images: all
-	$(Q)scripts/deps.sh --images
+	$(Q)scripts/dev/deps.sh --images
 	$(Q)scripts/images.sh
 
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
@@ -413,9 +413,9 @@ check-releases:
 	done
 
 # The install path from nothing: make deps, make all and make check in a
-# clean Debian 12 root made by debootstrap (scripts/fresh-check.sh).
+# clean Debian 12 root made by debootstrap (scripts/dev/fresh-check.sh).
 fresh-check: deps
-	$(Q)scripts/fresh-check.sh
+	$(Q)scripts/dev/fresh-check.sh
 
 # Static analysis: clang-tidy (.clang-tidy) and cppcheck (suppressions in
 # .cppcheck-suppressions, a reason above each) over every C file we build:
@@ -479,18 +479,18 @@ lint-cppcheck:
 
 lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs
 
-# The docs stand alone (scripts/lint-docs.sh, whose header gives the rule):
+# The docs stand alone (scripts/dev/lint-docs.py, whose header gives the rule):
 # every relative link in README.md, docs/ and manifests/README.md resolves,
 # anchors included, and nothing links outside the repository.
 lint-docs:
 	@echo "  DOCS"
-	$(Q)scripts/lint-docs.sh
+	$(Q)scripts/dev/lint-docs.py
 
-# The import graph (scripts/import-graph.py, read from the objects): no
+# The import graph (scripts/dev/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
 # bridge, admission; admission never includes bridge/).
 lint-imports: all
-	$(Q)scripts/import-graph.py $(BUILD)
+	$(Q)scripts/dev/import-graph.py $(BUILD)
 
 # The Helm chart manifests/chart is the one source of the in-cluster
 # deployment: manifests renders the plain manifests from it

@@ -62,7 +62,7 @@
 # SAT_CONNS HANDSHAKE_DURATION WARMUP BENCH_PORT BENCH_REVIEW (the request
 # file) BENCH_OUT FLAT_KIB ADMISSION_BIN CERT_WAIT (s to wait for the
 # certificate) STACK_DIR.
-# Needs wrk, curl, jq, kubectl (scripts/deps.sh, cluster-up) and the binary.
+# Needs wrk, curl, jq, kubectl (scripts/dev/deps.sh, cluster-up) and the binary.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -104,7 +104,7 @@ if [ $((RATE % RATE_THREADS)) -ne 0 ]; then
 	die "RATE ($RATE) must divide evenly among RATE_THREADS ($RATE_THREADS)"
 fi
 for t in wrk curl jq; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
+	command -v "$t" >/dev/null || die "$t not found (scripts/dev/deps.sh installs it)"
 done
 [ -x "$ADMISSION_BIN" ] || die "$ADMISSION_BIN not built (run make)"
 [ -s "$BENCH_REVIEW" ] || die "no request file $BENCH_REVIEW"

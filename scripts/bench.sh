@@ -466,7 +466,7 @@ if [ -n "$ALONE" ]; then
 else
 # gnuplot for the plots, installed now rather than between two runs.
 if command -v gnuplot >/dev/null 2>&1 ||
-	{ "$here/deps.sh" --bench >"$WORK/deps.log" 2>&1 && command -v gnuplot >/dev/null 2>&1; }; then
+	{ "$here/dev/deps.sh" --bench >"$WORK/deps.log" 2>&1 && command -v gnuplot >/dev/null 2>&1; }; then
 	have_gnuplot=1
 else
 	say "no gnuplot (deps.sh --bench: $(tail -1 "$WORK/deps.log")): no plots"

@@ -82,7 +82,7 @@ printf '%sslurm-bridge demo: Kubernetes pods placed by Slurm%s\n' "$B" "$R"
 
 # --------------------------------------------------------------------------
 printf '\n%s[0/7] Install and build%s\n' "$B" "$R"
-quietly "installing packages (scripts/deps.sh)" "$here/deps.sh"
+quietly "installing packages (scripts/dev/deps.sh)" "$here/dev/deps.sh"
 lap install
 # The Go binaries of the stack, the LWS controller with them (one build:
 # they share most of their code), and kubectl if the machine has none.

@@ -40,7 +40,7 @@ up_to_date() {
 }
 
 # daemon NAME READY_CMD ARGS...: (re)starts NAME unless it is current.
-# DAEMON_WRAPPER runs both under a tool (scripts/sanitize.sh: valgrind);
+# DAEMON_WRAPPER runs both under a tool (scripts/dev/sanitize.sh: valgrind);
 # DAEMON_COMM is then the process name the PID files stand for.  Both are
 # the binaries built for the stack's Slurm release, run where its libslurm
 # is (STACK_EXEC: the release's root, or here).

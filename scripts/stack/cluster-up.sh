@@ -33,7 +33,7 @@ if [ -z "${STACK_LOCKED:-}" ]; then
 fi
 t0=${STACK_T0:-$t0}
 
-"$here/../deps.sh"
+"$here/../dev/deps.sh"
 
 mkdir -p "$STACK_DIR" "$RUN_DIR" "$LOG_DIR"
 touch "$STACK_MARKER"

@@ -149,7 +149,7 @@ if [ "$RUN_API" = 1 ] && [ "$KUBE_WRITES" = 0 ]; then
 	die "--api writes to the stack: it does not go with --no-kube-writes"
 fi
 for t in curl jq python3; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
+	command -v "$t" >/dev/null || die "$t not found (scripts/dev/deps.sh installs it)"
 done
 if [ "$KUBE_WRITES" = 1 ] || [ "$RUN_API" = 1 ]; then
 	command -v kubectl >/dev/null || die "kubectl not found (make cluster-up)"

@@ -276,7 +276,7 @@ main() {
 	[ "$(id -u)" = 0 ] || die "the kubelet and containerd need root"
 	mkdir -p "$RUN_DIR" "$LOG_DIR"
 	if [ "${1:-}" = --down ]; then down; return; fi
-	command -v containerd >/dev/null 2>&1 || die "containerd is missing (scripts/deps.sh --node installs it)"
+	command -v containerd >/dev/null 2>&1 || die "containerd is missing (scripts/dev/deps.sh --node installs it)"
 	if [ -n "${NODE_DRA:-}" ]; then
 		{ read -r ctr_dir; read -r DRA_DRIVER_DIR; } < <("$here/dra-build.sh")
 		CTRD_BIN=$ctr_dir/containerd

@@ -75,7 +75,7 @@ chmod 0755 "$dir.tmp/usr/sbin/policy-rc.d"
 # install looks the hostname up).
 cp /etc/resolv.conf /etc/hosts "$dir.tmp/etc/"
 mkdir -p "$dir.tmp/deps"
-cp "$here/../../deps.sh" "$dir.tmp/deps/deps.sh"
+cp "$here/../../dev/deps.sh" "$dir.tmp/deps/deps.sh"
 mount -t proc proc "$dir.tmp/proc"
 trap 'umount -l "$dir.tmp/proc" 2>/dev/null || true' EXIT
 chroot "$dir.tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \

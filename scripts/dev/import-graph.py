@@ -5,7 +5,7 @@ directory's edges to other directories and every cycle between files, and
 exits 1 on a cycle or on a forbidden edge (admission -> bridge, common ->
 a daemon, libk8s -> anything of ours).
 
-Usage: scripts/import-graph.py [--dot] BUILD_DIR
+Usage: scripts/dev/import-graph.py [--dot] BUILD_DIR
 """
 import os
 import subprocess

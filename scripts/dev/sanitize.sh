@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The e2e scenarios with both daemons instrumented, on the local stack.
-#   scripts/sanitize.sh asan [FILTER...]
+#   scripts/dev/sanitize.sh asan [FILTER...]
 #       builds both daemons with ASan + UBSan (build-asan/), runs the e2e
 #       scenarios (all, or those matching each FILTER) and fails on any
 #       sanitizer report, including leaks found when a daemon exits.
-#   scripts/sanitize.sh valgrind [FILTER...]
+#   scripts/dev/sanitize.sh valgrind [FILTER...]
 #       runs the normal build under valgrind memcheck (default filters:
 #       t_10 t_40 t_80 t_97: valgrind is 20-50x slower, and the timed
 #       scenarios would fail for that alone) and fails on any error or
@@ -12,9 +12,9 @@
 # Either way the normal daemons are back in place afterwards.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$here/../stack/stack-env.sh"
 mode=${1:?usage: sanitize.sh asan|valgrind [FILTER...]}; shift
 out=$LOG_DIR/$mode
 rm -rf "$out"; mkdir -p "$out"
@@ -30,11 +30,11 @@ restore() {
 	unset DAEMON_WRAPPER DAEMON_COMM ASAN_OPTIONS UBSAN_OPTIONS
 	rm -f "$top/slurm-bridge" "$top/slurm-bridge-admission"
 	make -C "$top" -s all >/dev/null
-	"$here/stack/bridge-up.sh" >/dev/null
+	"$here/../stack/bridge-up.sh" >/dev/null
 }
 
-"$here/stack/cluster-up.sh" >/dev/null || exit 1
-"$here/stack/workloads-up.sh" >/dev/null || exit 1
+"$here/../stack/cluster-up.sh" >/dev/null || exit 1
+"$here/../stack/workloads-up.sh" >/dev/null || exit 1
 stop_daemons slurm-bridge slurm-bridge-admission
 case $mode in
 asan)
@@ -60,7 +60,7 @@ valgrind)
 	echo "usage: sanitize.sh asan|valgrind [FILTER...]" >&2; exit 2 ;;
 esac
 trap restore EXIT
-"$here/stack/bridge-up.sh" >/dev/null || { say "the instrumented daemons did not start"; exit 1; }
+"$here/../stack/bridge-up.sh" >/dev/null || { say "the instrumented daemons did not start"; exit 1; }
 # Make sure what runs is instrumented (a report-free run proves nothing
 # otherwise).
 for pf in "$BRIDGE_PIDFILE" "$ADMISSION_PIDFILE"; do

@@ -21,9 +21,9 @@
 # FRESH_KEEP.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$here/../stack/stack-env.sh"
 
 SUITE=${FRESH_SUITE:-bookworm}
 MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian}

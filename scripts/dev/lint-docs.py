@@ -21,13 +21,13 @@
 #   (c) any mention of SPEC.md, DESIGN.md or ../shared, code included.
 #
 # Prints FILE:LINE: what, and exits 1 when anything was found.
-# Usage: scripts/lint-docs.sh [FILE.md...]   (default: the files above)
+# Usage: scripts/dev/lint-docs.py [FILE.md...]   (default: the files above)
 import glob
 import os
 import re
 import sys
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 
 FENCE = re.compile(r'^\s*(`{3,}|~{3,})')
 HEADING = re.compile(r'^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$')
