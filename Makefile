@@ -344,10 +344,10 @@ bench-owners: all
 
 # The daemons' container images, from scratch with buildah: each holds its
 # programs, their shared libraries (and libslurm's plugins), CA
-# certificates and nothing else (scripts/images.sh).
+# certificates and nothing else (scripts/deploy/images.sh).
 images: all
 	$(Q)scripts/dev/deps.sh --images
-	$(Q)scripts/images.sh
+	$(Q)scripts/deploy/images.sh
 
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
 bench-webhook: all
@@ -496,12 +496,12 @@ lint-imports: all
 # deployment: manifests renders the plain manifests from it
 # (manifests/slurm-bridge.yaml, certs.yaml, admission/webhooks.yaml), and
 # manifests-check fails when they differ from it or the chart does not lint
-# (scripts/manifests.sh; Helm is built once into the cache, stack_helm).
+# (scripts/deploy/manifests.sh; Helm is built once into the cache, stack_helm).
 manifests:
-	$(Q)scripts/manifests.sh
+	$(Q)scripts/deploy/manifests.sh
 
 manifests-check:
-	$(Q)scripts/manifests.sh --check
+	$(Q)scripts/deploy/manifests.sh --check
 
 # Every C file we write, in the style of .clang-format (Debian 12's
 # clang-format, 14; the file says what it cannot express).

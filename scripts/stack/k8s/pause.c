@@ -3,7 +3,8 @@
  * shared namespaces, which it holds open while the pod lives.  It reaps
  * the orphans that are re-parented to it and ends on SIGINT or SIGTERM.
  * No registry is reachable here, so the stack builds its own pause image
- * from this (scripts/images.sh); it is the test stack's, not the product's.
+ * from this (scripts/deploy/images.sh); it is the test stack's, not the
+ * product's.
  */
 #include <signal.h>
 #include <stdio.h>

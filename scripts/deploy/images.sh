@@ -28,9 +28,9 @@
 # the root, run in a chroot), and each daemon answers --help there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
+top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$here/../stack/stack-env.sh"
 
 out=$top/build/images
 work=$out/roots
@@ -150,7 +150,7 @@ fi
 if [ "$SLURM" = 22.05 ] || [ -n "${SLURM_IN_ROOT:-}" ]; then
 	assemble
 else
-	"$here/stack/slurm/in-root.sh" "$SLURM" "$here/images.sh" --assemble
+	"$here/../stack/slurm/in-root.sh" "$SLURM" "$here/images.sh" --assemble
 fi
 commit "$work/admission" slurm-bridge-admission /usr/bin/slurm-bridge-admission
 commit "$work/bridge" slurm-bridge /usr/bin/slurm-bridge
@@ -162,7 +162,7 @@ static_image() {
 	rm -rf "$r"
 	mkdir -p "$r"
 	cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -static -s \
-		-o "$r/$name" "$here/stack/k8s/$name.c"
+		-o "$r/$name" "$here/../stack/k8s/$name.c"
 	ctr=$(buildah from scratch)
 	buildah copy --quiet "$ctr" "$r/$name" "/$name" >/dev/null
 	buildah config --user "$user:$user" --entrypoint "[\"/$name\"]" --cmd '[]' "$ctr"

@@ -15,12 +15,12 @@
 # mounted files without a restart (the kubelet updates Secret volumes within
 # about a minute).
 #
-# Usage: scripts/webhook-cert.sh [--days N] [--dir DIR] [--dry-run]
+# Usage: scripts/deploy/webhook-cert.sh [--days N] [--dir DIR] [--dry-run]
 #   KUBECONFIG selects the cluster.  --dir keeps the CA there (default: a
 #   temporary directory, removed afterwards; the CA key is then gone, and the
 #   next run makes a new CA, which is fine because caBundle is rewritten).
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 NS=slurm-bridge
 SVC=slurm-bridge-admission
 SECRET=slurm-bridge-admission-tls

@@ -8,23 +8,23 @@
 #                                      without Helm hook annotations
 #   manifests/admission/webhooks.yaml  both webhook configurations, with
 #                                      caBundle "" (filled in by the webhook,
-#                                      or by scripts/webhook-cert.sh and
+#                                      or by scripts/deploy/webhook-cert.sh and
 #                                      scripts/stack/bridge-up.sh with sed)
 # The CRDs (manifests/crds/) and samples (manifests/samples/) stay written
 # by hand.  It also lints the chart (helm lint --strict) with its defaults,
 # with certManager.enabled, with slurm.configless.server and with
 # munge.socketHostPath.
 #
-# Usage: scripts/manifests.sh [--check]
+# Usage: scripts/deploy/manifests.sh [--check]
 #   --check renders into a temporary directory instead and fails (exit 1)
 #   when a file differs from what the chart renders (make manifests-check,
 #   part of make lint).
 # Helm: $HELM, else the CLI scripts/stack/stack-env.sh builds once (stack_helm).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$here/../stack/stack-env.sh"
 
 check=0
 case ${1:-} in
@@ -70,7 +70,7 @@ trap 'rm -f "$rendered"; [ "$check" = 0 ] || rm -rf "$out_dir"' EXIT
 split() {
 	local file=$1 pattern=$2 invert=$3; shift 3
 	{
-		echo "# Generated from manifests/chart by scripts/manifests.sh; do not edit."
+		echo "# Generated from manifests/chart by scripts/deploy/manifests.sh; do not edit."
 		echo "# (helm template slurm-bridge manifests/chart --namespace slurm-bridge"
 		echo "# --set namespace.create=true --set helmHooks=false)"
 		local line
@@ -102,7 +102,7 @@ split "$out_dir/certs.yaml" "${tpl}certs[.]yaml$" 0 \
 split "$out_dir/admission/webhooks.yaml" "${tpl}webhooks[.]yaml$" 0 \
 	"" \
 	"Both webhook configurations.  caBundle stays \"\" here: the webhook fills it" \
-	"in (--webhook-configuration); scripts/webhook-cert.sh and" \
+	"in (--webhook-configuration); scripts/deploy/webhook-cert.sh and" \
 	"scripts/stack/bridge-up.sh replace the line with sed."
 
 for f in slurm-bridge.yaml certs.yaml admission/webhooks.yaml; do
@@ -120,12 +120,12 @@ fi
 drift=0
 for f in slurm-bridge.yaml certs.yaml admission/webhooks.yaml; do
 	if [ ! -f "$top/manifests/$f" ]; then
-		echo "manifests: manifests/$f is missing: run scripts/manifests.sh" >&2
+		echo "manifests: manifests/$f is missing: run scripts/deploy/manifests.sh" >&2
 		drift=1
 	elif ! diff -u --label "manifests/$f" --label "rendered from manifests/chart" \
 		"$top/manifests/$f" "$out_dir/$f" >"$out_dir/diff"; then
 		head -n 40 "$out_dir/diff" >&2
-		echo "manifests: manifests/$f differs from manifests/chart: run scripts/manifests.sh" >&2
+		echo "manifests: manifests/$f differs from manifests/chart: run scripts/deploy/manifests.sh" >&2
 		drift=1
 	fi
 done
