@@ -394,7 +394,7 @@ test: deps
 # controller up itself (quietly: their output goes to
 # $(STACK_DIR)/log/demo.log), and prints how long each part took.
 demo:
-	$(Q)scripts/demo.sh
+	$(Q)scripts/demo/demo.sh
 
 # make demo on the running stack, its output read as a user reads it (a
 # <none> job id, an empty table or a sentence the table contradicts

@@ -20,9 +20,9 @@
 # how long each part took.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$here/../stack/stack-env.sh"
 cd "$top"
 
 NS=demo
@@ -82,7 +82,7 @@ printf '%sslurm-bridge demo: Kubernetes pods placed by Slurm%s\n' "$B" "$R"
 
 # --------------------------------------------------------------------------
 printf '\n%s[0/7] Install and build%s\n' "$B" "$R"
-quietly "installing packages (scripts/dev/deps.sh)" "$here/dev/deps.sh"
+quietly "installing packages (scripts/dev/deps.sh)" "$here/../dev/deps.sh"
 lap install
 # The Go binaries of the stack, the LWS controller with them (one build:
 # they share most of their code), and kubectl if the machine has none.
@@ -100,7 +100,7 @@ lap build
 if [ ${#go_bins[@]} -gt 0 ]; then
 	# A line per component as it starts and ends, with its time.
 	echo "=== $(date '+%F %T') build-k8s.sh ${go_bins[*]}" >>"$LOG"
-	if ! "$here/stack/build-k8s.sh" "${go_bins[@]}" 2>&1 | tee -a "$LOG" |
+	if ! "$here/../stack/build-k8s.sh" "${go_bins[@]}" 2>&1 | tee -a "$LOG" |
 		sed -un 's/^build-k8s: \(fetching\|modules ready\|building\|built\)/  \1/p'; then
 		printf '\ndemo: building the stack failed; the end of %s:\n' "$LOG" >&2
 		tail -n 25 "$LOG" | sed 's/^/  /' >&2
@@ -112,7 +112,7 @@ say "Built slurm-bridge and slurm-bridge-admission$([ ${#go_bins[@]} -eq 0 ] || 
 
 # --------------------------------------------------------------------------
 step "Bring up the local stack: Slurm and Kubernetes on the same $NODES nodes"
-quietly "make cluster-up" "$here/stack/cluster-up.sh"
+quietly "make cluster-up" "$here/../stack/cluster-up.sh"
 lap "stack up"
 say "Slurm (slurmctld, slurmdbd, one slurmd per node) and Kubernetes (etcd,"
 say "kube-apiserver, kube-controller-manager, kwok as the kubelet of every node)."
@@ -123,9 +123,9 @@ show "kubectl get nodes" kubectl get nodes -o \
 # --------------------------------------------------------------------------
 step "Start the scheduler and the admission webhook"
 lws=1
-quietly "make bridge-up" "$here/stack/bridge-up.sh"
+quietly "make bridge-up" "$here/../stack/bridge-up.sh"
 # The demo uses no JobSet: only the LWS controller is started.
-if ! "$here/stack/workloads-up.sh" lws >>"$LOG" 2>&1; then
+if ! "$here/../stack/workloads-up.sh" lws >>"$LOG" 2>&1; then
 	lws=0
 	note "The LeaderWorkerSet controller did not start (see $LOG): the demo goes on without it."
 fi
