@@ -331,15 +331,15 @@ integration: $(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
 # Benchmarks report figures and never assert speed; the JSON goes under
-# bench/results/ for history.  make bench: every scenario of scripts/bench.sh
+# bench/results/ for history.  make bench: every scenario of bench/run.sh
 # (singles, gangs, churn, backlog, webhook, owners) on a BENCH_NODES (64)
 # stack.  make bench-owners: the daemons' memory against large owner
-# objects alone, on the stack as it is (scripts/bench.sh owners).
+# objects alone, on the stack as it is (bench/run.sh owners).
 bench: all bench-tools
-	$(Q)scripts/bench.sh
+	$(Q)bench/run.sh
 
 bench-owners: all
-	$(Q)scripts/bench.sh owners
+	$(Q)bench/run.sh owners
 .PHONY: bench-owners
 
 # The daemons' container images, from scratch with buildah: each holds its
@@ -353,7 +353,7 @@ images: all
 bench-webhook: all
 	$(Q)scripts/stack/cluster-up.sh
 	$(Q)scripts/stack/bridge-up.sh
-	$(Q)scripts/bench-webhook.sh
+	$(Q)bench/webhook/run.sh
 
 e2e: all
 	$(Q)scripts/stack/cluster-up.sh
@@ -435,7 +435,7 @@ LINT_TESTS	= $(TEST_SRCS) $(GANG_TEST_SRCS) test/integration/check_k8s_it.c \
 LINT_BENCH	= $(BENCH_SRCS)
 LINT_SRCS	= $(LINT_LIB) $(LINT_DAEMONS) $(LINT_TESTS) $(LINT_BENCH)
 LINT_HDRS	= $(wildcard include/*.h libk8s/*.h common/*.h bridge/*.h \
-		   admission/*.h test/*.h bench/*.h)
+		   admission/*.h test/*.h bench/tools/*.h)
 # One compile_commands.json entry: $(1) the file, $(2) its flags.
 lint_entry	= {"directory": "$(CURDIR)", "file": "$(1)", \
 		   "command": "$(CC) $(strip $(LINT_CFLAGS) $(2)) -c $(1)"}
@@ -510,7 +510,7 @@ FMT_FILES	= $(sort $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
 		   test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/*.c) $(wildcard include/*.h \
 		   libk8s/*.h common/*.h bridge/*.h admission/*.h test/*.h \
-		   bench/*.h))
+		   bench/tools/*.h))
 fmt:
 	$(Q)clang-format -i $(FMT_FILES)
 

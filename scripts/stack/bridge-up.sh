@@ -142,7 +142,7 @@ daemon slurm-bridge-admission admission_ready \
 # Both webhook configurations, from manifests/admission/webhooks.yaml (see
 # there for the failurePolicy), pointed at the local webhook by URL.  The
 # guard also exempts the bench's namespaces where a stock kube-scheduler
-# places pods on Slurm's nodes on purpose, to compare (scripts/bench.sh).
+# places pods on Slurm's nodes on purpose, to compare (bench/run.sh).
 ca=$(base64 -w0 <"$CA_CERT")
 sed -e "s|service: {name: slurm-bridge-admission, namespace: slurm-bridge, path: \(/[a-z]*\), port: 443}|url: \"https://$ADMISSION_LISTEN\1\"|" \
 	-e "s|caBundle: \"\"|caBundle: $ca|" \

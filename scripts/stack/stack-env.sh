@@ -411,7 +411,7 @@ stack_log_tail() {
 stack_kubectl() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
 
 # --- Probes of the running daemons -----------------------------------------
-# For the tests and benchmarks (test/, scripts/bench*.sh).
+# For the tests and benchmarks (test/, bench/).
 
 # stack_metric NAME [PORT]: the value of the sample NAME (labels included,
 # e.g. 'slurm_bridge_watch_relists_total{watch="pods"}') on the /metrics of

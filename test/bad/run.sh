@@ -7,7 +7,7 @@
 #
 # The webhook part (the default):
 #   - starts its own ./slurm-bridge-admission on 127.0.0.1:9643 (BAD_PORT),
-#     as scripts/bench-webhook.sh does: the stack's serving certificate
+#     as bench/webhook/run.sh does: the stack's serving certificate
 #     ($STACK_DIR/pki), its admission.kubeconfig (the webhook watches
 #     namespaces and workload owners, read-only) and config.yaml; waits for
 #     /readyz; stops it on exit. The stack's own webhook (9443) is left alone;

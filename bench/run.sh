@@ -56,9 +56,9 @@
 #             and BENCH_RELIST_SETTLE_S seconds (default 10) more
 #             (BENCH_BACKLOG_RELIST=0 skips it).  The table sets the
 #             figures against the issue's targets.
-#   webhook   scripts/bench-webhook.sh (BENCH_WEBHOOK=0 skips it).
+#   webhook   bench/webhook/run.sh (BENCH_WEBHOOK=0 skips it).
 #   owners    both daemons' memory against owner objects they do not
-#             schedule: a pair of its own (the webhook as bench-webhook.sh
+#             schedule: a pair of its own (the webhook as bench/webhook/run.sh
 #             starts one; the scheduler under the scheduler name
 #             bench-owners, its slurm.conf naming a slurmctld port nobody
 #             listens on, so that it lists, watches and caches as the
@@ -73,7 +73,7 @@
 #             BENCH_OWNERS_SETTLE_S seconds (default 5) after both have
 #             every Job, with VmHWM (the peak) beside it and the ratio to
 #             idle (the goal: 2x at most).  The namespace goes afterwards.
-#             "scripts/bench.sh owners" runs this scenario alone, against
+#             "bench/run.sh owners" runs this scenario alone, against
 #             the stack as it is (it neither brings the stack up nor
 #             restarts its daemons); BRIDGE_BIN and ADMISSION_BIN pick the
 #             binaries measured.
@@ -96,7 +96,7 @@ export NODES=${BENCH_NODES:-64}
 # bench runs on the host's Slurm, whatever release the stack last ran.
 export SLURM=22.05
 # shellcheck source=scripts/stack/stack-env.sh
-. "$here/stack/stack-env.sh"
+. "$top/scripts/stack/stack-env.sh"
 
 # Both schedulers get the same client-side API rate (kube-scheduler's
 # default is 50/100, the bridge's 200/400).
@@ -157,7 +157,7 @@ say() { printf 'bench: %s\n' "$*" >&2; }
 now_ms() { date +%s%3N; }
 record() { printf '%s\n' "$1" >>"$RESULTS"; }   # one JSON object per line
 SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs fixed churn backlog webhook owners} "
-# "scripts/bench.sh owners": that scenario alone, on the stack as it is.
+# "bench/run.sh owners": that scenario alone, on the stack as it is.
 ALONE=
 if [ "${1:-}" = owners ]; then ALONE=owners SCENARIOS=" owners "; fi
 want() { [[ $SCENARIOS == *" $1 "* ]]; }
@@ -285,7 +285,7 @@ t0_publish() {
 # then), and publishes t0 for NS's bindwatch.
 bridge_start_ready() {
 	local i pid='' up
-	"$here/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
+	"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
 	up=$!
 	for ((i = 0; i < 12000; i++)); do
 		pid=$(bridge_pid)
@@ -466,14 +466,14 @@ if [ -n "$ALONE" ]; then
 else
 # gnuplot for the plots, installed now rather than between two runs.
 if command -v gnuplot >/dev/null 2>&1 ||
-	{ "$here/dev/deps.sh" --bench >"$WORK/deps.log" 2>&1 && command -v gnuplot >/dev/null 2>&1; }; then
+	{ "$top/scripts/dev/deps.sh" --bench >"$WORK/deps.log" 2>&1 && command -v gnuplot >/dev/null 2>&1; }; then
 	have_gnuplot=1
 else
 	say "no gnuplot (deps.sh --bench: $(tail -1 "$WORK/deps.log")): no plots"
 fi
 say "stack: $NODES nodes"
-"$here/stack/cluster-up.sh" >"$WORK/cluster-up.log" 2>&1 || { cat "$WORK/cluster-up.log"; exit 1; }
-"$here/stack/bridge-up.sh" >/dev/null
+"$top/scripts/stack/cluster-up.sh" >"$WORK/cluster-up.log" 2>&1 || { cat "$WORK/cluster-up.log"; exit 1; }
+"$top/scripts/stack/bridge-up.sh" >/dev/null
 stack_resolve_bin KUBE_SCHEDULER kube-scheduler build
 for d in $(k get namespaces -o name | sed -n 's#^namespace/\(bench-.*\)$#\1#p'); do drop_ns "$d"; done
 wait_no_jobs
@@ -769,7 +769,7 @@ backlog_relist() {
 	t_stop=$(now_ms)
 	say "backlog: relist: kube-apiserver restarts with $1 pending"
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver 30 >/dev/null
-	"$here/stack/k8s/up.sh" >"$WORK/k8s-up.log" 2>&1 || say "backlog: k8s/up.sh: $(tail -1 "$WORK/k8s-up.log")"
+	"$top/scripts/stack/k8s/up.sh" >"$WORK/k8s-up.log" 2>&1 || say "backlog: k8s/up.sh: $(tail -1 "$WORK/k8s-up.log")"
 	t_up=$(now_ms)
 	for ((i = 0; i < 600; i++)); do
 		bmetrics "$WORK/rl1"
@@ -813,7 +813,7 @@ while [ "$(squeue -h -t all | wc -l)" -gt 0 ] && [ $(($(date +%s) - t)) -lt "$BA
 drain_s=$(($(date +%s) - t))
 [ "$drain_s" -gt 0 ] && say "backlog: waited ${drain_s}s for slurmctld to forget finished jobs"
 bridge_stop
-"$here/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
+"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
 pid=$(bridge_pid)
 native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
 	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
@@ -883,9 +883,9 @@ fi
 
 # --- 6. webhook -------------------------------------------------------------------
 if want webhook && [ "${BENCH_WEBHOOK:-1}" != 0 ]; then
-	say "webhook: scripts/bench-webhook.sh"
+	say "webhook: bench/webhook/run.sh"
 	BENCH_OUT=$WORK/webhook.json DURATION=${BENCH_WEBHOOK_S:-15} WARMUP=3 SAT_DURATION=5 \
-		HANDSHAKE_DURATION=0 "$here/bench-webhook.sh" >"$WORK/webhook.out" 2>&1 || true
+		HANDSHAKE_DURATION=0 "$here/webhook/run.sh" >"$WORK/webhook.out" 2>&1 || true
 	[ -s "$WORK/webhook.json" ] && record "{\"scenario\":\"webhook\",\"system\":\"admission\",\"result\":$(cat "$WORK/webhook.json")}"
 fi
 
@@ -1082,7 +1082,7 @@ jq -s --arg nodes "$NODES" --arg secs "$(( $(date +%s) - BENCH_T0 ))" \
 	'{nodes: ($nodes | tonumber), seconds: ($secs | tonumber), host: {cpus: 2},
 	  plots: ($plots | split(" ") | map(select(length > 0))), runs: .}' \
 	"$RESULTS" >"$OUT"
-"$here/bench-table.sh" "$OUT"
+"$here/table.sh" "$OUT"
 say "results: ${OUT#"$top"/} ($(( $(date +%s) - BENCH_T0 )) s)"
 # The backlog's pods go last, after the table: tearing 10000 down is bound
 # by the API server (a finalizer release and a delete per pod), not part

@@ -5,9 +5,9 @@
 # API writes and Slurm RPCs per bound pod, CPU, and the other scenarios.
 # A figure a run did not produce prints as "-".  Older files (without the
 # fixed scenario or the per-pod costs) print what they have.
-# Usage: scripts/bench-table.sh FILE
+# Usage: bench/table.sh FILE
 set -euo pipefail
-f=${1:?usage: bench-table.sh FILE}
+f=${1:?usage: bench/table.sh FILE}
 jq -r '
 def r(x): if x == null then "-" else (x * 10 | round / 10 | tostring) end;
 def r2(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
@@ -24,7 +24,7 @@ def writes: [.scenario, .system] + ([.api_writes.per_pod | .binding, .pod_patch,
 def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
 
 # The scheduling header only when something was scheduled (not for
-# "bench.sh owners" alone).
+# "bench/run.sh owners" alone).
 (select(any(.runs[]; .scenario != "owners")) |
 "nodes: \(.nodes), bench took \(.seconds) s on \(.host.cpus) CPUs" +
 	(if (.plots // []) | length > 0 then "; plots: \(.plots | join(" "))" else "" end),

@@ -1,4 +1,4 @@
--- wrk script for scripts/bench-webhook.sh: POSTs one AdmissionReview over
+-- wrk script for bench/webhook/run.sh: POSTs one AdmissionReview over
 -- and over, optionally paced to a fixed request rate, and prints the result
 -- as one machine-readable line.
 --

@@ -17,7 +17,7 @@
 #     real one does. Both are deleted on exit;
 #   - checks one request with curl against the stack CA: HTTP 200, an allowed
 #     AdmissionReview with a JSON patch;
-#   - with wrk (Debian package; scripts/bench/wrk-admission.lua) POSTs the
+#   - with wrk (Debian package; bench/webhook/wrk-admission.lua) POSTs the
 #     AdmissionReview of a GPU pod CREATE made by a Job (about 3 KB of
 #     compact JSON, test/data/bench/admission-review-pod.json) on kept-alive
 #     connections:
@@ -65,7 +65,7 @@
 # Needs wrk, curl, jq, kubectl (scripts/dev/deps.sh, cluster-up) and the binary.
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=scripts/stack/stack-env.sh
 . scripts/stack/stack-env.sh
 
@@ -84,7 +84,7 @@ BENCH_OUT=${BENCH_OUT:-bench/results/webhook-$(date -u +%Y%m%dT%H%M%SZ).json}
 FLAT_KIB=${FLAT_KIB:-1024}
 CERT_WAIT=${CERT_WAIT:-600}
 TARGET_P99_MS=2
-LUA=scripts/bench/wrk-admission.lua
+LUA=bench/webhook/wrk-admission.lua
 
 die() { echo "bench-webhook: $*" >&2; exit 1; }
 say() { echo "bench-webhook: $*" >&2; }
