@@ -4,6 +4,7 @@
 #   $(BUILD)/bench/bindwatch       bind times of a namespace's pods (libk8s)
 #   $(BUILD)/bench/podgen          pods created at a fixed rate (libk8s)
 #   $(BUILD)/bench/readywait       when a scheduler's /readyz says 200 (curl)
+#   $(BUILD)/bench/record          the JSON records and results file (jansson)
 # `make bench-tools` builds them all.
 
 # Included before the main Makefile's first target, don't become the default.
@@ -13,10 +14,11 @@ endif
 
 BENCH_SRCS	:= bench/tools/slurm_baseline.c bench/tools/bindwatch.c \
 		   bench/tools/podgen.c bench/tools/readywait.c bench/tools/pct.c \
-		   bench/tools/bench.c bench/tools/kube.c
+		   bench/tools/bench.c bench/tools/kube.c bench/tools/record.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch \
-		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait
+		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait \
+		   $(BUILD)/bench/record
 # What the tools share: bench.o (no library) in all, kube.o in the libk8s
 # ones.
 BENCH_COMMON	:= $(BUILD)/bench/tools/bench.o $(BUILD)/bench/tools/pct.o
@@ -49,6 +51,11 @@ $(BUILD)/bench/readywait: $(BUILD)/bench/tools/readywait.o \
     $(BUILD)/bench/tools/bench.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# jansson only: the records are written from what the others measured.
+$(BUILD)/bench/record: $(BUILD)/bench/tools/record.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 .PHONY: bench-tools
 
