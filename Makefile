@@ -331,14 +331,15 @@ integration: $(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
 # Benchmarks report figures and never assert speed; the JSON goes under
-# bench/results/ for history.  make bench: every scenario of bench/run.sh
-# (singles, gangs, churn, backlog, webhook, owners) on a BENCH_NODES (64)
+# bench/results/ for history, written by bench/tools/record.  make bench:
+# every scenario of bench/scenarios/ (singles, gangs, fixed, churn,
+# backlog, webhook, owners), run by bench/run.sh on a BENCH_NODES (64)
 # stack.  make bench-owners: the daemons' memory against large owner
 # objects alone, on the stack as it is (bench/run.sh owners).
 bench: all bench-tools
 	$(Q)bench/run.sh
 
-bench-owners: all
+bench-owners: all $(BUILD)/bench/record
 	$(Q)bench/run.sh owners
 .PHONY: bench-owners
 
