@@ -1,3 +1,5 @@
+# Builds the bench's C tools (bench/tools/); the main Makefile includes it.
+#
 # The benchmark tools of `make bench` (bench/tools/), included by the main
 # Makefile:
 #   $(BUILD)/bench/slurm-baseline  placeholders straight through libslurm

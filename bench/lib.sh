@@ -1,5 +1,6 @@
-# bench/lib.sh: what the scenarios of make bench share, sourced by
-# bench/run.sh after the settings: processes, pods and namespaces, the
+# What the scenarios of make bench share; bench/run.sh sources it.
+#
+# Sourced after the settings: processes, pods and namespaces, the
 # watcher of binds, starting each scheduler, and each system's window of
 # costs (API writes, Slurm RPCs, CPU) with the record of its run.  Only
 # defines functions.  Records go through rec: bench/tools/record writes

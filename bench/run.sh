@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make bench: the benchmark scenarios on the local stack, and their table.
+#
 # make bench: the scheduler side by side with Slurm alone and with a stock
 # kube-scheduler, on the local stack (BENCH_NODES Slurm nodes and matching
 # kwok nodes, default 64).  It reports; it asserts nothing about speed.

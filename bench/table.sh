@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Prints the table of a make bench results file (bench/results/*.json).
+#
 # Prints the side-by-side table of a bench/results/bench-*.json file: one
 # row per system and scenario, then the ratios the targets are
 # stated in (bridge against kube-scheduler and against Slurm alone), the

@@ -1,5 +1,6 @@
-# bench/scenarios/backlog.sh: make bench's backlog scenario (sourced by
-# bench/run.sh): pods pending as Slurm jobs behind a native job (salloc)
+# make bench's backlog scenario: the bridge with pods pending in Slurm.
+#
+# bench/run.sh sources it.  Pods pending as Slurm jobs behind a native job (salloc)
 # that holds every node, in bands: BENCH_BACKLOG_BANDS (default "2000
 # 10000 50000"; BENCH_BACKLOG=N alone makes N the top band over the
 # default ones below it), created by podgen at BENCH_BACKLOG_RATE pods/s

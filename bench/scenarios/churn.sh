@@ -1,5 +1,6 @@
-# bench/scenarios/churn.sh: make bench's churn scenario (sourced by
-# bench/run.sh), BENCH_CHURN_S seconds (default 30) of steady create and
+# make bench's churn scenario: steady create and delete, then idle.
+#
+# bench/run.sh sources it.  BENCH_CHURN_S seconds (default 30) of steady create and
 # delete at BENCH_CHURN_RATE pods/s (default 20): the bridge's CPU
 # seconds, RSS over time, and Slurm RPCs per pod.  Then idle: the
 # bridge's CPU over 20 s with nothing to do, in percent of a core.

@@ -1,5 +1,6 @@
-# bench/scenarios/fixed.sh: make bench's fixed scenario (sourced by
-# bench/run.sh): pods arrive at BENCH_FIXED_RATE pods/s (default 100) for
+# make bench's fixed scenario: pods arriving at a fixed rate.
+#
+# bench/run.sh sources it.  Pods arrive at BENCH_FIXED_RATE pods/s (default 100) for
 # BENCH_FIXED_S seconds (default 60), one-CPU pods as singles, each
 # deleted BENCH_FIXED_LIFE_S seconds (default 10) after it arrived so the
 # run fits in the cluster (build/bench/podgen), against the running

@@ -1,5 +1,6 @@
-# bench/scenarios/gangs.sh: make bench's gangs scenario (sourced by
-# bench/run.sh), BENCH_GANGS gangs of 8 one-GPU pods (default: as many as
+# make bench's gangs scenario: gangs of 8 one-GPU pods placed at once.
+#
+# bench/run.sh sources it.  BENCH_GANGS gangs of 8 one-GPU pods (default: as many as
 # the GPUs hold at once, at most 100), the same way as singles, against
 # baseline A's 8-task allocations; bindwatch checks that no gang is left
 # partly bound, that each member carries its Slurm node when first seen

@@ -1,5 +1,6 @@
-# bench/scenarios/owners.sh: make bench's owners scenario (sourced by
-# bench/run.sh): both daemons' memory against owner objects they do not
+# make bench's owners scenario: the daemons' memory against large owners.
+#
+# bench/run.sh sources it.  Both daemons' memory against owner objects they do not
 # schedule: a pair of its own (the webhook as bench/webhook/run.sh starts
 # one; the scheduler under the scheduler name bench-owners, its
 # slurm.conf naming a slurmctld port nobody listens on, so that it lists,

@@ -1,5 +1,6 @@
-# bench/scenarios/singles.sh: make bench's singles scenario (sourced by
-# bench/run.sh), BENCH_SINGLES one-CPU pods (default 2000), room for all.
+# make bench's singles scenario: one-CPU pods placed as the scheduler starts.
+#
+# bench/run.sh sources it.  BENCH_SINGLES one-CPU pods (default 2000), room for all.
 #   bridge:     the pods exist, then slurm-bridge starts and places them
 #               all; t0 is the moment its /readyz first answers 200
 #               (polled every 10 ms), so its start-up, reported apart, is

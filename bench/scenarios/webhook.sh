@@ -1,5 +1,6 @@
-# bench/scenarios/webhook.sh: make bench's webhook scenario (sourced by
-# bench/run.sh): the webhook benchmark, bench/webhook/run.sh (make
+# make bench's webhook scenario: the webhook bench, shortened.
+#
+# bench/run.sh sources it.  The webhook benchmark, bench/webhook/run.sh (make
 # bench-webhook alone), shortened, its JSON kept as the record's result.
 # BENCH_WEBHOOK=0 skips it; BENCH_WEBHOOK_S is its fixed-rate runs'
 # length (default 15).

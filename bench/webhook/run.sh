@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make bench-webhook: the admission webhook's latency, throughput, memory.
+#
 # Benchmark of the admission webhook (slurm-bridge-admission): latency,
 # throughput and memory of POST /mutate and /validate, over TLS on loopback,
 # as the API server calls them.

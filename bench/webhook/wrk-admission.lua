@@ -1,3 +1,5 @@
+-- wrk script of the webhook bench: POSTs AdmissionReviews, prints a line.
+--
 -- wrk script for bench/webhook/run.sh: POSTs one AdmissionReview over
 -- and over, optionally paced to a fixed request rate, and prints the result
 -- as one machine-readable line.

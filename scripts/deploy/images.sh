@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make images: the two daemons' container images, built from scratch with
+# make images: the daemons' container images, built with buildah.
+#
+# The two daemons' container images, built from scratch with
 # buildah (no registry is needed or reached):
 #
 #   slurm-bridge:dev            /usr/bin/slurm-bridge, libslurm and the

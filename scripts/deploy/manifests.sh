@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make manifests: the plain manifests, rendered from the Helm chart.
+#
 # Renders the Helm chart manifests/chart, the one source of the in-cluster
 # deployment, into the plain manifests for kubectl users, so the two cannot
 # drift (release slurm-bridge, namespace slurm-bridge, namespace.create=true,

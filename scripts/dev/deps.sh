@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make deps: the Debian packages that the build, the tests and the stack need.
+#
 # Installs the Debian packages that the build, the tests and the local stack
 # need. Idempotent: packages already present are not touched, and nothing is
 # started by the maintainer scripts (policy-rc.d answers 101 while we install).

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The import graph of the C sources, from their objects: file A imports
-file B when A's object uses a symbol B's object defines.  Prints each
+"""The import graph of the C sources, and make lint's layering check.
+
+Read from the objects: file A imports file B when A's object uses a symbol B's object defines.  Prints each
 directory's edges to other directories and every cycle between files, and
 exits 1 on a cycle or on a forbidden edge (admission -> bridge, common ->
 a daemon, libk8s -> anything of ours).

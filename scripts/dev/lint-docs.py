@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# make lint-docs: the docs' links resolve, and stay inside the repository.
+#
 # make lint-docs (part of make lint): the docs stand alone.  Python 3, no
 # modules beyond the standard library.  Over README.md, docs/**/*.md and
 # manifests/README.md it fails on:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make bridge-up: both daemons, built from this tree, on the local stack.
+#
 # Starts slurm-bridge and slurm-bridge-admission, built from this tree,
 # against the local stack (make cluster-up).  Idempotent: a daemon that is
 # already running the current binary is left alone; one running an older

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Builds the local stack's Go programs from Go modules, cached by version.
+#
 # Builds the Go parts of the local stack from Go modules and caches them
 # outside the tree, keyed by version (paths: stack_cache_path in stack-env.sh):
 #

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make cluster-down: stops everything that cluster-up and bridge-up started,
+# make cluster-down: stops the local stack, by its PID files.
+#
+# Stops everything that cluster-up and bridge-up started,
 # by their PID files only (SIGTERM, wait, then SIGKILL); nothing is killed by
 # name. State in $STACK_DIR is kept so the next cluster-up is fast, unless
 # --purge (or PURGE=1) is given, which then removes $STACK_DIR.

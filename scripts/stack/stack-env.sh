@@ -1,7 +1,7 @@
+# The local stack's settings and helpers: its scripts and the tests source it.
 # shellcheck shell=bash
 # Variables are used by the scripts that source this file:
 # shellcheck disable=SC2034
-# Shared settings and helpers for the local development stack.
 #
 # The scripts of scripts/ and test/ that use the stack source it
 # (". scripts/stack/stack-env.sh"): it is their one library of settings and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make workload-controllers: JobSet and LeaderWorkerSet on the local stack.
+#
 # make workload-controllers: runs the JobSet and LeaderWorkerSet controllers
 # against the local stack, built from their Go modules (sigs.k8s.io/jobset,
 # sigs.k8s.io/lws) and cached like kube-apiserver, with their CRDs applied

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Builds the DRA node's containerd 2 and DRA example driver, cached.
+#
 # scripts/stack/k8s/dra-build.sh: what the DRA node (make dra-node-test) runs
 # beside the kubelet, built from Go modules and cached outside the tree,
 # keyed by version:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# make node-up: a real kubelet node beside the kwok nodes; --down removes it.
+#
 # make node-up: one real Kubernetes node next to the kwok nodes, for the
 # system pods (the in-cluster daemons of make in-cluster-test):
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The local stack's PKI and kubeconfigs, made once under $STACK_DIR/pki.
+#
 # Creates (once) the PKI and kubeconfigs of the local Kubernetes stack under
 # $STACK_DIR/pki, with openssl. Existing files are reused, so certificates stay
 # stable across cluster-down/up; delete $STACK_DIR/pki (or --purge) to renew.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Runs a command in the Debian root of another Slurm release.
+#
 # scripts/stack/slurm/in-root.sh RELEASE CMD [ARG...]: runs CMD in the root of
 # Slurm RELEASE (scripts/stack/slurm/root.sh), from the same working directory,
 # with the same environment but for PATH.  The root sees the host's

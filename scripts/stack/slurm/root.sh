@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Makes (once) and prints the Debian root of a Slurm release.
+#
 # scripts/stack/slurm/root.sh RELEASE: prints the directory of a Debian
 # root that holds Slurm RELEASE (its daemons, clients and libslurm-dev,
 # munge, MariaDB, and the build tools), making it the first time.
