@@ -41,7 +41,7 @@ STACK_DIR	?= /var/lib/slurm-bridge-stack
 export STACK_DIR
 
 # SLURM=24.11 or SLURM=26.05: `make all` and `make check` run inside the
-# Debian root of that Slurm release (scripts/slurm/root.sh), against its
+# Debian root of that Slurm release (scripts/stack/slurm/root.sh), against its
 # libslurm, and leave everything in build-slurm-<release>/.  22.05 is the
 # host's own (Debian 12), built in place.  The stack's scripts pick the
 # binaries of the release the stack runs.
@@ -133,7 +133,7 @@ DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_
 
 ifeq ($(SLURM_DELEGATE),1)
 all check:
-	$(Q)scripts/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
+	$(Q)scripts/stack/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
 else
 all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission \
     $(BINDIR)/slurm-bridge-epilog
@@ -197,7 +197,7 @@ $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
 
 # The unit tests under valgrind, then e2e scenarios with both daemons under
-# valgrind (scripts/sanitize.sh: t_10 t_40 t_80 t_97 by default).
+# valgrind (scripts/dev/sanitize.sh: t_10 t_40 t_80 t_97 by default).
 check-valgrind: $(BUILD)/check_unit $(BUILD)/check_group
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
@@ -205,7 +205,7 @@ check-valgrind: $(BUILD)/check_unit $(BUILD)/check_group
 	$(Q)CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --track-origins=yes \
 		$(BUILD)/check_group
-	$(Q)scripts/sanitize.sh valgrind $(E2E_FILTER)
+	$(Q)scripts/dev/sanitize.sh valgrind $(E2E_FILTER)
 
 # The unit tests with ASan + UBSan, then every e2e scenario with both
 # daemons built that way; any sanitizer report fails.
@@ -213,7 +213,7 @@ asan:
 	$(Q)$(MAKE) BUILD=build-asan LIBK8S_A=build-asan/libk8s.a \
 		OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" check
-	$(Q)scripts/sanitize.sh asan $(E2E_FILTER)
+	$(Q)scripts/dev/sanitize.sh asan $(E2E_FILTER)
 
 # libFuzzer targets (clang).  FUZZ_TIME seconds each, seeded from the test
 # cases (FUZZ_SEEDS_<target>) and from test/fuzz/corpus/<target>/, which
@@ -281,21 +281,21 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
 # Debian packages for the build, the tests and the stack.
 deps:
-	$(Q)scripts/deps.sh
+	$(Q)scripts/dev/deps.sh
 
 cluster-up:
-	$(Q)scripts/cluster-up.sh
+	$(Q)scripts/stack/cluster-up.sh
 
 cluster-down:
-	$(Q)scripts/cluster-down.sh
+	$(Q)scripts/stack/cluster-down.sh
 
 # One real node (kubelet, containerd, runc) beside the kwok nodes, for the
 # in-cluster daemons: labelled and tainted as a system node
-# (scripts/k8s/node-up.sh).  The images are imported into its containerd.
+# (scripts/stack/k8s/node-up.sh).  The images are imported into its containerd.
 node-up: deps images
-	$(Q)scripts/deps.sh --node
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/k8s/node-up.sh
+	$(Q)scripts/dev/deps.sh --node
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/k8s/node-up.sh
 
 # Both daemons installed by the Helm chart as pods on that node: install,
 # smoke scenarios, leader killed, upgrade, uninstall (test/incluster/run.sh).
@@ -303,83 +303,84 @@ node-up: deps images
 # e2e suite expects no scheduler to take), unless KEEP_NODE=1.
 in-cluster-test: node-up
 	$(Q)rc=0; test/incluster/run.sh || rc=$$?; \
-		[ -n "$(KEEP_NODE)" ] || scripts/k8s/node-up.sh --down; exit $$rc
+		[ -n "$(KEEP_NODE)" ] || scripts/stack/k8s/node-up.sh --down; exit $$rc
 
 node-down:
-	$(Q)scripts/k8s/node-up.sh --down
+	$(Q)scripts/stack/k8s/node-up.sh --down
 
 # Dynamic Resource Allocation on the real node: containerd 2.x with CDI and
 # the DRA example driver's kubelet plugin (NODE_DRA=1 node-up; both built
-# from Go modules by scripts/k8s/dra-build.sh), behind a Slurm node; a pod
+# from Go modules by scripts/stack/k8s/dra-build.sh), behind a Slurm node; a pod
 # with a claim, placed by Slurm and started by the kubelet, sees the GPUs
 # Slurm allocated (test/incluster/dra-node.sh).  The node goes again after.
 dra-node-test: all deps images
-	$(Q)scripts/deps.sh --node
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/k8s/node-up.sh --down >/dev/null
-	$(Q)NODE_DRA=1 scripts/k8s/node-up.sh
+	$(Q)scripts/dev/deps.sh --node
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/k8s/node-up.sh --down >/dev/null
+	$(Q)NODE_DRA=1 scripts/stack/k8s/node-up.sh
 	$(Q)rc=0; test/incluster/dra-node.sh || rc=$$?; \
-		scripts/k8s/node-up.sh --down; exit $$rc
+		scripts/stack/k8s/node-up.sh --down; exit $$rc
 
 bridge-up: all
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 
 # JobSet and LeaderWorkerSet controllers (from their Go modules).
 workload-controllers:
-	$(Q)scripts/workloads-up.sh
+	$(Q)scripts/stack/workloads-up.sh
 
 # libk8s against the real API server of the local stack.
 integration: $(BUILD)/check_integration
-	$(Q)scripts/cluster-up.sh
-	$(Q)KUBECONFIG=$(STACK_DIR)/kubeconfig STACK_SCRIPTS=$(CURDIR)/scripts \
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)KUBECONFIG=$(STACK_DIR)/kubeconfig STACK_SCRIPTS=$(CURDIR)/scripts/stack \
 		$(BUILD)/check_integration
 
 # End-to-end scenarios on the real stack (brought up if needed).
 # Benchmarks report figures and never assert speed; the JSON goes under
-# bench/results/ for history.  make bench: every scenario of scripts/bench.sh
-# (singles, gangs, churn, backlog, webhook, owners) on a BENCH_NODES (64)
+# bench/results/ for history, written by bench/tools/record.  make bench:
+# every scenario of bench/scenarios/ (singles, gangs, fixed, churn,
+# backlog, webhook, owners), run by bench/run.sh on a BENCH_NODES (64)
 # stack.  make bench-owners: the daemons' memory against large owner
-# objects alone, on the stack as it is (scripts/bench.sh owners).
+# objects alone, on the stack as it is (bench/run.sh owners).
 bench: all bench-tools
-	$(Q)scripts/bench.sh
+	$(Q)bench/run.sh
 
-bench-owners: all
-	$(Q)scripts/bench.sh owners
+bench-owners: all $(BUILD)/bench/record
+	$(Q)bench/run.sh owners
 .PHONY: bench-owners
 
 # The daemons' container images, from scratch with buildah: each holds its
 # programs, their shared libraries (and libslurm's plugins), CA
-# certificates and nothing else (scripts/images.sh).
+# certificates and nothing else (scripts/deploy/images.sh).
 images: all
-	$(Q)scripts/deps.sh --images
-	$(Q)scripts/images.sh
+	$(Q)scripts/dev/deps.sh --images
+	$(Q)scripts/deploy/images.sh
 
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
 bench-webhook: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/bridge-up.sh
-	$(Q)scripts/bench-webhook.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/bridge-up.sh
+	$(Q)bench/webhook/run.sh
 
 e2e: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/workloads-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/workloads-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/e2e/run.sh
 
 # Faults on the real stack (scheduler kill -9, slurmctld and API server
 # restarts, a dead slurmd, the webhook down, leader failover) with the
 # invariants of test/fault/invariants.py after each.
 fault: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/workloads-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/workloads-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/fault/run.sh
 
 # The bad-input corpus (test/data/bad/): to a private webhook instance, 20
 # passes with memory watched, and through the API straight to the scheduler.
 bad-input: all
-	$(Q)scripts/cluster-up.sh
-	$(Q)scripts/bridge-up.sh
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/bad/run.sh --api
 
 # Everything CI runs: install, build, unit tests, a short fuzz pass,
@@ -399,7 +400,7 @@ test: deps
 # controller up itself (quietly: their output goes to
 # $(STACK_DIR)/log/demo.log), and prints how long each part took.
 demo:
-	$(Q)scripts/demo.sh
+	$(Q)scripts/demo/demo.sh
 
 # make demo on the running stack, its output read as a user reads it (a
 # <none> job id, an empty table or a sentence the table contradicts
@@ -408,9 +409,9 @@ demo-check: all
 	$(Q)test/demo/check.sh
 
 # The daemons built and unit-tested against every Slurm release the stack
-# knows (scripts/stack-env.sh: SLURM_RELEASES), each in its own root but
+# knows (scripts/stack/stack-env.sh: SLURM_RELEASES), each in its own root but
 # the host's.
-SLURM_RELEASES_ALL = $(shell sed -n 's/^SLURM_RELEASES="\(.*\)"/\1/p' scripts/stack-env.sh | sed 's/=[a-z]*//g')
+SLURM_RELEASES_ALL = $(shell sed -n 's/^SLURM_RELEASES="\(.*\)"/\1/p' scripts/stack/stack-env.sh | sed 's/=[a-z]*//g')
 check-releases:
 	$(Q)for r in $(SLURM_RELEASES_ALL); do \
 		echo "check-releases: Slurm $$r"; \
@@ -418,9 +419,9 @@ check-releases:
 	done
 
 # The install path from nothing: make deps, make all and make check in a
-# clean Debian 12 root made by debootstrap (scripts/fresh-check.sh).
+# clean Debian 12 root made by debootstrap (scripts/dev/fresh-check.sh).
 fresh-check: deps
-	$(Q)scripts/fresh-check.sh
+	$(Q)scripts/dev/fresh-check.sh
 
 # Static analysis: clang-tidy (.clang-tidy) and cppcheck (suppressions in
 # .cppcheck-suppressions, a reason above each) over every C file we build:
@@ -440,7 +441,7 @@ LINT_TESTS	= $(TEST_SRCS) $(GROUP_TEST_SRCS) test/integration/check_k8s_it.c \
 LINT_BENCH	= $(BENCH_SRCS)
 LINT_SRCS	= $(LINT_LIB) $(LINT_DAEMONS) $(LINT_TESTS) $(LINT_BENCH)
 LINT_HDRS	= $(wildcard include/*.h libk8s/*.h common/*.h bridge/*.h \
-		   admission/*.h test/*.h bench/*.h)
+		   admission/*.h test/*.h bench/tools/*.h)
 # One compile_commands.json entry: $(1) the file, $(2) its flags.
 lint_entry	= {"directory": "$(CURDIR)", "file": "$(1)", \
 		   "command": "$(CC) $(strip $(LINT_CFLAGS) $(2)) -c $(1)"}
@@ -485,12 +486,12 @@ lint-cppcheck:
 lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs \
 	lint-index
 
-# The docs stand alone (scripts/lint-docs.sh, whose header gives the rule):
+# The docs stand alone (scripts/dev/lint-docs.py, whose header gives the rule):
 # every relative link in README.md, docs/ and manifests/README.md resolves,
 # anchors included, and nothing links outside the repository.
 lint-docs:
 	@echo "  DOCS"
-	$(Q)scripts/lint-docs.sh
+	$(Q)scripts/dev/lint-docs.py
 
 # The indexes stay true (scripts/dev/lint-index.py, whose header gives the
 # rules): the thread map in bridge/queue.h against the threads the code
@@ -502,22 +503,22 @@ lint-index:
 	@echo "  INDEX"
 	$(Q)scripts/dev/lint-index.py
 
-# The import graph (scripts/import-graph.py, read from the objects): no
+# The import graph (scripts/dev/import-graph.py, read from the objects): no
 # cycles between files, and the layers only look down (libk8s <- common <-
 # bridge, admission; admission never includes bridge/).
 lint-imports: all
-	$(Q)scripts/import-graph.py $(BUILD)
+	$(Q)scripts/dev/import-graph.py $(BUILD)
 
 # The Helm chart manifests/chart is the one source of the in-cluster
 # deployment: manifests renders the plain manifests from it
 # (manifests/slurm-bridge.yaml, certs.yaml, admission/webhooks.yaml), and
 # manifests-check fails when they differ from it or the chart does not lint
-# (scripts/manifests.sh; Helm is built once into the cache, stack_helm).
+# (scripts/deploy/manifests.sh; Helm is built once into the cache, stack_helm).
 manifests:
-	$(Q)scripts/manifests.sh
+	$(Q)scripts/deploy/manifests.sh
 
 manifests-check:
-	$(Q)scripts/manifests.sh --check
+	$(Q)scripts/deploy/manifests.sh --check
 
 # Every C file we write, in the style of .clang-format (Debian 12's
 # clang-format, 14; the file says what it cannot express).
@@ -526,7 +527,7 @@ FMT_FILES	= $(sort $(LIBK8S_SRCS) $(BRIDGE_SRCS) $(ADMISSION_SRCS) \
 		   test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/*.c) $(wildcard include/*.h \
 		   libk8s/*.h common/*.h bridge/*.h admission/*.h test/*.h \
-		   bench/*.h))
+		   bench/tools/*.h))
 fmt:
 	$(Q)clang-format -i $(FMT_FILES)
 

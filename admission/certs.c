@@ -272,7 +272,7 @@ certs_secret_read(struct k8s_client *c, const char *ns, const char *name,
 
 /*
  * Creates Secret name with keys[i] = vals[i], or replaces its data if it
- * exists (whatever made it: an earlier run, or scripts/webhook-cert.sh).
+ * exists (whatever made it: an earlier run, or scripts/deploy/webhook-cert.sh).
  */
 static int
 certs_secret_write(struct k8s_client *c, const char *ns, const char *name,

@@ -1,8 +1,12 @@
-# The benchmark tools of `make bench`, included by the main Makefile:
+# Builds the bench's C tools (bench/tools/); the main Makefile includes it.
+#
+# The benchmark tools of `make bench` (bench/tools/), included by the main
+# Makefile:
 #   $(BUILD)/bench/slurm-baseline  placeholders straight through libslurm
 #   $(BUILD)/bench/bindwatch       bind times of a namespace's pods (libk8s)
 #   $(BUILD)/bench/podgen          pods created at a fixed rate (libk8s)
 #   $(BUILD)/bench/readywait       when a scheduler's /readyz says 200 (curl)
+#   $(BUILD)/bench/record          the JSON records and results file (jansson)
 # `make bench-tools` builds them all.
 
 # Included before the main Makefile's first target, don't become the default.
@@ -10,43 +14,50 @@ ifeq ($(.DEFAULT_GOAL),)
 .DEFAULT_GOAL := all
 endif
 
-BENCH_SRCS	:= bench/slurm_baseline.c bench/bindwatch.c bench/podgen.c \
-		   bench/readywait.c bench/pct.c bench/bench.c bench/kube.c
+BENCH_SRCS	:= bench/tools/slurm_baseline.c bench/tools/bindwatch.c \
+		   bench/tools/podgen.c bench/tools/readywait.c bench/tools/pct.c \
+		   bench/tools/bench.c bench/tools/kube.c bench/tools/record.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch \
-		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait
+		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait \
+		   $(BUILD)/bench/record
 # What the tools share: bench.o (no library) in all, kube.o in the libk8s
 # ones.
-BENCH_COMMON	:= $(BUILD)/bench/bench.o $(BUILD)/bench/pct.o
-BENCH_KUBE	:= $(BENCH_COMMON) $(BUILD)/bench/kube.o
+BENCH_COMMON	:= $(BUILD)/bench/tools/bench.o $(BUILD)/bench/tools/pct.o
+BENCH_KUBE	:= $(BENCH_COMMON) $(BUILD)/bench/tools/kube.o
 
 bench-tools: $(BENCH_TOOLS)
 
-$(BUILD)/bench/%.o: bench/%.c
+$(BUILD)/bench/tools/%.o: bench/tools/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 # libslurm only: no Kubernetes on this path.
-$(BUILD)/bench/slurm-baseline: $(BUILD)/bench/slurm_baseline.o \
+$(BUILD)/bench/slurm-baseline: $(BUILD)/bench/tools/slurm_baseline.o \
     $(BENCH_COMMON)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lslurm
 
-$(BUILD)/bench/bindwatch: $(BUILD)/bench/bindwatch.o $(BENCH_KUBE) \
+$(BUILD)/bench/bindwatch: $(BUILD)/bench/tools/bindwatch.o $(BENCH_KUBE) \
     $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench/podgen: $(BUILD)/bench/podgen.o $(BENCH_KUBE) $(LIBK8S_A)
+$(BUILD)/bench/podgen: $(BUILD)/bench/tools/podgen.o $(BENCH_KUBE) $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # libcurl only.
-$(BUILD)/bench/readywait: $(BUILD)/bench/readywait.o \
-    $(BUILD)/bench/bench.o
+$(BUILD)/bench/readywait: $(BUILD)/bench/tools/readywait.o \
+    $(BUILD)/bench/tools/bench.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# jansson only: the records are written from what the others measured.
+$(BUILD)/bench/record: $(BUILD)/bench/tools/record.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 .PHONY: bench-tools
 

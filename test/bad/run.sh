@@ -7,7 +7,7 @@
 #
 # The webhook part (the default):
 #   - starts its own ./slurm-bridge-admission on 127.0.0.1:9643 (BAD_PORT),
-#     as scripts/bench-webhook.sh does: the stack's serving certificate
+#     as bench/webhook/run.sh does: the stack's serving certificate
 #     ($STACK_DIR/pki), its admission.kubeconfig (the webhook watches
 #     namespaces and workload owners, read-only) and config.yaml; waits for
 #     /readyz; stops it on exit. The stack's own webhook (9443) is left alone;
@@ -149,7 +149,7 @@ if [ "$RUN_API" = 1 ] && [ "$KUBE_WRITES" = 0 ]; then
 	die "--api writes to the stack: it does not go with --no-kube-writes"
 fi
 for t in curl jq python3; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs it)"
+	command -v "$t" >/dev/null || die "$t not found (scripts/dev/deps.sh installs it)"
 done
 if [ "$KUBE_WRITES" = 1 ] || [ "$RUN_API" = 1 ]; then
 	command -v kubectl >/dev/null || die "kubectl not found (make cluster-up)"

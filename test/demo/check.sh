@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# make demo-check: runs `make demo` (scripts/demo.sh) on the running stack
-# and reads what it printed as a user would: every bound pod's SLURM_JOB and
-# SLURM_NODE are real values that Slurm agrees with, no squeue table is
-# empty, and the sentences agree with the tables beside them.  Then it
-# removes the demo's namespace (the tiers after it want the nodes).
+# make demo-check: runs `make demo` (scripts/demo/demo.sh) on the running
+# stack and reads what it printed as a user would: every bound pod's
+# SLURM_JOB and SLURM_NODE are real values that Slurm agrees with, no
+# squeue table is empty, and the sentences agree with the tables beside
+# them.  Then it removes the demo's namespace (the tiers after it want the
+# nodes).
 # Prints "ok"/"FAIL" lines and "demo: N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$top/scripts/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$top/scripts/stack/stack-env.sh"
 export KUBECONFIG=$STACK_DIR/kubeconfig
 passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "  ok   $1"; }
@@ -18,7 +19,7 @@ check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-if ! NO_COLOR=1 "$top/scripts/demo.sh" >"$out" 2>&1; then
+if ! NO_COLOR=1 "$top/scripts/demo/demo.sh" >"$out" 2>&1; then
 	tail -n 30 "$out" | sed 's/^/    /'
 	fail "make demo exits 0"
 else

@@ -6,8 +6,8 @@
 # sourced by test/bad/run.sh and test/fault/run.sh.
 set -uo pipefail
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/stack-env.sh
-. "$E2E_DIR/../../scripts/stack-env.sh"
+# shellcheck source=scripts/stack/stack-env.sh
+. "$E2E_DIR/../../scripts/stack/stack-env.sh"
 
 E2E_PASSED=0
 E2E_FAILED=0

@@ -6,7 +6,7 @@ bridge_kill9() {
 	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
 	wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
 }
-bridge_restart() { "$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null; }
+bridge_restart() { "$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null; }
 pod_events_has() {
 	k -n "$1" get events --field-selector "involvedObject.name=$2" \
 		-o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | grep -qx "$3"
@@ -42,7 +42,7 @@ sleep 6
 # Never force-deleted while its node is there: a StatefulSet relies on it.
 check "its node still there, the pod is not force-deleted (still Terminating)" \
 	pod_has "$ns" graceful '{.metadata.deletionTimestamp}'
-"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/cluster-up.sh" >/dev/null
 check "once its node answers, the pod goes" wait_for 30 pod_gone "$ns" graceful
 
 scenario "restart: a bound workload is adopted, nothing is resubmitted"

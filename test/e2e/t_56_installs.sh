@@ -24,7 +24,7 @@ a_restart() {  # a_restart [KILL]: stops install A (TERM, or -9) and starts it
 	local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
 	[ -n "$pid" ] && kill "-${1:-TERM}" "$pid" 2>/dev/null
 	wait_for 30 eval "! kill -0 $pid 2>/dev/null"
-	"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+	"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null
 }
 a_log() { sed -n '/=== .*starting/h; /=== .*starting/!H; ${x;p}' "$LOG_DIR/slurm-bridge.log"; }
 a_logged() { a_log | grep -Eq "$1"; }

@@ -177,7 +177,7 @@ check "the bridge says why (its log)" held_log
 pid=$(stack_pid "$BRIDGE_PIDFILE")
 kill -9 "$pid" 2>/dev/null
 wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
-"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null
 sleep 8
 check_eq "after a restart (kill -9), the holder's job still holds the GPU" "$(squeue -h -j "$hjob" -o %T)" RUNNING
 check_eq "and the claim is reserved for the two that share it" \
@@ -272,7 +272,7 @@ check "a second pod's job waits in Slurm" wait_for 60 after_pending
 pid=$(stack_pid "$BRIDGE_PIDFILE")
 kill -9 "$pid" 2>/dev/null
 wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
-"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null
 sleep 3
 check_eq "the bound pod keeps its job" "$(pod_field "$ns" before "$JP_JOBID")" "$bjob"
 check_eq "and its claim its device" "$(devices "$ns" "$bclaim")" "$bdev"

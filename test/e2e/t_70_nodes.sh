@@ -69,7 +69,7 @@ node_ready "$sick" False 400
 check "NotReady for 400 s: the pod is failed" wait_for 20 pod_is "$ns" on-sick "$JP_PHASE" Failed
 check "its job is cancelled" wait_for 20 job_is "$sjob" CANCELLED
 check_match "the pod says why" "$(pod_field "$ns" on-sick '{.status.message}')" "NotReady for longer than the pod tolerates"
-"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/cluster-up.sh" >/dev/null
 
 scenario "a dead slurmd: NODE_FAIL deletes the pods with the reason"
 pod_yaml "$ns" on-dead 32 1Gi | k apply -f - >/dev/null
@@ -80,7 +80,7 @@ check "Slurm ends the job NODE_FAIL" wait_for 90 job_is "$djob" NODE_FAIL
 check "the pod is deleted" wait_for 30 pod_gone "$ns" on-dead
 check "with an Event naming NODE_FAIL" wait_for 10 bash -c \
 	"kubectl --kubeconfig=$KUBECONFIG -n $ns get events --field-selector involvedObject.name=on-dead -o jsonpath='{.items[*].message}' | grep -q NODE_FAIL"
-"$E2E_DIR/../../scripts/cluster-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/cluster-up.sh" >/dev/null
 scontrol update nodename="$dead" state=resume 2>/dev/null || true
 wait_for 30 state_is "$dead" idle
 k delete namespace "$ns" --wait=false >/dev/null

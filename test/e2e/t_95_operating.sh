@@ -87,4 +87,4 @@ wait_for 15 bash -c "! kill -0 $b 2>/dev/null"
 check_eq "b released the lease on SIGTERM" "$(holder)" ""
 k delete namespace "$ns" --wait=false >/dev/null
 rm -rf "$ha_dir"
-"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null

@@ -109,4 +109,4 @@ else
 fi
 kill "$ext_bridge" 2>/dev/null; wait "$ext_bridge" 2>/dev/null
 rm -rf "$ext_dir"
-"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null

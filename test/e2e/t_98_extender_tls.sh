@@ -81,4 +81,4 @@ out=$("${STACK_EXEC[@]}" "$BRIDGE_BIN" --kubeconfig "$BRIDGE_KUBECONFIG" --confi
 	--listen 127.0.0.1:8099 --client-ca "$pki/ca.crt" 2>&1)
 check_match "--client-ca without a certificate is a startup error" "$out" "needs --tls-cert"
 rm -rf "$tls_dir"
-"$E2E_DIR/../../scripts/bridge-up.sh" >/dev/null
+"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null

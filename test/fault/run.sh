@@ -64,7 +64,7 @@ workload() {
 	{ for i in 1 2 3; do single "$1" "$2" "$2-s$i"; done
 	  gang "$1" "$2" "$2-g"; } | k apply -f - >/dev/null
 }
-bridge_up() { "$top/scripts/bridge-up.sh" >/dev/null; }
+bridge_up() { "$top/scripts/stack/bridge-up.sh" >/dev/null; }
 
 # The sixth invariant is sampled all along a scenario: no two jobs ever
 # hold the same CPUs or GPUs of a node at once (invariants.py --overlap).
@@ -193,7 +193,7 @@ if want slurmctld; then
 	saw_failed_poll() { tail -c +"$((mark + 1))" "$BLOG" | grep -q "warn reconcile: slurm: slurm_load_jobs"; }
 	check "the scheduler saw the failed Slurm polls" wait_for 30 saw_failed_poll
 	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
-	"$top/scripts/cluster-up.sh" >/dev/null
+	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	check "the pod created during the outage is bound" wait_for 60 pod_has "$ns" during "$JP_NODE"
 	check "the pod deleted during the outage is gone" wait_for 60 pod_gone "$ns" a-s1
 	k -n "$ns" delete pod big1 big2 --wait=false >/dev/null 2>&1
@@ -225,7 +225,7 @@ if want slurmd; then
 	}
 	check "the recreated gang runs as a new job on live nodes" wait_for 90 newjob
 	fault_end
-	"$top/scripts/cluster-up.sh" >/dev/null
+	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	scontrol update nodename="$dead" state=resume 2>/dev/null || true
 fi
 
@@ -246,7 +246,7 @@ if want apiserver; then
 	ETCDCTL_API=3 etcdctl --endpoints="http://$LOCAL_IP:$ETCD_PORT" compact "$rev" >/dev/null
 	FAULTS=$((FAULTS + 1))
 	sleep 3
-	"$top/scripts/cluster-up.sh" >/dev/null
+	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	relisted() { [ "$(stack_metric 'slurm_bridge_watch_relists_total{watch="pods"}')" -gt "$relists0" ]; }
 	check "the pod watch relisted" wait_for 60 relisted
 	check "the vanished pod's job is cancelled" wait_for 60 bash -c \
@@ -348,7 +348,7 @@ if want notready; then
 	node_ready "$sick" False 400
 	FAULTS=$((FAULTS + 1))
 	check "400 s NotReady: a-s1 is failed" wait_for 20 pod_is "$ns" a-s1 "$JP_PHASE" Failed
-	"$top/scripts/cluster-up.sh" >/dev/null
+	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	fault_end
 fi
 

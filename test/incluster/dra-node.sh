@@ -10,7 +10,7 @@
 # (bridge-up) binds them, after allocating each claim with the devices of
 # the GRES indices Slurm gave the pod; the kubelet asks the driver to
 # prepare them, and the driver's CDI spec puts GPU_DEVICE_<index> into the
-# container, which prints it (scripts/k8s/envprobe.c).
+# container, which prints it (scripts/stack/k8s/envprobe.c).
 # shellcheck source=test/e2e/lib.sh
 . "$(cd "$(dirname "$0")/../e2e" && pwd)/lib.sh"
 TOP=$(cd "$E2E_DIR/../.." && pwd)
@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$TOP/scripts/bridge-up.sh" >/dev/null
+"$TOP/scripts/stack/bridge-up.sh" >/dev/null
 dra_example_class
 k label node "$SYSTEM_NODE" --overwrite "slinky.slurm.net/slurm-nodename=$slurm_node" >/dev/null
 [ -z "$others" ] || scontrol update nodename="$others" state=drain reason="dra-node-test" >/dev/null

@@ -1,0 +1,252 @@
+# What the scenarios of make bench share; bench/run.sh sources it.
+#
+# Sourced after the settings: processes, pods and namespaces, the
+# watcher of binds, starting each scheduler, and each system's window of
+# costs (API writes, Slurm RPCs, CPU) with the record of its run.  Only
+# defines functions.  Records go through rec: bench/tools/record writes
+# each one (their JSON is never put together here).
+# shellcheck shell=bash disable=SC2034,SC2154 # the driver's variables
+
+k() { kubectl --kubeconfig="$KUBECONFIG" "$@"; }
+say() { printf 'bench: %s\n' "$*" >&2; }
+now_ms() { date +%s%3N; }
+# rec_to FILE SUBCOMMAND [ARG...]: one record, written by record, added to
+# FILE (a JSON line); a record it could not write is said and left out.
+rec_to() {
+	local out=$1; shift
+	"$RECORD" "$@" >>"$out" || say "warning: record $1 failed"
+}
+# rec SUBCOMMAND [ARG...]: one record of the results.
+rec() { rec_to "$RESULTS" "$@"; }
+
+# --- helpers ----------------------------------------------------------------
+bridge_pid() { stack_pid "$BRIDGE_PIDFILE"; }
+bridge_stop() { stack_stop slurm-bridge "$BRIDGE_PIDFILE" slurm-bridge 20 >/dev/null; }
+# proc_cpu PID: user + system CPU seconds of a process.
+proc_cpu() {
+	local t
+	t=$(stack_cpu_ticks "$1") || return 1
+	awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", t / hz }'
+}
+# proc_start_ms PID: when the process started, in epoch ms (to the clock
+# tick: its start in ticks since boot, against /proc/uptime now).
+proc_start_ms() {
+	local now up
+	now=$(now_ms); up=$(cut -d' ' -f1 /proc/uptime)
+	# After "pid (comm) ", starttime is the 20th field.
+	awk -v hz="$(getconf CLK_TCK)" -v now="$now" -v up="$up" \
+		'{ sub(/^.*\) /, ""); printf "%.0f\n", now - (up - $20 / hz) * 1000 }' "/proc/$1/stat"
+}
+
+# pods NS PREFIX N SCHEDULER [GPU] [GANG]: a List of N pods.
+pods() {
+	local ns=$1 prefix=$2 n=$3 sched=$4 gpu=${5:-0} gang=${6:-0}
+	awk -v ns="$ns" -v p="$prefix" -v n="$n" -v s="$sched" -v gpu="$gpu" -v gang="$gang" 'BEGIN {
+		print "apiVersion: v1\nkind: List\nitems:"
+		for (i = 0; i < n; i++) {
+			print "- apiVersion: v1\n  kind: Pod\n  metadata:"
+			printf "    name: %s-%d\n    namespace: %s\n", p, i, ns
+			if (gang > 0) {
+				printf "    labels: {scheduling.x-k8s.io/pod-group: g%d}\n", int(i / gang)
+				printf "    annotations: {scheduler.slinky.slurm.net/min-member: \"%d\"}\n", gang
+			}
+			printf "  spec:\n    schedulerName: %s\n    terminationGracePeriodSeconds: 0\n", s
+			print "    tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]"
+			print "    containers:\n    - name: main\n      image: busybox"
+			printf "      resources: {requests: {cpu: \"1\", memory: 64Mi}"
+			if (gpu > 0) printf ", limits: {nvidia.com/gpu: \"%d\"}", gpu
+			print "}"
+		}
+	}'
+}
+# create NS YAML-on-stdin: kubectl create in chunks of 500 objects.
+create_pods() { k create -f - >/dev/null; }
+new_ns() {  # new_ns NAME [enabled]
+	k delete namespace "$1" --ignore-not-found --wait=true --timeout=300s >/dev/null
+	k create namespace "$1" >/dev/null
+	[ "${2:-}" = enabled ] && k label namespace "$1" slurm-bridge=enabled >/dev/null
+	until k -n "$1" get serviceaccount default >/dev/null 2>&1; do sleep 0.2; done
+}
+# drop_ns NAME: its pods first in one collection delete (the namespace
+# controller alone deletes them one by one at its own client rate), then it.
+drop_ns() {
+	# The pods first, in one server-side collection delete (kubectl
+	# delete --all sends one DELETE per pod, and the namespace controller
+	# too: minutes for thousands); then count them down cheaply (a list of
+	# one item tells how many remain) before deleting the namespace, which
+	# its controller otherwise retries with a growing backoff.
+	# One collection delete stops at the API server's request timeout
+	# (60 s: some 7000 pods here) and says so: it goes again until it has
+	# marked every pod.
+	local i n
+	for ((i = 0; i < 30; i++)); do
+		k delete --raw "/api/v1/namespaces/$1/pods" >/dev/null 2>&1 && break
+	done
+	for ((i = 0; i < 900; i++)); do
+		n=$(k get --raw "/api/v1/namespaces/$1/pods?limit=1" 2>/dev/null |
+			jq '(.metadata.remainingItemCount // 0) + (.items | length)' 2>/dev/null)
+		[ -n "$n" ] && [ "$n" -eq 0 ] && break
+		sleep 1
+	done
+	k delete namespace "$1" --wait=true --timeout=600s >/dev/null 2>&1 || true
+}
+wait_no_jobs() { local i; for ((i = 0; i < 600; i++)); do stack_no_bridge_jobs && return 0; sleep 0.5; done; say "warning: bridge jobs left in Slurm"; }
+# bindwatch_start NS N [ARGS]: starts the watcher and waits until its
+# first list is delivered (its watch runs from then on).  ARGS say where
+# latency runs from: --t0-file $WORK/t0-NS (t0_publish writes it once the
+# scheduler is ready) or --from-added.  Its JSON lands in $WORK/bw-NS.json,
+# one line per bound pod in $WORK/binds-NS.txt.
+bindwatch_start() {
+	local ns=$1 n=$2; shift 2
+	rm -f "$WORK/synced-$ns" "$WORK/t0-$ns"
+	"$BINDWATCH" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$n" \
+		--timeout "${BENCH_TIMEOUT:-600}" --binds "$WORK/binds-$ns.txt" \
+		--synced-file "$WORK/synced-$ns" "$@" >"$WORK/bw-$ns.json" 2>"$WORK/bw-$ns.err" &
+	bw_pid=$!
+	until [ -e "$WORK/synced-$ns" ]; do
+		kill -0 "$bw_pid" 2>/dev/null || break
+		sleep 0.01
+	done
+}
+# bindwatch_wait NS: waits for the watcher (not in a subshell: it is our
+# child), then sets $res to its JSON (null if it printed none).
+bindwatch_wait() {
+	wait "$bw_pid" || true
+	bw_pid=
+	touch "$WORK/binds-$1.txt"
+	res=$(cat "$WORK/bw-$1.json")
+	[ -n "$res" ] || { res=null; say "bindwatch $1: $(tail -1 "$WORK/bw-$1.err")"; }
+}
+# t0_publish NS: hands bindwatch its t0, $ready_ms (now, when the scheduler
+# never said ready), in one rename.
+t0_publish() {
+	echo "${ready_ms:-$(now_ms)}" >"$WORK/t0-$1.new"
+	mv "$WORK/t0-$1.new" "$WORK/t0-$1"
+}
+
+# bridge_start_ready NS: starts the bridge through bridge-up.sh, in the
+# background (its kubectl calls come first, and it waits for readiness on
+# the log); sets started_ms (the process's start), ready_ms (its /readyz
+# first answered 200, polled every 10 ms) and cpu0 (its CPU seconds
+# then), and publishes t0 for NS's bindwatch.
+bridge_start_ready() {
+	local i pid='' up
+	"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 &
+	up=$!
+	for ((i = 0; i < 12000; i++)); do
+		pid=$(bridge_pid)
+		[ -n "$pid" ] && break
+		kill -0 "$up" 2>/dev/null || break
+		sleep 0.005
+	done
+	started_ms='' ready_ms='' cpu0=''
+	if [ -n "$pid" ]; then
+		started_ms=$(proc_start_ms "$pid")
+		ready_ms=$("$READYWAIT" --pid "$pid" "http://$LOCAL_IP:$BRIDGE_PORT/readyz") || ready_ms=
+		cpu0=$(proc_cpu "$pid" 2>/dev/null) || cpu0=
+	fi
+	[ -n "$ready_ms" ] || say "bridge: never ready: $(tail -1 "$WORK/bridge-up.log")"
+	t0_publish "$1"
+	wait "$up" || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
+}
+
+# kube_sched_start: a stock kube-scheduler at the bridge's API rate, with
+# its /readyz on a local secure port (kube-scheduler's default
+# --authorization-always-allow-paths lets it answer without credentials);
+# sets sched_pid, started_ms, ready_ms and cpu0 as bridge_start_ready.
+kube_sched_start() {
+	cat >"$WORK/sched.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $KUBECONFIG, qps: $BRIDGE_API_QPS, burst: $BRIDGE_API_BURST}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: $KUBE_SCHED_NAME
+YAML
+	# Another process answering there would be taken for this one.
+	if curl -sk -o /dev/null "https://127.0.0.1:$KUBE_SCHED_PORT/readyz"; then
+		say "warning: port $KUBE_SCHED_PORT answers already: kube-scheduler's t0 is wrong"
+	fi
+	"$KUBE_SCHEDULER" --config "$WORK/sched.yaml" --secure-port "$KUBE_SCHED_PORT" \
+		--bind-address 127.0.0.1 >"$WORK/kube-scheduler.log" 2>&1 &
+	sched_pid=$!
+	started_ms=$(proc_start_ms "$sched_pid")
+	ready_ms=$("$READYWAIT" --insecure --pid "$sched_pid" \
+		"https://127.0.0.1:$KUBE_SCHED_PORT/readyz") || ready_ms=
+	cpu0=$(proc_cpu "$sched_pid" 2>/dev/null) || cpu0=
+	[ -n "$ready_ms" ] || say "kube-scheduler: never ready: $(tail -1 "$WORK/kube-scheduler.log")"
+}
+kube_sched_stop() {
+	kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null || true; sched_pid=
+}
+# --- what each system costs: API writes, Slurm RPCs, CPU ----------------
+# api_writes_snap FILE: the API server's mutating requests so far, one
+# "verb group resource subresource count" line each (all codes summed;
+# group "core" and subresource "-" for none).  A failed scrape leaves the
+# window's counts wrong, not the bench stopped.
+api_writes_snap() {
+	{ k get --raw /metrics || say "warning: the API server's /metrics did not answer"; } | awk '
+		/^apiserver_request_total\{/ {
+			l = $0; sub(/^[^{]*\{/, "", l); sub(/\}[^}]*$/, "", l)
+			verb = grp = res = sr = ""
+			n = split(l, kv, ",")
+			for (i = 1; i <= n; i++) {
+				eq = index(kv[i], "=")
+				key = substr(kv[i], 1, eq - 1)
+				val = substr(kv[i], eq + 2); sub(/"$/, "", val)
+				if (key == "verb") verb = val
+				else if (key == "group") grp = val
+				else if (key == "resource") res = val
+				else if (key == "subresource") sr = val
+			}
+			if (verb ~ /^(POST|PUT|PATCH|DELETE|APPLY)$/)
+				c[verb " " (grp == "" ? "core" : grp) " " res " " (sr == "" ? "-" : sr)] += $NF
+		}
+		END { for (k in c) printf "%s %.0f\n", k, c[k] }' >"$1"
+}
+# bridge_rpcs_snap FILE: the bridge's libslurm calls so far, "rpc count"
+# per call (nothing when it is not running).
+bridge_rpcs_snap() {
+	{ curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" || true; } | awk '
+		/^slurm_bridge_slurm_rpc_duration_seconds_count\{/ {
+			if (match($0, /rpc="[^"]*"/)) printf "%s %.0f\n", substr($0, RSTART + 5, RLENGTH - 6), $NF
+		}' >"$1"
+}
+# window_open / window_close: the counts before and after one system's run
+# (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU
+# seconds of PID then.
+# stack_cpu_snap FILE: CPU seconds so far of the stack's busy processes,
+# "name seconds" each: where a window's CPU went besides the scheduler.
+stack_cpu_snap() {
+	local n pid
+	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
+		# Every process of that name (several slurmd).
+		echo "$n $(for pid in $(pgrep -x "$n"); do proc_cpu "$pid" 2>/dev/null; done |
+			awk '{ t += $1 } END { printf "%.2f", t }')"
+	done >"$1"
+}
+# (record sched turns the snapshots into the window's figures.)
+window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }
+window_close() {
+	sleep "$SETTLE_S"
+	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"; stack_cpu_snap "$WORK/cpu1"
+	cpu1=$(proc_cpu "$1" 2>/dev/null) || cpu1=
+}
+# sched_record SCENARIO SYSTEM NS [ARG...]: the record of one scheduler's
+# run, from bindwatch's result for NS, $started_ms, $ready_ms, $cpu0, $cpu1
+# and the window's counts; ARGs (record's members, -n KEY=NUMBER ...) are
+# added.  The bridge's Slurm RPCs count for the bridge only.
+sched_record() {
+	local s=$1 sys=$2 ns=$3; shift 3
+	rec sched --scenario "$s" --system "$sys" --result "$WORK/bw-$ns.json" \
+		--started "${started_ms:-}" --ready "${ready_ms:-}" \
+		--cpu0 "${cpu0:-}" --cpu1 "${cpu1:-}" \
+		--api0 "$WORK/api0" --api1 "$WORK/api1" \
+		--rpc0 "$WORK/rpc0" --rpc1 "$WORK/rpc1" \
+		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "$@"
+}
+# plot_binds BINDS T0 OUT: cumulative binds against seconds since T0 (a
+# bind before it at 0), for the plot.
+plot_binds() {
+	awk -v t0="$2" '{ x = $1 - t0; if (x < 0) x = 0; printf "%.3f %d\n", x / 1000, NR }' "$1" >"$3"
+}

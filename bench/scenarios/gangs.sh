@@ -1,0 +1,30 @@
+# make bench's gangs scenario: gangs of 8 one-GPU pods placed at once.
+#
+# bench/run.sh sources it.  BENCH_GANGS gangs of 8 one-GPU pods (default: as many as
+# the GPUs hold at once, at most 100), the same way as singles, against
+# baseline A's 8-task allocations; bindwatch checks that no gang is left
+# partly bound, that each member carries its Slurm node when first seen
+# bound, and how far apart in time a gang's members are bound.
+# shellcheck shell=bash disable=SC2034,SC2154 # the driver's variables
+GANG_SIZE=8
+GANGS=${BENCH_GANGS:-$(( NODES * 8 / GANG_SIZE < 100 ? NODES * 8 / GANG_SIZE : 100 ))}
+
+scenario_gangs() {
+say "gangs: baseline A, $GANGS allocations of $GANG_SIZE one-GPU tasks"
+"$BASELINE" gangs "$GANGS" "$GANG_SIZE" 1 >"$WORK/slurm-gangs.json" ||
+	say "gangs: baseline A failed"
+rec run --scenario gangs --system slurm -j result="$WORK/slurm-gangs.json"
+say "gangs: slurm-bridge, $GANGS gangs of $GANG_SIZE one-GPU pods present when it starts"
+bridge_stop
+new_ns bench-gangs enabled
+pods bench-gangs g $((GANGS * GANG_SIZE)) slurm-bridge 1 "$GANG_SIZE" | create_pods
+bindwatch_start bench-gangs $((GANGS * GANG_SIZE)) --gang-label scheduling.x-k8s.io/pod-group \
+	--t0-file "$WORK/t0-bench-gangs"
+window_open
+bridge_start_ready bench-gangs
+bindwatch_wait bench-gangs
+window_close "$(bridge_pid)"
+sched_record gangs bridge bench-gangs -n startup_cpu_s="${cpu0:-}" -n gang_size="$GANG_SIZE"
+drop_ns bench-gangs
+wait_no_jobs
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Prints the table of a make bench results file (bench/results/*.json).
+#
+# Prints the side-by-side table of a bench/results/bench-*.json file: one
+# row per system and scenario, then the ratios the issue's targets are
+# stated in (bridge against kube-scheduler and against Slurm alone), the
+# API writes and Slurm RPCs per bound pod, CPU, and the other scenarios.
+# A figure a run did not produce prints as "-".  Older files (without the
+# fixed scenario or the per-pod costs) print what they have.
+# Usage: bench/table.sh FILE
+set -euo pipefail
+f=${1:?usage: bench/table.sh FILE}
+jq -r '
+def r(x): if x == null then "-" else (x * 10 | round / 10 | tostring) end;
+def r2(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
+def ratio(a; b): if a == null or b == null or b == 0 then "-" else "\(a / b * 100 | round / 100)x" end;
+def run(s; sys): first(.runs[] | select(.scenario == s and .system == sys)) // null;
+def rate(x): x.result.jobs_per_s // x.result.binds_per_s;
+# Slurm alone makes its RPCs itself (submits and polls).
+def rpcs(x): if x.system == "slurm" then x.result.rpcs_per_job else x.slurm_rpcs.per_pod? end;
+def row: [.scenario, .system, r(rate(.)), r(.result.latency_ms.p50), r(.result.latency_ms.p90),
+	r(.result.latency_ms.p99), r(.result.latency_ms.max), r(.startup_ms), r2(.cpu_per_pod_ms),
+	r2(.api_writes.scheduler_per_pod?), r2(rpcs(.)), (.result.partial_gangs // "-" | tostring)] | @tsv;
+def writes: [.scenario, .system] + ([.api_writes.per_pod | .binding, .pod_patch, .events, .pod_status,
+	.pod_create, .pod_delete, .other] | map(r2(.))) + [r2(.api_writes.scheduler_per_pod)] | @tsv;
+def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
+
+# The scheduling header only when something was scheduled (not for
+# "bench/run.sh owners" alone).
+(select(any(.runs[]; .scenario != "owners")) |
+"nodes: \(.nodes), bench took \(.seconds) s on \(.host.cpus) CPUs" +
+	(if (.plots // []) | length > 0 then "; plots: \(.plots | join(" "))" else "" end),
+"per_s: binds/s (Slurm alone: jobs/s, gangs/s in gangs); latency in ms: singles and gangs from t0 (the",
+"scheduler ready, or the first submit), fixed from each pod'"'"'s ADDED; startup: process start to /readyz 200;",
+"writes: the scheduler'"'"'s API writes per bound pod; rpcs: Slurm RPCs per pod",
+"",
+(["scenario", "system", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
+	"writes", "rpcs", "partial"] | @tsv)),
+(.runs[] | select(.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") | row),
+"",
+(run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
+	select($b != null) |
+	"singles: bridge \(r(rate($b))) binds/s = \(ratio(rate($b); rate($k))) kube-scheduler, \(ratio(rate($b); rate($s))) Slurm alone; start-up bridge \(r($b.startup_ms)) ms, kube-scheduler \(r($k.startup_ms)) ms"),
+(run("fixed"; "bridge") as $b | run("fixed"; "kube-scheduler") as $k | select($b != null or $k != null) |
+	($b // $k) as $x |
+	"fixed \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
+(run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
+	"gangs: \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+(select(any(.runs[]; .api_writes != null)) |
+	"",
+	"API writes per bound pod (scheduler = binding + pod_patch + events; pods/status is kwok'"'"'s too, compare the",
+	"two systems for its share; pod_create and pod_delete are the bench'"'"'s and kwok'"'"'s; fixed spans whole lives):",
+	(["scenario", "system", "binding", "pod_patch", "events", "pod_status", "pod_create", "pod_delete", "other",
+		"scheduler"] | @tsv),
+	(.runs[] | select(.api_writes != null) | writes)),
+"",
+(.runs[] | select(.scenario != "churn" and .slurm_rpcs != null) |
+	"Slurm RPCs per pod, \(.scenario) bridge: \(r2(.slurm_rpcs.per_pod)) (\(byrpc))"),
+(.runs[] | select(.system == "slurm" and .result.rpcs_per_job != null) |
+	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
+(.runs[] | select(.cpu_s != null and .scenario != "churn") |
+	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
+	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
+(.runs[] | select(.stack_cpu_s != null and (.stack_cpu_s | length) > 0) |
+	"  the stack meanwhile, \(.scenario) \(.system): " +
+	([.stack_cpu_s | to_entries[] | "\(.key) \(.value) s"] | join(", "))),
+(.runs[] | select(.scenario == "churn") |
+	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),
+(.runs[] | select(.scenario == "idle") | "idle: bridge CPU \(.cpu_percent) % of a core"),
+(.runs[] | select(.scenario == "backlog") |
+	if .targets == null then (.bands[] |
+	"backlog \(.pending) pending: RSS \(.rss_kib / 1024 | round) MiB, \(.decision_ms) ms per decision, \(.poll_ms) ms per Slurm poll (\(.polls) polls)")
+	else
+	def r3(x): if x == null then "-" else (x * 1000 | round / 1000 | tostring) end;
+	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
+	def verdict(v; ok): if v == null then "not measured" elif ok then "met" else "missed" end;
+	def tr(a; b): if a == null or b == null or b == 0 then null else (a / b * 100 | round / 100) end;
+	# The top band measured, reached or not (then at the pods it had).
+	def at(b): if b.reached then "\(b.pending)" else "\(b.pending) (band \(b.band) not reached)" end;
+	.targets as $t | [.bands[] | select(.reached)] as $ok
+	| (first($ok[] | select(.band > 0)) // null) as $lo | (.bands | last) as $hi
+	| (if $hi != null and $lo != null and $hi.band > $lo.band then $hi else null end) as $hi
+	| (first($ok[] | select(.band == $t.rss_at)) // null) as $at
+	| ($ok[0] // null) as $zero
+	| .relist as $rl |
+	"",
+	"backlog: pods pending in Slurm behind a native job holding all \(.nodes) nodes, created at \(.rate) pods/s;",
+	"RSS at the end of a \(.bands[0].window_s) s steady window once a band is reached, polls (load_jobs) and sweeps over it, decisions",
+"over \(.bands[0].probe.pods? // "-") probe pods created after it; jobs: every job slurmctld holds; fill_s: first create to every pod submitted",
+	(["band", "pending", "jobs", "reached", "fill_s", "RSS", "decision_ms", "cpu_ms", "decisions", "poll_ms", "polls", "sweep_ms",
+		"/debug/memory"] | @tsv),
+	(.bands[] | [.band, .pending, (.slurm_jobs // "-"), .reached, (.fill_s // "-"), mib(.rss_kib), r3(.decision_ms),
+		(if .decision_cpu_ms == null then "-" else r3(.decision_cpu_ms) end), .decisions,
+		r2(.poll_ms), .polls, r2(.sweep_ms), (if .memory != null then "yes" else "-" end)] | map(tostring) | @tsv),
+	(.bands[] | select(.same_bridge == false) |
+		"warning: band \(.band): the bridge was not the one the scenario started (restarted by someone else)"),
+	(select(any(.bands[]; .reached | not)) | .bands[] | select(.reached | not) |
+		"band \(.band) NOT reached within \(.fill_s) s: \(.submitted) pods submitted (\(.pending) pending in Slurm)"),
+	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending\(if .to_reached == false then " (band \(.to_band) not reached)" else "" end): \(.bytes_per_pod) bytes per pod"),
+	(.slope_low // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
+	($rl // empty | "relist at \(.pending) pending (kube-apiserver restarted, back in \(.restart_ms / 1000) s; every watch relisted: \(.all_relisted), \(.relisted_ms / 1000) s after the stop): RSS steady \(mib(.steady_kib)), peak \(mib(.peak_kib)) = \(.ratio // "-")x, \(mib(.after_kib)) after"),
+	"",
+	(["target (issue 18)", "measured", "goal", ""] | @tsv),
+	(["RSS at 0 pending", mib($zero.rss_kib), "<= \($t.baseline_mib) MiB",
+		verdict($zero.rss_kib; $zero.rss_kib <= $t.baseline_mib * 1024)] | @tsv),
+	(["RSS at \($t.rss_at) pending", mib($at.rss_kib), "<= \($t.rss_mib) MiB",
+		verdict($at.rss_kib; $at.rss_kib <= $t.rss_mib * 1024)] | @tsv),
+	(.slope_top as $s | ["RSS growth \($s.from // "-") -> \($s.to // "-")",
+		(if $s.bytes_per_pod == null then "-" else "\($s.bytes_per_pod) B/pod" end),
+		"<= \($t.growth_bytes_per_pod) B/pod",
+		verdict($s.bytes_per_pod; $s.bytes_per_pod <= $t.growth_bytes_per_pod)] | @tsv),
+	(tr($hi.decision_ms; $lo.decision_ms) as $x | ["decision time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
+		(if $x == null then "-" else "\($x)x (\(r3($hi.decision_ms)) / \(r3($lo.decision_ms)) ms)" end),
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(tr($hi.decision_cpu_ms; $lo.decision_cpu_ms) as $x | select($x != null) |
+		["decision CPU time \(at($hi)) / \($lo.pending // "-")",
+		"\($x)x (\(r3($hi.decision_cpu_ms)) / \(r3($lo.decision_cpu_ms)) ms)",
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(tr($hi.poll_ms; $lo.poll_ms) as $x | ["poll time \(if $hi != null then at($hi) else "-" end) / \($lo.pending // "-")",
+		(if $x == null then "-" else "\($x)x (\(r2($hi.poll_ms)) / \(r2($lo.poll_ms)) ms)" end),
+		"<= \($t.time_ratio)x", verdict($x; $x <= $t.time_ratio)] | @tsv),
+	(["relist peak / steady", (if $rl.ratio == null then "-" else "\($rl.ratio)x" end),
+		"<= \($t.relist_ratio)x", verdict($rl.ratio; $rl.ratio <= $t.relist_ratio)] | @tsv)
+	end),
+(.runs[] | select(.scenario == "webhook") | .result.runs[]? |
+	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms"),
+(.runs[] | select(.scenario == "owners") |
+	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
+	def x(v): if v == null then "-" else "\(v)x" end;
+	. as $o |
+	"",
+	"owners: both daemons (a private pair) idle, with \(.jobs) suspended Jobs of \(.job_kib) KiB of pod template each",
+	"arriving on their watches, and started again with them there (their first list); RSS, then the peak (VmHWM)",
+	"and their ratio to idle (goal: at most \(.goal_ratio)x)\(if .complete then "" else "; INCOMPLETE: see the bench'"'"'s messages" end)",
+	(["daemon", "idle", "watched", "peak", "ratio", "peak ratio", "listed", "peak", "ratio", "peak ratio"] | @tsv),
+	(["bridge", "admission"][] as $d |
+		[(if $d == "bridge" then "scheduler" else "webhook" end), mib($o.idle[$d].rss_kib),
+		 mib($o.watched[$d].rss_kib), mib($o.watched[$d].hwm_kib),
+		 x($o.ratios["\($d)_watched"].rss), x($o.ratios["\($d)_watched"].peak),
+		 mib($o.listed[$d].rss_kib), mib($o.listed[$d].hwm_kib),
+		 x($o.ratios["\($d)_listed"].rss), x($o.ratios["\($d)_listed"].peak)] | @tsv))
+' "$f" |
+	# Aligns each block of tab-separated lines on its own; other lines
+	# pass as they are (column -t would widen the first column to them).
+	awk -F '\t' '
+	function flush(   i, j, line) {
+		for (i = 1; i <= n; i++) {
+			line = ""
+			for (j = 1; j <= nf[i]; j++)
+				line = line (j < nf[i] ? sprintf("%-" w[j] "s  ", cell[i, j]) : cell[i, j])
+			print line
+		}
+		n = 0; delete w
+	}
+	# No blank lines before the first figure (sections that did not run).
+	!started && $0 == "" { next }
+	{ started = 1 }
+	/\t/ { n++; nf[n] = NF; for (j = 1; j <= NF; j++) { cell[n, j] = $j; if (length($j) > w[j]) w[j] = length($j) }; next }
+	{ flush(); print }
+	END { flush() }'
