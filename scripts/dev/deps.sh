@@ -9,7 +9,7 @@
 #   --slurm-root: only what a root of another Debian suite needs to build the
 #   daemons against its libslurm and run its Slurm half of the stack
 #   (scripts/stack/slurm/root.sh installs it there).
-#   --bench: only what make bench adds (gnuplot for its plots); bench.sh
+#   --bench: only what make bench adds (gnuplot for its plots); bench/run.sh
 #   runs it and goes on without the plots when it fails.
 #   --lint: only what make lint and make fmt need (clang-tidy, cppcheck,
 #   clang-format, and mandoc for the man pages); the default set has them
