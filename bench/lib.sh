@@ -245,6 +245,24 @@ sched_record() {
 		--rpc0 "$WORK/rpc0" --rpc1 "$WORK/rpc1" \
 		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "$@"
 }
+# end_window SCENARIO SYSTEM NS PODS [PID]: deletes NS and its PODS pods
+# (drop_ns), waits until Slurm holds none of the bridge's jobs, and
+# records what the ending cost (record end): the stack's CPU and the
+# scheduler's (PID) in all and per ended pod, tagged with $ROUND.
+end_window() {
+	local s=$1 sys=$2 ns=$3 n=$4 pid=${5:-} t0 c0='' c1=''
+	stack_cpu_snap "$WORK/end0"
+	[ -n "$pid" ] && c0=$(proc_cpu "$pid" 2>/dev/null)
+	t0=$(now_ms)
+	drop_ns "$ns"
+	wait_no_jobs
+	sleep "$SETTLE_S"
+	stack_cpu_snap "$WORK/end1"
+	[ -n "$pid" ] && c1=$(proc_cpu "$pid" 2>/dev/null)
+	rec end --scenario "$s" --system "$sys" --pods "$n" \
+		--seconds "$(( ($(now_ms) - t0) / 1000 ))" --cpu0 "$c0" --cpu1 "$c1" \
+		--stack0 "$WORK/end0" --stack1 "$WORK/end1" -n round="${ROUND:-1}"
+}
 # plot_binds BINDS T0 OUT: cumulative binds against seconds since T0 (a
 # bind before it at 0), for the plot.
 plot_binds() {

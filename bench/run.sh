@@ -13,6 +13,9 @@
 # (bindwatch, podgen, readywait, slurm-baseline) and record, which writes
 # every JSON record and the results file from what they measured.
 #
+# singles, gangs and fixed run in BENCH_ROUNDS (default 3) interleaved
+# rounds of each system, and the table gives each ratio's median over the
+# rounds with its spread: one noisy run decides nothing.
 # Scenarios (each with its baseline in the same run):
 #   singles   BENCH_SINGLES one-CPU pods present when the scheduler starts,
 #             against Slurm alone (libslurm) and a stock kube-scheduler
@@ -55,6 +58,8 @@ export BRIDGE_API_QPS=${BENCH_API_QPS:-1000} BRIDGE_API_BURST=${BENCH_API_BURST:
 # After a system's last bind, its asynchronous writes (Events, conditions,
 # kwok's status) land before the window's API counts are read.
 SETTLE_S=${BENCH_SETTLE_S:-3}
+ROUNDS=${BENCH_ROUNDS:-3}
+case $ROUNDS in "" | *[!0-9]* | 0) echo "bench: BENCH_ROUNDS: a whole number of rounds, 1 or more" >&2; exit 2 ;; esac
 # kube-scheduler's profile; only a test on a shared stack needs another
 # name, so that it places no one else's pods.
 KUBE_SCHED_NAME=${BENCH_KUBE_SCHEDULER_NAME:-default-scheduler}

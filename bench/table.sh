@@ -18,11 +18,28 @@ def run(s; sys): first(.runs[] | select(.scenario == s and .system == sys)) // n
 def rate(x): x.result.jobs_per_s // x.result.binds_per_s;
 # Slurm alone makes its RPCs itself (submits and polls).
 def rpcs(x): if x.system == "slurm" then x.result.rpcs_per_job else x.slurm_rpcs.per_pod? end;
-def row: [.scenario, .system, r(rate(.)), r(.result.latency_ms.p50), r(.result.latency_ms.p90),
+def row: [.scenario, .system, (.round // 1 | tostring), r(rate(.)), r(.result.latency_ms.p50), r(.result.latency_ms.p90),
 	r(.result.latency_ms.p99), r(.result.latency_ms.max), r(.startup_ms), r2(.cpu_per_pod_ms),
 	r2(.api_writes.scheduler_per_pod?), r2(rpcs(.)), (.result.partial_gangs // "-" | tostring)] | @tsv;
 def writes: [.scenario, .system] + ([.api_writes.per_pod | .binding, .pod_patch, .events, .pod_status,
 	.pod_create, .pod_delete, .other] | map(r2(.))) + [r2(.api_writes.scheduler_per_pod)] | @tsv;
+# Over interleaved rounds: the median (the lower one of an even count)
+# of the per-round ratios of system A to system B, with their spread.
+def med(xs): (xs | map(select(. != null)) | sort) as $s |
+	if ($s | length) == 0 then null else $s[(($s | length) - 1) / 2 | floor] end;
+def rounds(s; a; b; f): [.runs[] | select(.scenario == s and .system == a)] as $A |
+	[.runs[] | select(.scenario == s and .system == b)] as $B |
+	[$A[] as $x | ($B[] | select(.round == $x.round)) as $y |
+		($x | f) as $fx | ($y | f) as $fy |
+		if $fx == null or $fy == null or $fy == 0 then null else $fx / $fy end];
+def spread(xs): (xs | map(select(. != null))) as $v |
+	if ($v | length) == 0 then "-" else
+	"\(med($v) * 100 | round / 100)x (\($v | min * 100 | round / 100)x to \($v | max * 100 | round / 100)x, \($v | length) rounds)" end;
+# Slurm'"'"'s CPU seconds in a window: by part, and the sum.
+def parts: {slurmctld: .slurmctld, slurmd: .slurmd, munged: .munged,
+	accounting: ((.slurmdbd // 0) + (.mariadbd // 0))};
+def slurm_s(x): if x == null then null else ([x | parts[] | . // 0] | add) end;
+def ms(x; n): if x == null or n == null or n == 0 then null else x * 1000 / n end;
 def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
 
 # The scheduling header only when something was scheduled (not for
@@ -34,7 +51,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "scheduler ready, or the first submit), fixed from each pod'"'"'s ADDED; startup: process start to /readyz 200;",
 "writes: the scheduler'"'"'s API writes per bound pod; rpcs: Slurm RPCs per pod",
 "",
-(["scenario", "system", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
+(["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
 (.runs[] | select(.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") | row),
 "",
@@ -46,6 +63,36 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"fixed \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
 (run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
 	"gangs: \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+(select(any(.runs[]; .round != null)) |
+	"",
+	"interleaved rounds: the median ratio over the rounds (lowest to highest):",
+	"  singles binds/s, bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; rate(.))))",
+	"  singles p99, bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .result.latency_ms.p99)))",
+	"  singles p50, bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .result.latency_ms.p50)))",
+	"  fixed p99, bridge / kube-scheduler: \(spread(rounds("fixed"; "bridge"; "kube-scheduler"; .result.latency_ms.p99)))",
+	"  fixed p50, bridge / kube-scheduler: \(spread(rounds("fixed"; "bridge"; "kube-scheduler"; .result.latency_ms.p50)))",
+	"  gangs pods/s, bridge / Slurm alone: \(spread(rounds("gangs"; "bridge"; "slurm";
+		if .system == "slurm" then (if rate(.) == null then null else rate(.) * (.result.tasks // 8) end) else rate(.) end)))",
+	"  CPU per bound pod, singles bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .cpu_per_pod_ms)))"),
+(first(.runs[] | select(.scenario == "fixed-calibration")) // empty |
+	"  fixed ran at \(.rate) pods/s: \(.share_percent) % of the \(.created_per_s // "-") pods/s this stack created with no scheduler at work"),
+(select(any(.runs[]; .stack_cpu_s != null and .scenario != "churn" and .scenario != "backlog")) |
+	"",
+	"CPU per pod, ms (median over the rounds): the scheduler, and Slurm'"'"'s parts (accounting: slurmdbd + mariadbd);",
+	"bound: from start to the last bind; ended: from the pods'"'"' deletion until Slurm holds no job; fixed: whole lives",
+	(["run", "system", "scheduler", "slurmctld", "slurmd", "munged", "accounting", "Slurm", "scheduler+Slurm"] | @tsv),
+	(["singles bound", "singles ended", "gangs bound", "gangs ended", "fixed life"][] as $w |
+	 ($w | split(" ")) as [$sc, $kind] |
+	 ["bridge", "kube-scheduler"][] as $sys |
+	 [.runs[] | select(.scenario == $sc and .system == $sys and
+		(if $kind == "ended" then .stack_cpu_per_pod_ms != null else .stack_cpu_s != null and .stack_cpu_per_pod_ms == null end))] as $rs |
+	 select($rs | length > 0) |
+	 def n(x): if $kind == "ended" then x.pods else x.result.bound end;
+	 [$w, $sys,
+	  r2(med([$rs[] | ms(.cpu_s; n(.))])),
+	  (["slurmctld", "slurmd", "munged", "accounting"][] as $p | r2(med([$rs[] | ms(.stack_cpu_s | parts[$p]; n(.))]))),
+	  r2(med([$rs[] | ms(slurm_s(.stack_cpu_s); n(.))])),
+	  r2(med([$rs[] | if .cpu_s == null then null else ms(.cpu_s + slurm_s(.stack_cpu_s); n(.)) end]))] | @tsv)),
 (select(any(.runs[]; .api_writes != null)) |
 	"",
 	"API writes per bound pod (scheduler = binding + pod_patch + events; pods/status is kwok'"'"'s too, compare the",

@@ -1,6 +1,6 @@
 # make bench's fixed scenario: pods arriving at a fixed rate.
 #
-# bench/run.sh sources it.  Pods arrive at BENCH_FIXED_RATE pods/s (default 100) for
+# bench/run.sh sources it.  Pods arrive at BENCH_FIXED_RATE pods/s for
 # BENCH_FIXED_S seconds (default 60), one-CPU pods as singles, each
 # deleted BENCH_FIXED_LIFE_S seconds (default 10) after it arrived so the
 # run fits in the cluster (build/bench/podgen), against the running
@@ -9,9 +9,15 @@
 # watch; latency_post_ms is the same from the pod's POST returning
 # (podgen's clock): beside the latency from ADDED, it shows what the
 # watch itself adds.  A pod created and never bound is later than any
-# (null where a percentile falls on one).
+# (null where a percentile falls on one).  The rate is one this stack can
+# create on time, so the latencies measure the schedulers and not pod
+# creation: with BENCH_FIXED_RATE=auto (the default), podgen first
+# creates pods for 10 s at 100 pods/s with no scheduler at work, and the
+# scenario runs at FIXED_SHARE percent (40) of the rate it reached.  The
+# bridge and kube-scheduler then run in BENCH_ROUNDS interleaved rounds.
 # shellcheck shell=bash disable=SC2034,SC2154 # the driver's variables
-FIXED_RATE=${BENCH_FIXED_RATE:-100}
+FIXED_RATE=${BENCH_FIXED_RATE:-auto}
+FIXED_SHARE=40
 FIXED_S=${BENCH_FIXED_S:-60}
 FIXED_LIFE_S=${BENCH_FIXED_LIFE_S:-10}
 
@@ -40,7 +46,7 @@ fixed_run() {
 	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null || true
 	window_close "$pid"
 	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
-	sched_record fixed "$sys" "$ns" -n rate="$FIXED_RATE" -n seconds="$FIXED_S" \
+	sched_record fixed "$sys" "$ns" -n round="$ROUND" -n rate="$FIXED_RATE" -n seconds="$FIXED_S" \
 		-n lifetime_s="$FIXED_LIFE_S" -j podgen="$WORK/pg-$ns.json" \
 		--post-pods "$WORK/pg-$ns.txt" --post-binds "$WORK/binds-$ns.txt"
 	# Latency against arrival, from podgen's t0.
@@ -49,21 +55,48 @@ fixed_run() {
 	drop_ns "$ns"
 }
 
+# fixed_calibrate: the pods/s this stack creates with no scheduler at work
+# (podgen at 100 pods/s for 10 s, a scheduler name nobody serves), and
+# FIXED_RATE from it.
+fixed_calibrate() {
+	local got
+	new_ns bench-fixed-cal
+	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace bench-fixed-cal --rate 100 \
+		--seconds 10 --lifetime 5 --scheduler bench-nobody \
+		--out "$WORK/pg-cal.txt" >"$WORK/pg-cal.json" 2>"$WORK/pg-cal.err" || true
+	got=$(jq -r '.sent_per_s // empty' "$WORK/pg-cal.json" 2>/dev/null)
+	drop_ns bench-fixed-cal
+	if [ -z "$got" ]; then
+		FIXED_RATE=30
+		say "fixed: calibration failed ($(tail -1 "$WORK/pg-cal.err")): $FIXED_RATE pods/s"
+	else
+		FIXED_RATE=$(awk -v g="$got" -v p="$FIXED_SHARE" 'BEGIN { r = int(g * p / 100); print (r < 1 ? 1 : r) }')
+		say "fixed: this stack creates $got pods/s with no scheduler at work; the scenario runs at $FIXED_RATE pods/s ($FIXED_SHARE %)"
+	fi
+	rec run --scenario fixed-calibration --system podgen -n created_per_s="${got:-}" \
+		-n rate="$FIXED_RATE" -n share_percent="$FIXED_SHARE"
+}
+
 scenario_fixed() {
+[ "$FIXED_RATE" = auto ] && fixed_calibrate
 FIXED_N=$(awk -v r="$FIXED_RATE" -v s="$FIXED_S" 'BEGIN { printf "%d", r * s + 0.5 }')
 # At most rate x lifetime one-CPU pods live at once: they must fit.
 cpus=$(sinfo -h -p "$SLURM_PARTITION" -o %C | cut -d/ -f4)
 if [ "$(awk -v r="$FIXED_RATE" -v l="$FIXED_LIFE_S" -v c="${cpus:-0}" 'BEGIN { print (r * l > c) }')" = 1 ]; then
 	say "fixed: warning: $FIXED_RATE pods/s living $FIXED_LIFE_S s need more than the $cpus CPUs"
 fi
-say "fixed: slurm-bridge, $FIXED_RATE pods/s for $FIXED_S s, each deleted $FIXED_LIFE_S s after"
-new_ns bench-fixed enabled
-started_ms='' ready_ms=''
-fixed_run bridge bench-fixed slurm-bridge "$(bridge_pid)"
-wait_no_jobs
-say "fixed: baseline B (kube-scheduler, started first), $FIXED_RATE pods/s for $FIXED_S s"
-new_ns bench-fixed-kube
-kube_sched_start
-fixed_run kube-scheduler bench-fixed-kube "$KUBE_SCHED_NAME" "$sched_pid"
-kube_sched_stop
+local r
+for ((r = 1; r <= ROUNDS; r++)); do
+	ROUND=$r
+	say "fixed: slurm-bridge, round $ROUND of $ROUNDS, $FIXED_RATE pods/s for $FIXED_S s, each deleted $FIXED_LIFE_S s after"
+	new_ns bench-fixed enabled
+	started_ms='' ready_ms=''
+	fixed_run bridge bench-fixed slurm-bridge "$(bridge_pid)"
+	wait_no_jobs
+	say "fixed: baseline B (kube-scheduler, started first), round $ROUND of $ROUNDS, $FIXED_RATE pods/s for $FIXED_S s"
+	new_ns bench-fixed-kube
+	kube_sched_start
+	fixed_run kube-scheduler bench-fixed-kube "$KUBE_SCHED_NAME" "$sched_pid"
+	kube_sched_stop
+done
 }

@@ -9,12 +9,21 @@
 GANG_SIZE=8
 GANGS=${BENCH_GANGS:-$(( NODES * 8 / GANG_SIZE < 100 ? NODES * 8 / GANG_SIZE : 100 ))}
 
+# Slurm alone and the bridge run in BENCH_ROUNDS interleaved rounds.
 scenario_gangs() {
-say "gangs: baseline A, $GANGS allocations of $GANG_SIZE one-GPU tasks"
+local r
+for ((r = 1; r <= ROUNDS; r++)); do
+	ROUND=$r
+	gangs_round
+done
+}
+
+gangs_round() {
+say "gangs: baseline A, round $ROUND of $ROUNDS, $GANGS allocations of $GANG_SIZE one-GPU tasks"
 "$BASELINE" gangs "$GANGS" "$GANG_SIZE" 1 >"$WORK/slurm-gangs.json" ||
 	say "gangs: baseline A failed"
-rec run --scenario gangs --system slurm -j result="$WORK/slurm-gangs.json"
-say "gangs: slurm-bridge, $GANGS gangs of $GANG_SIZE one-GPU pods present when it starts"
+rec run --scenario gangs --system slurm -n round="$ROUND" -j result="$WORK/slurm-gangs.json"
+say "gangs: slurm-bridge, round $ROUND of $ROUNDS, $GANGS gangs of $GANG_SIZE one-GPU pods present when it starts"
 bridge_stop
 new_ns bench-gangs enabled
 pods bench-gangs g $((GANGS * GANG_SIZE)) slurm-bridge 1 "$GANG_SIZE" | create_pods
@@ -24,7 +33,6 @@ window_open
 bridge_start_ready bench-gangs
 bindwatch_wait bench-gangs
 window_close "$(bridge_pid)"
-sched_record gangs bridge bench-gangs -n startup_cpu_s="${cpu0:-}" -n gang_size="$GANG_SIZE"
-drop_ns bench-gangs
-wait_no_jobs
+sched_record gangs bridge bench-gangs -n round="$ROUND" -n startup_cpu_s="${cpu0:-}" -n gang_size="$GANG_SIZE"
+end_window gangs bridge bench-gangs $((GANGS * GANG_SIZE)) "$(bridge_pid)"
 }

@@ -822,6 +822,55 @@ rec_sched(const struct rec_args *a)
 	return (rec_emit(r, 0) == -1);
 }
 
+/* --- record end: a run's pods ending ---------------------------------------- */
+
+/*
+ * The cost of a run's pods ending: from their deletion until Slurm holds
+ * none of their jobs, the stack's CPU (--stack0, --stack1 snapshots) and
+ * the scheduler's (--cpu0, --cpu1), in all and per ended pod (--pods).
+ */
+static int
+rec_end(const struct rec_args *a)
+{
+	static const char *const known[] = { "scenario", "system", "pods",
+		"seconds", "cpu0", "cpu1", "stack0", "stack1", NULL };
+	json_t			*r, *pods, *cpu0, *cpu1, *stack, *per, *v;
+	const char		*k;
+	double			 n;
+
+	if (rec_check_args(a, known) == -1)
+		return (2);
+	pods = rec_get_num(a, "pods");
+	cpu0 = rec_get_num(a, "cpu0");
+	cpu1 = rec_get_num(a, "cpu1");
+	n = json_is_number(pods) ? json_number_value(pods) : 0;
+	stack = rec_deltas(rec_get(a, "stack0"), rec_get(a, "stack1"), 2);
+	per = json_object();
+	json_object_foreach (stack, k, v)
+		json_object_set_new(per, k,
+		    n > 0 ? rec_num(rec_round(json_number_value(v) * 1000 / n,
+				1000)) :
+			    json_null());
+	r = json_object();
+	json_object_set_new(r, "scenario", rec_get_str(a, "scenario"));
+	json_object_set_new(r, "system", rec_get_str(a, "system"));
+	json_object_set(r, "pods", pods);
+	json_object_set_new(r, "seconds", rec_get_num(a, "seconds"));
+	json_object_set_new(r, "cpu_s",
+	    json_is_number(cpu0) && json_is_number(cpu1) ?
+		rec_num(rec_round(json_number_value(cpu1) -
+			json_number_value(cpu0),
+		    100)) :
+		json_null());
+	json_object_set_new(r, "stack_cpu_s", stack);
+	json_object_set_new(r, "stack_cpu_per_pod_ms", per);
+	rec_members(a, r);
+	json_decref(pods);
+	json_decref(cpu0);
+	json_decref(cpu1);
+	return (rec_emit(r, 0) == -1);
+}
+
 /* --- record churn, record idle ---------------------------------------------- */
 
 /* A whole number of flag name into *out; 0, or -1 (said). */
@@ -1456,7 +1505,7 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: record run|sched|churn|idle|band|relist|backlog|\n"
+	    "usage: record run|sched|end|churn|idle|band|relist|backlog|\n"
 	    "              owners-phase|owners|file [--NAME VALUE]...\n"
 	    "              [-n KEY=NUMBER] [-s KEY=STRING] [-b KEY=BOOL]\n"
 	    "              [-j KEY=FILE]...\n"
@@ -1473,6 +1522,7 @@ main(int argc, char *argv[])
 	} cmds[] = {
 		{ "run", rec_run },
 		{ "sched", rec_sched },
+		{ "end", rec_end },
 		{ "churn", rec_churn },
 		{ "idle", rec_idle },
 		{ "band", rec_band },
