@@ -858,9 +858,9 @@ rec_end(const struct rec_args *a)
 	json_object_set_new(r, "seconds", rec_get_num(a, "seconds"));
 	json_object_set_new(r, "cpu_s",
 	    json_is_number(cpu0) && json_is_number(cpu1) ?
-		rec_num(rec_round(json_number_value(cpu1) -
-			json_number_value(cpu0),
-		    100)) :
+		rec_num(
+		    rec_round(json_number_value(cpu1) - json_number_value(cpu0),
+			100)) :
 		json_null());
 	json_object_set_new(r, "stack_cpu_s", stack);
 	json_object_set_new(r, "stack_cpu_per_pod_ms", per);
