@@ -217,12 +217,16 @@ bridge_rpcs_snap() {
 # seconds of PID then.
 # stack_cpu_snap FILE: CPU seconds so far of the stack's busy processes,
 # "name seconds" each: where a window's CPU went besides the scheduler.
+# A process's children it has waited for count as its own: slurmd's are
+# the job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.
 stack_cpu_snap() {
-	local n pid
+	local n pid hz
+	hz=$(getconf CLK_TCK)
 	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
 		# Every process of that name (several slurmd).
-		echo "$n $(for pid in $(pgrep -x "$n"); do proc_cpu "$pid" 2>/dev/null; done |
-			awk '{ t += $1 } END { printf "%.2f", t }')"
+		echo "$n $(for pid in $(pgrep -x "$n"); do
+			awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null
+		done | awk -v hz="$hz" '{ t += $1 } END { printf "%.2f", t / hz }')"
 	done >"$1"
 }
 # (record sched turns the snapshots into the window's figures.)
