@@ -53,16 +53,16 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "",
 (["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
-(.runs[] | select(.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") | row),
+(.runs[] | select((.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") and .stack_cpu_per_pod_ms == null) | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
 	select($b != null) |
-	"singles: bridge \(r(rate($b))) binds/s = \(ratio(rate($b); rate($k))) kube-scheduler, \(ratio(rate($b); rate($s))) Slurm alone; start-up bridge \(r($b.startup_ms)) ms, kube-scheduler \(r($k.startup_ms)) ms"),
+	"singles\(if $b.round != null then ", round 1" else "" end): bridge \(r(rate($b))) binds/s = \(ratio(rate($b); rate($k))) kube-scheduler, \(ratio(rate($b); rate($s))) Slurm alone; start-up bridge \(r($b.startup_ms)) ms, kube-scheduler \(r($k.startup_ms)) ms"),
 (run("fixed"; "bridge") as $b | run("fixed"; "kube-scheduler") as $k | select($b != null or $k != null) |
 	($b // $k) as $x |
-	"fixed \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
+	"fixed\(if $x.round != null then ", round 1" else "" end): \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
 (run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
-	"gangs: \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+	"gangs\(if $g.round != null then ", round 1" else "" end): \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
 (select(any(.runs[]; .round != null)) |
 	"",
 	"interleaved rounds: the median ratio over the rounds (lowest to highest):",
@@ -71,11 +71,11 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"  singles p50, bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .result.latency_ms.p50)))",
 	"  fixed p99, bridge / kube-scheduler: \(spread(rounds("fixed"; "bridge"; "kube-scheduler"; .result.latency_ms.p99)))",
 	"  fixed p50, bridge / kube-scheduler: \(spread(rounds("fixed"; "bridge"; "kube-scheduler"; .result.latency_ms.p50)))",
-	"  gangs pods/s, bridge / Slurm alone: \(spread(rounds("gangs"; "bridge"; "slurm";
-		if .system == "slurm" then (if rate(.) == null then null else rate(.) * (.result.tasks // 8) end) else rate(.) end)))",
+	"  gangs per second, bridge / Slurm alone: \(spread(rounds("gangs"; "bridge"; "slurm";
+		if .system == "slurm" then rate(.) elif rate(.) == null then null else rate(.) / (.gang_size // 8) end)))",
 	"  CPU per bound pod, singles bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .cpu_per_pod_ms)))"),
 (first(.runs[] | select(.scenario == "fixed-calibration")) // empty |
-	"  fixed ran at \(.rate) pods/s: \(.share_percent) % of the \(.created_per_s // "-") pods/s this stack created with no scheduler at work"),
+	"  fixed ran at \(.rate) pods/s: \(.share_percent) % of the \(.created_per_s // "-") pods/s this stack created (of 100 asked) while the bridge placed them"),
 (select(any(.runs[]; .stack_cpu_s != null and .scenario != "churn" and .scenario != "backlog")) |
 	"",
 	"CPU per pod, ms (median over the rounds): the scheduler, and Slurm'"'"'s parts (accounting: slurmdbd + mariadbd);",
@@ -105,11 +105,11 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"Slurm RPCs per pod, \(.scenario) bridge: \(r2(.slurm_rpcs.per_pod)) (\(byrpc))"),
 (.runs[] | select(.system == "slurm" and .result.rpcs_per_job != null) |
 	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
-(.runs[] | select(.cpu_s != null and .scenario != "churn") |
+(.runs[] | select(.cpu_s != null and .scenario != "churn" and .stack_cpu_per_pod_ms == null) |
 	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
 	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
 (.runs[] | select(.stack_cpu_s != null and (.stack_cpu_s | length) > 0) |
-	"  the stack meanwhile, \(.scenario) \(.system): " +
+	"  the stack meanwhile, \(.scenario) \(.system)\(if .stack_cpu_per_pod_ms != null then " (its pods ending)" else "" end)\(if .round != null then " round \(.round)" else "" end): " +
 	([.stack_cpu_s | to_entries[] | "\(.key) \(.value) s"] | join(", "))),
 (.runs[] | select(.scenario == "churn") |
 	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),

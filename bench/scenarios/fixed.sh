@@ -12,12 +12,14 @@
 # (null where a percentile falls on one).  The rate is one this stack can
 # create on time, so the latencies measure the schedulers and not pod
 # creation: with BENCH_FIXED_RATE=auto (the default), podgen first
-# creates pods for 10 s at 100 pods/s with no scheduler at work, and the
-# scenario runs at FIXED_SHARE percent (40) of the rate it reached.  The
+# creates pods at 100 pods/s for 15 s, each deleted 5 s later, with the
+# bridge placing them (the dearer system per pod's life: Slurm's
+# allocation, its end and the node epilog run on the same cores), and the
+# scenario runs at FIXED_SHARE percent (60) of the rate it reached.  The
 # bridge and kube-scheduler then run in BENCH_ROUNDS interleaved rounds.
 # shellcheck shell=bash disable=SC2034,SC2154 # the driver's variables
 FIXED_RATE=${BENCH_FIXED_RATE:-auto}
-FIXED_SHARE=40
+FIXED_SHARE=60
 FIXED_S=${BENCH_FIXED_S:-60}
 FIXED_LIFE_S=${BENCH_FIXED_LIFE_S:-10}
 
@@ -55,23 +57,24 @@ fixed_run() {
 	drop_ns "$ns"
 }
 
-# fixed_calibrate: the pods/s this stack creates with no scheduler at work
-# (podgen at 100 pods/s for 10 s, a scheduler name nobody serves), and
-# FIXED_RATE from it.
+# fixed_calibrate: the pods/s this stack creates while the bridge places
+# and ends them (podgen at 100 pods/s for 15 s, each deleted 5 s later),
+# and FIXED_RATE from it.
 fixed_calibrate() {
 	local got
-	new_ns bench-fixed-cal
+	new_ns bench-fixed-cal enabled
 	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace bench-fixed-cal --rate 100 \
-		--seconds 10 --lifetime 5 --scheduler bench-nobody \
+		--seconds 15 --lifetime 5 --scheduler slurm-bridge \
 		--out "$WORK/pg-cal.txt" >"$WORK/pg-cal.json" 2>"$WORK/pg-cal.err" || true
 	got=$(jq -r '.sent_per_s // empty' "$WORK/pg-cal.json" 2>/dev/null)
 	drop_ns bench-fixed-cal
+	wait_no_jobs
 	if [ -z "$got" ]; then
 		FIXED_RATE=30
 		say "fixed: calibration failed ($(tail -1 "$WORK/pg-cal.err")): $FIXED_RATE pods/s"
 	else
 		FIXED_RATE=$(awk -v g="$got" -v p="$FIXED_SHARE" 'BEGIN { r = int(g * p / 100); print (r < 1 ? 1 : r) }')
-		say "fixed: this stack creates $got pods/s with no scheduler at work; the scenario runs at $FIXED_RATE pods/s ($FIXED_SHARE %)"
+		say "fixed: this stack creates $got pods/s (of 100 asked) while the bridge places them; the scenario runs at $FIXED_RATE pods/s ($FIXED_SHARE %)"
 	fi
 	rec run --scenario fixed-calibration --system podgen -n created_per_s="${got:-}" \
 		-n rate="$FIXED_RATE" -n share_percent="$FIXED_SHARE"
