@@ -205,12 +205,17 @@ api_writes_snap() {
 		END { for (k in c) printf "%s %.0f\n", k, c[k] }' >"$1"
 }
 # bridge_rpcs_snap FILE: the bridge's libslurm calls so far, "rpc count"
-# per call (nothing when it is not running).
+# per call, and in FILE.sum the seconds they took, "rpc seconds"
+# (nothing when it is not running).
 bridge_rpcs_snap() {
-	{ curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" || true; } | awk '
-		/^slurm_bridge_slurm_rpc_duration_seconds_count\{/ {
-			if (match($0, /rpc="[^"]*"/)) printf "%s %.0f\n", substr($0, RSTART + 5, RLENGTH - 6), $NF
+	{ curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" || true; } | awk -v sum="$1.sum" '
+		/^slurm_bridge_slurm_rpc_duration_seconds_(count|sum)\{/ {
+			if (!match($0, /rpc="[^"]*"/)) next
+			rpc = substr($0, RSTART + 5, RLENGTH - 6)
+			if ($0 ~ /_count\{/) printf "%s %.0f\n", rpc, $NF
+			else printf "%s %.6f\n", rpc, $NF >sum
 		}' >"$1"
+	touch "$1.sum"
 }
 # window_open / window_close: the counts before and after one system's run
 # (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU

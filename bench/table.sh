@@ -102,7 +102,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	(.runs[] | select(.api_writes != null) | writes)),
 "",
 (.runs[] | select(.scenario != "churn" and .slurm_rpcs != null) |
-	"Slurm RPCs per pod, \(.scenario) bridge: \(r2(.slurm_rpcs.per_pod)) (\(byrpc))"),
+	"Slurm RPCs per pod, \(.scenario) bridge\(if .round != null then " round \(.round)" else "" end): \(r2(.slurm_rpcs.per_pod)) (\(byrpc))" +
+	(if (.slurm_rpcs.mean_ms // {}) | length > 0 then
+		"; mean time: " + ([.slurm_rpcs.mean_ms | to_entries[] | "\(.key) \(r2(.value)) ms"] | join(", "))
+	else "" end)),
 (.runs[] | select(.system == "slurm" and .result.rpcs_per_job != null) |
 	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
 (.runs[] | select(.cpu_s != null and .scenario != "churn" and .stack_cpu_per_pod_ms == null) |

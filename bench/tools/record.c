@@ -27,6 +27,7 @@
  * cannot write, 2 on a usage error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -655,6 +656,41 @@ rec_deltas(const char *f0, const char *f1, int decimals)
 	return (d);
 }
 
+/*
+ * The mean time of each libslurm call over a window, in ms, from the
+ * "rpc seconds" files beside the counts (F.sum), given the calls' counts
+ * (by); a call with none made is left out.
+ */
+static json_t *
+rec_rpc_means(const char *f0, const char *f1, json_t *by)
+{
+	json_t	   *s0, *s1, *m, *v;
+	const char *key;
+	char	    p0[PATH_MAX], p1[PATH_MAX];
+	double	    n;
+
+	m = json_object();
+	if (f0 == NULL || f1 == NULL)
+		return (m);
+	snprintf(p0, sizeof(p0), "%s.sum", f0);
+	snprintf(p1, sizeof(p1), "%s.sum", f1);
+	s0 = rec_read_map(p0, 1);
+	s1 = rec_read_map(p1, 1);
+	json_object_foreach (by, key, v) {
+		n = json_number_value(v);
+		if (n <= 0 || json_object_get(s1, key) == NULL)
+			continue;
+		json_object_set_new(m, key,
+		    rec_num(rec_round((rec_map_num(s1, key) -
+					  rec_map_num(s0, key)) *
+			    1000 / n,
+			1000)));
+	}
+	json_decref(s0);
+	json_decref(s1);
+	return (m);
+}
+
 /* The bridge's libslurm calls over a window: in all, by call, per pod. */
 static json_t *
 rec_rpcs(const char *f0, const char *f1, const json_t *bound)
@@ -675,6 +711,7 @@ rec_rpcs(const char *f0, const char *f1, const json_t *bound)
 	json_object_set_new(r, "per_pod", rec_per(total, bound));
 	json_object_set_new(r, "by_rpc", by);
 	json_object_set_new(r, "by_rpc_per_pod", per);
+	json_object_set_new(r, "mean_ms", rec_rpc_means(f0, f1, by));
 	return (r);
 }
 
