@@ -356,7 +356,7 @@ images: all
 	$(Q)scripts/deploy/images.sh
 
 # The webhook alone: p50/p99 and throughput over TLS with wrk.
-bench-webhook: all
+bench-webhook: all bench-tools
 	$(Q)scripts/stack/cluster-up.sh
 	$(Q)scripts/stack/bridge-up.sh
 	$(Q)bench/webhook/run.sh

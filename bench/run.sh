@@ -183,7 +183,7 @@ if [ "$have_gnuplot" = 1 ]; then
 fi
 
 # --- the results file and the table ---------------------------------------------
-"$RECORD" file --nodes "$NODES" --seconds "$(( $(date +%s) - BENCH_T0 ))" \
+"$RECORD" file --nodes "$NODES" --cpus "$(nproc)" --seconds "$(( $(date +%s) - BENCH_T0 ))" \
 	--plots "${plots[*]}" --runs "$RESULTS" >"$OUT"
 "$here/table.sh" "$OUT"
 say "results: ${OUT#"$top"/} ($(( $(date +%s) - BENCH_T0 )) s)"

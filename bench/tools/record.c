@@ -59,6 +59,8 @@ struct rec_line {
 
 static const char *rec_cmd = "record";
 
+static json_t *rec_read_lines(const char *path);
+
 static void
 rec_warn(const char *what, const char *value)
 {
@@ -908,6 +910,291 @@ rec_end(const struct rec_args *a)
 	return (rec_emit(r, 0) == -1);
 }
 
+/* --- record webhook-run, record webhook-file -------------------------------- */
+
+/*
+ * The server's /metrics as bench/webhook/run.sh scrapes them: one
+ * "NAME{LABELS}<tab>VALUE" line each; a value that is not a number is
+ * null, as jq's tonumber? // null.
+ */
+static json_t *
+rec_metrics_file(const char *path)
+{
+	char	buf[REC_MAX_LINE], *tab, *nl;
+	json_t *m = json_object();
+	double	v;
+	FILE   *fp;
+
+	if (path == NULL || (fp = fopen(path, "r")) == NULL)
+		return (m);
+	while (fgets(buf, sizeof(buf), fp) != NULL) {
+		if ((nl = strchr(buf, '\n')) != NULL)
+			*nl = '\0';
+		if ((tab = strrchr(buf, '\t')) == NULL || tab == buf)
+			continue;
+		*tab = '\0';
+		json_object_set_new(m, buf,
+		    rec_strtod(tab + 1, &v) == 0 ? rec_num(v) : json_null());
+	}
+	fclose(fp);
+	return (m);
+}
+
+/* The sum of the numbers of m whose key has sub; null when none has. */
+static json_t *
+rec_metrics_sum(json_t *m, const char *sub)
+{
+	const char *k;
+	json_t	   *v;
+	double	    t = 0;
+	int	    n = 0;
+
+	json_object_foreach (m, k, v)
+		if (strstr(k, sub) != NULL && json_is_number(v)) {
+			t += json_number_value(v);
+			n++;
+		}
+	return (n > 0 ? rec_num(t) : json_null());
+}
+
+/* Does the metric name k end a _total counter ("_total" or "_total{")? */
+static int
+rec_is_total(const char *k)
+{
+	const char *p = strstr(k, "_total");
+
+	for (; p != NULL; p = strstr(p + 1, "_total"))
+		if (p[6] == '\0' || p[6] == '{')
+			return (1);
+	return (0);
+}
+
+/* A number member of o, 0 when it has none. */
+static double
+rec_num_of(const json_t *o, const char *k)
+{
+	return (json_number_value(json_object_get(o, k)));
+}
+
+/*
+ * One wrk run of bench/webhook/run.sh: the run's settings, wrk's result
+ * (--result: the BENCH_RESULT line's object, merged in), the server's CPU
+ * and RSS over it, and the /metrics counters that moved (--m0, --m1).
+ */
+static int
+rec_webhook_run(const struct rec_args *a)
+{
+	static const char *const known[] = { "name", "path", "mode", "threads",
+		"connections", "rate", "close", "command", "machine", "load",
+		"cpu", "m0", "m1", "r0", "r1", "rmax", "rhalf", "result",
+		NULL };
+	json_t	   *r, *res, *m0, *m1, *rss, *co, *sc, *v, *rate, *close, *err;
+	const char *k;
+	double	    d, waits = 0;
+	int	    nwaits = 0;
+
+	if (rec_check_args(a, known) == -1)
+		return (2);
+	res = rec_file_object(rec_get(a, "result"));
+	m0 = rec_metrics_file(rec_get(a, "m0"));
+	m1 = rec_metrics_file(rec_get(a, "m1"));
+	rate = rec_get_num(a, "rate");
+	close = rec_get_num(a, "close");
+	r = json_object();
+	json_object_set_new(r, "name", rec_get_str(a, "name"));
+	json_object_set_new(r, "path", rec_get_str(a, "path"));
+	json_object_set_new(r, "mode", rec_get_str(a, "mode"));
+	json_object_set_new(r, "threads", rec_get_num(a, "threads"));
+	json_object_set_new(r, "connections", rec_get_num(a, "connections"));
+	json_object_set(r, "target_rps",
+	    json_number_value(rate) > 0 ? rate : json_null());
+	json_object_set_new(r, "new_tls_conn_per_request",
+	    json_boolean(json_number_value(close) == 1));
+	json_object_set_new(r, "command", rec_get_str(a, "command"));
+	json_object_update(r, res);
+	json_object_set_new(r, "server_cpu_pct", rec_get_num(a, "cpu"));
+	json_object_set_new(r, "machine_cpu_busy_pct",
+	    rec_get_num(a, "machine"));
+	json_object_set_new(r, "loadavg_after", rec_get_str(a, "load"));
+	rss = json_object();
+	json_object_set_new(rss, "start", rec_get_num(a, "r0"));
+	json_object_set_new(rss, "max", rec_get_num(a, "rmax"));
+	json_object_set_new(rss, "end", rec_get_num(a, "r1"));
+	json_object_set_new(rss, "second_half_growth", rec_get_num(a, "rhalf"));
+	json_object_set_new(r, "rss_kib", rss);
+	co = json_object();
+	json_object_set_new(co, "start", rec_metrics_sum(m0, "cache_objects"));
+	json_object_set_new(co, "end", rec_metrics_sum(m1, "cache_objects"));
+	json_object_set_new(r, "cache_objects", co);
+	sc = json_object();
+	json_object_foreach (m1, k, v) {
+		if (!rec_is_total(k))
+			continue;
+		d = json_number_value(v) - rec_num_of(m0, k);
+		if (d == 0)
+			continue;
+		json_object_set_new(sc, k, rec_num(d));
+		if (strstr(k, "cache_lookups_total") != NULL &&
+		    strstr(strstr(k, "cache_lookups_total"), "waited") !=
+			NULL) {
+			waits += d;
+			nwaits++;
+		}
+	}
+	json_object_set_new(r, "server_counters", sc);
+	err = json_object_get(r, "errors");
+	json_object_set_new(r, "tls_connections",
+	    rec_num(rec_num_of(r, "connections") + rec_num_of(r, "conn_close") +
+		rec_num_of(err, "read") + rec_num_of(err, "write")));
+	json_object_set_new(r, "owner_waits", rec_num(nwaits > 0 ? waits : 0));
+	json_decref(res);
+	json_decref(m0);
+	json_decref(m1);
+	json_decref(rate);
+	json_decref(close);
+	return (rec_emit(r, 0) == -1);
+}
+
+/* The non-empty lines of a file, as an array of strings. */
+static json_t *
+rec_text_lines(const char *path)
+{
+	char	buf[REC_MAX_LINE], *nl;
+	json_t *arr = json_array();
+	FILE   *fp;
+
+	if (path == NULL || (fp = fopen(path, "r")) == NULL)
+		return (arr);
+	while (fgets(buf, sizeof(buf), fp) != NULL) {
+		if ((nl = strchr(buf, '\n')) != NULL)
+			*nl = '\0';
+		if (buf[0] != '\0')
+			json_array_append_new(arr, json_string(buf));
+	}
+	fclose(fp);
+	return (arr);
+}
+
+/* A string member, null when it is empty. */
+static json_t *
+rec_get_str_or_null(const struct rec_args *a, const char *name)
+{
+	const char *v = rec_get(a, name);
+
+	return (v != NULL && *v != '\0' ? json_string(v) : json_null());
+}
+
+/* {start_kib, max_kib, end_kib, growth_kib} from three members. */
+static json_t *
+rec_rss_span(const struct rec_args *a, const char *n0, const char *nmax,
+    const char *n1)
+{
+	json_t *r = json_object(), *v0, *v1;
+
+	v0 = rec_get_num(a, n0);
+	v1 = rec_get_num(a, n1);
+	json_object_set(r, "start_kib", v0);
+	json_object_set_new(r, "max_kib", rec_get_num(a, nmax));
+	json_object_set(r, "end_kib", v1);
+	json_object_set_new(r, "growth_kib",
+	    rec_num(json_number_value(v1) - json_number_value(v0)));
+	json_decref(v0);
+	json_decref(v1);
+	return (r);
+}
+
+/*
+ * The results file of bench/webhook/run.sh: the machine, the server, the
+ * request, the target, every run (--runs: their records, one after the
+ * other), the runs skipped (--skipped: a line each), and memory, with the
+ * RSS samples (--samples: "t phase kib" lines).
+ */
+static int
+rec_webhook_file(const struct rec_args *a)
+{
+	static const char *const known[] = { "date", "host", "cpus", "kernel",
+		"commit", "dirty", "wrk", "binary", "args", "kubeconfig", "ns",
+		"review", "body-bytes", "vbody-bytes", "rate", "p99", "runs",
+		"skipped", "idle", "start", "max", "end", "s-start", "s-max",
+		"s-end", "flat", "flat-kib", "samples", "errors", NULL };
+	json_t			*r, *o, *mem, *samples, *sample, *errors;
+	struct rec_line		 l;
+	const char		*path;
+	FILE			*fp;
+
+	if (rec_check_args(a, known) == -1)
+		return (2);
+	r = json_object();
+	json_object_set_new(r, "benchmark", json_string("webhook"));
+	json_object_set_new(r, "date", rec_get_str(a, "date"));
+	o = json_object();
+	json_object_set_new(o, "host", rec_get_str(a, "host"));
+	json_object_set_new(o, "cpus", rec_get_num(a, "cpus"));
+	json_object_set_new(o, "kernel", rec_get_str(a, "kernel"));
+	json_object_set_new(r, "machine", o);
+	o = json_object();
+	json_object_set_new(o, "commit", rec_get_str(a, "commit"));
+	json_object_set_new(o, "dirty",
+	    rec_bool_text("dirty", rec_get(a, "dirty")));
+	json_object_set_new(r, "git", o);
+	json_object_set_new(r, "wrk", rec_get_str(a, "wrk"));
+	o = json_object();
+	json_object_set_new(o, "binary", rec_get_str(a, "binary"));
+	json_object_set_new(o, "args", rec_get_str(a, "args"));
+	json_object_set_new(o, "kubeconfig",
+	    rec_get_str_or_null(a, "kubeconfig"));
+	json_object_set_new(o, "owner_namespace", rec_get_str_or_null(a, "ns"));
+	json_object_set_new(r, "server", o);
+	o = json_object();
+	json_object_set_new(o, "file", rec_get_str(a, "review"));
+	json_object_set_new(o, "mutate_bytes", rec_get_num(a, "body-bytes"));
+	json_object_set_new(o, "validate_bytes", rec_get_num(a, "vbody-bytes"));
+	json_object_set_new(r, "request", o);
+	o = json_object();
+	json_object_set_new(o, "rps", rec_get_num(a, "rate"));
+	json_object_set_new(o, "p99_ms", rec_get_num(a, "p99"));
+	json_object_set_new(r, "target", o);
+	json_object_set_new(r, "runs", rec_read_lines(rec_get(a, "runs")));
+	json_object_set_new(r, "skipped",
+	    rec_text_lines(rec_get(a, "skipped")));
+	samples = json_array();
+	if ((path = rec_get(a, "samples")) != NULL &&
+	    (fp = fopen(path, "r")) != NULL) {
+		while (rec_read_line(fp, &l) == 0) {
+			if (l.nf < 3)
+				continue;
+			sample = json_object();
+			json_object_set_new(sample, "t",
+			    rec_num(rec_field_num(l.f[0])));
+			json_object_set_new(sample, "phase",
+			    json_string(l.f[1]));
+			json_object_set_new(sample, "rss_kib",
+			    rec_num(rec_field_num(l.f[2])));
+			json_array_append_new(samples, sample);
+		}
+		fclose(fp);
+	}
+	mem = json_object();
+	json_object_set_new(mem, "idle_kib", rec_get_num(a, "idle"));
+	json_object_set_new(mem, "sustained",
+	    rec_rss_span(a, "s-start", "s-max", "s-end"));
+	json_object_set_new(mem, "session",
+	    rec_rss_span(a, "start", "max", "end"));
+	json_object_set_new(mem, "flat",
+	    rec_bool_text("flat", rec_get(a, "flat")));
+	json_object_set_new(mem, "flat_threshold_kib",
+	    rec_get_num(a, "flat-kib"));
+	json_object_set_new(mem, "samples", samples);
+	json_object_set_new(r, "memory", mem);
+	errors = rec_get_num(a, "errors");
+	json_object_set(r, "errors", errors);
+	json_object_set_new(r, "ok",
+	    json_boolean(
+		json_is_number(errors) && json_number_value(errors) == 0));
+	json_decref(errors);
+	return (rec_emit(r, 2) == -1);
+}
+
 /* --- record churn, record idle ---------------------------------------------- */
 
 /* A whole number of flag name into *out; 0, or -1 (said). */
@@ -1510,7 +1797,7 @@ static int
 rec_file(const struct rec_args *a)
 {
 	static const char *const known[] = { "nodes", "seconds", "plots",
-		"runs", NULL };
+		"runs", "cpus", NULL };
 	json_t			*r, *plots;
 	const char		*s = rec_get(a, "plots");
 	size_t			 len;
@@ -1529,7 +1816,8 @@ rec_file(const struct rec_args *a)
 	r = json_object();
 	json_object_set_new(r, "nodes", rec_get_num(a, "nodes"));
 	json_object_set_new(r, "seconds", rec_get_num(a, "seconds"));
-	json_object_set_new(r, "host", json_pack("{s:i}", "cpus", 2));
+	json_object_set_new(r, "host",
+	    json_pack("{s:o}", "cpus", rec_get_num(a, "cpus")));
 	json_object_set_new(r, "plots", plots);
 	json_object_set_new(r, "runs", rec_read_lines(rec_get(a, "runs")));
 	rec_members(a, r);
@@ -1542,8 +1830,9 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: record run|sched|end|churn|idle|band|relist|backlog|\n"
-	    "              owners-phase|owners|file [--NAME VALUE]...\n"
+	    "usage: record run|sched|end|webhook-run|webhook-file|churn|idle|\n"
+	    "              band|relist|backlog|owners-phase|owners|file\n"
+	    "              [--NAME VALUE]...\n"
 	    "              [-n KEY=NUMBER] [-s KEY=STRING] [-b KEY=BOOL]\n"
 	    "              [-j KEY=FILE]...\n"
 	    "Writes one JSON record of make bench on stdout (record file:\n"
@@ -1560,6 +1849,8 @@ main(int argc, char *argv[])
 		{ "run", rec_run },
 		{ "sched", rec_sched },
 		{ "end", rec_end },
+		{ "webhook-run", rec_webhook_run },
+		{ "webhook-file", rec_webhook_file },
 		{ "churn", rec_churn },
 		{ "idle", rec_idle },
 		{ "band", rec_band },

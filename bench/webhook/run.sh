@@ -68,6 +68,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+RECORD=build/bench/record
 # shellcheck source=scripts/stack/stack-env.sh
 . scripts/stack/stack-env.sh
 
@@ -205,14 +206,12 @@ post_review() {
 		die "POST $1: not an allowed AdmissionReview: $(head -c 400 "$3")"
 }
 
-# metrics_json: the server's /metrics samples as {"name{labels}": value}
-# (histogram buckets left out); {} when it serves none.
-metrics_json() {
+# metrics_text: the server's /metrics samples, "name{labels}<tab>value" a
+# line (histogram buckets left out; nothing when it serves none), which
+# record webhook-run reads.
+metrics_text() {
 	curl -sS --max-time 5 --cacert "$CA_CERT" "$BASE_URL/metrics" 2>/dev/null |
-	    awk '!/^#/ && !/_bucket/ && NF >= 2 { v = $NF; $NF = ""; sub(/ $/, ""); print $0 "\t" v }' |
-	    jq -R -s 'split("\n") | map(select(. != "") | split("\t")
-		| {key: .[0], value: (.[1] | tonumber? // null)}) | from_entries' ||
-		echo '{}'
+	    awk '!/^#/ && !/_bucket/ && NF >= 2 { v = $NF; $NF = ""; sub(/ $/, ""); print $0 "\t" v }' || true
 }
 
 # --- Certificate, port, cluster objects, server --------------------------------
@@ -327,14 +326,14 @@ TICKS=$(getconf CLK_TCK)
 run_wrk() {
 	local name=$1 path=$2 body=$3 mode=$4 threads=$5 conns=$6 dur=$7
 	local rate=$8 close=$9
-	local out line t0 t1 c0 c1 r0 r1 rmax rhalf bad env b0 b1 m0=$WORK/m0.json m1=$WORK/m1.json
+	local out line t0 t1 c0 c1 r0 r1 rmax rhalf bad env b0 b1 m0=$WORK/m0 m1=$WORK/m1
 	local -a cmd
 	cmd=(-t"$threads" -c"$conns" -d"${dur}s" --timeout 2s --latency
 	    -s "$LUA" "$BASE_URL$path")
 	env="BENCH_BODY=$body BENCH_RATE=$rate"
 	[ "$close" = 1 ] && env+=" BENCH_CLOSE=1"
-	echo '{}' >"$m0"; echo '{}' >"$m1"
-	[ "$HAS_METRICS" = 1 ] && metrics_json >"$m0"
+	: >"$m0.txt"; : >"$m1.txt"
+	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m0.txt"
 	echo "$name" >"$WORK/phase"
 	r0=$(rss_kib); c0=$(cpu_ticks); b0=$(cpu_busy); t0=$(now)
 	out=$WORK/wrk-$name.txt
@@ -342,7 +341,7 @@ run_wrk() {
 		{ KEEP_WORK=1; cat "$out" >&2; die "wrk failed in run $name"; }
 	t1=$(now); r1=$(rss_kib); c1=$(cpu_ticks); b1=$(cpu_busy)
 	echo between >"$WORK/phase"
-	[ "$HAS_METRICS" = 1 ] && metrics_json >"$m1"
+	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m1.txt"
 	line=$(sed -n 's/^BENCH_RESULT //p' "$out")
 	[ -n "$line" ] || { KEEP_WORK=1; cat "$out" >&2; die "no result line from wrk in run $name"; }
 	rmax=$(awk -v p="$name" -v a="$r0" -v b="$r1" '
@@ -353,40 +352,18 @@ run_wrk() {
 	# is 600 KiB a minute).
 	rhalf=$(awk -v p="$name" -v b="$r1" '$2 == p { v[n++] = $3 }
 	    END { print n < 2 ? 0 : b - v[int(n / 2)] }' "$WORK/rss.log")
-	jq -n --argjson r "$line" --arg name "$name" --arg path "$path" \
-	    --arg mode "$mode" --argjson threads "$threads" --argjson conns "$conns" \
-	    --argjson rate "$((rate * threads))" --argjson close "$close" \
-	    --arg cmd "$env wrk ${cmd[*]}" \
-	    --argjson machine "$(awk -v a="$b0" -v b="$b1" 'BEGIN { split(a, x, " ");
+	echo "$line" >"$WORK/result-$name.json"
+	"$RECORD" webhook-run --name "$name" --path "$path" --mode "$mode" \
+	    --threads "$threads" --connections "$conns" --rate "$((rate * threads))" \
+	    --close "$close" --command "$env wrk ${cmd[*]}" \
+	    --machine "$(awk -v a="$b0" -v b="$b1" 'BEGIN { split(a, x, " ");
 		split(b, y, " "); printf "%.1f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }')" \
-	    --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
-	    --argjson cpu "$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" -v hz="$TICKS" \
+	    --load "$(cut -d' ' -f1-3 /proc/loadavg)" \
+	    --cpu "$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" -v hz="$TICKS" \
 		'BEGIN { printf "%.1f", 100 * (b - a) / hz / (t1 - t0) }')" \
-	    --slurpfile m0 "$m0" --slurpfile m1 "$m1" \
-	    --argjson r0 "$r0" --argjson r1 "$r1" --argjson rmax "$rmax" \
-	    --argjson rhalf "$rhalf" '
-	    {name: $name, path: $path, mode: $mode, threads: $threads,
-	     connections: $conns, target_rps: (if $rate > 0 then $rate else null end),
-	     new_tls_conn_per_request: ($close == 1), command: $cmd} + $r +
-	    {server_cpu_pct: $cpu, machine_cpu_busy_pct: $machine,
-	     loadavg_after: $load,
-	     rss_kib: {start: $r0, max: $rmax, end: $r1,
-		second_half_growth: $rhalf},
-	     # Objects in the owner and namespace cache (the stack'"'"'s churn
-	     # changes them, and the memory with them).
-	     cache_objects: {start: ([$m0[0] | to_entries[]
-		    | select(.key | test("cache_objects")) | .value] | add),
-		end: ([$m1[0] | to_entries[]
-		    | select(.key | test("cache_objects")) | .value] | add)},
-	     # Counters that moved during the run.
-	     server_counters: ($m1[0] | with_entries(select(.key | test("_total(\\{|$)")))
-		| with_entries(.value -= ($m0[0][.key] // 0)) | with_entries(select(.value != 0)))}
-	    # wrk connects once per connection, and again only after a
-	    # "Connection: close" or a socket error.
-	    | .tls_connections = .connections + .conn_close + .errors.read + .errors.write
-	    | .owner_waits = ([.server_counters | to_entries[]
-		| select(.key | test("cache_lookups_total.*waited")) | .value] | add // 0)' \
-	    >"$WORK/run-$name.json"
+	    --m0 "$m0.txt" --m1 "$m1.txt" --r0 "$r0" --r1 "$r1" --rmax "$rmax" \
+	    --rhalf "$rhalf" --result "$WORK/result-$name.json" >"$WORK/run-$name.json" ||
+		die "record webhook-run failed in run $name"
 	# Errors: anything but an allowed 200 AdmissionReview, and lost requests.
 	# (wrk's errors.status, codes > 399, are among the non-2xx.)
 	bad=$(jq '.non_2xx + .not_allowed + .errors.connect + .errors.read +
@@ -458,47 +435,23 @@ read -r SUS_START SUS_MAX SUS_END < <(jq -r 'map(select(.mode == "fixed-rate"))
 SUS_GROWTH=$((SUS_END - SUS_START))
 FLAT=false
 [ "$SUS_GROWTH" -lt "$FLAT_KIB" ] && FLAT=true
-skipped_json=$(printf '%s\n' "${SKIPPED[@]+"${SKIPPED[@]}"}" | jq -R 'select(. != "")' | jq -s .)
-samples_json=$(jq -R -s 'split("\n") | map(select(. != "") | split(" ")
-    | {t: (.[0] | tonumber), phase: .[1], rss_kib: (.[2] | tonumber)})' "$WORK/rss.log")
 git_commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 git_dirty=false
 [ -n "$(git status --porcelain 2>/dev/null)" ] && git_dirty=true
 
 mkdir -p "$(dirname "$BENCH_OUT")"
-jq -n \
-    --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg host "$(hostname)" \
-    --argjson cpus "$(nproc)" --arg kernel "$(uname -r)" \
-    --arg commit "$git_commit" --argjson dirty "$git_dirty" \
-    --arg wrk "$(wrk --version 2>&1 | head -n1 || true)" \
-    --arg bin "$ADMISSION_BIN" --arg args "${SERVER_ARGS[*]}" \
-    --arg kubeconfig "$ADMISSION_KUBECONFIG" --arg ns "$BENCH_NS" \
-    --arg review "$BENCH_REVIEW" --argjson body_bytes "$BODY_BYTES" \
-    --argjson vbody_bytes "$(wc -c <"$VBODY")" \
-    --argjson rate "$RATE" --argjson p99 "$TARGET_P99_MS" \
-    --argjson runs "$runs_json" --argjson skipped "$skipped_json" \
-    --argjson idle "$IDLE_RSS" --argjson start "$START_RSS" \
-    --argjson max "$MAX_RSS" --argjson rss_end "$END_RSS" \
-    --argjson s_start "$SUS_START" --argjson s_max "$SUS_MAX" \
-    --argjson s_end "$SUS_END" --argjson flat "$FLAT" --argjson flat_kib "$FLAT_KIB" \
-    --argjson samples "$samples_json" --argjson errors "$ERRORS" '
-    {benchmark: "webhook", date: $date,
-     machine: {host: $host, cpus: $cpus, kernel: $kernel},
-     git: {commit: $commit, dirty: $dirty}, wrk: $wrk,
-     server: {binary: $bin, args: $args,
-	      kubeconfig: (if $kubeconfig == "" then null else $kubeconfig end),
-	      owner_namespace: (if $ns == "" then null else $ns end)},
-     request: {file: $review, mutate_bytes: $body_bytes,
-	       validate_bytes: $vbody_bytes},
-     target: {rps: $rate, p99_ms: $p99},
-     runs: $runs, skipped: $skipped,
-     memory: {idle_kib: $idle,
-	      sustained: {start_kib: $s_start, max_kib: $s_max, end_kib: $s_end,
-			  growth_kib: ($s_end - $s_start)},
-	      session: {start_kib: $start, max_kib: $max, end_kib: $rss_end,
-			growth_kib: ($rss_end - $start)},
-	      flat: $flat, flat_threshold_kib: $flat_kib, samples: $samples},
-     errors: $errors, ok: ($errors == 0)}' >"$BENCH_OUT"
+for n in "${RUNS[@]}"; do cat "$WORK/run-$n.json"; done >"$WORK/runs.jsonl"
+printf '%s\n' "${SKIPPED[@]+"${SKIPPED[@]}"}" >"$WORK/skipped.txt"
+"$RECORD" webhook-file --date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --host "$(hostname)" \
+    --cpus "$(nproc)" --kernel "$(uname -r)" --commit "$git_commit" --dirty "$git_dirty" \
+    --wrk "$(wrk --version 2>&1 | head -n1 || true)" --binary "$ADMISSION_BIN" \
+    --args "${SERVER_ARGS[*]}" --kubeconfig "$ADMISSION_KUBECONFIG" --ns "$BENCH_NS" \
+    --review "$BENCH_REVIEW" --body-bytes "$BODY_BYTES" --vbody-bytes "$(wc -c <"$VBODY")" \
+    --rate "$RATE" --p99 "$TARGET_P99_MS" --runs "$WORK/runs.jsonl" \
+    --skipped "$WORK/skipped.txt" --idle "$IDLE_RSS" --start "$START_RSS" --max "$MAX_RSS" \
+    --end "$END_RSS" --s-start "$SUS_START" --s-max "$SUS_MAX" --s-end "$SUS_END" \
+    --flat "$FLAT" --flat-kib "$FLAT_KIB" --samples "$WORK/rss.log" --errors "$ERRORS" \
+    >"$BENCH_OUT" || die "record webhook-file failed"
 
 echo
 echo "Webhook benchmark: $ADMISSION_BIN on $LISTEN over TLS, kept-alive connections,"
