@@ -229,9 +229,8 @@ stack_cpu_snap() {
 	hz=$(getconf CLK_TCK)
 	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
 		# Every process of that name (several slurmd).
-		echo "$n $(for pid in $(pgrep -x "$n"); do
-			awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null
-		done | awk -v hz="$hz" '{ t += $1 } END { printf "%.2f", t / hz }')"
+		echo "$n $(for pid in $(pgrep -x "$n"); do stack_cpu_ticks "$pid" children; done |
+			awk -v hz="$hz" '{ t += $1 } END { printf "%.2f", t / hz }')"
 	done >"$1"
 }
 # (record sched turns the snapshots into the window's figures.)

@@ -40,6 +40,8 @@ def parts: {slurmctld: .slurmctld, slurmd: .slurmd, munged: .munged,
 	accounting: ((.slurmdbd // 0) + (.mariadbd // 0))};
 def slurm_s(x): if x == null then null else ([x | parts[] | . // 0] | add) end;
 def ms(x; n): if x == null or n == null or n == 0 then null else x * 1000 / n end;
+# A record of the pods of a run ending (record end), not of their scheduling.
+def ended: .stack_cpu_per_pod_ms != null;
 def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
 
 # The scheduling header only when something was scheduled (not for
@@ -53,7 +55,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "",
 (["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
-(.runs[] | select((.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") and .stack_cpu_per_pod_ms == null) | row),
+(.runs[] | select((.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") and (ended | not)) | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
 	select($b != null) |
@@ -85,7 +87,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	 ($w | split(" ")) as [$sc, $kind] |
 	 ["bridge", "kube-scheduler"][] as $sys |
 	 [.runs[] | select(.scenario == $sc and .system == $sys and
-		(if $kind == "ended" then .stack_cpu_per_pod_ms != null else .stack_cpu_s != null and .stack_cpu_per_pod_ms == null end))] as $rs |
+		(if $kind == "ended" then ended else .stack_cpu_s != null and (ended | not) end))] as $rs |
 	 select($rs | length > 0) |
 	 def n(x): if $kind == "ended" then x.pods else x.result.bound end;
 	 [$w, $sys,
@@ -108,11 +110,11 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	else "" end)),
 (.runs[] | select(.system == "slurm" and .result.rpcs_per_job != null) |
 	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
-(.runs[] | select(.cpu_s != null and .scenario != "churn" and .stack_cpu_per_pod_ms == null) |
+(.runs[] | select(.cpu_s != null and .scenario != "churn" and (ended | not)) |
 	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
 	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
 (.runs[] | select(.stack_cpu_s != null and (.stack_cpu_s | length) > 0) |
-	"  the stack meanwhile, \(.scenario) \(.system)\(if .stack_cpu_per_pod_ms != null then " (its pods ending)" else "" end)\(if .round != null then " round \(.round)" else "" end): " +
+	"  the stack meanwhile, \(.scenario) \(.system)\(if ended then " (its pods ending)" else "" end)\(if .round != null then " round \(.round)" else "" end): " +
 	([.stack_cpu_s | to_entries[] | "\(.key) \(.value) s"] | join(", "))),
 (.runs[] | select(.scenario == "churn") |
 	"churn: \(.pods) pods in \(.seconds) s: bridge CPU \(.cpu_s) s, \(.rpcs_per_pod) Slurm RPCs per pod, RSS \(.rss_kib | min) -> \(.rss_kib | max) KiB"),

@@ -658,6 +658,17 @@ rec_deltas(const char *f0, const char *f1, int decimals)
 	return (d);
 }
 
+/* CPU seconds between two readings, to 1/100: a new reference, null
+ * when either is missing. */
+static json_t *
+rec_cpu_delta(const json_t *cpu0, const json_t *cpu1)
+{
+	if (!json_is_number(cpu0) || !json_is_number(cpu1))
+		return (json_null());
+	return (rec_num(
+	    rec_round(json_number_value(cpu1) - json_number_value(cpu0), 100)));
+}
+
 /*
  * The mean time of each libslurm call over a window, in ms, from the
  * "rpc seconds" files beside the counts (F.sum), given the calls' counts
@@ -791,7 +802,7 @@ rec_sched(const struct rec_args *a)
 	static const char *const known[] = { "scenario", "system", "result",
 		"started", "ready", "cpu0", "cpu1", "api0", "api1", "rpc0",
 		"rpc1", "stack0", "stack1", "post-pods", "post-binds", NULL };
-	json_t			*r, *res, *bound, *started, *ready, *cpu = NULL;
+	json_t			*r, *res, *bound, *started, *ready, *cpu;
 	json_t			*cpu0, *cpu1, *rbound;
 	const char		*sys;
 
@@ -809,10 +820,7 @@ rec_sched(const struct rec_args *a)
 	ready = rec_get_num(a, "ready");
 	cpu0 = rec_get_num(a, "cpu0");
 	cpu1 = rec_get_num(a, "cpu1");
-	if (json_is_number(cpu0) && json_is_number(cpu1))
-		cpu = rec_num(
-		    rec_round(json_number_value(cpu1) - json_number_value(cpu0),
-			100));
+	cpu = rec_cpu_delta(cpu0, cpu1);
 	rbound = json_object_get(res, "bound");
 
 	r = json_object();
@@ -829,9 +837,9 @@ rec_sched(const struct rec_args *a)
 		rec_num(json_number_value(ready) - json_number_value(started)) :
 		json_null());
 	json_object_set(r, "result", res);
-	json_object_set(r, "cpu_s", cpu != NULL ? cpu : json_null());
+	json_object_set(r, "cpu_s", cpu);
 	json_object_set_new(r, "cpu_per_pod_ms",
-	    cpu != NULL && json_is_number(rbound) &&
+	    json_is_number(cpu) && json_is_number(rbound) &&
 		    json_number_value(rbound) > 0 ?
 		rec_num(rec_round(json_number_value(cpu) * 1000 /
 			json_number_value(rbound),
@@ -895,12 +903,7 @@ rec_end(const struct rec_args *a)
 	json_object_set_new(r, "system", rec_get_str(a, "system"));
 	json_object_set(r, "pods", pods);
 	json_object_set_new(r, "seconds", rec_get_num(a, "seconds"));
-	json_object_set_new(r, "cpu_s",
-	    json_is_number(cpu0) && json_is_number(cpu1) ?
-		rec_num(
-		    rec_round(json_number_value(cpu1) - json_number_value(cpu0),
-			100)) :
-		json_null());
+	json_object_set_new(r, "cpu_s", rec_cpu_delta(cpu0, cpu1));
 	json_object_set_new(r, "stack_cpu_s", stack);
 	json_object_set_new(r, "stack_cpu_per_pod_ms", per);
 	rec_members(a, r);

@@ -326,14 +326,14 @@ TICKS=$(getconf CLK_TCK)
 run_wrk() {
 	local name=$1 path=$2 body=$3 mode=$4 threads=$5 conns=$6 dur=$7
 	local rate=$8 close=$9
-	local out line t0 t1 c0 c1 r0 r1 rmax rhalf bad env b0 b1 m0=$WORK/m0 m1=$WORK/m1
+	local out line t0 t1 c0 c1 r0 r1 rmax rhalf bad env b0 b1 m0=$WORK/m0.txt m1=$WORK/m1.txt
 	local -a cmd
 	cmd=(-t"$threads" -c"$conns" -d"${dur}s" --timeout 2s --latency
 	    -s "$LUA" "$BASE_URL$path")
 	env="BENCH_BODY=$body BENCH_RATE=$rate"
 	[ "$close" = 1 ] && env+=" BENCH_CLOSE=1"
-	: >"$m0.txt"; : >"$m1.txt"
-	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m0.txt"
+	: >"$m0"; : >"$m1"
+	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m0"
 	echo "$name" >"$WORK/phase"
 	r0=$(rss_kib); c0=$(cpu_ticks); b0=$(cpu_busy); t0=$(now)
 	out=$WORK/wrk-$name.txt
@@ -341,7 +341,7 @@ run_wrk() {
 		{ KEEP_WORK=1; cat "$out" >&2; die "wrk failed in run $name"; }
 	t1=$(now); r1=$(rss_kib); c1=$(cpu_ticks); b1=$(cpu_busy)
 	echo between >"$WORK/phase"
-	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m1.txt"
+	[ "$HAS_METRICS" = 1 ] && metrics_text >"$m1"
 	line=$(sed -n 's/^BENCH_RESULT //p' "$out")
 	[ -n "$line" ] || { KEEP_WORK=1; cat "$out" >&2; die "no result line from wrk in run $name"; }
 	rmax=$(awk -v p="$name" -v a="$r0" -v b="$r1" '
@@ -361,7 +361,7 @@ run_wrk() {
 	    --load "$(cut -d' ' -f1-3 /proc/loadavg)" \
 	    --cpu "$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" -v hz="$TICKS" \
 		'BEGIN { printf "%.1f", 100 * (b - a) / hz / (t1 - t0) }')" \
-	    --m0 "$m0.txt" --m1 "$m1.txt" --r0 "$r0" --r1 "$r1" --rmax "$rmax" \
+	    --m0 "$m0" --m1 "$m1" --r0 "$r0" --r1 "$r1" --rmax "$rmax" \
 	    --rhalf "$rhalf" --result "$WORK/result-$name.json" >"$WORK/run-$name.json" ||
 		die "record webhook-run failed in run $name"
 	# Errors: anything but an allowed 200 AdmissionReview, and lost requests.

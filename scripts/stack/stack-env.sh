@@ -424,9 +424,13 @@ stack_metric() {
 # stack_rss_kib PID: the resident set of a process, KiB; fails once it is gone.
 stack_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
-# stack_cpu_ticks PID: the user + system time of a process, in clock ticks
-# (getconf CLK_TCK a second); fails once it is gone.
-stack_cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+# stack_cpu_ticks PID [children]: the user + system time of a process, in
+# clock ticks (getconf CLK_TCK a second), with "children" that of the
+# children it has waited for too; fails once it is gone.
+stack_cpu_ticks() {
+	awk -v c="${2:-}" '{ sub(/^.*\) /, ""); print $12 + $13 + (c == "children" ? $14 + $15 : 0) }' \
+		"/proc/$1/stat" 2>/dev/null
+}
 
 # stack_no_bridge_jobs: true when Slurm holds no live job of the bridge.
 # (awk reads all of squeue's output: grep -q would leave it a broken pipe.)
