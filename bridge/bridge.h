@@ -253,6 +253,13 @@ int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
  * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
  * 0 (also when it had ended already), or -1 with err.
  */
+/*
+ * Rewrites the comment of a running job whose pods all stopped to begin
+ * with BRIDGE_STOPPED_MARKER (comment: the one it was submitted with), so
+ * its node epilog returns at once.  0 or -1 with err filled.
+ */
+int sctl_mark_stopped(uint32_t jobid, const char *comment, char *err,
+    size_t errlen);
 int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
     size_t errlen);
 /*
@@ -691,6 +698,11 @@ struct group {
 	 * the namespace), and whether a change is on the submit thread.
 	 */
 	char *spec;
+	/*
+	 * The job's comment as submitted, for sctl_mark_stopped (end.c);
+	 * NULL for a heterogeneous job and a job adopted at a restart.
+	 */
+	char *comment;
 	int   recheck;
 	int   updating;
 	/*

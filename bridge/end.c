@@ -17,8 +17,60 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-void
-end_cancel(struct reconcile *r, struct group *g, const char *why)
+/*
+ * Did every pod of g's job stop, as the API server tells it: Succeeded or
+ * Failed, gone, or deleted with the node's confirmation (grace shortened
+ * to 0)?  A pod deleted without that, past its grace period, may still run
+ * on a node that stopped answering; a pod that shares a claim's devices
+ * with the job is another job's: for both, the node epilog looks itself.
+ */
+static int
+end_pods_stopped(struct reconcile *r, struct group *g)
+{
+	const struct strv *pods = g->job_pods.n > 0 ? &g->job_pods :
+						      &g->members;
+	struct pod_entry  *e;
+	size_t		   i;
+
+	if (g->claims_held || g->allocated_claims || claims_named(r, g))
+		return (0);
+	for (i = 0; i < pods->n; i++) {
+		e = map_get(r->pods, pods->v[i]);
+		if (e == NULL || e->rec->phase == PHASE_SUCCEEDED ||
+		    e->rec->phase == PHASE_FAILED)
+			continue;
+		if (e->rec->delete_at == 0 || !e->rec->grace_zero)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Before g's allocated job ends, tells its node epilog that its pods
+ * stopped (sctl_mark_stopped), so the nodes go back to Slurm without the
+ * epilog asking the API server.  Not told, the epilog asks: a failure
+ * costs time, never safety.
+ */
+static void
+end_mark_stopped(struct reconcile *r, struct group *g)
+{
+	char err[256];
+
+	if (g->comment == NULL ||
+	    (g->state != G_ALLOCATED && g->state != G_BOUND) ||
+	    !end_pods_stopped(r, g))
+		return;
+	if (sctl_mark_stopped(g->jobid, g->comment, err, sizeof(err)) == -1)
+		log_debug("group %s: %s; its node epilog asks the API server",
+		    g->key, err);
+}
+
+/*
+ * Cancels g's job; with mark, first tells its node epilog when its pods
+ * all stopped (end_mark_stopped).
+ */
+static void
+end_stop(struct reconcile *r, struct group *g, const char *why, int mark)
 {
 	char err[256];
 
@@ -28,6 +80,8 @@ end_cancel(struct reconcile *r, struct group *g, const char *why)
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
+	if (mark)
+		end_mark_stopped(r, g);
 	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
 		log_warnx("group %s: cancel slurm job %u: %s", g->key, g->jobid,
 		    err);
@@ -38,6 +92,12 @@ end_cancel(struct reconcile *r, struct group *g, const char *why)
 	g->cancelled = 1;
 	log_info("group %s: cancelled slurm job %u (%s)", g->key, g->jobid,
 	    why);
+}
+
+void
+end_cancel(struct reconcile *r, struct group *g, const char *why)
+{
+	end_stop(r, g, why, 0);
 }
 
 /*
@@ -75,6 +135,7 @@ end_finish(struct reconcile *r, struct group *g)
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
+	end_mark_stopped(r, g);
 	if (sctl_complete(g->jobid, code, sig, err, sizeof(err)) == -1) {
 		log_warnx("group %s: complete slurm job %u: %s", g->key,
 		    g->jobid, err);
@@ -87,7 +148,7 @@ end_finish(struct reconcile *r, struct group *g)
 	    g->jobid, failed ? "failed" : "completed", code, sig);
 	return;
 cancel:
-	end_cancel(r, g, "no member runs any more");
+	end_stop(r, g, "no member runs any more", 1);
 }
 
 /*
@@ -224,6 +285,8 @@ end_reset(struct reconcile *r, struct group *g)
 	g->slurm_ends = 0;
 	free(g->spec);
 	g->spec = NULL;
+	free(g->comment);
+	g->comment = NULL;
 	g->recheck = 0;
 	g->updating = 0;
 	g->hinted = 0;

@@ -332,6 +332,12 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive;
+	free(g->comment);
+	g->comment = NULL;
+	if (s->js.ncomps <= 1) {
+		g->comment = s->js.comment;
+		s->js.comment = NULL;
+	}
 	groups_job_pods(g, s->pods, s->js.admin_comment);
 	groups_index_put(r, g->jobid, g->key);
 	groups_set_state(r, g, G_PENDING);

@@ -66,6 +66,7 @@ groups_entry_free(void *p)
 	free(g->end_msg);
 	free(g->disruption);
 	free(g->spec);
+	free(g->comment);
 	free(g->pg_cond);
 	free(g);
 }

@@ -739,6 +739,39 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 	return (-1);
 }
 
+int
+sctl_mark_stopped(uint32_t jobid, const char *comment, char *err, size_t errlen)
+{
+	job_desc_msg_t u;
+	size_t	       n = strlen(BRIDGE_COMMENT_MARKER);
+	char	      *c;
+	double	       t0;
+	int	       rc, e = 0;
+
+	if (strncmp(comment, BRIDGE_COMMENT_MARKER, n) != 0 ||
+	    strncmp(comment, BRIDGE_STOPPED_MARKER,
+		strlen(BRIDGE_STOPPED_MARKER)) == 0) {
+		snprintf(err, errlen,
+		    "job %u: comment \"%.64s\" is not "
+		    "a running bridge job's",
+		    jobid, comment);
+		return (-1);
+	}
+	/* "slurm-bridge: pod a/b ..." -> "slurm-bridge: stopped: pod ..." */
+	xasprintf(&c, "%s%s", BRIDGE_STOPPED_MARKER, comment + n);
+	slurm_init_job_desc_msg(&u);
+	u.comment = c;
+	t0 = metrics_now();
+	rc = sctl_update_job(&u, jobid, 0, 0, &e);
+	stats_rpc(RPC_UPDATE_JOB, t0, rc == 0);
+	free(c);
+	if (rc == 0)
+		return (0);
+	snprintf(err, errlen, "mark job %u stopped: %s", jobid,
+	    slurm_strerror(e));
+	return (-1);
+}
+
 /* slurm_complete_job: 26.05 names the job by a pointer to its step id. */
 static int
 sctl_complete_rpc(uint32_t jobid, uint32_t status)

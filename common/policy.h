@@ -27,6 +27,13 @@
  * " (install NAME)"; whose job it is, its admin_comment says.
  */
 #define BRIDGE_COMMENT_MARKER "slurm-bridge:"
+/*
+ * What the scheduler makes of that marker just before it ends a job whose
+ * pods it saw stop (Succeeded, Failed or gone): the node epilog
+ * (slurm-bridge-epilog, and the shell gate in front of it) has nothing to
+ * wait for then, and returns at once.  The rest of the comment stays.
+ */
+#define BRIDGE_STOPPED_MARKER "slurm-bridge: stopped:"
 
 #define ANN_PREFIX     "slurmjob.slinky.slurm.net/"
 #define LABEL_JOBID    "scheduler.slinky.slurm.net/slurm-jobid"

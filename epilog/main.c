@@ -7,7 +7,9 @@
  * it returns.
  *
  * A job that is not a bridge job (its comment does not start with the
- * bridge's marker) returns at once: native jobs never wait.  For a bridge
+ * bridge's marker) returns at once: native jobs never wait.  So does a
+ * bridge job the scheduler ended once it saw all its pods stop: it marks
+ * the job's comment first ("slurm-bridge: stopped: ...").  For a bridge
  * job it asks the API server for the pods that carry the job's id on the
  * Kubernetes node behind this Slurm node, and returns once none of them is
  * still running (gone, or Succeeded or Failed: its containers stopped).
@@ -302,10 +304,16 @@ main(int argc, char **argv)
 	if (het != NULL && *het != '\0' && strcmp(het, "0") != 0)
 		ep.jobid = het;
 	ep.snode = getenv("SLURMD_NODENAME");
-	/* Not a bridge job: nothing of Kubernetes holds this node. */
+	/*
+	 * Not a bridge job: nothing of Kubernetes holds this node.  A bridge
+	 * job whose pods the scheduler saw stop before it ended the job:
+	 * nothing to wait for.
+	 */
 	if (comment == NULL ||
 	    strncmp(comment, BRIDGE_COMMENT_MARKER,
-		strlen(BRIDGE_COMMENT_MARKER)) != 0)
+		strlen(BRIDGE_COMMENT_MARKER)) != 0 ||
+	    strncmp(comment, BRIDGE_STOPPED_MARKER,
+		strlen(BRIDGE_STOPPED_MARKER)) == 0)
 		return (0);
 	if (ep.jobid == NULL || ep.snode == NULL) {
 		log_warnx("SLURM_JOB_ID or SLURMD_NODENAME is not set: not "

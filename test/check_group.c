@@ -980,17 +980,19 @@ END_TEST
 
 /*
  * A bound gang whose pods end by themselves: Slurm records the job as they
- * ended (sacct's State and ExitCode).  Deleted pods cancel it.
+ * ended (sacct's State and ExitCode).  Deleted pods cancel it.  Either way
+ * the pods stopped before the job ended: it is marked so (its node epilog
+ * returns at once).
  */
 static const struct {
 	const char *phase; /* every member's, or NULL: deleted */
 	int	    code;  /* member 0's exit code */
 	const char *state; /* the job's, after */
-	int	    completes, cancels, exit_code;
+	int	    completes, cancels, exit_code, marks;
 } sacct_cases[] = {
-	{ "Succeeded", 0, "COMPLETED", 1, 0, 0 },
-	{ "Failed", 3, "FAILED", 1, 0, 3 },
-	{ NULL, 0, "CANCELLED", 0, 1, 0 },
+	{ "Succeeded", 0, "COMPLETED", 1, 0, 0, 1 },
+	{ "Failed", 3, "FAILED", 1, 0, 3, 1 },
+	{ NULL, 0, "CANCELLED", 0, 1, 0, 1 },
 };
 
 START_TEST(test_gang_sacct)
@@ -998,18 +1000,21 @@ START_TEST(test_gang_sacct)
 	struct counts a, b;
 	uint32_t      job;
 	const char   *state;
-	int	      code, sig;
+	int	      code, sig, marks0, marks1;
 
 	h_reach(S_BOUND);
 	job = fake_slurm_last_job();
 	h_counts(&a);
+	marks0 = fake_slurm_counts()->marks;
 	if (sacct_cases[_i].phase != NULL)
 		h_pods_end(sacct_cases[_i].phase, sacct_cases[_i].code);
 	else
 		h_delete_all();
 	h_counts(&b);
+	marks1 = fake_slurm_counts()->marks;
 	ck_assert_int_eq(b.completes - a.completes, sacct_cases[_i].completes);
 	ck_assert_int_eq(b.cancels - a.cancels, sacct_cases[_i].cancels);
+	ck_assert_int_eq(marks1 - marks0, sacct_cases[_i].marks);
 	state = fake_slurm_job_state(job);
 	fake_slurm_last_exit(&code, &sig);
 	ck_assert_ptr_nonnull(state);
@@ -1018,6 +1023,38 @@ START_TEST(test_gang_sacct)
 		ck_assert_int_eq(code, sacct_cases[_i].exit_code);
 		ck_assert_int_eq(sig, 0);
 	}
+}
+END_TEST
+
+/*
+ * Pods deleted whose grace period ran out without their node confirming
+ * that they stopped (a kubelet that does not answer): the job is cancelled
+ * but not marked stopped, so its node epilog asks the API server itself
+ * and holds the node while they run.
+ */
+START_TEST(test_gang_unconfirmed)
+{
+	struct counts a, b;
+	json_t	     *pod;
+	char	      key[128], ts[32];
+	int	      i, marks0;
+
+	h_reach(S_BOUND);
+	h_counts(&a);
+	marks0 = fake_slurm_counts()->marks;
+	h_timestamp(ts, sizeof(ts), time(NULL) - 1);
+	for (i = 0; i < 3; i++) {
+		pod = json_object_get(H.api, h_key(i, key, sizeof(key)));
+		ck_assert_ptr_nonnull(pod);
+		json_object_set_new(json_object_get(pod, "metadata"),
+		    "deletionTimestamp", json_string(ts));
+		json_object_set_new(json_object_get(pod, "metadata"),
+		    "deletionGracePeriodSeconds", json_integer(30));
+		h_pod_event(pod, K8S_WATCH_MODIFIED);
+	}
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 1);
+	ck_assert_int_eq(fake_slurm_counts()->marks - marks0, 0);
 }
 END_TEST
 
@@ -1434,6 +1471,7 @@ group_suite(void)
 	tcase_add_test(tc, test_gang_forged_label);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
+	tcase_add_test(tc, test_gang_unconfirmed);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -553,6 +553,21 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 	return (0);
 }
 
+int
+sctl_mark_stopped(uint32_t jobid, const char *comment, char *err, size_t errlen)
+{
+	if (fs.down ||
+	    strncmp(comment, BRIDGE_COMMENT_MARKER,
+		strlen(BRIDGE_COMMENT_MARKER)) != 0) {
+		snprintf(err, errlen, "mark job %u stopped: %s", jobid,
+		    fs.down ? "Unable to contact slurm controller" :
+			      "not a bridge job's comment");
+		return (-1);
+	}
+	fs.n.marks++;
+	return (0);
+}
+
 void
 fake_slurm_last_exit(int *exit_code, int *signal)
 {

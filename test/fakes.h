@@ -38,6 +38,7 @@ struct fake_slurm_counts {
 	int layouts;	    /* sctl_job_layout calls */
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
+	int marks;	    /* sctl_mark_stopped calls that worked */
 };
 
 /* Forgets every job and node, the counts and the modes. */
