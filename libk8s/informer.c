@@ -9,18 +9,24 @@
  * deletes.  A list page is decoded one item at a time as it arrives
  * (list.c), so what a page costs is its largest object, never the page.
  * The thread owns the store, its client and its parsers; the only shared
- * fields are the stop flag and the counters, which are atomic.
+ * fields are the stop flag and the counters, which are atomic, and the
+ * eventfd that wakes its backoff sleep when it is asked to stop.
  */
+#include <sys/eventfd.h>
+
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "internal.h"
 #include "map.h"
 #include "log.h"
@@ -45,6 +51,7 @@ struct k8s_informer {
 	pthread_t	     thread;
 	int		     started;
 	atomic_int	     stop;
+	int		     wakefd; /* eventfd: written when stop is set */
 	atomic_uint_fast64_t relists;
 	atomic_uint_fast64_t restarts;
 	atomic_int	     listing;	  /* a list is being delivered */
@@ -82,6 +89,7 @@ k8s_informer_new(const struct k8s_config *conf,
 	inf->cb = cb;
 	inf->arg = arg;
 	atomic_init(&inf->stop, 0);
+	inf->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	atomic_init(&inf->relists, 0);
 	atomic_init(&inf->restarts, 0);
 	inf->store = map_new(free);
@@ -103,6 +111,8 @@ k8s_informer_free(struct k8s_informer *inf)
 	free(inf->kind);
 	free(inf->api_version);
 	map_free(inf->store);
+	if (inf->wakefd != -1)
+		close(inf->wakefd);
 	free(inf);
 }
 
@@ -151,18 +161,37 @@ informer_stopping(void *arg)
 	return (atomic_load(&inf->stop));
 }
 
-/* Sleeps up to ms, waking early when asked to stop. */
+/*
+ * Sleeps up to ms, waking early when asked to stop: one wait, not a wakeup
+ * every few milliseconds (an informer whose resource does not exist, a CRD
+ * not installed, sleeps here for good).
+ */
 static void
 informer_sleep(struct k8s_informer *inf, long ms)
 {
+	struct pollfd	pfd = { .fd = inf->wakefd, .events = POLLIN };
 	struct timespec ts;
+	int64_t		end = clock_ms(CLOCK_MONOTONIC) + ms, left;
 
-	while (ms > 0 && !atomic_load(&inf->stop)) {
+	while (!atomic_load(&inf->stop) &&
+	    (left = end - clock_ms(CLOCK_MONOTONIC)) > 0) {
+		if (inf->wakefd != -1) {
+			(void)poll(&pfd, 1, (int)left);
+			continue;
+		}
 		ts.tv_sec = 0;
-		ts.tv_nsec = (ms > 50 ? 50 : ms) * 1000000L;
+		ts.tv_nsec = (left > 50 ? 50 : left) * 1000000L;
 		nanosleep(&ts, NULL);
-		ms -= 50;
 	}
+}
+
+/* Sets the stop flag and wakes the thread's backoff sleep. */
+static void
+informer_set_stop(struct k8s_informer *inf)
+{
+	atomic_store(&inf->stop, 1);
+	if (inf->wakefd != -1)
+		(void)eventfd_write(inf->wakefd, 1);
 }
 
 /*
@@ -608,7 +637,7 @@ k8s_informer_start(struct k8s_informer *inf)
 void
 k8s_informer_cancel(struct k8s_informer *inf)
 {
-	atomic_store(&inf->stop, 1);
+	informer_set_stop(inf);
 }
 
 void
@@ -616,7 +645,7 @@ k8s_informer_stop(struct k8s_informer *inf)
 {
 	if (!inf->started)
 		return;
-	atomic_store(&inf->stop, 1);
+	informer_set_stop(inf);
 	pthread_join(inf->thread, NULL);
 	inf->started = 0;
 	k8s_client_free(inf->client);
