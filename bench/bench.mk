@@ -55,7 +55,8 @@ $(BUILD)/bench/readywait: $(BUILD)/bench/tools/readywait.o \
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # jansson only: the records are written from what the others measured.
-$(BUILD)/bench/record: $(BUILD)/bench/tools/record.o
+$(BUILD)/bench/record: $(BUILD)/bench/tools/record.o \
+    $(BUILD)/bench/tools/pct.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 

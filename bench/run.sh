@@ -24,8 +24,9 @@
 #             running bridge and a kube-scheduler: creation to bind per pod
 #   churn     steady create and delete: the bridge's CPU, RSS and Slurm RPCs
 #             per pod; then idle, its CPU with nothing to do
-#   backlog   pods pending behind a native job, in bands: RSS, poll and
-#             decision times at each; then every watch relisting
+#   backlog   pods pending behind native jobs, in bands: RSS, poll and
+#             decision times at each; then every watch relisting; then
+#             nodes freed one by one: each started pod's release-to-bind
 #   webhook   bench/webhook/run.sh (BENCH_WEBHOOK=0 skips it)
 #   owners    both daemons' memory against owner objects they do not
 #             schedule; "bench/run.sh owners" runs it alone, against the
@@ -87,7 +88,8 @@ cleanup() {
 	[ -n "${owners_ns:-}" ] && k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1
 	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
 	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
-	[ -n "${native_job:-}" ] && scancel "$native_job" 2>/dev/null
+	# shellcheck disable=SC2086 # the filler jobs, one per node
+	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
 	rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -22,7 +22,12 @@
 # relists: the bridge's RSS every 200 ms, steady before, peak until every
 # watch relisted (slurm_bridge_watch_relists_total) and
 # BENCH_RELIST_SETTLE_S seconds (default 10) more (BENCH_BACKLOG_RELIST=0
-# skips it).  The table sets the figures against the issue's targets.
+# skips it).  Last, still at the top band, the release: the native job of
+# one node after another ends (BENCH_RELEASE_NODES of them, default 5,
+# BENCH_RELEASE_GAP_S seconds apart, default 5; 0 skips it), Slurm starts
+# the pending jobs that fit on it, and bindwatch times each pod's bind from
+# that node's release: the delay a user feels when the queue is deep.  The
+# table sets the figures against the issue's targets.
 #
 # The backlog's bands, ascending; BENCH_BACKLOG alone (the older knob)
 # makes itself the top band, over the default bands below it.
@@ -51,6 +56,8 @@ BACKLOG_TIMEOUT_S=${BENCH_BACKLOG_TIMEOUT_S:-600}
 RELIST_SETTLE_S=${BENCH_RELIST_SETTLE_S:-10}
 BACKLOG_PROBE=${BENCH_BACKLOG_PROBE:-50}
 BACKLOG_DRAIN_S=${BENCH_BACKLOG_DRAIN_S:-360}
+RELEASE_NODES=${BENCH_RELEASE_NODES:-5}
+RELEASE_GAP_S=${BENCH_RELEASE_GAP_S:-5}
 
 # A fresh bridge (its figures do not depend on the scenarios before), a
 # native job holding every node, then pods created by podgen band after
@@ -177,6 +184,36 @@ backlog_relist() {
 	say "backlog: relist: steady $(jq -r .steady_kib "$WORK/relist.json") KiB, peak $(jq -r .peak_kib "$WORK/relist.json") KiB"
 }
 
+# backlog_release PENDING: the filler jobs of RELEASE_NODES nodes end, one
+# every RELEASE_GAP_S seconds, each freeing its node; bindwatch, listed
+# before the first, records every bind; record release times each pod
+# bound in a gap from its gap's release ($WORK/release.json).
+backlog_release() {
+	local bw i t0s='' ids started
+	read -r -a ids <<<"$native_job"
+	[ "${#ids[@]}" -ge "$RELEASE_NODES" ] || { say "backlog: release: ${#ids[@]} filler jobs, $RELEASE_NODES wanted: skipped"; return 0; }
+	rm -f "$WORK/release-synced" "$WORK/release-binds.txt"
+	"$BINDWATCH" --kubeconfig "$KUBECONFIG" --namespace bench-backlog --count 10000000 \
+		--timeout 3600 --binds "$WORK/release-binds.txt" --synced-file "$WORK/release-synced" \
+		>"$WORK/bw-release.json" 2>"$WORK/bw-release.err" &
+	bw=$!
+	for ((i = 0; i < 600; i++)); do [ -e "$WORK/release-synced" ] && break; sleep 0.5; done
+	say "backlog: release: $RELEASE_NODES nodes freed, ${RELEASE_GAP_S}s apart, at $1 pending"
+	for ((i = 0; i < RELEASE_NODES; i++)); do
+		t0s+="${t0s:+,}$(now_ms)"
+		scancel "${ids[i]}"
+		sleep "$RELEASE_GAP_S"
+	done
+	kill -TERM "$bw" 2>/dev/null
+	wait "$bw" || true
+	native_job=${ids[*]:RELEASE_NODES}
+	started=$(squeue -h -t R -o %k | grep -c '^slurm-bridge:') || true
+	"$RECORD" release --binds "$WORK/release-binds.txt" --t0 "$t0s" --pending "$1" \
+		--started "$started" --window-s "$RELEASE_GAP_S" >"$WORK/release.json" ||
+		say "backlog: warning: record release failed"
+	say "backlog: release: $(jq -r '"\(.bound) pods bound, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms from their node'"'"'s release"' "$WORK/release.json")"
+}
+
 scenario_backlog() {
 say "backlog: bands ${BACKLOG_BANDS// /, } pending behind a native job that fills the cluster"
 # slurmctld keeps a finished job MinJobAge (300 s) and each of the
@@ -189,9 +226,14 @@ drain_s=$(($(date +%s) - t))
 bridge_stop
 "$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 || say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"
 pid=$(bridge_pid)
-native_job=$(salloc --no-shell --immediate=60 -J bench-filler -N "$NODES" --exclusive -t 60 2>&1 |
-	sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
-[ -n "$native_job" ] || say "backlog: warning: no filler job: the pods will not stay pending"
+# One filler job per node, so the release can free one node at a time.
+native_job=
+for n in $(sinfo -h -N -o %N | sort -u); do
+	native_job+=" $(salloc --no-shell --immediate=60 -J bench-filler -w "$n" --exclusive -t 60 2>&1 |
+		sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')"
+done
+native_job=$(echo $native_job)
+[ "$(wc -w <<<"$native_job")" -eq "$NODES" ] || say "backlog: warning: $(wc -w <<<"$native_job") filler jobs for $NODES nodes: pods will not all stay pending"
 new_ns bench-backlog enabled
 rm -f "$WORK/bands.jsonl" "$WORK/relist.json"
 sub0=$(stack_metric slurm_bridge_jobs_submitted_total)
@@ -236,10 +278,13 @@ for b in "${backlog_bands[@]}"; do
 done
 # The relist at the highest backlog reached.
 if [ "${BENCH_BACKLOG_RELIST:-1}" != 0 ]; then backlog_relist "$(slurm_pending)"; fi
+rm -f "$WORK/release.json"
+if [ "$RELEASE_NODES" -gt 0 ]; then backlog_release "$(slurm_pending)"; fi
 # The scenario's record: every band, the relist, and the RSS growth
 # between the two top bands measured (the top one, when not reached, at
 # the pods it had) and from 0 to the second top band, against the
 # issue's targets.
-rec backlog --bands "$WORK/bands.jsonl" --relist "$WORK/relist.json" --nodes "$NODES" \
+rec backlog --bands "$WORK/bands.jsonl" --relist "$WORK/relist.json" \
+	--release "$WORK/release.json" --nodes "$NODES" \
 	--rate "$BACKLOG_RATE" --timeout "$BACKLOG_TIMEOUT_S" --drain "$drain_s"
 }

@@ -15,6 +15,7 @@
  *   record sched    one scheduler's run (singles, gangs, fixed)
  *   record churn    the churn scenario; record idle, the bridge idle
  *   record band     one band of the backlog; record relist, its relist;
+ *                   record release, its release of the whole cluster;
  *                   record backlog, the scenario's record
  *   record owners-phase, record owners   the owners scenario
  *   record file     the results file: every record of a run
@@ -34,6 +35,8 @@
 #include <string.h>
 
 #include <jansson.h>
+
+#include "pct.h"
 
 #define REC_MAX_OPTS  32
 #define REC_MAX_LINE  4096
@@ -1593,6 +1596,94 @@ rec_relist(const struct rec_args *a)
 	return (rec_emit(r, 0) == -1);
 }
 
+/*
+ * record release: at the deepest backlog, the native jobs that held the
+ * nodes end one by one, at --t0 "MS,MS,..." (epoch ms, ascending), and
+ * Slurm starts the pending jobs that fit on each freed node.  From the
+ * latest release before each bind to the bind, over the pods bound after
+ * the first (bindwatch's --binds file, "bind_ms start_ms name" per line):
+ * the delay a user feels between Slurm's decision and the pod's, when the
+ * queue is deep.  --started: the bridge's jobs running at the end.
+ */
+#define REC_RELEASES_MAX 64
+
+static int
+rec_release(const struct rec_args *a)
+{
+	static const char *const known[] = { "binds", "t0", "pending",
+		"started", "window-s", NULL };
+	static const struct {
+		const char  *key;
+		unsigned int p;
+	} pcts[] = { { "p50", 50 }, { "p90", 90 }, { "p99", 99 },
+		{ "max", 100 } };
+	char	    line[REC_MAX_LINE], *end;
+	double	    t0[REC_RELEASES_MAX], *v = NULL, bind;
+	size_t	    nt = 0, n = 0, cap = 0, i, k;
+	json_t	   *r, *lat, *ts;
+	FILE	   *fp;
+	const char *path = rec_get(a, "binds"), *p = rec_get(a, "t0");
+
+	if (rec_check_args(a, known) == -1)
+		return (2);
+	for (; p != NULL && *p != '\0' && nt < REC_RELEASES_MAX; p = end) {
+		t0[nt] = strtod(p, &end);
+		if (end == p || (nt > 0 && t0[nt] < t0[nt - 1]))
+			break;
+		nt++;
+		if (*end == ',')
+			end++;
+	}
+	if (nt == 0 || (p != NULL && *p != '\0')) {
+		fprintf(stderr,
+		    "record release: --t0: epoch ms, ascending, "
+		    "comma-separated\n");
+		return (2);
+	}
+	if (path != NULL && (fp = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			if (sscanf(line, "%lf", &bind) != 1 || bind < t0[0])
+				continue;
+			for (k = nt - 1; t0[k] > bind; k--)
+				;
+			if (n == cap) {
+				cap = cap == 0 ? 1024 : cap * 2;
+				if ((v = realloc(v, cap * sizeof(*v))) ==
+				    NULL) {
+					fclose(fp);
+					fprintf(stderr,
+					    "record release: out of "
+					    "memory\n");
+					return (1);
+				}
+			}
+			v[n++] = bind - t0[k];
+		}
+		fclose(fp);
+	} else
+		fprintf(stderr, "record release: %s: %s\n",
+		    path != NULL ? path : "--binds", strerror(errno));
+	r = json_object();
+	json_object_set_new(r, "pending", rec_get_num(a, "pending"));
+	json_object_set_new(r, "started", rec_get_num(a, "started"));
+	json_object_set_new(r, "gap_s", rec_get_num(a, "window-s"));
+	ts = json_array();
+	for (k = 0; k < nt; k++)
+		json_array_append_new(ts, rec_num(t0[k]));
+	json_object_set_new(r, "releases_ms", ts);
+	json_object_set_new(r, "bound", json_integer((json_int_t)n));
+	lat = json_object();
+	if (n > 0)
+		pct_sort(v, n);
+	for (i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+		json_object_set_new(lat, pcts[i].key,
+		    n > 0 ? rec_num(pct_rank(v, n, pcts[i].p)) : json_null());
+	json_object_set_new(r, "latency_ms", lat);
+	free(v);
+	rec_members(a, r);
+	return (rec_emit(r, 0) == -1);
+}
+
 /* The records of a JSON-lines file, as an array (bad lines said, left out). */
 static json_t *
 rec_read_lines(const char *path)
@@ -1654,8 +1745,8 @@ rec_growth(const json_t *a, const json_t *b)
 static int
 rec_backlog(const struct rec_args *a)
 {
-	static const char *const known[] = { "bands", "relist", "nodes", "rate",
-		"timeout", "drain", NULL };
+	static const char *const known[] = { "bands", "relist", "release",
+		"nodes", "rate", "timeout", "drain", NULL };
 	json_t			*r, *bands, *t;
 	size_t			 n;
 
@@ -1672,6 +1763,7 @@ rec_backlog(const struct rec_args *a)
 	json_object_set_new(r, "drain_s", rec_get_num(a, "drain"));
 	json_object_set(r, "bands", bands);
 	json_object_set_new(r, "relist", rec_file_json(rec_get(a, "relist")));
+	json_object_set_new(r, "release", rec_file_json(rec_get(a, "release")));
 	/* Between the two top bands measured (the top one, when not
 	 * reached, at the pods it had), and from 0 to the second top band. */
 	json_object_set_new(r, "slope_top",
@@ -1685,6 +1777,8 @@ rec_backlog(const struct rec_args *a)
 	t = json_pack("{s:i, s:i, s:i, s:i, s:f, s:i}", "baseline_mib", 24,
 	    "rss_mib", 64, "rss_at", 10000, "growth_bytes_per_pod", 1024,
 	    "time_ratio", 1.5, "relist_ratio", 2);
+	if (t != NULL)
+		json_object_set_new(t, "release_p99_ms", json_integer(1000));
 	json_object_set_new(r, "targets", t != NULL ? t : json_null());
 	json_decref(bands);
 	rec_members(a, r);
@@ -1834,7 +1928,8 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: record run|sched|end|webhook-run|webhook-file|churn|idle|\n"
-	    "              band|relist|backlog|owners-phase|owners|file\n"
+	    "              band|relist|release|backlog|owners-phase|owners|\n"
+	    "              file\n"
 	    "              [--NAME VALUE]...\n"
 	    "              [-n KEY=NUMBER] [-s KEY=STRING] [-b KEY=BOOL]\n"
 	    "              [-j KEY=FILE]...\n"
@@ -1858,6 +1953,7 @@ main(int argc, char *argv[])
 		{ "idle", rec_idle },
 		{ "band", rec_band },
 		{ "relist", rec_relist },
+		{ "release", rec_release },
 		{ "backlog", rec_backlog },
 		{ "owners-phase", rec_owners_phase },
 		{ "owners", rec_owners },
