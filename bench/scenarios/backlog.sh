@@ -229,10 +229,9 @@ pid=$(bridge_pid)
 # One filler job per node, so the release can free one node at a time.
 native_job=
 for n in $(sinfo -h -N -o %N | sort -u); do
-	native_job+=" $(salloc --no-shell --immediate=60 -J bench-filler -w "$n" --exclusive -t 60 2>&1 |
+	native_job+="${native_job:+ }$(salloc --no-shell --immediate=60 -J bench-filler -w "$n" --exclusive -t 60 2>&1 |
 		sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')"
 done
-native_job=$(echo $native_job)
 [ "$(wc -w <<<"$native_job")" -eq "$NODES" ] || say "backlog: warning: $(wc -w <<<"$native_job") filler jobs for $NODES nodes: pods will not all stay pending"
 new_ns bench-backlog enabled
 rm -f "$WORK/bands.jsonl" "$WORK/relist.json"
