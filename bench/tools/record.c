@@ -1647,15 +1647,19 @@ rec_release(const struct rec_args *a)
 			for (k = nt - 1; t0[k] > bind; k--)
 				;
 			if (n == cap) {
+				double *nv;
+
 				cap = cap == 0 ? 1024 : cap * 2;
-				if ((v = realloc(v, cap * sizeof(*v))) ==
+				if ((nv = realloc(v, cap * sizeof(*v))) ==
 				    NULL) {
+					free(v);
 					fclose(fp);
 					fprintf(stderr,
 					    "record release: out of "
 					    "memory\n");
 					return (1);
 				}
+				v = nv;
 			}
 			v[n++] = bind - t0[k];
 		}
