@@ -268,15 +268,22 @@ int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
  */
 int sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen);
 /*
- * Calls cb for every job whose comment starts with BRIDGE_COMMENT_MARKER
- * (any install's, or a look-alike: cb judges) when anything changed since
- * *since (0: load everything).  Returns 1 if nothing changed, 0 after the callbacks, -1 on
- * error.  rpc_s (may be NULL) gets the load's own time, callbacks apart.
+ * A load of Slurm's jobs: sctl_load makes it (one RPC; any thread: the
+ * poll thread, or the reconcile thread at recovery) when anything changed
+ * since since (0: load everything); sctl_load_each then calls cb for every
+ * job whose comment starts with BRIDGE_COMMENT_MARKER (any install's, or a
+ * look-alike: cb judges), sets *since to the load's time, and returns 1 if
+ * nothing changed, 0 after the callbacks, -1 on error (err filled).
+ * rpc_s (may be NULL) gets the load's own time.  The caller frees the load
+ * with sctl_load_free once it is read; the records cb sees live until then.
  */
-int sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
-    size_t errlen);
+struct sload;
+struct sload *sctl_load(time_t since);
+int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
+     double *rpc_s, char *err, size_t errlen);
+void sctl_load_free(struct sload *);
 /*
- * The allocation of a running job seen by sctl_poll, as a new array
+ * The allocation of a running job seen by sctl_load_each, as a new array
  * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
  * only for a job whose layout is wanted.
  */
@@ -419,6 +426,18 @@ struct submitter *submitter_new(struct queue *done);
 void submitter_free(struct submitter *);
 /* Takes s. */
 void submitter_push(struct submitter *, struct sreq *s);
+
+/*
+ * poller.c: the poll thread, which loads Slurm's jobs when asked and gives
+ * each load back as an MSG_POLLED message on done.  poller_ask asks for a
+ * load of what changed since since (0: every job); the reconcile thread
+ * asks again only once the last load came back.
+ */
+struct poller;
+struct poller *poller_new(struct queue *done);
+/* Stops the thread; a load it made is on the queue, which frees it. */
+void poller_free(struct poller *);
+void poller_ask(struct poller *, time_t since);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
@@ -730,6 +749,9 @@ struct reconcile {
 	struct k8s_limiter *limiter; /* the client's, writepool's, eventer's */
 	struct writepool   *writepool;
 	struct submitter   *submitter;
+	struct poller	   *poller;
+	int		    polling;	/* a load asked of it, not back yet */
+	time_t		    poll_since; /* what that load was asked from */
 	uint64_t	    submit_seq; /* the last request's */
 	int		    submits;	/* requests not answered yet */
 	json_t		   *deferred;	/* job ids a poll saw early */
@@ -791,7 +813,11 @@ struct reconcile {
 };
 
 /* poll.c: what Slurm's job list says (reconcile thread). */
-/* One poll: changed jobs, then the orphans it found are cancelled. */
+/* Asks the poll thread for a load (poll_loaded reads it), unless one is out. */
+void poll_ask(struct reconcile *);
+/* Reads a load (taken): changed jobs, then the orphans it found cancelled. */
+void poll_loaded(struct reconcile *, struct sload *);
+/* One poll on this thread, load and all (the unit tests). */
 void poll_slurm(struct reconcile *);
 /* The first full load after the caches sync: adopts before submitting. */
 void poll_recover(struct reconcile *);

@@ -207,6 +207,14 @@ poll_job_cb(const struct sjob *j, void *arg)
 	 * answer.
 	 */
 	if ((g = groups_by_job(r, j->id)) == NULL) {
+		/*
+		 * After recovery, an ended job no group knows is nothing to
+		 * do, whoever's it is: slurmctld keeps ended jobs MinJobAge
+		 * (300 s), so under churn a poll brings thousands, and their
+		 * admin_comments are not parsed each time.
+		 */
+		if (r->recovered && r->others == NULL && j->phase == SJOB_ENDED)
+			return;
 		owner = translate_admin_owner(j->admin_comment, j->comment,
 		    r->conf->install);
 		if (owner != ADMIN_OTHER && !r->recovered)
@@ -363,46 +371,77 @@ poll_cancel_orphans(struct reconcile *r)
 	json_array_clear(r->orphans);
 }
 
-void
-poll_slurm(struct reconcile *r)
+/*
+ * What the next load asks for: what changed since the last one, or, with
+ * jobs pending, every PLAN_REFRESH_MS every job: the backfill's plans (a
+ * pending job's expected start) change no job's update time, so a load of
+ * changes never sees them.
+ */
+static time_t
+poll_since(struct reconcile *r)
 {
-	char   err[256];
-	double rpc_s = 0;
-	int    rc;
-
 	int64_t now = now_ms();
 
-	/*
-	 * The backfill's plans (a pending job's expected start) change no
-	 * job's update time, so a poll of changes never sees them: with jobs
-	 * pending, every PLAN_REFRESH_MS one poll loads every job.
-	 */
 	if (r->nstate[G_PENDING] > 0 && now >= r->last_full + PLAN_REFRESH_MS)
 		r->slurm_since = 0;
 	if (r->slurm_since == 0)
 		r->last_full = now;
-	if ((rc = sctl_poll(&r->slurm_since, poll_job_cb, r, &rpc_s, err,
-		 sizeof(err))) == -1)
+	r->poll_since = r->slurm_since;
+	return (r->slurm_since);
+}
+
+void
+poll_ask(struct reconcile *r)
+{
+	if (r->polling)
+		return;
+	r->polling = 1;
+	poller_ask(r->poller, poll_since(r));
+}
+
+void
+poll_loaded(struct reconcile *r, struct sload *l)
+{
+	char   err[256];
+	double rpc_s = 0;
+	time_t ignored;
+	int    rc;
+
+	r->polling = 0;
+	/*
+	 * A load made while this thread went on: what happened since it
+	 * began is known here already, and a reload asked for meanwhile
+	 * (slurm_since set to 0) stands.
+	 */
+	if ((rc = sctl_load_each(l,
+		 r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
+		 poll_job_cb, r, &rpc_s, err, sizeof(err))) == -1)
 		log_warnx("slurm: %s", err);
+	sctl_load_free(l);
 	poll_cancel_orphans(r);
 	/*
 	 * A large load leaves its records' strings (a kilobyte or so a job)
-	 * freed among the caches' live blocks: give those pages back now,
-	 * or the heap keeps a whole load's worth resident between polls.
+	 * freed among live blocks: give those pages back now, or the heap
+	 * keeps a whole load's worth resident between polls.
 	 */
 	if (rc == 0 && rpc_s * 1000.0 >= POLL_TRIM_MS)
 		malloc_trim(0);
 	/*
 	 * slurmctld answers a poll with every job it holds once anything
 	 * changed: with tens of thousands pending, one load takes long.
-	 * Polls then space out, so loading never takes more than a fifth of
-	 * this thread's time and decisions keep their pace.  The load only:
-	 * what the answers ask for (writes, cancels) is not polling.
+	 * Polls then space out (POLL_DUTY), so that loads run at most a
+	 * fifth of the time.
 	 */
 	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
 	if (r->poll_cost_ms > POLL_COST_MAX_MS)
 		r->poll_cost_ms = POLL_COST_MAX_MS;
 	r->last_poll = now_ms();
+}
+
+void
+poll_slurm(struct reconcile *r)
+{
+	poll_loaded(r, sctl_load(poll_since(r)));
 }
 
 /*
@@ -495,12 +534,17 @@ poll_vanished(struct reconcile *r)
 void
 poll_recover(struct reconcile *r)
 {
-	char err[256];
+	struct sload *l;
+	char	      err[256];
+	int	      rc;
 
 	r->slurm_since = 0;
 	r->others = json_object();
-	if (sctl_poll(&r->slurm_since, poll_job_cb, r, NULL, err,
-		sizeof(err)) == -1) {
+	l = sctl_load(0);
+	rc = sctl_load_each(l, &r->slurm_since, poll_job_cb, r, NULL, err,
+	    sizeof(err));
+	sctl_load_free(l);
+	if (rc == -1) {
 		log_warnx("slurm: recovery: %s; retrying", err);
 		json_decref(r->others);
 		r->others = NULL;

@@ -47,6 +47,7 @@ queue_msg_free(struct msg *msg)
 		extcall_release(msg->call);
 	wreq_free(msg->write);
 	sreq_free(msg->submit);
+	sctl_load_free(msg->load);
 	free(msg);
 }
 

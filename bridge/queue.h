@@ -19,9 +19,10 @@
  *                     pods.c          owners, nodes, claims     queue
  *                     group.c         and devices), every       (queue.mtx)
  *                     groups.c        decision, every libslurm
- *                     form.c bind.c   call but submits and
- *                     end.c           pending-job changes, node
- *                     writes.c        taints on its own client
+ *                     form.c bind.c   call but submits,
+ *                     end.c           pending-job changes and
+ *                     writes.c        job loads, node taints on
+ *                                     its own client
  *                     extender.c
  *                     claims.c poll.c
  *                     nodes.c sweep.c
@@ -31,6 +32,10 @@
  *                     runas.c         (sctl_submit,             request
  *                                     sctl_update_pending; may  list)
  *                                     take on the owner's ids)
+ * poll                poller.c        one load of Slurm's jobs  poller.lock
+ *                     slurm.c         at a time (sctl_load),    (its
+ *                                     when the reconcile        request)
+ *                                     thread asks
  * writepool           writepool.c     one pod write at a time   writepool.
  *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
  *                                     claims' writes first),    (request
@@ -58,9 +63,9 @@
  *                                     and the reconcile client
  *
  * Results come back as messages: MSG_WRITE (writepool), MSG_SUBMITTED
- * (submit), MSG_EXTENDER (HTTP), and one per watched kind (informers).  No
- * thread holds a lock while it waits on another's.  A thread the daemon
- * needs that fails stops the daemon (fail.c).
+ * (submit), MSG_POLLED (poll), MSG_EXTENDER (HTTP), and one per watched
+ * kind (informers).  No thread holds a lock while it waits on another's.
+ * A thread the daemon needs that fails stops the daemon (fail.c).
  */
 #ifndef QUEUE_H
 #define QUEUE_H
@@ -91,6 +96,7 @@ enum msg_kind {
 	MSG_EXTENDER,  /* a scheduler-extender call (endpoints.c) to answer */
 	MSG_WRITE,     /* a pod write (writepool.c) came back */
 	MSG_SUBMITTED, /* an allocation request (submitter.c) came back */
+	MSG_POLLED,    /* a load of Slurm's jobs (poller.c) came back */
 	MSG_KINDS
 };
 
@@ -98,6 +104,7 @@ struct podrec;
 struct ext_call;
 struct wreq;
 struct sreq;
+struct sload;
 
 struct msg {
 	enum msg_kind	    kind;
@@ -107,6 +114,7 @@ struct msg {
 	struct ext_call	   *call;   /* MSG_EXTENDER, one reference */
 	struct wreq	   *write;  /* MSG_WRITE, owned */
 	struct sreq	   *submit; /* MSG_SUBMITTED, owned */
+	struct sload	   *load;   /* MSG_POLLED, owned */
 	TAILQ_ENTRY(msg) entry;
 };
 

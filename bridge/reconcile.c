@@ -141,6 +141,14 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		queue_msg_free(msg);
 		return;
 	}
+	if (msg->kind == MSG_POLLED) {
+		poll_loaded(r, msg->load);
+		msg->load = NULL;
+		if (r->next_poll < reconcile_poll_floor(r))
+			r->next_poll = reconcile_poll_floor(r);
+		queue_msg_free(msg);
+		return;
+	}
 	if (msg->type == K8S_WATCH_SYNCED) {
 		r->synced[msg->kind] = 1;
 		/* Everything listed: recover now, not at the next tick. */
@@ -232,6 +240,8 @@ reconcile_workers_stop(struct reconcile *r)
 	groups_withdraw_all(r);
 	submitter_free(r->submitter);
 	r->submitter = NULL;
+	poller_free(r->poller);
+	r->poller = NULL;
 	writepool_free(r->writepool);
 	r->writepool = NULL;
 	eventer_free(r->eventer);
@@ -268,6 +278,10 @@ reconcile_main(void *arg)
 		fail_thread("reconcile", "submit thread: cannot start");
 		goto out;
 	}
+	if ((r->poller = poller_new(r->queue)) == NULL) {
+		fail_thread("reconcile", "poll thread: cannot start");
+		goto out;
+	}
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "slurm-bridge");
 	host[sizeof(host) - 1] = '\0';
@@ -299,7 +313,7 @@ reconcile_main(void *arg)
 			polled = now >= r->next_poll;
 		} else {
 			if (now >= r->next_poll) {
-				poll_slurm(r);
+				poll_ask(r);
 				polled = 1;
 			}
 			if (r->sweep_due && now >= r->next_change)

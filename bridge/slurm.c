@@ -882,37 +882,63 @@ sctl_het_component(const slurm_job_info_t *j)
 	    j->het_job_id != j->job_id);
 }
 
-int
-sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
-    size_t errlen)
+/* A load of Slurm's jobs, made by sctl_load and read by sctl_load_each. */
+struct sload {
+	job_info_msg_t *msg; /* NULL: no change, or an error */
+	int		rc;  /* 0 loaded, 1 no change, -1 error */
+	double		rpc_s;
+	char		err[256];
+};
+
+struct sload *
+sctl_load(time_t since)
 {
-	job_info_msg_t	 *msg = NULL;
-	slurm_job_info_t *j;
-	struct sjob	  sj;
-	uint32_t	  i, base;
-	double		  t0;
-	int		  rc, e;
+	struct sload *l = xcalloc(1, sizeof(*l));
+	double	      t0;
+	int	      rc, e;
 
 	t0 = metrics_now();
 	/* No SHOW_DETAIL: per-node GRES is read for the jobs that need it. */
-	rc = slurm_load_jobs(*since, &msg, SHOW_ALL);
+	rc = slurm_load_jobs(since, &l->msg, SHOW_ALL);
 	e = errno;
-	if (rpc_s != NULL)
-		*rpc_s = metrics_now() - t0;
+	l->rpc_s = metrics_now() - t0;
 	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
 		stats_rpc(RPC_LOAD_JOBS, t0, 1);
 		atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
-		return (1);
+		l->msg = NULL;
+		l->rc = 1;
+		return (l);
 	}
 	stats_rpc(RPC_LOAD_JOBS, t0, rc == SLURM_SUCCESS);
 	if (rc != SLURM_SUCCESS) {
-		snprintf(err, errlen, "slurm_load_jobs: %s", slurm_strerror(e));
-		return (-1);
+		l->msg = NULL;
+		l->rc = -1;
+		snprintf(l->err, sizeof(l->err), "slurm_load_jobs: %s",
+		    slurm_strerror(e));
+		return (l);
 	}
 	atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));
-	*since = msg->last_update;
-	for (i = 0; i < msg->record_count; i++) {
-		j = &msg->job_array[i];
+	return (l);
+}
+
+int
+sctl_load_each(const struct sload *l, time_t *since, sjob_cb cb, void *arg,
+    double *rpc_s, char *err, size_t errlen)
+{
+	slurm_job_info_t *j;
+	struct sjob	  sj;
+	uint32_t	  i, base;
+
+	if (rpc_s != NULL)
+		*rpc_s = l->rpc_s;
+	if (l->rc != 0) {
+		if (l->rc == -1)
+			snprintf(err, errlen, "%s", l->err);
+		return (l->rc);
+	}
+	*since = l->msg->last_update;
+	for (i = 0; i < l->msg->record_count; i++) {
+		j = &l->msg->job_array[i];
 		if (j->comment == NULL ||
 		    strncmp(j->comment, BRIDGE_COMMENT_MARKER,
 			strlen(BRIDGE_COMMENT_MARKER)) != 0)
@@ -948,8 +974,16 @@ sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
 		sj.record = j;
 		cb(&sj, arg);
 	}
-	sctl_free_jobs(msg);
 	return (0);
+}
+
+void
+sctl_load_free(struct sload *l)
+{
+	if (l == NULL)
+		return;
+	sctl_free_jobs(l->msg);
+	free(l);
 }
 
 /*

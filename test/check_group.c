@@ -315,6 +315,7 @@ h_bridge_start(void)
 	H.r = reconcile_new(&H.conf, NULL, NULL);
 	H.r->writepool = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
+	H.r->poller = poller_new(NULL);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
 	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_ADDED,
 	    json_pack("{s:s, s:s, "
@@ -1059,6 +1060,50 @@ START_TEST(test_gang_unconfirmed)
 END_TEST
 
 /*
+ * The poll thread loads while the reconcile thread goes on: a load made
+ * while the gang ran, read after its pods ended and its job completed, is
+ * older than what the bridge knows.  It ends nothing again, deletes
+ * nothing and submits nothing; the next load sees the job ended.  A load
+ * asked for while one is out is not asked again.
+ */
+START_TEST(test_gang_stale_load)
+{
+	struct counts a, b;
+	uint32_t      job;
+
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	poll_ask(H.r);
+	poll_ask(H.r);
+	ck_assert_int_eq(fake_poller_asked(H.r), 1);
+	ck_assert_int_eq(fake_poller_make(H.r), 0); /* the job RUNNING */
+	h_counts(&a);
+	h_pods_end("Succeeded", 0);
+	h_counts(&b);
+	ck_assert_int_eq(b.completes - a.completes, 1);
+	ck_assert_str_eq(fake_slurm_job_state(job), "COMPLETED");
+	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	bind_flush_writes(H.r);
+	h_counts(&a);
+	ck_assert_int_eq(a.completes, b.completes);
+	ck_assert_int_eq(a.cancels, b.cancels);
+	ck_assert_int_eq(a.deletes, b.deletes);
+	ck_assert_int_eq(a.submits, b.submits);
+	ck_assert_int_eq(a.asks, b.asks);
+	/* Out no more: the next one is asked for, and it is current. */
+	poll_ask(H.r);
+	ck_assert_int_eq(fake_poller_asked(H.r), 1);
+	ck_assert_int_eq(fake_poller_make(H.r), 0);
+	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	bind_flush_writes(H.r);
+	h_counts(&b);
+	ck_assert_int_eq(b.deletes, a.deletes);
+	ck_assert_int_eq(b.submits, a.submits);
+	ck_assert_int_eq(b.cancels, a.cancels);
+}
+END_TEST
+
+/*
  * The fence: a leader whose Lease was last renewed LEADER_FENCE_MS ago or
  * more may have lost it to another replica, so it cancels nothing (the
  * job of a gang whose pods are gone waits); renewed again, the sweep
@@ -1472,6 +1517,7 @@ group_suite(void)
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_unconfirmed);
+	tcase_add_test(tc, test_gang_stale_load);
 	suite_add_tcase(s, tc);
 	return (s);
 }

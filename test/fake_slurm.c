@@ -621,53 +621,84 @@ sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
 	return (0);
 }
 
-int
-sctl_poll(time_t *since, sjob_cb cb, void *arg, double *rpc_s, char *err,
-    size_t errlen)
-{
+/* A load: the bridge jobs as they were when it was made. */
+struct sload {
 	struct fake_job snap[FAKE_JOBS];
-	struct sjob	sj;
-	size_t		i, n = 0;
+	size_t		n;
+	int		rc; /* 0, 1 no change, -1 down */
+	time_t		last_update;
+};
+
+struct sload *
+sctl_load(time_t since)
+{
+	struct sload *l = xcalloc(1, sizeof(*l));
+	size_t	      i;
 
 	fs.n.polls++;
 	fake_stale_free(); /* the last load's copies are gone */
-	if (rpc_s != NULL)
-		*rpc_s = 0;
 	if (fs.down) {
-		snprintf(err, errlen,
-		    "slurm_load_jobs: Unable to contact "
-		    "slurm controller (connect failure)");
-		return (-1);
+		l->rc = -1;
+		return (l);
 	}
 	/* Every change moves the clock. */
-	if (*since != 0 && fs.clock <= (uint64_t)*since)
-		return (1);
-	*since = (time_t)fs.clock;
+	if (since != 0 && fs.clock <= (uint64_t)since) {
+		l->rc = 1;
+		return (l);
+	}
+	l->last_update = (time_t)fs.clock;
 	/* A load is a snapshot: what the callbacks do shows in the next. */
 	for (i = 0; i < fs.njobs; i++)
 		if (fs.jobs[i].comment != NULL &&
 		    strncmp(fs.jobs[i].comment, BRIDGE_COMMENT_MARKER,
 			strlen(BRIDGE_COMMENT_MARKER)) == 0)
-			snap[n++] = fs.jobs[i];
-	for (i = 0; i < n; i++) {
+			l->snap[l->n++] = fs.jobs[i];
+	return (l);
+}
+
+int
+sctl_load_each(const struct sload *l, time_t *since, sjob_cb cb, void *arg,
+    double *rpc_s, char *err, size_t errlen)
+{
+	struct sjob sj;
+	size_t	    i;
+
+	if (rpc_s != NULL)
+		*rpc_s = 0;
+	if (l->rc == -1) {
+		snprintf(err, errlen,
+		    "slurm_load_jobs: Unable to contact "
+		    "slurm controller (connect failure)");
+		return (-1);
+	}
+	if (l->rc == 1)
+		return (1);
+	*since = l->last_update;
+	for (i = 0; i < l->n; i++) {
 		memset(&sj, 0, sizeof(sj));
-		sj.id = snap[i].id;
-		sj.phase = snap[i].phase;
-		sj.state = snap[i].state;
-		sj.reason = snap[i].reason;
-		sj.nodes = snap[i].nodes;
-		sj.admin_comment = snap[i].admin_comment;
-		sj.comment = snap[i].comment;
-		sj.name = snap[i].name;
-		sj.submit_time = snap[i].submit_time;
-		sj.start_time = snap[i].start_time;
-		sj.preempt_time = snap[i].preempt_time;
-		sj.end_time = snap[i].end_time;
-		sj.suspended = snap[i].suspended;
-		sj.record = &snap[i];
+		sj.id = l->snap[i].id;
+		sj.phase = l->snap[i].phase;
+		sj.state = l->snap[i].state;
+		sj.reason = l->snap[i].reason;
+		sj.nodes = l->snap[i].nodes;
+		sj.admin_comment = l->snap[i].admin_comment;
+		sj.comment = l->snap[i].comment;
+		sj.name = l->snap[i].name;
+		sj.submit_time = l->snap[i].submit_time;
+		sj.start_time = l->snap[i].start_time;
+		sj.preempt_time = l->snap[i].preempt_time;
+		sj.end_time = l->snap[i].end_time;
+		sj.suspended = l->snap[i].suspended;
+		sj.record = &l->snap[i];
 		cb(&sj, arg);
 	}
 	return (0);
+}
+
+void
+sctl_load_free(struct sload *l)
+{
+	free(l);
 }
 
 json_t *

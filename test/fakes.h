@@ -34,7 +34,7 @@ struct fake_slurm_counts {
 	int submits;	    /* sctl_submit calls */
 	int cancels;	    /* jobs asked to end, by either call */
 	int cancel_batches; /* sctl_cancel_jobs calls */
-	int polls;	    /* sctl_poll calls */
+	int polls;	    /* sctl_load calls */
 	int layouts;	    /* sctl_job_layout calls */
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
@@ -127,5 +127,13 @@ size_t fake_submit_waiting(struct submitter *);
 void fake_submit_make(struct submitter *);
 /* The answers made, each as an MSG_SUBMITTED message to r. */
 size_t fake_submit_deliver(struct submitter *, struct reconcile *r);
+
+/* fake_poller.c: the poll thread, run by hand. */
+/* Loads asked for and not made yet. */
+int fake_poller_asked(struct reconcile *);
+/* The thread's work: the load asked for, made now (0, or -1: none). */
+int fake_poller_make(struct reconcile *);
+/* The load made, as an MSG_POLLED message to r (0, or -1: none). */
+int fake_poller_deliver(struct reconcile *);
 
 #endif /* FAKES_H */

@@ -1,0 +1,96 @@
+/*
+ * The poll thread: it loads Slurm's jobs (sctl_load, through slurm.c) when
+ * the reconcile thread asks (poller_ask), one load at a time, and gives
+ * the load back as an MSG_POLLED message, which the reconcile thread reads
+ * (poll_loaded).  So the reconcile thread goes on deciding and binding
+ * while slurmctld packs thousands of jobs and libslurm unpacks them, and
+ * those records live in this thread's malloc arena, not among the caches'
+ * blocks.  It owns nothing but the one request it was given.
+ */
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "bridge.h"
+
+struct poller {
+	pthread_mutex_t lock;
+	pthread_cond_t	work; /* a load was asked for, or stop */
+	int		asked;
+	time_t		since;
+	int		stop;
+	int		started;
+	pthread_t	thread;
+	struct queue   *done;
+};
+
+static void *
+poller_main(void *arg)
+{
+	struct poller *p = arg;
+	struct msg    *msg;
+	time_t	       since;
+
+	log_setname("poll");
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->stop && !p->asked)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->stop)
+			break;
+		p->asked = 0;
+		since = p->since;
+		pthread_mutex_unlock(&p->lock);
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_POLLED;
+		msg->load = sctl_load(since);
+		queue_push(p->done, msg);
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return (NULL);
+}
+
+struct poller *
+poller_new(struct queue *done)
+{
+	struct poller *p = xcalloc(1, sizeof(*p));
+
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	p->done = done;
+	if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
+		poller_free(p);
+		return (NULL);
+	}
+	p->started = 1;
+	return (p);
+}
+
+void
+poller_free(struct poller *p)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->work);
+	free(p);
+}
+
+void
+poller_ask(struct poller *p, time_t since)
+{
+	pthread_mutex_lock(&p->lock);
+	p->asked = 1;
+	p->since = since;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
