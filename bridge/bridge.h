@@ -752,9 +752,12 @@ struct reconcile {
 	struct poller	   *poller;
 	int		    polling;	/* a load asked of it, not back yet */
 	time_t		    poll_since; /* what that load was asked from */
-	uint64_t	    submit_seq; /* the last request's */
-	int		    submits;	/* requests not answered yet */
-	json_t		   *deferred;	/* job ids a poll saw early */
+	int64_t		    poll_asked; /* when (monotonic ms) */
+	/* Job ids this thread forgot: id -> when (groups_forgot) */
+	json_t	*forgotten;
+	uint64_t submit_seq; /* the last request's */
+	int	 submits;    /* requests not answered yet */
+	json_t	*deferred;   /* job ids a poll saw early */
 	/* poll_recover's load: ids of jobs not this install's, or NULL */
 	json_t	       *others;
 	struct eventer *eventer;
@@ -909,6 +912,11 @@ void groups_member_remove(struct group *, const char *pkey);
 void groups_index_put(struct reconcile *, uint32_t jobid, const char *gkey);
 struct group *groups_by_job(struct reconcile *, uint32_t jobid);
 void	      groups_index_del(struct reconcile *, const struct group *);
+/*
+ * A job this thread ended or let go of, with no group to know it by: a
+ * load asked for before now shows it as it was (poll_job_cb skips it).
+ */
+void groups_forgot(struct reconcile *, uint32_t jobid);
 /* Every state change goes through here (it keeps nstate). */
 void groups_set_state(struct reconcile *, struct group *, enum group_state);
 /* Live members in placement order into out[max]; returns their count. */

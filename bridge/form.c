@@ -300,6 +300,8 @@ form_submitted(struct reconcile *r, struct sreq *s)
 			log_info("slurm job %u: cancelled: made for pods that "
 				 "changed meanwhile",
 			    s->jobid);
+		if (s->rc == 0)
+			groups_forgot(r, s->jobid);
 		/* Withdrawn (not made): the group decides again at once. */
 		if (g != NULL && s->rc == -1 && !atomic_load(&s->withdrawn))
 			groups_retry_later(g, s->permanent);

@@ -103,8 +103,23 @@ groups_index_del(struct reconcile *r, const struct group *g)
 	const char *gkey = map_get(r->jobs,
 	    jobid_str(g->jobid, id, sizeof(id)));
 
-	if (gkey != NULL && strcmp(gkey, g->key) == 0)
+	if (gkey != NULL && strcmp(gkey, g->key) == 0) {
 		map_del(r->jobs, id);
+		groups_forgot(r, g->jobid);
+	}
+}
+
+/*
+ * This thread forgot job jobid (its group ended it, or let it go): a load
+ * asked for before now may still show it running (poll_loaded).
+ */
+void
+groups_forgot(struct reconcile *r, uint32_t jobid)
+{
+	char id[16];
+
+	json_object_set_new(r->forgotten, jobid_str(jobid, id, sizeof(id)),
+	    json_integer(now_ms()));
 }
 
 /*

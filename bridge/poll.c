@@ -196,6 +196,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 	struct reconcile *r = arg;
 	struct group	 *g;
 	enum admin_owner  owner = ADMIN_MINE;
+	json_t		 *v;
 	char		  msg[320];
 	int		  warn;
 
@@ -207,6 +208,11 @@ poll_job_cb(const struct sjob *j, void *arg)
 	 * answer.
 	 */
 	if ((g = groups_by_job(r, j->id)) == NULL) {
+		/* A load asked for before this thread let the job go. */
+		snprintf(msg, sizeof(msg), "%u", j->id);
+		v = json_object_get(r->forgotten, msg);
+		if (v != NULL && json_integer_value(v) >= r->poll_asked)
+			return;
 		/*
 		 * After recovery, an ended job no group knows is nothing to
 		 * do, whoever's it is: slurmctld keeps ended jobs MinJobAge
@@ -387,7 +393,21 @@ poll_since(struct reconcile *r)
 	if (r->slurm_since == 0)
 		r->last_full = now;
 	r->poll_since = r->slurm_since;
+	r->poll_asked = now;
 	return (r->slurm_since);
+}
+
+/* The jobs let go of before the load just read was asked for: it saw that. */
+static void
+poll_forget(struct reconcile *r)
+{
+	const char *k;
+	json_t	   *v;
+	void	   *tmp;
+
+	json_object_foreach_safe (r->forgotten, tmp, k, v)
+		if (json_integer_value(v) < r->poll_asked)
+			json_object_del(r->forgotten, k);
 }
 
 void
@@ -418,6 +438,7 @@ poll_loaded(struct reconcile *r, struct sload *l)
 		 poll_job_cb, r, &rpc_s, err, sizeof(err))) == -1)
 		log_warnx("slurm: %s", err);
 	sctl_load_free(l);
+	poll_forget(r);
 	poll_cancel_orphans(r);
 	/*
 	 * A large load leaves its records' strings (a kilobyte or so a job)
@@ -539,6 +560,7 @@ poll_recover(struct reconcile *r)
 	int	      rc;
 
 	r->slurm_since = 0;
+	r->poll_asked = now_ms();
 	r->others = json_object();
 	l = sctl_load(0);
 	rc = sctl_load_each(l, &r->slurm_since, poll_job_cb, r, NULL, err,

@@ -379,6 +379,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->releases = json_object();
 	r->orphans = json_array();
 	r->deferred = json_object();
+	r->forgotten = json_object();
 	r->tconf.partition = conf->partition;
 	r->tconf.exclusive = conf->exclusive;
 	r->tconf.default_account = conf->default_account;
@@ -422,6 +423,7 @@ reconcile_free(struct reconcile *r)
 	json_decref(r->releases);
 	json_decref(r->orphans);
 	json_decref(r->deferred);
+	json_decref(r->forgotten);
 	free(r);
 }
 

@@ -1073,10 +1073,11 @@ START_TEST(test_gang_stale_load)
 
 	h_reach(S_BOUND);
 	job = fake_slurm_last_job();
+	H.r->slurm_since = 0; /* a load of every job, as now and then */
 	poll_ask(H.r);
 	poll_ask(H.r);
 	ck_assert_int_eq(fake_poller_asked(H.r), 1);
-	ck_assert_int_eq(fake_poller_make(H.r), 0); /* the job RUNNING */
+	ck_assert_int_eq(fake_poller_make(H.r), 1); /* the job RUNNING */
 	h_counts(&a);
 	h_pods_end("Succeeded", 0);
 	h_counts(&b);
@@ -1093,13 +1094,39 @@ START_TEST(test_gang_stale_load)
 	/* Out no more: the next one is asked for, and it is current. */
 	poll_ask(H.r);
 	ck_assert_int_eq(fake_poller_asked(H.r), 1);
-	ck_assert_int_eq(fake_poller_make(H.r), 0);
+	ck_assert_int_eq(fake_poller_make(H.r), 1); /* ended */
 	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
 	bind_flush_writes(H.r);
 	h_counts(&b);
 	ck_assert_int_eq(b.deletes, a.deletes);
 	ck_assert_int_eq(b.submits, a.submits);
 	ck_assert_int_eq(b.cancels, a.cancels);
+}
+END_TEST
+
+/*
+ * The same with the pods deleted: the job is cancelled and the group,
+ * with no member left, is gone before the load is read.  The job the load
+ * shows running is no orphan: it is not cancelled again.
+ */
+START_TEST(test_gang_stale_load_gone)
+{
+	struct counts a, b;
+
+	h_reach(S_BOUND);
+	H.r->slurm_since = 0; /* a load of every job, as now and then */
+	poll_ask(H.r);
+	ck_assert_int_eq(fake_poller_make(H.r), 1); /* the job RUNNING */
+	h_counts(&a);
+	h_delete_all();
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 1);
+	ck_assert_int_eq(h_state(), GONE);
+	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	bind_flush_writes(H.r);
+	h_counts(&a);
+	ck_assert_int_eq(a.cancels, b.cancels);
+	ck_assert_int_eq(a.submits, b.submits);
 }
 END_TEST
 
@@ -1518,6 +1545,7 @@ group_suite(void)
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_unconfirmed);
 	tcase_add_test(tc, test_gang_stale_load);
+	tcase_add_test(tc, test_gang_stale_load_gone);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -61,7 +61,7 @@ fake_poller_make(struct reconcile *r)
 		return (-1);
 	p->asked--;
 	p->made = sctl_load(p->since);
-	return (0);
+	return ((int)fake_slurm_load_count(p->made));
 }
 
 int

@@ -80,6 +80,8 @@ uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
 const char		       *fake_slurm_job_state(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
+/* The bridge jobs a load holds (0: no change, or Slurm down). */
+size_t fake_slurm_load_count(const struct sload *);
 /* The exit code and signal of the last sctl_complete. */
 void fake_slurm_last_exit(int *exit_code, int *signal);
 
@@ -131,7 +133,7 @@ size_t fake_submit_deliver(struct submitter *, struct reconcile *r);
 /* fake_poller.c: the poll thread, run by hand. */
 /* Loads asked for and not made yet. */
 int fake_poller_asked(struct reconcile *);
-/* The thread's work: the load asked for, made now (0, or -1: none). */
+/* The thread's work: the load asked for, made now: its jobs, or -1. */
 int fake_poller_make(struct reconcile *);
 /* The load made, as an MSG_POLLED message to r (0, or -1: none). */
 int fake_poller_deliver(struct reconcile *);
