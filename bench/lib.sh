@@ -61,6 +61,15 @@ pods() {
 }
 # create NS YAML-on-stdin: kubectl create in chunks of 500 objects.
 create_pods() { k create -f - >/dev/null; }
+# unserved_watches: the bridge's watches (their watch="..." label) whose
+# resource this API server does not serve, one per line: a CRD that is not
+# installed (JobSet, LeaderWorkerSet, the coscheduling PodGroup) is never
+# listed, so "every watch listed" leaves those out.
+unserved_watches() {
+	k get --raw /apis/jobset.x-k8s.io/v1alpha2 >/dev/null 2>&1 || echo jobsets
+	k get --raw /apis/leaderworkerset.x-k8s.io/v1 >/dev/null 2>&1 || echo lws
+	k get --raw /apis/scheduling.x-k8s.io/v1alpha1 >/dev/null 2>&1 || echo podgroups
+}
 new_ns() {  # new_ns NAME [enabled]
 	k delete namespace "$1" --ignore-not-found --wait=true --timeout=300s >/dev/null
 	k create namespace "$1" >/dev/null
@@ -208,6 +217,9 @@ api_writes_snap() {
 # per call, and in FILE.sum the seconds they took, "rpc seconds"
 # (nothing when it is not running).
 bridge_rpcs_snap() {
+	# A bridge that does not answer (not started yet) has no sums: an
+	# earlier snapshot's must not stand in for them.
+	: >"$1.sum"
 	{ curl -s "http://$LOCAL_IP:$BRIDGE_PORT/metrics" || true; } | awk -v sum="$1.sum" '
 		/^slurm_bridge_slurm_rpc_duration_seconds_(count|sum)\{/ {
 			if (!match($0, /rpc="[^"]*"/)) next
@@ -215,7 +227,6 @@ bridge_rpcs_snap() {
 			if ($0 ~ /_count\{/) printf "%s %.0f\n", rpc, $NF
 			else printf "%s %.6f\n", rpc, $NF >sum
 		}' >"$1"
-	touch "$1.sum"
 }
 # window_open / window_close: the counts before and after one system's run
 # (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU

@@ -143,10 +143,13 @@ rss_sampler() {
 	done
 }
 # relists_moved: every watch of the bridge has listed again since
-# $WORK/rl0 (both /metrics snapshots, $WORK/rl1 the newer).
+# $WORK/rl0 (both /metrics snapshots, $WORK/rl1 the newer), but those of
+# resources this API server does not serve ($unserved: never listed).
 relists_moved() {
-	awk 'FILENAME == ARGV[1] { if ($1 ~ /^slurm_bridge_watch_relists_total\{/) a[$1] = $2; next }
-		($1 in a) { seen++; if ($2 > a[$1]) moved++ }
+	awk -v skip=" $unserved " 'FILENAME == ARGV[1] { if ($1 ~ /^slurm_bridge_watch_relists_total\{/) a[$1] = $2; next }
+		($1 in a) { w = $1; sub(/.*watch="/, "", w); sub(/".*/, "", w)
+			if (index(skip, " " w " ")) next
+			seen++; if ($2 > a[$1]) moved++ }
 		END { exit !(seen > 0 && moved == seen) }' "$WORK/rl0" "$WORK/rl1"
 }
 # backlog_relist PENDING: the kube-apiserver stops and
@@ -157,7 +160,8 @@ relists_moved() {
 # slurm_bridge_watch_relists_total moved, and RELIST_SETTLE_S more), after
 # (mean of the last 3 s); record relist writes $WORK/relist.json.
 backlog_relist() {
-	local t_stop t_up t_done i sampler all=false same=false
+	local t_stop t_up t_done i sampler all=false same=false unserved
+	unserved=$(unserved_watches | paste -sd' ')
 	bmetrics "$WORK/rl0"
 	rss_sampler "$pid" >"$WORK/relist-rss.txt" &
 	sampler=$!
