@@ -718,8 +718,10 @@ struct group {
 	 */
 	char *spec;
 	/*
-	 * The job's comment as submitted, for sctl_mark_stopped (end.c);
-	 * NULL for a heterogeneous job and a job adopted at a restart.
+	 * The running job's comment, for sctl_mark_stopped (end.c): from
+	 * the submit answer that allocated it, or from the poll that saw it
+	 * run; NULL while it waits (50,000 pending jobs would keep 5 MB of
+	 * them) and for a heterogeneous job.
 	 */
 	char *comment;
 	int   recheck;

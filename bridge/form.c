@@ -336,7 +336,8 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->exclusive = s->js.exclusive;
 	free(g->comment);
 	g->comment = NULL;
-	if (s->js.ncomps <= 1) {
+	/* Kept once it runs (a pending job's comes with the poll that starts it). */
+	if (s->js.ncomps <= 1 && s->layout != NULL) {
 		g->comment = s->js.comment;
 		s->js.comment = NULL;
 	}
