@@ -274,6 +274,7 @@ int sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen);
  * job whose comment starts with BRIDGE_COMMENT_MARKER (any install's, or a
  * look-alike: cb judges), sets *since to the load's time, and returns 1 if
  * nothing changed, 0 after the callbacks, -1 on error (err filled).
+ * sctl_load logs a failed load on the calling thread, when it fails.
  * rpc_s (may be NULL) gets the load's own time.  The caller frees the load
  * with sctl_load_free once it is read; the records cb sees live until then.
  */

@@ -436,10 +436,10 @@ poll_loaded(struct reconcile *r, struct sload *l)
 	 * began is known here already, and a reload asked for meanwhile
 	 * (slurm_since set to 0) stands.
 	 */
-	if ((rc = sctl_load_each(l,
-		 r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
-		 poll_job_cb, r, &rpc_s, err, sizeof(err))) == -1)
-		log_warnx("slurm: %s", err);
+	/* A failed load was logged when it was made (sctl_load). */
+	rc = sctl_load_each(l,
+	    r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
+	    poll_job_cb, r, &rpc_s, err, sizeof(err));
 	sctl_load_free(l);
 	poll_forget(r);
 	poll_cancel_orphans(r);

@@ -24,6 +24,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
 
+#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 #include "runas.h"
@@ -915,6 +916,8 @@ sctl_load(time_t since)
 		l->rc = -1;
 		snprintf(l->err, sizeof(l->err), "slurm_load_jobs: %s",
 		    slurm_strerror(e));
+		/* Said by the thread that saw it, when it saw it. */
+		log_warnx("slurm: %s", l->err);
 		return (l);
 	}
 	atomic_store(&bstats.slurm_ok_at, (long long)time(NULL));

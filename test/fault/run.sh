@@ -189,8 +189,9 @@ if want slurmctld; then
 	k -n "$ns" delete pod a-s1 --wait=false >/dev/null
 	sleep 8
 	# libslurm retries a refused connection for MessageTimeout (10 s)
-	# before it reports the failure.
-	saw_failed_poll() { tail -c +"$((mark + 1))" "$BLOG" | grep -q "warn reconcile: slurm: slurm_load_jobs"; }
+	# before it reports the failure; the poll thread says so then, even
+	# while the reconcile thread waits on a cancel of its own.
+	saw_failed_poll() { tail -c +"$((mark + 1))" "$BLOG" | grep -Eq "warn (poll|reconcile): slurm: slurm_load_jobs"; }
 	check "the scheduler saw the failed Slurm polls" wait_for 30 saw_failed_poll
 	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
 	"$top/scripts/stack/cluster-up.sh" >/dev/null
