@@ -29,7 +29,7 @@ NS=demo
 LOG=$LOG_DIR/demo.log
 FILLER=weather-model          # the native Slurm job of step 6
 FILLER_CPUS=20                # per node: what is left can't hold a 16-CPU pod
-SQUEUE_FMT=JobID:6,Name:16,Account:10,State:9,NumTasks:6,NumCPUs:5,tres-per-task:14,ReasonList:17,Comment:80
+SQUEUE_FMT=JobID:9,Name:16,Account:10,State:9,NumTasks:6,NumCPUs:5,tres-per-task:14,ReasonList:17,Comment:80
 filler_id=
 # Wall-clock times of the parts, printed at the end.  DEMO_T0 is when
 # `make demo` started.
