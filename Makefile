@@ -80,13 +80,13 @@ SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
-		   bridge/extcall.c bridge/wreq.c bridge/sreq.c
+		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/namespaces.c bridge/pods.c bridge/extender.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c bridge/poller.c \
-		   bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
+		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
 		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
@@ -109,7 +109,8 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 # requests and the clock; a binary of its own, since the fakes stand in for
 # parts of the daemon.
 GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \
-		   test/fake_submit.c test/fake_poller.c test/fake_clock.c
+		   test/fake_submit.c test/fake_poller.c test/fake_ender.c \
+		   test/fake_clock.c
 GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c bridge/namespaces.c \
 		   bridge/pods.c bridge/extender.c bridge/writes.c \

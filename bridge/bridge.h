@@ -440,6 +440,40 @@ struct poller *poller_new(struct queue *done);
 void poller_free(struct poller *);
 void poller_ask(struct poller *, time_t since);
 
+/*
+ * The end of a job whose pods all ended: made on the end thread
+ * (ender.c), one at a time in the order asked; each comes back as an
+ * MSG_ENDED message (end_done).
+ */
+struct ereq {
+	char	   *gkey; /* the group it is for */
+	uint32_t    jobid;
+	int	    complete; /* sctl_complete with code and sig, else cancel */
+	int	    code, sig;
+	char	   *comment; /* owned: mark the job stopped first, or NULL */
+	const char *why;     /* a string literal: why it is cancelled */
+	int	    leader_elect; /* fence_check before it is made */
+	/* The result. */
+	int  rc; /* 0, or -1 with err */
+	char err[256];
+	TAILQ_ENTRY(ereq) entry;
+};
+
+/* ereq.c */
+struct ereq *ereq_new(const char *gkey, uint32_t jobid);
+void	     ereq_free(struct ereq *);
+
+/*
+ * ender.c: the end thread, which makes each request with make (end_make);
+ * results go to done, which outlives it.  NULL on failure.
+ */
+struct ender;
+struct ender *ender_new(struct queue *done, void (*make)(struct ereq *));
+/* Joins the thread; requests not started yet are dropped. */
+void ender_free(struct ender *);
+/* Takes e. */
+void ender_push(struct ender *, struct ereq *e);
+
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
 #define LEADER_LABEL "slurm-bridge.io/leader"
@@ -686,6 +720,7 @@ struct group {
 	int	 exclusive;
 	int	 cancelled;  /* we asked Slurm to end the job */
 	int	 cancel_due; /* asking failed: ask again */
+	int	 ending;     /* ... and the end thread has not answered */
 	int	 foreign;    /* has had a member of another scheduler */
 	int	 ext_asked;  /* ... and the extender was asked to place it */
 	/*
@@ -753,6 +788,7 @@ struct reconcile {
 	struct writepool   *writepool;
 	struct submitter   *submitter;
 	struct poller	   *poller;
+	struct ender	   *ender;
 	int		    polling;	/* a load asked of it, not back yet */
 	time_t		    poll_since; /* what that load was asked from */
 	int64_t		    poll_asked; /* when (monotonic ms) */
@@ -1000,8 +1036,15 @@ void end_yield(struct reconcile *, struct group *, enum stats_yield,
     time_t grace_end);
 /* Forgets the group's job (index, layout, pods) so it can be resubmitted. */
 void end_reset(struct reconcile *, struct group *);
-/* A member ended or left (may free g). */
+/*
+ * A member ended or left (may free g).  Once no member runs, the job's
+ * completion or cancel goes to the end thread (ender.c).
+ */
 void end_member_gone(struct reconcile *, struct group *);
+/* Makes e on the end thread (ender.c): its rc, and err if it failed. */
+void end_make(struct ereq *e);
+/* The end thread made e (MSG_ENDED; may free e's group). */
+void end_done(struct reconcile *, const struct ereq *e);
 /* Fails every live member and ends the job (node lost; may free g). */
 void end_fail(struct reconcile *, struct group *, const char *reason,
     const char *msg);

@@ -1,7 +1,8 @@
 /*
  * How a group's job ends, on the reconcile thread: a member ended or left
  * (end_member_gone: give a pending gang's job up, complete or cancel the
- * job once no member runs, release finalizers), Slurm ended the job
+ * job once no member runs, on the end thread, and release finalizers once
+ * that is done, end_done), Slurm ended the job
  * (end_members deletes its pods with Slurm's reason) or took it back
  * (end_yield: preempted, suspended, requeued), a node was lost
  * (end_fail), and the job is forgotten so the group can start again
@@ -46,31 +47,40 @@ end_pods_stopped(struct reconcile *r, struct group *g)
 }
 
 /*
- * Before g's allocated job ends, tells its node epilog that its pods
- * stopped (sctl_mark_stopped), so the nodes go back to Slurm without the
- * epilog asking the API server.  Not told, the epilog asks: a failure
- * costs time, never safety.
+ * Hands the end of g's job to the end thread (ender.c): the completion
+ * with code and sig, or (complete 0) the cancel.  When its pods all
+ * stopped, the job is first marked so (sctl_mark_stopped), and its nodes go
+ * back to Slurm without the node epilog asking the API server.  The job
+ * counts as cancelled from now; its members' finalizers stay until the
+ * answer (end_done) confirms it.
  */
 static void
-end_mark_stopped(struct reconcile *r, struct group *g)
+end_ask(struct reconcile *r, struct group *g, int complete, int code, int sig,
+    const char *why)
 {
-	char err[256];
+	struct ereq *e = ereq_new(g->key, g->jobid);
 
-	if (g->comment == NULL ||
-	    (g->state != G_ALLOCATED && g->state != G_BOUND) ||
-	    !end_pods_stopped(r, g))
-		return;
-	if (sctl_mark_stopped(g->jobid, g->comment, err, sizeof(err)) == -1)
-		log_debug("group %s: %s; its node epilog asks the API server",
-		    g->key, err);
+	e->complete = complete;
+	e->code = code;
+	e->sig = sig;
+	e->why = why;
+	e->leader_elect = r->conf->leader_elect;
+	if (g->comment != NULL &&
+	    (g->state == G_ALLOCATED || g->state == G_BOUND) &&
+	    end_pods_stopped(r, g))
+		e->comment = xstrdup(g->comment);
+	g->cancelled = 1;
+	g->ending = 1;
+	g->cancel_due = 0;
+	ender_push(r->ender, e);
 }
 
 /*
- * Cancels g's job; with mark, first tells its node epilog when its pods
- * all stopped (end_mark_stopped).
+ * Cancels g's job: here, or (ask) on the end thread, where its pods'
+ * stopped mark goes first (end_ask).
  */
 static void
-end_stop(struct reconcile *r, struct group *g, const char *why, int mark)
+end_stop(struct reconcile *r, struct group *g, const char *why, int ask)
 {
 	char err[256];
 
@@ -80,8 +90,10 @@ end_stop(struct reconcile *r, struct group *g, const char *why, int mark)
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
-	if (mark)
-		end_mark_stopped(r, g);
+	if (ask) {
+		end_ask(r, g, 0, 0, 0, why);
+		return;
+	}
 	if (sctl_cancel(g->jobid, err, sizeof(err)) == -1) {
 		log_warnx("group %s: cancel slurm job %u: %s", g->key, g->jobid,
 		    err);
@@ -115,7 +127,6 @@ end_finish(struct reconcile *r, struct group *g)
 	struct pod_entry  *e;
 	int		   code = 0, sig = 0, failed = 0;
 	size_t		   i;
-	char		   err[256];
 
 	if ((g->state != G_ALLOCATED && g->state != G_BOUND) || g->failed)
 		goto cancel;
@@ -135,17 +146,7 @@ end_finish(struct reconcile *r, struct group *g)
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
-	end_mark_stopped(r, g);
-	if (sctl_complete(g->jobid, code, sig, err, sizeof(err)) == -1) {
-		log_warnx("group %s: complete slurm job %u: %s", g->key,
-		    g->jobid, err);
-		g->cancel_due = 1; /* the sweep tries again */
-		return;
-	}
-	g->cancel_due = 0;
-	g->cancelled = 1;
-	log_info("group %s: slurm job %u %s (exit code %d:%d)", g->key,
-	    g->jobid, failed ? "failed" : "completed", code, sig);
+	end_ask(r, g, 1, code, sig, NULL);
 	return;
 cancel:
 	end_stop(r, g, "no member runs any more", 1);
@@ -268,6 +269,7 @@ end_reset(struct reconcile *r, struct group *g)
 		groups_index_del(r, g);
 	g->jobid = 0;
 	g->cancelled = 0;
+	g->ending = 0;
 	g->failed = 0;
 	groups_set_state(r, g, G_WAITING);
 	strv_clear(&g->job_pods);
@@ -328,11 +330,11 @@ end_member_gone(struct reconcile *r, struct group *g)
 			end_finish(r, g);
 	}
 	/*
-	 * The finalizer guards the job's cleanup: once the job is gone, or
-	 * while other members still run (the last one to end holds it), an
-	 * ended member may go.
+	 * The finalizer guards the job's cleanup: once the job is gone (its
+	 * end confirmed), or while other members still run (the last one to
+	 * end holds it), an ended member may go.
 	 */
-	if (g->jobid == 0 || g->cancelled || n > 0) {
+	if (g->jobid == 0 || (g->cancelled && !g->ending) || n > 0) {
 		for (i = 0; i < g->members.n; i++) {
 			e = map_get(r->pods, g->members.v[i]);
 			if (e == NULL || e->state != PS_ENDED)
@@ -371,5 +373,59 @@ end_fail(struct reconcile *r, struct group *g, const char *reason,
 		e->state = PS_ENDED;
 	}
 	json_decref(keys);
+	end_member_gone(r, g);
+}
+
+void
+end_make(struct ereq *e)
+{
+	char err[256];
+
+	if (fence_check(e->leader_elect,
+		e->complete ? "completing a job" : "cancelling a job")) {
+		e->rc = -1;
+		snprintf(e->err, sizeof(e->err),
+		    "held back: this replica may no longer lead");
+		return;
+	}
+	/* Not told, the node epilog asks: a failure costs time, never safety. */
+	if (e->comment != NULL &&
+	    sctl_mark_stopped(e->jobid, e->comment, err, sizeof(err)) == -1)
+		log_debug("group %s: %s; its node epilog asks the API server",
+		    e->gkey, err);
+	if (e->complete)
+		e->rc = sctl_complete(e->jobid, e->code, e->sig, e->err,
+		    sizeof(e->err));
+	else
+		e->rc = sctl_cancel(e->jobid, e->err, sizeof(e->err));
+}
+
+void
+end_done(struct reconcile *r, const struct ereq *e)
+{
+	struct group *g = map_get(r->groups, e->gkey);
+
+	/* Its group forgot the job since (end_reset), or let it go. */
+	if (g == NULL || g->jobid != e->jobid || !g->ending)
+		return;
+	g->ending = 0;
+	if (e->rc == -1) {
+		/* A job Slurm itself ended meanwhile needs no second ask. */
+		if (g->state != G_ENDED) {
+			log_warnx("group %s: %s slurm job %u: %s", g->key,
+			    e->complete ? "complete" : "cancel", g->jobid,
+			    e->err);
+			g->cancelled = 0;
+			g->cancel_due = 1; /* the sweep tries again */
+			return;
+		}
+	} else if (e->complete)
+		log_info("group %s: slurm job %u %s (exit code %d:%d)", g->key,
+		    g->jobid,
+		    e->code != 0 || e->sig != 0 ? "failed" : "completed",
+		    e->code, e->sig);
+	else
+		log_info("group %s: cancelled slurm job %u (%s)", g->key,
+		    g->jobid, e->why);
 	end_member_gone(r, g);
 }

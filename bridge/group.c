@@ -77,7 +77,8 @@ group_evaluate(struct reconcile *r, struct group *g)
 	size_t		  n, i;
 	int		  min;
 
-	if (!r->recovered)
+	/* An end on the end thread: its answer (end_done) decides next. */
+	if (!r->recovered || g->ending)
 		return;
 	/*
 	 * Slurm took the allocation back (suspended, requeued): a failed

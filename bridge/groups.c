@@ -181,11 +181,11 @@ groups_member_remove(struct group *g, const char *pkey)
 		strv_remove(&g->members, (size_t)i);
 }
 
-/* Frees a group with no members and no live job. */
+/* Frees a group with no members and no live job (nor one ending). */
 void
 groups_gc(struct reconcile *r, struct group *g)
 {
-	if (g->members.n > 0 || (g->jobid != 0 && !g->cancelled))
+	if (g->members.n > 0 || (g->jobid != 0 && (!g->cancelled || g->ending)))
 		return;
 	if (g->jobid != 0)
 		groups_index_del(r, g);

@@ -48,6 +48,7 @@ queue_msg_free(struct msg *msg)
 	wreq_free(msg->write);
 	sreq_free(msg->submit);
 	sctl_load_free(msg->load);
+	ereq_free(msg->end);
 	free(msg);
 }
 

@@ -20,9 +20,10 @@
  *                     group.c         and devices), every       (queue.mtx)
  *                     groups.c        decision, every libslurm
  *                     form.c bind.c   call but submits,
- *                     end.c           pending-job changes and
- *                     writes.c        job loads, node taints on
- *                                     its own client
+ *                     end.c           pending-job changes, job
+ *                     writes.c        loads and the ends of jobs
+ *                                     whose pods ended, node
+ *                                     taints on its own client
  *                     extender.c
  *                     claims.c poll.c
  *                     nodes.c sweep.c
@@ -36,6 +37,11 @@
  *                     slurm.c         at a time (sctl_load),    (its
  *                                     when the reconcile        request)
  *                                     thread asks
+ * end                 ender.c         one end of a job whose    ender.lock
+ *                     slurm.c         pods ended at a time, in  (its
+ *                                     order (sctl_mark_stopped, request
+ *                                     sctl_complete,            list)
+ *                                     sctl_cancel)
  * writepool           writepool.c     one pod write at a time   writepool.
  *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
  *                                     claims' writes first),    (request
@@ -63,8 +69,9 @@
  *                                     and the reconcile client
  *
  * Results come back as messages: MSG_WRITE (writepool), MSG_SUBMITTED
- * (submit), MSG_POLLED (poll), MSG_EXTENDER (HTTP), and one per watched
- * kind (informers).  No thread holds a lock while it waits on another's.
+ * (submit), MSG_POLLED (poll), MSG_ENDED (end), MSG_EXTENDER (HTTP), and
+ * one per watched kind (informers).  No thread holds a lock while it
+ * waits on another's.
  * A thread the daemon needs that fails stops the daemon (fail.c).
  */
 #ifndef QUEUE_H
@@ -97,6 +104,7 @@ enum msg_kind {
 	MSG_WRITE,     /* a pod write (writepool.c) came back */
 	MSG_SUBMITTED, /* an allocation request (submitter.c) came back */
 	MSG_POLLED,    /* a load of Slurm's jobs (poller.c) came back */
+	MSG_ENDED,     /* the end of a job (ender.c) came back */
 	MSG_KINDS
 };
 
@@ -105,6 +113,7 @@ struct ext_call;
 struct wreq;
 struct sreq;
 struct sload;
+struct ereq;
 
 struct msg {
 	enum msg_kind	    kind;
@@ -115,6 +124,7 @@ struct msg {
 	struct wreq	   *write;  /* MSG_WRITE, owned */
 	struct sreq	   *submit; /* MSG_SUBMITTED, owned */
 	struct sload	   *load;   /* MSG_POLLED, owned */
+	struct ereq	   *end;    /* MSG_ENDED, owned */
 	TAILQ_ENTRY(msg) entry;
 };
 

@@ -5,12 +5,14 @@
  * pods.c (which files them into groups; group.c runs each group's state
  * machine), pod writes and allocations that came back to bind.c and
  * group.c, extender calls to extender.c, other objects to their caches.
- * Between messages it polls Slurm incrementally (poll.c: slurm_load_jobs
- * with update_time), sweeps (sweep.c) and keeps nodes in step (nodes.c).
- * It makes every libslurm call but submits and pending-job changes, which
- * are the submit thread's (submitter.c).  On start it adopts this install's jobs (each pairs with the
- * pods its admin_comment names by name and UID; a job id on a pod is only
- * where to look) before anything is submitted, so a restart neither
+ * Between messages it asks for Slurm's changed jobs (poll.c), sweeps
+ * (sweep.c) and keeps nodes in step (nodes.c).
+ * It makes every libslurm call but submits and pending-job changes (the
+ * submit thread's, submitter.c), loads of Slurm's jobs (the poll
+ * thread's, poller.c) and the ends of jobs whose pods ended (the end
+ * thread's, ender.c).  On start it adopts this install's jobs (each pairs
+ * with the pods its admin_comment names by name and UID; a job id on a pod
+ * is only where to look) before anything is submitted, so a restart neither
  * duplicates nor orphans a job, and never takes another install's.
  */
 #include <inttypes.h>
@@ -141,6 +143,16 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		queue_msg_free(msg);
 		return;
 	}
+	if (msg->kind == MSG_ENDED) {
+		struct group *g;
+
+		end_done(r, msg->end);
+		/* A pod that joined the group meanwhile waited for this. */
+		if ((g = map_get(r->groups, msg->end->gkey)) != NULL)
+			group_evaluate(r, g);
+		queue_msg_free(msg);
+		return;
+	}
 	if (msg->kind == MSG_POLLED) {
 		poll_loaded(r, msg->load);
 		msg->load = NULL;
@@ -242,6 +254,8 @@ reconcile_workers_stop(struct reconcile *r)
 	r->submitter = NULL;
 	poller_free(r->poller);
 	r->poller = NULL;
+	ender_free(r->ender);
+	r->ender = NULL;
 	writepool_free(r->writepool);
 	r->writepool = NULL;
 	eventer_free(r->eventer);
@@ -280,6 +294,10 @@ reconcile_main(void *arg)
 	}
 	if ((r->poller = poller_new(r->queue)) == NULL) {
 		fail_thread("reconcile", "poll thread: cannot start");
+		goto out;
+	}
+	if ((r->ender = ender_new(r->queue, end_make)) == NULL) {
+		fail_thread("reconcile", "end thread: cannot start");
 		goto out;
 	}
 	if (gethostname(host, sizeof(host)) == -1)

@@ -95,6 +95,7 @@ h_pod_event(const json_t *pod, enum k8s_watch_type type)
 	msg->pod = podrec_new(pod);
 	ck_assert_ptr_nonnull(msg->pod);
 	reconcile_msg(H.r, msg);
+	fake_ender_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -107,6 +108,7 @@ h_obj_msg(enum msg_kind kind, enum k8s_watch_type type, json_t *obj)
 	msg->type = type;
 	msg->obj = obj;
 	reconcile_msg(H.r, msg);
+	fake_ender_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -244,8 +246,11 @@ h_writes_settle(void)
 {
 	int i;
 
+	fake_ender_deliver(H.r);
+	bind_flush_writes(H.r);
 	for (i = 0; i < 16 && fake_writes_waiting(H.r->writepool) > 0; i++) {
 		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
+		fake_ender_deliver(H.r);
 		bind_flush_writes(H.r);
 	}
 	ck_assert_uint_eq(fake_writes_waiting(H.r->writepool), 0);
@@ -316,6 +321,7 @@ h_bridge_start(void)
 	H.r->writepool = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
 	H.r->poller = poller_new(NULL);
+	H.r->ender = ender_new(NULL, end_make);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
 	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_ADDED,
 	    json_pack("{s:s, s:s, "
@@ -399,6 +405,7 @@ static void
 h_poll(void)
 {
 	poll_slurm(H.r);
+	fake_ender_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -408,6 +415,7 @@ h_time(int64_t ms)
 {
 	fake_clock_advance(ms);
 	sweep_groups(H.r, 0);
+	fake_ender_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -1122,6 +1130,63 @@ START_TEST(test_gang_stale_load)
 END_TEST
 
 /*
+ * The end thread completes the job of a gang whose pods succeeded; until
+ * its answer comes, the job counts as ended (nothing asks again) but the
+ * pods keep their finalizer (--jobid-label), which guards the job's
+ * cleanup.  The answer
+ * lets them go; a failed one (slurmctld away) leaves them, and the sweep
+ * asks again once slurmctld is back.
+ */
+START_TEST(test_gang_end_answer)
+{
+	struct counts a, b;
+	struct group *g;
+	uint32_t      job;
+	int	      down = _i, rel;
+
+	/* Labelled, so the pods carry the finalizer. */
+	h_bridge_stop();
+	H.conf.jobid_label = 1;
+	h_bridge_start();
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	fake_ender_hold(1);
+	fake_slurm_down(down);
+	h_counts(&a);
+	rel = fake_writes_count(FW_RELEASE);
+	h_pods_end("Succeeded", 0);
+	h_writes_settle();
+	h_time(1000);
+	h_counts(&b);
+	ck_assert_int_eq(b.completes - a.completes, 1); /* asked once */
+	ck_assert_uint_eq(fake_ender_waiting(H.r), 1);
+	g = h_group();
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(g->ending, 1);
+	/* The last member to end holds the finalizer for the job. */
+	ck_assert_int_eq(fake_writes_count(FW_RELEASE), rel + GANG_SIZE - 1);
+	fake_ender_hold(0);
+	h_writes_settle();
+	h_counts(&b);
+	ck_assert_str_eq(fake_slurm_job_state(job),
+	    down ? "RUNNING" : "COMPLETED");
+	ck_assert_int_eq(fake_writes_count(FW_RELEASE), rel + GANG_SIZE - down);
+	if (!down)
+		return;
+	g = h_group();
+	ck_assert_int_eq(g->cancelled, 0);
+	ck_assert_int_eq(g->cancel_due, 1);
+	fake_slurm_down(0);
+	h_time(1000);
+	h_writes_settle();
+	h_counts(&b);
+	ck_assert_int_eq(b.completes - a.completes, 2);
+	ck_assert_str_eq(fake_slurm_job_state(job), "COMPLETED");
+	ck_assert_int_eq(fake_writes_count(FW_RELEASE), rel + GANG_SIZE);
+}
+END_TEST
+
+/*
  * The fence: a leader whose Lease was last renewed LEADER_FENCE_MS ago or
  * more may have lost it to another replica, so it cancels nothing (the
  * job of a gang whose pods are gone waits); renewed again, the sweep
@@ -1535,6 +1600,7 @@ group_suite(void)
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_unconfirmed);
+	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,
 	    (int)(sizeof(stale_cases) / sizeof(stale_cases[0])));
 	suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * The fakes the group tests (check_group.c) link in place of the bridge's
  * outside world: Slurm behind the slurm.c seam (fake_slurm.c), the
  * writepool, the Event poster and libk8s's requests (fake_writes.c), the
- * submit thread (fake_submit.c) and the reconcile thread's clock
+ * submit thread (fake_submit.c), the poll thread (fake_poller.c), the end
+ * thread (fake_ender.c) and the reconcile thread's clock
  * (fake_clock.c).  They keep their state in file globals: the sctl_ and
  * k8s_ calls they stand for take no context, and a test runs one bridge.
  */
@@ -137,5 +138,13 @@ int fake_poller_asked(struct reconcile *);
 int fake_poller_make(struct reconcile *);
 /* The load made, as an MSG_POLLED message to r (0, or -1: none). */
 int fake_poller_deliver(struct reconcile *);
+
+/* fake_ender.c: the end thread; each end is made when asked. */
+/* The ends made, each as an MSG_ENDED message to r (none while held). */
+size_t fake_ender_deliver(struct reconcile *r);
+/* Holds the answers back (1) or lets deliver hand them over (0). */
+void fake_ender_hold(int hold);
+/* Answers on their way. */
+size_t fake_ender_waiting(struct reconcile *r);
 
 #endif /* FAKES_H */
