@@ -700,59 +700,28 @@ enum group_state {
 	G_ENDED /* job gone; members being cleaned up */
 };
 
+/*
+ * A group: a gang, or a single pod.  Laid out by size, its flags last as
+ * bytes: 50,000 pending pods keep 50,000 of them.
+ */
 struct group {
-	char		  *key; /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
-	const char	  *ns;	/* interned */
-	const char	  *name; /* in key */
-	int		   gang;
-	int		   min_member; /* 0: from the object sized_by names */
-	enum workload_kind sized_by;
-	struct strv	   members; /* pod keys */
-	enum group_state   state;
-	uint32_t	   jobid;
-	struct strv	   job_pods; /* pod keys in the job, placement order */
-	int		   job_pods_set; /* job_pods is known */
-	json_t *layout; /* [{node, cpus, gres[, comp]}] once allocated */
+	char	   *key;      /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
+	const char *ns;	      /* interned */
+	const char *name;     /* in key */
+	struct strv members;  /* pod keys */
+	struct strv job_pods; /* pod keys in the job, placement order */
+	json_t	   *layout;   /* [{node, cpus, gres[, comp]}] once allocated */
 	/* A heterogeneous job's {"comps", "shapes"} (translate_admin_het) */
-	json_t	*het;
-	uint32_t cpus_per_task;
-	uint32_t gpus_per_task;
-	int	 exclusive;
-	int	 cancelled;  /* we asked Slurm to end the job */
-	int	 cancel_due; /* asking failed: ask again */
-	int	 ending;     /* ... and the end thread has not answered */
-	int	 foreign;    /* has had a member of another scheduler */
-	int	 ext_asked;  /* ... and the extender was asked to place it */
-	/*
-	 * jobid came from a member's label or annotation at start, which
-	 * anyone who can write the pod could have set: a hint, until the
-	 * job's admin_comment names this install and the member's UID.
-	 */
-	int   hinted;
-	int   invalid; /* translation failed; wait for a change */
-	int   failed;  /* failed by us (node lost): cancel, never complete */
-	int   seen;    /* its job was in the last full load */
-	char *end_msg; /* Slurm ended the job: why (Events) */
+	json_t *het;
+	char   *end_msg; /* Slurm ended the job: why (Events) */
 	/*
 	 * Slurm took the allocation back (end_yield): the DisruptionTarget
 	 * message its members are deleted with, when Slurm's grace ends
-	 * (wall clock), and whether Slurm itself ends the job (preempted:
-	 * the job is never cancelled, so sacct says PREEMPTED).
+	 * (wall clock), and (slurm_ends) whether Slurm itself ends the job
+	 * (preempted: the job is never cancelled, so sacct says PREEMPTED).
 	 */
 	char  *disruption;
 	time_t grace_end;
-	int    slurm_ends;
-	/* Its pods ended; its job holds a shared claim's devices for others */
-	int claims_held;
-	/* Its job allocated a claim (it may hold one for other jobs' pods) */
-	int allocated_claims;
-	/*
-	 * What a pending job's owner may change of it, as last asked
-	 * (form_spec; NULL for an adopted job), whether its request may
-	 * have changed since (a member's annotations, an owner object or
-	 * the namespace), and whether a change is on the submit thread.
-	 */
-	char *spec;
 	/*
 	 * The running job's comment, for sctl_mark_stopped (end.c): from
 	 * the submit answer that allocated it, or from the poll that saw it
@@ -760,23 +729,59 @@ struct group {
 	 * them) and for a heterogeneous job.
 	 */
 	char *comment;
-	int   recheck;
-	int   updating;
 	/*
 	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
 	 * one wanted ("True|..." or "False|..."), whether a write is on its
-	 * way, whether it was sent (and not refused), and whether True was
-	 * wanted (it never goes back).
+	 * way (pg_busy), whether it was sent and not refused (pg_sent), and
+	 * whether True was wanted (pg_scheduled: it never goes back).
 	 */
 	char	    *pg_cond;
-	int	     pg_busy;
-	int	     pg_sent;
-	int	     pg_scheduled;
 	const char  *pending_reason; /* Slurm's, interned, or NULL */
-	long	     retry_ms;
-	int64_t	     next_try;	 /* monotonic ms */
-	uint64_t     submit_seq; /* which request an answer is for */
-	struct sreq *inflight;	 /* while G_SUBMITTING (the submitter's) */
+	struct sreq *inflight;	     /* while G_SUBMITTING (the submitter's) */
+	/*
+	 * What a pending job's owner may change of it, as last asked: a
+	 * hash of form_spec's fields (0: not known, an adopted job).
+	 * recheck: its request may have changed since (a member's
+	 * annotations, an owner object or the namespace); updating: a
+	 * change is on the submit thread.
+	 */
+	uint64_t	   spec;
+	uint64_t	   submit_seq; /* which request an answer is for */
+	int64_t		   next_try;   /* monotonic ms */
+	long		   retry_ms;
+	uint32_t	   jobid;
+	uint32_t	   cpus_per_task;
+	uint32_t	   gpus_per_task;
+	int		   min_member; /* 0: from the object sized_by names */
+	enum workload_kind sized_by;
+	enum group_state   state;
+	uint8_t		   gang;
+	uint8_t		   job_pods_set; /* job_pods is known */
+	uint8_t		   exclusive;
+	uint8_t		   cancelled;  /* we asked Slurm to end the job */
+	uint8_t		   cancel_due; /* asking failed: ask again */
+	uint8_t		   ending; /* ... and the end thread has not answered */
+	uint8_t		   foreign; /* has had a member of another scheduler */
+	uint8_t ext_asked; /* ... and the extender was asked to place it */
+	/*
+	 * jobid came from a member's label or annotation at start, which
+	 * anyone who can write the pod could have set: a hint, until the
+	 * job's admin_comment names this install and the member's UID.
+	 */
+	uint8_t hinted;
+	uint8_t invalid; /* translation failed; wait for a change */
+	uint8_t failed;	 /* failed by us (node lost): cancel, never complete */
+	uint8_t seen;	 /* its job was in the last full load */
+	uint8_t slurm_ends;
+	/* Its pods ended; its job holds a shared claim's devices for others */
+	uint8_t claims_held;
+	/* Its job allocated a claim (it may hold one for other jobs' pods) */
+	uint8_t allocated_claims;
+	uint8_t recheck;
+	uint8_t updating;
+	uint8_t pg_busy;
+	uint8_t pg_sent;
+	uint8_t pg_scheduled;
 };
 
 struct reconcile {

@@ -285,8 +285,7 @@ end_reset(struct reconcile *r, struct group *g)
 	g->disruption = NULL;
 	g->grace_end = 0;
 	g->slurm_ends = 0;
-	free(g->spec);
-	g->spec = NULL;
+	g->spec = 0;
 	free(g->comment);
 	g->comment = NULL;
 	g->recheck = 0;

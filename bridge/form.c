@@ -60,23 +60,29 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 
 /*
  * What the owner of a pending job may change of it (sctl_update_pending),
- * as one string to compare; a new string.
+ * as a hash to compare (FNV-1a of the fields, never 0): 8 bytes a pending
+ * job rather than a string of them.
  */
-static char *
+static uint64_t
 form_spec(const struct jobspec *js)
 {
-	char *s;
+	const char *f[] = { js->name, js->account, js->qos, js->partition,
+		js->reservation, js->constraints, js->licenses, js->wckey };
+	uint64_t    h = 1469598103934665603ULL; /* FNV-1a */
+	const char *c;
+	char	    tl[16];
+	size_t	    i;
 
-	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
-	    js->name != NULL ? js->name : "", js->time_limit,
-	    js->account != NULL ? js->account : "",
-	    js->qos != NULL ? js->qos : "",
-	    js->partition != NULL ? js->partition : "",
-	    js->reservation != NULL ? js->reservation : "",
-	    js->constraints != NULL ? js->constraints : "",
-	    js->licenses != NULL ? js->licenses : "",
-	    js->wckey != NULL ? js->wckey : "");
-	return (s);
+	snprintf(tl, sizeof(tl), "%u", js->time_limit);
+	for (i = 0; i <= sizeof(f) / sizeof(f[0]); i++) {
+		for (c = i == 0 ? tl : f[i - 1]; c != NULL && *c != '\0'; c++) {
+			h ^= (unsigned char)*c;
+			h *= 1099511628211ULL;
+		}
+		h ^= 0x1f; /* a field ends */
+		h *= 1099511628211ULL;
+	}
+	return (h != 0 ? h : 1);
 }
 
 /*
@@ -92,7 +98,8 @@ form_update_pending(struct reconcile *r, struct group *g)
 	struct pod_entry *pods[WORKLOAD_MAX_GANG];
 	struct jobspec	  js;
 	struct sreq	 *s;
-	char		  err[512], msg[600], *spec;
+	char		  err[512], msg[600];
+	uint64_t	  spec;
 	size_t		  n;
 
 	if (g->updating || g->jobid == 0)
@@ -114,21 +121,16 @@ form_update_pending(struct reconcile *r, struct group *g)
 	 * known: what the pods ask now is the baseline, so an admin's own
 	 * scontrol update of it is not undone.
 	 */
-	if (g->spec == NULL || strcmp(spec, g->spec) == 0) {
-		if (g->spec == NULL)
-			g->spec = spec;
-		else
-			free(spec);
+	if (g->spec == 0 || spec == g->spec) {
+		g->spec = spec;
 		translate_jobspec_cleanup(&js);
 		return;
 	}
 	if (fence_check(r->conf->leader_elect, "changing a pending job")) {
 		g->recheck = 1; /* asked again at the next evaluation */
-		free(spec);
 		translate_jobspec_cleanup(&js);
 		return;
 	}
-	free(g->spec);
 	g->spec = spec;
 	g->updating = 1;
 	s = sreq_new(g->key, g->submit_seq);
@@ -205,7 +207,6 @@ form_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		groups_retry_later(g, 1);
 		return;
 	}
-	free(g->spec);
 	g->spec = form_spec(&js);
 	g->recheck = 0;
 	/* Until it runs, the claims it will allocate are its own. */

@@ -65,7 +65,6 @@ groups_entry_free(void *p)
 	json_decref(g->het);
 	free(g->end_msg);
 	free(g->disruption);
-	free(g->spec);
 	free(g->comment);
 	free(g->pg_cond);
 	free(g);
