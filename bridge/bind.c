@@ -226,7 +226,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    "node (same name, or a node labelled " LABEL_SLURM_NODENAME
 			    "=%.100s)",
 			    g->jobid, a[i].node, a[i].node);
-			if (e->cond == NULL || strcmp(e->cond, msg) != 0)
+			if (e->cond != map_hash(msg))
 				log_warnx("pod %s: %s", e->key, msg);
 			writes_condition(r, e, msg, 1);
 			failed = 1;

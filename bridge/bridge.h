@@ -664,17 +664,25 @@ struct pod_entry {
 	 * group with members is never freed), or NULL.
 	 */
 	const char *group;
-	double	    seen_at;	 /* when first seen, epoch seconds */
-	const char *bound_node;	 /* the node we bind it to (interned) */
-	const char *slurm_node;	 /* its node annotation (interned) */
-	char	   *cond;	 /* last PodScheduled message asked */
-	uint32_t    label_jobid; /* jobid label on the pod */
-	uint8_t	    state;	 /* enum pod_state */
-	uint8_t	    busy;	 /* enum wreq_kind: a write in flight */
-	uint8_t	    cond_busy;	 /* a condition write in flight */
-	uint8_t	    del_sent;	 /* a deletion asked (cleared if failed) */
-	uint8_t	    finalizer;	 /* carries our finalizer */
-	uint8_t	    foreign;	 /* another schedulerName (extender) */
+	double	    seen_at;	/* when first seen, epoch seconds */
+	const char *bound_node; /* the node we bind it to (interned) */
+	const char *slurm_node; /* its node annotation (interned) */
+	/*
+	 * The last PodScheduled message asked, as map_hash (0: none); the
+	 * message itself while it waits for the write before it
+	 * (cond_next), and for a pod of another scheduler, whose
+	 * scheduler's extender calls answer with it (cond_msg).
+	 */
+	uint64_t cond;
+	char	*cond_next;
+	char	*cond_msg;
+	uint32_t label_jobid; /* jobid label on the pod */
+	uint8_t	 state;	      /* enum pod_state */
+	uint8_t	 busy;	      /* enum wreq_kind: a write in flight */
+	uint8_t	 cond_busy;   /* a condition write in flight */
+	uint8_t	 del_sent;    /* a deletion asked (cleared if failed) */
+	uint8_t	 finalizer;   /* carries our finalizer */
+	uint8_t	 foreign;     /* another schedulerName (extender) */
 };
 
 /* podentry.c: pod entries (reconcile thread). */

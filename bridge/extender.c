@@ -62,8 +62,8 @@ extender_answer(struct reconcile *r, struct ext_call *c)
 				snprintf(c->msg, sizeof(c->msg),
 				    "waiting for "
 				    "Slurm allocation: %.400s",
-				    e != NULL && e->cond != NULL ?
-					e->cond :
+				    e != NULL && e->cond_msg != NULL ?
+					e->cond_msg :
 					"not submitted yet");
 		}
 	} else {

@@ -60,28 +60,26 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 
 /*
  * What the owner of a pending job may change of it (sctl_update_pending),
- * as a hash to compare (FNV-1a of the fields, never 0): 8 bytes a pending
- * job rather than a string of them.
+ * as a hash to compare (map_hash of the fields, never 0): 8 bytes a
+ * pending job rather than a string of them.
  */
 static uint64_t
 form_spec(const struct jobspec *js)
 {
-	const char *f[] = { js->name, js->account, js->qos, js->partition,
-		js->reservation, js->constraints, js->licenses, js->wckey };
-	uint64_t    h = 1469598103934665603ULL; /* FNV-1a */
-	const char *c;
-	char	    tl[16];
-	size_t	    i;
+	uint64_t h;
+	char	*s;
 
-	snprintf(tl, sizeof(tl), "%u", js->time_limit);
-	for (i = 0; i <= sizeof(f) / sizeof(f[0]); i++) {
-		for (c = i == 0 ? tl : f[i - 1]; c != NULL && *c != '\0'; c++) {
-			h ^= (unsigned char)*c;
-			h *= 1099511628211ULL;
-		}
-		h ^= 0x1f; /* a field ends */
-		h *= 1099511628211ULL;
-	}
+	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+	    js->name != NULL ? js->name : "", js->time_limit,
+	    js->account != NULL ? js->account : "",
+	    js->qos != NULL ? js->qos : "",
+	    js->partition != NULL ? js->partition : "",
+	    js->reservation != NULL ? js->reservation : "",
+	    js->constraints != NULL ? js->constraints : "",
+	    js->licenses != NULL ? js->licenses : "",
+	    js->wckey != NULL ? js->wckey : "");
+	h = map_hash(s);
+	free(s);
 	return (h != 0 ? h : 1);
 }
 

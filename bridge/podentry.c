@@ -22,7 +22,8 @@ podentry_free(void *p)
 	podrec_free(e->rec);
 	intern_put(e->bound_node);
 	intern_put(e->slurm_node);
-	free(e->cond);
+	free(e->cond_next);
+	free(e->cond_msg);
 	free(e);
 }
 

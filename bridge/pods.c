@@ -138,8 +138,11 @@ pods_update(struct reconcile *r, struct podrec *rec)
 		e->busy = 0;
 		e->cond_busy = 0;
 		e->del_sent = 0;
-		free(e->cond);
-		e->cond = NULL;
+		e->cond = 0;
+		free(e->cond_next);
+		e->cond_next = NULL;
+		free(e->cond_msg);
+		e->cond_msg = NULL;
 		intern_put(e->bound_node);
 		e->bound_node = NULL;
 	}

@@ -81,19 +81,19 @@ writes_condition_time(char *ts, size_t len)
 	snprintf(ts + 19, len - 19, "Z");
 }
 
-/* Hands the pod's wanted PodScheduled=False message to the writepool. */
+/* Hands the PodScheduled=False message msg to the writepool. */
 static void
-writes_condition_send(struct reconcile *r, struct pod_entry *e)
+writes_condition_send(struct reconcile *r, struct pod_entry *e, const char *msg)
 {
 	struct wreq *w;
 	char	     ts[64];
 
 	writes_condition_time(ts, sizeof(ts));
 	w = wreq_new(WREQ_STATUS, e, NULL);
-	w->msg = xstrdup(e->cond);
+	w->msg = xstrdup(msg);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
 	    "conditions", "type", "PodScheduled", "status", "False", "reason",
-	    "Unschedulable", "message", e->cond, "lastTransitionTime", ts);
+	    "Unschedulable", "message", msg, "lastTransitionTime", ts);
 	e->cond_busy = 1;
 	writepool_submit(r->writepool, w);
 }
@@ -102,45 +102,53 @@ writes_condition_send(struct reconcile *r, struct pod_entry *e)
  * Writes PodScheduled=False with msg, once per distinct message, and never
  * once the pod is being bound: the Binding sets PodScheduled=True, and a
  * late False must not undo it.  One write per pod is in flight at a time;
- * messages that come meanwhile coalesce into the latest.  warn also records
- * a FailedScheduling Event.
+ * messages that come meanwhile coalesce into the latest (e->cond_next).
+ * warn also records a FailedScheduling Event.
  */
 void
 writes_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
     int warn)
 {
-	if ((e->cond != NULL && strcmp(e->cond, msg) == 0) ||
-	    e->state != PS_UNBOUND || e->busy == WREQ_BIND)
+	uint64_t h = map_hash(msg);
+
+	if (e->cond == h || e->state != PS_UNBOUND || e->busy == WREQ_BIND)
 		return;
 	if (warn)
 		writes_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
-	free(e->cond);
-	e->cond = xstrdup(msg);
+	e->cond = h;
+	free(e->cond_next);
+	e->cond_next = NULL;
+	if (e->foreign) {
+		free(e->cond_msg);
+		e->cond_msg = xstrdup(msg);
+	}
 	if (!e->cond_busy)
-		writes_condition_send(r, e);
+		writes_condition_send(r, e, msg);
+	else
+		e->cond_next = xstrdup(msg);
 }
 
 void
 writes_condition_done(struct reconcile *r, struct pod_entry *e,
     const struct wreq *w)
 {
+	char *next = e->cond_next;
+
 	e->cond_busy = 0;
+	e->cond_next = NULL;
 	if (w->rc == -1) {
 		if (w->err.status != 404)
 			log_warnx("pod %s: condition: %ld %s: %s", e->key,
 			    w->err.status, w->err.reason, w->err.text);
 		/* Asked again, it is written again. */
-		if (e->cond != NULL && strcmp(e->cond, w->msg) == 0) {
-			free(e->cond);
-			e->cond = NULL;
-			return;
-		}
+		if (next == NULL && e->cond == map_hash(w->msg))
+			e->cond = 0;
 	}
 	/* A newer message came while this one was on its way. */
-	if (e->cond != NULL && strcmp(e->cond, w->msg) != 0 &&
-	    e->state == PS_UNBOUND && e->busy != WREQ_BIND)
-		writes_condition_send(r, e);
+	if (next != NULL && e->state == PS_UNBOUND && e->busy != WREQ_BIND)
+		writes_condition_send(r, e, next);
+	free(next);
 }
 
 /*

@@ -8,6 +8,7 @@
 #define MAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct map;
 
@@ -32,6 +33,8 @@ void  *map_take(struct map *, const char *key);
 size_t map_count(const struct map *);
 /* Bytes the map itself holds: its slot table and its key copies. */
 size_t map_bytes(const struct map *);
+/* The maps' hash of a string (FNV-1a), for comparing strings by hash. */
+uint64_t map_hash(const char *);
 /* Iteration: *iter starts at 0; returns 0 when done. */
 int map_next(const struct map *, size_t *iter, const char **key, void **value);
 

@@ -30,7 +30,7 @@ static char map_tomb;
 #define MAP_TOMB (&map_tomb)
 
 /* FNV-1a. */
-static uint64_t
+uint64_t
 map_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
