@@ -758,6 +758,7 @@ struct group {
 	int64_t		   next_try;   /* monotonic ms */
 	long		   retry_ms;
 	uint32_t	   jobid;
+	char		   jobid_key[11]; /* its key in r->jobs, if indexed */
 	uint32_t	   cpus_per_task;
 	uint32_t	   gpus_per_task;
 	int		   min_member; /* 0: from the object sized_by names */
@@ -823,7 +824,7 @@ struct reconcile {
 	struct map *dirty_ns;		 /* namespaces changed: re-evaluate */
 	struct map *deleting;		 /* pod keys with a deletionTimestamp */
 	long	    nstate[G_ENDED + 1]; /* groups per state */
-	struct map *jobs;		 /* jobid -> group key */
+	struct map *jobs;		 /* jobid -> group (both borrowed) */
 	struct map *nodes;		 /* node name -> json */
 	struct map *namespaces;		 /* name -> json */
 	struct map *k8s_jobs;		 /* ns/name -> batch/v1 Job */
@@ -960,8 +961,8 @@ struct group *groups_get(struct reconcile *, const struct group_id *gid,
 void groups_gc(struct reconcile *, struct group *);
 void groups_member_add(struct group *, const char *pkey);
 void groups_member_remove(struct group *, const char *pkey);
-/* The job id -> group index. */
-void groups_index_put(struct reconcile *, uint32_t jobid, const char *gkey);
+/* The job id -> group index: g's jobid leads to g from now. */
+void	      groups_index_put(struct reconcile *, struct group *g);
 struct group *groups_by_job(struct reconcile *, uint32_t jobid);
 void	      groups_index_del(struct reconcile *, const struct group *);
 /*

@@ -341,7 +341,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 		s->js.comment = NULL;
 	}
 	groups_job_pods(g, s->pods, s->js.admin_comment);
-	groups_index_put(r, g->jobid, g->key);
+	groups_index_put(r, g);
 	groups_set_state(r, g, G_PENDING);
 	log_info("group %s: submitted slurm job %u for %zu pod%s%s", g->key,
 	    g->jobid, n, n == 1 ? "" : "s",

@@ -77,33 +77,35 @@ jobid_str(uint32_t jobid, char *buf, size_t len)
 	return (buf);
 }
 
+/*
+ * The job index borrows both sides from the group: its key is the group's
+ * jobid_key, its value the group.  Only a group that is not hinted owns an
+ * entry, for its own jobid; end_reset and groups_gc take it out before
+ * the id changes or the group goes.
+ */
 void
-groups_index_put(struct reconcile *r, uint32_t jobid, const char *gkey)
+groups_index_put(struct reconcile *r, struct group *g)
 {
-	char id[16];
-
-	map_put(r->jobs, jobid_str(jobid, id, sizeof(id)), xstrdup(gkey));
+	jobid_str(g->jobid, g->jobid_key, sizeof(g->jobid_key));
+	map_put(r->jobs, g->jobid_key, g);
 }
 
 struct group *
 groups_by_job(struct reconcile *r, uint32_t jobid)
 {
-	char	    id[16];
-	const char *gkey = map_get(r->jobs, jobid_str(jobid, id, sizeof(id)));
+	char id[16];
 
-	return (gkey != NULL ? map_get(r->groups, gkey) : NULL);
+	return (map_get(r->jobs, jobid_str(jobid, id, sizeof(id))));
 }
 
 /* A group linked by a wrong job id (hinted) never owned the entry. */
 void
 groups_index_del(struct reconcile *r, const struct group *g)
 {
-	char	    id[16];
-	const char *gkey = map_get(r->jobs,
-	    jobid_str(g->jobid, id, sizeof(id)));
+	char id[16];
 
-	if (gkey != NULL && strcmp(gkey, g->key) == 0) {
-		map_del(r->jobs, id);
+	if (map_get(r->jobs, jobid_str(g->jobid, id, sizeof(id))) == g) {
+		map_take(r->jobs, id);
 		groups_forgot(r, g->jobid);
 	}
 }

@@ -95,7 +95,7 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 		if (g->state == G_WAITING)
 			groups_set_state(r, g, G_PENDING);
 		groups_job_pods(g, pods, j->admin_comment);
-		groups_index_put(r, j->id, g->key);
+		groups_index_put(r, g);
 		log_info("group %s: adopted slurm job %u", g->key, j->id);
 		if (owner == ADMIN_LEGACY)
 			poll_claim(r, j, pods);
@@ -139,7 +139,7 @@ poll_adopt_holder(struct reconcile *r, uint32_t jobid,
 	g->hinted = 0;
 	groups_set_state(r, g, G_BOUND);
 	groups_job_pods(g, pods, admin_comment);
-	groups_index_put(r, jobid, g->key);
+	groups_index_put(r, g);
 	g->claims_held = 1;
 	log_info("group %s: adopted slurm job %u: its pods ended, and it holds "
 		 "the devices of shared ResourceClaims for pods of other jobs",
@@ -535,7 +535,7 @@ poll_vanished(struct reconcile *r)
 		if (g->hinted) {
 			/* Its own pods' word, and no job says otherwise. */
 			g->hinted = 0;
-			groups_index_put(r, g->jobid, g->key);
+			groups_index_put(r, g);
 		}
 		if (g->state == G_PENDING &&
 		    groups_live(r, g, NULL, 0, 0) ==

@@ -376,7 +376,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->ns_groups = map_new(inner_map_free);
 	r->dirty_ns = map_new(NULL);
 	r->deleting = map_new(NULL);
-	r->jobs = map_new(free);
+	r->jobs = map_new_borrowed(NULL);
 	r->nodes = map_new(json_free_cb);
 	r->namespaces = map_new(json_free_cb);
 	r->k8s_jobs = map_new(json_free_cb);

@@ -147,10 +147,9 @@ str_bytes(const char *s)
 void
 stats_gauges(struct reconcile *r)
 {
-	size_t	    it = 0;
-	void	   *v;
-	const char *k;
-	long long   pods = 0, gangs = 0, pbytes, gbytes, jbytes;
+	size_t	  it = 0;
+	void	 *v;
+	long long pods = 0, gangs = 0, pbytes, gbytes, jbytes;
 
 	pbytes = (long long)map_bytes(r->pods) +
 	    (long long)map_bytes(r->deleting);
@@ -181,8 +180,6 @@ stats_gauges(struct reconcile *r)
 	}
 	it = 0;
 	jbytes = (long long)map_bytes(r->jobs);
-	while (map_next(r->jobs, &it, &k, &v))
-		jbytes += (long long)str_bytes(v);
 	atomic_store(&bstats.pending_pods, pods);
 	atomic_store(&bstats.pending_gangs, gangs);
 	atomic_store(&bstats.mem_pods, (long long)map_count(r->pods));
