@@ -1604,25 +1604,85 @@ rec_relist(const struct rec_args *a)
  * the first (bindwatch's --binds file, "bind_ms start_ms name" per line):
  * the delay a user feels between Slurm's decision and the pod's, when the
  * queue is deep.  --started: the bridge's jobs running at the end.
+ * --starts FILE ("name start_ms" per line: when slurmctld started the
+ * pod's job, from its log) splits that delay into Slurm's part, from the
+ * release to the start, and the bridge's, from the start to the bind.
  */
 #define REC_RELEASES_MAX 64
 
+/* A growing array of samples; -1 when out of memory. */
 static int
-rec_release(const struct rec_args *a)
+rec_sample(double **v, size_t *n, size_t *cap, double x)
 {
-	static const char *const known[] = { "binds", "t0", "pending",
-		"started", "window-s", NULL };
+	if (*n == *cap) {
+		double *nv;
+
+		*cap = *cap == 0 ? 1024 : *cap * 2;
+		if ((nv = realloc(*v, *cap * sizeof(**v))) == NULL)
+			return (-1);
+		*v = nv;
+	}
+	(*v)[(*n)++] = x;
+	return (0);
+}
+
+/* Percentiles p50, p90, p99 and max of v (sorted here), nulls if none. */
+static json_t *
+rec_pcts(double *v, size_t n)
+{
 	static const struct {
 		const char  *key;
 		unsigned int p;
 	} pcts[] = { { "p50", 50 }, { "p90", 90 }, { "p99", 99 },
 		{ "max", 100 } };
-	char	    line[REC_MAX_LINE], *end;
-	double	    t0[REC_RELEASES_MAX], *v = NULL, bind;
-	size_t	    nt = 0, n = 0, cap = 0, i, k;
-	json_t	   *r, *lat, *ts;
+	json_t *lat = json_object();
+	size_t	i;
+
+	if (n > 0)
+		pct_sort(v, n);
+	for (i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+		json_object_set_new(lat, pcts[i].key,
+		    n > 0 ? rec_num(pct_rank(v, n, pcts[i].p)) : json_null());
+	return (lat);
+}
+
+/* --starts: pod name -> start_ms, as an object (empty if none). */
+static json_t *
+rec_release_starts(const char *path)
+{
+	json_t *m = json_object();
+	char	line[REC_MAX_LINE], name[256];
+	double	ms;
+	FILE   *fp;
+
+	if (path == NULL)
+		return (m);
+	if ((fp = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "record release: %s: %s\n", path,
+		    strerror(errno));
+		return (m);
+	}
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "%255s %lf", name, &ms) == 2)
+			json_object_set_new(m, name, json_real(ms));
+	fclose(fp);
+	return (m);
+}
+
+static int
+rec_release(const struct rec_args *a)
+{
+	static const char *const known[] = { "binds", "t0", "pending",
+		"started", "window-s", "starts", NULL };
+	char	    line[REC_MAX_LINE], name[256], *end;
+	double	    t0[REC_RELEASES_MAX], *v = NULL, *sv = NULL, *bv = NULL;
+	double	    bind, start_ms;
+	size_t	    nt = 0, n = 0, cap = 0, ns = 0, scap = 0, nb = 0, bcap = 0;
+	size_t	    k;
+	json_t	   *r, *ts, *starts, *st;
 	FILE	   *fp;
 	const char *path = rec_get(a, "binds"), *p = rec_get(a, "t0");
+	int	    oom = 0;
 
 	if (rec_check_args(a, known) == -1)
 		return (2);
@@ -1640,33 +1700,39 @@ rec_release(const struct rec_args *a)
 		    "comma-separated\n");
 		return (2);
 	}
+	starts = rec_release_starts(rec_get(a, "starts"));
 	if (path != NULL && (fp = fopen(path, "r")) != NULL) {
-		while (fgets(line, sizeof(line), fp) != NULL) {
-			if (sscanf(line, "%lf", &bind) != 1 || bind < t0[0])
+		while (!oom && fgets(line, sizeof(line), fp) != NULL) {
+			if (sscanf(line, "%lf %*f %255s", &bind, name) != 2 ||
+			    bind < t0[0])
 				continue;
 			for (k = nt - 1; t0[k] > bind; k--)
 				;
-			if (n == cap) {
-				double *nv;
-
-				cap = cap == 0 ? 1024 : cap * 2;
-				if ((nv = realloc(v, cap * sizeof(*v))) ==
-				    NULL) {
-					free(v);
-					fclose(fp);
-					fprintf(stderr,
-					    "record release: out of "
-					    "memory\n");
-					return (1);
-				}
-				v = nv;
-			}
-			v[n++] = bind - t0[k];
+			oom = rec_sample(&v, &n, &cap, bind - t0[k]) == -1;
+			/* Its job started in this gap: Slurm's part, ours. */
+			st = json_object_get(starts, name);
+			if (st == NULL)
+				continue;
+			start_ms = json_real_value(st);
+			if (start_ms < t0[k] || start_ms > bind)
+				continue;
+			oom = oom ||
+			    rec_sample(&sv, &ns, &scap, start_ms - t0[k]) ==
+				-1 ||
+			    rec_sample(&bv, &nb, &bcap, bind - start_ms) == -1;
 		}
 		fclose(fp);
 	} else
 		fprintf(stderr, "record release: %s: %s\n",
 		    path != NULL ? path : "--binds", strerror(errno));
+	json_decref(starts);
+	if (oom) {
+		free(v);
+		free(sv);
+		free(bv);
+		fprintf(stderr, "record release: out of memory\n");
+		return (1);
+	}
 	r = json_object();
 	json_object_set_new(r, "pending", rec_get_num(a, "pending"));
 	json_object_set_new(r, "started", rec_get_num(a, "started"));
@@ -1676,14 +1742,15 @@ rec_release(const struct rec_args *a)
 		json_array_append_new(ts, rec_num(t0[k]));
 	json_object_set_new(r, "releases_ms", ts);
 	json_object_set_new(r, "bound", json_integer((json_int_t)n));
-	lat = json_object();
-	if (n > 0)
-		pct_sort(v, n);
-	for (i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
-		json_object_set_new(lat, pcts[i].key,
-		    n > 0 ? rec_num(pct_rank(v, n, pcts[i].p)) : json_null());
-	json_object_set_new(r, "latency_ms", lat);
+	json_object_set_new(r, "latency_ms", rec_pcts(v, n));
+	if (rec_get(a, "starts") != NULL) {
+		json_object_set_new(r, "split", json_integer((json_int_t)ns));
+		json_object_set_new(r, "slurm_ms", rec_pcts(sv, ns));
+		json_object_set_new(r, "bridge_ms", rec_pcts(bv, nb));
+	}
 	free(v);
+	free(sv);
+	free(bv);
 	rec_members(a, r);
 	return (rec_emit(r, 0) == -1);
 }
