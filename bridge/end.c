@@ -1,8 +1,8 @@
 /*
  * How a group's job ends, on the reconcile thread: a member ended or left
- * (end_member_gone: give a pending gang's job up, complete or cancel the
- * job once no member runs, on the end thread, and release finalizers once
- * that is done, end_done), Slurm ended the job
+ * (end_member_gone: give a pending gang's job up; once no member runs,
+ * have the end thread complete or cancel the job, and release finalizers
+ * when its answer confirms it, end_done), Slurm ended the job
  * (end_members deletes its pods with Slurm's reason) or took it back
  * (end_yield: preempted, suspended, requeued), a node was lost
  * (end_fail), and the job is forgotten so the group can start again
