@@ -162,6 +162,14 @@ prestart_kwok() {
 	api_curl /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases -X DELETE >/dev/null 2>&1 || true
 }
 
+# lease_seconds: the duration of kwok's node leases, which it renews every
+# quarter of it.  40 s (a renewal every 10 s) up to 64 nodes; on a large
+# stack 120 s, so that a thousand nodes are 33 renewals a second, not 100,
+# each a write through the apiserver to etcd.  The renewal (30 s) stays
+# within kube-controller-manager's grace (--node-monitor-grace-period,
+# 50 s) before it calls a node NotReady.
+lease_seconds() { if stack_large; then echo 120; else echo 40; fi; }
+
 start_kwok() {
 	# kwok.yaml holds options only. Pod stages come from KWOK_STAGES, by
 	# default kwok-stages-keep-finalizers.yaml: kwok's "fast" set, except
@@ -182,7 +190,7 @@ start_kwok() {
 		--manage-all-nodes=false \
 		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
 		--server-address="$LOCAL_IP:$KWOK_PORT" \
-		--node-lease-duration-seconds=40 \
+		--node-lease-duration-seconds="$(lease_seconds)" \
 		--cidr=10.244.0.1/16 --node-ip="$LOCAL_IP"
 }
 
@@ -258,7 +266,10 @@ main() {
 	start_kcm
 	start_kwok
 	sync_nodes
-	stack_wait "$NODES Ready nodes" 60 nodes_ready || {
+	# 60 s, and a second more for every 10 nodes past 64.
+	local extra=0
+	stack_large && extra=$(( (NODES - STACK_SMALL_NODES) / 10 ))
+	stack_wait "$NODES Ready nodes" $((60 + extra)) nodes_ready || {
 		stack_kubectl get nodes >&2 || true
 		stack_log_tail kwok
 		die "nodes did not become Ready"
