@@ -341,9 +341,21 @@ integration: $(BUILD)/check_integration
 # every scenario of bench/scenarios/ (singles, gangs, fixed, churn,
 # backlog, webhook, owners), run by bench/run.sh on a BENCH_NODES (64)
 # stack.  make bench-owners: the daemons' memory against large owner
-# objects alone, on the stack as it is (bench/run.sh owners).
+# objects alone, on the stack as it is (bench/run.sh owners).  make
+# bench-1000: singles, gangs and the backlog (50000 pending, and its
+# release) on 1000 nodes, one round (about 9 GiB of RAM; the band of
+# 50000 gets 1500 s, as the stack creates some 60 pods/s at that size;
+# the BENCH_* settings below can be overridden from the environment).
 bench: all bench-tools
 	$(Q)bench/run.sh
+
+bench-1000: all bench-tools
+	$(Q)BENCH_NODES=$${BENCH_NODES:-1000} \
+		BENCH_SCENARIOS="$${BENCH_SCENARIOS:-singles gangs backlog}" \
+		BENCH_ROUNDS=$${BENCH_ROUNDS:-1} BENCH_SINGLES=$${BENCH_SINGLES:-8000} \
+		BENCH_GANGS=$${BENCH_GANGS:-125} \
+		BENCH_BACKLOG_TIMEOUT_S=$${BENCH_BACKLOG_TIMEOUT_S:-1500} bench/run.sh
+.PHONY: bench-1000
 
 bench-owners: all $(BUILD)/bench/record
 	$(Q)bench/run.sh owners

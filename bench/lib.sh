@@ -239,30 +239,40 @@ stack_cpu_snap() {
 	local n pid hz
 	hz=$(getconf CLK_TCK)
 	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
-		# Every process of that name (several slurmd).
-		echo "$n $(for pid in $(pgrep -x "$n"); do stack_cpu_ticks "$pid" children; done |
-			awk -v hz="$hz" '{ t += $1 } END { printf "%.2f", t / hz }')"
+		# Every process of that name (up to a thousand slurmd), read by
+		# one awk: as stack_cpu_ticks with "children", summed.
+		# /dev/null: awk runs, and prints 0.00, when there is none.
+		# shellcheck disable=SC2016 # awk's program
+		echo "$n $({ pgrep -x "$n" | sed 's#.*#/proc/&/stat#'; echo /dev/null; } | xargs awk -v hz="$hz" '
+			{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { printf "%.2f", t / hz }' 2>/dev/null)"
 	done >"$1"
 }
 # (record sched turns the snapshots into the window's figures.)
 window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }
+# rss1 and hwm1 are its VmRSS and VmHWM (the peak since it started) then,
+# in KiB.
 window_close() {
 	sleep "$SETTLE_S"
 	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"; stack_cpu_snap "$WORK/cpu1"
 	cpu1=$(proc_cpu "$1" 2>/dev/null) || cpu1=
+	rss1=$(stack_rss_kib "$1") || rss1=
+	hwm1=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || hwm1=
 }
 # sched_record SCENARIO SYSTEM NS [ARG...]: the record of one scheduler's
-# run, from bindwatch's result for NS, $started_ms, $ready_ms, $cpu0, $cpu1
-# and the window's counts; ARGs (record's members, -n KEY=NUMBER ...) are
-# added.  The bridge's Slurm RPCs count for the bridge only.
+# run, from bindwatch's result for NS, $started_ms, $ready_ms, $cpu0, $cpu1,
+# $rss1 and $hwm1 and the window's counts; ARGs (record's members,
+# -n KEY=NUMBER ...) are added.  The bridge's Slurm RPCs count for the
+# bridge only.
 sched_record() {
-	local s=$1 sys=$2 ns=$3; shift 3
+	local s=$1 sys=$2 ns=$3 mem=(); shift 3
+	[ -n "${rss1:-}" ] && mem+=(-n rss_kib="$rss1")
+	[ -n "${hwm1:-}" ] && mem+=(-n hwm_kib="$hwm1")
 	rec sched --scenario "$s" --system "$sys" --result "$WORK/bw-$ns.json" \
 		--started "${started_ms:-}" --ready "${ready_ms:-}" \
 		--cpu0 "${cpu0:-}" --cpu1 "${cpu1:-}" \
 		--api0 "$WORK/api0" --api1 "$WORK/api1" \
 		--rpc0 "$WORK/rpc0" --rpc1 "$WORK/rpc1" \
-		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "$@"
+		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "${mem[@]}" "$@"
 }
 # end_window SCENARIO SYSTEM NS PODS [PID]: deletes NS and its PODS pods
 # (drop_ns), waits until Slurm holds none of the bridge's jobs, and

@@ -65,6 +65,19 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"fixed\(if $x.round != null then ", round 1" else "" end): \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
 (run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
 	"gangs\(if $g.round != null then ", round 1" else "" end): \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+# The bridge'"'"'s own figures, labelled with the node count: rate, p99, CPU
+# and memory (VmRSS at the end of its window, VmHWM its peak) in singles
+# and gangs, and the backlog'"'"'s release to bind at its top band.
+(. as $f | select(any(.runs[]; .system == "bridge" and
+		(.scenario == "singles" or .scenario == "gangs" or .scenario == "backlog"))) |
+	def mib(x): if x == null then "-" else "\(x / 1024 * 10 | round / 10) MiB" end;
+	"",
+	"the bridge on \($f.nodes) nodes:",
+	(.runs[] | select(.system == "bridge" and (.scenario == "singles" or .scenario == "gangs") and (ended | not)) |
+		"  \(.scenario)\(if .round != null then " round \(.round)" else "" end): \(.result.bound // "-") pods, \(r(rate(.))) binds/s, p50 \(r(.result.latency_ms.p50)) ms, p99 \(r(.result.latency_ms.p99)) ms; CPU \(.cpu_s // "-") s (\(r2(.cpu_per_pod_ms)) ms per pod); RSS \(mib(.rss_kib)) at the end, peak \(mib(.hwm_kib))"),
+	(.runs[] | select(.scenario == "backlog") | (.bands | last) as $top | .release as $rel |
+		"  backlog: RSS \(mib($top.rss_kib)) at \($top.pending) pending, \(r2($top.poll_ms)) ms per Slurm poll, \(if $top.decision_cpu_ms == null then "-" else $top.decision_cpu_ms end) ms CPU per decision",
+		($rel // empty | "  release to bind at \(.pending) pending on \(.nodes // $f.nodes) nodes: p50 \(.latency_ms.p50 // "-") ms, p90 \(.latency_ms.p90 // "-") ms, p99 \(.latency_ms.p99 // "-") ms, max \(.latency_ms.max // "-") ms (\(.bound) pods bound, \(.releases_ms | length) nodes freed)"))),
 (select(any(.runs[]; .round != null)) |
 	"",
 	"interleaved rounds: the median ratio over the rounds (lowest to highest):",
@@ -112,7 +125,8 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"Slurm RPCs per job, \(.scenario) Slurm alone: \(r2(.result.rpcs_per_job)) (its submits and polls)"),
 (.runs[] | select(.cpu_s != null and .scenario != "churn" and (ended | not)) |
 	"CPU, \(.scenario) \(.system): \(.cpu_s) s, \(r2(.cpu_per_pod_ms)) ms per bound pod" +
-	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end)),
+	(if .startup_cpu_s != null then " (start-up \(.startup_cpu_s) s apart)" else "" end) +
+	(if .rss_kib != null then "; RSS \(.rss_kib) KiB at the end, peak \(.hwm_kib // "-") KiB" else "" end)),
 (.runs[] | select(.stack_cpu_s != null and (.stack_cpu_s | length) > 0) |
 	"  the stack meanwhile, \(.scenario) \(.system)\(if ended then " (its pods ending)" else "" end)\(if .round != null then " round \(.round)" else "" end): " +
 	([.stack_cpu_s | to_entries[] | "\(.key) \(.value) s"] | join(", "))),

@@ -9,7 +9,8 @@
 # (Slurm configs rewritten, slurmctld/slurmds restarted, kwok Nodes created or
 # deleted). Without NODES the size of the existing stack is kept (default 4).
 #
-# Environment: STACK_DIR (default /var/lib/slurm-bridge-stack), NODES (1..64),
+# Environment: STACK_DIR (default /var/lib/slurm-bridge-stack), NODES (1..1000;
+# past 64 the per-node timers are slower, see stack_large),
 # KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, ETCD, KWOK (binary overrides).
 # Logs: $STACK_DIR/log/<daemon>.log, PID files: $STACK_DIR/run/.
 set -euo pipefail

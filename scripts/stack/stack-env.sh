@@ -10,7 +10,7 @@
 # KUBECONFIG, pointing kubectl at the stack). From the environment:
 #
 #   STACK_DIR   state root (default /var/lib/slurm-bridge-stack)
-#   NODES       number of nodes, Slurm and Kubernetes share names n1..nN;
+#   NODES       number of nodes (1..1000), Slurm and Kubernetes share names n1..nN;
 #               defaults to the size of the existing stack ($STACK_DIR/nodes,
 #               written by cluster-up), else 4
 #   KUBE_APISERVER KUBE_CONTROLLER_MANAGER ETCD KWOK   binary overrides
@@ -268,12 +268,21 @@ stack_node_names() { local k; for ((k = 1; k <= NODES; k++)); do echo "n$k"; don
 stack_node_leaf() { echo "leaf$(( ($1 - 1) / $(stack_nodes_per_leaf) + 1 ))"; }
 stack_node_port() { echo $(( SLURMD_PORT_BASE + $1 )); }
 
+# Up to STACK_MAX_NODES: node nK's slurmd listens on SLURMD_PORT_BASE + K
+# (17001..18000), clear of every other port here.  Past STACK_SMALL_NODES
+# the stack is a large one: its per-node timers are slower, so that a
+# thousand slurmds and kwok nodes do not keep two cores busy when idle
+# (see slurm/up.sh and k8s/up.sh); up to it, nothing changes.
+STACK_MAX_NODES=1000
+STACK_SMALL_NODES=64
 stack_validate_nodes() {
-	if ! [[ $NODES =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt 64 ]; then
-		echo "stack-env: NODES must be 1..64 (got '$NODES')" >&2
+	if ! [[ $NODES =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt "$STACK_MAX_NODES" ]; then
+		echo "stack-env: NODES must be 1..$STACK_MAX_NODES (got '$NODES')" >&2
 		return 1
 	fi
 }
+# stack_large: true when NODES is past STACK_SMALL_NODES.
+stack_large() { [ "$NODES" -gt "$STACK_SMALL_NODES" ]; }
 
 # --- Process helpers ----------------------------------------------------------
 # Every daemon is tracked by a PID file in $RUN_DIR; nothing is found by name.

@@ -162,6 +162,14 @@ prestart_kwok() {
 	api_curl /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases -X DELETE >/dev/null 2>&1 || true
 }
 
+# lease_seconds: the duration of kwok's node leases, which it renews every
+# quarter of it.  40 s (a renewal every 10 s) up to 64 nodes; on a large
+# stack 120 s, so that a thousand nodes are 33 renewals a second, not 100,
+# each a write through the apiserver to etcd.  The renewal (30 s) stays
+# within kube-controller-manager's grace (--node-monitor-grace-period,
+# 50 s) before it calls a node NotReady.
+lease_seconds() { if stack_large; then echo 120; else echo 40; fi; }
+
 start_kwok() {
 	# kwok.yaml holds options only. Pod stages come from KWOK_STAGES, by
 	# default kwok-stages-keep-finalizers.yaml: kwok's "fast" set, except
@@ -182,7 +190,7 @@ start_kwok() {
 		--manage-all-nodes=false \
 		--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
 		--server-address="$LOCAL_IP:$KWOK_PORT" \
-		--node-lease-duration-seconds=40 \
+		--node-lease-duration-seconds="$(lease_seconds)" \
 		--cidr=10.244.0.1/16 --node-ip="$LOCAL_IP"
 }
 
@@ -222,7 +230,20 @@ EOF
 sync_nodes() {
 	local k
 	for ((k = 1; k <= NODES; k++)); do node_yaml "$k"; done >"$STACK_DIR/nodes.yaml"
-	stack_kubectl apply -f "$STACK_DIR/nodes.yaml" | grep -v ' unchanged$' || true
+	# kubectl apply compares every object on the client: a thousand
+	# unchanged nodes are minutes of CPU.  A large stack skips it when the
+	# file is the one it applied last and every node is there.
+	if stack_large && cmp -s "$STACK_DIR/nodes.yaml" "$STACK_DIR/nodes.applied.yaml" &&
+		[ "$(stack_kubectl get nodes -l type=kwok --no-headers 2>/dev/null |
+			awk -v n="$NODES" '$1 ~ /^n[0-9]+$/ && substr($1, 2) + 0 <= n' | wc -l)" -eq "$NODES" ]; then
+		log "$NODES nodes as last applied: not applied again"
+	else
+		rm -f "$STACK_DIR/nodes.applied.yaml"
+		if stack_kubectl apply -f "$STACK_DIR/nodes.yaml" >"$STACK_DIR/nodes.apply.out"; then
+			if stack_large; then cp "$STACK_DIR/nodes.yaml" "$STACK_DIR/nodes.applied.yaml"; fi
+		fi
+		grep -v ' unchanged$' "$STACK_DIR/nodes.apply.out" || true
+	fi
 	# One DELETE on the collection: kubectl deletes one object per request,
 	# rate-limited to 5/s on the client side (12 s for 60 nodes).
 	local keep selector extra
@@ -230,7 +251,10 @@ sync_nodes() {
 	selector="type=kwok,kubernetes.io/hostname notin ($keep)"
 	extra=$(stack_kubectl get nodes -l "$selector" -o name | wc -l)
 	if [ "$extra" -gt 0 ]; then
-		api_curl /api/v1/nodes -G --data-urlencode "labelSelector=$selector" -X DELETE >/dev/null
+		# Up to a minute (curl takes the last --max-time): 996 nodes
+		# took longer than api_curl's 10 s going from 1000 to 4.
+		api_curl /api/v1/nodes -G --data-urlencode "labelSelector=$selector" -X DELETE \
+			--max-time 60 >/dev/null
 		log "deleted $extra nodes beyond n$NODES"
 	fi
 }
@@ -258,7 +282,10 @@ main() {
 	start_kcm
 	start_kwok
 	sync_nodes
-	stack_wait "$NODES Ready nodes" 60 nodes_ready || {
+	# 60 s, and a second more for every 10 nodes past 64.
+	local extra=0
+	stack_large && extra=$(( (NODES - STACK_SMALL_NODES) / 10 ))
+	stack_wait "$NODES Ready nodes" $((60 + extra)) nodes_ready || {
 		stack_kubectl get nodes >&2 || true
 		stack_log_tail kwok
 		die "nodes did not become Ready"

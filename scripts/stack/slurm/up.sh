@@ -224,6 +224,23 @@ EOF
 	mv "$STACK_DIR/bin/epilog.sh.new" "$STACK_DIR/bin/epilog.sh"
 }
 
+# slurmd_timers: SlurmdTimeout, and on a large stack (stack_large) the
+# timers that scale with the node count.  slurmctld pings every node each
+# SlurmdTimeout/3 seconds: at 10 s a thousand nodes are 300 pings a second
+# on two cores, so there it is 300 s (a dead slurmd is found in minutes,
+# which no fault test runs at that size), and messages, which wait for a
+# CPU longer there, get 30 s instead of 10.  Small stacks keep 10 s: the
+# fault tests depend on it.
+slurmd_timers() {
+	if stack_large; then
+		echo "# $NODES nodes (more than $STACK_SMALL_NODES): slow per-node timers."
+		echo "SlurmdTimeout=300"
+		echo "MessageTimeout=30"
+	else
+		echo "SlurmdTimeout=10"
+	fi
+}
+
 write_slurm_conf() {
 	write_epilog
 	local f=$SLURM_CONF_DIR/slurm.conf k
@@ -260,7 +277,7 @@ SlurmdParameters=config_overrides
 
 # Timers: detect dead slurmds in ~30 s, bring them back when they register,
 # keep finished jobs visible to squeue/scontrol for 5 minutes.
-SlurmdTimeout=10
+$(slurmd_timers)
 ReturnToService=2
 # The node epilog a site adds for slurm-bridge (epilog/main.c): a node goes
 # to the next job only once the pods of the bridge job that ended there
@@ -462,17 +479,23 @@ stop_extra_slurmds() {
 	[ ${#entries[@]} -eq 0 ] || stack_stop_many 10 "${entries[@]}"
 }
 
-# Starts the missing slurmds, several at a time (each daemonizes quickly).
+# Starts the missing slurmds, SLURMD_BATCH at a time (each daemonizes
+# quickly): a thousand at once would leave each one's start-up and
+# registration waiting for two cores.
+SLURMD_BATCH=50
 start_slurmds() {
-	local k name started=0 pids=()
+	local k name started=0 pids=() p rc=0
 	for ((k = 1; k <= NODES; k++)); do
 		name=n$k
 		stack_alive "$RUN_DIR/slurmd-$name.pid" slurmd && continue
 		mkdir -p "$SLURM_STATE_DIR/d/$name"
 		slurmd -N "$name" </dev/null >>"$LOG_DIR/slurmd-$name.log" 2>&1 &
 		pids+=($!); started=$((started + 1))
+		if [ ${#pids[@]} -ge "$SLURMD_BATCH" ]; then
+			for p in "${pids[@]}"; do wait "$p" || rc=1; done
+			pids=()
+		fi
 	done
-	local p rc=0
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	[ "$rc" = 0 ] || { stack_log_tail slurmd-n1; die "a slurmd failed to start (see $LOG_DIR/slurmd-nK.log)"; }
 	log "slurmd: $started started, $((NODES - started)) already running"
@@ -485,8 +508,13 @@ nodes_ok() {
 	[ "$(grep -cE ' (idle|mixed|allocated|completing|planned)$' <<<"$states")" -eq "$NODES" ]
 }
 
+# The waits for the nodes grow with their number: 20 s and 30 s up to 64
+# nodes, and a second more for every 5 nodes past that (a thousand
+# slurmds register in minutes on two cores).
 wait_nodes() {
-	stack_wait "all $NODES Slurm nodes idle" 20 nodes_ok && return 0
+	local extra=0
+	stack_large && extra=$(( (NODES - STACK_SMALL_NODES) / 5 ))
+	stack_wait "all $NODES Slurm nodes idle" $((20 + extra)) nodes_ok && return 0
 	# Nodes left DOWN/DRAINED by an earlier failure (e.g. a test that killed
 	# slurmd) stay that way if the reason is not "Not responding": resume them.
 	local bad
@@ -495,7 +523,7 @@ wait_nodes() {
 		log "resuming nodes $bad"
 		scontrol update NodeName="$bad" State=RESUME || true
 	fi
-	stack_wait "all $NODES Slurm nodes idle" 30 nodes_ok && return 0
+	stack_wait "all $NODES Slurm nodes idle" $((30 + extra)) nodes_ok && return 0
 	sinfo -N -p "$SLURM_PARTITION" >&2 || true
 	stack_log_tail slurmctld
 	die "Slurm nodes are not ready"
