@@ -1674,7 +1674,7 @@ rec_release(const struct rec_args *a)
 {
 	static const char *const known[] = { "binds", "t0", "pending",
 		"started", "window-s", "starts", NULL };
-	char	    line[REC_MAX_LINE], name[256], *end;
+	char			 line[REC_MAX_LINE], name[256], *end;
 	double	    t0[REC_RELEASES_MAX], *v = NULL, *sv = NULL, *bv = NULL;
 	double	    bind, start_ms;
 	size_t	    nt = 0, n = 0, cap = 0, ns = 0, scap = 0, nb = 0, bcap = 0;
