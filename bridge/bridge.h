@@ -187,7 +187,8 @@ int extcall_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
- * sctl_submit and sctl_update_pending, which run on the submit thread.
+ * sctl_submit and sctl_update_pending (the submit thread), sctl_load (the
+ * poll thread) and the ends of jobs whose pods ended (the end thread).
  */
 enum sjob_phase {
 	SJOB_PENDING,
@@ -249,17 +250,17 @@ int sctl_update_pending(const struct jobspec *, uint32_t jobid, char *err,
     size_t errlen);
 int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
 /*
- * Ends an allocation as its pods ended, so sacct tells it: exit code 0
- * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
- * 0 (also when it had ended already), or -1 with err.
- */
-/*
  * Rewrites the comment of a running job whose pods all stopped to begin
  * with BRIDGE_STOPPED_MARKER (comment: the one it was submitted with), so
  * its node epilog returns at once.  0 or -1 with err filled.
  */
 int sctl_mark_stopped(uint32_t jobid, const char *comment, char *err,
     size_t errlen);
+/*
+ * Ends an allocation as its pods ended, so sacct tells it: exit code 0
+ * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
+ * 0 (also when it had ended already), or -1 with err.
+ */
 int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
     size_t errlen);
 /*

@@ -3,9 +3,11 @@
  * salloc holds an allocation with no command: no process runs on any node),
  * cancels them, and polls job state incrementally with slurm_load_jobs'
  * update_time.  Runs on the reconcile thread, but for sctl_submit and
- * sctl_update_pending, which run on the submit thread (submitter.c), and
- * sctl_init and sctl_fini, on main's.  The function prefix is sctl_
- * because libslurm owns the slurm_ namespace.
+ * sctl_update_pending, on the submit thread (submitter.c), sctl_load, on
+ * the poll thread (poller.c), the ends of jobs whose pods ended
+ * (sctl_mark_stopped, sctl_complete, sctl_cancel), on the end thread
+ * (ender.c), and sctl_init and sctl_fini, on main's.  The function
+ * prefix is sctl_ because libslurm owns the slurm_ namespace.
  *
  * The daemon must be built against the libslurm of the site's slurmctld: a
  * client speaks only to controllers within about two releases of its own.
