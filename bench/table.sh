@@ -77,7 +77,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		"  \(.scenario)\(if .round != null then " round \(.round)" else "" end): \(.result.bound // "-") pods, \(r(rate(.))) binds/s, p50 \(r(.result.latency_ms.p50)) ms, p99 \(r(.result.latency_ms.p99)) ms; CPU \(.cpu_s // "-") s (\(r2(.cpu_per_pod_ms)) ms per pod); RSS \(mib(.rss_kib)) at the end, peak \(mib(.hwm_kib))"),
 	(.runs[] | select(.scenario == "backlog") | (.bands | last) as $top | .release as $rel |
 		"  backlog: RSS \(mib($top.rss_kib)) at \($top.pending) pending, \(r2($top.poll_ms)) ms per Slurm poll, \(if $top.decision_cpu_ms == null then "-" else $top.decision_cpu_ms end) ms CPU per decision",
-		($rel // empty | "  release to bind at \(.pending) pending on \(.nodes // $f.nodes) nodes: p50 \(.latency_ms.p50 // "-") ms, p90 \(.latency_ms.p90 // "-") ms, p99 \(.latency_ms.p99 // "-") ms, max \(.latency_ms.max // "-") ms (\(.bound) pods bound, \(.releases_ms | length) nodes freed)"))),
+		($rel // empty | "  release to bind at \(.pending) pending on \(.nodes // $f.nodes) nodes: p50 \(.latency_ms.p50 // "-") ms, p90 \(.latency_ms.p90 // "-") ms, p99 \(.latency_ms.p99 // "-") ms, max \(.latency_ms.max // "-") ms (\(.bound) pods bound, \(.releases_ms | length) nodes freed)" + (if .split then "; Slurm start to bind p50 \(.bridge_ms.p50 // "-") ms, p99 \(.bridge_ms.p99 // "-") ms" else "" end)))),
 (select(any(.runs[]; .round != null)) |
 	"",
 	"interleaved rounds: the median ratio over the rounds (lowest to highest):",
