@@ -419,7 +419,65 @@ poll_ask(struct reconcile *r)
 	if (r->polling)
 		return;
 	r->polling = 1;
+	/* This load sees the change a probe saw. */
+	r->nodes_changed = 0;
 	poller_ask(r->poller, poll_since(r));
+}
+
+/*
+ * slurmctld answers a load with every job it holds once anything changed:
+ * with tens of thousands pending, a load costs hundreds of milliseconds,
+ * of slurmctld's time under its job read lock and of this daemon's.  So
+ * loads are spaced by POLL_DUTY times the last one's cost.  A job that
+ * starts meanwhile would wait that long to be seen; the nodes tell
+ * sooner.  Between such spaced loads, with jobs pending, the poll thread
+ * probes the nodes every poll_ms (sctl_nodes_sig: node records, or "no
+ * change", a few milliseconds even on 1,000 nodes), and a change in what
+ * they hold brings the next load forward to POLL_DUTY_CHANGED times the
+ * cost (poll_probed).
+ */
+int64_t
+poll_floor(struct reconcile *r)
+{
+	return (r->last_poll +
+	    (r->nodes_changed ? POLL_DUTY_CHANGED : POLL_DUTY) *
+		r->poll_cost_ms);
+}
+
+int64_t
+poll_probe_next(struct reconcile *r)
+{
+	if (!r->recovered || r->nstate[G_PENDING] == 0 || r->polling ||
+	    r->probing || r->nodes_changed ||
+	    POLL_DUTY * r->poll_cost_ms <= r->conf->poll_ms)
+		return (INT64_MAX);
+	return (r->next_probe);
+}
+
+void
+poll_probe(struct reconcile *r)
+{
+	r->probing = 1;
+	poller_probe(r->poller);
+}
+
+void
+poll_probed(struct reconcile *r, int rc, uint64_t sig)
+{
+	r->probing = 0;
+	r->next_probe = now_ms() + r->conf->poll_ms;
+	/* No change since the last answer, or none (logged). */
+	if (rc != 0)
+		return;
+	if (r->nodes_sig_set && sig != r->nodes_sig && !r->polling) {
+		r->nodes_changed = 1;
+		if (r->next_poll > poll_floor(r)) {
+			r->next_poll = poll_floor(r);
+			atomic_fetch_add(&bstats.polls_hastened, 1);
+		}
+	}
+	r->nodes_sig = sig;
+	r->nodes_sig_set = 1;
 }
 
 void

@@ -5,7 +5,9 @@
  * (poll_loaded).  So the reconcile thread goes on deciding and binding
  * while slurmctld packs thousands of jobs and libslurm unpacks them, and
  * those records live in this thread's malloc arena, not among the caches'
- * blocks.  It owns nothing but the one request it was given.
+ * blocks.  When asked (poller_probe), it probes the nodes too
+ * (sctl_nodes_sig), and gives their hash back as an MSG_PROBED message.
+ * It owns the requests it was given and the probes' since.
  */
 
 #include <pthread.h>
@@ -20,6 +22,8 @@ struct poller {
 	pthread_cond_t	work; /* a load was asked for, or stop */
 	int		asked;
 	time_t		since;
+	int		probe;	    /* a probe of the nodes was asked */
+	time_t		node_since; /* the last probe's answer's time */
 	int		stop;
 	int		started;
 	pthread_t	thread;
@@ -36,16 +40,24 @@ poller_main(void *arg)
 	log_setname("poll");
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->stop && !p->asked)
+		while (!p->stop && !p->asked && !p->probe)
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stop)
 			break;
-		p->asked = 0;
-		since = p->since;
-		pthread_mutex_unlock(&p->lock);
 		msg = xcalloc(1, sizeof(*msg));
-		msg->kind = MSG_POLLED;
-		msg->load = sctl_load(since);
+		if (p->asked) {
+			p->asked = 0;
+			since = p->since;
+			pthread_mutex_unlock(&p->lock);
+			msg->kind = MSG_POLLED;
+			msg->load = sctl_load(since);
+		} else {
+			p->probe = 0;
+			pthread_mutex_unlock(&p->lock);
+			msg->kind = MSG_PROBED;
+			msg->probe_rc = sctl_nodes_sig(&p->node_since,
+			    &msg->nodes_sig);
+		}
 		queue_push(p->done, msg);
 		pthread_mutex_lock(&p->lock);
 	}
@@ -91,6 +103,15 @@ poller_ask(struct poller *p, time_t since)
 	pthread_mutex_lock(&p->lock);
 	p->asked = 1;
 	p->since = since;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+poller_probe(struct poller *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->probe = 1;
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 }

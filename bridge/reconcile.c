@@ -66,21 +66,14 @@ reconcile_synced(struct reconcile *r)
 	    now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
 
-/* The earliest time the next poll may run (POLL_DUTY). */
-static int64_t
-reconcile_poll_floor(struct reconcile *r)
-{
-	return (r->last_poll + POLL_DUTY * r->poll_cost_ms);
-}
-
 /* Polls Slurm soon (poll_ms, or later under POLL_DUTY). */
 static void
 reconcile_poll_soon(struct reconcile *r)
 {
 	int64_t at = now_ms() + r->conf->poll_ms;
 
-	if (at < reconcile_poll_floor(r))
-		at = reconcile_poll_floor(r);
+	if (at < poll_floor(r))
+		at = poll_floor(r);
 	if (r->next_poll > at)
 		r->next_poll = at;
 }
@@ -153,11 +146,16 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		queue_msg_free(msg);
 		return;
 	}
+	if (msg->kind == MSG_PROBED) {
+		poll_probed(r, msg->probe_rc, msg->nodes_sig);
+		queue_msg_free(msg);
+		return;
+	}
 	if (msg->kind == MSG_POLLED) {
 		poll_loaded(r, msg->load);
 		msg->load = NULL;
-		if (r->next_poll < reconcile_poll_floor(r))
-			r->next_poll = reconcile_poll_floor(r);
+		if (r->next_poll < poll_floor(r))
+			r->next_poll = poll_floor(r);
 		queue_msg_free(msg);
 		return;
 	}
@@ -314,6 +312,8 @@ reconcile_main(void *arg)
 			wake = r->next_change;
 		if (r->recovered && r->next_sweep < wake)
 			wake = r->next_sweep;
+		if (poll_probe_next(r) < wake)
+			wake = poll_probe_next(r);
 		wait = wake > now ? wake - now : 0;
 		/* A busy queue must not starve the Slurm poll. */
 		if (wait > 0 &&
@@ -333,6 +333,8 @@ reconcile_main(void *arg)
 			if (now >= r->next_poll) {
 				poll_ask(r);
 				polled = 1;
+			} else if (now >= poll_probe_next(r)) {
+				poll_probe(r);
 			}
 			if (r->sweep_due && now >= r->next_change)
 				sweep_changed(r);
@@ -352,8 +354,8 @@ reconcile_main(void *arg)
 			r->next_poll = now_ms() +
 			    (reconcile_busy(r) ? r->conf->poll_ms :
 						 r->conf->idle_poll_ms);
-			if (r->next_poll < reconcile_poll_floor(r))
-				r->next_poll = reconcile_poll_floor(r);
+			if (r->next_poll < poll_floor(r))
+				r->next_poll = poll_floor(r);
 		}
 	}
 out:

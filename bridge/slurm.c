@@ -185,6 +185,25 @@ sctl_free_jobs(job_info_msg_t *msg)
 	}
 	slurm_free_job_info_msg(msg);
 }
+
+/*
+ * 25.05: a node record gives its allocated CPUs (alloc_cpus); before, the
+ * select plugin's opaque node data did (SELECT_NODEDATA_SUBCNT).
+ */
+static uint16_t
+sctl_node_alloc_cpus(const node_info_t *n)
+{
+#if SCTL_SINCE(25, 5, 0)
+	return (n->alloc_cpus);
+#else
+	uint16_t cpus = 0;
+
+	if (slurm_get_select_nodeinfo(n->select_nodeinfo,
+		SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &cpus) != 0)
+		return (0);
+	return (cpus);
+#endif
+}
 /* --- End of release differences ------------------------------------------ */
 
 int
@@ -1173,4 +1192,46 @@ sctl_node_names(char *err, size_t errlen)
 	}
 	slurm_free_node_info_msg(msg);
 	return (names);
+}
+
+int
+sctl_nodes_sig(time_t *since, uint64_t *sig)
+{
+	node_info_msg_t *msg = NULL;
+	node_info_t	*n;
+	char		 line[512];
+	uint64_t	 h = 0;
+	uint32_t	 i;
+	double		 t0;
+	int		 rc, e;
+
+	t0 = metrics_now();
+	rc = slurm_load_node(*since, &msg, SHOW_ALL);
+	e = errno;
+	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
+		stats_rpc(RPC_LOAD_NODES, t0, 1);
+		return (1);
+	}
+	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
+	if (rc != SLURM_SUCCESS) {
+		log_warnx("slurm: slurm_load_node: %s", slurm_strerror(e));
+		return (-1);
+	}
+	*since = msg->last_update;
+	/*
+	 * What a start or an end moves: the node's state, its allocated
+	 * CPUs (every job holds one at least) and its GRES in use.  Not
+	 * last_response and the like, which pings move.
+	 */
+	for (i = 0; i < msg->record_count; i++) {
+		n = &msg->node_array[i];
+		snprintf(line, sizeof(line), "%s %u %u %s",
+		    n->name != NULL ? n->name : "", n->node_state,
+		    sctl_node_alloc_cpus(n),
+		    n->gres_used != NULL ? n->gres_used : "");
+		h = (h ^ map_hash(line)) * 1099511628211ULL;
+	}
+	slurm_free_node_info_msg(msg);
+	*sig = h;
+	return (0);
 }

@@ -116,6 +116,10 @@ stats_write(struct buf *b)
 	    "Placeholder jobs Slurm ended while a pod of theirs still ran: "
 	    "their nodes wait for the pods in slurm-bridge-epilog.",
 	    (double)atomic_load(&bstats.handoffs));
+	metrics_one(b, "slurm_bridge_slurm_polls_hastened_total", "counter",
+	    "Loads of Slurm's jobs asked before their spacing ran out, "
+	    "because a probe saw the nodes' allocations change.",
+	    (double)atomic_load(&bstats.polls_hastened));
 	metrics_counters(b, "slurm_bridge_disruptions_total",
 	    "Running placeholder jobs whose allocation Slurm took back, and "
 	    "whose pods yielded (DisruptionTarget), by cause.",

@@ -1067,6 +1067,73 @@ START_TEST(test_gang_unconfirmed)
 }
 END_TEST
 
+/*
+ * Loads of Slurm's jobs spaced out by their cost (a deep queue): between
+ * them the nodes are probed, one probe at a time, and a change in what
+ * they hold (the pending job started) brings the next load forward to
+ * POLL_DUTY_CHANGED times the last load's cost; the load then sees the
+ * job allocated.  No change leaves the spacing as it was, and cheap loads
+ * are not probed for at all.
+ */
+static const struct {
+	int cost_ms; /* the last load's */
+	int start;   /* the job starts between the two probes */
+	int probed;  /* a probe is due */
+} probe_cases[] = {
+	{ 400, 1, 1 },
+	{ 400, 0, 1 },
+	{ 10, 1, 0 },
+};
+
+START_TEST(test_poll_probe)
+{
+	unsigned long long h0 = atomic_load(&bstats.polls_hastened);
+	int64_t		   now, spaced;
+
+	h_reach(S_PENDING);
+	now = now_ms();
+	H.r->poll_cost_ms = probe_cases[_i].cost_ms;
+	H.r->last_poll = now;
+	H.r->next_probe = now;
+	H.r->next_poll = now + H.conf.poll_ms;
+	if (H.r->next_poll < poll_floor(H.r))
+		H.r->next_poll = poll_floor(H.r);
+	spaced = H.r->next_poll;
+	if (!probe_cases[_i].probed) {
+		ck_assert(poll_probe_next(H.r) == INT64_MAX);
+		return;
+	}
+	ck_assert(spaced == now + POLL_DUTY * probe_cases[_i].cost_ms);
+	ck_assert(poll_probe_next(H.r) <= now);
+	poll_probe(H.r);
+	ck_assert(poll_probe_next(H.r) == INT64_MAX); /* one at a time */
+	/* The first answer is what the next ones are held against. */
+	ck_assert_int_eq(fake_poller_probe_deliver(H.r), 0);
+	ck_assert(H.r->next_poll == spaced);
+	ck_assert(poll_probe_next(H.r) > now);
+	if (probe_cases[_i].start)
+		ck_assert_int_eq(fake_slurm_start(fake_slurm_last_job(), NULL),
+		    0);
+	poll_probe(H.r);
+	ck_assert_int_eq(fake_poller_probe_deliver(H.r), 0);
+	if (!probe_cases[_i].start) {
+		ck_assert(H.r->next_poll == spaced);
+		ck_assert_uint_eq(atomic_load(&bstats.polls_hastened), h0);
+		return;
+	}
+	ck_assert(H.r->next_poll ==
+	    H.r->last_poll + POLL_DUTY_CHANGED * probe_cases[_i].cost_ms);
+	ck_assert_uint_eq(atomic_load(&bstats.polls_hastened), h0 + 1);
+	/* The change is known: no probe until the load is asked. */
+	ck_assert(poll_probe_next(H.r) == INT64_MAX);
+	poll_ask(H.r);
+	ck_assert_int_eq(H.r->nodes_changed, 0);
+	ck_assert_int_eq(fake_poller_make(H.r), 1);
+	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(h_state(), G_ALLOCATED);
+}
+END_TEST
+
 /* From counts a to b, the bridge did nothing more to Slurm or the pods. */
 static void
 h_nothing_more(const struct counts *a, const struct counts *b)
@@ -1601,6 +1668,8 @@ group_suite(void)
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_unconfirmed);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
+	tcase_add_loop_test(tc, test_poll_probe, 0,
+	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,
 	    (int)(sizeof(stale_cases) / sizeof(stale_cases[0])));
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 
 struct poller {
 	int	      asked;
+	int	      probes; /* asked, not made */
 	time_t	      since;
 	struct sload *made;
 };
@@ -44,6 +45,34 @@ poller_ask(struct poller *p, time_t since)
 {
 	p->asked++;
 	p->since = since;
+}
+
+void
+poller_probe(struct poller *p)
+{
+	p->probes++;
+}
+
+int
+fake_poller_probes(struct reconcile *r)
+{
+	return (r->poller != NULL ? r->poller->probes : 0);
+}
+
+int
+fake_poller_probe_deliver(struct reconcile *r)
+{
+	struct poller *p = r->poller;
+	struct msg    *msg;
+
+	if (p == NULL || p->probes == 0)
+		return (-1);
+	p->probes--;
+	msg = xcalloc(1, sizeof(*msg));
+	msg->kind = MSG_PROBED;
+	msg->probe_rc = sctl_nodes_sig(NULL, &msg->nodes_sig);
+	reconcile_msg(r, msg);
+	return (0);
 }
 
 int

@@ -752,6 +752,29 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 	return (0);
 }
 
+/* The nodes' hash: which jobs run on which nodes. */
+int
+sctl_nodes_sig(time_t *since, uint64_t *sig)
+{
+	char	 line[512];
+	uint64_t h = 0;
+	size_t	 i;
+
+	(void)since;
+	fs.n.probes++;
+	if (fs.down)
+		return (-1);
+	for (i = 0; i < fs.njobs; i++) {
+		if (fs.jobs[i].phase != SJOB_RUNNING)
+			continue;
+		snprintf(line, sizeof(line), "%u %s", fs.jobs[i].id,
+		    fs.jobs[i].nodes != NULL ? fs.jobs[i].nodes : "");
+		h = (h ^ map_hash(line)) * 1099511628211ULL;
+	}
+	*sig = h;
+	return (0);
+}
+
 json_t *
 sctl_node_names(char *err, size_t errlen)
 {

@@ -40,6 +40,7 @@ struct fake_slurm_counts {
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
 	int marks;	    /* sctl_mark_stopped calls that worked */
+	int probes;	    /* sctl_nodes_sig calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -138,6 +139,10 @@ int fake_poller_asked(struct reconcile *);
 int fake_poller_make(struct reconcile *);
 /* The load made, as an MSG_POLLED message to r (0, or -1: none). */
 int fake_poller_deliver(struct reconcile *);
+/* Probes of the nodes asked for and not answered yet. */
+int fake_poller_probes(struct reconcile *);
+/* Answers one (sctl_nodes_sig now) as an MSG_PROBED message; -1: none. */
+int fake_poller_probe_deliver(struct reconcile *);
 
 /* fake_ender.c: the end thread; each end is made when asked. */
 /* The ends made, each as an MSG_ENDED message to r (none while held). */
