@@ -74,6 +74,7 @@ enum stats_rpc {
 	RPC_UPDATE_JOB,	  /* slurm_update_job */
 	RPC_LOAD_NODES,	  /* slurm_load_node(_single) */
 	RPC_UPDATE_NODE,  /* slurm_update_node */
+	RPC_STATS,	  /* slurm_get_statistics */
 	RPC_KINDS
 };
 
@@ -111,7 +112,7 @@ struct bridge_stats {
 	atomic_ullong	    disruptions[YIELD_KINDS];
 	/* Jobs Slurm ended while a pod of theirs still ran (the handoff). */
 	atomic_ullong handoffs;
-	/* Slurm polls a probe of the nodes brought forward (poll_probed). */
+	/* Slurm polls a probe of jobs started brought forward (poll_probed). */
 	atomic_ullong polls_hastened;
 	atomic_llong  pending_pods; /* gauges, set by reconcile */
 	atomic_llong  pending_gangs;
@@ -287,13 +288,13 @@ int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
      double *rpc_s, char *err, size_t errlen);
 void sctl_load_free(struct sload *);
 /*
- * The nodes' allocations as one hash (their states, allocated CPUs and
- * GRES in use): when it changes between two probes, a job started or
- * ended.  One RPC of node records, answered "no change" when no node
- * changed since *since.  1 no change, 0 with *sig set (and *since moved),
- * -1 on error (logged).  Any thread: the poll thread calls it.
+ * How many jobs slurmctld started since its statistics were last reset
+ * (sdiag's "Jobs started"; at midnight, or sdiag -r): when it moves
+ * between two probes, a job started.  One RPC that takes none of
+ * slurmctld's job locks.  0 with *started set, -1 on error (logged).  Any
+ * thread: the poll thread calls it.
  */
-int sctl_nodes_sig(time_t *since, uint64_t *sig);
+int sctl_jobs_started(uint32_t *started);
 /*
  * The allocation of a running job seen by sctl_load_each, as a new array
  * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
@@ -451,8 +452,9 @@ struct poller *poller_new(struct queue *done);
 void poller_free(struct poller *);
 void poller_ask(struct poller *, time_t since);
 /*
- * Asks for a probe of the nodes (sctl_nodes_sig), answered as an
- * MSG_PROBED message (poll_probed); a load asked too is made first.
+ * Asks for a probe of slurmctld's count of started jobs
+ * (sctl_jobs_started), answered as an MSG_PROBED message (poll_probed);
+ * a load asked too is made first.
  */
 void poller_probe(struct poller *);
 
@@ -584,7 +586,7 @@ void reconcile_join(struct reconcile *);
 #define TRIM_INTERVAL_MS 30000
 /* A Slurm poll waits at least this many times its last one's cost... */
 #define POLL_DUTY 5
-/* ... or this many, once a probe saw the nodes' allocations change. */
+/* ... or this many, once a probe saw a job start. */
 #define POLL_DUTY_CHANGED 1
 /* ... but a poll is never put off by more than POLL_DUTY times this. */
 #define POLL_COST_MAX_MS 1000
@@ -878,17 +880,17 @@ struct reconcile {
 	int64_t		      next_gauges;
 	int64_t		      poll_cost_ms; /* the last Slurm poll's time */
 	int64_t		      last_poll;    /* when it ended */
-	int64_t		      next_probe;   /* of the nodes (poll_probe) */
-	uint64_t	      nodes_sig;    /* their last hash */
-	uint8_t		      nodes_sig_set;
-	uint8_t		      probing;	     /* a probe asked, not back yet */
-	uint8_t		      nodes_changed; /* since the last load asked */
-	int64_t		      last_full;     /* the last load of every job */
-	int64_t		      next_trim;     /* malloc_trim, monotonic ms */
-	json_t		     *writes;	 /* group keys with pod writes due */
-	json_t		     *releases;	 /* pod keys whose finalizer may go */
-	json_t		     *orphans;	 /* job ids a poll found no pod for */
-	int		      sweep_due; /* an owner object changed */
+	int64_t		      next_probe;   /* of jobs started (poll_probe) */
+	uint32_t	      jobs_started; /* the last probe's count */
+	uint8_t		      started_set;
+	uint8_t		      probing;	   /* a probe asked, not back yet */
+	uint8_t		      starts_seen; /* since the last load asked */
+	int64_t		      last_full;   /* the last load of every job */
+	int64_t		      next_trim;   /* malloc_trim, monotonic ms */
+	json_t		     *writes;	   /* group keys with pod writes due */
+	json_t		     *releases;	   /* pod keys whose finalizer may go */
+	json_t		     *orphans;	   /* job ids a poll found no pod for */
+	int		      sweep_due;   /* an owner object changed */
 };
 
 /* poll.c: what Slurm's job list says (reconcile thread). */
@@ -898,11 +900,11 @@ void poll_ask(struct reconcile *);
 void poll_loaded(struct reconcile *, struct sload *);
 /* The earliest the next load of Slurm's jobs may be asked for. */
 int64_t poll_floor(struct reconcile *);
-/* When the nodes are to be probed next; INT64_MAX: not now. */
+/* When slurmctld is to be probed next; INT64_MAX: not now. */
 int64_t poll_probe_next(struct reconcile *);
 void	poll_probe(struct reconcile *);
-/* A probe came back: sctl_nodes_sig's rc and hash. */
-void poll_probed(struct reconcile *, int rc, uint64_t sig);
+/* A probe came back: sctl_jobs_started's rc and count. */
+void poll_probed(struct reconcile *, int rc, uint32_t started);
 /* One poll on this thread, load and all (the unit tests). */
 void poll_slurm(struct reconcile *);
 /* The first full load after the caches sync: adopts before submitting. */

@@ -419,8 +419,8 @@ poll_ask(struct reconcile *r)
 	if (r->polling)
 		return;
 	r->polling = 1;
-	/* This load sees the change a probe saw. */
-	r->nodes_changed = 0;
+	/* This load sees the starts a probe saw. */
+	r->starts_seen = 0;
 	poller_ask(r->poller, poll_since(r));
 }
 
@@ -429,26 +429,27 @@ poll_ask(struct reconcile *r)
  * with tens of thousands pending, a load costs hundreds of milliseconds,
  * of slurmctld's time under its job read lock and of this daemon's.  So
  * loads are spaced by POLL_DUTY times the last one's cost.  A job that
- * starts meanwhile would wait that long to be seen; the nodes tell
- * sooner.  Between such spaced loads, with jobs pending, the poll thread
- * probes the nodes every poll_ms (sctl_nodes_sig: node records, or "no
- * change", a few milliseconds even on 1,000 nodes), and a change in what
- * they hold brings the next load forward to POLL_DUTY_CHANGED times the
- * cost (poll_probed).
+ * starts meanwhile would wait that long to be seen.  Between such spaced
+ * loads, with jobs pending, the poll thread probes slurmctld every
+ * poll_ms for how many jobs it started (sctl_jobs_started: sdiag's
+ * counter, a millisecond, under none of its job locks), and a start
+ * brings the next load forward to POLL_DUTY_CHANGED times the cost
+ * (poll_probed).  The nodes would not tell: a node whose jobs ended and
+ * whose CPUs went to the jobs that waited looks the same before and
+ * after.
  */
 int64_t
 poll_floor(struct reconcile *r)
 {
 	return (r->last_poll +
-	    (r->nodes_changed ? POLL_DUTY_CHANGED : POLL_DUTY) *
-		r->poll_cost_ms);
+	    (r->starts_seen ? POLL_DUTY_CHANGED : POLL_DUTY) * r->poll_cost_ms);
 }
 
 int64_t
 poll_probe_next(struct reconcile *r)
 {
 	if (!r->recovered || r->nstate[G_PENDING] == 0 || r->polling ||
-	    r->probing || r->nodes_changed ||
+	    r->probing || r->starts_seen ||
 	    POLL_DUTY * r->poll_cost_ms <= r->conf->poll_ms)
 		return (INT64_MAX);
 	return (r->next_probe);
@@ -462,22 +463,21 @@ poll_probe(struct reconcile *r)
 }
 
 void
-poll_probed(struct reconcile *r, int rc, uint64_t sig)
+poll_probed(struct reconcile *r, int rc, uint32_t started)
 {
 	r->probing = 0;
 	r->next_probe = now_ms() + r->conf->poll_ms;
-	/* No change since the last answer, or none (logged). */
 	if (rc != 0)
-		return;
-	if (r->nodes_sig_set && sig != r->nodes_sig && !r->polling) {
-		r->nodes_changed = 1;
+		return; /* logged */
+	if (r->started_set && started != r->jobs_started && !r->polling) {
+		r->starts_seen = 1;
 		if (r->next_poll > poll_floor(r)) {
 			r->next_poll = poll_floor(r);
 			atomic_fetch_add(&bstats.polls_hastened, 1);
 		}
 	}
-	r->nodes_sig = sig;
-	r->nodes_sig_set = 1;
+	r->jobs_started = started;
+	r->started_set = 1;
 }
 
 void

@@ -5,9 +5,9 @@
  * (poll_loaded).  So the reconcile thread goes on deciding and binding
  * while slurmctld packs thousands of jobs and libslurm unpacks them, and
  * those records live in this thread's malloc arena, not among the caches'
- * blocks.  When asked (poller_probe), it probes the nodes too
- * (sctl_nodes_sig), and gives their hash back as an MSG_PROBED message.
- * It owns the requests it was given and the probes' since.
+ * blocks.  When asked (poller_probe), it probes slurmctld's count of
+ * jobs started (sctl_jobs_started) too, and gives it back as an
+ * MSG_PROBED message.  It owns nothing but the requests it was given.
  */
 
 #include <pthread.h>
@@ -22,8 +22,7 @@ struct poller {
 	pthread_cond_t	work; /* a load was asked for, or stop */
 	int		asked;
 	time_t		since;
-	int		probe;	    /* a probe of the nodes was asked */
-	time_t		node_since; /* the last probe's answer's time */
+	int		probe; /* a probe of jobs started was asked */
 	int		stop;
 	int		started;
 	pthread_t	thread;
@@ -55,8 +54,7 @@ poller_main(void *arg)
 			p->probe = 0;
 			pthread_mutex_unlock(&p->lock);
 			msg->kind = MSG_PROBED;
-			msg->probe_rc = sctl_nodes_sig(&p->node_since,
-			    &msg->nodes_sig);
+			msg->probe_rc = sctl_jobs_started(&msg->started);
 		}
 		queue_push(p->done, msg);
 		pthread_mutex_lock(&p->lock);

@@ -35,9 +35,9 @@
  *                                     take on the owner's ids)
  * poll                poller.c        one load of Slurm's jobs  poller.lock
  *                     slurm.c         (sctl_load) or probe of   (its
- *                                     its nodes                 requests,
- *                                     (sctl_nodes_sig) at a     the probes'
- *                                     time, when the reconcile  since)
+ *                                     jobs started              requests)
+ *                                     (sctl_jobs_started) at a
+ *                                     time, when the reconcile
  *                                     thread asks
  * end                 ender.c         one end of a job whose    ender.lock
  *                     slurm.c         pods ended at a time, in  (its
@@ -106,7 +106,7 @@ enum msg_kind {
 	MSG_WRITE,     /* a pod write (writepool.c) came back */
 	MSG_SUBMITTED, /* an allocation request (submitter.c) came back */
 	MSG_POLLED,    /* a load of Slurm's jobs (poller.c) came back */
-	MSG_PROBED,    /* a probe of Slurm's nodes (poller.c) came back */
+	MSG_PROBED,    /* a probe of jobs Slurm started (poller.c) came back */
 	MSG_ENDED,     /* the end of a job (ender.c) came back */
 	MSG_KINDS
 };
@@ -121,15 +121,15 @@ struct ereq;
 struct msg {
 	enum msg_kind	    kind;
 	enum k8s_watch_type type;
-	json_t		   *obj;       /* owned; NULL for SYNCED and pods */
-	struct podrec	   *pod;       /* MSG_POD, MSG_EXTPOD: owned */
-	struct ext_call	   *call;      /* MSG_EXTENDER, one reference */
-	struct wreq	   *write;     /* MSG_WRITE, owned */
-	struct sreq	   *submit;    /* MSG_SUBMITTED, owned */
-	struct sload	   *load;      /* MSG_POLLED, owned */
-	struct ereq	   *end;       /* MSG_ENDED, owned */
-	uint64_t	    nodes_sig; /* MSG_PROBED: sctl_nodes_sig's hash */
-	int		    probe_rc;  /* ... and its answer */
+	json_t		   *obj;      /* owned; NULL for SYNCED and pods */
+	struct podrec	   *pod;      /* MSG_POD, MSG_EXTPOD: owned */
+	struct ext_call	   *call;     /* MSG_EXTENDER, one reference */
+	struct wreq	   *write;    /* MSG_WRITE, owned */
+	struct sreq	   *submit;   /* MSG_SUBMITTED, owned */
+	struct sload	   *load;     /* MSG_POLLED, owned */
+	struct ereq	   *end;      /* MSG_ENDED, owned */
+	uint32_t	    started;  /* MSG_PROBED: sctl_jobs_started's */
+	int		    probe_rc; /* ... and its answer */
 	TAILQ_ENTRY(msg) entry;
 };
 

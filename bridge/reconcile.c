@@ -147,7 +147,7 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		return;
 	}
 	if (msg->kind == MSG_PROBED) {
-		poll_probed(r, msg->probe_rc, msg->nodes_sig);
+		poll_probed(r, msg->probe_rc, msg->started);
 		queue_msg_free(msg);
 		return;
 	}

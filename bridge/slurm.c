@@ -54,6 +54,7 @@ typedef hostlist_t sctl_hostlist_t;
  */
 extern char *slurm_job_state_string(uint32_t);
 extern void  slurm_xfree(void **);
+extern void  slurm_free_stats_response_msg(stats_info_response_msg_t *);
 #if SCTL_SINCE(24, 5, 0)
 extern char *slurm_job_state_reason_string(enum job_state_reason);
 #define sctl_reason_string slurm_job_state_reason_string
@@ -186,24 +187,6 @@ sctl_free_jobs(job_info_msg_t *msg)
 	slurm_free_job_info_msg(msg);
 }
 
-/*
- * 25.05: a node record gives its allocated CPUs (alloc_cpus); before, the
- * select plugin's opaque node data did (SELECT_NODEDATA_SUBCNT).
- */
-static uint16_t
-sctl_node_alloc_cpus(const node_info_t *n)
-{
-#if SCTL_SINCE(25, 5, 0)
-	return (n->alloc_cpus);
-#else
-	uint16_t cpus = 0;
-
-	if (slurm_get_select_nodeinfo(n->select_nodeinfo,
-		SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &cpus) != 0)
-		return (0);
-	return (cpus);
-#endif
-}
 /* --- End of release differences ------------------------------------------ */
 
 int
@@ -1195,43 +1178,22 @@ sctl_node_names(char *err, size_t errlen)
 }
 
 int
-sctl_nodes_sig(time_t *since, uint64_t *sig)
+sctl_jobs_started(uint32_t *started)
 {
-	node_info_msg_t *msg = NULL;
-	node_info_t	*n;
-	char		 line[512];
-	uint64_t	 h = 0;
-	uint32_t	 i;
-	double		 t0;
-	int		 rc, e;
+	stats_info_request_msg_t   req = { .command_id = STAT_COMMAND_GET };
+	stats_info_response_msg_t *resp = NULL;
+	double			   t0;
+	int			   rc, e;
 
 	t0 = metrics_now();
-	rc = slurm_load_node(*since, &msg, SHOW_ALL);
+	rc = slurm_get_statistics(&resp, &req);
 	e = errno;
-	if (rc != SLURM_SUCCESS && e == SLURM_NO_CHANGE_IN_DATA) {
-		stats_rpc(RPC_LOAD_NODES, t0, 1);
-		return (1);
-	}
-	stats_rpc(RPC_LOAD_NODES, t0, rc == SLURM_SUCCESS);
-	if (rc != SLURM_SUCCESS) {
-		log_warnx("slurm: slurm_load_node: %s", slurm_strerror(e));
+	stats_rpc(RPC_STATS, t0, rc == SLURM_SUCCESS && resp != NULL);
+	if (rc != SLURM_SUCCESS || resp == NULL) {
+		log_warnx("slurm: slurm_get_statistics: %s", slurm_strerror(e));
 		return (-1);
 	}
-	*since = msg->last_update;
-	/*
-	 * What a start or an end moves: the node's state, its allocated
-	 * CPUs (every job holds one at least) and its GRES in use.  Not
-	 * last_response and the like, which pings move.
-	 */
-	for (i = 0; i < msg->record_count; i++) {
-		n = &msg->node_array[i];
-		snprintf(line, sizeof(line), "%s %u %u %s",
-		    n->name != NULL ? n->name : "", n->node_state,
-		    sctl_node_alloc_cpus(n),
-		    n->gres_used != NULL ? n->gres_used : "");
-		h = (h ^ map_hash(line)) * 1099511628211ULL;
-	}
-	slurm_free_node_info_msg(msg);
-	*sig = h;
+	*started = resp->jobs_started;
+	slurm_free_stats_response_msg(resp);
 	return (0);
 }

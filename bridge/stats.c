@@ -24,6 +24,7 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_ALLOC_LOOKUP] = "allocation_lookup",
 	[RPC_UPDATE_JOB] = "update_job",
 	[RPC_LOAD_NODES] = "load_node",
+	[RPC_STATS] = "get_statistics",
 	[RPC_UPDATE_NODE] = "update_node",
 };
 
@@ -118,7 +119,7 @@ stats_write(struct buf *b)
 	    (double)atomic_load(&bstats.handoffs));
 	metrics_one(b, "slurm_bridge_slurm_polls_hastened_total", "counter",
 	    "Loads of Slurm's jobs asked before their spacing ran out, "
-	    "because a probe saw the nodes' allocations change.",
+	    "because a probe of slurmctld's statistics saw a job start.",
 	    (double)atomic_load(&bstats.polls_hastened));
 	metrics_counters(b, "slurm_bridge_disruptions_total",
 	    "Running placeholder jobs whose allocation Slurm took back, and "

@@ -1069,10 +1069,10 @@ END_TEST
 
 /*
  * Loads of Slurm's jobs spaced out by their cost (a deep queue): between
- * them the nodes are probed, one probe at a time, and a change in what
- * they hold (the pending job started) brings the next load forward to
+ * them slurmctld is probed for its count of started jobs, one probe at a
+ * time, and a start (the pending job's) brings the next load forward to
  * POLL_DUTY_CHANGED times the last load's cost; the load then sees the
- * job allocated.  No change leaves the spacing as it was, and cheap loads
+ * job allocated.  No start leaves the spacing as it was, and cheap loads
  * are not probed for at all.
  */
 static const struct {
@@ -1124,10 +1124,10 @@ START_TEST(test_poll_probe)
 	ck_assert(H.r->next_poll ==
 	    H.r->last_poll + POLL_DUTY_CHANGED * probe_cases[_i].cost_ms);
 	ck_assert_uint_eq(atomic_load(&bstats.polls_hastened), h0 + 1);
-	/* The change is known: no probe until the load is asked. */
+	/* The start is known: no probe until the load is asked. */
 	ck_assert(poll_probe_next(H.r) == INT64_MAX);
 	poll_ask(H.r);
-	ck_assert_int_eq(H.r->nodes_changed, 0);
+	ck_assert_int_eq(H.r->starts_seen, 0);
 	ck_assert_int_eq(fake_poller_make(H.r), 1);
 	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
 	ck_assert_int_eq(h_state(), G_ALLOCATED);

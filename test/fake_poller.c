@@ -70,7 +70,7 @@ fake_poller_probe_deliver(struct reconcile *r)
 	p->probes--;
 	msg = xcalloc(1, sizeof(*msg));
 	msg->kind = MSG_PROBED;
-	msg->probe_rc = sctl_nodes_sig(NULL, &msg->nodes_sig);
+	msg->probe_rc = sctl_jobs_started(&msg->started);
 	reconcile_msg(r, msg);
 	return (0);
 }

@@ -40,7 +40,7 @@ struct fake_slurm_counts {
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
 	int marks;	    /* sctl_mark_stopped calls that worked */
-	int probes;	    /* sctl_nodes_sig calls */
+	int probes;	    /* sctl_jobs_started calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -141,7 +141,7 @@ int fake_poller_make(struct reconcile *);
 int fake_poller_deliver(struct reconcile *);
 /* Probes of the nodes asked for and not answered yet. */
 int fake_poller_probes(struct reconcile *);
-/* Answers one (sctl_nodes_sig now) as an MSG_PROBED message; -1: none. */
+/* Answers one (sctl_jobs_started now) as an MSG_PROBED message; -1: none. */
 int fake_poller_probe_deliver(struct reconcile *);
 
 /* fake_ender.c: the end thread; each end is made when asked. */
