@@ -313,8 +313,8 @@ end_member_gone(struct reconcile *r, struct group *g)
 	if (g->jobid != 0 && !g->cancelled) {
 		if (g->state == G_PENDING && n < g->job_pods.n) {
 			end_cancel(r, g,
-			    "the gang lost a member while "
-			    "pending");
+			    g->gang ? "the gang lost a member while pending" :
+				      "its pod went while pending");
 			/* Clear the stale job id so a restart cannot adopt it. */
 			for (i = 0; i < g->members.n; i++) {
 				e = map_get(r->pods, g->members.v[i]);
