@@ -586,8 +586,11 @@ void reconcile_join(struct reconcile *);
 #define TRIM_INTERVAL_MS 30000
 /* A Slurm poll waits at least this many times its last one's cost... */
 #define POLL_DUTY 5
-/* ... or this many, once a probe saw a job start. */
-#define POLL_DUTY_CHANGED 1
+/*
+ * ... or this many, once a probe saw a job start: the load comes at once
+ * (loads back to back only while jobs keep starting).
+ */
+#define POLL_DUTY_CHANGED 0
 /* ... but a poll is never put off by more than POLL_DUTY times this. */
 #define POLL_COST_MAX_MS 1000
 /* A job load that took this long (thousands of jobs) is trimmed after. */

@@ -434,7 +434,8 @@ poll_ask(struct reconcile *r)
  * poll_ms for how many jobs it started (sctl_jobs_started: sdiag's
  * counter, a millisecond, under none of its job locks), and a start
  * brings the next load forward to POLL_DUTY_CHANGED times the cost
- * (poll_probed).  The nodes would not tell: a node whose jobs ended and
+ * (poll_probed): at once, so that a start waits for at most the load
+ * out when it happened and one more.  The nodes would not tell: a node whose jobs ended and
  * whose CPUs went to the jobs that waited looks the same before and
  * after.
  */
@@ -499,6 +500,8 @@ poll_loaded(struct reconcile *r, struct sload *l)
 	    r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
 	    poll_job_cb, r, &rpc_s, err, sizeof(err));
 	sctl_load_free(l);
+	/* The jobs it saw start are bound before the clean-up below. */
+	bind_flush_writes(r);
 	poll_forget(r);
 	poll_cancel_orphans(r);
 	/*
