@@ -434,10 +434,10 @@ poll_ask(struct reconcile *r)
  * poll_ms for how many jobs it started (sctl_jobs_started: sdiag's
  * counter, a millisecond, under none of its job locks), and a start
  * brings the next load forward to POLL_DUTY_CHANGED times the cost
- * (poll_probed): at once, so that a start waits for at most the load
- * out when it happened and one more.  The nodes would not tell: a node whose jobs ended and
- * whose CPUs went to the jobs that waited looks the same before and
- * after.
+ * (poll_probed): at once, so that a start waits for at most the load out
+ * when it happened and one more.  The nodes would not tell: a node whose
+ * jobs ended and whose CPUs went to the jobs that waited looks the same
+ * before and after.
  */
 int64_t
 poll_floor(struct reconcile *r)

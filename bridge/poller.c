@@ -5,10 +5,10 @@
  * (poll_loaded).  So the reconcile thread goes on deciding and binding
  * while slurmctld packs thousands of jobs and libslurm unpacks them.  The
  * records share the daemon's two malloc arenas (main_malloc_tune) with
- * every other thread's blocks; poll_loaded trims after a large load.
- * When asked (poller_probe), it probes slurmctld's count of
- * jobs started (sctl_jobs_started) too, and gives it back as an
- * MSG_PROBED message.  It owns nothing but the requests it was given.
+ * every other thread's blocks; poll_loaded trims after a large load.  When
+ * asked (poller_probe), it probes slurmctld's count of jobs started
+ * (sctl_jobs_started) too, and gives it back as an MSG_PROBED message.
+ * It owns nothing but the requests it was given.
  */
 
 #include <pthread.h>

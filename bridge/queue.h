@@ -72,8 +72,8 @@
  *
  * Results come back as messages: MSG_WRITE (writepool), MSG_SUBMITTED
  * (submit), MSG_POLLED and MSG_PROBED (poll), MSG_ENDED (end),
- * MSG_EXTENDER (HTTP), and one per watched kind (informers).  No thread holds a lock while it
- * waits on another's.
+ * MSG_EXTENDER (HTTP), and one per watched kind (informers).  No thread
+ * holds a lock while it waits on another's.
  * A thread the daemon needs that fails stops the daemon (fail.c).
  */
 #ifndef QUEUE_H

@@ -3,10 +3,10 @@
  * salloc holds an allocation with no command: no process runs on any node),
  * cancels them, and polls job state incrementally with slurm_load_jobs'
  * update_time.  Runs on the reconcile thread, but for sctl_submit and
- * sctl_update_pending, on the submit thread (submitter.c), sctl_load, on
- * the poll thread (poller.c), the ends of jobs whose pods ended
- * (sctl_mark_stopped, sctl_complete, sctl_cancel), on the end thread
- * (ender.c), and sctl_init and sctl_fini, on main's.  The function
+ * sctl_update_pending, on the submit thread (submitter.c), sctl_load and
+ * sctl_jobs_started, on the poll thread (poller.c), the ends of jobs whose
+ * pods ended (sctl_mark_stopped, sctl_complete, sctl_cancel), on the end
+ * thread (ender.c), and sctl_init and sctl_fini, on main's.  The function
  * prefix is sctl_ because libslurm owns the slurm_ namespace.
  *
  * The daemon must be built against the libslurm of the site's slurmctld: a
@@ -186,7 +186,6 @@ sctl_free_jobs(job_info_msg_t *msg)
 	}
 	slurm_free_job_info_msg(msg);
 }
-
 /* --- End of release differences ------------------------------------------ */
 
 int

@@ -24,8 +24,8 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_ALLOC_LOOKUP] = "allocation_lookup",
 	[RPC_UPDATE_JOB] = "update_job",
 	[RPC_LOAD_NODES] = "load_node",
-	[RPC_STATS] = "get_statistics",
 	[RPC_UPDATE_NODE] = "update_node",
+	[RPC_STATS] = "get_statistics",
 };
 
 static const char *const yield_names[YIELD_KINDS] = {

@@ -4,7 +4,9 @@
  * a snapshot of the fake Slurm then) and read when it says
  * (fake_poller_deliver, the MSG_POLLED message the reconcile thread
  * handles).  Between the two the load is on its way, and the groups may
- * change under it, as they do while the thread loads.
+ * change under it, as they do while the thread loads.  A probe of jobs
+ * started is answered when the test says (fake_poller_probe_deliver,
+ * the fake Slurm's count then).
  */
 #include <stdlib.h>
 
@@ -51,12 +53,6 @@ void
 poller_probe(struct poller *p)
 {
 	p->probes++;
-}
-
-int
-fake_poller_probes(struct reconcile *r)
-{
-	return (r->poller != NULL ? r->poller->probes : 0);
 }
 
 int

@@ -758,7 +758,6 @@ sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
 int
 sctl_jobs_started(uint32_t *started)
 {
-	fs.n.probes++;
 	if (fs.down)
 		return (-1);
 	*started = fs.started;

@@ -40,7 +40,6 @@ struct fake_slurm_counts {
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
 	int marks;	    /* sctl_mark_stopped calls that worked */
-	int probes;	    /* sctl_jobs_started calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -139,8 +138,6 @@ int fake_poller_asked(struct reconcile *);
 int fake_poller_make(struct reconcile *);
 /* The load made, as an MSG_POLLED message to r (0, or -1: none). */
 int fake_poller_deliver(struct reconcile *);
-/* Probes of the nodes asked for and not answered yet. */
-int fake_poller_probes(struct reconcile *);
 /* Answers one (sctl_jobs_started now) as an MSG_PROBED message; -1: none. */
 int fake_poller_probe_deliver(struct reconcile *);
 
