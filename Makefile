@@ -103,7 +103,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_workload.c test/check_ownerrec.c \
 		   test/check_review.c test/check_config.c test/check_dra.c \
 		   test/check_podrec.c test/check_util.c test/check_certs.c \
-		   test/check_guard.c
+		   test/check_guard.c test/check_ender.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
 # Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for
@@ -122,7 +122,7 @@ LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 EPILOG_OBJS	:= $(EPILOG_SRCS:%.c=$(BUILD)/%.o)
-TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) \
+TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/bridge/ender.o \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
 GROUP_OBJS	:= $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.o) \

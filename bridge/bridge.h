@@ -269,9 +269,11 @@ int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
     size_t errlen);
 /*
  * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
- * ended already count as cancelled.  -1 with the first failure in err.
+ * ended already count as cancelled.  ended[i] (n of them, the caller's)
+ * tells whether ids[i] is over.  -1 with the first failure in err.
  */
-int sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen);
+int sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
+    size_t errlen);
 /*
  * A load of Slurm's jobs: sctl_load makes it (one RPC; any thread: the
  * poll thread, or the reconcile thread at recovery) when anything changed
@@ -461,12 +463,14 @@ void poller_probe(struct poller *);
 
 /*
  * The end of a job whose pods all ended: made on the end thread
- * (ender.c), one at a time in the order asked; each comes back as an
- * MSG_ENDED message (end_done).
+ * (ender.c), in the order asked; each comes back as an MSG_ENDED message
+ * (end_done).  A bulk one frees no node (a pending job's cancel, or an
+ * orphan's): those are made in batches, once no other end waits.
  */
 struct ereq {
-	char	   *gkey; /* the group it is for */
+	char	   *gkey; /* the group it is for; NULL: an orphan */
 	uint32_t    jobid;
+	int	    bulk;
 	int	    complete; /* sctl_complete with code and sig, else cancel */
 	int	    code, sig;
 	char	   *comment; /* owned: mark the job stopped first, or NULL */
@@ -483,11 +487,13 @@ struct ereq *ereq_new(const char *gkey, uint32_t jobid);
 void	     ereq_free(struct ereq *);
 
 /*
- * ender.c: the end thread, which makes each request with make (end_make);
- * results go to done, which outlives it.  NULL on failure.
+ * ender.c: the end thread, which makes requests with make (end_make): one
+ * that frees nodes alone, or up to END_BATCH bulk ones at once; results go
+ * to done, which outlives it.  NULL on failure.
  */
 struct ender;
-struct ender *ender_new(struct queue *done, void (*make)(struct ereq *));
+struct ender *ender_new(struct queue *done,
+    void (*make)(struct ereq **, size_t));
 /* Joins the thread; requests not started yet are dropped. */
 void ender_free(struct ender *);
 /* Takes e. */
@@ -577,6 +583,12 @@ void reconcile_join(struct reconcile *);
  * server waits before it is force-deleted (writes_force_delete).
  */
 #define FORCE_DELETE_SLACK_S 5
+/*
+ * Bulk cancels (ender.c) made at once: one RPC where Slurm has one
+ * (sctl_cancel_jobs), else this many in a row, before the end thread looks
+ * for ends that free nodes again.
+ */
+#define END_BATCH 64
 /* Pod writes: WRITEPOOL_THREADS requests in flight at once (within the API rate). */
 #define WRITEPOOL_THREADS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */
@@ -894,13 +906,17 @@ struct reconcile {
 	json_t		     *writes;	   /* group keys with pod writes due */
 	json_t		     *releases;	   /* pod keys whose finalizer may go */
 	json_t		     *orphans;	   /* job ids a poll found no pod for */
-	int		      sweep_due;   /* an owner object changed */
+	json_t *orphans_asked; /* their cancels on the end thread, by id */
+	int	sweep_due;     /* an owner object changed */
 };
 
 /* poll.c: what Slurm's job list says (reconcile thread). */
 /* Asks the poll thread for a load (poll_loaded reads it), unless one is out. */
 void poll_ask(struct reconcile *);
-/* Reads a load (taken): changed jobs, then the orphans it found cancelled. */
+/*
+ * Reads a load (taken): changed jobs; the orphans it found go to the end
+ * thread.
+ */
 void poll_loaded(struct reconcile *, struct sload *);
 /* The earliest the next load of Slurm's jobs may be asked for. */
 int64_t poll_floor(struct reconcile *);
@@ -909,6 +925,8 @@ int64_t poll_probe_next(struct reconcile *);
 void	poll_probe(struct reconcile *);
 /* A probe came back: sctl_jobs_started's rc and count. */
 void poll_probed(struct reconcile *, int rc, uint32_t started);
+/* The end thread's answer to an orphan's cancel (MSG_ENDED, gkey NULL). */
+void poll_orphan_done(struct reconcile *, const struct ereq *e);
 /* One poll on this thread, load and all (the unit tests). */
 void poll_slurm(struct reconcile *);
 /* The first full load after the caches sync: adopts before submitting. */
@@ -1091,8 +1109,11 @@ void end_reset(struct reconcile *, struct group *);
  * completion or cancel goes to the end thread (ender.c).
  */
 void end_member_gone(struct reconcile *, struct group *);
-/* Makes e on the end thread (ender.c): its rc, and err if it failed. */
-void end_make(struct ereq *e);
+/*
+ * Makes es on the end thread (ender.c): one end, or n bulk cancels; each
+ * gets its rc, and err if it failed.
+ */
+void end_make(struct ereq **es, size_t n);
 /* The end thread made e (MSG_ENDED; may free e's group). */
 void end_done(struct reconcile *, const struct ereq *e);
 /* Fails every live member and ends the job (node lost; may free g). */

@@ -60,6 +60,8 @@ end_ask(struct reconcile *r, struct group *g, int complete, int code, int sig,
 {
 	struct ereq *e = ereq_new(g->key, g->jobid);
 
+	/* A pending job holds no node: its cancel waits its turn in bulk. */
+	e->bulk = !complete && g->state == G_PENDING;
 	e->complete = complete;
 	e->code = code;
 	e->sig = sig;
@@ -312,9 +314,16 @@ end_member_gone(struct reconcile *r, struct group *g)
 		groups_withdraw(g);
 	if (g->jobid != 0 && !g->cancelled) {
 		if (g->state == G_PENDING && n < g->job_pods.n) {
-			end_cancel(r, g,
+			/*
+			 * On the end thread, in bulk: the group forgets the
+			 * job (group_evaluate) only once Slurm confirmed its
+			 * end (end_done), so no second job is made for the
+			 * gang while the first may still start.
+			 */
+			end_stop(r, g,
 			    g->gang ? "the gang lost a member while pending" :
-				      "its pod went while pending");
+				      "its pod went while pending",
+			    1);
 			/* Clear the stale job id so a restart cannot adopt it. */
 			for (i = 0; i < g->members.n; i++) {
 				e = map_get(r->pods, g->members.v[i]);
@@ -322,9 +331,6 @@ end_member_gone(struct reconcile *r, struct group *g)
 				    e->label_jobid == g->jobid && e->busy == 0)
 					writes_unlabel(r, e);
 			}
-			/* Only a job Slurm took back may be forgotten. */
-			if (g->cancelled)
-				end_reset(r, g);
 		} else if (n == 0 && !end_claims_held(r, g))
 			end_finish(r, g);
 	}
@@ -375,18 +381,12 @@ end_fail(struct reconcile *r, struct group *g, const char *reason,
 	end_member_gone(r, g);
 }
 
-void
-end_make(struct ereq *e)
+/* Makes one end: the stopped mark first when asked, then the end. */
+static void
+end_make_one(struct ereq *e)
 {
 	char err[256];
 
-	if (fence_check(e->leader_elect,
-		e->complete ? "completing a job" : "cancelling a job")) {
-		e->rc = -1;
-		snprintf(e->err, sizeof(e->err),
-		    "held back: this replica may no longer lead");
-		return;
-	}
 	/* Not told, the node epilog asks: a failure costs time, never safety. */
 	if (e->comment != NULL &&
 	    sctl_mark_stopped(e->jobid, e->comment, err, sizeof(err)) == -1)
@@ -400,10 +400,53 @@ end_make(struct ereq *e)
 }
 
 void
+end_make(struct ereq **es, size_t n)
+{
+	uint32_t ids[END_BATCH];
+	uint8_t	 ended[END_BATCH];
+	char	 err[256];
+	size_t	 i;
+
+	if (n == 0)
+		return;
+	if (fence_check(es[0]->leader_elect,
+		es[0]->complete ? "completing a job" : "cancelling a job")) {
+		for (i = 0; i < n; i++) {
+			es[i]->rc = -1;
+			snprintf(es[i]->err, sizeof(es[i]->err),
+			    "held back: this replica may no longer lead");
+		}
+		return;
+	}
+	if (n == 1 && !es[0]->bulk) {
+		end_make_one(es[0]);
+		return;
+	}
+	for (i = 0; i < n && i < END_BATCH; i++)
+		ids[i] = es[i]->jobid;
+	err[0] = '\0';
+	(void)sctl_cancel_jobs(ids, i, ended, err, sizeof(err));
+	for (i = 0; i < n && i < END_BATCH; i++) {
+		es[i]->rc = ended[i] ? 0 : -1;
+		if (!ended[i])
+			snprintf(es[i]->err, sizeof(es[i]->err),
+			    "job %u not ended; its batch's first failure: "
+			    "%.180s",
+			    es[i]->jobid, err);
+	}
+}
+
+void
 end_done(struct reconcile *r, const struct ereq *e)
 {
-	struct group *g = map_get(r->groups, e->gkey);
+	struct group *g;
 
+	if (e->gkey == NULL) {
+		/* An orphan: a failed cancel is asked at the next full poll. */
+		poll_orphan_done(r, e);
+		return;
+	}
+	g = map_get(r->groups, e->gkey);
 	/* Its group forgot the job since (end_reset), or let it go. */
 	if (g == NULL || g->jobid != e->jobid || !g->ending)
 		return;

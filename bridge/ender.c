@@ -1,14 +1,16 @@
 /*
- * The end thread: it ends the jobs whose pods all ended, one at a time in
- * the order the reconcile thread asked (ender_push): the stopped mark for
- * the node epilog first when asked (sctl_mark_stopped), then the
- * completion (sctl_complete) or the cancel (sctl_cancel), through slurm.c.
- * Each comes back with its result as an MSG_ENDED message, which the
- * reconcile thread reads (end_done); what it makes is the function it was
- * given (end_make).  So the reconcile thread goes on
- * deciding and binding while slurmctld ends jobs, two RPCs each, and waits
- * on none of them while slurmctld is away.  It owns nothing but its list
- * of requests.
+ * The end thread: it ends the jobs whose pods all ended, in the order the
+ * reconcile thread asked (ender_push): the stopped mark for the node
+ * epilog first when asked (sctl_mark_stopped), then the completion
+ * (sctl_complete) or the cancel (sctl_cancel), through slurm.c.  An end
+ * that frees nodes goes first; bulk cancels (pending jobs, orphans), which
+ * free none, wait until no such end does and go END_BATCH at a time, in
+ * one RPC where Slurm has one.  So a tenant who deletes thousands of
+ * pending pods delays neither the reconcile thread nor another tenant's
+ * nodes.  Each request comes back with its result as an MSG_ENDED message,
+ * which the reconcile thread reads (end_done); what it makes is the
+ * function it was given (end_make).  It owns nothing but its lists of
+ * requests.
  */
 
 #include <pthread.h>
@@ -22,36 +24,60 @@ struct ender {
 	pthread_mutex_t lock;
 	pthread_cond_t	work; /* a request came, or stop */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, ereq) waiting;
+	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
+	TAILQ_HEAD(, ereq) bulk;
 	int	      stop;
 	int	      started;
 	pthread_t     thread;
 	struct queue *done;
-	void (*make)(struct ereq *);
+	void (*make)(struct ereq **, size_t);
 };
+
+/* Takes the next requests to make, under the lock: their count. */
+static size_t
+ender_take(struct ender *en, struct ereq **es)
+{
+	struct ereq *e;
+	size_t	     n = 0;
+
+	if ((e = TAILQ_FIRST(&en->waiting)) != NULL) {
+		TAILQ_REMOVE(&en->waiting, e, entry);
+		es[n++] = e;
+		return (n);
+	}
+	while (n < END_BATCH && (e = TAILQ_FIRST(&en->bulk)) != NULL) {
+		TAILQ_REMOVE(&en->bulk, e, entry);
+		es[n++] = e;
+	}
+	return (n);
+}
 
 static void *
 ender_main(void *arg)
 {
 	struct ender *en = arg;
+	struct ereq  *es[END_BATCH];
 	struct msg   *msg;
-	struct ereq  *e;
+	size_t	      n, i;
 
 	log_setname("end");
 	pthread_mutex_lock(&en->lock);
 	for (;;) {
-		while (!en->stop && TAILQ_EMPTY(&en->waiting))
+		while (!en->stop && TAILQ_EMPTY(&en->waiting) &&
+		    TAILQ_EMPTY(&en->bulk))
 			pthread_cond_wait(&en->work, &en->lock);
 		if (en->stop)
 			break;
-		e = TAILQ_FIRST(&en->waiting);
-		TAILQ_REMOVE(&en->waiting, e, entry);
+		n = ender_take(en, es);
 		pthread_mutex_unlock(&en->lock);
-		en->make(e);
-		msg = xcalloc(1, sizeof(*msg));
-		msg->kind = MSG_ENDED;
-		msg->end = e;
-		queue_push(en->done, msg);
+		en->make(es, n);
+		for (i = 0; i < n; i++) {
+			msg = xcalloc(1, sizeof(*msg));
+			msg->kind = MSG_ENDED;
+			msg->end = es[i];
+			queue_push(en->done, msg);
+		}
 		pthread_mutex_lock(&en->lock);
 	}
 	pthread_mutex_unlock(&en->lock);
@@ -59,13 +85,14 @@ ender_main(void *arg)
 }
 
 struct ender *
-ender_new(struct queue *done, void (*make)(struct ereq *))
+ender_new(struct queue *done, void (*make)(struct ereq **, size_t))
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
 	pthread_mutex_init(&en->lock, NULL);
 	pthread_cond_init(&en->work, NULL);
 	TAILQ_INIT(&en->waiting);
+	TAILQ_INIT(&en->bulk);
 	en->done = done;
 	en->make = make;
 	if (pthread_create(&en->thread, NULL, ender_main, en) != 0) {
@@ -93,6 +120,10 @@ ender_free(struct ender *en)
 		TAILQ_REMOVE(&en->waiting, e, entry);
 		ereq_free(e);
 	}
+	while ((e = TAILQ_FIRST(&en->bulk)) != NULL) {
+		TAILQ_REMOVE(&en->bulk, e, entry);
+		ereq_free(e);
+	}
 	pthread_mutex_destroy(&en->lock);
 	pthread_cond_destroy(&en->work);
 	free(en);
@@ -102,7 +133,10 @@ void
 ender_push(struct ender *en, struct ereq *e)
 {
 	pthread_mutex_lock(&en->lock);
-	TAILQ_INSERT_TAIL(&en->waiting, e, entry);
+	if (e->bulk)
+		TAILQ_INSERT_TAIL(&en->bulk, e, entry);
+	else
+		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	pthread_cond_signal(&en->work);
 	pthread_mutex_unlock(&en->lock);
 }

@@ -14,7 +14,7 @@ ereq_new(const char *gkey, uint32_t jobid)
 {
 	struct ereq *e = xcalloc(1, sizeof(*e));
 
-	e->gkey = xstrdup(gkey);
+	e->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
 	e->jobid = jobid;
 	return (e);
 }

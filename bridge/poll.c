@@ -254,7 +254,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 	}
 	if (g == NULL) {
 		/* A preempted job ends by Slurm's hand, PREEMPTED. */
-		if (j->phase != SJOB_ENDED && j->preempt_time == 0) {
+		snprintf(msg, sizeof(msg), "%u", j->id);
+		if (j->phase != SJOB_ENDED && j->preempt_time == 0 &&
+		    json_object_get(r->orphans_asked, msg) == NULL) {
 			/* No live pod wants this job: an orphan, cancelled
 			 * with the others after the poll. */
 			log_info("slurm job %u: no pod wants it (%s): "
@@ -290,6 +292,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 		    strcmp(j->state, "PREEMPTED") == 0)
 			end_yield(r, g, YIELD_PREEMPTED, 0);
 	}
+	/* Its cancel is on the end thread (end_member_gone): news is moot. */
+	if (g->cancelled && g->state == G_PENDING && j->phase != SJOB_ENDED)
+		return;
 	switch (j->phase) {
 	case SJOB_PENDING:
 		if (g->pending_reason == NULL ||
@@ -351,33 +356,48 @@ poll_job_cb(const struct sjob *j, void *arg)
 	}
 }
 
-/* Cancels the orphans a poll found, in one request where Slurm has one. */
+/*
+ * Hands the orphans a poll found to the end thread, to be cancelled in
+ * bulk (END_BATCH to an RPC where Slurm has one); one asked already is
+ * not asked again while its answer is on its way.
+ */
 static void
 poll_cancel_orphans(struct reconcile *r)
 {
-	uint32_t *ids;
-	json_t	 *v;
-	size_t	  i, n = json_array_size(r->orphans);
-	char	  err[256];
+	struct ereq *e;
+	json_t	    *v;
+	size_t	     i;
+	char	     id[16];
 
-	if (n == 0)
-		return;
-	if (fence_check(r->conf->leader_elect, "cancelling orphan jobs")) {
-		json_array_clear(r->orphans);
-		r->slurm_since = 0; /* found again, and asked again, later */
-		return;
+	json_array_foreach (r->orphans, i, v) {
+		snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		if (json_object_get(r->orphans_asked, id) != NULL)
+			continue;
+		json_object_set_new(r->orphans_asked, id, json_true());
+		e = ereq_new(NULL, (uint32_t)json_integer_value(v));
+		e->bulk = 1;
+		e->why = "no pod wants it";
+		e->leader_elect = r->conf->leader_elect;
+		ender_push(r->ender, e);
 	}
-	ids = xcalloc(n, sizeof(*ids));
-	json_array_foreach (r->orphans, i, v)
-		ids[i] = (uint32_t)json_integer_value(v);
-	if (sctl_cancel_jobs(ids, n, err, sizeof(err)) == -1) {
-		log_warnx("slurm: cancel %zu orphan job%s: %s", n,
-		    n == 1 ? "" : "s", err);
-		/* A poll reports only changed jobs: reload all to retry. */
-		r->slurm_since = 0;
-	}
-	free(ids);
 	json_array_clear(r->orphans);
+}
+
+void
+poll_orphan_done(struct reconcile *r, const struct ereq *e)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%u", e->jobid);
+	json_object_del(r->orphans_asked, id);
+	if (e->rc == 0) {
+		log_info("slurm job %u: cancelled (%s)", e->jobid, e->why);
+		return;
+	}
+	log_warnx("slurm: cancel orphan job %u: %s", e->jobid, e->err);
+	/* A poll reports only changed jobs: reload all to retry. */
+	r->slurm_since = 0;
 }
 
 /*

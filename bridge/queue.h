@@ -21,8 +21,9 @@
  *                     groups.c        decision, every libslurm
  *                     form.c bind.c   call but submits,
  *                     end.c           pending-job changes, job
- *                     writes.c        loads and the ends of jobs
- *                                     whose pods ended, node
+ *                     writes.c        loads, the ends of jobs
+ *                                     whose pods ended and
+ *                                     orphans' cancels, node
  *                                     taints on its own client
  *                     extender.c
  *                     claims.c poll.c
@@ -40,10 +41,14 @@
  *                                     time, when the reconcile
  *                                     thread asks
  * end                 ender.c         one end of a job whose    ender.lock
- *                     slurm.c         pods ended at a time, in  (its
+ *                     slurm.c         pods ended at a time, in  (its two
  *                                     order (sctl_mark_stopped, request
- *                                     sctl_complete,            list)
- *                                     sctl_cancel)
+ *                                     sctl_complete,            lists)
+ *                                     sctl_cancel); when none
+ *                                     waits, END_BATCH bulk
+ *                                     cancels (pending jobs,
+ *                                     orphans) at once
+ *                                     (sctl_cancel_jobs)
  * writepool           writepool.c     one pod write at a time   writepool.
  *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
  *                                     claims' writes first),    (request

@@ -141,7 +141,8 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 
 		end_done(r, msg->end);
 		/* A pod that joined the group meanwhile waited for this. */
-		if ((g = map_get(r->groups, msg->end->gkey)) != NULL)
+		if (msg->end->gkey != NULL &&
+		    (g = map_get(r->groups, msg->end->gkey)) != NULL)
 			group_evaluate(r, g);
 		queue_msg_free(msg);
 		return;
@@ -398,6 +399,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->writes = json_object();
 	r->releases = json_object();
 	r->orphans = json_array();
+	r->orphans_asked = json_object();
 	r->deferred = json_object();
 	r->forgotten = json_object();
 	r->tconf.partition = conf->partition;
@@ -442,6 +444,7 @@ reconcile_free(struct reconcile *r)
 	json_decref(r->writes);
 	json_decref(r->releases);
 	json_decref(r->orphans);
+	json_decref(r->orphans_asked);
 	json_decref(r->deferred);
 	json_decref(r->forgotten);
 	free(r);

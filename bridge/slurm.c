@@ -79,6 +79,17 @@ extern char	  *slurm_job_reason_string(enum job_state_reason);
 #if SCTL_SINCE(24, 5, 0)
 #define SCTL_HAVE_KILL_JOBS 1
 extern void slurm_free_kill_jobs_response_msg(kill_jobs_resp_msg_t *);
+
+/* The index of job id in ids, or n. */
+static size_t
+sctl_id_index(const uint32_t *ids, size_t n, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n && ids[i] != id; i++)
+		;
+	return (i);
+}
 #endif
 
 /* 25.11: the allocation (and submit) response's job id moved into its
@@ -813,16 +824,18 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 }
 
 int
-sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
+sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
+    size_t errlen)
 {
 #ifdef SCTL_HAVE_KILL_JOBS
 	kill_jobs_msg_t	      msg;
 	kill_jobs_resp_msg_t *resp = NULL;
 	char		    **strs;
 	double		      t0;
-	size_t		      i;
+	size_t		      i, k;
 	int		      rc, e, failed = 0;
 
+	memset(ended, 0, n);
 	if (n == 0)
 		return (0);
 	strs = xcalloc(n + 1, sizeof(*strs));
@@ -848,13 +861,18 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 		slurm_free_kill_jobs_response_msg(resp);
 		return (-1);
 	}
+	/* Each job has an entry (verbose): one with an error did not end. */
+	memset(ended, 1, n);
 	for (i = 0; resp != NULL && i < resp->jobs_cnt; i++) {
 		kill_jobs_resp_job_t *jr = &resp->job_responses[i];
 
 		if (jr->error_code == SLURM_SUCCESS)
 			atomic_fetch_add(&bstats.jobs_cancelled, 1);
-		else if (!sctl_cancel_done((int)jr->error_code) &&
-		    failed++ == 0)
+		if (sctl_cancel_done((int)jr->error_code))
+			continue;
+		if ((k = sctl_id_index(ids, n, jr->real_job_id)) < n)
+			ended[k] = 0;
+		if (failed++ == 0)
 			snprintf(err, errlen, "slurm_kill_jobs: job %u: %s",
 			    jr->real_job_id,
 			    jr->error_msg != NULL ?
@@ -869,10 +887,11 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
 	int	failed = 0;
 	char	one[256];
 
-	for (i = 0; i < n; i++)
-		if (sctl_cancel(ids[i], one, sizeof(one)) == -1 &&
-		    failed++ == 0)
+	for (i = 0; i < n; i++) {
+		ended[i] = sctl_cancel(ids[i], one, sizeof(one)) == 0;
+		if (!ended[i] && failed++ == 0)
 			snprintf(err, errlen, "%s", one);
+	}
 	return (failed > 0 ? -1 : 0);
 #endif
 	/* clang-format on */

@@ -450,6 +450,7 @@ enum start {
 	S_REFUSED,	   /* Slurm refused the job: backing off long */
 	S_PENDING,	   /* the job waits in Slurm */
 	S_PENDING_LOST,	   /* ... a member was deleted: job given up */
+	S_CANCELLING,	   /* ... its cancel not yet made nor answered */
 	S_ALLOCATED,	   /* allocated; the binds are on their way */
 	S_BIND_FAILED,	   /* ... and failed (500) */
 	S_BOUND,	   /* all bound, the watch has shown it */
@@ -463,9 +464,10 @@ enum start {
 
 static const char *const start_names[] = { "none", "forming 1/3", "forming 2/3",
 	"submitting", "submitting, member lost", "made", "made, member lost",
-	"retry", "refused", "pending", "pending, member lost", "allocated",
-	"bind failed", "bound", "bound, not watched", "bound, member lost",
-	"ended", "node NotReady", "preempted", "suspended" };
+	"retry", "refused", "pending", "pending, member lost", "cancelling",
+	"allocated", "bind failed", "bound", "bound, not watched",
+	"bound, member lost", "ended", "node NotReady", "preempted",
+	"suspended" };
 
 static void
 h_expect_state(int want, const char *where)
@@ -530,6 +532,14 @@ h_reach(enum start s)
 		h_reach(S_PENDING);
 		h_delete(0);
 		h_expect_state(G_WAITING, "pending, member lost");
+		return;
+	case S_CANCELLING:
+		h_reach(S_PENDING);
+		fake_ender_lazy(1);
+		fake_ender_hold(1);
+		h_delete(0);
+		h_expect_state(G_PENDING, "cancelling");
+		ck_assert_uint_eq(fake_ender_waiting(H.r), 1);
 		return;
 	case S_ALLOCATED:
 		h_reach(S_PENDING);
@@ -782,10 +792,20 @@ static const struct row rows[] = {
 	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_MADE_LOST, E_DELIVER, 0, NULL, G_WAITING,
 	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	/*
+	 * A pending gang that lost a member gives its job up on the end
+	 * thread; once Slurm confirmed, the members left say what they wait
+	 * for.  Until then, no second job is made, and a start of the old one
+	 * binds nothing.
+	 */
 	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
-	    { 0, 0, 1, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	    { 0, 0, 1, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
 	{ S_PENDING_LOST, E_TIME, 0, NULL, G_WAITING,
-	    { 0, 0, 0, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_CANCELLING, E_ADD, 0, NULL, G_PENDING,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_CANCELLING, E_POLL_START, 0, NULL, G_PENDING,
+	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Submit failures and their backoff. */
 	{ S_SUBMITTING, E_SUBMIT_FAIL, 0, NULL, G_WAITING,
 	    { 0, 1, 0, 0, 3, 0, 0, 0, 0 }, "Slurm refused the job", 0 },
@@ -864,7 +884,7 @@ static const struct row rows[] = {
 	 * from submission on, and a restart finds the job by the label.
 	 */
 	{ S_PENDING, E_DELETE, 0, NULL, G_WAITING,
-	    { 0, 0, 1, 0, 0, 0, 0, 2, 0 }, NULL, 1 },
+	    { 0, 0, 1, 0, 2, 0, 0, 2, 0 }, "2 of 3 pods present", 1 },
 	{ S_PENDING, E_POLL_START, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 1 },
 	{ S_ALLOCATED, E_WRITES, 0, NULL, G_BOUND,

@@ -3,7 +3,8 @@
  * (end_make, as the thread makes it, on the fake Slurm) and its answer
  * waits until the test delivers it (fake_ender_deliver, the MSG_ENDED
  * message the reconcile thread handles).  Between the two the end is on
- * its way, and the group may change under it.
+ * its way, and the group may change under it.  Lazy, a request is made
+ * only when delivered: Slurm has not seen it yet.
  */
 #include <sys/queue.h>
 
@@ -16,9 +17,17 @@
 struct ender {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) made; /* answers on their way */
+	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
+	TAILQ_HEAD(, ereq) unmade; /* lazy: asked, not made yet */
 };
 
-static int fake_held;
+static int fake_held, fake_lazy;
+
+void
+fake_ender_lazy(int lazy)
+{
+	fake_lazy = lazy;
+}
 
 void
 fake_ender_hold(int hold)
@@ -35,18 +44,22 @@ fake_ender_waiting(struct reconcile *r)
 	if (r->ender != NULL)
 		TAILQ_FOREACH (e, &r->ender->made, entry)
 			n++;
+	if (r->ender != NULL)
+		TAILQ_FOREACH (e, &r->ender->unmade, entry)
+			n++;
 	return (n);
 }
 
 struct ender *
-ender_new(struct queue *done, void (*make)(struct ereq *))
+ender_new(struct queue *done, void (*make)(struct ereq **, size_t))
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
 	(void)done;
 	(void)make;
 	TAILQ_INIT(&en->made);
-	fake_held = 0;
+	TAILQ_INIT(&en->unmade);
+	fake_held = fake_lazy = 0;
 	return (en);
 }
 
@@ -61,13 +74,21 @@ ender_free(struct ender *en)
 		TAILQ_REMOVE(&en->made, e, entry);
 		ereq_free(e);
 	}
+	while ((e = TAILQ_FIRST(&en->unmade)) != NULL) {
+		TAILQ_REMOVE(&en->unmade, e, entry);
+		ereq_free(e);
+	}
 	free(en);
 }
 
 void
 ender_push(struct ender *en, struct ereq *e)
 {
-	end_make(e);
+	if (fake_lazy) {
+		TAILQ_INSERT_TAIL(&en->unmade, e, entry);
+		return;
+	}
+	end_make(&e, 1);
 	TAILQ_INSERT_TAIL(&en->made, e, entry);
 }
 
@@ -78,6 +99,12 @@ fake_ender_deliver(struct reconcile *r)
 	struct ereq *e;
 	size_t	     n = 0;
 
+	while (!fake_held && r->ender != NULL &&
+	    (e = TAILQ_FIRST(&r->ender->unmade)) != NULL) {
+		TAILQ_REMOVE(&r->ender->unmade, e, entry);
+		end_make(&e, 1);
+		TAILQ_INSERT_TAIL(&r->ender->made, e, entry);
+	}
 	while (!fake_held && r->ender != NULL &&
 	    (e = TAILQ_FIRST(&r->ender->made)) != NULL) {
 		TAILQ_REMOVE(&r->ender->made, e, entry);

@@ -578,17 +578,19 @@ fake_slurm_last_exit(int *exit_code, int *signal)
 }
 
 int
-sctl_cancel_jobs(const uint32_t *ids, size_t n, char *err, size_t errlen)
+sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
+    size_t errlen)
 {
 	size_t i;
 	int    failed = 0;
 	char   one[256];
 
 	fs.n.cancel_batches++;
-	for (i = 0; i < n; i++)
-		if (fake_cancel_one(ids[i], one, sizeof(one)) == -1 &&
-		    failed++ == 0)
+	for (i = 0; i < n; i++) {
+		ended[i] = fake_cancel_one(ids[i], one, sizeof(one)) == 0;
+		if (!ended[i] && failed++ == 0)
 			snprintf(err, errlen, "%s", one);
+	}
 	return (failed > 0 ? -1 : 0);
 }
 

@@ -141,11 +141,13 @@ int fake_poller_deliver(struct reconcile *);
 /* Answers one (sctl_jobs_started now) as an MSG_PROBED message; -1: none. */
 int fake_poller_probe_deliver(struct reconcile *);
 
-/* fake_ender.c: the end thread; each end is made when asked. */
+/* fake_ender.c: the end thread; each end is made when asked (or lazily). */
 /* The ends made, each as an MSG_ENDED message to r (none while held). */
 size_t fake_ender_deliver(struct reconcile *r);
 /* Holds the answers back (1) or lets deliver hand them over (0). */
 void fake_ender_hold(int hold);
+/* Lazy (1): a request is made only when delivered, not when asked. */
+void fake_ender_lazy(int lazy);
 /* Answers on their way. */
 size_t fake_ender_waiting(struct reconcile *r);
 

@@ -1,0 +1,132 @@
+/*
+ * The end thread (ender.c), on its own thread: an end that frees nodes
+ * goes before bulk cancels asked earlier, and bulk cancels go END_BATCH
+ * to a call of make, each answered as its own MSG_ENDED message.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "xmalloc.h"
+#include "bridge.h"
+#include "check_suites.h"
+
+#define CALLS 8
+
+/* What make was called with: each call's job ids. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t	cond;
+	int		entered; /* the first call is in make */
+	int		release; /* ... and may return */
+	int		bad;	 /* a call out of bounds */
+	size_t		ncalls;
+	size_t		n[CALLS];
+	uint32_t	ids[CALLS][END_BATCH];
+} rec = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0,
+	{ 0 }, { { 0 } } };
+
+/*
+ * On the end thread, so no ck_assert here (rec.bad is checked after).
+ * The first call waits until the test has pushed what comes after it.
+ */
+static void
+rec_make(struct ereq **es, size_t n)
+{
+	size_t i, c;
+
+	pthread_mutex_lock(&rec.lock);
+	c = rec.ncalls++;
+	if (c >= CALLS || n > END_BATCH) {
+		rec.bad = 1;
+		pthread_mutex_unlock(&rec.lock);
+		return;
+	}
+	rec.n[c] = n;
+	for (i = 0; i < n; i++) {
+		rec.ids[c][i] = es[i]->jobid;
+		es[i]->rc = 0;
+	}
+	if (c == 0) {
+		rec.entered = 1;
+		pthread_cond_broadcast(&rec.cond);
+		while (!rec.release)
+			pthread_cond_wait(&rec.cond, &rec.lock);
+	}
+	pthread_mutex_unlock(&rec.lock);
+}
+
+static struct ereq *
+req(uint32_t jobid, int bulk)
+{
+	struct ereq *e = ereq_new(bulk ? NULL : "ns/g", jobid);
+
+	e->bulk = bulk;
+	return (e);
+}
+
+START_TEST(test_ender_lanes)
+{
+	struct queue  *q = queue_new();
+	struct ender  *en = ender_new(q, rec_make);
+	struct msg    *msg;
+	const uint32_t nbulk = END_BATCH + 5;
+	uint32_t       i, want[END_BATCH + 7];
+	size_t	       k = 0;
+
+	ck_assert_ptr_nonnull(en);
+	/* Job 1 frees nodes: made at once, and held in make. */
+	ender_push(en, req(1, 0));
+	pthread_mutex_lock(&rec.lock);
+	while (!rec.entered)
+		pthread_cond_wait(&rec.cond, &rec.lock);
+	pthread_mutex_unlock(&rec.lock);
+	/* Meanwhile: bulk cancels 100.., then job 2, which frees nodes. */
+	for (i = 0; i < nbulk; i++)
+		ender_push(en, req(100 + i, 1));
+	ender_push(en, req(2, 0));
+	pthread_mutex_lock(&rec.lock);
+	rec.release = 1;
+	pthread_cond_broadcast(&rec.cond);
+	pthread_mutex_unlock(&rec.lock);
+
+	/* Answers in the order made: 1, 2, then the bulk in asked order. */
+	want[k++] = 1;
+	want[k++] = 2;
+	for (i = 0; i < nbulk; i++)
+		want[k++] = 100 + i;
+	for (i = 0; i < k; i++) {
+		msg = queue_pop(q, 5000);
+		ck_assert_ptr_nonnull(msg);
+		ck_assert_int_eq(msg->kind, MSG_ENDED);
+		ck_assert_uint_eq(msg->end->jobid, want[i]);
+		queue_msg_free(msg);
+	}
+	ender_free(en);
+	ck_assert_int_eq(rec.bad, 0);
+	/* Calls: {1}, {2}, END_BATCH bulk, the 5 left. */
+	ck_assert_uint_eq(rec.ncalls, 4);
+	ck_assert_uint_eq(rec.n[0], 1);
+	ck_assert_uint_eq(rec.ids[0][0], 1);
+	ck_assert_uint_eq(rec.n[1], 1);
+	ck_assert_uint_eq(rec.ids[1][0], 2);
+	ck_assert_uint_eq(rec.n[2], END_BATCH);
+	ck_assert_uint_eq(rec.ids[2][0], 100);
+	ck_assert_uint_eq(rec.ids[2][END_BATCH - 1], 100 + END_BATCH - 1);
+	ck_assert_uint_eq(rec.n[3], 5);
+	ck_assert_uint_eq(rec.ids[3][4], 100 + nbulk - 1);
+	queue_free(q);
+}
+END_TEST
+
+Suite *
+ender_suite(void)
+{
+	Suite *s = suite_create("ender");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_ender_lanes);
+	suite_add_tcase(s, tc);
+	return (s);
+}
