@@ -38,3 +38,38 @@ check_eq "no job id label" "$(pod_field "$ns" huge "$JP_JOBID")" ""
 k delete namespace "$ns" --wait=false >/dev/null
 gone_jobs() { [ "$(squeue -h -n "$ns/full-2,$ns/waiter" -o %i | wc -l)" -eq 0 ]; }
 check "deleting the namespace cancels every job" wait_for 60 gone_jobs
+
+# A tenant deleting many pending pods: their jobs are cancelled in bulk on
+# the end thread, so the scheduler keeps deciding other tenants' pods
+# meanwhile, and every job ends CANCELLED; none is left behind.
+scenario "deleting many pending pods cancels each job and holds up no one"
+many=${E2E_MANY_PENDING:-150}
+full=$(new_ns enabled)
+for i in $(seq 1 "$NODES"); do
+	pod_yaml "$full" "full-$i" 32 1Gi | k apply -f - >/dev/null
+done
+filled() {
+	local i
+	for i in $(seq 1 "$NODES"); do pod_has "$full" "full-$i" "$JP_NODE" || return 1; done
+}
+check "$NODES whole-node pods fill the cluster" wait_for 60 filled
+deep=$(new_ns enabled)
+t0=$(date +%s)
+for i in $(seq 1 "$many"); do pod_yaml "$deep" "p-$i" 1 64Mi; echo ---; done | k apply -f - >/dev/null
+deep_pending() { [ "$(squeue -h -t PD -o %j | grep -c "^$deep/")" -eq "$many" ]; }
+check "$many pods wait as $many pending jobs" wait_for 120 deep_pending
+k delete namespace "$deep" --wait=false >/dev/null
+other=$(new_ns enabled)
+pod_yaml "$other" other 1 64Mi | k apply -f - >/dev/null
+check "another tenant's pod gets its job meanwhile" wait_for 30 pod_has "$other" other "$JP_JOBID"
+deep_gone() { [ "$(squeue -h -o %j | grep -c "^$deep/")" -eq 0 ]; }
+check "no job of the deleted namespace is left in Slurm" wait_for 120 deep_gone
+# slurmdbd lags slurmctld by a moment.
+deep_cancelled() {
+	[ "$(sacct -n -X -P -S "$(date -d "@$t0" +%FT%T)" -o JobName,State 2>/dev/null |
+		grep "^$deep/" | grep -c '|CANCELLED')" -eq "$many" ]
+}
+check "sacct shows each of the $many jobs CANCELLED" wait_for 60 deep_cancelled
+k -n "$full" delete pod full-1 --wait=false >/dev/null
+check "the other tenant's pod is bound once a node frees" wait_for 60 pod_has "$other" other "$JP_NODE"
+k delete namespace "$full" "$other" --wait=false >/dev/null
