@@ -148,7 +148,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	| (if $hi != null and $lo != null and $hi.band > $lo.band then $hi else null end) as $hi
 	| (first($ok[] | select(.band == $t.rss_at)) // null) as $at
 	| ($ok[0] // null) as $zero
-	| .relist as $rl | .release as $rel |
+	| .relist as $rl | .release as $rel | .deletion as $del |
 	"",
 	"backlog: pods pending in Slurm behind a native job holding all \(.nodes) nodes, created at \(.rate) pods/s;",
 	"RSS at the end of a \(.bands[0].window_s) s steady window once a band is reached, polls (load_jobs) and sweeps over it, decisions",
@@ -165,6 +165,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	(.slope_top // empty | "RSS growth \(.from) -> \(.to) pending\(if .to_reached == false then " (band \(.to_band) not reached)" else "" end): \(.bytes_per_pod) bytes per pod"),
 	(.slope_low // empty | "RSS growth \(.from) -> \(.to) pending: \(.bytes_per_pod) bytes per pod"),
 	($rel // empty | "release at \(.pending) pending: \(.releases_ms | length) nodes freed \(.gap_s) s apart (their native jobs ended); \(.bound) pods bound, from their node'"'"'s release to the bind: p50 \(.latency_ms.p50 // "-") ms, p90 \(.latency_ms.p90 // "-") ms, p99 \(.latency_ms.p99 // "-") ms, max \(.latency_ms.max // "-") ms" + (if .split then "; of which Slurm, release to start (slurmctld log, \(.split) pods): p50 \(.slurm_ms.p50 // "-") ms, p99 \(.slurm_ms.p99 // "-") ms; the bridge, start to bind: p50 \(.bridge_ms.p50 // "-") ms, p99 \(.bridge_ms.p99 // "-") ms" else "" end)),
+	($del // empty | "deletion of the backlog namespace at \(.pending) pending: \(.pending - .left) jobs gone in \(.gone_ms / 1000) s\(if .left > 0 then " (\(.left) LEFT after the \(.timeout_s) s timeout)" else "" end); meanwhile another tenant'"'"'s pods, create to Slurm job (\(.decided) of \(.probes)): p50 \(.decided_ms.p50 // "-") ms, p99 \(.decided_ms.p99 // "-") ms, max \(.decided_ms.max // "-") ms"),
 	($rl // empty | "relist at \(.pending) pending (kube-apiserver restarted, back in \(.restart_ms / 1000) s; every watch relisted: \(.all_relisted), \(.relisted_ms / 1000) s after the stop): RSS steady \(mib(.steady_kib)), peak \(mib(.peak_kib)) = \(.ratio // "-")x, \(mib(.after_kib)) after"),
 	"",
 	(["target (issue 18)", "measured", "goal", ""] | @tsv),

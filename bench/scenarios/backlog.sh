@@ -28,8 +28,14 @@
 # the pending jobs that fit on it, and bindwatch times each pod's bind from
 # that node's release; slurmctld's log says when it started each pod's job,
 # which splits that into Slurm's part and the bridge's, from the start to
-# the bind: the delay a user feels when the queue is deep.  The table sets
-# the figures against the issue's targets.
+# the bind: the delay a user feels when the queue is deep.  Then the
+# deletion: the backlog's namespace goes (drop_ns) while another tenant's
+# BENCH_DELETE_PROBES pods (default 20) come at 2/s; how long until Slurm
+# holds none of the backlog's jobs (at most BENCH_DELETE_TIMEOUT_S seconds,
+# default 900), and each tenant pod's time from its create to its Slurm
+# job, from the bridge's log: whether one tenant's deletion holds up the
+# others' decisions.  The table sets the figures against the issue's
+# targets.
 #
 # The backlog's bands, ascending; BENCH_BACKLOG alone (the older knob)
 # makes itself the top band, over the default bands below it.
@@ -60,6 +66,8 @@ BACKLOG_PROBE=${BENCH_BACKLOG_PROBE:-50}
 BACKLOG_DRAIN_S=${BENCH_BACKLOG_DRAIN_S:-360}
 RELEASE_NODES=${BENCH_RELEASE_NODES:-5}
 RELEASE_GAP_S=${BENCH_RELEASE_GAP_S:-5}
+DELETE_PROBES=${BENCH_DELETE_PROBES:-20}
+DELETE_TIMEOUT_S=${BENCH_DELETE_TIMEOUT_S:-900}
 
 # A fresh bridge (its figures do not depend on the scenarios before), a
 # native job holding every node, then pods created by podgen band after
@@ -242,6 +250,59 @@ backlog_release_starts() {
 		}' "$LOG_DIR/slurmctld.log"
 }
 
+# backlog_jobs: how many of the backlog's jobs Slurm holds (name NS/POD).
+backlog_jobs() { squeue -h -o %j | grep -c '^bench-backlog/'; }
+
+# backlog_delete PENDING: drop_ns bench-backlog in the background (one
+# collection delete of its pods, then the namespace) while podgen makes
+# DELETE_PROBES pods in bench-tenant at 2/s; $WORK/deletion.json gets the
+# time until no backlog job is left (or the timeout, with the count left)
+# and each tenant pod's time from podgen's POST to the bridge's "submitted
+# slurm job" line for it (both epoch ms; the log is UTC).
+backlog_delete() {
+	local t0 dp pg gone_ms left
+	rm -f "$WORK/deletion.json" "$WORK/tenant-sent.txt"
+	new_ns bench-tenant enabled
+	say "backlog: deletion: the namespace of $1 pending pods goes; $DELETE_PROBES pods of another tenant come at 2/s"
+	t0=$(now_ms)
+	drop_ns bench-backlog >/dev/null 2>&1 &
+	dp=$!
+	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace bench-tenant --rate 2 \
+		--seconds "$(awk -v n="$DELETE_PROBES" 'BEGIN { printf "%.6f", n / 2 }')" \
+		--prefix t --scheduler slurm-bridge --out "$WORK/tenant-sent.txt" \
+		>"$WORK/pg-tenant.json" 2>"$WORK/pg-tenant.err" &
+	pg=$!
+	while left=$(backlog_jobs) && [ "$left" -gt 0 ] &&
+		[ $(($(now_ms) - t0)) -lt $((DELETE_TIMEOUT_S * 1000)) ]; do
+		sleep 1
+	done
+	gone_ms=$(($(now_ms) - t0))
+	wait "$pg" || say "backlog: deletion: podgen: $(tail -1 "$WORK/pg-tenant.err")"
+	# Each tenant pod's Slurm job, from the bridge's log (UTC, to the ms).
+	TZ=UTC awk -v t0="$t0" '
+		FNR == NR { sent[$1] = $3; next }
+		/ submitted slurm job / && match($0, /group pod:bench-tenant\/[^:]*:/) {
+			name = substr($0, RSTART + 23, RLENGTH - 24)
+			if (!(name in sent) || done[name]++) next
+			ts = substr($1, 1, 23)
+			gsub(/[-T:]/, " ", ts)
+			ms = mktime(substr(ts, 1, 19)) * 1000 + substr(ts, 21, 3)
+			if (ms >= t0) print name, ms - sent[name]
+		}' "$WORK/tenant-sent.txt" "$LOG_DIR/slurm-bridge.log" >"$WORK/tenant-decided.txt"
+	jq -n --argjson pending "$1" --argjson gone_ms "$gone_ms" --argjson left "$left" \
+		--argjson probes "$DELETE_PROBES" --argjson timeout "$DELETE_TIMEOUT_S" \
+		--rawfile d "$WORK/tenant-decided.txt" '
+		def pct(a; p): if (a | length) == 0 then null else a[((a | length) * p | ceil) - 1 | if . < 0 then 0 else . end] end;
+		([$d | splits("\n") | select(length > 0) | split(" ")[1] | tonumber] | sort) as $ms |
+		{pending: $pending, gone_ms: $gone_ms, left: $left, timeout_s: $timeout,
+		 probes: $probes, decided: ($ms | length),
+		 decided_ms: {p50: pct($ms; 0.5), p99: pct($ms; 0.99), max: ($ms | max)}}' \
+		>"$WORK/deletion.json" || say "backlog: warning: deletion record failed"
+	say "backlog: deletion: $(jq -r '"\(.pending - .left) of \(.pending) jobs gone in \(.gone_ms / 1000) s; \(.decided) of \(.probes) tenant pods decided, create to Slurm job p50 \(.decided_ms.p50) ms, max \(.decided_ms.max) ms"' "$WORK/deletion.json")"
+	wait "$dp"
+	drop_ns bench-tenant
+}
+
 scenario_backlog() {
 say "backlog: bands ${BACKLOG_BANDS// /, } pending behind a native job that fills the cluster"
 # slurmctld keeps a finished job MinJobAge (300 s) and each of the
@@ -310,11 +371,12 @@ done
 if [ "${BENCH_BACKLOG_RELIST:-1}" != 0 ]; then backlog_relist "$(slurm_pending)"; fi
 rm -f "$WORK/release.json"
 if [ "$RELEASE_NODES" -gt 0 ]; then backlog_release "$(slurm_pending)"; fi
+backlog_delete "$(backlog_jobs)"
 # The scenario's record: every band, the relist, and the RSS growth
 # between the two top bands measured (the top one, when not reached, at
 # the pods it had) and from 0 to the second top band, against the
 # issue's targets.
 rec backlog --bands "$WORK/bands.jsonl" --relist "$WORK/relist.json" \
-	--release "$WORK/release.json" --nodes "$NODES" \
+	--release "$WORK/release.json" --deletion "$WORK/deletion.json" --nodes "$NODES" \
 	--rate "$BACKLOG_RATE" --timeout "$BACKLOG_TIMEOUT_S" --drain "$drain_s"
 }

@@ -1817,7 +1817,7 @@ static int
 rec_backlog(const struct rec_args *a)
 {
 	static const char *const known[] = { "bands", "relist", "release",
-		"nodes", "rate", "timeout", "drain", NULL };
+		"deletion", "nodes", "rate", "timeout", "drain", NULL };
 	json_t			*r, *bands, *t;
 	size_t			 n;
 
@@ -1835,6 +1835,8 @@ rec_backlog(const struct rec_args *a)
 	json_object_set(r, "bands", bands);
 	json_object_set_new(r, "relist", rec_file_json(rec_get(a, "relist")));
 	json_object_set_new(r, "release", rec_file_json(rec_get(a, "release")));
+	json_object_set_new(r, "deletion",
+	    rec_file_json(rec_get(a, "deletion")));
 	/* Between the two top bands measured (the top one, when not
 	 * reached, at the pods it had), and from 0 to the second top band. */
 	json_object_set_new(r, "slope_top",
