@@ -24,7 +24,7 @@ out=$(curl -s http://127.0.0.1:8080/metrics | "$E2E_DIR/../tools/check-metrics.p
 	slurm_bridge_jobs_submitted slurm_bridge_jobs_cancelled slurm_bridge_jobs_ended \
 	slurm_bridge_pending_pods slurm_bridge_pending_gangs slurm_bridge_watch_restarts \
 	slurm_bridge_watch_relists slurm_bridge_leader slurm_bridge_memory_bytes \
-	slurm_bridge_memory_objects)
+	slurm_bridge_memory_objects slurm_bridge_slurm_polls_hastened)
 check_match "/metrics is valid Prometheus text with every family" "$out" '^metrics: [0-9]+ families'
 check_eq "/readyz says ready" "$(curl -s http://127.0.0.1:8080/readyz)" ok
 # The memory map: the two pods are compact records of a few hundred bytes.
