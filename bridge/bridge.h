@@ -192,7 +192,7 @@ int extcall_wait(struct ext_call *, int ms);
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
  * sctl_submit and sctl_update_pending (the submit thread), sctl_load and
  * sctl_jobs_started (the poll thread) and the ends of jobs whose pods
- * ended (the end thread).
+ * ended and the cancels of orphans (the end thread).
  */
 enum sjob_phase {
 	SJOB_PENDING,
@@ -274,6 +274,12 @@ int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
  */
 int sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
     size_t errlen);
+/*
+ * How many jobs sctl_cancel_jobs should be given at once: END_BATCH where
+ * it is one RPC, else 1 (each is an RPC of its own, so more would only
+ * hold the end thread from other ends).
+ */
+size_t sctl_cancel_batch(void);
 /*
  * A load of Slurm's jobs: sctl_load makes it (one RPC; any thread: the
  * poll thread, or the reconcile thread at recovery) when anything changed
@@ -488,16 +494,18 @@ void	     ereq_free(struct ereq *);
 
 /*
  * ender.c: the end thread, which makes requests with make (end_make): one
- * that frees nodes alone, or up to END_BATCH bulk ones at once; results go
- * to done, which outlives it.  NULL on failure.
+ * that frees nodes alone, or up to batch (1..END_BATCH) bulk ones at once;
+ * results go to done, which outlives it.  NULL on failure.
  */
 struct ender;
 struct ender *ender_new(struct queue *done,
-    void (*make)(struct ereq **, size_t));
+    void (*make)(struct ereq **, size_t), size_t batch);
 /* Joins the thread; requests not started yet are dropped. */
 void ender_free(struct ender *);
 /* Takes e. */
 void ender_push(struct ender *, struct ereq *e);
+/* A bulk cancel of jobid not made yet goes to the front: its job started. */
+void ender_promote(struct ender *, uint32_t jobid);
 
 /* leader.c: --leader-elect, on main's thread. */
 struct leader;
@@ -584,11 +592,12 @@ void reconcile_join(struct reconcile *);
  */
 #define FORCE_DELETE_SLACK_S 5
 /*
- * Bulk cancels (ender.c) made at once: one RPC where Slurm has one
- * (sctl_cancel_jobs), else this many in a row, before the end thread looks
- * for ends that free nodes again.
+ * Bulk cancels (ender.c) made at once in one RPC, where Slurm has one
+ * (sctl_cancel_batch); and how many ends that free nodes may go in a row
+ * while bulk cancels wait.
  */
 #define END_BATCH 64
+#define END_FAIR  16
 /* Pod writes: WRITEPOOL_THREADS requests in flight at once (within the API rate). */
 #define WRITEPOOL_THREADS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */

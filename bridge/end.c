@@ -324,7 +324,11 @@ end_member_gone(struct reconcile *r, struct group *g)
 			    g->gang ? "the gang lost a member while pending" :
 				      "its pod went while pending",
 			    1);
-			/* Clear the stale job id so a restart cannot adopt it. */
+			/*
+			 * Clear the stale job id label; a restart that finds
+			 * the job still pending gives it up at its first poll
+			 * (poll_job_cb: the gang is short of the job's pods).
+			 */
 			for (i = 0; i < g->members.n; i++) {
 				e = map_get(r->pods, g->members.v[i]);
 				if (e != NULL && e->state == PS_UNBOUND &&

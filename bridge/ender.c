@@ -4,10 +4,13 @@
  * epilog first when asked (sctl_mark_stopped), then the completion
  * (sctl_complete) or the cancel (sctl_cancel), through slurm.c.  An end
  * that frees nodes goes first; bulk cancels (pending jobs, orphans), which
- * free none, wait until no such end does and go END_BATCH at a time, in
- * one RPC where Slurm has one.  So a tenant who deletes thousands of
- * pending pods delays neither the reconcile thread nor another tenant's
- * nodes.  Each request comes back with its result as an MSG_ENDED message,
+ * free none, wait until no such end does, or END_FAIR of them went in a
+ * row, and go batch at a time (END_BATCH where Slurm cancels many in one
+ * RPC, else 1: sctl_cancel_batch).  A bulk cancel whose job started is
+ * moved to the front (ender_promote).  So a tenant who deletes thousands
+ * of pending pods delays neither the reconcile thread nor another
+ * tenant's nodes, and its deletion still ends under steady churn.  Each
+ * request comes back with its result as an MSG_ENDED message,
  * which the reconcile thread reads (end_done); what it makes is the
  * function it was given (end_make).  It owns nothing but its lists of
  * requests.
@@ -29,6 +32,8 @@ struct ender {
 	TAILQ_HEAD(, ereq) bulk;
 	int	      stop;
 	int	      started;
+	size_t	      batch;  /* bulk cancels made at once, 1..END_BATCH */
+	int	      in_row; /* ends made since the last bulk batch */
 	pthread_t     thread;
 	struct queue *done;
 	void (*make)(struct ereq **, size_t);
@@ -41,12 +46,15 @@ ender_take(struct ender *en, struct ereq **es)
 	struct ereq *e;
 	size_t	     n = 0;
 
-	if ((e = TAILQ_FIRST(&en->waiting)) != NULL) {
+	if ((e = TAILQ_FIRST(&en->waiting)) != NULL &&
+	    (en->in_row < END_FAIR || TAILQ_EMPTY(&en->bulk))) {
 		TAILQ_REMOVE(&en->waiting, e, entry);
 		es[n++] = e;
+		en->in_row++;
 		return (n);
 	}
-	while (n < END_BATCH && (e = TAILQ_FIRST(&en->bulk)) != NULL) {
+	en->in_row = 0;
+	while (n < en->batch && (e = TAILQ_FIRST(&en->bulk)) != NULL) {
 		TAILQ_REMOVE(&en->bulk, e, entry);
 		es[n++] = e;
 	}
@@ -85,7 +93,8 @@ ender_main(void *arg)
 }
 
 struct ender *
-ender_new(struct queue *done, void (*make)(struct ereq **, size_t))
+ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
+    size_t		batch)
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
@@ -95,6 +104,7 @@ ender_new(struct queue *done, void (*make)(struct ereq **, size_t))
 	TAILQ_INIT(&en->bulk);
 	en->done = done;
 	en->make = make;
+	en->batch = batch < 1 ? 1 : batch > END_BATCH ? END_BATCH : batch;
 	if (pthread_create(&en->thread, NULL, ender_main, en) != 0) {
 		ender_free(en);
 		return (NULL);
@@ -138,5 +148,22 @@ ender_push(struct ender *en, struct ereq *e)
 	else
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	pthread_cond_signal(&en->work);
+	pthread_mutex_unlock(&en->lock);
+}
+
+void
+ender_promote(struct ender *en, uint32_t jobid)
+{
+	struct ereq *e;
+
+	pthread_mutex_lock(&en->lock);
+	TAILQ_FOREACH (e, &en->bulk, entry)
+		if (e->jobid == jobid)
+			break;
+	if (e != NULL) {
+		TAILQ_REMOVE(&en->bulk, e, entry);
+		e->bulk = 0;
+		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
+	}
 	pthread_mutex_unlock(&en->lock);
 }

@@ -193,6 +193,9 @@ group_evaluate_ns(struct reconcile *r, const char *ns)
 int
 group_quiet(struct reconcile *r, struct group *g, int64_t now)
 {
+	/* An end on the end thread: its answer brings the group back. */
+	if (g->ending)
+		return (1);
 	if (g->cancelled || g->end_msg != NULL || g->claims_held)
 		return (0);
 	/* A cancel failed (slurmctld away): the sweep tries again. */

@@ -292,9 +292,24 @@ poll_job_cb(const struct sjob *j, void *arg)
 		    strcmp(j->state, "PREEMPTED") == 0)
 			end_yield(r, g, YIELD_PREEMPTED, 0);
 	}
-	/* Its cancel is on the end thread (end_member_gone): news is moot. */
-	if (g->cancelled && g->state == G_PENDING && j->phase != SJOB_ENDED)
-		return;
+	if (g->state == G_PENDING && j->phase != SJOB_ENDED) {
+		/*
+		 * A job its group gave up (end_member_gone) but did not
+		 * cancel: that failed, or a restart came first.  It goes now.
+		 */
+		if (!g->cancelled && g->job_pods_set &&
+		    groups_live(r, g, NULL, 0, 0) < g->job_pods.n)
+			end_member_gone(r, g);
+		/*
+		 * Its cancel is on the end thread: news of it is moot, but a
+		 * start holds nodes, so its cancel goes to the front.
+		 */
+		if (g->cancelled) {
+			if (g->ending && j->phase == SJOB_RUNNING)
+				ender_promote(r->ender, j->id);
+			return;
+		}
+	}
 	switch (j->phase) {
 	case SJOB_PENDING:
 		if (g->pending_reason == NULL ||
@@ -392,7 +407,7 @@ poll_orphan_done(struct reconcile *r, const struct ereq *e)
 	snprintf(id, sizeof(id), "%u", e->jobid);
 	json_object_del(r->orphans_asked, id);
 	if (e->rc == 0) {
-		log_info("slurm job %u: cancelled (%s)", e->jobid, e->why);
+		log_debug("slurm job %u: cancelled (%s)", e->jobid, e->why);
 		return;
 	}
 	log_warnx("slurm: cancel orphan job %u: %s", e->jobid, e->err);

@@ -295,7 +295,8 @@ reconcile_main(void *arg)
 		fail_thread("reconcile", "poll thread: cannot start");
 		goto out;
 	}
-	if ((r->ender = ender_new(r->queue, end_make)) == NULL) {
+	if ((r->ender = ender_new(r->queue, end_make, sctl_cancel_batch())) ==
+	    NULL) {
 		fail_thread("reconcile", "end thread: cannot start");
 		goto out;
 	}

@@ -5,8 +5,8 @@
  * update_time.  Runs on the reconcile thread, but for sctl_submit and
  * sctl_update_pending, on the submit thread (submitter.c), sctl_load and
  * sctl_jobs_started, on the poll thread (poller.c), the ends of jobs whose
- * pods ended (sctl_mark_stopped, sctl_complete, sctl_cancel), on the end
- * thread (ender.c), and sctl_init and sctl_fini, on main's.  The function
+ * pods ended and orphans' cancels (sctl_mark_stopped, sctl_complete,
+ * sctl_cancel, sctl_cancel_jobs), on the end thread (ender.c), and sctl_init and sctl_fini, on main's.  The function
  * prefix is sctl_ because libslurm owns the slurm_ namespace.
  *
  * The daemon must be built against the libslurm of the site's slurmctld: a
@@ -823,6 +823,16 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 	return (-1);
 }
 
+size_t
+sctl_cancel_batch(void)
+{
+#ifdef SCTL_HAVE_KILL_JOBS
+	return (END_BATCH);
+#else
+	return (1);
+#endif
+}
+
 int
 sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
     size_t errlen)
@@ -870,7 +880,12 @@ sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
 			atomic_fetch_add(&bstats.jobs_cancelled, 1);
 		if (sctl_cancel_done((int)jr->error_code))
 			continue;
-		if ((k = sctl_id_index(ids, n, jr->real_job_id)) < n)
+		/* A federation error names no real job id: the asked one. */
+		k = sctl_id_index(ids, n,
+		    jr->real_job_id != NO_VAL || jr->id == NULL ?
+			jr->real_job_id :
+			jr->id->step_id.job_id);
+		if (k < n)
 			ended[k] = 0;
 		if (failed++ == 0)
 			snprintf(err, errlen, "slurm_kill_jobs: job %u: %s",

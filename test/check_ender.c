@@ -69,7 +69,7 @@ req(uint32_t jobid, int bulk)
 START_TEST(test_ender_lanes)
 {
 	struct queue  *q = queue_new();
-	struct ender  *en = ender_new(q, rec_make);
+	struct ender  *en = ender_new(q, rec_make, END_BATCH);
 	struct msg    *msg;
 	const uint32_t nbulk = END_BATCH + 5;
 	uint32_t       i, want[END_BATCH + 7];

@@ -321,7 +321,7 @@ h_bridge_start(void)
 	H.r->writepool = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
 	H.r->submitter = submitter_new(NULL);
 	H.r->poller = poller_new(NULL);
-	H.r->ender = ender_new(NULL, end_make);
+	H.r->ender = ender_new(NULL, end_make, END_BATCH);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
 	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_ADDED,
 	    json_pack("{s:s, s:s, "
@@ -336,6 +336,7 @@ h_bridge_start(void)
 		h_obj_msg((enum msg_kind)kind, K8S_WATCH_SYNCED, NULL);
 	poll_recover(H.r);
 	ck_assert_int_eq(H.r->recovered, 1);
+	fake_ender_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -451,6 +452,7 @@ enum start {
 	S_PENDING,	   /* the job waits in Slurm */
 	S_PENDING_LOST,	   /* ... a member was deleted: job given up */
 	S_CANCELLING,	   /* ... its cancel not yet made nor answered */
+	S_CANCEL_FAILED,   /* ... and it failed (slurmctld away) */
 	S_ALLOCATED,	   /* allocated; the binds are on their way */
 	S_BIND_FAILED,	   /* ... and failed (500) */
 	S_BOUND,	   /* all bound, the watch has shown it */
@@ -465,9 +467,9 @@ enum start {
 static const char *const start_names[] = { "none", "forming 1/3", "forming 2/3",
 	"submitting", "submitting, member lost", "made", "made, member lost",
 	"retry", "refused", "pending", "pending, member lost", "cancelling",
-	"allocated", "bind failed", "bound", "bound, not watched",
-	"bound, member lost", "ended", "node NotReady", "preempted",
-	"suspended" };
+	"cancel failed", "allocated", "bind failed", "bound",
+	"bound, not watched", "bound, member lost", "ended", "node NotReady",
+	"preempted", "suspended" };
 
 static void
 h_expect_state(int want, const char *where)
@@ -477,6 +479,18 @@ h_expect_state(int want, const char *where)
 }
 
 /* Drives the gang to a start state through real events. */
+/* The end thread makes its requests and answers (fail: slurmctld away). */
+static void
+h_ends(int fail)
+{
+	fake_slurm_down(fail);
+	fake_ender_lazy(0);
+	fake_ender_hold(0);
+	fake_ender_deliver(H.r);
+	fake_slurm_down(0);
+	bind_flush_writes(H.r);
+}
+
 static void
 h_reach(enum start s)
 {
@@ -540,6 +554,11 @@ h_reach(enum start s)
 		h_delete(0);
 		h_expect_state(G_PENDING, "cancelling");
 		ck_assert_uint_eq(fake_ender_waiting(H.r), 1);
+		return;
+	case S_CANCEL_FAILED:
+		h_reach(S_CANCELLING);
+		h_ends(1);
+		h_expect_state(G_PENDING, "cancel failed");
 		return;
 	case S_ALLOCATED:
 		h_reach(S_PENDING);
@@ -624,7 +643,9 @@ enum step {
 				with exit code arg */
 	E_POLL_PREEMPT,	     /* poll: Slurm preempts the job, GraceTime arg s */
 	E_POLL_SUSPEND,	     /* poll: the job is suspended */
-	E_POLL_REQUEUE	     /* poll: the job is PENDING again */
+	E_POLL_REQUEUE,	     /* poll: the job is PENDING again */
+	E_ENDS,		     /* the end thread makes and answers its requests */
+	E_ENDS_FAIL	     /* ... while slurmctld is away */
 };
 
 static void
@@ -705,6 +726,10 @@ h_step(enum step e, int arg, const char *sarg)
 	case E_POLL_PREEMPT:
 		fake_slurm_preempt(job, arg);
 		h_poll();
+		break;
+	case E_ENDS:
+	case E_ENDS_FAIL:
+		h_ends(e == E_ENDS_FAIL);
 		break;
 	case E_POLL_SUSPEND:
 		fake_slurm_suspend(job);
@@ -806,6 +831,16 @@ static const struct row rows[] = {
 	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	{ S_CANCELLING, E_POLL_START, 0, NULL, G_PENDING,
 	    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
+	{ S_CANCELLING, E_ENDS, 0, NULL, G_WAITING,
+	    { 0, 0, 1, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
+	/* ... a restart drops the ask: recovery finds the gang short. */
+	{ S_CANCELLING, E_RESTART, 0, NULL, G_WAITING,
+	    { 0, 0, 1, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
+	/* A failed cancel is asked again at the next poll; a start binds none. */
+	{ S_CANCEL_FAILED, E_POLL_PEND, 0, "Priority", G_WAITING,
+	    { 0, 0, 1, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
+	{ S_CANCEL_FAILED, E_POLL_START, 0, NULL, G_WAITING,
+	    { 0, 0, 1, 0, 2, 0, 0, 0, 0 }, "2 of 3 pods present", 0 },
 	/* Submit failures and their backoff. */
 	{ S_SUBMITTING, E_SUBMIT_FAIL, 0, NULL, G_WAITING,
 	    { 0, 1, 0, 0, 3, 0, 0, 0, 0 }, "Slurm refused the job", 0 },
@@ -1104,6 +1139,46 @@ static const struct {
 	{ 400, 0, 1 },
 	{ 10, 1, 0 },
 };
+
+/*
+ * Bulk cancels made in one batch (end_make over the fake Slurm): each
+ * gets its own result, a refused one its error; a fence that is not
+ * fresh holds all of them back.
+ */
+START_TEST(test_end_batch)
+{
+	struct ereq *es[3];
+	size_t	     i;
+
+	for (i = 0; i < 3; i++) {
+		es[i] = ereq_new(NULL, 200 + (uint32_t)i);
+		es[i]->bulk = 1;
+	}
+	fake_slurm_refuse_cancel(201);
+	end_make(es, 3);
+	fake_slurm_refuse_cancel(0);
+	ck_assert_int_eq(es[0]->rc, 0);
+	ck_assert_int_eq(es[1]->rc, -1);
+	ck_assert_ptr_nonnull(strstr(es[1]->err, "job 201 not ended"));
+	ck_assert_ptr_nonnull(strstr(es[1]->err, "permission denied"));
+	ck_assert_int_eq(es[2]->rc, 0);
+	for (i = 0; i < 3; i++)
+		ereq_free(es[i]);
+}
+END_TEST
+
+/* A bulk cancel whose job a poll sees start goes to the front. */
+START_TEST(test_cancel_promoted)
+{
+	h_reach(S_CANCELLING);
+	ck_assert_int_eq(fake_ender_promoted(), 0);
+	h_step(E_POLL_PEND, 0, "Priority");
+	ck_assert_int_eq(fake_ender_promoted(), 0);
+	h_step(E_POLL_START, 0, NULL);
+	ck_assert_int_eq(fake_ender_promoted(), 1);
+	ck_assert_int_eq(h_state(), G_PENDING);
+}
+END_TEST
 
 START_TEST(test_poll_probe)
 {
@@ -1688,6 +1763,8 @@ group_suite(void)
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_unconfirmed);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
+	tcase_add_test(tc, test_end_batch);
+	tcase_add_test(tc, test_cancel_promoted);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,

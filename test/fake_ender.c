@@ -21,7 +21,7 @@ struct ender {
 	TAILQ_HEAD(, ereq) unmade; /* lazy: asked, not made yet */
 };
 
-static int fake_held, fake_lazy;
+static int fake_held, fake_lazy, fake_promoted;
 
 void
 fake_ender_lazy(int lazy)
@@ -51,15 +51,17 @@ fake_ender_waiting(struct reconcile *r)
 }
 
 struct ender *
-ender_new(struct queue *done, void (*make)(struct ereq **, size_t))
+ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
+    size_t		batch)
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
 	(void)done;
 	(void)make;
+	(void)batch;
 	TAILQ_INIT(&en->made);
 	TAILQ_INIT(&en->unmade);
-	fake_held = fake_lazy = 0;
+	fake_held = fake_lazy = fake_promoted = 0;
 	return (en);
 }
 
@@ -84,7 +86,8 @@ ender_free(struct ender *en)
 void
 ender_push(struct ender *en, struct ereq *e)
 {
-	if (fake_lazy) {
+	/* A bulk cancel waits its turn on the real thread: lazy. */
+	if (fake_lazy || e->bulk) {
 		TAILQ_INSERT_TAIL(&en->unmade, e, entry);
 		return;
 	}
@@ -115,4 +118,22 @@ fake_ender_deliver(struct reconcile *r)
 		n++;
 	}
 	return (n);
+}
+
+void
+ender_promote(struct ender *en, uint32_t jobid)
+{
+	struct ereq *e;
+
+	TAILQ_FOREACH (e, &en->unmade, entry)
+		if (e->bulk && e->jobid == jobid) {
+			e->bulk = 0;
+			fake_promoted++;
+		}
+}
+
+int
+fake_ender_promoted(void)
+{
+	return (fake_promoted);
 }

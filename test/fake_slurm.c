@@ -61,7 +61,8 @@ static struct {
 	uint32_t		 started; /* jobs started (sdiag's count) */
 	enum fake_submit	 mode;
 	int			 down;
-	int			 exit_code; /* the last sctl_complete's */
+	uint32_t		 refuse_cancel; /* this job's cancel fails */
+	int			 exit_code;	/* the last sctl_complete's */
 	int			 exit_signal;
 	struct fake_slurm_counts n;
 	/* admin_comments replaced during a load: a load's copies use them */
@@ -136,6 +137,12 @@ void
 fake_slurm_submit_mode(enum fake_submit m)
 {
 	fs.mode = m;
+}
+
+void
+fake_slurm_refuse_cancel(uint32_t jobid)
+{
+	fs.refuse_cancel = jobid;
 }
 
 void
@@ -508,6 +515,11 @@ fake_cancel_one(uint32_t jobid, char *err, size_t errlen)
 	struct fake_job *j = fake_job_find(jobid);
 
 	fs.n.cancels++;
+	if (jobid != 0 && jobid == fs.refuse_cancel) {
+		snprintf(err, errlen,
+		    "slurm_kill_job %u: Access/permission denied", jobid);
+		return (-1);
+	}
 	if (fs.down) {
 		snprintf(err, errlen,
 		    "slurm_kill_job %u: Unable to contact "
@@ -575,6 +587,12 @@ fake_slurm_last_exit(int *exit_code, int *signal)
 {
 	*exit_code = fs.exit_code;
 	*signal = fs.exit_signal;
+}
+
+size_t
+sctl_cancel_batch(void)
+{
+	return (END_BATCH);
 }
 
 int

@@ -49,6 +49,8 @@ void fake_slurm_node(const char *name, int cpus, int gpus);
 void fake_slurm_submit_mode(enum fake_submit);
 /* slurmctld unreachable (every call fails) or back. */
 void fake_slurm_down(int down);
+/* Cancels of jobid fail (0: none), as Slurm refuses a user's. */
+void fake_slurm_refuse_cancel(uint32_t jobid);
 /* A job's admin_comment now (NULL: none, or no such job). */
 const char *fake_slurm_admin_comment(uint32_t jobid);
 /* A pending bridge job made before the test (a restart finds it). */
@@ -148,6 +150,8 @@ size_t fake_ender_deliver(struct reconcile *r);
 void fake_ender_hold(int hold);
 /* Lazy (1): a request is made only when delivered, not when asked. */
 void fake_ender_lazy(int lazy);
+/* Bulk cancels moved to the front (ender_promote) while lazy. */
+int fake_ender_promoted(void);
 /* Answers on their way. */
 size_t fake_ender_waiting(struct reconcile *r);
 

@@ -253,17 +253,18 @@ backlog_release_starts() {
 # backlog_jobs: how many of the backlog's jobs Slurm holds (name NS/POD).
 backlog_jobs() { squeue -h -o %j | grep -c '^bench-backlog/'; }
 
-# backlog_delete PENDING: drop_ns bench-backlog in the background (one
+# backlog_delete JOBS: drop_ns bench-backlog in the background (one
 # collection delete of its pods, then the namespace) while podgen makes
 # DELETE_PROBES pods in bench-tenant at 2/s; $WORK/deletion.json gets the
 # time until no backlog job is left (or the timeout, with the count left)
 # and each tenant pod's time from podgen's POST to the bridge's "submitted
 # slurm job" line for it (both epoch ms; the log is UTC).
 backlog_delete() {
-	local t0 dp pg gone_ms left
+	local t0 t c0 dp pg gone_ms left
 	rm -f "$WORK/deletion.json" "$WORK/tenant-sent.txt"
 	new_ns bench-tenant enabled
-	say "backlog: deletion: the namespace of $1 pending pods goes; $DELETE_PROBES pods of another tenant come at 2/s"
+	say "backlog: deletion: the namespace of $1 pods (their jobs pending or running) goes; $DELETE_PROBES pods of another tenant come at 2/s"
+	c0=$(stack_metric slurm_bridge_jobs_cancelled_total)
 	t0=$(now_ms)
 	drop_ns bench-backlog >/dev/null 2>&1 &
 	dp=$!
@@ -272,8 +273,16 @@ backlog_delete() {
 		--prefix t --scheduler slurm-bridge --out "$WORK/tenant-sent.txt" \
 		>"$WORK/pg-tenant.json" 2>"$WORK/pg-tenant.err" &
 	pg=$!
+	# The bridge's cancel count says when to look (a squeue of 50,000
+	# jobs is itself a load on slurmctld), at least every 30 s; squeue
+	# says whether all went.
 	while left=$(backlog_jobs) && [ "$left" -gt 0 ] &&
 		[ $(($(now_ms) - t0)) -lt $((DELETE_TIMEOUT_S * 1000)) ]; do
+		t=$(now_ms)
+		while [ $(($(stack_metric slurm_bridge_jobs_cancelled_total) - c0)) -lt "$1" ] &&
+			[ $(($(now_ms) - t)) -lt 30000 ]; do
+			sleep 0.2
+		done
 		sleep 1
 	done
 	gone_ms=$(($(now_ms) - t0))

@@ -40,9 +40,10 @@ gone_jobs() { [ "$(squeue -h -n "$ns/full-2,$ns/waiter" -o %i | wc -l)" -eq 0 ];
 check "deleting the namespace cancels every job" wait_for 60 gone_jobs
 
 # A tenant deleting many pending pods: their jobs are cancelled in bulk on
-# the end thread, so the scheduler keeps deciding other tenants' pods
-# meanwhile, and every job ends CANCELLED; none is left behind.
-scenario "deleting many pending pods cancels each job and holds up no one"
+# the end thread, every one ends CANCELLED and none is left behind, and
+# another tenant's pod is served.  (How long a deep queue's deletion holds
+# others up is a figure of make bench's backlog scenario, not asserted.)
+scenario "deleting many pending pods cancels each job; another tenant is served"
 many=${E2E_MANY_PENDING:-150}
 full=$(new_ns enabled)
 for i in $(seq 1 "$NODES"); do
