@@ -1,7 +1,8 @@
 /*
  * The end thread (ender.c), on its own thread: an end that frees nodes
- * goes before bulk cancels asked earlier, and bulk cancels go END_BATCH
- * to a call of make, each answered as its own MSG_ENDED message.
+ * goes before bulk cancels asked earlier, but for a batch after END_FAIR
+ * of them in a row; bulk cancels go END_BATCH to a call of make, each
+ * answered as its own MSG_ENDED message.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "bridge.h"
 #include "check_suites.h"
 
-#define CALLS 8
+#define CALLS 40
 
 /* What make was called with: each call's job ids. */
 static struct {
@@ -120,6 +121,46 @@ START_TEST(test_ender_lanes)
 }
 END_TEST
 
+/*
+ * Under steady ends that free nodes, bulk cancels still go: a batch after
+ * END_FAIR of those in a row.
+ */
+START_TEST(test_ender_fair)
+{
+	struct queue *q = queue_new();
+	struct ender *en = ender_new(q, rec_make, END_BATCH);
+	struct msg   *msg;
+	uint32_t      i, nfree = END_FAIR + 4;
+
+	ck_assert_ptr_nonnull(en);
+	ender_push(en, req(1, 0));
+	pthread_mutex_lock(&rec.lock);
+	while (!rec.entered)
+		pthread_cond_wait(&rec.cond, &rec.lock);
+	pthread_mutex_unlock(&rec.lock);
+	ender_push(en, req(100, 1));
+	for (i = 2; i <= nfree; i++)
+		ender_push(en, req(i, 0));
+	pthread_mutex_lock(&rec.lock);
+	rec.release = 1;
+	pthread_cond_broadcast(&rec.cond);
+	pthread_mutex_unlock(&rec.lock);
+	for (i = 0; i < nfree + 1; i++) {
+		msg = queue_pop(q, 5000);
+		ck_assert_ptr_nonnull(msg);
+		queue_msg_free(msg);
+	}
+	ender_free(en);
+	ck_assert_int_eq(rec.bad, 0);
+	/* Job 1 and END_FAIR - 1 more, then the bulk cancel, then the rest. */
+	ck_assert_uint_eq(rec.ncalls, nfree + 1);
+	ck_assert_uint_eq(rec.ids[END_FAIR - 1][0], END_FAIR);
+	ck_assert_uint_eq(rec.ids[END_FAIR][0], 100);
+	ck_assert_uint_eq(rec.ids[END_FAIR + 1][0], END_FAIR + 1);
+	queue_free(q);
+}
+END_TEST
+
 Suite *
 ender_suite(void)
 {
@@ -127,6 +168,7 @@ ender_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_ender_lanes);
+	tcase_add_test(tc, test_ender_fair);
 	suite_add_tcase(s, tc);
 	return (s);
 }
