@@ -432,11 +432,11 @@ struct sreq *sreq_new(const char *gkey, uint64_t seq);
 void	     sreq_free(struct sreq *);
 
 /*
- * submitter.c: the submit thread; results go to done, which outlives it.
- * NULL on failure.
+ * submitter.c: the submit threads; results go to done, which outlives
+ * them.  NULL on failure.
  */
 struct submitter *submitter_new(struct queue *done);
-/* Joins the thread; requests not started yet are dropped. */
+/* Joins the threads; requests not started yet are dropped. */
 void submitter_free(struct submitter *);
 /* Takes s. */
 void submitter_push(struct submitter *, struct sreq *s);
@@ -577,6 +577,13 @@ void reconcile_join(struct reconcile *);
  * server waits before it is force-deleted (writes_force_delete).
  */
 #define FORCE_DELETE_SLACK_S 5
+/*
+ * Allocation requests in flight at once (submitter.c): slurmctld makes
+ * each under its job write lock, one at a time, but a request's round
+ * trip around that (munge, the network, libslurm's packing) overlaps
+ * another's.
+ */
+#define SUBMIT_THREADS 2
 /* Pod writes: WRITEPOOL_THREADS requests in flight at once (within the API rate). */
 #define WRITEPOOL_THREADS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */

@@ -29,7 +29,7 @@
  *                     nodes.c sweep.c
  *                     slurm.c
  * submit              submitter.c     one allocation or pending submitter.
- *                     slurm.c         job change at a time      lock (its
+ *  x SUBMIT_THREADS   slurm.c         job change at a time      lock (the
  *                     runas.c         (sctl_submit,             request
  *                                     sctl_update_pending; may  list)
  *                                     take on the owner's ids)
