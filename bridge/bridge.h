@@ -190,7 +190,7 @@ int extcall_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
- * sctl_submit and sctl_update_pending (the submit thread), sctl_load and
+ * sctl_submit and sctl_update_pending (the submit threads), sctl_load and
  * sctl_jobs_started (the poll thread) and the ends of jobs whose pods
  * ended (the end thread).
  */
