@@ -230,7 +230,7 @@ int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
 int  sctl_init(void);
 void sctl_fini(void);
 /*
- * Submits an allocation-only placeholder (on the submit thread: sctl_submit
+ * Submits an allocation-only placeholder (on a submit thread: sctl_submit
  * may take on the job owner's identity for the call, on its own thread
  * only).  Returns 0 with *jobid and, when
  * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
@@ -404,8 +404,8 @@ void writepool_free(struct writepool *);
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
- * An allocation request: made on the submit thread (submitter.c), one at
- * a time in the order asked; each comes back as an MSG_SUBMITTED message.
+ * An allocation request: made on a submit thread (submitter.c), taken in
+ * the order asked; each comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
 	char	*gkey; /* the group it is for */
