@@ -31,8 +31,10 @@
  * submit              submitter.c     one allocation or pending submitter.
  *  x SUBMIT_THREADS   slurm.c         job change at a time      lock (the
  *                     runas.c         (sctl_submit,             request
- *                                     sctl_update_pending; may  list)
- *                                     take on the owner's ids)
+ *                                     sctl_update_pending; may  list);
+ *                                     take on the owner's ids)  owner_lock
+ *                                                               (SlurmUser's
+ *                                                               uid)
  * poll                poller.c        one load of Slurm's jobs  poller.lock
  *                     slurm.c         (sctl_load) or probe of   (its
  *                                     jobs started              requests)
