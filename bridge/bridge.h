@@ -190,7 +190,7 @@ int extcall_wait(struct ext_call *, int ms);
 
 /*
  * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
- * sctl_submit and sctl_update_pending (the submit thread), sctl_load and
+ * sctl_submit and sctl_update_pending (the submit threads), sctl_load and
  * sctl_jobs_started (the poll thread) and the ends of jobs whose pods
  * ended and the cancels of orphans (the end thread).
  */
@@ -230,7 +230,7 @@ int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
 int  sctl_init(void);
 void sctl_fini(void);
 /*
- * Submits an allocation-only placeholder (on the submit thread: sctl_submit
+ * Submits an allocation-only placeholder (on a submit thread: sctl_submit
  * may take on the job owner's identity for the call, on its own thread
  * only).  Returns 0 with *jobid and, when
  * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
@@ -412,8 +412,8 @@ void writepool_free(struct writepool *);
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
- * An allocation request: made on the submit thread (submitter.c), one at
- * a time in the order asked; each comes back as an MSG_SUBMITTED message.
+ * An allocation request: made on a submit thread (submitter.c), taken in
+ * the order asked; each comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
 	char	*gkey; /* the group it is for */
@@ -440,11 +440,11 @@ struct sreq *sreq_new(const char *gkey, uint64_t seq);
 void	     sreq_free(struct sreq *);
 
 /*
- * submitter.c: the submit thread; results go to done, which outlives it.
- * NULL on failure.
+ * submitter.c: the submit threads; results go to done, which outlives
+ * them.  NULL on failure.
  */
 struct submitter *submitter_new(struct queue *done);
-/* Joins the thread; requests not started yet are dropped. */
+/* Joins the threads; requests not started yet are dropped. */
 void submitter_free(struct submitter *);
 /* Takes s. */
 void submitter_push(struct submitter *, struct sreq *s);
@@ -598,6 +598,13 @@ void reconcile_join(struct reconcile *);
  */
 #define END_BATCH 64
 #define END_FAIR  16
+/*
+ * Allocation requests in flight at once (submitter.c): slurmctld makes
+ * each under its job write lock, one at a time, but a request's round
+ * trip around that (munge, the network, libslurm's packing) overlaps
+ * another's.
+ */
+#define SUBMIT_THREADS 2
 /* Pod writes: WRITEPOOL_THREADS requests in flight at once (within the API rate). */
 #define WRITEPOOL_THREADS 16
 /* How long recovery waits for the PodGroup, JobSet and LWS lists. */
@@ -746,7 +753,7 @@ double podentry_epoch(void);
 
 enum group_state {
 	G_WAITING,    /* not submitted */
-	G_SUBMITTING, /* on the submit thread */
+	G_SUBMITTING, /* on a submit thread */
 	G_PENDING,    /* job submitted, not allocated */
 	G_ALLOCATED,  /* allocated, members not all bound */
 	G_BOUND,
@@ -796,7 +803,7 @@ struct group {
 	 * hash of form_spec's fields (0: not known, an adopted job).
 	 * recheck: its request may have changed since (a member's
 	 * annotations, an owner object or the namespace); updating: a
-	 * change is on the submit thread.
+	 * change is on a submit thread.
 	 */
 	uint64_t	   spec;
 	uint64_t	   submit_seq; /* which request an answer is for */
@@ -1057,12 +1064,12 @@ void groups_job_pods(struct group *, const json_t *pods,
 void groups_withdraw(struct group *);
 /*
  * Withdraws every allocation request not answered yet, and forgets them:
- * before the submit thread stops and frees those it has not started.
+ * before the submit threads stop and free those it has not started.
  */
 void groups_withdraw_all(struct reconcile *);
 
 /* form.c: a group becomes one Slurm job (see the file's header). */
-/* Translates the members and hands the job to the submit thread. */
+/* Translates the members and hands the job to the submit threads. */
 void form_submit(struct reconcile *, struct group *, struct pod_entry **pods,
     size_t n);
 /* A pending job whose request may have changed: changed in Slurm too. */

@@ -1,7 +1,7 @@
 /*
  * How a group becomes one Slurm job, on the reconcile thread: its members
  * (placement order) and their workload layers are translated into one job
- * description (translate.c), handed to the submit thread (form_submit),
+ * description (translate.c), handed to the submit threads (form_submit),
  * and the answer is taken in (form_submitted).  A pending job whose
  * request changed is changed in Slurm (form_update_pending).  Which pods
  * form a group is pods.c's (workload_group); when a group is complete is
@@ -86,7 +86,7 @@ form_spec(const struct jobspec *js)
 /*
  * A pending job whose request may have changed (group->recheck): when what
  * its owner may change differs from what was asked, the change goes to
- * Slurm through the submit thread (form_updated has the answer).  A
+ * Slurm through a submit thread (form_updated has the answer).  A
  * request that no longer translates leaves the job as it is, and says why
  * on the members.
  */
@@ -138,7 +138,7 @@ form_update_pending(struct reconcile *r, struct group *g)
 }
 
 /*
- * The submit thread's answer to form_update_pending.  A refused change
+ * A submit thread's answer to form_update_pending.  A refused change
  * leaves the job as it was: the members say why, and the next change of
  * the request tries again.
  */

@@ -1,5 +1,5 @@
 /*
- * The message queue: informers, the submit thread, the writepool and HTTP
+ * The message queue: informers, the submit threads, the writepool and HTTP
  * threads push, the reconcile thread pops.
  */
 #include <errno.h>

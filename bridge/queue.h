@@ -30,10 +30,12 @@
  *                     nodes.c sweep.c
  *                     slurm.c
  * submit              submitter.c     one allocation or pending submitter.
- *                     slurm.c         job change at a time      lock (its
+ *  x SUBMIT_THREADS   slurm.c         job change at a time      lock (the
  *                     runas.c         (sctl_submit,             request
- *                                     sctl_update_pending; may  list)
- *                                     take on the owner's ids)
+ *                                     sctl_update_pending; may  list);
+ *                                     take on the owner's ids)  owner_lock
+ *                                                               (SlurmUser's
+ *                                                               uid)
  * poll                poller.c        one load of Slurm's jobs  poller.lock
  *                     slurm.c         (sctl_load) or probe of   (its
  *                                     jobs started              requests)
@@ -45,9 +47,11 @@
  *                                     order (sctl_mark_stopped, request
  *                                     sctl_complete,            lists)
  *                                     sctl_cancel); when none
- *                                     waits, END_BATCH bulk
- *                                     cancels (pending jobs,
- *                                     orphans) at once
+ *                                     waits, or END_FAIR went
+ *                                     in a row, up to
+ *                                     END_BATCH bulk cancels
+ *                                     (pending jobs, orphans)
+ *                                     at once
  *                                     (sctl_cancel_jobs)
  * writepool           writepool.c     one pod write at a time   writepool.
  *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock

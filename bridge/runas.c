@@ -5,7 +5,7 @@
  * owner from the caller's credential, the owner's identity on the calling
  * thread for the length of one request.  Apart from slurm.c because
  * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
- * submit thread (sctl_submit).
+ * submit threads (sctl_submit), each changing its own identity only.
  */
 #include <sys/prctl.h>
 #include <sys/syscall.h>

@@ -3,7 +3,7 @@
  * salloc holds an allocation with no command: no process runs on any node),
  * cancels them, and polls job state incrementally with slurm_load_jobs'
  * update_time.  Runs on the reconcile thread, but for sctl_submit and
- * sctl_update_pending, on the submit thread (submitter.c), sctl_load and
+ * sctl_update_pending, on the submit threads (submitter.c), sctl_load and
  * sctl_jobs_started, on the poll thread (poller.c), the ends of jobs whose
  * pods ended and orphans' cancels (sctl_mark_stopped, sctl_complete,
  * sctl_cancel, sctl_cancel_jobs), on the end thread (ender.c), and sctl_init and sctl_fini, on main's.  The function
@@ -16,6 +16,7 @@
  * nowhere else.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -615,27 +616,34 @@ sctl_submit_het(const struct jobspec *js, uint32_t uid, uint32_t gid,
 /*
  * The owner user-id and group-id name, resolved on this host, within the
  * namespace's bounds (bounds.c): never root or SlurmUser, whose uid
- * slurmctld's config gives (read once; this is the submit thread's).
+ * slurmctld's config gives (read once, by the first submit thread that
+ * needs it; the others wait on owner_lock meanwhile).
  */
 static int
 sctl_owner_resolve(const struct jobspec *js, uint32_t *uid, uint32_t *gid,
     char *err, size_t errlen)
 {
-	static uint32_t slurm_uid;
-	static int	known;
-	slurm_conf_t   *cf = NULL;
+	static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint32_t	       slurm_uid;
+	static int	       known;
+	slurm_conf_t	      *cf = NULL;
+	uint32_t	       su;
+	int		       k;
 
 	if (runas_resolve(js, uid, gid, err, errlen) == -1)
 		return (-1);
 	if (!js->has_user_id && !js->has_group_id)
 		return (0);
+	pthread_mutex_lock(&owner_lock);
 	if (!known && slurm_load_ctl_conf((time_t)0, &cf) == SLURM_SUCCESS) {
 		slurm_uid = cf->slurm_user_id;
 		known = 1;
 		sctl_free_conf(cf);
 	}
-	return (bounds_check_ids(js, *uid, *gid, known ? slurm_uid : 0, err,
-	    errlen));
+	k = known;
+	su = slurm_uid;
+	pthread_mutex_unlock(&owner_lock);
+	return (bounds_check_ids(js, *uid, *gid, k ? su : 0, err, errlen));
 }
 
 int

@@ -2,7 +2,7 @@
  * An allocation request, which the reconcile thread hands to the submit
  * thread (submitter.c) and which comes back to it with its result as an
  * MSG_SUBMITTED message.  Made and freed here, so the queue can free what
- * it holds without knowing the submit thread.
+ * it holds without knowing the submit threads.
  */
 #include <stdlib.h>
 

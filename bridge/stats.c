@@ -1,6 +1,6 @@
 /*
  * The scheduler's metrics: one struct of atomics that the reconcile thread
- * and the submit thread (through slurm.c) update and the HTTP threads
+ * and the submit threads (through slurm.c) update and the HTTP threads
  * read; and the gauges, a walk of the reconcile thread's caches.  Written
  * as Prometheus text with the slurm_bridge_ prefix.
  */

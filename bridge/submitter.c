@@ -1,11 +1,15 @@
 /*
- * The submit thread: it makes the reconcile thread's allocation requests
- * (sctl_submit, through slurm.c) and changes of pending jobs
- * (sctl_update_pending) one at a time, in the order they came,
- * and gives each back with its result as an MSG_SUBMITTED message.  So the
- * reconcile thread goes on deciding, binding and answering while slurmctld
- * works on an allocation.  It owns nothing but its list of requests; the
- * identity changes of user-id jobs (runas.c) happen on this thread alone.
+ * The submit threads: SUBMIT_THREADS of them make the reconcile thread's
+ * allocation requests (sctl_submit, through slurm.c) and changes of
+ * pending jobs (sctl_update_pending), each taking the oldest request
+ * waiting, and give each back with its result as an MSG_SUBMITTED
+ * message.  So the reconcile thread goes on deciding, binding and
+ * answering while slurmctld works on an allocation, and one request's
+ * round trip (munge, the network, libslurm) overlaps another's turn in
+ * slurmctld.  A group has one request out at a time, so its own requests
+ * stay in order; two groups' may reach slurmctld in either order.  They
+ * share nothing but the list of requests; the identity changes of user-id
+ * jobs (runas.c) are each thread's own.
  */
 
 #include <pthread.h>
@@ -23,8 +27,8 @@ struct submitter {
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, sreq) waiting;
 	int	      stop;
-	int	      started;
-	pthread_t     thread;
+	int	      started; /* threads */
+	pthread_t     threads[SUBMIT_THREADS];
 	struct queue *done;
 };
 
@@ -76,11 +80,12 @@ submitter_new(struct queue *done)
 	pthread_cond_init(&sb->work, NULL);
 	TAILQ_INIT(&sb->waiting);
 	sb->done = done;
-	if (pthread_create(&sb->thread, NULL, submitter_main, sb) != 0) {
-		submitter_free(sb);
-		return (NULL);
-	}
-	sb->started = 1;
+	for (; sb->started < SUBMIT_THREADS; sb->started++)
+		if (pthread_create(&sb->threads[sb->started], NULL,
+			submitter_main, sb) != 0) {
+			submitter_free(sb);
+			return (NULL);
+		}
 	return (sb);
 }
 
@@ -93,10 +98,10 @@ submitter_free(struct submitter *sb)
 		return;
 	pthread_mutex_lock(&sb->lock);
 	sb->stop = 1;
-	pthread_cond_signal(&sb->work);
+	pthread_cond_broadcast(&sb->work);
 	pthread_mutex_unlock(&sb->lock);
-	if (sb->started)
-		pthread_join(sb->thread, NULL);
+	while (sb->started > 0)
+		pthread_join(sb->threads[--sb->started], NULL);
 	while ((s = TAILQ_FIRST(&sb->waiting)) != NULL) {
 		TAILQ_REMOVE(&sb->waiting, s, entry);
 		sreq_free(s);
