@@ -1130,7 +1130,7 @@ void end_member_gone(struct reconcile *, struct group *);
  * gets its rc, and err if it failed.
  */
 void end_make(struct ereq **es, size_t n);
-/* The end thread made e (MSG_ENDED; may free e's group). */
+/* The end thread made e, a group's (MSG_ENDED; may free the group). */
 void end_done(struct reconcile *, const struct ereq *e);
 /* Fails every live member and ends the job (node lost; may free g). */
 void end_fail(struct reconcile *, struct group *, const char *reason,

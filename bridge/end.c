@@ -443,14 +443,8 @@ end_make(struct ereq **es, size_t n)
 void
 end_done(struct reconcile *r, const struct ereq *e)
 {
-	struct group *g;
+	struct group *g = map_get(r->groups, e->gkey);
 
-	if (e->gkey == NULL) {
-		/* An orphan: a failed cancel is asked at the next full poll. */
-		poll_orphan_done(r, e);
-		return;
-	}
-	g = map_get(r->groups, e->gkey);
 	/* Its group forgot the job since (end_reset), or let it go. */
 	if (g == NULL || g->jobid != e->jobid || !g->ending)
 		return;

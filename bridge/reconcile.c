@@ -139,10 +139,15 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 	if (msg->kind == MSG_ENDED) {
 		struct group *g;
 
+		/* An orphan's cancel has no group (poll.c asked it). */
+		if (msg->end->gkey == NULL) {
+			poll_orphan_done(r, msg->end);
+			queue_msg_free(msg);
+			return;
+		}
 		end_done(r, msg->end);
 		/* A pod that joined the group meanwhile waited for this. */
-		if (msg->end->gkey != NULL &&
-		    (g = map_get(r->groups, msg->end->gkey)) != NULL)
+		if ((g = map_get(r->groups, msg->end->gkey)) != NULL)
 			group_evaluate(r, g);
 		queue_msg_free(msg);
 		return;
