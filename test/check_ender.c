@@ -58,6 +58,26 @@ rec_make(struct ereq **es, size_t n)
 	pthread_mutex_unlock(&rec.lock);
 }
 
+/* Waits until the end thread is in its first call of make. */
+static void
+rec_wait_entered(void)
+{
+	pthread_mutex_lock(&rec.lock);
+	while (!rec.entered)
+		pthread_cond_wait(&rec.cond, &rec.lock);
+	pthread_mutex_unlock(&rec.lock);
+}
+
+/* Lets the first call of make return. */
+static void
+rec_release(void)
+{
+	pthread_mutex_lock(&rec.lock);
+	rec.release = 1;
+	pthread_cond_broadcast(&rec.cond);
+	pthread_mutex_unlock(&rec.lock);
+}
+
 static struct ereq *
 req(uint32_t jobid, int bulk)
 {
@@ -79,18 +99,12 @@ START_TEST(test_ender_lanes)
 	ck_assert_ptr_nonnull(en);
 	/* Job 1 frees nodes: made at once, and held in make. */
 	ender_push(en, req(1, 0));
-	pthread_mutex_lock(&rec.lock);
-	while (!rec.entered)
-		pthread_cond_wait(&rec.cond, &rec.lock);
-	pthread_mutex_unlock(&rec.lock);
+	rec_wait_entered();
 	/* Meanwhile: bulk cancels 100.., then job 2, which frees nodes. */
 	for (i = 0; i < nbulk; i++)
 		ender_push(en, req(100 + i, 1));
 	ender_push(en, req(2, 0));
-	pthread_mutex_lock(&rec.lock);
-	rec.release = 1;
-	pthread_cond_broadcast(&rec.cond);
-	pthread_mutex_unlock(&rec.lock);
+	rec_release();
 
 	/* Answers in the order made: 1, 2, then the bulk in asked order. */
 	want[k++] = 1;
@@ -134,17 +148,11 @@ START_TEST(test_ender_fair)
 
 	ck_assert_ptr_nonnull(en);
 	ender_push(en, req(1, 0));
-	pthread_mutex_lock(&rec.lock);
-	while (!rec.entered)
-		pthread_cond_wait(&rec.cond, &rec.lock);
-	pthread_mutex_unlock(&rec.lock);
+	rec_wait_entered();
 	ender_push(en, req(100, 1));
 	for (i = 2; i <= nfree; i++)
 		ender_push(en, req(i, 0));
-	pthread_mutex_lock(&rec.lock);
-	rec.release = 1;
-	pthread_cond_broadcast(&rec.cond);
-	pthread_mutex_unlock(&rec.lock);
+	rec_release();
 	for (i = 0; i < nfree + 1; i++) {
 		msg = queue_pop(q, 5000);
 		ck_assert_ptr_nonnull(msg);

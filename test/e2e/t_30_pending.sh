@@ -1,16 +1,22 @@
 # shellcheck shell=bash
 # A pod that does not fit waits in Slurm with its reason, and is bound when
 # capacity frees; a pod Slurm can never run is refused with Slurm's message.
+# fill NS: one whole-node pod per node, full-1 to full-$NODES, each bound.
+fill() {
+	local i
+	for i in $(seq 1 "$NODES"); do
+		pod_yaml "$1" "full-$i" 32 1Gi | k apply -f - >/dev/null
+	done
+	full_bound() {
+		local i
+		for i in $(seq 1 "$NODES"); do pod_has "$1" "full-$i" "$JP_NODE" || return 1; done
+	}
+	check "$NODES whole-node pods fill the cluster" wait_for 60 full_bound "$1"
+}
+
 scenario "pending until capacity frees"
 ns=$(new_ns enabled)
-for i in $(seq 1 "$NODES"); do
-	pod_yaml "$ns" "full-$i" 32 1Gi | k apply -f - >/dev/null
-done
-full_bound() {
-	local i
-	for i in $(seq 1 "$NODES"); do pod_has "$ns" "full-$i" "$JP_NODE" || return 1; done
-}
-check "$NODES whole-node pods fill the cluster" wait_for 60 full_bound
+fill "$ns"
 pod_yaml "$ns" waiter 32 1Gi | k apply -f - >/dev/null
 waiting_msg() {
 	pod_field "$ns" waiter '{.status.conditions[?(@.type=="PodScheduled")].message}' |
@@ -46,14 +52,7 @@ check "deleting the namespace cancels every job" wait_for 60 gone_jobs
 scenario "deleting many pending pods cancels each job; another tenant is served"
 many=${E2E_MANY_PENDING:-150}
 full=$(new_ns enabled)
-for i in $(seq 1 "$NODES"); do
-	pod_yaml "$full" "full-$i" 32 1Gi | k apply -f - >/dev/null
-done
-filled() {
-	local i
-	for i in $(seq 1 "$NODES"); do pod_has "$full" "full-$i" "$JP_NODE" || return 1; done
-}
-check "$NODES whole-node pods fill the cluster" wait_for 60 filled
+fill "$full"
 deep=$(new_ns enabled)
 t0=$(date +%s)
 for i in $(seq 1 "$many"); do pod_yaml "$deep" "p-$i" 1 64Mi; echo ---; done | k apply -f - >/dev/null
