@@ -292,11 +292,12 @@ backlog_delete() {
 		FNR == NR { sent[$1] = $3; next }
 		/ submitted slurm job / && match($0, /group pod:bench-tenant\/[^:]*:/) {
 			name = substr($0, RSTART + 23, RLENGTH - 24)
-			if (!(name in sent) || done[name]++) next
+			if (!(name in sent)) next
 			ts = substr($1, 1, 23)
 			gsub(/[-T:]/, " ", ts)
 			ms = mktime(substr(ts, 1, 19)) * 1000 + substr(ts, 21, 3)
-			if (ms >= t0) print name, ms - sent[name]
+			# The log holds earlier runs too: the first line of this one.
+			if (ms >= t0 && !done[name]++) print name, ms - sent[name]
 		}' "$WORK/tenant-sent.txt" "$LOG_DIR/slurm-bridge.log" >"$WORK/tenant-decided.txt"
 	jq -n --argjson pending "$1" --argjson gone_ms "$gone_ms" --argjson left "$left" \
 		--argjson probes "$DELETE_PROBES" --argjson timeout "$DELETE_TIMEOUT_S" \
