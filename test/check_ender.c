@@ -58,6 +58,16 @@ rec_make(struct ereq **es, size_t n)
 	pthread_mutex_unlock(&rec.lock);
 }
 
+/* Forgets the calls of an earlier test (CK_FORK=no runs all in one). */
+static void
+rec_reset(void)
+{
+	pthread_mutex_lock(&rec.lock);
+	rec.entered = rec.release = rec.bad = 0;
+	rec.ncalls = 0;
+	pthread_mutex_unlock(&rec.lock);
+}
+
 /* Waits until the end thread is in its first call of make. */
 static void
 rec_wait_entered(void)
@@ -89,13 +99,16 @@ req(uint32_t jobid, int bulk)
 
 START_TEST(test_ender_lanes)
 {
-	struct queue  *q = queue_new();
-	struct ender  *en = ender_new(q, rec_make, END_BATCH);
+	struct queue  *q;
+	struct ender  *en;
 	struct msg    *msg;
 	const uint32_t nbulk = END_BATCH + 5;
 	uint32_t       i, want[END_BATCH + 7];
 	size_t	       k = 0;
 
+	rec_reset();
+	q = queue_new();
+	en = ender_new(q, rec_make, END_BATCH);
 	ck_assert_ptr_nonnull(en);
 	/* Job 1 frees nodes: made at once, and held in make. */
 	ender_push(en, req(1, 0));
@@ -141,11 +154,14 @@ END_TEST
  */
 START_TEST(test_ender_fair)
 {
-	struct queue *q = queue_new();
-	struct ender *en = ender_new(q, rec_make, END_BATCH);
+	struct queue *q;
+	struct ender *en;
 	struct msg   *msg;
 	uint32_t      i, nfree = END_FAIR + 4;
 
+	rec_reset();
+	q = queue_new();
+	en = ender_new(q, rec_make, END_BATCH);
 	ck_assert_ptr_nonnull(en);
 	ender_push(en, req(1, 0));
 	rec_wait_entered();
