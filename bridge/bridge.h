@@ -468,15 +468,16 @@ void poller_ask(struct poller *, time_t since);
 void poller_probe(struct poller *);
 
 /*
- * The end of a job whose pods all ended: made on the end thread
- * (ender.c), in the order asked; each comes back as an MSG_ENDED message
- * (end_done).  A bulk one frees no node (a pending job's cancel, or an
- * orphan's): those are made in batches, once no other end waits.
+ * The end of a job whose pods ended or went, or that no pod wants: made
+ * on the end thread (ender.c), in the order asked; each comes back as an
+ * MSG_ENDED message (end_done).  A bulk one frees no node (a pending job's
+ * cancel, or an orphan's): those are made in batches, once no other end
+ * waits or END_FAIR went in a row.
  */
 struct ereq {
 	char	   *gkey; /* the group it is for; NULL: an orphan */
 	uint32_t    jobid;
-	int	    bulk;
+	int	    bulk;     /* a cancel that frees no node */
 	int	    complete; /* sctl_complete with code and sig, else cancel */
 	int	    code, sig;
 	char	   *comment; /* owned: mark the job stopped first, or NULL */
@@ -1064,7 +1065,7 @@ void groups_job_pods(struct group *, const json_t *pods,
 void groups_withdraw(struct group *);
 /*
  * Withdraws every allocation request not answered yet, and forgets them:
- * before the submit threads stop and free those it has not started.
+ * before the submit threads stop and free those they have not started.
  */
 void groups_withdraw_all(struct reconcile *);
 

@@ -6,8 +6,9 @@
  * sctl_update_pending, on the submit threads (submitter.c), sctl_load and
  * sctl_jobs_started, on the poll thread (poller.c), the ends of jobs whose
  * pods ended and orphans' cancels (sctl_mark_stopped, sctl_complete,
- * sctl_cancel, sctl_cancel_jobs), on the end thread (ender.c), and sctl_init and sctl_fini, on main's.  The function
- * prefix is sctl_ because libslurm owns the slurm_ namespace.
+ * sctl_cancel, sctl_cancel_jobs), on the end thread (ender.c), and
+ * sctl_init and sctl_fini, on main's.  The function prefix is sctl_
+ * because libslurm owns the slurm_ namespace.
  *
  * The daemon must be built against the libslurm of the site's slurmctld: a
  * client speaks only to controllers within about two releases of its own.

@@ -3,8 +3,9 @@
  * (end_make, as the thread makes it, on the fake Slurm) and its answer
  * waits until the test delivers it (fake_ender_deliver, the MSG_ENDED
  * message the reconcile thread handles).  Between the two the end is on
- * its way, and the group may change under it.  Lazy, a request is made
- * only when delivered: Slurm has not seen it yet.
+ * its way, and the group may change under it.  A bulk cancel, which the
+ * real thread makes only when no other end waits, and any request while
+ * lazy, is made only when delivered: Slurm has not seen it before.
  */
 #include <sys/queue.h>
 

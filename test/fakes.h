@@ -143,7 +143,7 @@ int fake_poller_deliver(struct reconcile *);
 /* Answers one (sctl_jobs_started now) as an MSG_PROBED message; -1: none. */
 int fake_poller_probe_deliver(struct reconcile *);
 
-/* fake_ender.c: the end thread; each end is made when asked (or lazily). */
+/* fake_ender.c: the end thread; an end is made when asked, bulk ones lazily. */
 /* The ends made, each as an MSG_ENDED message to r (none while held). */
 size_t fake_ender_deliver(struct reconcile *r);
 /* Holds the answers back (1) or lets deliver hand them over (0). */

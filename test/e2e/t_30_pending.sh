@@ -1,16 +1,17 @@
 # shellcheck shell=bash
 # A pod that does not fit waits in Slurm with its reason, and is bound when
 # capacity frees; a pod Slurm can never run is refused with Slurm's message.
+# full_bound NS: pods full-1 to full-$NODES of NS are all bound.
+full_bound() {
+	local i
+	for i in $(seq 1 "$NODES"); do pod_has "$1" "full-$i" "$JP_NODE" || return 1; done
+}
 # fill NS: one whole-node pod per node, full-1 to full-$NODES, each bound.
 fill() {
 	local i
 	for i in $(seq 1 "$NODES"); do
 		pod_yaml "$1" "full-$i" 32 1Gi | k apply -f - >/dev/null
 	done
-	full_bound() {
-		local i
-		for i in $(seq 1 "$NODES"); do pod_has "$1" "full-$i" "$JP_NODE" || return 1; done
-	}
 	check "$NODES whole-node pods fill the cluster" wait_for 60 full_bound "$1"
 }
 
