@@ -10,6 +10,10 @@
 
 #include <jansson.h>
 
+/*
+ * Read v[0] .. v[n - 1]; change it only through the functions below.  cap
+ * 0 with v set is one string kept in the array's own block (strv.c).
+ */
 struct strv {
 	char   **v;
 	uint32_t n;

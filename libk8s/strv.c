@@ -1,4 +1,10 @@
-/* The array of owned strings (strv.h). */
+/*
+ * The array of owned strings (strv.h).  An array of one string (a pod
+ * alone's members, and its job's pods) keeps the string in the array's own
+ * block, after the pointer: one allocation, not two, 32 bytes less.  That
+ * form has cap 0 and v set; it becomes a plain array when a second string
+ * comes.
+ */
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +12,44 @@
 #include "xmalloc.h"
 #include "strv.h"
 
+static int
+strv_single(const struct strv *sv)
+{
+	return (sv->v != NULL && sv->cap == 0);
+}
+
+/* Replaces sv's contents (empty, or a single) with a single s. */
+static void
+strv_make_single(struct strv *sv, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char **v = xmalloc(sizeof(*v) + n);
+
+	v[0] = (char *)(v + 1);
+	memcpy(v[0], s, n);
+	free(sv->v);
+	sv->v = v;
+	sv->n = 1;
+	sv->cap = 0;
+}
+
 void
 strv_add(struct strv *sv, const char *s)
 {
-	if (sv->n == sv->cap) {
-		sv->cap = sv->cap == 0 ? 1 : sv->cap * 2;
+	char **v;
+
+	if (sv->v == NULL) {
+		strv_make_single(sv, s);
+		return;
+	}
+	if (strv_single(sv)) {
+		v = xreallocarray(NULL, 2, sizeof(*v));
+		v[0] = xstrdup(sv->v[0]);
+		free(sv->v);
+		sv->v = v;
+		sv->cap = 2;
+	} else if (sv->n == sv->cap) {
+		sv->cap *= 2;
 		sv->v = xreallocarray(sv->v, sv->cap, sizeof(*sv->v));
 	}
 	sv->v[sv->n++] = xstrdup(s);
@@ -19,8 +58,13 @@ strv_add(struct strv *sv, const char *s)
 void
 strv_set(struct strv *sv, size_t i, const char *s)
 {
-	char *c = xstrdup(s);
+	char *c;
 
+	if (strv_single(sv)) {
+		strv_make_single(sv, s);
+		return;
+	}
+	c = xstrdup(s);
 	free(sv->v[i]);
 	sv->v[i] = c;
 }
@@ -28,6 +72,10 @@ strv_set(struct strv *sv, size_t i, const char *s)
 void
 strv_remove(struct strv *sv, size_t i)
 {
+	if (strv_single(sv)) {
+		strv_clear(sv);
+		return;
+	}
 	free(sv->v[i]);
 	memmove(&sv->v[i], &sv->v[i + 1], (sv->n - i - 1) * sizeof(*sv->v));
 	sv->n--;
@@ -49,8 +97,9 @@ strv_clear(struct strv *sv)
 {
 	uint32_t i;
 
-	for (i = 0; i < sv->n; i++)
-		free(sv->v[i]);
+	if (!strv_single(sv))
+		for (i = 0; i < sv->n; i++)
+			free(sv->v[i]);
 	free(sv->v);
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
@@ -77,6 +126,8 @@ strv_bytes(const struct strv *sv)
 	if (sv->v == NULL)
 		return (0);
 	n = malloc_usable_size(sv->v);
+	if (strv_single(sv))
+		return (n);
 	for (i = 0; i < sv->n; i++)
 		n += malloc_usable_size(sv->v[i]);
 	return (n);

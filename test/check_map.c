@@ -3,6 +3,7 @@
  * borrowed keys) and the string array.
  */
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,45 @@ START_TEST(test_strv)
 }
 END_TEST
 
+/* One string lives in the array's block: set, grow and remove from it. */
+START_TEST(test_strv_single)
+{
+	struct strv sv = { NULL, 0, 0 }, two = { NULL, 0, 0 };
+	const char *key = "bench-backlog/b30000-12345";
+
+	strv_add(&sv, key);
+	ck_assert_uint_eq(sv.n, 1);
+	ck_assert_str_eq(sv.v[0], key);
+	ck_assert_int_eq(strv_find(&sv, key), 0);
+	/* One block: smaller than a pointer array and a copy apart. */
+	strv_add(&two, key);
+	strv_add(&two, key);
+	ck_assert_uint_lt(strv_bytes(&sv), strv_bytes(&two) / 2 + 32);
+	ck_assert_uint_eq(strv_bytes(&sv), malloc_usable_size(sv.v));
+	strv_set(&sv, 0, "ns/other");
+	ck_assert_str_eq(sv.v[0], "ns/other");
+	/* A second string: the first is still there, and stays valid. */
+	strv_add(&sv, "ns/second");
+	ck_assert_uint_eq(sv.n, 2);
+	ck_assert_str_eq(sv.v[0], "ns/other");
+	ck_assert_str_eq(sv.v[1], "ns/second");
+	strv_remove(&sv, 0);
+	ck_assert_str_eq(sv.v[0], "ns/second");
+	strv_clear(&sv);
+	/* Removing the only one leaves an empty strv that takes more. */
+	strv_add(&sv, "a");
+	strv_remove(&sv, 0);
+	ck_assert_uint_eq(sv.n, 0);
+	ck_assert_ptr_null(sv.v);
+	strv_add(&sv, "b");
+	strv_add(&sv, "c");
+	strv_add(&sv, "d");
+	ck_assert_str_eq(sv.v[2], "d");
+	strv_clear(&sv);
+	strv_clear(&two);
+}
+END_TEST
+
 Suite *
 map_suite(void)
 {
@@ -136,6 +176,7 @@ map_suite(void)
 	tcase_add_test(tc, test_map_many);
 	tcase_add_test(tc, test_map_borrowed);
 	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_strv_single);
 	suite_add_tcase(s, tc);
 	return (s);
 }
