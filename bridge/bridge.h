@@ -707,9 +707,10 @@ enum pod_state {
 };
 
 struct pod_entry {
-	char	      *key;  /* ns/name (the pods map borrows it) */
+	/* ns/name, rec's (the pods map borrows it): valid while rec is */
+	const char    *key;
 	const char    *ns;   /* interned */
-	const char    *name; /* in key */
+	const char    *name; /* rec's */
 	struct podrec *rec;  /* the pod as last seen, owned */
 	/*
 	 * The key of the group it is a member of (the group's own string:

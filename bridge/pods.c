@@ -109,6 +109,22 @@ pods_regroup_owner(struct reconcile *r, enum msg_kind kind, const json_t *obj)
 	}
 }
 
+/*
+ * The entry's record is rec from now on; its key and name are rec's (the
+ * pods map borrows the key), so they move to rec before the old one goes.
+ */
+static void
+pods_take_rec(struct reconcile *r, struct pod_entry *e, struct podrec *rec)
+{
+	struct podrec *old = e->rec;
+
+	e->rec = rec;
+	e->key = rec->key;
+	e->name = rec->name;
+	map_put(r->pods, e->key, e);
+	podrec_free(old);
+}
+
 /* Takes rec: the pod's newest state. */
 void
 pods_update(struct reconcile *r, struct podrec *rec)
@@ -120,11 +136,8 @@ pods_update(struct reconcile *r, struct podrec *rec)
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
-		e->key = xstrdup(rec->key);
 		e->ns = intern_get(rec->ns);
-		e->name = e->key + strlen(rec->ns) + 1;
 		e->seen_at = podentry_epoch();
-		map_put(r->pods, e->key, e);
 	}
 	/*
 	 * A pod we bound stays bound for its UID: an older event (say, of
@@ -157,8 +170,7 @@ pods_update(struct reconcile *r, struct podrec *rec)
 	    (e->rec->cold == NULL || rec->cold == NULL ?
 		    e->rec->cold != rec->cold :
 		    strcmp(e->rec->cold, rec->cold) != 0);
-	podrec_free(e->rec);
-	e->rec = rec;
+	pods_take_rec(r, e, rec);
 	/* Recreated under its name, a pod may no longer be deleting. */
 	if (rec->delete_at != 0)
 		map_put(r->deleting, e->key, NULL);

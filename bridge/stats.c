@@ -163,8 +163,7 @@ stats_gauges(struct reconcile *r)
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
 			pods++;
 		pbytes += (long long)(malloc_usable_size(e) +
-		    str_bytes(e->key) + str_bytes(e->cond_next) +
-		    str_bytes(e->cond_msg));
+		    str_bytes(e->cond_next) + str_bytes(e->cond_msg));
 	}
 	it = 0;
 	gbytes = (long long)map_bytes(r->groups) +
