@@ -764,7 +764,7 @@ enum group_state {
 
 /*
  * A group: a gang, or a single pod.  Laid out by size, its flags last as
- * bytes: 50,000 pending pods keep 50,000 of them.
+ * bits: 50,000 pending pods keep 50,000 of them.
  */
 struct group {
 	char	   *key;      /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
@@ -818,33 +818,33 @@ struct group {
 	int		   min_member; /* 0: from the object sized_by names */
 	enum workload_kind sized_by;
 	enum group_state   state;
-	uint8_t		   gang;
-	uint8_t		   job_pods_set; /* job_pods is known */
-	uint8_t		   exclusive;
-	uint8_t		   cancelled;  /* we asked Slurm to end the job */
-	uint8_t		   cancel_due; /* asking failed: ask again */
-	uint8_t		   ending; /* ... and the end thread has not answered */
-	uint8_t		   foreign; /* has had a member of another scheduler */
-	uint8_t ext_asked; /* ... and the extender was asked to place it */
+	unsigned		   gang : 1;
+	unsigned		   job_pods_set : 1; /* job_pods is known */
+	unsigned		   exclusive : 1;
+	unsigned		   cancelled : 1;  /* we asked Slurm to end the job */
+	unsigned		   cancel_due : 1; /* asking failed: ask again */
+	unsigned		   ending : 1; /* ... and the end thread has not answered */
+	unsigned		   foreign : 1; /* has had a member of another scheduler */
+	unsigned ext_asked : 1; /* ... and the extender was asked to place it */
 	/*
 	 * jobid came from a member's label or annotation at start, which
 	 * anyone who can write the pod could have set: a hint, until the
 	 * job's admin_comment names this install and the member's UID.
 	 */
-	uint8_t hinted;
-	uint8_t invalid; /* translation failed; wait for a change */
-	uint8_t failed;	 /* failed by us (node lost): cancel, never complete */
-	uint8_t seen;	 /* its job was in the last full load */
-	uint8_t slurm_ends;
+	unsigned hinted : 1;
+	unsigned invalid : 1; /* translation failed; wait for a change */
+	unsigned failed : 1;	 /* failed by us (node lost): cancel, never complete */
+	unsigned seen : 1;	 /* its job was in the last full load */
+	unsigned slurm_ends : 1;
 	/* Its pods ended; its job holds a shared claim's devices for others */
-	uint8_t claims_held;
+	unsigned claims_held : 1;
 	/* Its job allocated a claim (it may hold one for other jobs' pods) */
-	uint8_t allocated_claims;
-	uint8_t recheck;
-	uint8_t updating;
-	uint8_t pg_busy;
-	uint8_t pg_sent;
-	uint8_t pg_scheduled;
+	unsigned allocated_claims : 1;
+	unsigned recheck : 1;
+	unsigned updating : 1;
+	unsigned pg_busy : 1;
+	unsigned pg_sent : 1;
+	unsigned pg_scheduled : 1;
 };
 
 struct reconcile {

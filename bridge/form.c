@@ -332,7 +332,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->retry_ms = 0;
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
-	g->exclusive = s->js.exclusive;
+	g->exclusive = s->js.exclusive != 0;
 	free(g->comment);
 	g->comment = NULL;
 	/* Kept once it runs (a pending job's comes with the poll that starts it). */
@@ -417,6 +417,6 @@ form_adopt_sizes(struct reconcile *r, struct group *g)
 		return;
 	g->cpus_per_task = js.cpus_per_task;
 	g->gpus_per_task = js.gpus_per_task;
-	g->exclusive = js.exclusive;
+	g->exclusive = js.exclusive != 0;
 	translate_jobspec_cleanup(&js);
 }

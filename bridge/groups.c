@@ -157,7 +157,7 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	g->ns = intern_get(ns);
 	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
 						g->key;
-	g->gang = gid->gang;
+	g->gang = gid->gang != 0;
 	g->min_member = gid->min_member;
 	g->sized_by = gid->sized_by;
 	map_put(r->groups, g->key, g);
