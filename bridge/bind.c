@@ -110,10 +110,10 @@ static int
 bind_place(const struct group *g, size_t n, struct assignment *a, char *err,
     size_t errlen)
 {
-	if (g->het != NULL)
-		return (
-		    placement_assign_het(g->layout, g->het, n, a, err, errlen));
-	return (placement_assign(g->layout, n, (int)g->cpus_per_task,
+	if (g->more->het != NULL)
+		return (placement_assign_het(g->more->layout, g->more->het, n,
+		    a, err, errlen));
+	return (placement_assign(g->more->layout, n, (int)g->cpus_per_task,
 	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, err, errlen));
 }
 
@@ -121,8 +121,8 @@ bind_place(const struct group *g, size_t n, struct assignment *a, char *err,
 static int
 bind_serves_claims(const struct group *g)
 {
-	return (g != NULL && !g->cancelled && g->disruption == NULL &&
-	    g->end_msg == NULL &&
+	return (g != NULL && !g->cancelled && g->more->disruption == NULL &&
+	    g->more->end_msg == NULL &&
 	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
 		g->state == G_ALLOCATED || g->state == G_BOUND));
 }
@@ -329,7 +329,7 @@ bind_flush_writes(struct reconcile *r)
 		    groups_labelled(r, g))
 			bind_plan_pending(r, g);
 		else if (g->state == G_ALLOCATED && g->next_try <= now &&
-		    g->disruption == NULL)
+		    g->more->disruption == NULL)
 			bind_plan_allocated(r, g, groups_labelled(r, g));
 	}
 	json_object_foreach (rel, k, v)
@@ -406,8 +406,8 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 void
 bind_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 {
-	json_decref(g->layout);
-	g->layout = json_deep_copy(layout);
+	json_decref(g->more->layout);
+	groupmore_get(g)->layout = json_deep_copy(layout);
 	groups_set_state(r, g, G_ALLOCATED);
 	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
 	groups_want(r->writes, g->key);

@@ -763,24 +763,18 @@ enum group_state {
 };
 
 /*
- * A group: a gang, or a single pod.  Laid out by size, its flags last as
- * bits: 50,000 pending pods keep 50,000 of them.
+ * The part of a group a pending pod alone does not use, kept apart so that
+ * 50,000 of them do not carry it (struct group's more).
  */
-struct group {
-	char	   *key;      /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
-	const char *ns;	      /* interned */
-	const char *name;     /* in key */
-	struct strv members;  /* pod keys */
-	struct strv job_pods; /* pod keys in the job, placement order */
-	json_t	   *layout;   /* [{node, cpus, gres[, comp]}] once allocated */
+struct group_more {
+	json_t *layout; /* [{node, cpus, gres[, comp]}] once allocated */
 	/* A heterogeneous job's {"comps", "shapes"} (translate_admin_het) */
 	json_t *het;
 	char   *end_msg; /* Slurm ended the job: why (Events) */
 	/*
 	 * Slurm took the allocation back (end_yield): the DisruptionTarget
-	 * message its members are deleted with, when Slurm's grace ends
-	 * (wall clock), and (slurm_ends) whether Slurm itself ends the job
-	 * (preempted: the job is never cancelled, so sacct says PREEMPTED).
+	 * message its members are deleted with, and when Slurm's grace ends
+	 * (wall clock).
 	 */
 	char  *disruption;
 	time_t grace_end;
@@ -793,13 +787,32 @@ struct group {
 	char *comment;
 	/*
 	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
-	 * one wanted ("True|..." or "False|..."), whether a write is on its
-	 * way (pg_busy), whether it was sent and not refused (pg_sent), and
-	 * whether True was wanted (pg_scheduled: it never goes back).
+	 * one wanted ("True|..." or "False|...").  Whether a write is on its
+	 * way, was sent, and whether True was wanted are the group's pg_
+	 * flags.
 	 */
-	char	    *pg_cond;
-	const char  *pending_reason; /* Slurm's, interned, or NULL */
-	struct sreq *inflight;	     /* while G_SUBMITTING (the submitter's) */
+	char *pg_cond;
+};
+
+/*
+ * A group: a gang, or a single pod.  Laid out by size, its flags last as
+ * bits: 50,000 pending pods keep 50,000 of them.
+ */
+struct group {
+	char	   *key;      /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
+	const char *ns;	      /* interned */
+	const char *name;     /* in key */
+	struct strv members;  /* pod keys */
+	struct strv job_pods; /* pod keys in the job, placement order */
+	/*
+	 * What a pending pod alone never has (an allocation, an end, a
+	 * PodGroup's condition): the shared empty one, read-only, until
+	 * groupmore_get makes its own.  Read it directly; write through
+	 * groupmore_get.
+	 */
+	struct group_more *more;
+	const char	  *pending_reason; /* Slurm's, interned, or NULL */
+	struct sreq	  *inflight; /* while G_SUBMITTING (the submitter's) */
 	/*
 	 * What a pending job's owner may change of it, as last asked: a
 	 * hash of form_spec's fields (0: not known, an adopted job).
@@ -818,13 +831,13 @@ struct group {
 	int		   min_member; /* 0: from the object sized_by names */
 	enum workload_kind sized_by;
 	enum group_state   state;
-	unsigned		   gang : 1;
-	unsigned		   job_pods_set : 1; /* job_pods is known */
-	unsigned		   exclusive : 1;
-	unsigned		   cancelled : 1;  /* we asked Slurm to end the job */
-	unsigned		   cancel_due : 1; /* asking failed: ask again */
-	unsigned		   ending : 1; /* ... and the end thread has not answered */
-	unsigned		   foreign : 1; /* has had a member of another scheduler */
+	unsigned	   gang : 1;
+	unsigned	   job_pods_set : 1; /* job_pods is known */
+	unsigned	   exclusive : 1;
+	unsigned	   cancelled : 1;  /* we asked Slurm to end the job */
+	unsigned	   cancel_due : 1; /* asking failed: ask again */
+	unsigned ending : 1;	/* ... and the end thread has not answered */
+	unsigned foreign : 1;	/* has had a member of another scheduler */
 	unsigned ext_asked : 1; /* ... and the extender was asked to place it */
 	/*
 	 * jobid came from a member's label or annotation at start, which
@@ -833,8 +846,10 @@ struct group {
 	 */
 	unsigned hinted : 1;
 	unsigned invalid : 1; /* translation failed; wait for a change */
-	unsigned failed : 1;	 /* failed by us (node lost): cancel, never complete */
-	unsigned seen : 1;	 /* its job was in the last full load */
+	unsigned
+	    failed : 1; /* failed by us (node lost): cancel, never complete */
+	unsigned seen : 1; /* its job was in the last full load */
+	/* Slurm ends the job itself (preempted: never cancelled) */
 	unsigned slurm_ends : 1;
 	/* Its pods ended; its job holds a shared claim's devices for others */
 	unsigned claims_held : 1;
@@ -842,6 +857,8 @@ struct group {
 	unsigned allocated_claims : 1;
 	unsigned recheck : 1;
 	unsigned updating : 1;
+	/* more->pg_cond: a write is on its way, it was sent and not */
+	/* refused, True was wanted (it never goes back) */
 	unsigned pg_busy : 1;
 	unsigned pg_sent : 1;
 	unsigned pg_scheduled : 1;
@@ -1024,8 +1041,22 @@ int namespaces_enabled(struct reconcile *, const char *ns);
  * groups.c: the groups (in r->groups; their members are keys of r->pods,
  * whose entries the groups borrow).
  */
+/*
+ * groupmore.c: a group's more.  A new group's is the shared empty one
+ * (groupmore_init); groupmore_get makes its own, to write.
+ */
+void		   groupmore_init(struct group *);
+struct group_more *groupmore_get(struct group *);
+/* Drops its last job's layout, end, comment and het. */
+void groupmore_forget_job(struct group *);
+/* Frees its own more; the group has the shared empty one after. */
+void groupmore_free(struct group *);
+/* Bytes of its own more (0 while it has none). */
+size_t groupmore_bytes(const struct group *);
+
 /* Frees a group (the groups map's free function). */
 void groups_entry_free(void *);
+
 /* Finds or makes the group for gid; it lives in r->groups. */
 struct group *groups_get(struct reconcile *, const struct group_id *gid,
     const char *ns);

@@ -67,10 +67,10 @@ end_ask(struct reconcile *r, struct group *g, int complete, int code, int sig,
 	e->sig = sig;
 	e->why = why;
 	e->leader_elect = r->conf->leader_elect;
-	if (g->comment != NULL &&
+	if (g->more->comment != NULL &&
 	    (g->state == G_ALLOCATED || g->state == G_BOUND) &&
 	    end_pods_stopped(r, g))
-		e->comment = xstrdup(g->comment);
+		e->comment = xstrdup(g->more->comment);
 	g->cancelled = 1;
 	g->ending = 1;
 	g->cancel_due = 0;
@@ -190,10 +190,11 @@ end_joiner(void *arg, struct pod_entry *e, const json_t *claim)
 	snprintf(msg, sizeof(msg),
 	    "%s (it held the devices of ResourceClaim %.63s this pod "
 	    "shares)",
-	    g->disruption != NULL ? g->disruption : g->end_msg,
+	    g->more->disruption != NULL ? g->more->disruption :
+					  g->more->end_msg,
 	    k8s_obj_name(claim));
-	if (g->disruption != NULL)
-		writes_preempt(r, e, msg, g->grace_end);
+	if (g->more->disruption != NULL)
+		writes_preempt(r, e, msg, g->more->grace_end);
 	else
 		writes_delete(r, e, msg);
 }
@@ -213,13 +214,14 @@ end_members(struct reconcile *r, struct group *g)
 		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
-		if (g->disruption != NULL)
-			writes_preempt(r, e, g->disruption, g->grace_end);
+		if (g->more->disruption != NULL)
+			writes_preempt(r, e, g->more->disruption,
+			    g->more->grace_end);
 		else
-			writes_delete(r, e, g->end_msg);
+			writes_delete(r, e, g->more->end_msg);
 	}
 	/* ... and the pods of other jobs that share its claims' devices. */
-	if ((g->disruption != NULL || g->end_msg != NULL) &&
+	if ((g->more->disruption != NULL || g->more->end_msg != NULL) &&
 	    (g->claims_held || g->allocated_claims || claims_named(r, g))) {
 		void *arg[2] = { r, g };
 
@@ -237,9 +239,10 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 				    "if preempted)",
 		[YIELD_REQUEUED] = "requeued",
 	};
-	char msg[512];
+	struct group_more *m;
+	char		   msg[512];
 
-	if (g->disruption != NULL || g->jobid == 0)
+	if (g->more->disruption != NULL || g->jobid == 0)
 		return;
 	if (grace_end > time(NULL))
 		snprintf(msg, sizeof(msg),
@@ -250,11 +253,12 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm %s job %u",
 		    why[cause], g->jobid);
 	log_info("group %s: %s: its pods yield", g->key, msg + 14);
-	g->disruption = xstrdup(msg);
-	g->grace_end = grace_end;
+	m = groupmore_get(g);
+	m->disruption = xstrdup(msg);
+	m->grace_end = grace_end;
 	g->slurm_ends = cause == YIELD_PREEMPTED;
-	free(g->end_msg);
-	g->end_msg = xstrdup(msg);
+	free(m->end_msg);
+	m->end_msg = xstrdup(msg);
 	atomic_fetch_add(&bstats.disruptions[cause], 1);
 	writes_podgroup_disrupted(r, g, msg);
 	end_members(r, g);
@@ -276,20 +280,10 @@ end_reset(struct reconcile *r, struct group *g)
 	groups_set_state(r, g, G_WAITING);
 	strv_clear(&g->job_pods);
 	g->job_pods_set = 0;
-	json_decref(g->layout);
-	g->layout = NULL;
-	json_decref(g->het);
-	g->het = NULL;
+	groupmore_forget_job(g);
 	g->cpus_per_task = g->gpus_per_task = 0;
-	free(g->end_msg);
-	g->end_msg = NULL;
-	free(g->disruption);
-	g->disruption = NULL;
-	g->grace_end = 0;
 	g->slurm_ends = 0;
 	g->spec = 0;
-	free(g->comment);
-	g->comment = NULL;
 	g->recheck = 0;
 	g->updating = 0;
 	g->hinted = 0;

@@ -333,11 +333,13 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive != 0;
-	free(g->comment);
-	g->comment = NULL;
+	if (g->more->comment != NULL) {
+		free(g->more->comment);
+		g->more->comment = NULL;
+	}
 	/* Kept once it runs (a pending job's comes with the poll that starts it). */
 	if (s->js.ncomps <= 1 && s->layout != NULL) {
-		g->comment = s->js.comment;
+		groupmore_get(g)->comment = s->js.comment;
 		s->js.comment = NULL;
 	}
 	groups_job_pods(g, s->pods, s->js.admin_comment);

@@ -85,7 +85,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 * delete is asked again, and once no member it bound still runs, the
 	 * job is cancelled (a controller's replacement pods get a new one).
 	 */
-	if (g->jobid != 0 && g->disruption != NULL && !g->cancelled) {
+	if (g->jobid != 0 && g->more->disruption != NULL && !g->cancelled) {
 		end_members(r, g);
 		if (groups_live(r, g, NULL, 0, 0) !=
 		    groups_live(r, g, NULL, 0, 1))
@@ -98,7 +98,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 * controller's new pods get a new job rather than a dead slot.
 	 */
 	if (g->jobid != 0 && (g->cancelled || g->state == G_ENDED)) {
-		if (g->end_msg != NULL)
+		if (g->more->end_msg != NULL)
 			end_members(r, g);
 		if (groups_live(r, g, NULL, 0, 0) !=
 		    groups_live(r, g, NULL, 0, 1))
@@ -196,7 +196,7 @@ group_quiet(struct reconcile *r, struct group *g, int64_t now)
 	/* An end on the end thread: its answer brings the group back. */
 	if (g->ending)
 		return (1);
-	if (g->cancelled || g->end_msg != NULL || g->claims_held)
+	if (g->cancelled || g->more->end_msg != NULL || g->claims_held)
 		return (0);
 	/* A cancel failed (slurmctld away): the sweep tries again. */
 	if (g->cancel_due)

@@ -61,12 +61,7 @@ groups_entry_free(void *p)
 	intern_put(g->pending_reason);
 	strv_clear(&g->members);
 	strv_clear(&g->job_pods);
-	json_decref(g->layout);
-	json_decref(g->het);
-	free(g->end_msg);
-	free(g->disruption);
-	free(g->comment);
-	free(g->pg_cond);
+	groupmore_free(g);
 	free(g);
 }
 
@@ -153,6 +148,7 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	if ((g = map_get(r->groups, gid->key)) != NULL)
 		return (g);
 	g = xcalloc(1, sizeof(*g));
+	groupmore_init(g);
 	g->key = xstrdup(gid->key);
 	g->ns = intern_get(ns);
 	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
@@ -290,8 +286,12 @@ groups_retry_later(struct group *g, int refused)
 void
 groups_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 {
+	json_t *het = translate_admin_het(admin_comment, json_array_size(pods));
+
 	strv_from_json(&g->job_pods, pods);
 	g->job_pods_set = 1;
-	json_decref(g->het);
-	g->het = translate_admin_het(admin_comment, json_array_size(pods));
+	if (het != NULL || g->more->het != NULL) {
+		json_decref(g->more->het);
+		groupmore_get(g)->het = het;
+	}
 }

@@ -323,8 +323,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 		break;
 	case SJOB_RUNNING:
 		/* For sctl_mark_stopped: not kept while the job waits. */
-		if (g->comment == NULL && g->het == NULL && j->comment != NULL)
-			g->comment = xstrdup(j->comment);
+		if (g->more->comment == NULL && g->more->het == NULL &&
+		    j->comment != NULL)
+			groupmore_get(g)->comment = xstrdup(j->comment);
 		if (g->state == G_PENDING) {
 			json_t *layout = sctl_job_layout(j);
 
@@ -357,8 +358,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 		 * The job is the pods' lease on the nodes: end them too, unless
 		 * we ended the job ourselves (its pods were gone already).
 		 */
-		if (!g->cancelled && g->end_msg == NULL) {
-			xasprintf(&g->end_msg,
+		if (!g->cancelled && g->more->end_msg == NULL) {
+			xasprintf(&groupmore_get(g)->end_msg,
 			    "Slurm job %u ended: %s "
 			    "(Reason=%s); deleting the pod",
 			    j->id, j->state, j->reason);
@@ -589,7 +590,8 @@ poll_misnamed(struct reconcile *r, struct group *g)
 		end_reset(r, g);
 		return (1);
 	}
-	xasprintf(&g->end_msg,
+	free(g->more->end_msg);
+	xasprintf(&groupmore_get(g)->end_msg,
 	    "its job-id label or annotation names Slurm job %u, which was "
 	    "not made for it; deleting the pod",
 	    g->jobid);

@@ -180,7 +180,8 @@ stats_gauges(struct reconcile *r)
 			gangs++;
 		gbytes += (long long)(malloc_usable_size(g) +
 		    str_bytes(g->key) + strv_bytes(&g->members) +
-		    strv_bytes(&g->job_pods) + str_bytes(g->end_msg));
+		    strv_bytes(&g->job_pods) + groupmore_bytes(g) +
+		    str_bytes(g->more->end_msg));
 	}
 	it = 0;
 	jbytes = (long long)map_bytes(r->jobs);

@@ -380,14 +380,15 @@ writes_extender_bind(struct reconcile *r, struct ext_call *c)
 	writepool_submit(r->writepool, w);
 }
 
-/* Sends g->pg_cond ("True|msg" or "False|msg") to the PodGroup. */
+/* Sends g->more->pg_cond ("True|msg" or "False|msg") to the PodGroup. */
 static void
 writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 {
 	const json_t *c, *old = NULL;
-	const char   *status = strncmp(g->pg_cond, "True|", 5) == 0 ? "True" :
-								      "False";
-	const char   *msg = strchr(g->pg_cond, '|') + 1, *ltt = NULL;
+	const char   *status = strncmp(g->more->pg_cond, "True|", 5) == 0 ?
+	      "True" :
+	      "False";
+	const char   *msg = strchr(g->more->pg_cond, '|') + 1, *ltt = NULL;
 	struct wreq  *w;
 	char	      ts[64];
 	size_t	      i;
@@ -408,7 +409,7 @@ writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	}
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
 	w->gkey = xstrdup(g->key);
-	w->msg = xstrdup(g->pg_cond);
+	w->msg = xstrdup(g->more->pg_cond);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
 	    r->conf->podgroup_api, g->ns, g->name);
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
@@ -433,14 +434,15 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	    (g->pg_scheduled && !scheduled))
 		return;
 	xasprintf(&want, "%s|%s", scheduled ? "True" : "False", msg);
-	if (g->pg_cond != NULL && strcmp(g->pg_cond, want) == 0 && g->pg_sent) {
+	if (g->more->pg_cond != NULL && strcmp(g->more->pg_cond, want) == 0 &&
+	    g->pg_sent) {
 		free(want);
 		return;
 	}
-	if (g->pg_cond == NULL || strcmp(g->pg_cond, want) != 0)
+	if (g->more->pg_cond == NULL || strcmp(g->more->pg_cond, want) != 0)
 		g->pg_sent = 0;
-	free(g->pg_cond);
-	g->pg_cond = want;
+	free(g->more->pg_cond);
+	groupmore_get(g)->pg_cond = want;
 	if (scheduled)
 		g->pg_scheduled = 1;
 	/* The PodGroup may not be known yet: asked again once it is. */
@@ -465,7 +467,7 @@ writes_podgroup_done(struct reconcile *r, struct wreq *w)
 	if (g == NULL || w->gkey == NULL)
 		return;
 	g->pg_busy = 0;
-	if (strcmp(g->pg_cond, w->msg) == 0) {
+	if (strcmp(g->more->pg_cond, w->msg) == 0) {
 		/* Failed: written again when asked again. */
 		g->pg_sent = w->rc == 0;
 		return;

@@ -24,7 +24,7 @@ struct map_slot {
 struct map {
 	struct map_slot *slots;
 	uint8_t		*tags; /* map_tag of each slot's key, after slots */
-	size_t		 cap; /* power of two */
+	size_t		 cap;  /* power of two */
 	size_t		 count;
 	size_t		 used;	    /* count + tombstones */
 	size_t		 key_bytes; /* of the key copies */

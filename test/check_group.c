@@ -1413,14 +1413,16 @@ START_TEST(test_gang_heterogeneous)
 	    "PENDING");
 	ck_assert_uint_eq(fake_slurm_job_comps(fake_slurm_last_job()), 2);
 	g = h_group();
-	ck_assert_ptr_nonnull(g->het);
+	ck_assert_ptr_nonnull(g->more->het);
 	/* In placement order: train-0 and train-2 of 1 CPU, train-1 of 2. */
 	ck_assert_int_eq(json_integer_value(
-			     json_array_get(json_object_get(g->het, "comps"),
+			     json_array_get(json_object_get(g->more->het,
+						"comps"),
 				 1)),
 	    1);
 	ck_assert_int_eq(json_integer_value(
-			     json_array_get(json_object_get(g->het, "comps"),
+			     json_array_get(json_object_get(g->more->het,
+						"comps"),
 				 2)),
 	    0);
 	/*
