@@ -799,7 +799,6 @@ struct group_more {
  * bits: 50,000 pending pods keep 50,000 of them.
  */
 struct group {
-	char	   *key;      /* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p" */
 	const char *ns;	      /* interned */
 	const char *name;     /* in key */
 	struct strv members;  /* pod keys */
@@ -862,6 +861,8 @@ struct group {
 	unsigned pg_busy : 1;
 	unsigned pg_sent : 1;
 	unsigned pg_scheduled : 1;
+	/* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p": in the same block */
+	char key[];
 };
 
 struct reconcile {

@@ -56,7 +56,6 @@ groups_entry_free(void *p)
 	if (g == NULL)
 		return;
 	groups_withdraw(g);
-	free(g->key);
 	intern_put(g->ns);
 	intern_put(g->pending_reason);
 	strv_clear(&g->members);
@@ -144,12 +143,14 @@ struct group *
 groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 {
 	struct group *g;
+	size_t	      n;
 
 	if ((g = map_get(r->groups, gid->key)) != NULL)
 		return (g);
-	g = xcalloc(1, sizeof(*g));
+	n = strlen(gid->key) + 1;
+	g = xcalloc(1, sizeof(*g) + n);
 	groupmore_init(g);
-	g->key = xstrdup(gid->key);
+	memcpy(g->key, gid->key, n);
 	g->ns = intern_get(ns);
 	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
 						g->key;

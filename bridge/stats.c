@@ -179,9 +179,8 @@ stats_gauges(struct reconcile *r)
 			g->state == G_PENDING))
 			gangs++;
 		gbytes += (long long)(malloc_usable_size(g) +
-		    str_bytes(g->key) + strv_bytes(&g->members) +
-		    strv_bytes(&g->job_pods) + groupmore_bytes(g) +
-		    str_bytes(g->more->end_msg));
+		    strv_bytes(&g->members) + strv_bytes(&g->job_pods) +
+		    groupmore_bytes(g) + str_bytes(g->more->end_msg));
 	}
 	it = 0;
 	jbytes = (long long)map_bytes(r->jobs);
