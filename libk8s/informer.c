@@ -18,6 +18,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ struct k8s_informer {
 	/* owned by the thread */
 	struct k8s_client	*client;
 	struct k8s_watch_parser *parser;
-	struct map		*store;	     /* key -> struct inf_seen */
+	struct map		*store; /* key -> struct inf_seen, borrowed */
 	size_t			 seen_bytes; /* of the inf_seen values */
 	uint64_t		 gen;	     /* of the current listing */
 	char			*kind;	     /* of the list's items, or NULL */
@@ -92,7 +93,7 @@ k8s_informer_new(const struct k8s_config *conf,
 	inf->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	atomic_init(&inf->relists, 0);
 	atomic_init(&inf->restarts, 0);
-	inf->store = map_new(free);
+	inf->store = map_new_borrowed(free);
 	return (inf);
 }
 
@@ -229,11 +230,21 @@ informer_set_rv(struct k8s_informer *inf, const char *rv)
 	inf->rv = xstrdup(rv);
 }
 
-/* What the store keeps of an object. */
+/*
+ * What the store keeps of an object: one block with its key (which the
+ * store borrows) and its resourceVersion, key[rv].
+ */
 struct inf_seen {
-	uint64_t gen;  /* the listing that last saw it */
-	char	 rv[]; /* its resourceVersion */
+	uint64_t gen; /* the listing that last saw it */
+	uint32_t rv;  /* where its resourceVersion starts in key */
+	char	 key[];
 };
+
+static const char *
+informer_seen_rv(const struct inf_seen *s)
+{
+	return (s->key + s->rv);
+}
 
 /* Records key at rv in the store; returns whether it was there before. */
 static int
@@ -241,23 +252,27 @@ informer_store_put(struct k8s_informer *inf, const char *key, const char *rv,
     int *changed)
 {
 	struct inf_seen *old = map_get(inf->store, key), *s;
-	size_t		 n;
+	size_t		 k, n;
 
 	if (rv == NULL)
 		rv = "";
-	*changed = old == NULL || strcmp(old->rv, rv) != 0;
+	*changed = old == NULL || strcmp(informer_seen_rv(old), rv) != 0;
 	if (old != NULL && !*changed) {
 		old->gen = inf->gen;
 		return (1);
 	}
+	k = strlen(key) + 1;
 	n = strlen(rv) + 1;
-	s = xmalloc(sizeof(*s) + n);
+	s = xmalloc(offsetof(struct inf_seen, key) + k + n);
 	s->gen = inf->gen;
-	memcpy(s->rv, rv, n);
+	s->rv = (uint32_t)k;
+	memcpy(s->key, key, k);
+	memcpy(s->key + k, rv, n);
 	if (old != NULL)
 		inf->seen_bytes -= malloc_usable_size(old);
 	inf->seen_bytes += malloc_usable_size(s);
-	map_put(inf->store, key, s);
+	/* Frees old, whose key the store held until now. */
+	map_put(inf->store, s->key, s);
 	informer_store_publish(inf);
 	return (old != NULL);
 }
@@ -322,7 +337,7 @@ informer_vanished(struct k8s_informer *inf)
 		    slash != NULL ? (size_t)(slash - key) : 0, "name",
 		    slash != NULL ? slash + 1 : key);
 		json_object_set_new(json_object_get(obj, "metadata"),
-		    "resourceVersion", json_string(s->rv));
+		    "resourceVersion", json_string(informer_seen_rv(s)));
 		if (slash == NULL)
 			json_object_del(json_object_get(obj, "metadata"),
 			    "namespace");
