@@ -13,16 +13,44 @@
 #include <time.h>
 
 #include "internal.h"
+#include "map.h"
 
 #define EVENT_NOTE_MAX	1024 /* the API's limit on note */
 #define EVENT_CACHE_MAX 4096 /* remembered distinct events */
+
+/*
+ * A remembered Event, under its dedup key's hash (hex, in the same block;
+ * the cache borrows it).  The key itself, some 200 bytes, is not kept: a
+ * second, different hash of it must match too.  As JSON each entry took
+ * some 650 bytes, and a scheduler with thousands of pending pods keeps
+ * thousands.
+ */
+struct rec_seen {
+	uint64_t   check; /* recorder_check of the dedup key */
+	json_int_t count;
+	char	   hash[17]; /* map_hash of the dedup key, hex */
+	char	   name[];   /* the Event's */
+};
 
 struct k8s_recorder {
 	struct k8s_client *client;
 	char		  *controller;
 	char		  *instance;
-	json_t		  *seen; /* dedup key -> {ns, name, count} */
+	struct map	  *seen; /* hash -> struct rec_seen */
 };
+
+/* FNV-1 (multiply, then xor): a second hash, unlike map_hash's FNV-1a. */
+static uint64_t
+recorder_check(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s != '\0'; s++) {
+		h *= 1099511628211ULL;
+		h ^= (unsigned char)*s;
+	}
+	return (h);
+}
 
 struct k8s_recorder *
 k8s_recorder_new(struct k8s_client *c, const char *controller,
@@ -34,7 +62,7 @@ k8s_recorder_new(struct k8s_client *c, const char *controller,
 	r->client = c;
 	r->controller = xstrdup(controller);
 	r->instance = xstrdup(instance);
-	r->seen = json_object();
+	r->seen = map_new_borrowed(free);
 	return (r);
 }
 
@@ -45,23 +73,26 @@ k8s_recorder_free(struct k8s_recorder *r)
 		return;
 	free(r->controller);
 	free(r->instance);
-	json_decref(r->seen);
+	map_free(r->seen);
 	free(r);
 }
 
 /*
- * Creates a new Event object, observed at tv; stores its name in the cache
- * entry.
+ * Creates a new Event object, observed at tv; remembers it under the dedup
+ * key's hashes (hash, check).
  */
 static int
 recorder_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
     const char *type, const char *reason, const char *action, const char *note,
-    const struct timeval *tv, json_t *entry, struct k8s_error *err)
+    const struct timeval *tv, const char *hash, uint64_t check,
+    struct k8s_error *err)
 {
-	json_t	   *ev, *regarding;
-	const char *oname = k8s_obj_name(obj), *v;
-	char	    name[300], now[64], *path;
-	int	    rc;
+	struct rec_seen *seen;
+	size_t		 n;
+	json_t		*ev, *regarding;
+	const char	*oname = k8s_obj_name(obj), *v;
+	char		 name[300], now[64], *path;
+	int		 rc;
 
 	k8s_microtime(now, sizeof(now), tv);
 	snprintf(name, sizeof(name), "%.200s.%llx",
@@ -94,8 +125,17 @@ recorder_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
 	free(path);
 	json_decref(ev);
 	if (rc == 0) {
-		json_object_set_new(entry, "name", json_string(name));
-		json_object_set_new(entry, "count", json_integer(1));
+		if (map_count(r->seen) >= EVENT_CACHE_MAX) {
+			map_free(r->seen);
+			r->seen = map_new_borrowed(free);
+		}
+		n = strlen(name) + 1;
+		seen = xmalloc(sizeof(*seen) + n);
+		seen->check = check;
+		seen->count = 1;
+		memcpy(seen->hash, hash, sizeof(seen->hash));
+		memcpy(seen->name, name, n);
+		map_put(r->seen, seen->hash, seen);
 	}
 	return (rc);
 }
@@ -105,13 +145,15 @@ k8s_recorder_post(struct k8s_recorder *r, const json_t *obj, const char *type,
     const char *reason, const char *action, struct k8s_error *err,
     const char *fmt, ...)
 {
-	struct timeval tv;
-	va_list	       ap;
-	json_t	      *entry, *patch;
-	char	       note[EVENT_NOTE_MAX + 1], now[64], *key, *path;
-	const char    *ns, *uid, *name;
-	json_int_t     count;
-	int	       rc;
+	struct timeval	 tv;
+	va_list		 ap;
+	struct rec_seen *seen;
+	json_t		*patch;
+	char		 note[EVENT_NOTE_MAX + 1], now[64], *key, *path;
+	char		 hash[17];
+	const char	*ns, *uid;
+	uint64_t	 check;
+	int		 rc;
 
 	va_start(ap, fmt);
 	vsnprintf(note, sizeof(note), fmt, ap);
@@ -126,42 +168,30 @@ k8s_recorder_post(struct k8s_recorder *r, const json_t *obj, const char *type,
 	    k8s_obj_name(obj) != NULL ? k8s_obj_name(obj) : "",
 	    uid != NULL ? uid : "", type, reason, note);
 
-	entry = json_object_get(r->seen, key);
-	if (entry != NULL) {
-		name = json_string_value(json_object_get(entry, "name"));
-		count = json_integer_value(json_object_get(entry, "count")) + 1;
+	snprintf(hash, sizeof(hash), "%016llx",
+	    (unsigned long long)map_hash(key));
+	check = recorder_check(key);
+	free(key);
+	seen = map_get(r->seen, hash);
+	if (seen != NULL && seen->check == check) {
 		patch = json_pack("{s:{s:I, s:s}}", "series", "count",
-		    (json_int_t)count, "lastObservedTime", now);
+		    seen->count + 1, "lastObservedTime", now);
 		xasprintf(&path,
 		    "/apis/events.k8s.io/v1/namespaces/%s/"
 		    "events/%s",
-		    ns, name);
+		    ns, seen->name);
 		rc = k8s_patch(r->client, path, K8S_PATCH_MERGE, patch, NULL,
 		    err);
 		free(path);
 		json_decref(patch);
 		if (rc == 0) {
-			json_object_set_new(entry, "count",
-			    json_integer(count));
-			free(key);
+			seen->count++;
 			return (0);
 		}
-		if (err == NULL || err->status != 404) {
-			free(key);
+		if (err == NULL || err->status != 404)
 			return (-1);
-		}
 		/* The Event expired (its TTL is an hour): start again. */
-		json_object_del(r->seen, key);
 	}
-	if (json_object_size(r->seen) >= EVENT_CACHE_MAX)
-		json_object_clear(r->seen);
-	entry = json_object();
-	rc = recorder_create(r, obj, ns, type, reason, action, note, &tv, entry,
-	    err);
-	if (rc == 0)
-		json_object_set_new(r->seen, key, entry);
-	else
-		json_decref(entry);
-	free(key);
-	return (rc);
+	return (recorder_create(r, obj, ns, type, reason, action, note, &tv,
+	    hash, check, err));
 }
