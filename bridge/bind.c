@@ -55,10 +55,10 @@ bind_released(struct reconcile *r, struct pod_entry *e, struct wreq *w)
 {
 	if (w->rc == 0 || w->err.status == 404) {
 		e->finalizer = 0;
-		log_debug("pod %s: finalizer removed", e->key);
+		log_debug("pod %s: finalizer removed", e->rec->key);
 		writes_force_delete(r, e);
 	} else
-		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->key,
+		log_warnx("pod %s: remove finalizer: %ld %s: %s", e->rec->key,
 		    w->err.status, w->err.reason, w->err.text);
 }
 
@@ -70,7 +70,7 @@ bind_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 
 	if (e->state == PS_ENDED) {
 		/* Failed or deleted while its Binding was on its way. */
-		log_info("pod %s: bound to node %s after it ended", e->key,
+		log_info("pod %s: bound to node %s after it ended", e->rec->key,
 		    w->node);
 		return;
 	}
@@ -79,8 +79,8 @@ bind_bound(struct reconcile *r, struct pod_entry *e, const struct wreq *w)
 	e->bound_node = intern_get(w->node);
 	atomic_fetch_add(&bstats.pods_bound, 1);
 	metrics_hist_observe(&bstats.sched_latency, podentry_age(e));
-	log_info("pod %s: bound to node %s (slurm job %u)", e->key, w->node,
-	    w->jobid);
+	log_info("pod %s: bound to node %s (slurm job %u)", e->rec->key,
+	    w->node, w->jobid);
 	snprintf(msg, sizeof(msg),
 	    "bound to %.100s: Slurm allocated node "
 	    "%.100s to job %u%s%.100s",
@@ -227,7 +227,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    "=%.100s)",
 			    g->jobid, a[i].node, a[i].node);
 			if (e->cond != map_hash(msg))
-				log_warnx("pod %s: %s", e->key, msg);
+				log_warnx("pod %s: %s", e->rec->key, msg);
 			writes_condition(r, e, msg, 1);
 			failed = 1;
 			continue;
@@ -272,7 +272,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			    rc == -2 ? "; the job is given up and the pod "
 				       "placed anew" :
 				       "");
-			log_warnx("pod %s: %s", e->key, msg);
+			log_warnx("pod %s: %s", e->rec->key, msg);
 			writes_condition(r, e, msg, 1);
 			unplanned = 1;
 			/* Given up only while nothing of it runs. */
@@ -371,13 +371,13 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 		return (0);
 	}
 	if (w->rc == -1 && w->err.status == 404) {
-		log_info("pod %s: gone from the API server", e->key);
+		log_info("pod %s: gone from the API server", e->rec->key);
 		return (1);
 	}
 	if (w->rc == -1) {
-		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s", e->key,
-		    w->kind == WREQ_BIND ? "bind" : "label", w->jobid,
-		    w->err.status, w->err.reason, w->err.text);
+		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s",
+		    e->rec->key, w->kind == WREQ_BIND ? "bind" : "label",
+		    w->jobid, w->err.status, w->err.reason, w->err.text);
 		if (w->kind == WREQ_BIND) {
 			intern_put(e->bound_node);
 			e->bound_node = NULL;

@@ -707,11 +707,11 @@ enum pod_state {
 };
 
 struct pod_entry {
-	/* ns/name, rec's (the pods map borrows it): valid while rec is */
-	const char    *key;
-	const char    *ns;   /* interned */
-	const char    *name; /* rec's */
-	struct podrec *rec;  /* the pod as last seen, owned */
+	/*
+	 * The pod as last seen, owned: its key (ns/name), which the pods
+	 * map borrows, its ns and its name are the entry's.
+	 */
+	struct podrec *rec;
 	/*
 	 * The key of the group it is a member of (the group's own string:
 	 * a pod is a member of its group until it leaves or goes, and a

@@ -343,7 +343,7 @@ end_member_gone(struct reconcile *r, struct group *g)
 			if (e == NULL || e->state != PS_ENDED)
 				continue;
 			if (e->finalizer)
-				groups_want(r->releases, e->key);
+				groups_want(r->releases, e->rec->key);
 			else
 				writes_force_delete(r, e);
 		}

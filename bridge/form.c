@@ -212,7 +212,7 @@ form_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	s = sreq_new(g->key, ++r->submit_seq);
 	s->js = js;
 	for (i = 0; i < n; i++)
-		json_array_append_new(s->pods, json_string(pods[i]->key));
+		json_array_append_new(s->pods, json_string(pods[i]->rec->key));
 	groups_set_state(r, g, G_SUBMITTING);
 	g->submit_seq = s->seq;
 	r->submits++;

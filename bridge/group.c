@@ -40,7 +40,7 @@ group_refill(struct reconcile *r, struct group *g)
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		/* Recreated under the same name: its slot is waiting. */
-		if (group_in_job(g, e->key)) {
+		if (group_in_job(g, e->rec->key)) {
 			filled++;
 			continue;
 		}
@@ -50,8 +50,8 @@ group_refill(struct reconcile *r, struct group *g)
 			if (old != NULL && old->state != PS_ENDED)
 				continue;
 			log_info("pod %s: takes the slot of %s in slurm job %u",
-			    e->key, g->job_pods.v[j], g->jobid);
-			strv_set(&g->job_pods, j, e->key);
+			    e->rec->key, g->job_pods.v[j], g->jobid);
+			strv_set(&g->job_pods, j, e->rec->key);
 			filled++;
 			found = 1;
 			break;

@@ -17,7 +17,6 @@ podentry_free(void *p)
 
 	if (e == NULL)
 		return;
-	intern_put(e->ns);
 	podrec_free(e->rec);
 	intern_put(e->bound_node);
 	intern_put(e->slurm_node);

@@ -40,13 +40,13 @@ pods_group(struct reconcile *r, struct pod_entry *e)
 	}
 	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
 	    (old = map_get(r->groups, e->group)) != NULL) {
-		groups_member_remove(old, e->key);
+		groups_member_remove(old, e->rec->key);
 		e->group = NULL; /* old may go now */
 		end_member_gone(r, old);
 	}
-	g = groups_get(r, &gid, e->ns);
+	g = groups_get(r, &gid, e->rec->ns);
 	e->group = g->key;
-	groups_member_add(g, e->key);
+	groups_member_add(g, e->rec->key);
 	if (e->foreign)
 		g->foreign = 1; /* labelled from now on */
 	if (g->invalid) {
@@ -110,8 +110,8 @@ pods_regroup_owner(struct reconcile *r, enum msg_kind kind, const json_t *obj)
 }
 
 /*
- * The entry's record is rec from now on; its key and name are rec's (the
- * pods map borrows the key), so they move to rec before the old one goes.
+ * The entry's record is rec from now on; the pods map borrows its key, so
+ * the map takes rec's before the old record goes.
  */
 static void
 pods_take_rec(struct reconcile *r, struct pod_entry *e, struct podrec *rec)
@@ -119,9 +119,7 @@ pods_take_rec(struct reconcile *r, struct pod_entry *e, struct podrec *rec)
 	struct podrec *old = e->rec;
 
 	e->rec = rec;
-	e->key = rec->key;
-	e->name = rec->name;
-	map_put(r->pods, e->key, e);
+	map_put(r->pods, rec->key, e);
 	podrec_free(old);
 }
 
@@ -136,7 +134,6 @@ pods_update(struct reconcile *r, struct podrec *rec)
 
 	if ((e = map_get(r->pods, rec->key)) == NULL) {
 		e = xcalloc(1, sizeof(*e));
-		e->ns = intern_get(rec->ns);
 		e->seen_at = podentry_epoch();
 	}
 	/*
@@ -173,9 +170,9 @@ pods_update(struct reconcile *r, struct podrec *rec)
 	pods_take_rec(r, e, rec);
 	/* Recreated under its name, a pod may no longer be deleting. */
 	if (rec->delete_at != 0)
-		map_put(r->deleting, e->key, NULL);
+		map_put(r->deleting, e->rec->key, NULL);
 	else
-		map_del(r->deleting, e->key);
+		map_del(r->deleting, e->rec->key);
 	e->finalizer = rec->finalizer;
 	e->foreign = rec->sched == NULL ||
 	    strcmp(rec->sched, r->conf->scheduler_name) != 0;
@@ -223,10 +220,10 @@ pods_gone(struct reconcile *r, const char *key)
 	struct group	 *g;
 
 	if ((e = map_take(r->pods, key)) != NULL) {
-		map_del(r->deleting, e->key);
+		map_del(r->deleting, e->rec->key);
 		if (e->group != NULL &&
 		    (g = map_get(r->groups, e->group)) != NULL) {
-			groups_member_remove(g, e->key);
+			groups_member_remove(g, e->rec->key);
 			end_member_gone(r, g);
 		}
 		podentry_free(e);

@@ -85,7 +85,7 @@ poll_adopt(struct reconcile *r, const struct sjob *j, enum admin_owner owner)
 		    (g->hinted ? g->jobid == j->id || j->phase != SJOB_ENDED :
 				 g->jobid == 0 && g->state == G_WAITING &&
 				j->phase != SJOB_ENDED) &&
-		    poll_names(r, j, e->key))
+		    poll_names(r, j, e->rec->key))
 			break;
 		g = NULL;
 	}

@@ -33,7 +33,7 @@ sweep_groups(struct reconcile *r, int all)
 		if ((e->state != PS_ENDED && podentry_over(e)) ||
 		    (e->state == PS_ENDED &&
 			time(NULL) >= e->rec->delete_at + FORCE_DELETE_SLACK_S))
-			strv_add(&keys, e->key);
+			strv_add(&keys, e->rec->key);
 	}
 	for (i = 0; i < keys.n; i++) {
 		struct pod_entry *e = map_get(r->pods, keys.v[i]);

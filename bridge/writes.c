@@ -139,7 +139,7 @@ writes_condition_done(struct reconcile *r, struct pod_entry *e,
 	e->cond_next = NULL;
 	if (w->rc == -1) {
 		if (w->err.status != 404)
-			log_warnx("pod %s: condition: %ld %s: %s", e->key,
+			log_warnx("pod %s: condition: %ld %s: %s", e->rec->key,
 			    w->err.status, w->err.reason, w->err.text);
 		/* Asked again, it is written again. */
 		if (next == NULL && e->cond == map_hash(w->msg))
