@@ -59,6 +59,54 @@ START_TEST(test_map_many)
 }
 END_TEST
 
+/*
+ * The table fills to 7/8 before it doubles: 50,000 entries take 65,536
+ * slots.  Distinct keys that come and go leave tombstones, which a rebuild
+ * at the same size clears: every live key is still found, and the table
+ * does not grow.  Once most entries went, it shrinks.
+ */
+START_TEST(test_map_fill)
+{
+	struct map *m = map_new_borrowed(NULL);
+	static char keys[50000][16];
+	char	    churn[2][32];
+	size_t	    bytes;
+	int	    i;
+
+	for (i = 0; i < 50000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "ns/p-%d", i);
+		map_put(m, keys[i], keys[i]);
+	}
+	bytes = map_bytes(m);
+	ck_assert_uint_le(bytes, 65536 * 17 + 256);
+	ck_assert_uint_ge(bytes, 65536 * 17);
+	for (i = 0; i < 200000; i++) {
+		snprintf(churn[i % 2], sizeof(churn[0]), "churn-%d", i);
+		map_put(m, churn[i % 2], churn[i % 2]);
+		if (i > 0)
+			map_del(m, churn[(i + 1) % 2]);
+	}
+	ck_assert_uint_eq(map_count(m), 50001);
+	ck_assert_uint_eq(map_bytes(m), bytes);
+	for (i = 0; i < 50000; i++)
+		ck_assert_ptr_eq(map_get(m, keys[i]), keys[i]);
+	ck_assert_ptr_null(map_get(m, "churn-0"));
+	ck_assert_ptr_nonnull(map_get(m, churn[(200000 - 1) % 2]));
+	/* Most entries go: the next rebuild makes the table smaller. */
+	for (i = 0; i < 49000; i++)
+		map_del(m, keys[i]);
+	for (i = 0; i < 70000; i++) {
+		snprintf(churn[i % 2], sizeof(churn[0]), "again-%d", i);
+		map_put(m, churn[i % 2], churn[i % 2]);
+		map_del(m, churn[i % 2]);
+	}
+	ck_assert_uint_le(map_bytes(m), 4096 * 17 + 256);
+	for (i = 49000; i < 50000; i++)
+		ck_assert_ptr_eq(map_get(m, keys[i]), keys[i]);
+	map_free(m);
+}
+END_TEST
+
 /* Values that carry their own key: the map keeps the pointer, no copy. */
 struct keyed {
 	int  n;
@@ -174,6 +222,7 @@ map_suite(void)
 	TCase *tc = tcase_create("map");
 
 	tcase_add_test(tc, test_map_many);
+	tcase_add_test(tc, test_map_fill);
 	tcase_add_test(tc, test_map_borrowed);
 	tcase_add_test(tc, test_strv);
 	tcase_add_test(tc, test_strv_single);
