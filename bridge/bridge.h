@@ -124,6 +124,8 @@ struct bridge_stats {
 	atomic_llong mem_jobs; /* the job id index */
 	atomic_llong mem_jobs_bytes;
 	atomic_llong mem_objects;    /* nodes, namespaces, owners */
+	atomic_llong trims;	     /* malloc_trim calls (stats_trim) */
+	atomic_llong trim_us;	     /* ... and the time in them */
 	atomic_llong writes_waiting; /* pod writes not started */
 	atomic_llong events_queued;  /* Events not posted yet */
 	atomic_int   leader;	     /* 1 while this replica leads */
@@ -150,6 +152,8 @@ struct reconcile;
  * a walk of the reconcile thread's caches (on that thread).
  */
 void stats_gauges(struct reconcile *);
+/* malloc_trim(0), counted and timed in bstats (any thread). */
+void stats_trim(void);
 
 /*
  * extcall.c: a scheduler-extender call, made on an HTTP thread and answered
@@ -296,6 +300,8 @@ struct sload *sctl_load(time_t since);
 int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
      double *rpc_s, char *err, size_t errlen);
 void sctl_load_free(struct sload *);
+/* The jobs in a load (0: no change, or an error). */
+uint32_t sctl_load_count(const struct sload *);
 /*
  * How many jobs slurmctld started since its statistics were last reset
  * (sdiag's "Jobs started"; at midnight, or sdiag -r): when it moves
@@ -623,8 +629,8 @@ void reconcile_join(struct reconcile *);
 #define POLL_DUTY_CHANGED 0
 /* ... but a poll is never put off by more than POLL_DUTY times this. */
 #define POLL_COST_MAX_MS 1000
-/* A job load that took this long (thousands of jobs) is trimmed after. */
-#define POLL_TRIM_MS 20
+/* A job load of this many jobs is trimmed after (stats_trim). */
+#define POLL_TRIM_JOBS 1000
 /*
  * With jobs pending, a load of every job this often: it brings the
  * backfill's new plans (expected starts).  Slurm's bf_interval default.

@@ -119,14 +119,17 @@ memstats_json(const struct endpoints_source *src)
 		json_object_set_new(stores, m.stores[i].name, st);
 	}
 	out =
-	    json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o, s:I, s:I, s:I, "
-		      "s:{s:I, s:I, s:I}}",
+	    json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:f}, s:o, s:I, "
+		      "s:I, s:I, s:{s:I, s:I, s:I}}",
 		"rss_bytes", (json_int_t)m.rss, "threads",
 		(json_int_t)m.threads, "malloc", "heap_bytes",
 		(json_int_t)m.heap, "mmap_bytes", (json_int_t)m.mmapped,
 		"in_use_bytes", (json_int_t)m.in_use, "free_bytes",
-		(json_int_t)m.free_bytes, "stores", stores, "queue_events",
-		(json_int_t)queue_len(src->queue), "writes_waiting",
+		(json_int_t)m.free_bytes, "trims",
+		(json_int_t)atomic_load(&bstats.trims), "trim_ms",
+		(double)atomic_load(&bstats.trim_us) / 1000.0, "stores", stores,
+		"queue_events", (json_int_t)queue_len(src->queue),
+		"writes_waiting",
 		(json_int_t)atomic_load(&bstats.writes_waiting),
 		"events_queued", (json_int_t)atomic_load(&bstats.events_queued),
 		"sizes", "pod_record_struct", (json_int_t)sizeof(struct podrec),

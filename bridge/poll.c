@@ -520,10 +520,11 @@ poll_probed(struct reconcile *r, int rc, uint32_t started)
 void
 poll_loaded(struct reconcile *r, struct sload *l)
 {
-	char   err[256];
-	double rpc_s = 0;
-	time_t ignored;
-	int    rc;
+	char	 err[256];
+	double	 rpc_s = 0;
+	time_t	 ignored;
+	uint32_t jobs = sctl_load_count(l);
+	int	 rc;
 
 	r->polling = 0;
 	/*
@@ -541,12 +542,13 @@ poll_loaded(struct reconcile *r, struct sload *l)
 	poll_forget(r);
 	poll_cancel_orphans(r);
 	/*
-	 * A large load leaves its records' strings (a kilobyte or so a job)
-	 * freed among live blocks: give those pages back now, or the heap
-	 * keeps a whole load's worth resident between polls.
+	 * A large load leaves its records (some 1.7 kB a job, most of it in
+	 * small blocks that malloc does not merge on free) in the heap: give
+	 * those pages back now, or a whole load's worth stays resident until
+	 * the next trim.
 	 */
-	if (rc == 0 && rpc_s * 1000.0 >= POLL_TRIM_MS)
-		malloc_trim(0);
+	if (rc == 0 && jobs >= POLL_TRIM_JOBS)
+		stats_trim();
 	/*
 	 * slurmctld answers a poll with every job it holds once anything
 	 * changed: with tens of thousands pending, one load takes long.

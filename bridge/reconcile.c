@@ -245,7 +245,7 @@ reconcile_trim(struct reconcile *r, int64_t now)
 {
 	if (now < r->next_trim)
 		return;
-	malloc_trim(0);
+	stats_trim();
 	r->next_trim = now + TRIM_INTERVAL_MS;
 }
 

@@ -1026,6 +1026,12 @@ sctl_load_each(const struct sload *l, time_t *since, sjob_cb cb, void *arg,
 	return (0);
 }
 
+uint32_t
+sctl_load_count(const struct sload *l)
+{
+	return (l->msg != NULL ? l->msg->record_count : 0);
+}
+
 void
 sctl_load_free(struct sload *l)
 {

@@ -148,6 +148,17 @@ str_bytes(const char *s)
 	return (s != NULL ? malloc_usable_size((void *)(uintptr_t)s) : 0);
 }
 
+void
+stats_trim(void)
+{
+	double t0 = metrics_now();
+
+	malloc_trim(0);
+	atomic_fetch_add(&bstats.trims, 1);
+	atomic_fetch_add(&bstats.trim_us,
+	    (long long)((metrics_now() - t0) * 1e6));
+}
+
 /* Pending pods and gangs, and the sizes of the stores, for /metrics. */
 void
 stats_gauges(struct reconcile *r)

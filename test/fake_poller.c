@@ -86,7 +86,7 @@ fake_poller_make(struct reconcile *r)
 		return (-1);
 	p->asked--;
 	p->made = sctl_load(p->since);
-	return ((int)fake_slurm_load_count(p->made));
+	return ((int)sctl_load_count(p->made));
 }
 
 int

@@ -723,10 +723,10 @@ sctl_load_free(struct sload *l)
 	free(l);
 }
 
-size_t
-fake_slurm_load_count(const struct sload *l)
+uint32_t
+sctl_load_count(const struct sload *l)
 {
-	return (l->rc == 0 ? l->n : 0);
+	return (l->rc == 0 ? (uint32_t)l->n : 0);
 }
 
 json_t *

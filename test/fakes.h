@@ -83,8 +83,6 @@ uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
 const char		       *fake_slurm_job_state(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
-/* The bridge jobs a load holds (0: no change, or Slurm down). */
-size_t fake_slurm_load_count(const struct sload *);
 /* The exit code and signal of the last sctl_complete. */
 void fake_slurm_last_exit(int *exit_code, int *signal);
 
