@@ -851,8 +851,8 @@ struct group {
 	 */
 	unsigned hinted : 1;
 	unsigned invalid : 1; /* translation failed; wait for a change */
-	unsigned
-	    failed : 1; /* failed by us (node lost): cancel, never complete */
+	/* Failed by us (node lost): cancel, never complete */
+	unsigned failed : 1;
 	unsigned seen : 1; /* its job was in the last full load */
 	/* Slurm ends the job itself (preempted: never cancelled) */
 	unsigned slurm_ends : 1;
@@ -862,8 +862,11 @@ struct group {
 	unsigned allocated_claims : 1;
 	unsigned recheck : 1;
 	unsigned updating : 1;
-	/* more->pg_cond: a write is on its way, it was sent and not */
-	/* refused, True was wanted (it never goes back) */
+	/*
+	 * For more->pg_cond: a write is on its way (pg_busy), it was sent
+	 * and not refused (pg_sent), True was wanted (pg_scheduled: it never
+	 * goes back).
+	 */
 	unsigned pg_busy : 1;
 	unsigned pg_sent : 1;
 	unsigned pg_scheduled : 1;
