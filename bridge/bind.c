@@ -96,8 +96,8 @@ bind_plan_pending(struct reconcile *r, struct group *g)
 	struct pod_entry *e;
 	size_t		  i;
 
-	for (i = 0; i < g->job_pods.n; i++) {
-		e = map_get(r->pods, g->job_pods.v[i]);
+	for (i = 0; i < groups_job_list(g)->n; i++) {
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->busy != 0 ||
 		    bind_meta_done(e, g->jobid, NULL))
 			continue;
@@ -201,7 +201,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	struct assignment  *a;
 	struct pod_entry   *e;
 	char		    msg[384], errs[256];
-	size_t		    i, n = g->job_pods.n;
+	size_t		    i, n = groups_job_list(g)->n;
 	size_t		    unbound = 0, meta = 0;
 	int		    failed = 0, unplanned = 0, rc;
 	struct claims_asker ask;
@@ -215,7 +215,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, g->job_pods.v[i]);
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		unbound++;
@@ -259,7 +259,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	for (i = 0; i < n; i++) {
 		json_t *claims;
 
-		e = map_get(r->pods, g->job_pods.v[i]);
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy)
 			continue;

@@ -805,10 +805,14 @@ struct group_more {
  * bits: 50,000 pending pods keep 50,000 of them.
  */
 struct group {
-	const char *ns;	      /* interned */
-	const char *name;     /* in key */
-	struct strv members;  /* pod keys */
-	struct strv job_pods; /* pod keys in the job, placement order */
+	const char *ns;	     /* interned */
+	const char *name;    /* in key */
+	struct strv members; /* pod keys */
+	/*
+	 * Pod keys in the job, placement order: read them through
+	 * groups_job_list (a pod alone's are its members, not a copy).
+	 */
+	struct strv job_pods;
 	/*
 	 * What a pending pod alone never has (an allocation, an end, a
 	 * PodGroup's condition): the shared empty one, read-only, until
@@ -838,11 +842,13 @@ struct group {
 	enum group_state   state;
 	unsigned	   gang : 1;
 	unsigned	   job_pods_set : 1; /* job_pods is known */
-	unsigned	   exclusive : 1;
-	unsigned	   cancelled : 1;  /* we asked Slurm to end the job */
-	unsigned	   cancel_due : 1; /* asking failed: ask again */
-	unsigned ending : 1;	/* ... and the end thread has not answered */
-	unsigned foreign : 1;	/* has had a member of another scheduler */
+	/* ... and is the members, as they are (job_pods stays empty) */
+	unsigned job_pods_members : 1;
+	unsigned exclusive : 1;
+	unsigned cancelled : 1;	 /* we asked Slurm to end the job */
+	unsigned cancel_due : 1; /* asking failed: ask again */
+	unsigned ending : 1;	 /* ... and the end thread has not answered */
+	unsigned foreign : 1;	 /* has had a member of another scheduler */
 	unsigned ext_asked : 1; /* ... and the extender was asked to place it */
 	/*
 	 * jobid came from a member's label or annotation at start, which
@@ -1101,6 +1107,10 @@ void groups_retry_later(struct group *, int refused);
  * The pods the group's job was made for (placement order), and, for a
  * heterogeneous job, its components, from the job's admin_comment.
  */
+/* The pods the group's job was made for, in placement order (borrowed). */
+const struct strv *groups_job_list(const struct group *);
+/* Makes job_pods a list of its own, to change it apart from the members. */
+void groups_job_list_own(struct group *);
 void groups_job_pods(struct group *, const json_t *pods,
     const char *admin_comment);
 /* The group no longer wants the allocation it asked for. */

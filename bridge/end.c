@@ -28,8 +28,9 @@
 static int
 end_pods_stopped(struct reconcile *r, struct group *g)
 {
-	const struct strv *pods = g->job_pods.n > 0 ? &g->job_pods :
-						      &g->members;
+	const struct strv *pods = groups_job_list(g)->n > 0 ?
+	    groups_job_list(g) :
+	    &g->members;
 	struct pod_entry  *e;
 	size_t		   i;
 
@@ -124,8 +125,9 @@ end_cancel(struct reconcile *r, struct group *g, const char *why)
 static void
 end_finish(struct reconcile *r, struct group *g)
 {
-	const struct strv *pods = g->job_pods.n > 0 ? &g->job_pods :
-						      &g->members;
+	const struct strv *pods = groups_job_list(g)->n > 0 ?
+	    groups_job_list(g) :
+	    &g->members;
 	struct pod_entry  *e;
 	int		   code = 0, sig = 0, failed = 0;
 	size_t		   i;
@@ -280,6 +282,7 @@ end_reset(struct reconcile *r, struct group *g)
 	groups_set_state(r, g, G_WAITING);
 	strv_clear(&g->job_pods);
 	g->job_pods_set = 0;
+	g->job_pods_members = 0;
 	groupmore_forget_job(g);
 	g->cpus_per_task = g->gpus_per_task = 0;
 	g->slurm_ends = 0;
@@ -307,7 +310,7 @@ end_member_gone(struct reconcile *r, struct group *g)
 	if (g->state == G_SUBMITTING)
 		groups_withdraw(g);
 	if (g->jobid != 0 && !g->cancelled) {
-		if (g->state == G_PENDING && n < g->job_pods.n) {
+		if (g->state == G_PENDING && n < groups_job_list(g)->n) {
 			/*
 			 * On the end thread, in bulk: the group forgets the
 			 * job (group_evaluate) only once Slurm confirmed its

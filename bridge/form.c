@@ -358,7 +358,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	    "its allocation",
 	    g->jobid, g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
-		e = map_get(r->pods, g->job_pods.v[i]);
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e != NULL)
 			writes_event(r, e, "Normal", "SlurmJobSubmitted",
 			    "Submit", msg);

@@ -17,7 +17,7 @@
 static int
 group_in_job(struct group *g, const char *pkey)
 {
-	return (strv_find(&g->job_pods, pkey) != -1);
+	return (strv_find(groups_job_list(g), pkey) != -1);
 }
 
 /*
@@ -45,6 +45,7 @@ group_refill(struct reconcile *r, struct group *g)
 			continue;
 		}
 		found = 0;
+		groups_job_list_own(g);
 		for (j = 0; j < g->job_pods.n; j++) {
 			old = map_get(r->pods, g->job_pods.v[j]);
 			if (old != NULL && old->state != PS_ENDED)

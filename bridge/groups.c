@@ -166,8 +166,10 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 void
 groups_member_add(struct group *g, const char *pkey)
 {
-	if (strv_find(&g->members, pkey) == -1)
+	if (strv_find(&g->members, pkey) == -1) {
+		groups_job_list_own(g);
 		strv_add(&g->members, pkey);
+	}
 }
 
 void
@@ -175,8 +177,10 @@ groups_member_remove(struct group *g, const char *pkey)
 {
 	long i;
 
-	if ((i = strv_find(&g->members, pkey)) != -1)
+	if ((i = strv_find(&g->members, pkey)) != -1) {
+		groups_job_list_own(g);
 		strv_remove(&g->members, (size_t)i);
+	}
 }
 
 /* Frees a group with no members and no live job (nor one ending). */
@@ -284,12 +288,53 @@ groups_retry_later(struct group *g, int refused)
 	g->next_try = now_ms() + g->retry_ms;
 }
 
+const struct strv *
+groups_job_list(const struct group *g)
+{
+	return (g->job_pods_members ? &g->members : &g->job_pods);
+}
+
+void
+groups_job_list_own(struct group *g)
+{
+	uint32_t i;
+
+	if (!g->job_pods_members)
+		return;
+	g->job_pods_members = 0;
+	for (i = 0; i < g->members.n; i++)
+		strv_add(&g->job_pods, g->members.v[i]);
+}
+
+/* Are pods (a JSON array of keys) the members, in their order? */
+static int
+groups_are_members(const struct group *g, const json_t *pods)
+{
+	size_t i;
+
+	if (json_array_size(pods) != g->members.n)
+		return (0);
+	for (i = 0; i < g->members.n; i++)
+		if (json_string_value(json_array_get(pods, i)) == NULL ||
+		    strcmp(json_string_value(json_array_get(pods, i)),
+			g->members.v[i]) != 0)
+			return (0);
+	return (1);
+}
+
+/*
+ * A job made for one pod, or for members in their order, shares their
+ * list: 50,000 pending pods do not keep their keys twice.
+ */
 void
 groups_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 {
 	json_t *het = translate_admin_het(admin_comment, json_array_size(pods));
 
-	strv_from_json(&g->job_pods, pods);
+	strv_clear(&g->job_pods);
+	g->job_pods_members = groups_are_members(g, pods);
+	if (!g->job_pods_members)
+		strv_from_json(&g->job_pods, pods);
 	g->job_pods_set = 1;
 	if (het != NULL || g->more->het != NULL) {
 		json_decref(g->more->het);

@@ -298,7 +298,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 		 * cancel: that failed, or a restart came first.  It goes now.
 		 */
 		if (!g->cancelled && g->job_pods_set &&
-		    groups_live(r, g, NULL, 0, 0) < g->job_pods.n)
+		    groups_live(r, g, NULL, 0, 0) < groups_job_list(g)->n)
 			end_member_gone(r, g);
 		/*
 		 * Its cancel is on the end thread: news of it is moot, but a

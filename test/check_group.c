@@ -1167,6 +1167,37 @@ START_TEST(test_end_batch)
 }
 END_TEST
 
+/*
+ * A job made for the members in their order shares their list; a member
+ * that leaves the group leaves the job's list as it was (groups.c alone:
+ * what the group then does is the table's).
+ */
+START_TEST(test_job_list)
+{
+	const struct strv *jl;
+	struct group	  *g;
+	char		   key[128];
+	uint32_t	   n;
+
+	h_reach(S_PENDING);
+	g = h_group();
+	n = g->members.n;
+	ck_assert_uint_ge(n, 2);
+	jl = groups_job_list(g);
+	ck_assert_ptr_eq(jl, &g->members);
+	ck_assert_uint_eq(g->job_pods.n, 0);
+	h_key(1, key, sizeof(key));
+	ck_assert_int_ne(strv_find(jl, key), -1);
+	groups_member_remove(g, key);
+	ck_assert_uint_eq(g->members.n, n - 1);
+	jl = groups_job_list(g);
+	ck_assert_ptr_eq(jl, &g->job_pods);
+	ck_assert_uint_eq(jl->n, n);
+	ck_assert_int_ne(strv_find(jl, key), -1);
+	ck_assert_int_eq(strv_find(&g->members, key), -1);
+}
+END_TEST
+
 /* A bulk cancel whose job a poll sees start goes to the front. */
 START_TEST(test_cancel_promoted)
 {
@@ -1767,6 +1798,7 @@ group_suite(void)
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);
+	tcase_add_test(tc, test_job_list);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,
