@@ -68,7 +68,7 @@ END_TEST
 START_TEST(test_map_fill)
 {
 	struct map *m = map_new_borrowed(NULL);
-	static char keys[50000][16];
+	static char keys[50000][24];
 	char	    churn[2][32];
 	size_t	    bytes;
 	int	    i;
