@@ -412,12 +412,13 @@ static void
 main_malloc_tune(void)
 {
 	/*
-	 * Two malloc arenas, not one per thread: the cache is built and torn
-	 * down by one thread, and the informer, writer and HTTP threads only
-	 * pass objects through.  Per-thread arenas each keep their own freed
-	 * memory (tens of MB with thousands of pods).
+	 * An arena per thread (the daemon has some forty): Slurm's job loads,
+	 * made on the poll thread and freed soon after, then never share
+	 * pages with the records that live on (pod records on the pods
+	 * informer's thread, entries and groups on the reconcile thread),
+	 * and a trim after a load gives all its pages back.
 	 */
-	mallopt(M_ARENA_MAX, 2);
+	mallopt(M_ARENA_MAX, 64);
 	/*
 	 * Large blocks (list pages, Slurm's job loads, HTTP buffers) get
 	 * their own mappings and go back to the system when freed.  A fixed
