@@ -1054,10 +1054,6 @@ void extender_answer(struct reconcile *, struct ext_call *c);
 int namespaces_enabled(struct reconcile *, const char *ns);
 
 /*
- * groups.c: the groups (in r->groups; their members are keys of r->pods,
- * whose entries the groups borrow).
- */
-/*
  * groupmore.c: a group's more.  A new group's is the shared empty one
  * (groupmore_init); groupmore_get makes its own, to write.
  */
@@ -1070,6 +1066,10 @@ void groupmore_free(struct group *);
 /* Bytes of its own more (0 while it has none). */
 size_t groupmore_bytes(const struct group *);
 
+/*
+ * groups.c: the groups (in r->groups; their members are keys of r->pods,
+ * whose entries the groups borrow).
+ */
 /* Frees a group (the groups map's free function). */
 void groups_entry_free(void *);
 

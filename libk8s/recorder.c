@@ -17,6 +17,7 @@
 
 #define EVENT_NOTE_MAX	1024 /* the API's limit on note */
 #define EVENT_CACHE_MAX 4096 /* remembered distinct events */
+#define EVENT_NAME_MAX	300  /* an Event's name, made here */
 
 /*
  * A remembered Event, under its dedup key's hash (hex, in the same block;
@@ -77,25 +78,42 @@ k8s_recorder_free(struct k8s_recorder *r)
 	free(r);
 }
 
+/* Remembers the Event name under the dedup key's hashes (hash, check). */
+static void
+recorder_remember(struct k8s_recorder *r, const char *hash, uint64_t check,
+    const char *name)
+{
+	struct rec_seen *seen;
+	size_t		 n = strlen(name) + 1;
+
+	if (map_count(r->seen) >= EVENT_CACHE_MAX) {
+		map_free(r->seen);
+		r->seen = map_new_borrowed(free);
+	}
+	seen = xmalloc(sizeof(*seen) + n);
+	seen->check = check;
+	seen->count = 1;
+	memcpy(seen->hash, hash, sizeof(seen->hash));
+	memcpy(seen->name, name, n);
+	map_put(r->seen, seen->hash, seen);
+}
+
 /*
- * Creates a new Event object, observed at tv; remembers it under the dedup
- * key's hashes (hash, check).
+ * Creates a new Event object, observed at tv; its name goes to name
+ * (EVENT_NAME_MAX bytes).
  */
 static int
 recorder_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
     const char *type, const char *reason, const char *action, const char *note,
-    const struct timeval *tv, const char *hash, uint64_t check,
-    struct k8s_error *err)
+    const struct timeval *tv, char *name, struct k8s_error *err)
 {
-	struct rec_seen *seen;
-	size_t		 n;
-	json_t		*ev, *regarding;
-	const char	*oname = k8s_obj_name(obj), *v;
-	char		 name[300], now[64], *path;
-	int		 rc;
+	json_t	   *ev, *regarding;
+	const char *oname = k8s_obj_name(obj), *v;
+	char	    now[64], *path;
+	int	    rc;
 
 	k8s_microtime(now, sizeof(now), tv);
-	snprintf(name, sizeof(name), "%.200s.%llx",
+	snprintf(name, EVENT_NAME_MAX, "%.200s.%llx",
 	    oname != NULL ? oname : "object",
 	    (unsigned long long)tv->tv_sec * 1000000000ULL +
 		(unsigned long long)tv->tv_usec * 1000ULL);
@@ -124,19 +142,6 @@ recorder_create(struct k8s_recorder *r, const json_t *obj, const char *ns,
 	rc = k8s_create(r->client, path, ev, NULL, err);
 	free(path);
 	json_decref(ev);
-	if (rc == 0) {
-		if (map_count(r->seen) >= EVENT_CACHE_MAX) {
-			map_free(r->seen);
-			r->seen = map_new_borrowed(free);
-		}
-		n = strlen(name) + 1;
-		seen = xmalloc(sizeof(*seen) + n);
-		seen->check = check;
-		seen->count = 1;
-		memcpy(seen->hash, hash, sizeof(seen->hash));
-		memcpy(seen->name, name, n);
-		map_put(r->seen, seen->hash, seen);
-	}
 	return (rc);
 }
 
@@ -150,7 +155,7 @@ k8s_recorder_post(struct k8s_recorder *r, const json_t *obj, const char *type,
 	struct rec_seen *seen;
 	json_t		*patch;
 	char		 note[EVENT_NOTE_MAX + 1], now[64], *key, *path;
-	char		 hash[17];
+	char		 hash[17], name[EVENT_NAME_MAX];
 	const char	*ns, *uid;
 	uint64_t	 check;
 	int		 rc;
@@ -192,6 +197,9 @@ k8s_recorder_post(struct k8s_recorder *r, const json_t *obj, const char *type,
 			return (-1);
 		/* The Event expired (its TTL is an hour): start again. */
 	}
-	return (recorder_create(r, obj, ns, type, reason, action, note, &tv,
-	    hash, check, err));
+	rc = recorder_create(r, obj, ns, type, reason, action, note, &tv, name,
+	    err);
+	if (rc == 0)
+		recorder_remember(r, hash, check, name);
+	return (rc);
 }
