@@ -18,6 +18,15 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
+/* The pods g's job was made for, or its members if that is not known. */
+static const struct strv *
+end_pods(const struct group *g)
+{
+	const struct strv *jl = groups_job_list(g);
+
+	return (jl->n > 0 ? jl : &g->members);
+}
+
 /*
  * Did every pod of g's job stop, as the API server tells it: Succeeded or
  * Failed, gone, or deleted with the node's confirmation (grace shortened
@@ -28,9 +37,7 @@
 static int
 end_pods_stopped(struct reconcile *r, struct group *g)
 {
-	const struct strv *pods = groups_job_list(g)->n > 0 ?
-	    groups_job_list(g) :
-	    &g->members;
+	const struct strv *pods = end_pods(g);
 	struct pod_entry  *e;
 	size_t		   i;
 
@@ -125,9 +132,7 @@ end_cancel(struct reconcile *r, struct group *g, const char *why)
 static void
 end_finish(struct reconcile *r, struct group *g)
 {
-	const struct strv *pods = groups_job_list(g)->n > 0 ?
-	    groups_job_list(g) :
-	    &g->members;
+	const struct strv *pods = end_pods(g);
 	struct pod_entry  *e;
 	int		   code = 0, sig = 0, failed = 0;
 	size_t		   i;

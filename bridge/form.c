@@ -333,6 +333,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive != 0;
+	/* Written only if set: the shared empty more is read-only. */
 	if (g->more->comment != NULL) {
 		free(g->more->comment);
 		g->more->comment = NULL;

@@ -4,8 +4,9 @@
  * the load back as an MSG_POLLED message, which the reconcile thread reads
  * (poll_loaded).  So the reconcile thread goes on deciding and binding
  * while slurmctld packs thousands of jobs and libslurm unpacks them.  The
- * records share the daemon's two malloc arenas (main_malloc_tune) with
- * every other thread's blocks; poll_loaded trims after a large load.  When
+ * records live in this thread's own malloc arena (main_malloc_tune), apart
+ * from what lives on; poll_loaded frees them and, after a load of
+ * POLL_TRIM_JOBS or more, trims (stats_trim), giving their pages back.  When
  * asked (poller_probe), it probes slurmctld's count of jobs started
  * (sctl_jobs_started) too, and gives it back as an MSG_PROBED message.
  * It owns nothing but the requests it was given.

@@ -2,7 +2,8 @@
  * The scheduler's metrics: one struct of atomics that the reconcile thread
  * and the submit threads (through slurm.c) update and the HTTP threads
  * read; and the gauges, a walk of the reconcile thread's caches.  Written
- * as Prometheus text with the slurm_bridge_ prefix.
+ * as Prometheus text with the slurm_bridge_ prefix.  stats_trim gives
+ * free heap pages back to the system and counts the trims and their time.
  */
 #include <malloc.h>
 #include <stdatomic.h>
