@@ -80,7 +80,7 @@ SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
-		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c \
+		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c bridge/lanes.c \
 		   bridge/groupmore.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \

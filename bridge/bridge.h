@@ -418,12 +418,29 @@ void writepool_free(struct writepool *);
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
- * An allocation request: made on a submit thread (submitter.c), taken in
- * the order asked; each comes back as an MSG_SUBMITTED message.
+ * lanes.c: items waiting, a first-in-first-out lane per namespace, taken a
+ * lane at a time in turn.  The caller owns the items and locks the lanes.
+ */
+struct lanes;
+struct lanes *lanes_new(void);
+/* Calls free_cb (unless NULL) on each item still waiting. */
+void lanes_free(struct lanes *, void (*free_cb)(void *));
+/* Queues item (borrowed until taken) in namespace ns's lane (NULL: ""). */
+void lanes_push(struct lanes *, const char *ns, void *item);
+/* The next lane's oldest item, now the caller's; NULL when none waits. */
+void  *lanes_take(struct lanes *);
+size_t lanes_count(const struct lanes *);      /* items waiting */
+size_t lanes_namespaces(const struct lanes *); /* lanes with items */
+
+/*
+ * An allocation request: made on a submit thread (submitter.c), taken a
+ * namespace at a time in turn (lanes.c), each namespace's in the order
+ * asked; each comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
-	char	*gkey; /* the group it is for */
-	uint64_t seq;  /* the group's submit_seq when asked */
+	char	   *gkey; /* the group it is for */
+	const char *ns;	  /* its namespace, interned (a reference of its own) */
+	uint64_t    seq;  /* the group's submit_seq when asked */
 	/* Not 0: change this pending job to js (sctl_update_pending). */
 	uint32_t update_jobid;
 	/* Set by the reconcile thread: do not make it (any thread). */
@@ -436,13 +453,13 @@ struct sreq {
 	json_t	*layout; /* allocated at once, or NULL */
 	int	 permanent;
 	char	 err[512];
-	TAILQ_ENTRY(sreq) entry;
+	TAILQ_ENTRY(sreq) entry; /* the group tests' fake submitter's lists */
 };
 
 struct submitter;
 
-/* sreq.c: a request for group gkey with an empty pod list. */
-struct sreq *sreq_new(const char *gkey, uint64_t seq);
+/* sreq.c: a request for group gkey of namespace ns with an empty pod list. */
+struct sreq *sreq_new(const char *gkey, const char *ns, uint64_t seq);
 void	     sreq_free(struct sreq *);
 
 /*

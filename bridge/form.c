@@ -131,7 +131,7 @@ form_update_pending(struct reconcile *r, struct group *g)
 	}
 	g->spec = spec;
 	g->updating = 1;
-	s = sreq_new(g->key, g->submit_seq);
+	s = sreq_new(g->key, g->ns, g->submit_seq);
 	s->update_jobid = g->jobid;
 	s->js = js;
 	submitter_push(r->submitter, s);
@@ -209,7 +209,7 @@ form_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	g->recheck = 0;
 	/* Until it runs, the claims it will allocate are its own. */
 	claims_allocating(r, g, pods, n);
-	s = sreq_new(g->key, ++r->submit_seq);
+	s = sreq_new(g->key, g->ns, ++r->submit_seq);
 	s->js = js;
 	for (i = 0; i < n; i++)
 		json_array_append_new(s->pods, json_string(pods[i]->rec->key));

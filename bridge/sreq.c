@@ -10,11 +10,12 @@
 #include "bridge.h"
 
 struct sreq *
-sreq_new(const char *gkey, uint64_t seq)
+sreq_new(const char *gkey, const char *ns, uint64_t seq)
 {
 	struct sreq *s = xcalloc(1, sizeof(*s));
 
 	s->gkey = xstrdup(gkey);
+	s->ns = intern_get(ns);
 	s->seq = seq;
 	s->pods = json_array();
 	return (s);
@@ -26,6 +27,7 @@ sreq_free(struct sreq *s)
 	if (s == NULL)
 		return;
 	free(s->gkey);
+	intern_put(s->ns);
 	translate_jobspec_cleanup(&s->js);
 	json_decref(s->pods);
 	json_decref(s->layout);

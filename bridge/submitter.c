@@ -1,15 +1,19 @@
 /*
  * The submit threads: SUBMIT_THREADS of them make the reconcile thread's
  * allocation requests (sctl_submit, through slurm.c) and changes of
- * pending jobs (sctl_update_pending), each taking the oldest request
- * waiting, and give each back with its result as an MSG_SUBMITTED
- * message.  So the reconcile thread goes on deciding, binding and
- * answering while slurmctld works on an allocation, and one request's
- * round trip (munge, the network, libslurm) overlaps another's turn in
- * slurmctld.  A group has one request out at a time, so its own requests
- * stay in order; two groups' may reach slurmctld in either order.  They
- * share nothing but the list of requests; the identity changes of user-id
- * jobs (runas.c) are each thread's own.
+ * pending jobs (sctl_update_pending), and give each back with its result
+ * as an MSG_SUBMITTED message.  So the reconcile thread goes on deciding,
+ * binding and answering while slurmctld works on an allocation, and one
+ * request's round trip (munge, the network, libslurm) overlaps another's
+ * turn in slurmctld.  A group has one request out at a time, so its own
+ * requests stay in order; two groups' may reach slurmctld in either
+ * order.  Requests wait in a lane per namespace, taken in turn (lanes.c):
+ * a tenant's backlog of thousands delays another tenant's pods by one
+ * request per namespace with requests waiting, so Slurm soon holds both
+ * tenants' jobs and orders them by its own priorities (fair share, QOS),
+ * not by which namespace asked first.  The threads share nothing but the
+ * lanes; the identity changes of user-id jobs (runas.c) are each
+ * thread's own.
  */
 
 #include <pthread.h>
@@ -24,12 +28,11 @@
 struct submitter {
 	pthread_mutex_t lock;
 	pthread_cond_t	work; /* a request came, or stop */
-	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, sreq) waiting;
-	int	      stop;
-	int	      started; /* threads */
-	pthread_t     threads[SUBMIT_THREADS];
-	struct queue *done;
+	struct lanes   *waiting;
+	int		stop;
+	int		started; /* threads */
+	pthread_t	threads[SUBMIT_THREADS];
+	struct queue   *done;
 };
 
 static void *
@@ -42,12 +45,11 @@ submitter_main(void *arg)
 	log_setname("submit");
 	pthread_mutex_lock(&sb->lock);
 	for (;;) {
-		while (!sb->stop && TAILQ_EMPTY(&sb->waiting))
+		while (!sb->stop && lanes_count(sb->waiting) == 0)
 			pthread_cond_wait(&sb->work, &sb->lock);
 		if (sb->stop)
 			break;
-		s = TAILQ_FIRST(&sb->waiting);
-		TAILQ_REMOVE(&sb->waiting, s, entry);
+		s = lanes_take(sb->waiting);
 		pthread_mutex_unlock(&sb->lock);
 		if (atomic_load(&s->withdrawn)) {
 			s->rc = -1;
@@ -71,6 +73,12 @@ submitter_main(void *arg)
 	return (NULL);
 }
 
+static void
+submitter_drop(void *s)
+{
+	sreq_free(s);
+}
+
 struct submitter *
 submitter_new(struct queue *done)
 {
@@ -78,7 +86,7 @@ submitter_new(struct queue *done)
 
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_cond_init(&sb->work, NULL);
-	TAILQ_INIT(&sb->waiting);
+	sb->waiting = lanes_new();
 	sb->done = done;
 	for (; sb->started < SUBMIT_THREADS; sb->started++)
 		if (pthread_create(&sb->threads[sb->started], NULL,
@@ -92,8 +100,6 @@ submitter_new(struct queue *done)
 void
 submitter_free(struct submitter *sb)
 {
-	struct sreq *s;
-
 	if (sb == NULL)
 		return;
 	pthread_mutex_lock(&sb->lock);
@@ -102,10 +108,7 @@ submitter_free(struct submitter *sb)
 	pthread_mutex_unlock(&sb->lock);
 	while (sb->started > 0)
 		pthread_join(sb->threads[--sb->started], NULL);
-	while ((s = TAILQ_FIRST(&sb->waiting)) != NULL) {
-		TAILQ_REMOVE(&sb->waiting, s, entry);
-		sreq_free(s);
-	}
+	lanes_free(sb->waiting, submitter_drop);
 	pthread_mutex_destroy(&sb->lock);
 	pthread_cond_destroy(&sb->work);
 	free(sb);
@@ -115,7 +118,7 @@ void
 submitter_push(struct submitter *sb, struct sreq *s)
 {
 	pthread_mutex_lock(&sb->lock);
-	TAILQ_INSERT_TAIL(&sb->waiting, s, entry);
+	lanes_push(sb->waiting, s->ns, s);
 	pthread_cond_signal(&sb->work);
 	pthread_mutex_unlock(&sb->lock);
 }

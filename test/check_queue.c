@@ -1,4 +1,7 @@
-/* The message queue: order, timeout, close, and a producer thread. */
+/*
+ * The message queue: order, timeout, close, and a producer thread; the
+ * submit threads' lanes (lanes.c).
+ */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -120,6 +123,78 @@ START_TEST(test_fail_thread)
 }
 END_TEST
 
+/*
+ * The submit threads' lanes: a namespace with a thousand requests waiting
+ * delays another's first by one, each namespace keeps its own order across
+ * a ring that wraps and grows, and an empty lane is gone.
+ */
+START_TEST(test_lanes_turns)
+{
+	struct lanes *ls = lanes_new();
+	int	      a[1000], b[3], c[12], i;
+
+	for (i = 0; i < 1000; i++) {
+		a[i] = i;
+		lanes_push(ls, "backlog", &a[i]);
+	}
+	for (i = 0; i < 3; i++) {
+		b[i] = i;
+		lanes_push(ls, "tenant", &b[i]);
+	}
+	ck_assert_uint_eq(lanes_count(ls), 1003);
+	ck_assert_uint_eq(lanes_namespaces(ls), 2);
+	for (i = 0; i < 3; i++) {
+		ck_assert_ptr_eq(lanes_take(ls), &a[i]);
+		ck_assert_ptr_eq(lanes_take(ls), &b[i]);
+	}
+	ck_assert_uint_eq(lanes_namespaces(ls), 1);
+	for (i = 3; i < 1000; i++)
+		ck_assert_ptr_eq(lanes_take(ls), &a[i]);
+	ck_assert_ptr_null(lanes_take(ls));
+	ck_assert_uint_eq(lanes_count(ls), 0);
+	ck_assert_uint_eq(lanes_namespaces(ls), 0);
+
+	/* A ring whose head moved, then grows: the order holds. */
+	for (i = 0; i < 12; i++)
+		c[i] = i;
+	for (i = 0; i < 3; i++)
+		lanes_push(ls, NULL, &c[i]);
+	ck_assert_ptr_eq(lanes_take(ls), &c[0]);
+	ck_assert_ptr_eq(lanes_take(ls), &c[1]);
+	for (i = 3; i < 12; i++)
+		lanes_push(ls, "", &c[i]);
+	for (i = 2; i < 12; i++)
+		ck_assert_ptr_eq(lanes_take(ls), &c[i]);
+	ck_assert_ptr_null(lanes_take(ls));
+	lanes_free(ls, NULL);
+}
+END_TEST
+
+static int lanes_freed;
+
+static void
+lanes_free_cb(void *item)
+{
+	(void)item;
+	lanes_freed++;
+}
+
+/* What still waits at the end is handed to the free callback. */
+START_TEST(test_lanes_free)
+{
+	struct lanes *ls = lanes_new();
+	int	      x[5], i;
+
+	for (i = 0; i < 5; i++)
+		lanes_push(ls, i % 2 ? "odd" : "even", &x[i]);
+	ck_assert_ptr_eq(lanes_take(ls), &x[0]);
+	lanes_freed = 0;
+	lanes_free(ls, lanes_free_cb);
+	ck_assert_int_eq(lanes_freed, 4);
+	lanes_free(NULL, lanes_free_cb);
+}
+END_TEST
+
 Suite *
 queue_suite(void)
 {
@@ -129,6 +204,8 @@ queue_suite(void)
 	tcase_add_test(tc, test_queue_fifo_timeout);
 	tcase_add_test(tc, test_queue_threads_close);
 	tcase_add_test(tc, test_fail_thread);
+	tcase_add_test(tc, test_lanes_turns);
+	tcase_add_test(tc, test_lanes_free);
 	suite_add_tcase(s, tc);
 	return (s);
 }

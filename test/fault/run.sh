@@ -457,6 +457,43 @@ if want installs; then
 	fi
 fi
 
+# --- 11. One tenant's backlog, another tenant's pod -------------------------------
+if want tenants; then
+	# slurmctld frozen (well within MessageTimeout, 30 s on the stack):
+	# the submit threads wait on their first requests while 40 pods of one
+	# namespace, then one of another, queue behind them.  Slurm numbers
+	# jobs in the order they are made, so the tenant's job id says how many
+	# of the backlog went first: a namespace at a time in turn puts it
+	# within the first few; arrival order made it the 41st.
+	fault_begin "one tenant's backlog does not hold back another tenant's pod"
+	nst=$(new_ns enabled)
+	sampler_stop
+	sampler_start "$ns $nst"
+	ctl=$(stack_pid "$RUN_DIR/slurmctld.pid")
+	kill -STOP "$ctl"
+	FAULTS=$((FAULTS + 1))
+	backlog=()
+	for i in $(seq 1 40); do backlog+=("b$i"); done
+	for p in "${backlog[@]}"; do single "$ns" backlog "$p"; done | k apply -f - >/dev/null
+	single "$nst" tenant t1 | k apply -f - >/dev/null
+	sleep 2
+	kill -CONT "$ctl"
+	tenants_bound() { all_bound "$ns" "${backlog[@]}" && all_bound "$nst" t1; }
+	check "the backlog and the tenant's pod are bound" wait_for 90 tenants_bound
+	tenant_job=$(pod_jobid "$nst" t1)
+	before=0
+	for p in "${backlog[@]}"; do
+		j=$(pod_jobid "$ns" "$p")
+		[ -n "$j" ] && [ -n "$tenant_job" ] && [ "$j" -lt "$tenant_job" ] && before=$((before + 1))
+	done
+	echo "    backlog jobs made before the tenant's: $before of ${#backlog[@]}"
+	check "the tenant's job came within the first 10 of 41" [ -n "$tenant_job" ] -a "$before" -lt 10
+	collect_submitted "$BLOG" "$mark"
+	invariants "$ns" "$nst"
+	sampler_stop
+	k delete namespace "$ns" "$nst" --wait=false >/dev/null
+fi
+
 echo
 for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
 echo "fault: $E2E_PASSED passed, $E2E_FAILED failed ($FAULTS faults injected, $INVARIANTS invariants checked)"
