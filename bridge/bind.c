@@ -159,7 +159,7 @@ bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 		snprintf(why, whylen,
 		    "the Slurm job of %.100s will allocate it; this pod "
 		    "shares it once that job runs",
-		    g->name);
+		    groups_name(g));
 		return (1);
 	}
 	json_object_del(r->claim_allocators, key);

@@ -440,7 +440,7 @@ size_t lanes_namespaces(const struct lanes *); /* lanes with items */
 struct sreq {
 	char	   *gkey; /* the group it is for */
 	const char *ns;	  /* its namespace, interned (a reference of its own) */
-	uint64_t    seq;  /* the group's submit_seq when asked */
+	uint32_t    seq;  /* the group's submit_seq when asked */
 	/* Not 0: change this pending job to js (sctl_update_pending). */
 	uint32_t update_jobid;
 	/* Set by the reconcile thread: do not make it (any thread). */
@@ -459,7 +459,7 @@ struct sreq {
 struct submitter;
 
 /* sreq.c: a request for group gkey of namespace ns with an empty pod list. */
-struct sreq *sreq_new(const char *gkey, const char *ns, uint64_t seq);
+struct sreq *sreq_new(const char *gkey, const char *ns, uint32_t seq);
 void	     sreq_free(struct sreq *);
 
 /*
@@ -745,18 +745,18 @@ struct pod_entry {
 	const char *bound_node; /* the node we bind it to (interned) */
 	const char *slurm_node; /* its node annotation (interned) */
 	/*
-	 * The last PodScheduled message asked, as map_hash (0: none); the
-	 * message itself while it waits for the write before it
-	 * (cond_next), and for a pod of another scheduler, whose
-	 * scheduler's extender calls answer with it (cond_msg).
+	 * The last PodScheduled message asked, as map_hash (0: none).  The
+	 * message itself (cond_text) only while it waits for the write
+	 * before it (cond_queued), and always for a pod of another
+	 * scheduler, whose scheduler's extender calls answer with it.
 	 */
 	uint64_t cond;
-	char	*cond_next;
-	char	*cond_msg;
+	char	*cond_text;
 	uint32_t label_jobid; /* jobid label on the pod */
 	uint8_t	 state;	      /* enum pod_state */
 	uint8_t	 busy;	      /* enum wreq_kind: a write in flight */
 	uint8_t	 cond_busy;   /* a condition write in flight */
+	uint8_t	 cond_queued; /* cond_text waits for it */
 	uint8_t	 del_sent;    /* a deletion asked (cleared if failed) */
 	uint8_t	 finalizer;   /* carries our finalizer */
 	uint8_t	 foreign;     /* another schedulerName (extender) */
@@ -790,7 +790,12 @@ enum group_state {
  * 50,000 of them do not carry it (struct group's more).
  */
 struct group_more {
-	json_t *layout; /* [{node, cpus, gres[, comp]}] once allocated */
+	/*
+	 * Pod keys in the job, placement order, when they are not the
+	 * members (job_pods_members): read them through groups_job_list.
+	 */
+	struct strv job_pods;
+	json_t	   *layout; /* [{node, cpus, gres[, comp]}] once allocated */
 	/* A heterogeneous job's {"comps", "shapes"} (translate_admin_het) */
 	json_t *het;
 	char   *end_msg; /* Slurm ended the job: why (Events) */
@@ -823,13 +828,9 @@ struct group_more {
  */
 struct group {
 	const char *ns;	     /* interned */
-	const char *name;    /* in key */
 	struct strv members; /* pod keys */
-	/*
-	 * Pod keys in the job, placement order: read them through
-	 * groups_job_list (a pod alone's are its members, not a copy).
-	 */
-	struct strv job_pods;
+	/* A pod alone's key, in key: its members borrow it (strv_borrow). */
+	char *member0;
 	/*
 	 * What a pending pod alone never has (an allocation, an end, a
 	 * PodGroup's condition): the shared empty one, read-only, until
@@ -847,9 +848,9 @@ struct group {
 	 * change is on a submit thread.
 	 */
 	uint64_t	   spec;
-	uint64_t	   submit_seq; /* which request an answer is for */
 	int64_t		   next_try;   /* monotonic ms */
-	long		   retry_ms;
+	uint32_t	   submit_seq; /* which request an answer is for */
+	uint32_t	   retry_ms;
 	uint32_t	   jobid;
 	char		   jobid_key[11]; /* its key in r->jobs, if indexed */
 	uint32_t	   cpus_per_task;
@@ -912,7 +913,7 @@ struct reconcile {
 	int64_t		    poll_asked; /* when (monotonic ms) */
 	/* Job ids this thread forgot: id -> when (groups_forgot) */
 	json_t	*forgotten;
-	uint64_t submit_seq; /* the last request's */
+	uint32_t submit_seq; /* the last request's */
 	int	 submits;    /* requests not answered yet */
 	json_t	*deferred;   /* job ids a poll saw early */
 	/* poll_recover's load: ids of jobs not this install's, or NULL */
@@ -1120,16 +1121,18 @@ void groups_want(json_t *set, const char *key);
 int groups_labelled(struct reconcile *, struct group *);
 /* Backs off: quickly for a transient failure, slowly for a refusal. */
 void groups_retry_later(struct group *, int refused);
+/* The pods the group's job was made for, in placement order (borrowed). */
+const struct strv *groups_job_list(const struct group *);
+/* Makes more->job_pods a list of its own, to change it apart from the members. */
+void groups_job_list_own(struct group *);
 /*
  * The pods the group's job was made for (placement order), and, for a
  * heterogeneous job, its components, from the job's admin_comment.
  */
-/* The pods the group's job was made for, in placement order (borrowed). */
-const struct strv *groups_job_list(const struct group *);
-/* Makes job_pods a list of its own, to change it apart from the members. */
-void groups_job_list_own(struct group *);
 void groups_job_pods(struct group *, const json_t *pods,
     const char *admin_comment);
+/* The group's name: its key after the namespace (in the key). */
+const char *groups_name(const struct group *);
 /* The group no longer wants the allocation it asked for. */
 void groups_withdraw(struct group *);
 /*

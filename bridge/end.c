@@ -285,7 +285,6 @@ end_reset(struct reconcile *r, struct group *g)
 	g->ending = 0;
 	g->failed = 0;
 	groups_set_state(r, g, G_WAITING);
-	strv_clear(&g->job_pods);
 	g->job_pods_set = 0;
 	g->job_pods_members = 0;
 	groupmore_forget_job(g);

@@ -62,8 +62,9 @@ extender_answer(struct reconcile *r, struct ext_call *c)
 				snprintf(c->msg, sizeof(c->msg),
 				    "waiting for "
 				    "Slurm allocation: %.400s",
-				    e != NULL && e->cond_msg != NULL ?
-					e->cond_msg :
+				    e != NULL && e->foreign &&
+					    e->cond_text != NULL ?
+					e->cond_text :
 					"not submitted yet");
 		}
 	} else {

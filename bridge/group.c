@@ -31,6 +31,7 @@ static size_t
 group_refill(struct reconcile *r, struct group *g)
 {
 	struct pod_entry *e, *old;
+	struct strv	 *jp;
 	size_t		  i, j, filled = 0;
 	char		  msg[256];
 	int		  found;
@@ -46,13 +47,14 @@ group_refill(struct reconcile *r, struct group *g)
 		}
 		found = 0;
 		groups_job_list_own(g);
-		for (j = 0; j < g->job_pods.n; j++) {
-			old = map_get(r->pods, g->job_pods.v[j]);
+		jp = &g->more->job_pods;
+		for (j = 0; j < jp->n; j++) {
+			old = map_get(r->pods, jp->v[j]);
 			if (old != NULL && old->state != PS_ENDED)
 				continue;
 			log_info("pod %s: takes the slot of %s in slurm job %u",
-			    e->rec->key, g->job_pods.v[j], g->jobid);
-			strv_set(&g->job_pods, j, e->rec->key);
+			    e->rec->key, jp->v[j], g->jobid);
+			strv_set(&groupmore_get(g)->job_pods, j, e->rec->key);
 			filled++;
 			found = 1;
 			break;
@@ -62,7 +64,7 @@ group_refill(struct reconcile *r, struct group *g)
 			    "gang %s: Slurm job %u has "
 			    "no free slot for this pod; it waits until the "
 			    "gang's job ends",
-			    g->name, g->jobid);
+			    groups_name(g), g->jobid);
 			writes_condition(r, e, msg, 0);
 		}
 	}
@@ -124,7 +126,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		snprintf(msg, sizeof(msg),
 		    "gang %s has %zu pods; at most %d "
 		    "are supported",
-		    g->name, n, WORKLOAD_MAX_GANG);
+		    groups_name(g), n, WORKLOAD_MAX_GANG);
 		groups_condition(r, g, msg, 1);
 		return;
 	}
@@ -154,7 +156,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		snprintf(msg, sizeof(msg),
 		    "waiting for gang %s: %zu of %d "
 		    "pods present",
-		    g->name, n, min);
+		    groups_name(g), n, min);
 		groups_condition(r, g, msg, 0);
 		return;
 	}

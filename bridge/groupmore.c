@@ -1,7 +1,7 @@
 /*
  * A group's more (struct group_more): the part of a group that a pending
- * pod alone never uses (its job's layout, end and comment, a heterogeneous
- * job's shape, a PodGroup's condition).  Until something is written there,
+ * pod alone never uses (its job's own pod list, layout, end and comment, a
+ * heterogeneous job's shape, a PodGroup's condition).  Until something is written there,
  * a group's more is one shared, read-only, all-NULL record, so that 50,000
  * pending pods do not each carry 56 bytes of NULLs.  Reconcile thread.
  */
@@ -42,6 +42,7 @@ groupmore_forget_job(struct group *g)
 
 	if (!groupmore_own(g))
 		return;
+	strv_clear(&m->job_pods);
 	json_decref(m->layout);
 	json_decref(m->het);
 	free(m->end_msg);
@@ -70,5 +71,7 @@ groupmore_free(struct group *g)
 size_t
 groupmore_bytes(const struct group *g)
 {
-	return (groupmore_own(g) ? malloc_usable_size(g->more) : 0);
+	return (groupmore_own(g) ?
+		malloc_usable_size(g->more) + strv_bytes(&g->more->job_pods) :
+		0);
 }

@@ -59,7 +59,6 @@ groups_entry_free(void *p)
 	intern_put(g->ns);
 	intern_put(g->pending_reason);
 	strv_clear(&g->members);
-	strv_clear(&g->job_pods);
 	groupmore_free(g);
 	free(g);
 }
@@ -152,8 +151,6 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	groupmore_init(g);
 	memcpy(g->key, gid->key, n);
 	g->ns = intern_get(ns);
-	g->name = strchr(g->key, '/') != NULL ? strchr(g->key, '/') + 1 :
-						g->key;
 	g->gang = gid->gang != 0;
 	g->min_member = gid->min_member;
 	g->sized_by = gid->sized_by;
@@ -166,10 +163,17 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 void
 groups_member_add(struct group *g, const char *pkey)
 {
-	if (strv_find(&g->members, pkey) == -1) {
-		groups_job_list_own(g);
+	char *own = strchr(g->key, ':');
+
+	if (strv_find(&g->members, pkey) != -1)
+		return;
+	groups_job_list_own(g);
+	/* A pod alone ("pod:ns/name"): its key is in the group's. */
+	if (g->members.n == 0 && own != NULL && strcmp(own + 1, pkey) == 0) {
+		g->member0 = own + 1;
+		strv_borrow(&g->members, &g->member0);
+	} else
 		strv_add(&g->members, pkey);
-	}
 }
 
 void
@@ -279,8 +283,8 @@ groups_condition(struct reconcile *r, struct group *g, const char *msg,
 void
 groups_retry_later(struct group *g, int refused)
 {
-	long min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
-	long max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
+	uint32_t min = refused ? REFUSED_MIN_MS : RETRY_MIN_MS;
+	uint32_t max = refused ? REFUSED_MAX_MS : RETRY_MAX_MS;
 
 	g->retry_ms = g->retry_ms < min ? min : g->retry_ms * 2;
 	if (g->retry_ms > max)
@@ -291,19 +295,29 @@ groups_retry_later(struct group *g, int refused)
 const struct strv *
 groups_job_list(const struct group *g)
 {
-	return (g->job_pods_members ? &g->members : &g->job_pods);
+	return (g->job_pods_members ? &g->members : &g->more->job_pods);
+}
+
+const char *
+groups_name(const struct group *g)
+{
+	const char *slash = strchr(g->key, '/');
+
+	return (slash != NULL ? slash + 1 : g->key);
 }
 
 void
 groups_job_list_own(struct group *g)
 {
-	uint32_t i;
+	struct strv *jp;
+	uint32_t     i;
 
 	if (!g->job_pods_members)
 		return;
 	g->job_pods_members = 0;
+	jp = &groupmore_get(g)->job_pods;
 	for (i = 0; i < g->members.n; i++)
-		strv_add(&g->job_pods, g->members.v[i]);
+		strv_add(jp, g->members.v[i]);
 }
 
 /* Are pods (a JSON array of keys) the members, in their order? */
@@ -331,10 +345,11 @@ groups_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 {
 	json_t *het = translate_admin_het(admin_comment, json_array_size(pods));
 
-	strv_clear(&g->job_pods);
+	if (g->more->job_pods.v != NULL)
+		strv_clear(&g->more->job_pods);
 	g->job_pods_members = groups_are_members(g, pods);
 	if (!g->job_pods_members)
-		strv_from_json(&g->job_pods, pods);
+		strv_from_json(&groupmore_get(g)->job_pods, pods);
 	g->job_pods_set = 1;
 	if (het != NULL || g->more->het != NULL) {
 		json_decref(g->more->het);

@@ -20,8 +20,7 @@ podentry_free(void *p)
 	podrec_free(e->rec);
 	intern_put(e->bound_node);
 	intern_put(e->slurm_node);
-	free(e->cond_next);
-	free(e->cond_msg);
+	free(e->cond_text);
 	free(e);
 }
 

@@ -149,10 +149,9 @@ pods_update(struct reconcile *r, struct podrec *rec)
 		e->cond_busy = 0;
 		e->del_sent = 0;
 		e->cond = 0;
-		free(e->cond_next);
-		e->cond_next = NULL;
-		free(e->cond_msg);
-		e->cond_msg = NULL;
+		e->cond_queued = 0;
+		free(e->cond_text);
+		e->cond_text = NULL;
 		intern_put(e->bound_node);
 		e->bound_node = NULL;
 	}

@@ -10,7 +10,7 @@
 #include "bridge.h"
 
 struct sreq *
-sreq_new(const char *gkey, const char *ns, uint64_t seq)
+sreq_new(const char *gkey, const char *ns, uint32_t seq)
 {
 	struct sreq *s = xcalloc(1, sizeof(*s));
 

@@ -175,7 +175,7 @@ stats_gauges(struct reconcile *r)
 		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
 			pods++;
 		pbytes += (long long)(malloc_usable_size(e) +
-		    str_bytes(e->cond_next) + str_bytes(e->cond_msg));
+		    str_bytes(e->cond_text));
 	}
 	it = 0;
 	gbytes = (long long)map_bytes(r->groups) +
@@ -191,8 +191,8 @@ stats_gauges(struct reconcile *r)
 			g->state == G_PENDING))
 			gangs++;
 		gbytes += (long long)(malloc_usable_size(g) +
-		    strv_bytes(&g->members) + strv_bytes(&g->job_pods) +
-		    groupmore_bytes(g) + str_bytes(g->more->end_msg));
+		    strv_bytes(&g->members) + groupmore_bytes(g) +
+		    str_bytes(g->more->end_msg));
 	}
 	it = 0;
 	jbytes = (long long)map_bytes(r->jobs);

@@ -102,7 +102,7 @@ writes_condition_send(struct reconcile *r, struct pod_entry *e, const char *msg)
  * Writes PodScheduled=False with msg, once per distinct message, and never
  * once the pod is being bound: the Binding sets PodScheduled=True, and a
  * late False must not undo it.  One write per pod is in flight at a time;
- * messages that come meanwhile coalesce into the latest (e->cond_next).
+ * messages that come meanwhile coalesce into the latest (e->cond_text).
  * warn also records a FailedScheduling Event.
  */
 void
@@ -117,38 +117,37 @@ writes_condition(struct reconcile *r, struct pod_entry *e, const char *msg,
 		writes_event(r, e, "Warning", "FailedScheduling", "Scheduling",
 		    msg);
 	e->cond = h;
-	free(e->cond_next);
-	e->cond_next = NULL;
-	if (e->foreign) {
-		free(e->cond_msg);
-		e->cond_msg = xstrdup(msg);
-	}
-	if (!e->cond_busy)
-		writes_condition_send(r, e, msg);
+	free(e->cond_text);
+	e->cond_text = e->foreign || e->cond_busy ? xstrdup(msg) : NULL;
+	if (e->cond_busy)
+		e->cond_queued = 1;
 	else
-		e->cond_next = xstrdup(msg);
+		writes_condition_send(r, e, msg);
 }
 
 void
 writes_condition_done(struct reconcile *r, struct pod_entry *e,
     const struct wreq *w)
 {
-	char *next = e->cond_next;
+	int queued = e->cond_queued;
 
 	e->cond_busy = 0;
-	e->cond_next = NULL;
+	e->cond_queued = 0;
 	if (w->rc == -1) {
 		if (w->err.status != 404)
 			log_warnx("pod %s: condition: %ld %s: %s", e->rec->key,
 			    w->err.status, w->err.reason, w->err.text);
 		/* Asked again, it is written again. */
-		if (next == NULL && e->cond == map_hash(w->msg))
+		if (!queued && e->cond == map_hash(w->msg))
 			e->cond = 0;
 	}
 	/* A newer message came while this one was on its way. */
-	if (next != NULL && e->state == PS_UNBOUND && e->busy != WREQ_BIND)
-		writes_condition_send(r, e, next);
-	free(next);
+	if (queued && e->state == PS_UNBOUND && e->busy != WREQ_BIND)
+		writes_condition_send(r, e, e->cond_text);
+	if (!e->foreign) {
+		free(e->cond_text);
+		e->cond_text = NULL;
+	}
 }
 
 /*
@@ -313,15 +312,16 @@ writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 	char	     ts[64];
 
 	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
-	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
-		NULL)
+	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		 groups_name(g))) == NULL)
 		return;
 	writes_condition_time(ts, sizeof(ts));
 	/* No group key: its answer is logged, never compared (pg_cond). */
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
+	    k8s_obj_uid(pg));
 	w->msg = xstrdup(msg);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, g->name);
+	    r->conf->podgroup_api, g->ns, groups_name(g));
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
 	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
 	    "DisruptionTarget", "status", "True", "reason",
@@ -407,11 +407,12 @@ writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 		writes_condition_time(ts, sizeof(ts));
 		ltt = ts;
 	}
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, g->name, k8s_obj_uid(pg));
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
+	    k8s_obj_uid(pg));
 	w->gkey = xstrdup(g->key);
 	w->msg = xstrdup(g->more->pg_cond);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, g->name);
+	    r->conf->podgroup_api, g->ns, groups_name(g));
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
 	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
 	    PODGROUP_CONDITION, "status", status, "reason",
@@ -447,8 +448,8 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 		g->pg_scheduled = 1;
 	/* The PodGroup may not be known yet: asked again once it is. */
 	if (g->pg_busy ||
-	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) ==
-		NULL)
+	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		 groups_name(g))) == NULL)
 		return;
 	writes_podgroup_send(r, g, pg);
 	json_decref(pg);
@@ -472,8 +473,8 @@ writes_podgroup_done(struct reconcile *r, struct wreq *w)
 		g->pg_sent = w->rc == 0;
 		return;
 	}
-	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns, g->name)) !=
-	    NULL) {
+	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		 groups_name(g))) != NULL) {
 		writes_podgroup_send(r, g, pg);
 		json_decref(pg);
 	}

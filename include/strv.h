@@ -12,7 +12,8 @@
 
 /*
  * Read v[0] .. v[n - 1]; change it only through the functions below.  cap
- * 0 with v set is one string kept in the array's own block (strv.c).
+ * 0 with v set is one string kept in the array's own block, cap
+ * UINT32_MAX one borrowed string (strv.c).
  */
 struct strv {
 	char   **v;
@@ -28,6 +29,12 @@ void strv_set(struct strv *, size_t i, const char *s);
 void strv_remove(struct strv *, size_t i);
 /* The index of s, or -1. */
 long strv_find(const struct strv *, const char *s);
+/*
+ * Holds the one string *slot, without a copy: the caller keeps slot and
+ * its string alive and unchanged while sv holds it (until a change, which
+ * copies, or strv_clear).
+ */
+void strv_borrow(struct strv *, char **slot);
 /* Frees every entry and the array; the strv is empty after. */
 void strv_clear(struct strv *);
 /* Replaces the contents with the strings of a JSON array (others skipped). */

@@ -1,9 +1,13 @@
 /*
- * The array of owned strings (strv.h).  An array of one string (a pod
- * alone's members, and its job's pods) keeps the string in the array's own
- * block, after the pointer: one allocation, not two, 32 bytes less.  That
- * form has cap 0 and v set; it becomes a plain array when a second string
- * comes.
+ * The array of owned strings (strv.h), in three forms:
+ * - plain: cap slots, each string its own block;
+ * - one string in the array's own block, after the pointer (cap 0, v
+ *   set): one allocation, not two, 32 bytes less;
+ * - one borrowed string (cap STRV_BORROWED): v is the owner's pointer to
+ *   it, and nothing is allocated (a pod alone's members: the pod's key is
+ *   in its group's).
+ * A change makes the array its own: the one-string form when it still
+ * holds one string, else plain.
  */
 #include <malloc.h>
 #include <stdlib.h>
@@ -12,13 +16,21 @@
 #include "xmalloc.h"
 #include "strv.h"
 
+#define STRV_BORROWED UINT32_MAX
+
 static int
 strv_single(const struct strv *sv)
 {
 	return (sv->v != NULL && sv->cap == 0);
 }
 
-/* Replaces sv's contents (empty, or a single) with a single s. */
+static int
+strv_borrowed(const struct strv *sv)
+{
+	return (sv->cap == STRV_BORROWED);
+}
+
+/* Replaces sv's contents (empty, borrowed, or a single) with a single s. */
 static void
 strv_make_single(struct strv *sv, const char *s)
 {
@@ -27,7 +39,8 @@ strv_make_single(struct strv *sv, const char *s)
 
 	v[0] = (char *)(v + 1);
 	memcpy(v[0], s, n);
-	free(sv->v);
+	if (!strv_borrowed(sv))
+		free(sv->v);
 	sv->v = v;
 	sv->n = 1;
 	sv->cap = 0;
@@ -42,10 +55,11 @@ strv_add(struct strv *sv, const char *s)
 		strv_make_single(sv, s);
 		return;
 	}
-	if (strv_single(sv)) {
+	if (strv_single(sv) || strv_borrowed(sv)) {
 		v = xreallocarray(NULL, 2, sizeof(*v));
 		v[0] = xstrdup(sv->v[0]);
-		free(sv->v);
+		if (!strv_borrowed(sv))
+			free(sv->v);
 		sv->v = v;
 		sv->cap = 2;
 	} else if (sv->n == sv->cap) {
@@ -60,7 +74,7 @@ strv_set(struct strv *sv, size_t i, const char *s)
 {
 	char *c;
 
-	if (strv_single(sv)) {
+	if (strv_single(sv) || strv_borrowed(sv)) {
 		strv_make_single(sv, s);
 		return;
 	}
@@ -72,7 +86,7 @@ strv_set(struct strv *sv, size_t i, const char *s)
 void
 strv_remove(struct strv *sv, size_t i)
 {
-	if (strv_single(sv)) {
+	if (strv_single(sv) || strv_borrowed(sv)) {
 		strv_clear(sv);
 		return;
 	}
@@ -97,12 +111,26 @@ strv_clear(struct strv *sv)
 {
 	uint32_t i;
 
+	if (strv_borrowed(sv)) {
+		sv->v = NULL;
+		sv->n = sv->cap = 0;
+		return;
+	}
 	if (!strv_single(sv))
 		for (i = 0; i < sv->n; i++)
 			free(sv->v[i]);
 	free(sv->v);
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
+}
+
+void
+strv_borrow(struct strv *sv, char **slot)
+{
+	strv_clear(sv);
+	sv->v = slot;
+	sv->n = 1;
+	sv->cap = STRV_BORROWED;
 }
 
 void
@@ -123,7 +151,7 @@ strv_bytes(const struct strv *sv)
 	size_t	 n;
 	uint32_t i;
 
-	if (sv->v == NULL)
+	if (sv->v == NULL || strv_borrowed(sv))
 		return (0);
 	n = malloc_usable_size(sv->v);
 	if (strv_single(sv))

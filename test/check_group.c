@@ -1185,13 +1185,13 @@ START_TEST(test_job_list)
 	ck_assert_uint_ge(n, 2);
 	jl = groups_job_list(g);
 	ck_assert_ptr_eq(jl, &g->members);
-	ck_assert_uint_eq(g->job_pods.n, 0);
+	ck_assert_uint_eq(g->more->job_pods.n, 0);
 	h_key(1, key, sizeof(key));
 	ck_assert_int_ne(strv_find(jl, key), -1);
 	groups_member_remove(g, key);
 	ck_assert_uint_eq(g->members.n, n - 1);
 	jl = groups_job_list(g);
-	ck_assert_ptr_eq(jl, &g->job_pods);
+	ck_assert_ptr_eq(jl, &g->more->job_pods);
 	ck_assert_uint_eq(jl->n, n);
 	ck_assert_int_ne(strv_find(jl, key), -1);
 	ck_assert_int_eq(strv_find(&g->members, key), -1);
@@ -1385,6 +1385,44 @@ END_TEST
  * job of a gang whose pods are gone waits); renewed again, the sweep
  * cancels it.
  */
+/*
+ * PodScheduled messages asked while one is on its way coalesce into the
+ * latest, written once that one is answered, and only then is its text
+ * let go; a write that fails with nothing newer behind it is asked again.
+ */
+START_TEST(test_cond_coalesce)
+{
+	struct pod_entry *e;
+	char		  key[128];
+	const char	 *first;
+	int		  n;
+
+	h_add(0);
+	e = map_get(H.r->pods, h_key(0, key, sizeof(key)));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->cond_busy, 1);
+	ck_assert_ptr_null(e->cond_text);
+	first = fake_writes_cond(key);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_nonnull(strstr(first, "1 of 3"));
+	n = fake_writes_count(FW_COND);
+	h_add(1);
+	/* Pod 0's message changed while its first write is out: it waits. */
+	ck_assert_int_eq(e->cond_queued, 1);
+	ck_assert_ptr_nonnull(e->cond_text);
+	ck_assert_ptr_nonnull(strstr(e->cond_text, "2 of 3"));
+	ck_assert_str_eq(fake_writes_cond(key), first);
+	fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
+	ck_assert_int_eq(e->cond_queued, 0);
+	ck_assert_ptr_null(e->cond_text);
+	ck_assert_ptr_nonnull(strstr(fake_writes_cond(key), "2 of 3"));
+	ck_assert_int_gt(fake_writes_count(FW_COND), n + 1);
+	/* The newer one fails, nothing behind it: asked again, written again. */
+	fake_writes_answer(H.r->writepool, H.r, 500, NULL, NULL);
+	ck_assert_uint_eq(e->cond, 0);
+}
+END_TEST
+
 START_TEST(test_gang_fenced)
 {
 	struct counts a, b;
@@ -1799,6 +1837,7 @@ group_suite(void)
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);
 	tcase_add_test(tc, test_job_list);
+	tcase_add_test(tc, test_cond_coalesce);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,

@@ -215,6 +215,45 @@ START_TEST(test_strv_single)
 }
 END_TEST
 
+/*
+ * The borrowed form: nothing allocated, and each change copies first, so
+ * the owner's string is never written or freed.
+ */
+START_TEST(test_strv_borrow)
+{
+	char	    key[] = "pod:ns/alone", *slot = key + 4;
+	struct strv sv = { NULL, 0, 0 };
+
+	strv_borrow(&sv, &slot);
+	ck_assert_uint_eq(sv.n, 1);
+	ck_assert_ptr_eq(sv.v[0], key + 4);
+	ck_assert_int_eq(strv_find(&sv, "ns/alone"), 0);
+	ck_assert_uint_eq(strv_bytes(&sv), 0);
+	/* A second string: both copied, the owner's untouched. */
+	strv_add(&sv, "ns/second");
+	ck_assert_uint_eq(sv.n, 2);
+	ck_assert_ptr_ne(sv.v[0], key + 4);
+	ck_assert_str_eq(sv.v[0], "ns/alone");
+	ck_assert_str_eq(sv.v[1], "ns/second");
+	ck_assert_uint_gt(strv_bytes(&sv), 0);
+	strv_clear(&sv);
+	/* Set: a copy of its own; remove and clear: nothing freed. */
+	strv_borrow(&sv, &slot);
+	strv_set(&sv, 0, "ns/other");
+	ck_assert_str_eq(sv.v[0], "ns/other");
+	ck_assert_str_eq(key, "pod:ns/alone");
+	strv_clear(&sv);
+	strv_borrow(&sv, &slot);
+	strv_remove(&sv, 0);
+	ck_assert_uint_eq(sv.n, 0);
+	ck_assert_ptr_null(sv.v);
+	strv_borrow(&sv, &slot);
+	strv_clear(&sv);
+	ck_assert_ptr_eq(slot, key + 4);
+	ck_assert_str_eq(key, "pod:ns/alone");
+}
+END_TEST
+
 Suite *
 map_suite(void)
 {
@@ -226,6 +265,7 @@ map_suite(void)
 	tcase_add_test(tc, test_map_borrowed);
 	tcase_add_test(tc, test_strv);
 	tcase_add_test(tc, test_strv_single);
+	tcase_add_test(tc, test_strv_borrow);
 	suite_add_tcase(s, tc);
 	return (s);
 }
