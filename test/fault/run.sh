@@ -487,7 +487,7 @@ if want tenants; then
 		[ -n "$j" ] && [ -n "$tenant_job" ] && [ "$j" -lt "$tenant_job" ] && before=$((before + 1))
 	done
 	echo "    backlog jobs made before the tenant's: $before of ${#backlog[@]}"
-	check "the tenant's job came within the first 10 of 41" [ -n "$tenant_job" ] -a "$before" -lt 10
+	check "the tenant's job came within the first 10 of 41" test -n "$tenant_job" -a "$before" -lt 10
 	collect_submitted "$BLOG" "$mark"
 	invariants "$ns" "$nst"
 	sampler_stop
