@@ -374,18 +374,25 @@ enum wreq_kind {
 
 /* Every pointer is owned (wreq_free). */
 struct wreq {
-	enum wreq_kind	 kind;
-	char		*pkey; /* ns/name */
-	char		*ns;
-	char		*name;
-	char		*uid;	     /* "" if unknown */
-	char		*gkey;	     /* the pod's group, or NULL */
-	char		*node;	     /* WREQ_BIND: the Kubernetes node */
-	json_t		*body;	     /* patch; WREQ_BIND: annotations */
+	enum wreq_kind kind;
+	/* The pod: in the request's own block (buf). */
+	const char *pkey; /* ns/name */
+	const char *ns;
+	const char *name;
+	const char *uid;  /* "" if unknown */
+	char	   *gkey; /* the pod's group, or NULL */
+	char	   *node; /* WREQ_BIND: the Kubernetes node */
+	/*
+	 * The patch; WREQ_BIND: annotations.  WREQ_STATUS: NULL until the
+	 * writer makes it (wreq_status_body), so thousands of condition
+	 * writes waiting for the API server hold their message only.
+	 */
+	json_t		*body;
 	uint32_t	 jobid;	     /* metadata and binds: the job's */
 	char		*slurm_node; /* WREQ_BIND: for the Event */
 	char		*gres;
 	char		*msg;	 /* status, delete, fail: the message */
+	int64_t		 at;	 /* WREQ_STATUS: when asked, epoch seconds */
 	struct ext_call *call;	 /* WREQ_EXTBIND: its call, a reference */
 	char		*path;	 /* WREQ_PODGROUP: the status subresource */
 	int64_t		 grace;	 /* WREQ_PREEMPT: gracePeriodSeconds */
@@ -393,6 +400,7 @@ struct wreq {
 	int		 rc;	 /* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
+	char buf[];
 };
 
 struct pod_entry;
@@ -405,6 +413,10 @@ struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
 struct wreq *wreq_new_named(enum wreq_kind, const char *ns, const char *name,
     const char *uid);
 void	     wreq_free(struct wreq *);
+/* WREQ_STATUS: the PodScheduled=False patch of msg at at (new reference). */
+json_t *wreq_status_body(const struct wreq *);
+/* A condition's lastTransitionTime, to the second: at (epoch s), or now (0). */
+void wreq_condition_time(char *ts, size_t len, int64_t at);
 
 /*
  * writepool.c: pod writes on nthreads threads with their own clients;

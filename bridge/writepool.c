@@ -90,6 +90,8 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		return;
 	case WREQ_STATUS:
 	case WREQ_FAIL:
+		if (w->kind == WREQ_STATUS && w->body == NULL)
+			w->body = wreq_status_body(w);
 		snprintf(path, sizeof(path),
 		    "/api/v1/namespaces/%s/pods/%s/"
 		    "status",

@@ -73,27 +73,15 @@ writes_release_patch(void)
 	    "$deleteFromPrimitiveList/finalizers", FINALIZER));
 }
 
-/* Now, as a condition's time: RFC 3339 in whole seconds. */
-static void
-writes_condition_time(char *ts, size_t len)
-{
-	k8s_microtime(ts, len, NULL);
-	snprintf(ts + 19, len - 19, "Z");
-}
-
 /* Hands the PodScheduled=False message msg to the writepool. */
 static void
 writes_condition_send(struct reconcile *r, struct pod_entry *e, const char *msg)
 {
 	struct wreq *w;
-	char	     ts[64];
 
-	writes_condition_time(ts, sizeof(ts));
 	w = wreq_new(WREQ_STATUS, e, NULL);
 	w->msg = xstrdup(msg);
-	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
-	    "conditions", "type", "PodScheduled", "status", "False", "reason",
-	    "Unschedulable", "message", msg, "lastTransitionTime", ts);
+	w->at = (int64_t)time(NULL);
 	e->cond_busy = 1;
 	writepool_submit(r->writepool, w);
 }
@@ -292,7 +280,7 @@ writes_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 	if (grace < 1)
 		grace = 1; /* 0 would remove it before its node stops it */
 	writes_event(r, e, "Normal", "Preempted", "Preempting", msg);
-	writes_condition_time(ts, sizeof(ts));
+	wreq_condition_time(ts, sizeof(ts), 0);
 	w = wreq_new(WREQ_PREEMPT, e, e->group);
 	w->body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
 	    "conditions", "type", "DisruptionTarget", "status", "True",
@@ -315,7 +303,7 @@ writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
 		 groups_name(g))) == NULL)
 		return;
-	writes_condition_time(ts, sizeof(ts));
+	wreq_condition_time(ts, sizeof(ts), 0);
 	/* No group key: its answer is logged, never compared (pg_cond). */
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
 	    k8s_obj_uid(pg));
@@ -404,7 +392,7 @@ writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 	    strcmp(k8s_obj_str(old, "status"), status) == 0)
 		ltt = k8s_obj_str(old, "lastTransitionTime");
 	if (ltt == NULL) {
-		writes_condition_time(ts, sizeof(ts));
+		wreq_condition_time(ts, sizeof(ts), 0);
 		ltt = ts;
 	}
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
