@@ -124,6 +124,7 @@ BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 EPILOG_OBJS	:= $(EPILOG_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/bridge/ender.o \
+		   $(BUILD)/bridge/poller.o \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
 GROUP_OBJS	:= $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.o) \

@@ -492,9 +492,17 @@ void submitter_push(struct submitter *, struct sreq *s);
  */
 struct poller;
 struct poller *poller_new(struct queue *done);
-/* Stops the thread; a load it made is on the queue, which frees it. */
+/*
+ * Stops the thread; a load it made is on the queue, which frees it, and a
+ * spent one is freed here.
+ */
 void poller_free(struct poller *);
 void poller_ask(struct poller *, time_t since);
+/*
+ * Takes l, a load the reconcile thread has read: the poll thread frees it
+ * and, if trim, trims the heap (stats_trim), before its next load.
+ */
+void poller_spent(struct poller *, struct sload *l, int trim);
 /*
  * Asks for a probe of slurmctld's count of started jobs
  * (sctl_jobs_started), answered as an MSG_PROBED message (poll_probed);

@@ -536,19 +536,17 @@ poll_loaded(struct reconcile *r, struct sload *l)
 	rc = sctl_load_each(l,
 	    r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
 	    poll_job_cb, r, &rpc_s, err, sizeof(err));
-	sctl_load_free(l);
+	/*
+	 * Freed on the poll thread.  A large load leaves its records (some
+	 * 1.7 kB a job, most of it in small blocks that malloc does not merge
+	 * on free) in the heap: their pages go back after it, or a whole
+	 * load's worth stays resident until the next trim.
+	 */
+	poller_spent(r->poller, l, rc == 0 && jobs >= POLL_TRIM_JOBS);
 	/* The jobs it saw start are bound before the clean-up below. */
 	bind_flush_writes(r);
 	poll_forget(r);
 	poll_cancel_orphans(r);
-	/*
-	 * A large load leaves its records (some 1.7 kB a job, most of it in
-	 * small blocks that malloc does not merge on free) in the heap: give
-	 * those pages back now, or a whole load's worth stays resident until
-	 * the next trim.
-	 */
-	if (rc == 0 && jobs >= POLL_TRIM_JOBS)
-		stats_trim();
 	/*
 	 * slurmctld answers a poll with every job it holds once anything
 	 * changed: with tens of thousands pending, one load takes long.

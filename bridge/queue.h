@@ -41,7 +41,9 @@
  *                                     jobs started              requests)
  *                                     (sctl_jobs_started) at a
  *                                     time, when the reconcile
- *                                     thread asks
+ *                                     thread asks; frees the
+ *                                     loads it has read, and
+ *                                     trims after large ones
  * end                 ender.c         one end of a job whose    ender.lock
  *                     slurm.c         pods ended at a time, in  (its two
  *                                     order (sctl_mark_stopped, request

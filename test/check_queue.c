@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -14,17 +15,32 @@
 #include "check_suites.h"
 
 /*
- * slurm.c's sctl_load_free, which queue_msg_free calls for a load (the
- * unit binary has no libslurm): counts the loads freed.
+ * slurm.c's sctl_load_free, which queue_msg_free and the poll thread call
+ * for a load (the unit binary has no libslurm): counts the loads freed.
+ * The poll thread's loads and probes are stubs too.
  */
-static int loads_freed;
+static atomic_int loads_freed;
 
 void
 sctl_load_free(struct sload *l)
 {
 	if (l != NULL)
-		loads_freed++;
+		atomic_fetch_add(&loads_freed, 1);
 	free(l);
+}
+
+struct sload *
+sctl_load(time_t since)
+{
+	(void)since;
+	return (xmalloc(16));
+}
+
+int
+sctl_jobs_started(uint32_t *started)
+{
+	*started = 0;
+	return (0);
 }
 
 static struct msg *
@@ -124,6 +140,35 @@ START_TEST(test_fail_thread)
 END_TEST
 
 /*
+ * The poll thread frees a spent load and trims after it when asked, off
+ * the caller's thread; what it has not come to when it stops is freed.
+ */
+START_TEST(test_poller_spent)
+{
+	struct queue  *q = queue_new();
+	struct poller *p = poller_new(q);
+	long long      trims = atomic_load(&bstats.trims);
+	int	       i;
+
+	ck_assert_ptr_nonnull(p);
+	atomic_store(&loads_freed, 0);
+	poller_spent(p, xmalloc(16), 1);
+	for (i = 0; i < 200 && atomic_load(&loads_freed) < 1; i++)
+		usleep(10000);
+	ck_assert_int_eq(atomic_load(&loads_freed), 1);
+	for (i = 0; i < 200 && atomic_load(&bstats.trims) < trims + 1; i++)
+		usleep(10000);
+	ck_assert_int_eq(atomic_load(&bstats.trims), trims + 1);
+	poller_spent(p, xmalloc(16), 0);
+	poller_spent(p, xmalloc(16), 0);
+	poller_free(p);
+	ck_assert_int_eq(atomic_load(&loads_freed), 3);
+	ck_assert_int_eq(atomic_load(&bstats.trims), trims + 1);
+	queue_free(q);
+}
+END_TEST
+
+/*
  * The submit threads' lanes: a namespace with a thousand requests waiting
  * delays another's first by one, each namespace keeps its own order across
  * a ring that wraps and grows, and an empty lane is gone.
@@ -205,6 +250,7 @@ queue_suite(void)
 	tcase_add_test(tc, test_queue_threads_close);
 	tcase_add_test(tc, test_fail_thread);
 	tcase_add_test(tc, test_lanes_turns);
+	tcase_add_test(tc, test_poller_spent);
 	tcase_add_test(tc, test_lanes_free);
 	suite_add_tcase(s, tc);
 	return (s);
