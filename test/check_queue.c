@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <check.h>
 
@@ -139,6 +138,15 @@ START_TEST(test_fail_thread)
 }
 END_TEST
 
+/* 10 ms. */
+static void
+queue_test_nap(void)
+{
+	struct timespec ts = { 0, 10000000 };
+
+	nanosleep(&ts, NULL);
+}
+
 /*
  * The poll thread frees a spent load and trims after it when asked, off
  * the caller's thread; what it has not come to when it stops is freed.
@@ -154,10 +162,10 @@ START_TEST(test_poller_spent)
 	atomic_store(&loads_freed, 0);
 	poller_spent(p, xmalloc(16), 1);
 	for (i = 0; i < 200 && atomic_load(&loads_freed) < 1; i++)
-		usleep(10000);
+		queue_test_nap();
 	ck_assert_int_eq(atomic_load(&loads_freed), 1);
 	for (i = 0; i < 200 && atomic_load(&bstats.trims) < trims + 1; i++)
-		usleep(10000);
+		queue_test_nap();
 	ck_assert_int_eq(atomic_load(&bstats.trims), trims + 1);
 	poller_spent(p, xmalloc(16), 0);
 	poller_spent(p, xmalloc(16), 0);
