@@ -353,7 +353,7 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 
 	if (w->kind == WREQ_BIND)
 		claims_joins_inflight(r, w->claims, -1);
-	uid = e != NULL ? e->rec->uid : NULL;
+	uid = e != NULL ? podrec_uid(e->rec) : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
 		log_debug("pod %s: gone before its write came back", w->pkey);
 		return (0);

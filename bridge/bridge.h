@@ -694,48 +694,50 @@ enum pod_phase {
 };
 
 struct podrec {
-	const char *key;  /* ns/name */
-	const char *name; /* in key */
-	const char *uid;
-	const char *rv; /* resourceVersion */
-	/*
-	 * Compact JSON of what only translation and grouping read: kept
-	 * labels and annotations, the controller owner reference, the
-	 * containers' resources, activeDeadlineSeconds.  Or NULL.
-	 */
-	const char *cold;
-	const char *ns;		 /* interned, as are the next three */
-	const char *node;	 /* spec.nodeName, NULL if unbound */
-	const char *sched;	 /* spec.schedulerName, or NULL */
-	const char *slurm_node;	 /* annotation ANN_SLURM_NODE, or NULL */
-	int64_t	    created;	 /* creationTimestamp, epoch s, or 0 */
-	int64_t	    delete_at;	 /* deletionTimestamp, or 0 */
-	uint32_t    label_jobid; /* the job-id label, or 0 */
-	uint32_t    ann_jobid;	 /* the job-id annotation, or 0 */
-	int32_t	    index;	 /* job-completion-index label, or -1 */
-	int32_t	    grace_s;	 /* terminationGracePeriodSeconds, or -1 */
+	const char *key;	/* ns/name: buf */
+	const char *ns;		/* interned, as are the next three */
+	const char *node;	/* spec.nodeName, NULL if unbound */
+	const char *sched;	/* spec.schedulerName, or NULL */
+	const char *slurm_node; /* annotation ANN_SLURM_NODE, or NULL */
+	int64_t	    created;	/* creationTimestamp, epoch s, or 0 */
+	int64_t	    delete_at;	/* deletionTimestamp, or 0 */
+	/* Where in buf: read them through podrec_uid, _rv and _cold. */
+	uint32_t uid_at, rv_at, cold_at;
+	uint32_t label_jobid; /* the job-id label, or 0 */
+	uint32_t ann_jobid;   /* the job-id annotation, or 0 */
+	int32_t	 index;	      /* job-completion-index label, or -1 */
+	int32_t	 grace_s;     /* terminationGracePeriodSeconds, or -1 */
 	/*
 	 * How long it stays on a NotReady (Ready False) or unreachable
 	 * (Unknown) node: its NoExecute tolerations of
 	 * node.kubernetes.io/not-ready and .../unreachable, as Kubernetes'
 	 * taint manager reads them: seconds, -1 forever, 0 not tolerated.
 	 */
-	int32_t	 tol_notready;
-	int32_t	 tol_unreachable;
-	int16_t	 exit_code;   /* its containers' ending: see podrec_exit */
-	uint8_t	 exit_signal; /* the signal that ended that one, or 0 */
-	uint32_t bytes;	      /* allocated for it */
-	uint8_t	 phase;	      /* enum pod_phase */
-	uint8_t	 grace_zero;  /* deleted with grace period 0 */
-	uint8_t	 finalizer;   /* carries ours */
-	uint8_t	 tolerates;   /* the managed-node taint */
-	uint8_t	 gated;	      /* has scheduling gates */
-	char	 buf[];	      /* the strings */
+	int32_t tol_notready;
+	int32_t tol_unreachable;
+	int16_t exit_code;   /* its containers' ending: see podrec_exit */
+	uint8_t exit_signal; /* the signal that ended that one, or 0 */
+	uint8_t phase;	     /* enum pod_phase */
+	uint8_t grace_zero;  /* deleted with grace period 0 */
+	uint8_t finalizer;   /* carries ours */
+	uint8_t tolerates;   /* the managed-node taint */
+	uint8_t gated;	     /* has scheduling gates */
+	char	buf[];	     /* the strings */
 };
 
 /* NULL if the pod has no namespace or name. */
 struct podrec *podrec_new(const json_t *pod);
 void	       podrec_free(struct podrec *);
+/* Its name (in its key), UID ("" if none) and resourceVersion. */
+const char *podrec_name(const struct podrec *);
+const char *podrec_uid(const struct podrec *);
+const char *podrec_rv(const struct podrec *);
+/*
+ * Compact JSON of what only translation and grouping read: kept labels
+ * and annotations, the controller owner reference, the containers'
+ * resources, activeDeadlineSeconds.  Or NULL.
+ */
+const char *podrec_cold(const struct podrec *);
 /* The pod as translation and the gang rules read it (new reference). */
 json_t *podrec_json(const struct podrec *);
 /* What an Event names: kind, apiVersion, name, namespace, uid, rv. */

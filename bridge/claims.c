@@ -33,8 +33,8 @@
 static int
 claims_pod_names(const struct pod_entry *e)
 {
-	return (e->rec->cold != NULL &&
-	    strstr(e->rec->cold, "\"resourceClaims\"") != NULL);
+	return (podrec_cold(e->rec) != NULL &&
+	    strstr(podrec_cold(e->rec), "\"resourceClaims\"") != NULL);
 }
 
 /* The ResourceSlices of Kubernetes node knode (a new array). */
@@ -295,8 +295,8 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 	*out = NULL;
 	/* Most pods ask for no device: no decoding for them. */
 	if (!claims_pod_names(e) &&
-	    (e->rec->cold == NULL ||
-		strstr(e->rec->cold, DRA_CLASS_PREFIX) == NULL))
+	    (podrec_cold(e->rec) == NULL ||
+		strstr(podrec_cold(e->rec), DRA_CLASS_PREFIX) == NULL))
 		return (0);
 	pod = podrec_json(e->rec);
 	spec = claims_extended_spec(pod, &maps);
@@ -329,7 +329,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			goto out;
 		}
 		/* A retry or a restart: reserved for the pod already. */
-		if (claims_reserved(claim, e->rec->uid)) {
+		if (claims_reserved(claim, podrec_uid(e->rec))) {
 			if ((rc = claims_reserved_again(claim, jobid, a, lk,
 				 &used, *out, err, errlen)) < 0)
 				goto out;
@@ -364,7 +364,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		if (alloc == NULL)
 			goto out;
 		made = claims_extended_made(r, pod);
-		if (made != NULL && claims_reserved(made, e->rec->uid)) {
+		if (made != NULL && claims_reserved(made, podrec_uid(e->rec))) {
 			json_decref(alloc);
 			rc = 0;
 			goto out; /* written by an earlier try */
@@ -383,7 +383,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			 */
 			snprintf(key, sizeof(key),
 			    "%.200s-extended-resources-%.8s", k8s_obj_name(pod),
-			    e->rec->uid);
+			    podrec_uid(e->rec));
 			json_object_set_new(w, "create",
 			    json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, "
 				      "s:s, s:s, s:b, s:b}]}, s:O}",
@@ -392,7 +392,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 				DRA_EXTENDED_ANNOTATION, "true",
 				"ownerReferences", "apiVersion", "v1", "kind",
 				"Pod", "name", k8s_obj_name(pod), "uid",
-				e->rec->uid, "controller", 1,
+				podrec_uid(e->rec), "controller", 1,
 				"blockOwnerDeletion", 1, "spec", spec));
 		}
 		json_object_set_new(w, "mappings", maps);
@@ -644,7 +644,7 @@ claims_joiners(struct reconcile *r, uint32_t jobid, const char *gkey,
 			snprintf(key, sizeof(key), "%s/%s",
 			    k8s_obj_namespace(v), name);
 			e = map_get(r->pods, key);
-			if (e == NULL || strcmp(e->rec->uid, uid) != 0 ||
+			if (e == NULL || strcmp(podrec_uid(e->rec), uid) != 0 ||
 			    e->state == PS_ENDED ||
 			    (e->group != NULL && gkey != NULL &&
 				strcmp(e->group, gkey) == 0))

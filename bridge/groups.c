@@ -215,8 +215,8 @@ groups_member_cmp(const void *a, const void *b)
 	const struct pod_entry *pa = *(const struct pod_entry *const *)a;
 	const struct pod_entry *pb = *(const struct pod_entry *const *)b;
 
-	return (workload_member_order(pa->rec->index, pa->rec->name,
-	    pb->rec->index, pb->rec->name));
+	return (workload_member_order(pa->rec->index, podrec_name(pa->rec),
+	    pb->rec->index, podrec_name(pb->rec)));
 }
 
 /* Live members in placement order (borrowed); returns the count. */

@@ -99,7 +99,7 @@ podrec_owner(const json_t *refs)
 
 /* The compact JSON of what only translation and grouping read, or NULL. */
 static char *
-podrec_cold(const json_t *pod)
+podrec_make_cold(const json_t *pod)
 {
 	json_t *md = json_object(), *spec = json_object(), *top, *v;
 	char   *s = NULL;
@@ -220,15 +220,16 @@ podrec_exit(const json_t *pod, struct podrec *r)
 		}
 }
 
-static char *
-podrec_copy(char **p, const char *s)
+/* Copies s to *p, moving *p past it: where it went in r's buf. */
+static uint32_t
+podrec_copy(const struct podrec *r, char **p, const char *s)
 {
 	char  *d = *p;
 	size_t n = strlen(s) + 1;
 
 	memcpy(d, s, n);
 	*p += n;
-	return (d);
+	return ((uint32_t)(d - r->buf));
 }
 
 /*
@@ -294,17 +295,16 @@ podrec_new(const json_t *pod)
 		uid = "";
 	if (rv == NULL)
 		rv = "";
-	cold = podrec_cold(pod);
+	cold = podrec_make_cold(pod);
 	n = strlen(ns) + strlen(name) + 2 + strlen(uid) + 1 + strlen(rv) + 1 +
 	    (cold != NULL ? strlen(cold) + 1 : 0);
 	r = xcalloc(1, sizeof(*r) + n);
 	p = r->buf;
 	r->key = p;
 	p += snprintf(p, n, "%s/%s", ns, name) + 1;
-	r->name = r->key + strlen(ns) + 1;
-	r->uid = podrec_copy(&p, uid);
-	r->rv = podrec_copy(&p, rv);
-	r->cold = cold != NULL ? podrec_copy(&p, cold) : NULL;
+	r->uid_at = podrec_copy(r, &p, uid);
+	r->rv_at = podrec_copy(r, &p, rv);
+	r->cold_at = cold != NULL ? podrec_copy(r, &p, cold) : 0;
 	free(cold);
 	r->ns = intern_get(ns);
 	node = k8s_obj_str(pod, "spec.nodeName");
@@ -337,8 +337,7 @@ podrec_new(const json_t *pod)
 	r->tolerates = (uint8_t)translate_tolerates(pod);
 	r->gated = json_array_size(k8s_obj_get(pod, "spec.schedulingGates")) >
 	    0;
-	r->bytes = malloc_usable_size(r);
-	atomic_fetch_add(&podrec_live_bytes, (long long)r->bytes);
+	atomic_fetch_add(&podrec_live_bytes, (long long)malloc_usable_size(r));
 	atomic_fetch_add(&podrec_live_count, 1);
 	return (r);
 }
@@ -348,7 +347,7 @@ podrec_free(struct podrec *r)
 {
 	if (r == NULL)
 		return;
-	atomic_fetch_sub(&podrec_live_bytes, (long long)r->bytes);
+	atomic_fetch_sub(&podrec_live_bytes, (long long)malloc_usable_size(r));
 	atomic_fetch_sub(&podrec_live_count, 1);
 	intern_put(r->ns);
 	intern_put(r->node);
@@ -364,8 +363,8 @@ podrec_json(const struct podrec *r)
 		"Failed", "Unknown" };
 	json_t			*pod = NULL, *md, *spec;
 
-	if (r->cold != NULL)
-		pod = json_loads(r->cold, 0, NULL);
+	if (podrec_cold(r) != NULL)
+		pod = json_loads(podrec_cold(r), 0, NULL);
 	if (pod == NULL)
 		pod = json_object();
 	json_object_set_new(pod, "apiVersion", json_string("v1"));
@@ -374,10 +373,10 @@ podrec_json(const struct podrec *r)
 		md = json_object();
 		json_object_set_new(pod, "metadata", md);
 	}
-	json_object_set_new(md, "name", json_string(r->name));
+	json_object_set_new(md, "name", json_string(podrec_name(r)));
 	json_object_set_new(md, "namespace", json_string(r->ns));
-	json_object_set_new(md, "uid", json_string(r->uid));
-	json_object_set_new(md, "resourceVersion", json_string(r->rv));
+	json_object_set_new(md, "uid", json_string(podrec_uid(r)));
+	json_object_set_new(md, "resourceVersion", json_string(podrec_rv(r)));
 	if ((spec = json_object_get(pod, "spec")) == NULL) {
 		spec = json_object();
 		json_object_set_new(pod, "spec", spec);
@@ -406,9 +405,10 @@ podrec_json(const struct podrec *r)
 json_t *
 podrec_ref(const struct podrec *r)
 {
-	return (json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "apiVersion",
-	    "v1", "kind", "Pod", "metadata", "name", r->name, "namespace",
-	    r->ns, "uid", r->uid, "resourceVersion", r->rv));
+	return (
+	    json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "apiVersion", "v1",
+		"kind", "Pod", "metadata", "name", podrec_name(r), "namespace",
+		r->ns, "uid", podrec_uid(r), "resourceVersion", podrec_rv(r)));
 }
 
 void
@@ -416,4 +416,28 @@ podrec_stats(long long *count, long long *bytes)
 {
 	*count = atomic_load(&podrec_live_count);
 	*bytes = atomic_load(&podrec_live_bytes);
+}
+
+const char *
+podrec_name(const struct podrec *r)
+{
+	return (r->key + strlen(r->ns) + 1);
+}
+
+const char *
+podrec_uid(const struct podrec *r)
+{
+	return (r->buf + r->uid_at);
+}
+
+const char *
+podrec_rv(const struct podrec *r)
+{
+	return (r->buf + r->rv_at);
+}
+
+const char *
+podrec_cold(const struct podrec *r)
+{
+	return (r->cold_at != 0 ? r->buf + r->cold_at : NULL);
 }

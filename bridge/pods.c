@@ -140,8 +140,8 @@ pods_update(struct reconcile *r, struct podrec *rec)
 	 * A pod we bound stays bound for its UID: an older event (say, of
 	 * our own metadata patch) can still arrive without the nodeName.
 	 */
-	same_uid = e->rec != NULL && *rec->uid != '\0' &&
-	    strcmp(e->rec->uid, rec->uid) == 0;
+	same_uid = e->rec != NULL && *podrec_uid(rec) != '\0' &&
+	    strcmp(podrec_uid(e->rec), podrec_uid(rec)) == 0;
 	was_bound = e->state == PS_BOUND && same_uid;
 	if (!same_uid && e->rec != NULL) {
 		/* Recreated under its name: nothing of the old pod holds. */
@@ -163,9 +163,9 @@ pods_update(struct reconcile *r, struct podrec *rec)
 		e->del_sent = 0;
 	/* What translation reads of it (annotations, ...) changed. */
 	changed = same_uid &&
-	    (e->rec->cold == NULL || rec->cold == NULL ?
-		    e->rec->cold != rec->cold :
-		    strcmp(e->rec->cold, rec->cold) != 0);
+	    (podrec_cold(e->rec) == NULL || podrec_cold(rec) == NULL ?
+		    podrec_cold(e->rec) != podrec_cold(rec) :
+		    strcmp(podrec_cold(e->rec), podrec_cold(rec)) != 0);
 	pods_take_rec(r, e, rec);
 	/* Recreated under its name, a pod may no longer be deleting. */
 	if (rec->delete_at != 0)

@@ -23,7 +23,7 @@ poll_names(struct reconcile *r, const struct sjob *j, const char *key)
 	struct pod_entry *e = map_get(r->pods, key);
 
 	return (e != NULL && e->rec != NULL &&
-	    translate_admin_names(j->admin_comment, key, e->rec->uid));
+	    translate_admin_names(j->admin_comment, key, podrec_uid(e->rec)));
 }
 
 /*
@@ -44,7 +44,7 @@ poll_claim(struct reconcile *r, const struct sjob *j, const json_t *pods)
 		e = map_get(r->pods, json_string_value(v));
 		json_array_append_new(uids,
 		    json_string(
-			e != NULL && e->rec != NULL ? e->rec->uid : ""));
+			e != NULL && e->rec != NULL ? podrec_uid(e->rec) : ""));
 	}
 	if ((ac = translate_admin_claim(j->admin_comment, r->conf->install,
 		 uids)) == NULL)

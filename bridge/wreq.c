@@ -44,8 +44,8 @@ wreq_new_named(enum wreq_kind kind, const char *ns, const char *name,
 struct wreq *
 wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
 {
-	struct wreq *w = wreq_new_named(kind, e->rec->ns, e->rec->name,
-	    e->rec->uid);
+	struct wreq *w = wreq_new_named(kind, e->rec->ns, podrec_name(e->rec),
+	    podrec_uid(e->rec));
 
 	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
 	return (w);

@@ -354,7 +354,7 @@ writes_force_delete(struct reconcile *r, struct pod_entry *e)
 	writes_send_delete(r, e,
 	    json_pack("{s:s, s:s, s:i, s:{s:s}}", "apiVersion", "v1", "kind",
 		"DeleteOptions", "gracePeriodSeconds", 0, "preconditions",
-		"uid", e->rec->uid),
+		"uid", podrec_uid(e->rec)),
 	    "grace period over and its node is gone");
 }
 
@@ -510,7 +510,7 @@ writes_done(struct reconcile *r, struct wreq *w)
 		    w->kind == WREQ_FAIL ? "its job is cancelled" :
 					   "retried from the sweep");
 	e = map_get(r->pods, w->pkey);
-	uid = e != NULL ? e->rec->uid : NULL;
+	uid = e != NULL ? podrec_uid(e->rec) : NULL;
 	if (w->kind != WREQ_FAIL && w->rc == -1 && e != NULL &&
 	    strcmp(uid != NULL ? uid : "", w->uid) == 0)
 		e->del_sent = 0; /* asked again from the sweep */
