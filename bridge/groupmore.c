@@ -1,9 +1,10 @@
 /*
  * A group's more (struct group_more): the part of a group that a pending
- * pod alone never uses (its job's own pod list, layout, end and comment, a
- * heterogeneous job's shape, a PodGroup's condition).  Until something is written there,
- * a group's more is one shared, read-only, all-NULL record, so that 50,000
- * pending pods do not each carry 56 bytes of NULLs.  Reconcile thread.
+ * pod alone never uses (its job's own pod list, layout, end and comment,
+ * a heterogeneous job's shape, a PodGroup's condition).  Until something
+ * is written there, a group's more is one shared, read-only, all-NULL
+ * record, so that 50,000 pending pods do not each carry 72 bytes of NULLs.
+ * Reconcile thread.
  */
 #include <malloc.h>
 #include <stdint.h>
