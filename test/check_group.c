@@ -1390,6 +1390,33 @@ END_TEST
  * latest, written once that one is answered, and only then is its text
  * let go; a write that fails with nothing newer behind it is asked again.
  */
+/*
+ * A pod alone's group borrows its member's key from its own: no list is
+ * allocated, and its job's pod list is that member list.
+ */
+START_TEST(test_single_borrows)
+{
+	struct group *g;
+	json_t	     *pod = h_pod_json("solo");
+
+	json_object_del(json_object_get(pod, "metadata"), "labels");
+	json_object_del(json_object_get(pod, "metadata"), "annotations");
+	json_object_set(H.api, NS "/solo", pod);
+	h_pod_event(pod, K8S_WATCH_ADDED);
+	json_decref(pod);
+	g = map_get(H.r->groups, "pod:" NS "/solo");
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(g->members.n, 1);
+	ck_assert_ptr_eq(g->members.v[0], g->key + strlen("pod:"));
+	ck_assert_str_eq(g->members.v[0], NS "/solo");
+	ck_assert_uint_eq(strv_bytes(&g->members), 0);
+	ck_assert_int_eq(fake_submit_asked(), 1);
+	fake_submit_make(H.r->submitter);
+	fake_submit_deliver(H.r->submitter, H.r);
+	ck_assert_ptr_eq(groups_job_list(g), &g->members);
+}
+END_TEST
+
 START_TEST(test_cond_coalesce)
 {
 	struct pod_entry *e;
@@ -1838,6 +1865,7 @@ group_suite(void)
 	tcase_add_test(tc, test_cancel_promoted);
 	tcase_add_test(tc, test_job_list);
 	tcase_add_test(tc, test_cond_coalesce);
+	tcase_add_test(tc, test_single_borrows);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,
