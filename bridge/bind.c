@@ -159,7 +159,7 @@ bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 		snprintf(why, whylen,
 		    "the Slurm job of %.100s will allocate it; this pod "
 		    "shares it once that job runs",
-		    groups_name(g));
+		    workload_key_name(g->key));
 		return (1);
 	}
 	json_object_del(r->claim_allocators, key);

@@ -1153,8 +1153,6 @@ void groups_job_list_own(struct group *);
  */
 void groups_job_pods(struct group *, const json_t *pods,
     const char *admin_comment);
-/* The group's name: its key after the namespace (in the key). */
-const char *groups_name(const struct group *);
 /* The group no longer wants the allocation it asked for. */
 void groups_withdraw(struct group *);
 /*

@@ -47,8 +47,8 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 	src.layers = layers;
 	src.nlayers = workload_layers(pods[0], &lk, layers);
 	if (g->gang)
-		rc = translate_group(pods, n, groups_name(g), &src, &r->tconf,
-		    js, err, errlen);
+		rc = translate_group(pods, n, workload_key_name(g->key), &src,
+		    &r->tconf, js, err, errlen);
 	else
 		rc = translate_pod(&src, &r->tconf, js, err, errlen);
 	for (i = 0; i < n; i++)
@@ -244,8 +244,8 @@ form_min(struct reconcile *r, struct group *g)
 	struct workload_lookup lk;
 
 	caches_lookup_init(r, &lk);
-	return (workload_gang_size(g->ns, groups_name(g), g->min_member,
-	    g->sized_by, &lk));
+	return (workload_gang_size(g->ns, workload_key_name(g->key),
+	    g->min_member, g->sized_by, &lk));
 }
 
 /*
@@ -317,7 +317,7 @@ form_submitted(struct reconcile *r, struct sreq *s)
 			    "slurm-bridge: Slurm refused the job for the %d "
 			    "pods of PodGroup %.63s "
 			    "(spec.schedulingPolicy.gang.minCount): %.400s",
-			    form_min(r, g), groups_name(g), s->err);
+			    form_min(r, g), workload_key_name(g->key), s->err);
 		else
 			snprintf(msg, sizeof(msg),
 			    "slurm-bridge: Slurm refused the "
@@ -382,18 +382,18 @@ form_unsized(struct reconcile *r, struct group *g)
 		    "waiting for PodGroup or JobSet "
 		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
 		    "gang's size",
-		    g->ns, groups_name(g));
+		    g->ns, workload_key_name(g->key));
 	else if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		      groups_name(g))) == NULL)
+		      workload_key_name(g->key))) == NULL)
 		snprintf(msg, sizeof(msg),
 		    "waiting for PodGroup %s/%s (spec.schedulingGroup."
 		    "podGroupName) to exist",
-		    g->ns, groups_name(g));
+		    g->ns, workload_key_name(g->key));
 	else {
 		snprintf(msg, sizeof(msg),
 		    "PodGroup %s/%s: spec.schedulingPolicy.gang.minCount must "
 		    "be a whole number from 1 to %d",
-		    g->ns, groups_name(g), WORKLOAD_MAX_GANG);
+		    g->ns, workload_key_name(g->key), WORKLOAD_MAX_GANG);
 		warn = 1;
 		json_decref(pg);
 	}

@@ -64,7 +64,7 @@ group_refill(struct reconcile *r, struct group *g)
 			    "gang %s: Slurm job %u has "
 			    "no free slot for this pod; it waits until the "
 			    "gang's job ends",
-			    groups_name(g), g->jobid);
+			    workload_key_name(g->key), g->jobid);
 			writes_condition(r, e, msg, 0);
 		}
 	}
@@ -126,7 +126,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		snprintf(msg, sizeof(msg),
 		    "gang %s has %zu pods; at most %d "
 		    "are supported",
-		    groups_name(g), n, WORKLOAD_MAX_GANG);
+		    workload_key_name(g->key), n, WORKLOAD_MAX_GANG);
 		groups_condition(r, g, msg, 1);
 		return;
 	}
@@ -156,7 +156,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 		snprintf(msg, sizeof(msg),
 		    "waiting for gang %s: %zu of %d "
 		    "pods present",
-		    groups_name(g), n, min);
+		    workload_key_name(g->key), n, min);
 		groups_condition(r, g, msg, 0);
 		return;
 	}

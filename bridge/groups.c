@@ -298,14 +298,6 @@ groups_job_list(const struct group *g)
 	return (g->job_pods_members ? &g->members : &g->more->job_pods);
 }
 
-const char *
-groups_name(const struct group *g)
-{
-	const char *slash = strchr(g->key, '/');
-
-	return (slash != NULL ? slash + 1 : g->key);
-}
-
 void
 groups_job_list_own(struct group *g)
 {

@@ -301,15 +301,15 @@ writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 
 	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
 	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 groups_name(g))) == NULL)
+		 workload_key_name(g->key))) == NULL)
 		return;
 	wreq_condition_time(ts, sizeof(ts), 0);
 	/* No group key: its answer is logged, never compared (pg_cond). */
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, workload_key_name(g->key),
 	    k8s_obj_uid(pg));
 	w->msg = xstrdup(msg);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, groups_name(g));
+	    r->conf->podgroup_api, g->ns, workload_key_name(g->key));
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
 	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
 	    "DisruptionTarget", "status", "True", "reason",
@@ -395,12 +395,12 @@ writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 		wreq_condition_time(ts, sizeof(ts), 0);
 		ltt = ts;
 	}
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, groups_name(g),
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, workload_key_name(g->key),
 	    k8s_obj_uid(pg));
 	w->gkey = xstrdup(g->key);
 	w->msg = xstrdup(g->more->pg_cond);
 	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, groups_name(g));
+	    r->conf->podgroup_api, g->ns, workload_key_name(g->key));
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
 	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
 	    PODGROUP_CONDITION, "status", status, "reason",
@@ -437,7 +437,7 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	/* The PodGroup may not be known yet: asked again once it is. */
 	if (g->pg_busy ||
 	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 groups_name(g))) == NULL)
+		 workload_key_name(g->key))) == NULL)
 		return;
 	writes_podgroup_send(r, g, pg);
 	json_decref(pg);
@@ -462,7 +462,7 @@ writes_podgroup_done(struct reconcile *r, struct wreq *w)
 		return;
 	}
 	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 groups_name(g))) != NULL) {
+		 workload_key_name(g->key))) != NULL) {
 		writes_podgroup_send(r, g, pg);
 		json_decref(pg);
 	}

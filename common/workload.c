@@ -502,6 +502,14 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 	return (0);
 }
 
+const char *
+workload_key_name(const char *key)
+{
+	const char *slash = strchr(key, '/');
+
+	return (slash != NULL ? slash + 1 : key);
+}
+
 int32_t
 workload_completion_index(const json_t *pod)
 {

@@ -57,6 +57,8 @@ struct group_id {
 	/* What sizes the gang: WORKLOAD_SCHED_PODGROUP, else by name. */
 	enum workload_kind sized_by;
 };
+/* The group's name in a key of group_id's (after the namespace: in key). */
+const char *workload_key_name(const char *key);
 
 /*
  * The pod's workload root, as a new reference, or NULL: the first of the

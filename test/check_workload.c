@@ -562,6 +562,16 @@ member_cmp(const void *a, const void *b)
 	    k8s_obj_name(pa), workload_completion_index(pb), k8s_obj_name(pb)));
 }
 
+/* A group's name, read back from each kind of key the rules build. */
+START_TEST(test_workload_key_name)
+{
+	ck_assert_str_eq(workload_key_name("pod:team/solo"), "solo");
+	ck_assert_str_eq(workload_key_name("gang:team/train"), "train");
+	ck_assert_str_eq(workload_key_name("podgroup:team/pg-1"), "pg-1");
+	ck_assert_str_eq(workload_key_name("no-slash"), "no-slash");
+}
+END_TEST
+
 START_TEST(test_workload_member_order)
 {
 	json_t *p[3];
@@ -666,6 +676,7 @@ workload_suite(void)
 	tcase_add_test(tc, test_workload_sched_podgroup);
 	tcase_add_test(tc, test_workload_layers);
 	tcase_add_test(tc, test_workload_member_order);
+	tcase_add_test(tc, test_workload_key_name);
 	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
 	    (int)(sizeof(stages) / sizeof(stages[0])));
 	suite_add_tcase(s, tc);
