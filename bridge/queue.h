@@ -41,8 +41,8 @@
  *                                     jobs started              requests)
  *                                     (sctl_jobs_started) at a
  *                                     time, when the reconcile
- *                                     thread asks; frees the
- *                                     loads it has read, and
+ *                                     thread asks; frees each
+ *                                     load once read, and
  *                                     trims after large ones
  * end                 ender.c         one end of a job whose    ender.lock
  *                     slurm.c         pods ended at a time, in  (its two
