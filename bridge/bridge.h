@@ -440,7 +440,10 @@ void lanes_free(struct lanes *, void (*free_cb)(void *));
 /* Queues item (borrowed until taken) in namespace ns's lane (NULL: ""). */
 void lanes_push(struct lanes *, const char *ns, void *item);
 /* The next lane's oldest item, now the caller's; NULL when none waits. */
-void  *lanes_take(struct lanes *);
+void *lanes_take(struct lanes *);
+/* The first item (in turn order) match(item, arg) is true of, taken out. */
+void  *lanes_remove(struct lanes *,
+     int (*match)(const void *item, const void *arg), const void *arg);
 size_t lanes_count(const struct lanes *);      /* items waiting */
 size_t lanes_namespaces(const struct lanes *); /* lanes with items */
 

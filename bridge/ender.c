@@ -6,10 +6,12 @@
  * that frees nodes goes first; bulk cancels (pending jobs, orphans), which
  * free none, wait until no such end does, or END_FAIR of them went in a
  * row, and go batch at a time (END_BATCH where Slurm cancels many in one
- * RPC, else 1: sctl_cancel_batch).  A bulk cancel whose job started is
- * moved to the front (ender_promote).  So a tenant who deletes thousands
- * of pending pods delays neither the reconcile thread nor another
- * tenant's nodes, and its deletion still ends under steady churn.  Each
+ * RPC, else 1: sctl_cancel_batch), a namespace at a time in turn
+ * (lanes.c; orphans' in a lane of their own).  A bulk cancel whose job
+ * started is moved to the front (ender_promote).  So a tenant who deletes
+ * thousands of pending pods delays neither the reconcile thread, nor
+ * another tenant's nodes, nor by more than a cancel another tenant's
+ * pending-job cancels, and its deletion still ends under steady churn.  Each
  * request comes back with its result as an MSG_ENDED message,
  * which the reconcile thread reads (end_done); what it makes is the
  * function it was given (end_make).  It owns nothing but its lists of
@@ -28,8 +30,7 @@ struct ender {
 	pthread_cond_t	work; /* a request came, or stop */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
-	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
-	TAILQ_HEAD(, ereq) bulk;
+	struct lanes *bulk;	    /* by namespace, taken in turn (lanes.c) */
 	int	      stop;
 	int	      started;
 	size_t	      batch;  /* bulk cancels made at once, 1..END_BATCH */
@@ -47,17 +48,15 @@ ender_take(struct ender *en, struct ereq **es)
 	size_t	     n = 0;
 
 	if ((e = TAILQ_FIRST(&en->waiting)) != NULL &&
-	    (en->in_row < END_FAIR || TAILQ_EMPTY(&en->bulk))) {
+	    (en->in_row < END_FAIR || lanes_count(en->bulk) == 0)) {
 		TAILQ_REMOVE(&en->waiting, e, entry);
 		es[n++] = e;
 		en->in_row++;
 		return (n);
 	}
 	en->in_row = 0;
-	while (n < en->batch && (e = TAILQ_FIRST(&en->bulk)) != NULL) {
-		TAILQ_REMOVE(&en->bulk, e, entry);
+	while (n < en->batch && (e = lanes_take(en->bulk)) != NULL)
 		es[n++] = e;
-	}
 	return (n);
 }
 
@@ -73,7 +72,7 @@ ender_main(void *arg)
 	pthread_mutex_lock(&en->lock);
 	for (;;) {
 		while (!en->stop && TAILQ_EMPTY(&en->waiting) &&
-		    TAILQ_EMPTY(&en->bulk))
+		    lanes_count(en->bulk) == 0)
 			pthread_cond_wait(&en->work, &en->lock);
 		if (en->stop)
 			break;
@@ -92,6 +91,18 @@ ender_main(void *arg)
 	return (NULL);
 }
 
+static void
+ender_drop(void *e)
+{
+	ereq_free(e);
+}
+
+static int
+ender_is_job(const void *e, const void *jobid)
+{
+	return (((const struct ereq *)e)->jobid == *(const uint32_t *)jobid);
+}
+
 struct ender *
 ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
     size_t		batch)
@@ -101,7 +112,7 @@ ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
 	pthread_mutex_init(&en->lock, NULL);
 	pthread_cond_init(&en->work, NULL);
 	TAILQ_INIT(&en->waiting);
-	TAILQ_INIT(&en->bulk);
+	en->bulk = lanes_new();
 	en->done = done;
 	en->make = make;
 	en->batch = batch < 1 ? 1 : batch > END_BATCH ? END_BATCH : batch;
@@ -130,10 +141,7 @@ ender_free(struct ender *en)
 		TAILQ_REMOVE(&en->waiting, e, entry);
 		ereq_free(e);
 	}
-	while ((e = TAILQ_FIRST(&en->bulk)) != NULL) {
-		TAILQ_REMOVE(&en->bulk, e, entry);
-		ereq_free(e);
-	}
+	lanes_free(en->bulk, ender_drop);
 	pthread_mutex_destroy(&en->lock);
 	pthread_cond_destroy(&en->work);
 	free(en);
@@ -142,9 +150,14 @@ ender_free(struct ender *en)
 void
 ender_push(struct ender *en, struct ereq *e)
 {
+	char ns[256];
+
 	pthread_mutex_lock(&en->lock);
 	if (e->bulk)
-		TAILQ_INSERT_TAIL(&en->bulk, e, entry);
+		lanes_push(en->bulk,
+		    e->gkey != NULL ? workload_key_ns(e->gkey, ns, sizeof(ns)) :
+				      "",
+		    e);
 	else
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	pthread_cond_signal(&en->work);
@@ -157,11 +170,7 @@ ender_promote(struct ender *en, uint32_t jobid)
 	struct ereq *e;
 
 	pthread_mutex_lock(&en->lock);
-	TAILQ_FOREACH (e, &en->bulk, entry)
-		if (e->jobid == jobid)
-			break;
-	if (e != NULL) {
-		TAILQ_REMOVE(&en->bulk, e, entry);
+	if ((e = lanes_remove(en->bulk, ender_is_job, &jobid)) != NULL) {
 		e->bulk = 0;
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	}

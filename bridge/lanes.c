@@ -6,7 +6,8 @@
  * order is the order of arrival.  A lane is made when its first request
  * comes and freed when its last is taken, so namespaces that come and go
  * leave nothing behind.  Not locked: its owner's lock guards it (the
- * submit threads' list, submitter.c).
+ * submit threads' requests, submitter.c; the end thread's bulk cancels,
+ * ender.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -129,4 +130,39 @@ size_t
 lanes_namespaces(const struct lanes *ls)
 {
 	return (map_count(ls->byns));
+}
+
+void *
+lanes_remove(struct lanes *ls, int (*match)(const void *item, const void *arg),
+    const void		  *arg)
+{
+	struct lane *l, *prev = NULL;
+	size_t	     i, j;
+	void	    *item;
+
+	for (l = ls->first; l != NULL; prev = l, l = l->next)
+		for (i = 0; i < l->n; i++) {
+			item = l->v[(l->head + i) % l->cap];
+			if (!match(item, arg))
+				continue;
+			/* The lane keeps its order and its turn. */
+			for (j = i; j + 1 < l->n; j++)
+				l->v[(l->head + j) % l->cap] =
+				    l->v[(l->head + j + 1) % l->cap];
+			l->n--;
+			ls->count--;
+			if (l->n == 0) {
+				if (prev != NULL)
+					prev->next = l->next;
+				else
+					ls->first = l->next;
+				if (ls->last == l)
+					ls->last = prev;
+				map_del(ls->byns, l->ns);
+				free(l->v);
+				free(l);
+			}
+			return (item);
+		}
+	return (NULL);
 }

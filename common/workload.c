@@ -510,6 +510,18 @@ workload_key_name(const char *key)
 	return (slash != NULL ? slash + 1 : key);
 }
 
+const char *
+workload_key_ns(const char *key, char *buf, size_t len)
+{
+	const char *colon = strchr(key, ':'), *slash = strchr(key, '/');
+
+	if (colon == NULL || slash == NULL || slash < colon)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - colon - 1), colon + 1);
+	return (buf);
+}
+
 int32_t
 workload_completion_index(const json_t *pod)
 {

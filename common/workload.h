@@ -59,6 +59,8 @@ struct group_id {
 };
 /* The group's name in a key of group_id's (after the namespace: in key). */
 const char *workload_key_name(const char *key);
+/* ... and its namespace, in buf ("" for a key of no namespace). */
+const char *workload_key_ns(const char *key, char *buf, size_t len);
 
 /*
  * The pod's workload root, as a new reference, or NULL: the first of the

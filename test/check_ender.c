@@ -2,7 +2,7 @@
  * The end thread (ender.c), on its own thread: an end that frees nodes
  * goes before bulk cancels asked earlier, but for a batch after END_FAIR
  * of them in a row; bulk cancels go END_BATCH to a call of make, each
- * answered as its own MSG_ENDED message.
+ * answered as its own MSG_ENDED message, a namespace at a time in turn.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -185,6 +185,60 @@ START_TEST(test_ender_fair)
 }
 END_TEST
 
+/* A bulk cancel of group gkey's job. */
+static struct ereq *
+req_ns(uint32_t jobid, const char *gkey)
+{
+	struct ereq *e = ereq_new(gkey, jobid);
+
+	e->bulk = 1;
+	return (e);
+}
+
+/*
+ * Bulk cancels go a namespace at a time in turn, an orphan's in a lane of
+ * its own; one promoted (its job started) leaves its lane for the front.
+ */
+START_TEST(test_ender_namespaces)
+{
+	static const uint32_t want[4][4] = { { 1 }, { 103 },
+		{ 100, 200, 300, 101 }, { 201, 102, 104, 105 } };
+	static const size_t   wantn[4] = { 1, 1, 4, 4 };
+	struct queue	     *q;
+	struct ender	     *en;
+	struct msg	     *msg;
+	uint32_t	      i, c;
+
+	rec_reset();
+	q = queue_new();
+	en = ender_new(q, rec_make, 4);
+	ck_assert_ptr_nonnull(en);
+	ender_push(en, req(1, 0));
+	rec_wait_entered();
+	for (i = 0; i < 6; i++)
+		ender_push(en, req_ns(100 + i, "gang:a/x"));
+	for (i = 0; i < 2; i++)
+		ender_push(en, req_ns(200 + i, "pod:b/y"));
+	ender_push(en, req(300, 1));
+	ender_promote(en, 103);
+	rec_release();
+	for (i = 0; i < 10; i++) {
+		msg = queue_pop(q, 5000);
+		ck_assert_ptr_nonnull(msg);
+		queue_msg_free(msg);
+	}
+	ender_free(en);
+	ck_assert_int_eq(rec.bad, 0);
+	ck_assert_uint_eq(rec.ncalls, 4);
+	for (c = 0; c < 4; c++) {
+		ck_assert_uint_eq(rec.n[c], wantn[c]);
+		for (i = 0; i < wantn[c]; i++)
+			ck_assert_uint_eq(rec.ids[c][i], want[c][i]);
+	}
+	queue_free(q);
+}
+END_TEST
+
 Suite *
 ender_suite(void)
 {
@@ -193,6 +247,7 @@ ender_suite(void)
 
 	tcase_add_test(tc, test_ender_lanes);
 	tcase_add_test(tc, test_ender_fair);
+	tcase_add_test(tc, test_ender_namespaces);
 	suite_add_tcase(s, tc);
 	return (s);
 }

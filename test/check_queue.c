@@ -223,6 +223,46 @@ START_TEST(test_lanes_turns)
 }
 END_TEST
 
+static int
+lanes_is(const void *item, const void *arg)
+{
+	return (item == arg);
+}
+
+/*
+ * Taking one item out from anywhere: its lane keeps its order and its
+ * turn, and a lane left empty is gone, the last one too.
+ */
+START_TEST(test_lanes_remove)
+{
+	struct lanes *ls = lanes_new();
+	int	      a[4], b[2], c[1], d[1], i;
+
+	for (i = 0; i < 4; i++)
+		lanes_push(ls, "a", &a[i]);
+	for (i = 0; i < 2; i++)
+		lanes_push(ls, "b", &b[i]);
+	lanes_push(ls, "c", &c[0]);
+	ck_assert_ptr_eq(lanes_remove(ls, lanes_is, &a[1]), &a[1]);
+	ck_assert_ptr_null(lanes_remove(ls, lanes_is, &a[1]));
+	/* The last lane's only item: the lane goes, and a new one follows. */
+	ck_assert_ptr_eq(lanes_remove(ls, lanes_is, &c[0]), &c[0]);
+	ck_assert_uint_eq(lanes_namespaces(ls), 2);
+	lanes_push(ls, "d", &d[0]);
+	ck_assert_uint_eq(lanes_count(ls), 6);
+	ck_assert_ptr_eq(lanes_take(ls), &a[0]);
+	ck_assert_ptr_eq(lanes_take(ls), &b[0]);
+	ck_assert_ptr_eq(lanes_take(ls), &d[0]);
+	ck_assert_ptr_eq(lanes_take(ls), &a[2]);
+	/* The first lane's only item left. */
+	ck_assert_ptr_eq(lanes_remove(ls, lanes_is, &b[1]), &b[1]);
+	ck_assert_ptr_eq(lanes_take(ls), &a[3]);
+	ck_assert_ptr_null(lanes_take(ls));
+	ck_assert_uint_eq(lanes_namespaces(ls), 0);
+	lanes_free(ls, NULL);
+}
+END_TEST
+
 static int lanes_freed;
 
 static void
@@ -260,6 +300,7 @@ queue_suite(void)
 	tcase_add_test(tc, test_lanes_turns);
 	tcase_add_test(tc, test_poller_spent);
 	tcase_add_test(tc, test_lanes_free);
+	tcase_add_test(tc, test_lanes_remove);
 	suite_add_tcase(s, tc);
 	return (s);
 }

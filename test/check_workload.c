@@ -565,10 +565,16 @@ member_cmp(const void *a, const void *b)
 /* A group's name, read back from each kind of key the rules build. */
 START_TEST(test_workload_key_name)
 {
+	char buf[64];
+
 	ck_assert_str_eq(workload_key_name("pod:team/solo"), "solo");
 	ck_assert_str_eq(workload_key_name("gang:team/train"), "train");
 	ck_assert_str_eq(workload_key_name("podgroup:team/pg-1"), "pg-1");
 	ck_assert_str_eq(workload_key_name("no-slash"), "no-slash");
+	ck_assert_str_eq(workload_key_ns("gang:team/train", buf, sizeof(buf)),
+	    "team");
+	ck_assert_str_eq(workload_key_ns("pod:a/b/c", buf, sizeof(buf)), "a");
+	ck_assert_str_eq(workload_key_ns("no-slash", buf, sizeof(buf)), "");
 }
 END_TEST
 
