@@ -372,7 +372,7 @@ enum wreq_kind {
 	WREQ_PREEMPT	   /* DisruptionTarget on its status, then delete */
 };
 
-/* Every pointer is owned (wreq_free). */
+/* Every pointer is owned (wreq_free); the pod's names are in buf. */
 struct wreq {
 	enum wreq_kind kind;
 	/* The pod: in the request's own block (buf). */

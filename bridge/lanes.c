@@ -95,6 +95,15 @@ lanes_push(struct lanes *ls, const char *ns, void *item)
 	ls->count++;
 }
 
+/* An empty lane, out of the turns already, goes. */
+static void
+lanes_drop(struct lanes *ls, struct lane *l)
+{
+	map_del(ls->byns, l->ns);
+	free(l->v);
+	free(l);
+}
+
 void *
 lanes_take(struct lanes *ls)
 {
@@ -111,11 +120,9 @@ lanes_take(struct lanes *ls)
 	l->next = NULL;
 	if (ls->first == NULL)
 		ls->last = NULL;
-	if (l->n == 0) {
-		map_del(ls->byns, l->ns);
-		free(l->v);
-		free(l);
-	} else
+	if (l->n == 0)
+		lanes_drop(ls, l);
+	else
 		lanes_append(ls, l); /* its next item waits its turn */
 	return (item);
 }
@@ -158,9 +165,7 @@ lanes_remove(struct lanes *ls, int (*match)(const void *item, const void *arg),
 					ls->first = l->next;
 				if (ls->last == l)
 					ls->last = prev;
-				map_del(ls->byns, l->ns);
-				free(l->v);
-				free(l);
+				lanes_drop(ls, l);
 			}
 			return (item);
 		}

@@ -8,8 +8,8 @@
  * from what lives on.  Once read, poll_loaded gives a load back
  * (poller_spent): this thread frees it and, after a load of
  * POLL_TRIM_JOBS or more, trims (stats_trim), giving its pages back, so
- * neither holds the reconcile thread (a load of 47,000 jobs is some
- * 1.4 million blocks, and its trim took 9 to 15 ms there).  When
+ * neither holds the reconcile thread (where each trim took 9 to 15 ms
+ * at 47,000 pending jobs).  When
  * asked (poller_probe), it probes slurmctld's count of jobs started
  * (sctl_jobs_started) too, and gives it back as an MSG_PROBED message.
  * It owns nothing but the requests it was given.

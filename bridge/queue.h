@@ -45,10 +45,10 @@
  *                                     load once read, and
  *                                     trims after large ones
  * end                 ender.c         one end of a job whose    ender.lock
- *                     slurm.c         pods ended at a time, in  (its two
+ *                     slurm.c         pods ended at a time, in  (its
  *                                     order (sctl_mark_stopped, request
- *                                     sctl_complete,            lists)
- *                                     sctl_cancel); when none
+ *                                     sctl_complete,            list and
+ *                                     sctl_cancel); when none   lanes)
  *                                     waits, or END_FAIR went
  *                                     in a row, up to
  *                                     END_BATCH bulk cancels

@@ -30,6 +30,13 @@ strv_borrowed(const struct strv *sv)
 	return (sv->cap == STRV_BORROWED);
 }
 
+/* One string, not in a plain array: in its own block, or borrowed. */
+static int
+strv_one(const struct strv *sv)
+{
+	return (strv_single(sv) || strv_borrowed(sv));
+}
+
 /* Replaces sv's contents (empty, borrowed, or a single) with a single s. */
 static void
 strv_make_single(struct strv *sv, const char *s)
@@ -39,8 +46,7 @@ strv_make_single(struct strv *sv, const char *s)
 
 	v[0] = (char *)(v + 1);
 	memcpy(v[0], s, n);
-	if (!strv_borrowed(sv))
-		free(sv->v);
+	strv_clear(sv);
 	sv->v = v;
 	sv->n = 1;
 	sv->cap = 0;
@@ -55,12 +61,12 @@ strv_add(struct strv *sv, const char *s)
 		strv_make_single(sv, s);
 		return;
 	}
-	if (strv_single(sv) || strv_borrowed(sv)) {
+	if (strv_one(sv)) {
 		v = xreallocarray(NULL, 2, sizeof(*v));
 		v[0] = xstrdup(sv->v[0]);
-		if (!strv_borrowed(sv))
-			free(sv->v);
+		strv_clear(sv);
 		sv->v = v;
+		sv->n = 1;
 		sv->cap = 2;
 	} else if (sv->n == sv->cap) {
 		sv->cap *= 2;
@@ -74,7 +80,7 @@ strv_set(struct strv *sv, size_t i, const char *s)
 {
 	char *c;
 
-	if (strv_single(sv) || strv_borrowed(sv)) {
+	if (strv_one(sv)) {
 		strv_make_single(sv, s);
 		return;
 	}
@@ -86,7 +92,7 @@ strv_set(struct strv *sv, size_t i, const char *s)
 void
 strv_remove(struct strv *sv, size_t i)
 {
-	if (strv_single(sv) || strv_borrowed(sv)) {
+	if (strv_one(sv)) {
 		strv_clear(sv);
 		return;
 	}
