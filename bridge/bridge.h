@@ -302,6 +302,8 @@ int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
 void sctl_load_free(struct sload *);
 /* The jobs in a load (0: no change, or an error). */
 uint32_t sctl_load_count(const struct sload *);
+/* 1 if the load holds job id, whatever its comment (a scan: seldom). */
+int sctl_load_has(const struct sload *, uint32_t id);
 /*
  * How many jobs slurmctld started since its statistics were last reset
  * (sdiag's "Jobs started"; at midnight, or sdiag -r): when it moves
@@ -903,6 +905,13 @@ struct group {
 	/* Failed by us (node lost): cancel, never complete */
 	unsigned failed : 1;
 	unsigned seen : 1; /* its job was in the last full load */
+	/*
+	 * Its job was in the load being read when present equals the
+	 * reconcile's load_mark; missed: it was absent from the last load
+	 * that brought jobs (poll_gone).
+	 */
+	unsigned present : 1;
+	unsigned missed : 1;
 	/* Slurm ends the job itself (preempted: never cancelled) */
 	unsigned slurm_ends : 1;
 	/* Its pods ended; its job holds a shared claim's devices for others */
@@ -1002,6 +1011,9 @@ struct reconcile {
 	json_t		     *orphans;	   /* job ids a poll found no pod for */
 	json_t *orphans_asked; /* their cancels on the end thread, by id */
 	int	sweep_due;     /* an owner object changed */
+	/* poll_gone: the load being read, and its live groups seen */
+	uint8_t load_mark;
+	long	load_live;
 };
 
 /* poll.c: what Slurm's job list says (reconcile thread). */

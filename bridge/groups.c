@@ -81,6 +81,9 @@ groups_index_put(struct reconcile *r, struct group *g)
 {
 	jobid_str(g->jobid, g->jobid_key, sizeof(g->jobid_key));
 	map_put(r->jobs, g->jobid_key, g);
+	/* A new job: missed by no load yet, absent from the next unless seen. */
+	g->missed = 0;
+	g->present = r->load_mark;
 }
 
 struct group *

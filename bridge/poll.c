@@ -267,6 +267,10 @@ poll_job_cb(const struct sjob *j, void *arg)
 		return;
 	}
 	g->seen = 1;
+	g->present = r->load_mark;
+	g->missed = 0;
+	if (g->state >= G_PENDING && g->state <= G_BOUND)
+		r->load_live++;
 	if (!g->job_pods_set) {
 		/* Adopted through the job id: the job lists its pods. */
 		json_t *pods = translate_admin_pods(j->admin_comment);
@@ -517,54 +521,6 @@ poll_probed(struct reconcile *r, int rc, uint32_t started)
 	r->started_set = 1;
 }
 
-void
-poll_loaded(struct reconcile *r, struct sload *l)
-{
-	char	 err[256];
-	double	 rpc_s = 0;
-	time_t	 ignored;
-	uint32_t jobs = sctl_load_count(l);
-	int	 rc;
-
-	r->polling = 0;
-	/*
-	 * A load made while this thread went on: what happened since it
-	 * began is known here already, and a reload asked for meanwhile
-	 * (slurm_since set to 0) stands.
-	 */
-	/* A failed load was logged when it was made (sctl_load). */
-	rc = sctl_load_each(l,
-	    r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
-	    poll_job_cb, r, &rpc_s, err, sizeof(err));
-	/*
-	 * Freed on the poll thread.  A large load leaves its records (some
-	 * 1.7 kB a job, most of it in small blocks that malloc does not merge
-	 * on free) in the heap: their pages go back after it, or a whole
-	 * load's worth stays resident until the next trim.
-	 */
-	poller_spent(r->poller, l, rc == 0 && jobs >= POLL_TRIM_JOBS);
-	/* The jobs it saw start are bound before the clean-up below. */
-	bind_flush_writes(r);
-	poll_forget(r);
-	poll_cancel_orphans(r);
-	/*
-	 * slurmctld answers a poll with every job it holds once anything
-	 * changed: with tens of thousands pending, one load takes long.
-	 * Polls then space out (POLL_DUTY), so that loads run at most a
-	 * fifth of the time.
-	 */
-	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
-	if (r->poll_cost_ms > POLL_COST_MAX_MS)
-		r->poll_cost_ms = POLL_COST_MAX_MS;
-	r->last_poll = now_ms();
-}
-
-void
-poll_slurm(struct reconcile *r)
-{
-	poll_loaded(r, sctl_load(poll_since(r)));
-}
-
 /*
  * A group whose member's job id (label or annotation) named a job that
  * is not this install's, or another group's: the id was wrong (forged,
@@ -605,23 +561,18 @@ poll_misnamed(struct reconcile *r, struct group *g)
 }
 
 /*
- * Groups whose labelled job Slurm no longer knows (it ended and was purged
- * while the bridge was down): bound members lost their allocation and are
- * deleted; unbound ones are submitted again.
+ * Groups (keys) whose job Slurm no longer knows: it ended and was purged
+ * (MinJobAge) before a load saw it end.  Bound members lost their
+ * allocation and are deleted; a pending job's members, none bound, are
+ * submitted again.
  */
 static void
-poll_vanished(struct reconcile *r)
+poll_gone_each(struct reconcile *r, json_t *keys)
 {
 	struct sjob j;
-	json_t	   *keys = json_array(), *k;
-	size_t	    it = 0, i;
-	void	   *v;
+	json_t	   *k;
+	size_t	    i;
 
-	while (map_next(r->groups, &it, NULL, &v)) {
-		struct group *g = v;
-		if (g->jobid != 0 && !g->seen)
-			json_array_append_new(keys, json_string(g->key));
-	}
 	json_array_foreach (keys, i, k) {
 		struct group *g = map_get(r->groups, json_string_value(k));
 		if (g == NULL)
@@ -638,8 +589,9 @@ poll_vanished(struct reconcile *r)
 		if (g->state == G_PENDING &&
 		    groups_live(r, g, NULL, 0, 0) ==
 			groups_live(r, g, NULL, 0, 1)) {
-			/* Nothing was bound: submit again. */
+			/* Nothing was bound: submit again (after recovery). */
 			end_reset(r, g);
+			group_evaluate(r, g);
 			continue;
 		}
 		memset(&j, 0, sizeof(j));
@@ -649,7 +601,130 @@ poll_vanished(struct reconcile *r)
 		j.reason = "the job is no longer known to Slurm";
 		poll_job_cb(&j, r);
 	}
+}
+
+/*
+ * At recovery: groups whose job, labelled or adopted, was not in the
+ * first full load (it ended and was purged while the bridge was down).
+ */
+static void
+poll_vanished(struct reconcile *r)
+{
+	json_t *keys = json_array();
+	size_t	it = 0;
+	void   *v;
+
+	while (map_next(r->groups, &it, NULL, &v)) {
+		struct group *g = v;
+		if (g->jobid != 0 && !g->seen)
+			json_array_append_new(keys, json_string(g->key));
+	}
+	poll_gone_each(r, keys);
 	json_decref(keys);
+}
+
+/* Groups whose job Slurm holds for them: submitted, not yet ended. */
+static long
+poll_live(const struct reconcile *r)
+{
+	return (
+	    r->nstate[G_PENDING] + r->nstate[G_ALLOCATED] + r->nstate[G_BOUND]);
+}
+
+/*
+ * While running: a load that brings jobs brings every job slurmctld holds
+ * (slurm_load_jobs answers "no change" or all of them), and slurmctld
+ * forgets an ended job MinJobAge after its end.  A live group whose job is
+ * absent from two such loads in a row lost it before any load saw it end:
+ * loads failed for longer than MinJobAge, or MinJobAge is shorter than
+ * the time between loads.  Two, because a job made after a load was
+ * packed is known here (its submit answer) before that load is read.  The
+ * next load after a first miss loads everything, so that the second comes
+ * at once.  A job still there under another comment is not gone.  Walks
+ * the job index only when a live group was not seen (load_live).
+ */
+static void
+poll_gone(struct reconcile *r, const struct sload *l)
+{
+	json_t *keys = json_array();
+	size_t	it = 0;
+	void   *v;
+
+	while (map_next(r->jobs, &it, NULL, &v)) {
+		struct group *g = v;
+
+		if (g->state < G_PENDING || g->state > G_BOUND ||
+		    g->present == r->load_mark)
+			continue;
+		/* Absent from the next load too, unless it is seen there. */
+		g->present = r->load_mark;
+		if (!g->missed) {
+			g->missed = 1;
+			r->slurm_since = 0;
+			continue;
+		}
+		if (sctl_load_has(l, g->jobid)) {
+			g->missed = 0;
+			continue;
+		}
+		json_array_append_new(keys, json_string(g->key));
+	}
+	poll_gone_each(r, keys);
+	json_decref(keys);
+}
+
+void
+poll_loaded(struct reconcile *r, struct sload *l)
+{
+	char	 err[256];
+	double	 rpc_s = 0;
+	time_t	 ignored;
+	uint32_t jobs = sctl_load_count(l);
+	long	 live;
+	int	 rc;
+
+	r->polling = 0;
+	live = poll_live(r);
+	r->load_mark ^= 1;
+	r->load_live = 0;
+	/*
+	 * A load made while this thread went on: what happened since it
+	 * began is known here already, and a reload asked for meanwhile
+	 * (slurm_since set to 0) stands.
+	 */
+	/* A failed load was logged when it was made (sctl_load). */
+	rc = sctl_load_each(l,
+	    r->slurm_since == r->poll_since ? &r->slurm_since : &ignored,
+	    poll_job_cb, r, &rpc_s, err, sizeof(err));
+	if (rc == 0 && r->load_live < live)
+		poll_gone(r, l);
+	/*
+	 * Freed on the poll thread.  A large load leaves its records (some
+	 * 1.7 kB a job, most of it in small blocks that malloc does not merge
+	 * on free) in the heap: their pages go back after it, or a whole
+	 * load's worth stays resident until the next trim.
+	 */
+	poller_spent(r->poller, l, rc == 0 && jobs >= POLL_TRIM_JOBS);
+	/* The jobs it saw start are bound before the clean-up below. */
+	bind_flush_writes(r);
+	poll_forget(r);
+	poll_cancel_orphans(r);
+	/*
+	 * slurmctld answers a poll with every job it holds once anything
+	 * changed: with tens of thousands pending, one load takes long.
+	 * Polls then space out (POLL_DUTY), so that loads run at most a
+	 * fifth of the time.
+	 */
+	r->poll_cost_ms = (int64_t)(rpc_s * 1000.0);
+	if (r->poll_cost_ms > POLL_COST_MAX_MS)
+		r->poll_cost_ms = POLL_COST_MAX_MS;
+	r->last_poll = now_ms();
+}
+
+void
+poll_slurm(struct reconcile *r)
+{
+	poll_loaded(r, sctl_load(poll_since(r)));
 }
 
 /* First full Slurm load after the caches sync: adopt before submitting. */

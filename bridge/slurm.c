@@ -1032,6 +1032,19 @@ sctl_load_count(const struct sload *l)
 	return (l->msg != NULL ? l->msg->record_count : 0);
 }
 
+int
+sctl_load_has(const struct sload *l, uint32_t id)
+{
+	uint32_t i;
+
+	if (l->msg == NULL)
+		return (0);
+	for (i = 0; i < l->msg->record_count; i++)
+		if (l->msg->job_array[i].job_id == id)
+			return (1);
+	return (0);
+}
+
 void
 sctl_load_free(struct sload *l)
 {

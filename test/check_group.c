@@ -644,6 +644,8 @@ enum step {
 	E_POLL_PREEMPT,	     /* poll: Slurm preempts the job, GraceTime arg s */
 	E_POLL_SUSPEND,	     /* poll: the job is suspended */
 	E_POLL_REQUEUE,	     /* poll: the job is PENDING again */
+	E_POLL_PURGED,	     /* the job ends and Slurm forgets it before a
+				load sees it end (MinJobAge); two loads */
 	E_ENDS,		     /* the end thread makes and answers its requests */
 	E_ENDS_FAIL	     /* ... while slurmctld is away */
 };
@@ -737,6 +739,12 @@ h_step(enum step e, int arg, const char *sarg)
 		break;
 	case E_POLL_REQUEUE:
 		fake_slurm_requeue(job);
+		h_poll();
+		break;
+	case E_POLL_PURGED:
+		fake_slurm_end(job, sarg, NULL);
+		fake_slurm_purge(job);
+		h_poll();
 		h_poll();
 		break;
 	}
@@ -966,6 +974,15 @@ static const struct row rows[] = {
 	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm requeued job 100", 0 },
 	{ S_ALLOCATED, E_POLL_PREEMPT, 0, NULL, G_ALLOCATED,
 	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "Slurm preempted job 100", 0 },
+	/*
+	 * Slurm forgets a job before any load saw it end (a MinJobAge
+	 * shorter than the loads' gap, or loads failing longer): the bound
+	 * members lost their allocation; a pending job's are placed again.
+	 */
+	{ S_BOUND, E_POLL_PURGED, 0, "TIMEOUT", G_ENDED,
+	    { 0, 0, 0, 0, 0, 3, 0, 0, 0 }, "no longer known to Slurm", 0 },
+	{ S_PENDING, E_POLL_PURGED, 0, "CANCELLED", G_SUBMITTING,
+	    { 1, 0, 0, 0, 0, 0, 0, 0, 0 }, NULL, 0 },
 	/* Fixed: a NotReady node fails pods whose Binding landed before their watch event. */
 	{ S_BOUND_NOWATCH, E_NOTREADY, 0, "n1", G_BOUND,
 	    { 0, 0, 1, 0, 0, 0, 3, 0, 0 }, "node n1 is NotReady", 0 },
@@ -1318,6 +1335,70 @@ START_TEST(test_gang_stale_load)
 	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
 	bind_flush_writes(H.r);
 	h_counts(&b);
+	h_nothing_more(&a, &b);
+}
+END_TEST
+
+/*
+ * Slurm forgets a job before any load saw it end (MinJobAge): a live
+ * group acts on the second load in a row without its job, never the
+ * first, as a job made after a load was packed is missing from it.  A job
+ * still there under another comment is not gone.
+ */
+START_TEST(test_gang_purged)
+{
+	struct counts a, b;
+	uint32_t      job;
+
+	/* A bound gang's job ends unseen and is purged. */
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	h_counts(&a);
+	fake_slurm_end(job, "TIMEOUT", NULL);
+	fake_slurm_purge(job);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(h_state(), G_BOUND);
+	ck_assert_int_eq(b.deletes - a.deletes, 0);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(h_state(), G_ENDED);
+	ck_assert_int_eq(b.deletes - a.deletes, 3);
+	h_teardown();
+	h_setup();
+
+	/* A job made after the load in flight was packed: not gone. */
+	h_reach(S_SUBMITTING);
+	H.r->slurm_since = 0; /* a load of every job: none yet */
+	poll_ask(H.r);
+	ck_assert_int_eq(fake_poller_asked(H.r), 1);
+	ck_assert_int_eq(fake_poller_make(H.r), 0);
+	h_step(E_SUBMIT_OK, 0, NULL);
+	ck_assert_int_eq(h_state(), G_PENDING);
+	job = fake_slurm_last_job();
+	h_counts(&a);
+	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(H.r->slurm_since, 0); /* the next load is full */
+	h_poll();
+	fake_slurm_pend(job, "Priority", 0);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(h_state(), G_PENDING);
+	h_nothing_more(&a, &b);
+	h_teardown();
+	h_setup();
+
+	/* Its comment changed: slurmctld still holds it. */
+	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	h_counts(&a);
+	fake_slurm_comment(job, "not the bridge's");
+	h_poll();
+	fake_slurm_pend(fake_slurm_last_job(), "Priority", 0);
+	h_poll();
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(h_state(), G_BOUND);
 	h_nothing_more(&a, &b);
 }
 END_TEST
@@ -1866,6 +1947,7 @@ group_suite(void)
 	tcase_add_test(tc, test_job_list);
 	tcase_add_test(tc, test_cond_coalesce);
 	tcase_add_test(tc, test_single_borrows);
+	tcase_add_test(tc, test_gang_purged);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,

@@ -413,6 +413,18 @@ fake_slurm_end(uint32_t id, const char *state, const char *reason)
 }
 
 void
+fake_slurm_comment(uint32_t id, const char *comment)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	if (j == NULL)
+		return;
+	free(j->comment);
+	j->comment = xstrdup(comment);
+	fake_job_touch(j);
+}
+
+void
 fake_slurm_purge(uint32_t id)
 {
 	struct fake_job *j = fake_job_find(id);
@@ -647,6 +659,8 @@ sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
 struct sload {
 	struct fake_job snap[FAKE_JOBS];
 	size_t		n;
+	uint32_t	ids[FAKE_JOBS]; /* every job's, bridge's or not */
+	size_t		nids;
 	int		rc; /* 0, 1 no change, -1 down */
 	time_t		last_update;
 };
@@ -670,6 +684,8 @@ sctl_load(time_t since)
 	}
 	l->last_update = (time_t)fs.clock;
 	/* A load is a snapshot: what the callbacks do shows in the next. */
+	for (i = 0; i < fs.njobs; i++)
+		l->ids[l->nids++] = fs.jobs[i].id;
 	for (i = 0; i < fs.njobs; i++)
 		if (fs.jobs[i].comment != NULL &&
 		    strncmp(fs.jobs[i].comment, BRIDGE_COMMENT_MARKER,
@@ -721,6 +737,17 @@ void
 sctl_load_free(struct sload *l)
 {
 	free(l);
+}
+
+int
+sctl_load_has(const struct sload *l, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < l->nids; i++)
+		if (l->ids[i] == id)
+			return (1);
+	return (0);
 }
 
 uint32_t

@@ -78,6 +78,8 @@ void fake_slurm_suspend(uint32_t id);
 void fake_slurm_requeue(uint32_t id);
 /* Slurm forgets an ended job (MinJobAge). */
 void fake_slurm_purge(uint32_t id);
+/* Someone sets a job's comment (scontrol update JobId=id Comment=...). */
+void fake_slurm_comment(uint32_t id, const char *comment);
 /* The newest job's id, 0 if none. */
 uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
