@@ -315,7 +315,8 @@ backlog_delete() {
 
 scenario_backlog() {
 say "backlog: bands ${BACKLOG_BANDS// /, } pending behind a native job that fills the cluster"
-# slurmctld keeps a finished job MinJobAge (300 s) and each of the
+# slurmctld keeps a finished job MinJobAge (30 s on the stack, then up to a
+# minute more until its next purge) and each of the
 # bridge's polls loads them all: the baseline waits for an empty job table
 # (at most BACKLOG_DRAIN_S seconds; the count is recorded either way).
 t=$(date +%s)

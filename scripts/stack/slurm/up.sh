@@ -275,8 +275,7 @@ ProctrackType=proctrack/linuxproc
 # Nodes claim more CPUs/memory/GPUs than this host has.
 SlurmdParameters=config_overrides
 
-# Timers: detect dead slurmds in ~30 s, bring them back when they register,
-# keep finished jobs visible to squeue/scontrol for 5 minutes.
+# Timers: detect dead slurmds in ~30 s, bring them back when they register.
 $(slurmd_timers)
 ReturnToService=2
 # The node epilog a site adds for slurm-bridge (epilog/main.c): a node goes
@@ -284,18 +283,24 @@ ReturnToService=2
 # have stopped.  slurmd runs it for an allocation that ran no step too,
 # without PrologFlags=Alloc (measured on 22.05, 24.11 and 26.05).
 Epilog=$STACK_DIR/bin/epilog.sh
-MinJobAge=300
+# Finished jobs stay in squeue/scontrol 30 s, then slurmctld forgets them
+# at its next purge (once a minute); sacct keeps them.  Every ended job it
+# holds costs slurmctld on each scheduling pass, state save and job load
+# (docs/admins/slurm.md, "Settings for churn").
+MinJobAge=30
 KillWait=5
 # 0 is required for allocation-only jobs (slurm_allocate_resources).
 InactiveLimit=0
 # make bench's backlog keeps 50000 jobs pending behind a filler job, with
-# the last 5 minutes' finished jobs (MinJobAge) besides.
+# the last minute's finished jobs (MinJobAge) besides.
 MaxJobCount=100000
 
 # Scheduling: look at the whole queue on every pass and start batch jobs at
 # once (defaults check 100 jobs per pass; the rest waits for backfill).
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0,default_queue_depth=1000
+# A pass of the main scheduler walks every job slurmctld holds; each job's
+# end asks for one.  sched_min_interval runs it at most every 100 ms.
+SchedulerParameters=batch_sched_delay=0,default_queue_depth=1000,sched_min_interval=100000
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 # Without it a job that asks for no memory takes the whole node's memory.
