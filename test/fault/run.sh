@@ -494,6 +494,34 @@ if want tenants; then
 	k delete namespace "$ns" "$nst" --wait=false >/dev/null
 fi
 
+# --- 12. A job Slurm forgets before the scheduler sees it end ------------------
+if want purged; then
+	# The scheduler frozen (SIGSTOP) while an admin takes a node down:
+	# Slurm ends the job there NODE_FAIL, keeps it MinJobAge (30 s on the
+	# stack) and forgets it at its next purge (once a minute).  Thawed,
+	# the scheduler loads jobs without it: the pod goes, saying so.  Before,
+	# only a restart looked for such jobs, and the pod stayed bound.
+	fault_begin "a job Slurm forgot while the scheduler could not look: its pod goes"
+	single "$ns" p gone | k apply -f - >/dev/null
+	check "the pod is bound" wait_for 30 all_bound "$ns" gone
+	job=$(pod_jobid "$ns" gone)
+	node=$(job_field "$job" NodeList)
+	bpid=$(stack_pid "$BRIDGE_PIDFILE")
+	kill -STOP "$bpid"
+	FAULTS=$((FAULTS + 1))
+	scontrol update nodename="$node" state=down reason="fault: purged" >/dev/null
+	forgotten() { ! scontrol show job "$job" >/dev/null 2>&1; }
+	check "Slurm ends job $job and forgets it" wait_for 150 forgotten
+	kill -CONT "$bpid"
+	check "the pod of the forgotten job is deleted" wait_for 30 pod_gone "$ns" gone
+	evs=$(k -n "$ns" get events -o jsonpath='{.items[*].message}')
+	check_match "an Event says Slurm no longer knows the job" "$evs" "no longer known to Slurm"
+	check "the scheduler logged it" bash -c \
+		"tail -c +$((mark + 1)) $BLOG | grep -q 'slurm job $job is gone from Slurm'"
+	scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
+	fault_end
+fi
+
 echo
 for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
 echo "fault: $E2E_PASSED passed, $E2E_FAILED failed ($FAULTS faults injected, $INVARIANTS invariants checked)"
