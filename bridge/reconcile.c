@@ -43,9 +43,11 @@ inner_map_free(void *p)
 
 /*
  * Are the caches recovery needs listed?  Pods, nodes, namespaces and Jobs
- * always; PodGroups, JobSets and LeaderWorkerSets (which give gangs their
- * roots) for up to OWNER_SYNC_WAIT_MS more, since a cluster without their
- * CRDs never lists them.
+ * always; PodGroups, JobSets, LeaderWorkerSets (which give gangs their
+ * roots) and the DRA objects for up to OWNER_SYNC_WAIT_MS more.  One the
+ * API server does not serve (its CRD not installed) counts as listed, and
+ * empty, at its first 404 (informer_unserved); the wait is for lists that
+ * fail otherwise (forbidden, or the server erring).
  */
 static int
 reconcile_synced(struct reconcile *r)

@@ -269,7 +269,9 @@ struct k8s_informer;
  * needs the previous version keeps it.  A relist delivers objects that
  * changed (or are new) since the store last saw them, synthetic deletes
  * ({kind, apiVersion, metadata: {namespace, name, resourceVersion}}) for
- * those gone, then K8S_WATCH_SYNCED.
+ * those gone, then K8S_WATCH_SYNCED.  A first list answered 404 (the
+ * resource is not served) gives K8S_WATCH_SYNCED too, over an empty store;
+ * listing goes on, and a later list delivers as above.
  */
 typedef void (*k8s_informer_cb)(enum k8s_watch_type, json_t *obj, void *arg);
 

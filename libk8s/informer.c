@@ -69,7 +69,9 @@ struct k8s_informer {
 	char			*api_version;
 	char			*rv;   /* last resourceVersion seen */
 	int			 gone; /* a 410 arrived in-stream */
-	struct k8s_error	 werr; /* error raised inside the stream */
+	/* Listed once, or said to be not served (informer_unserved). */
+	int		 told;
+	struct k8s_error werr; /* error raised inside the stream */
 };
 
 struct k8s_informer *
@@ -463,6 +465,7 @@ informer_list(struct k8s_informer *inf, struct k8s_error *err)
 	atomic_fetch_add(&inf->relists, 1);
 	informer_vanished(inf);
 	atomic_store(&inf->listing, 0);
+	inf->told = 1;
 	inf->cb(K8S_WATCH_SYNCED, NULL, inf->arg);
 	ret = 0;
 done:
@@ -585,6 +588,25 @@ informer_watch(struct k8s_informer *inf, struct k8s_error *err)
 	return (0);
 }
 
+/*
+ * A first list answered 404: the API server serves no such resource (a
+ * CRD not installed, an API group off).  Its store, empty, is all there
+ * is, so the consumer hears K8S_WATCH_SYNCED at once rather than waiting
+ * for a list that never comes; the informer goes on listing, and should
+ * the resource be served later, its objects come as ADDED and
+ * K8S_WATCH_SYNCED again.  Told once.
+ */
+static void
+informer_unserved(struct k8s_informer *inf, const struct k8s_error *err)
+{
+	if (inf->told || err->status != 404)
+		return;
+	inf->told = 1;
+	log_info("%s: not served here (404): taken as empty until it is",
+	    inf->path);
+	inf->cb(K8S_WATCH_SYNCED, NULL, inf->arg);
+}
+
 static void *
 informer_main(void *arg)
 {
@@ -602,6 +624,7 @@ informer_main(void *arg)
 				log_warnx("%s: list failed: %ld %s: %s",
 				    inf->path, err.status, err.reason,
 				    err.text);
+				informer_unserved(inf, &err);
 				goto backoff;
 			}
 			need_list = 0;

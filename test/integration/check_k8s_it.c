@@ -223,6 +223,39 @@ START_TEST(it_informer_crud)
 END_TEST
 
 /* Stop must be prompt even on an idle watch. */
+/*
+ * A resource the API server does not serve (a CRD not installed): the
+ * informer says it is synced, over an empty store, at its first 404,
+ * rather than never; and stops promptly while it retries.
+ */
+START_TEST(it_informer_unserved)
+{
+	struct k8s_informer_opts o;
+	struct k8s_informer	*inf;
+	struct seen		 s;
+	size_t			 count, bytes;
+
+	seen_init(&s);
+	memset(&o, 0, sizeof(o));
+	o.path = "/apis/widgets.slurm-bridge.invalid/v1/widgets";
+	o.name = "it/widgets";
+	inf = k8s_informer_new(conf, &o, seen_cb, &s);
+	ck_assert_int_eq(k8s_informer_start(inf), 0);
+	ck_assert_msg(seen_synced(&s, 1, 5),
+	    "an unserved resource never synced");
+	k8s_informer_store(inf, &count, &bytes);
+	ck_assert_uint_eq(count, 0);
+	sleep_ms(1500); /* it lists again meanwhile: told once */
+	pthread_mutex_lock(&s.mtx);
+	ck_assert_int_eq(s.synced, 1);
+	ck_assert_uint_eq(s.log.len, 0); /* no object came */
+	pthread_mutex_unlock(&s.mtx);
+	k8s_informer_stop(inf);
+	k8s_informer_free(inf);
+	seen_cleanup(&s);
+}
+END_TEST
+
 START_TEST(it_informer_stop_prompt)
 {
 	struct seen	     s;
@@ -559,6 +592,7 @@ main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, it_informer_crud);
 	tcase_add_test(tc, it_informer_stop_prompt);
+	tcase_add_test(tc, it_informer_unserved);
 	tcase_add_test(tc, it_bind_stale_uid);
 	tcase_add_test(tc, it_lease_two_holders);
 	tcase_add_test(tc, it_events_dedup);
