@@ -904,11 +904,10 @@ struct group {
 	unsigned invalid : 1; /* translation failed; wait for a change */
 	/* Failed by us (node lost): cancel, never complete */
 	unsigned failed : 1;
-	unsigned seen : 1; /* its job was in the last full load */
 	/*
-	 * Its job was in the load being read when present equals the
-	 * reconcile's load_mark; missed: it was absent from the last load
-	 * that brought jobs (poll_gone).
+	 * Its job was in the load being read (recovery's included) when
+	 * present equals the reconcile's load_mark; missed: it was absent
+	 * from the last load that brought jobs (poll_gone).
 	 */
 	unsigned present : 1;
 	unsigned missed : 1;

@@ -190,6 +190,21 @@ poll_pending_msg(const struct group *g, const struct sjob *j, char *msg,
 	return (0);
 }
 
+/* A group whose job Slurm holds for it: submitted, not yet ended. */
+static int
+poll_holds(const struct group *g)
+{
+	return (g->state >= G_PENDING && g->state <= G_BOUND);
+}
+
+/* How many groups poll_holds is true of. */
+static long
+poll_live(const struct reconcile *r)
+{
+	return (
+	    r->nstate[G_PENDING] + r->nstate[G_ALLOCATED] + r->nstate[G_BOUND]);
+}
+
 static void
 poll_job_cb(const struct sjob *j, void *arg)
 {
@@ -216,8 +231,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 		/*
 		 * After recovery, an ended job no group knows is nothing to
 		 * do, whoever's it is: slurmctld keeps ended jobs MinJobAge
-		 * (300 s), so under churn a poll brings thousands, and their
-		 * admin_comments are not parsed each time.
+		 * (300 s by default), so under churn a poll brings thousands,
+		 * and their admin_comments are not parsed each time.
 		 */
 		if (r->recovered && r->others == NULL && j->phase == SJOB_ENDED)
 			return;
@@ -266,10 +281,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 		}
 		return;
 	}
-	g->seen = 1;
 	g->present = r->load_mark;
 	g->missed = 0;
-	if (g->state >= G_PENDING && g->state <= G_BOUND)
+	if (poll_holds(g))
 		r->load_live++;
 	if (!g->job_pods_set) {
 		/* Adopted through the job id: the job lists its pods. */
@@ -616,19 +630,11 @@ poll_vanished(struct reconcile *r)
 
 	while (map_next(r->groups, &it, NULL, &v)) {
 		struct group *g = v;
-		if (g->jobid != 0 && !g->seen)
+		if (g->jobid != 0 && g->present != r->load_mark)
 			json_array_append_new(keys, json_string(g->key));
 	}
 	poll_gone_each(r, keys);
 	json_decref(keys);
-}
-
-/* Groups whose job Slurm holds for them: submitted, not yet ended. */
-static long
-poll_live(const struct reconcile *r)
-{
-	return (
-	    r->nstate[G_PENDING] + r->nstate[G_ALLOCATED] + r->nstate[G_BOUND]);
 }
 
 /*
@@ -653,8 +659,7 @@ poll_gone(struct reconcile *r, const struct sload *l)
 	while (map_next(r->jobs, &it, NULL, &v)) {
 		struct group *g = v;
 
-		if (g->state < G_PENDING || g->state > G_BOUND ||
-		    g->present == r->load_mark)
+		if (!poll_holds(g) || g->present == r->load_mark)
 			continue;
 		/* Absent from the next load too, unless it is seen there. */
 		g->present = r->load_mark;
@@ -738,6 +743,8 @@ poll_recover(struct reconcile *r)
 	r->slurm_since = 0;
 	r->poll_asked = now_ms();
 	r->others = json_object();
+	/* Groups made before it have present 0: seen ones get 1 (poll_vanished). */
+	r->load_mark = 1;
 	l = sctl_load(0);
 	rc = sctl_load_each(l, &r->slurm_since, poll_job_cb, r, NULL, err,
 	    sizeof(err));

@@ -316,9 +316,9 @@ backlog_delete() {
 scenario_backlog() {
 say "backlog: bands ${BACKLOG_BANDS// /, } pending behind a native job that fills the cluster"
 # slurmctld keeps a finished job MinJobAge (30 s on the stack, then up to a
-# minute more until its next purge) and each of the
-# bridge's polls loads them all: the baseline waits for an empty job table
-# (at most BACKLOG_DRAIN_S seconds; the count is recorded either way).
+# minute more until its next purge) and each of the bridge's polls loads
+# them all: the baseline waits for an empty job table (at most
+# BACKLOG_DRAIN_S seconds; the count is recorded either way).
 t=$(date +%s)
 while [ "$(squeue -h -t all | wc -l)" -gt 0 ] && [ $(($(date +%s) - t)) -lt "$BACKLOG_DRAIN_S" ]; do sleep 5; done
 drain_s=$(($(date +%s) - t))

@@ -499,8 +499,8 @@ if want purged; then
 	# The scheduler frozen (SIGSTOP) while an admin takes a node down:
 	# Slurm ends the job there NODE_FAIL, keeps it MinJobAge (30 s on the
 	# stack) and forgets it at its next purge (once a minute).  Thawed,
-	# the scheduler loads jobs without it: the pod goes, saying so.  Before,
-	# only a restart looked for such jobs, and the pod stayed bound.
+	# the scheduler loads jobs without it: the pod goes, saying so (poll_gone;
+	# a restart finds such jobs too, poll_vanished).
 	fault_begin "a job Slurm forgot while the scheduler could not look: its pod goes"
 	single "$ns" p gone | k apply -f - >/dev/null
 	check "the pod is bound" wait_for 30 all_bound "$ns" gone
