@@ -58,6 +58,7 @@ daemon() {
 		return 0
 	fi
 	stack_stop "$name" "$pidfile" "${DAEMON_COMM:-$name}" 30 >/dev/null
+	log_from=$(stat -c %s "$LOG_DIR/$name.log" 2>/dev/null) || log_from=0
 	# shellcheck disable=SC2086
 	stack_spawn "$name" "${STACK_EXEC[@]}" ${DAEMON_WRAPPER:-} "$bin" "$@"
 	if ! stack_wait "$name to be ready" 30 $ready; then
@@ -71,12 +72,17 @@ admission_ready() {
 	curl -sf --cacert "$CA_CERT" "https://$ADMISSION_LISTEN/healthz" >/dev/null
 }
 
-# The bridge is ready once it has synced its caches and adopted Slurm jobs.
+# The bridge is ready once it has synced its caches and adopted Slurm jobs:
+# its "recovered:" line, among what it logged since this start (from byte
+# log_from on, which daemon sets), so that each poll reads only that.
+# grep reads a process substitution, not a pipe: grep -q leaves at the
+# first match, and under pipefail the reader's SIGPIPE would fail every
+# poll once the bridge has logged more than a pipe holds after that line
+# (the bench's binds do).
 bridge_ready() {
 	local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
-	[ -n "$pid" ] && kill -0 "$pid" && \
-		sed -n '/=== .*starting/h; /=== .*starting/!H; ${x;p}' "$LOG_DIR/slurm-bridge.log" |
-		grep -q 'recovered:'
+	[ -n "$pid" ] && kill -0 "$pid" &&
+		grep -q 'recovered:' <(tail -c "+$((log_from + 1))" "$LOG_DIR/slurm-bridge.log" 2>/dev/null)
 }
 
 mkdir -p "$LOG_DIR"

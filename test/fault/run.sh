@@ -19,6 +19,11 @@ want() { [ -z "$ONLY" ] || [[ $1 == *"$ONLY"* ]]; }
 # $SUBMITTED (the log survives restarts; replicas log elsewhere).
 SUBMITTED=$(mktemp)
 log_mark() { wc -c <"$1"; }
+# log_has LOG FROM_BYTE ERE: LOG holds a line matching ERE past FROM_BYTE.
+# grep reads a process substitution, not a pipe: under pipefail, tail's
+# SIGPIPE after grep -q's match would fail the check once the log runs on
+# past it by more than a pipe holds.
+log_has() { grep -Eq "$3" <(tail -c +"$(($2 + 1))" "$1"); }
 collect_submitted() {  # collect_submitted LOG FROM_BYTE
 	tail -c +"$(($2 + 1))" "$1" | sed -n 's/.*submitted slurm job \([0-9]*\).*/\1/p' >>"$SUBMITTED"
 }
@@ -191,8 +196,8 @@ if want slurmctld; then
 	# libslurm retries a refused connection for MessageTimeout (10 s)
 	# before it reports the failure; the poll thread says so then, even
 	# while the reconcile thread waits on a cancel of its own.
-	saw_failed_poll() { tail -c +"$((mark + 1))" "$BLOG" | grep -Eq "warn (poll|reconcile): slurm: slurm_load_jobs"; }
-	check "the scheduler saw the failed Slurm polls" wait_for 30 saw_failed_poll
+	check "the scheduler saw the failed Slurm polls" wait_for 30 \
+		log_has "$BLOG" "$mark" "warn (poll|reconcile): slurm: slurm_load_jobs"
 	check "the scheduler survives" kill -0 "$(stack_pid "$BRIDGE_PIDFILE")"
 	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	check "the pod created during the outage is bound" wait_for 60 pod_has "$ns" during "$JP_NODE"
@@ -319,8 +324,7 @@ if want takeback; then
 		k apply -f - >/dev/null
 	FAULTS=$((FAULTS + 1))
 	check "the urgent pods are bound" wait_for 60 all_bound "$ns" urgent1 urgent2
-	preempted() { tail -c +"$((mark + 1))" "$BLOG" | grep -q "Slurm preempted job"; }
-	check "their victims yielded (DisruptionTarget)" preempted
+	check "their victims yielded (DisruptionTarget)" log_has "$BLOG" "$mark" "Slurm preempted job"
 	# scontrol suspend of a running bridge job; scontrol requeue of another.
 	left=$(squeue -h -t R -q normal -o %i | head -n2)
 	sus=$(head -n1 <<<"$left"); req=$(tail -n1 <<<"$left")
@@ -516,8 +520,7 @@ if want purged; then
 	check "the pod of the forgotten job is deleted" wait_for 30 pod_gone "$ns" gone
 	evs=$(k -n "$ns" get events -o jsonpath='{.items[*].message}')
 	check_match "an Event says Slurm no longer knows the job" "$evs" "no longer known to Slurm"
-	check "the scheduler logged it" bash -c \
-		"tail -c +$((mark + 1)) $BLOG | grep -q 'slurm job $job is gone from Slurm'"
+	check "the scheduler logged it" log_has "$BLOG" "$mark" "slurm job $job is gone from Slurm"
 	scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
 	fault_end
 fi

@@ -180,7 +180,9 @@ cert_names() {
 		openssl x509 -noout -ext subjectAltName
 }
 check_match "the webhook's certificate names its Service" "$(cert_names)" "slurm-bridge-admission\.$IC_NS\.svc"
-recovered() { kn logs "$leader" -c slurm-bridge | grep -q 'recovered:'; }
+# Not a pipe: under pipefail, kubectl's SIGPIPE after grep -q's match
+# would fail the check once the log runs on past it.
+recovered() { grep -q 'recovered:' <(kn logs "$leader" -c slurm-bridge); }
 check "the leader reached Slurm and recovered (munge and slurm.conf work in the pod)" wait_for 60 recovered
 
 # --- 2. Smoke ----------------------------------------------------------------
