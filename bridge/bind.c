@@ -409,6 +409,5 @@ bind_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 	json_decref(g->more->layout);
 	groupmore_get(g)->layout = json_deep_copy(layout);
 	groups_set_state(r, g, G_ALLOCATED);
-	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
 	groups_want(r->writes, g->key);
 }

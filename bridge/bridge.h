@@ -1194,7 +1194,7 @@ void form_unsized(struct reconcile *, struct group *);
 void form_adopt_sizes(struct reconcile *, struct group *);
 
 /* bind.c: an allocated group's pods placed and bound (see its header). */
-/* Slurm allocated the group's job: layout is copied. */
+/* Slurm allocated the group's job: layout is copied (the caller logs it). */
 void bind_allocated(struct reconcile *, struct group *, const json_t *layout);
 /*
  * Hands the pod writes groups asked for (bindings; job id labels where

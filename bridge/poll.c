@@ -357,6 +357,8 @@ poll_job_cb(const struct sjob *j, void *arg)
 				break;
 			}
 			form_adopt_sizes(r, g);
+			log_info("group %s: slurm job %u allocated", g->key,
+			    g->jobid);
 			bind_allocated(r, g, layout);
 			json_decref(layout);
 		}
