@@ -107,7 +107,7 @@ wait_no_jobs() { local i; for ((i = 0; i < 600; i++)); do stack_no_bridge_jobs &
 # one line per bound pod in $WORK/binds-NS.txt.
 bindwatch_start() {
 	local ns=$1 n=$2; shift 2
-	rm -f "$WORK/synced-$ns" "$WORK/t0-$ns"
+	rm -f "$WORK/synced-$ns" "$WORK/t0-$ns" "$WORK/busy0-$ns" "$WORK/busy1-$ns"
 	"$BINDWATCH" --kubeconfig "$KUBECONFIG" --namespace "$ns" --count "$n" \
 		--timeout "${BENCH_TIMEOUT:-600}" --binds "$WORK/binds-$ns.txt" \
 		--synced-file "$WORK/synced-$ns" "$@" >"$WORK/bw-$ns.json" 2>"$WORK/bw-$ns.err" &
@@ -121,6 +121,7 @@ bindwatch_start() {
 # child), then sets $res to its JSON (null if it printed none).
 bindwatch_wait() {
 	wait "$bw_pid" || true
+	[ -e "$WORK/busy0-$1" ] && busy_snap "$WORK/busy1-$1"
 	bw_pid=
 	touch "$WORK/binds-$1.txt"
 	res=$(cat "$WORK/bw-$1.json")
@@ -129,6 +130,7 @@ bindwatch_wait() {
 # t0_publish NS: hands bindwatch its t0, $ready_ms (now, when the scheduler
 # never said ready), in one rename.
 t0_publish() {
+	busy_snap "$WORK/busy0-$1"
 	echo "${ready_ms:-$(now_ms)}" >"$WORK/t0-$1.new"
 	mv "$WORK/t0-$1.new" "$WORK/t0-$1"
 }
@@ -228,32 +230,57 @@ bridge_rpcs_snap() {
 			else printf "%s %.6f\n", rpc, $NF >sum
 		}' >"$1"
 }
+# etcd_snap FILE: etcd's writes so far (its MVCC puts and deletes) and the
+# fsyncs of its log, "name count" each.  etcd commits the writes that wait
+# together with one fsync, so writes per fsync show how many a scheduler
+# keeps in flight (nothing when etcd does not answer).
+etcd_snap() {
+	{ curl -s "http://$LOCAL_IP:$ETCD_PORT/metrics" || true; } | awk '
+		/^etcd_mvcc_(put|delete)_total / { w += $NF; seen = 1 }
+		/^etcd_disk_wal_fsync_duration_seconds_count / { f = $NF }
+		END { if (seen) printf "writes %.0f\nfsyncs %.0f\n", w, f }' >"$1"
+}
 # window_open / window_close: the counts before and after one system's run
 # (after SETTLE_S seconds for its asynchronous writes); cpu1 is the CPU
 # seconds of PID then.
 # stack_cpu_snap FILE: CPU seconds so far of the stack's busy processes,
-# "name seconds" each: where a window's CPU went besides the scheduler.
-# A process's children it has waited for count as its own: slurmd's are
-# the job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.
+# "name seconds" each: where a window's CPU went besides the scheduler
+# (busy_snap's figures but the machine's and the schedulers').
 stack_cpu_snap() {
-	local n pid hz
-	hz=$(getconf CLK_TCK)
-	for n in kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged; do
-		# Every process of that name (up to a thousand slurmd), read by
-		# one awk: as stack_cpu_ticks with "children", summed.
-		# /dev/null: awk runs, and prints 0.00, when there is none.
-		# shellcheck disable=SC2016 # awk's program
-		echo "$n $({ pgrep -x "$n" | sed 's#.*#/proc/&/stat#'; echo /dev/null; } | xargs awk -v hz="$hz" '
-			{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { printf "%.2f", t / hz }' 2>/dev/null)"
-	done >"$1"
+	busy_snap "$1.all"
+	grep -Ev '^(machine|slurm-bridge|kube-scheduler) ' "$1.all" >"$1"
+}
+# busy_snap FILE: the machine's busy CPU seconds so far ("machine", from
+# /proc/stat: all but idle and iowait) and those of each process that takes
+# part in placing a pod, by name, every process of that name summed (up to
+# a thousand slurmd), in one awk over /proc (a process gone meanwhile is
+# left out): cheap enough to run at t0, while the scheduler starts.  A
+# process's children it has waited for count as its own: slurmd's are the
+# job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.  While the bind phase keeps the
+# machine busy, its pods per second are its CPUs over the busy CPU per pod;
+# this says whose that CPU is.
+busy_snap() {
+	{ cat /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v hz="$(getconf CLK_TCK)" '
+		BEGIN { n = split("slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller " \
+			"slurmctld slurmd slurmdbd mariadbd munged", w, " ")
+			for (i = 1; i <= n; i++) t[w[i]] = 0 }
+		$1 == "cpu" { m = $2 + $3 + $4 + $7 + $8 + $9; next }
+		/^[0-9]+ \(/ {
+			c = $0; sub(/^[0-9]+ \(/, "", c); sub(/\) .*$/, "", c)
+			if (!(c in t)) next
+			l = $0; sub(/^.*\) /, "", l); split(l, f, " ")
+			t[c] += f[12] + f[13] + f[14] + f[15]
+		}
+		END { printf "machine %.2f\n", m / hz
+			for (i = 1; i <= n; i++) printf "%s %.2f\n", w[i], t[w[i]] / hz }' >"$1"
 }
 # (record sched turns the snapshots into the window's figures.)
-window_open() { api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }
+window_open() { etcd_snap "$WORK/etcd0"; api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }
 # rss1 and hwm1 are its VmRSS and VmHWM (the peak since it started) then,
 # in KiB.
 window_close() {
 	sleep "$SETTLE_S"
-	api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"; stack_cpu_snap "$WORK/cpu1"
+	etcd_snap "$WORK/etcd1"; api_writes_snap "$WORK/api1"; bridge_rpcs_snap "$WORK/rpc1"; stack_cpu_snap "$WORK/cpu1"
 	cpu1=$(proc_cpu "$1" 2>/dev/null) || cpu1=
 	rss1=$(stack_rss_kib "$1") || rss1=
 	hwm1=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || hwm1=
@@ -271,8 +298,10 @@ sched_record() {
 		--started "${started_ms:-}" --ready "${ready_ms:-}" \
 		--cpu0 "${cpu0:-}" --cpu1 "${cpu1:-}" \
 		--api0 "$WORK/api0" --api1 "$WORK/api1" \
+		--etcd0 "$WORK/etcd0" --etcd1 "$WORK/etcd1" \
 		--rpc0 "$WORK/rpc0" --rpc1 "$WORK/rpc1" \
-		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "${mem[@]}" "$@"
+		--stack0 "$WORK/cpu0" --stack1 "$WORK/cpu1" "${mem[@]}" \
+		--busy0 "$WORK/busy0-$ns" --busy1 "$WORK/busy1-$ns" "$@"
 }
 # end_window SCENARIO SYSTEM NS PODS [PID]: deletes NS and its PODS pods
 # (drop_ns), waits until Slurm holds none of the bridge's jobs, and

@@ -43,6 +43,8 @@
 # window, the API server's mutating requests (apiserver_request_total) per
 # bound pod, the bridge's Slurm RPCs per pod (its /metrics), and the
 # scheduler's CPU seconds per bound pod.
+# BENCH_KEEP=DIR keeps the run's working files there (per-pod bind times,
+# bindwatch's output) for a closer look.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -90,6 +92,7 @@ cleanup() {
 	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
 	# shellcheck disable=SC2086 # the filler jobs, one per node
 	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
+	[ -n "${BENCH_KEEP:-}" ] && mkdir -p "$BENCH_KEEP" && cp -a "$WORK/." "$BENCH_KEEP/"
 	rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -39,7 +39,8 @@ def spread(xs): (xs | map(select(. != null))) as $v |
 def parts: {slurmctld: .slurmctld, slurmd: .slurmd, munged: .munged,
 	accounting: ((.slurmdbd // 0) + (.mariadbd // 0))};
 def slurm_s(x): if x == null then null else ([x | parts[] | . // 0] | add) end;
-def ms(x; n): if x == null or n == null or n == 0 then null else x * 1000 / n end;
+def per(x; n): if x == null or n == null or n == 0 then null else x / n end;
+def ms(x; n): per(x; n) | if . == null then null else . * 1000 end;
 # A record of the pods of a run ending (record end), not of their scheduling.
 def ended: .stack_cpu_per_pod_ms != null;
 def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\(.key) \(r2(.value))") | join(", ");
@@ -108,6 +109,29 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	  (["slurmctld", "slurmd", "munged", "accounting"][] as $p | r2(med([$rs[] | ms(.stack_cpu_s | parts[$p]; n(.))]))),
 	  r2(med([$rs[] | ms(slurm_s(.stack_cpu_s); n(.))])),
 	  r2(med([$rs[] | if .cpu_s == null then null else ms(.cpu_s + slurm_s(.stack_cpu_s); n(.)) end]))] | @tsv)),
+(. as $f | select(any(.runs[]; .bind_cpu_s != null)) |
+	def b(x; p): x.bind_cpu_s[p] // 0;
+	def slurmb(x): b(x; "slurmctld") + b(x; "slurmd") + b(x; "munged") + b(x; "slurmdbd") + b(x; "mariadbd");
+	def named(x): b(x; "slurm-bridge") + b(x; "kube-scheduler") + slurmb(x) + b(x; "kube-apiserver") +
+		b(x; "etcd") + b(x; "kwok") + b(x; "kube-controller");
+	def phase_s(x): if x.result.last_bind_ms == null or x.t0_ms == null then null
+		else (x.result.last_bind_ms - x.t0_ms) / 1000 end;
+	"",
+	"busy CPU per bound pod from t0 to the last bind, ms (median over the rounds): the machine'"'"'s (all but idle),",
+	"and whose; busy: the share of its \($f.host.cpus) CPUs in use then (at 100 %, pods/s = CPUs / the machine'"'"'s figure)",
+	(["run", "system", "machine", "scheduler", "Slurm", "apiserver", "etcd", "kwok", "controller", "other", "busy"] | @tsv),
+	(["singles", "gangs"][] as $sc | ["bridge", "kube-scheduler"][] as $sys |
+	 [.runs[] | select(.scenario == $sc and .system == $sys and .bind_cpu_s != null)] as $rs |
+	 select($rs | length > 0) |
+	 def n(x): x.result.bound;
+	 [$sc, $sys,
+	  r2(med([$rs[] | ms(b(.; "machine"); n(.))])),
+	  r2(med([$rs[] | ms(b(.; "slurm-bridge") + b(.; "kube-scheduler"); n(.))])),
+	  r2(med([$rs[] | ms(slurmb(.); n(.))])),
+	  (["kube-apiserver", "etcd", "kwok", "kube-controller"][] as $p | r2(med([$rs[] | ms(b(.; $p); n(.))]))),
+	  r2(med([$rs[] | ms(b(.; "machine") - named(.); n(.))])),
+	  (med([$rs[] | phase_s(.) as $t | if $t == null or $t <= 0 then null
+		else b(.; "machine") / ($f.host.cpus * $t) * 100 end]) | if . == null then "-" else "\(round) %" end)] | @tsv)),
 (select(any(.runs[]; .api_writes != null)) |
 	"",
 	"API writes per bound pod (scheduler = binding + pod_patch + events; pods/status is kwok'"'"'s too, compare the",
@@ -115,6 +139,14 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	(["scenario", "system", "binding", "pod_patch", "events", "pod_status", "pod_create", "pod_delete", "other",
 		"scheduler"] | @tsv),
 	(.runs[] | select(.api_writes != null) | writes)),
+(select(any(.runs[]; .etcd.writes != null and (ended | not))) |
+	"",
+	"etcd over each window: its writes and its log'"'"'s fsyncs per bound pod, and writes per fsync (etcd commits the",
+	"writes that wait together with one fsync, so the more a scheduler keeps in flight, the fewer fsyncs):",
+	(["scenario", "system", "round", "writes", "fsyncs", "writes/fsync", "etcd_cpu_ms"] | @tsv),
+	(.runs[] | select(.etcd.writes != null and (ended | not)) | .result.bound as $n |
+		[.scenario, .system, (.round // 1 | tostring), r2(per(.etcd.writes; $n)), r2(per(.etcd.fsyncs; $n)),
+		 r2(per(.etcd.writes; .etcd.fsyncs)), r2(ms(.stack_cpu_s.etcd; $n))] | @tsv)),
 "",
 (.runs[] | select(.scenario != "churn" and .slurm_rpcs != null) |
 	"Slurm RPCs per pod, \(.scenario) bridge\(if .round != null then " round \(.round)" else "" end): \(r2(.slurm_rpcs.per_pod)) (\(byrpc))" +

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -804,7 +805,8 @@ rec_sched(const struct rec_args *a)
 {
 	static const char *const known[] = { "scenario", "system", "result",
 		"started", "ready", "cpu0", "cpu1", "api0", "api1", "rpc0",
-		"rpc1", "stack0", "stack1", "post-pods", "post-binds", NULL };
+		"rpc1", "stack0", "stack1", "busy0", "busy1", "etcd0", "etcd1",
+		"post-pods", "post-binds", NULL };
 	json_t			*r, *res, *bound, *started, *ready, *cpu;
 	json_t			*cpu0, *cpu1, *rbound;
 	const char		*sys;
@@ -850,12 +852,23 @@ rec_sched(const struct rec_args *a)
 		json_null());
 	json_object_set_new(r, "api_writes",
 	    rec_api_writes(rec_get(a, "api0"), rec_get(a, "api1"), bound));
+	/* etcd's writes and its log's fsyncs over the window (etcd_snap). */
+	json_object_set_new(r, "etcd",
+	    rec_deltas(rec_get(a, "etcd0"), rec_get(a, "etcd1"), 0));
 	json_object_set_new(r, "slurm_rpcs",
 	    sys != NULL && strcmp(sys, "bridge") == 0 ?
 		rec_rpcs(rec_get(a, "rpc0"), rec_get(a, "rpc1"), bound) :
 		json_null());
 	json_object_set_new(r, "stack_cpu_s",
 	    rec_deltas(rec_get(a, "stack0"), rec_get(a, "stack1"), 2));
+	/* From t0 to the last bind (busy_snap): the machine's busy CPU and
+	 * each part's, when both snapshots were taken. */
+	json_object_set_new(r, "bind_cpu_s",
+	    rec_get(a, "busy0") != NULL && rec_get(a, "busy1") != NULL &&
+		    access(rec_get(a, "busy0"), R_OK) == 0 &&
+		    access(rec_get(a, "busy1"), R_OK) == 0 ?
+		rec_deltas(rec_get(a, "busy0"), rec_get(a, "busy1"), 2) :
+		json_null());
 	rec_members(a, r);
 	/* fixed: from the POST returning, beside the latency from ADDED. */
 	if (rec_get(a, "post-pods") != NULL)
