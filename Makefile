@@ -2,7 +2,7 @@
 # the tests and the local stack.  `make V=1` shows full commands.
 
 CC		?= cc
-PKGS		:= libcurl jansson libmicrohttpd gnutls yaml-0.1
+PKGS		:= libcurl libssl jansson libmicrohttpd gnutls yaml-0.1
 WARN		:= -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wmissing-declarations -Wshadow -Wpointer-arith -Wcast-qual \
 		   -Wwrite-strings -Wformat=2

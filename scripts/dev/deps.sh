@@ -19,7 +19,7 @@
 #   plugins, iptables, and buildah for the images).
 set -euo pipefail
 
-BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev
+BUILD_PKGS=(build-essential pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
 	libmicrohttpd-dev libgnutls28-dev libyaml-dev check libslurm-dev)
 LINT_PKGS=(clang-tidy cppcheck clang-format mandoc)
 SLURM_PKGS=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server
