@@ -73,7 +73,7 @@ trap cleanup EXIT
 
 pods() { kubectl -n $NS get pods "$@" -o custom-columns-file=scripts/demo/pods.columns; }
 sq() { squeue -O "$SQUEUE_FMT"; }
-no_demo_jobs() { ! squeue -h -o '%j' | grep -q "^$NS/"; }
+no_demo_jobs() { ! grep -q "^$NS/" <(squeue -h -o '%j'); }
 
 mkdir -p "$LOG_DIR"
 : >"$LOG"

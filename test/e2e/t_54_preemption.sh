@@ -59,7 +59,7 @@ echo "    DisruptionTarget: $vcond"
 g=$(sed -n 's/.*GraceTime ends in \([0-9]*\)s.*/\1/p' <<<"$vcond")
 check "deleted with what is left of Slurm's grace (${g}s: within 30, below the pod's own 60)" \
 	test "${g:-99}" -le 30 -a "${g:-0}" -ge 15
-preempted_ev() { k -n "$ns" get events --field-selector "involvedObject.name=$victim,reason=Preempted" -o name | grep -q .; }
+preempted_ev() { grep -q . <(k -n "$ns" get events --field-selector "involvedObject.name=$victim,reason=Preempted" -o name); }
 check "a Preempted Event on the pod" wait_for 10 preempted_ev
 check_eq "Slurm keeps the job for its GraceTime: still RUNNING" "$(job_field "$vjob" JobState)" RUNNING
 check "the urgent pod is bound once the grace is over" wait_for 60 pod_has "$ns" urgent "$JP_NODE"

@@ -27,7 +27,9 @@ a_restart() {  # a_restart [KILL]: stops install A (TERM, or -9) and starts it
 	"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null
 }
 a_log() { sed -n '/=== .*starting/h; /=== .*starting/!H; ${x;p}' "$LOG_DIR/slurm-bridge.log"; }
-a_logged() { a_log | grep -Eq "$1"; }
+# Not a pipe: under pipefail (lib.sh), sed's SIGPIPE after grep -q's match
+# would fail the check once the log runs on past it by more than a write.
+a_logged() { grep -Eq "$1" <(a_log); }
 # A pod for install B: its scheduler, the toleration (no webhook adds it).
 b_pod() {  # b_pod NS NAME [CPU]
 	pod_yaml "$1" "$2" "${3:-1}" 64Mi | sed 's/schedulerName: slurm-bridge$/schedulerName: slurm-bridge-b/'

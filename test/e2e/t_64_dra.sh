@@ -10,7 +10,7 @@
 
 # A discovery that fails once (it did, in one make test) must not skip the
 # tier: asked again for up to 30 s.
-dra_served() { k api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -q '^resourceclaimtemplates'; }
+dra_served() { grep -q '^resourceclaimtemplates' <(k api-resources --api-group=resource.k8s.io -o name 2>/dev/null); }
 if ! wait_for 30 dra_served; then
 	scenario "DRA: resource.k8s.io is not served here"
 	pass "skipped: this cluster serves no ResourceClaimTemplates"
