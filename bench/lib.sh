@@ -256,9 +256,9 @@ stack_cpu_snap() {
 # a thousand slurmd), in one awk over /proc (a process gone meanwhile is
 # left out): cheap enough to run at t0, while the scheduler starts.  A
 # process's children it has waited for count as its own: slurmd's are the
-# job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.  While the bind phase keeps the
-# machine busy, its pods per second are its CPUs over the busy CPU per pod;
-# this says whose that CPU is.
+# job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.
+# While the bind phase keeps the machine busy, its pods per second are its
+# CPUs over the busy CPU per pod; this says whose that CPU is.
 busy_snap() {
 	{ cat /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v hz="$(getconf CLK_TCK)" '
 		BEGIN { n = split("slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller " \
