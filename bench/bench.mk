@@ -7,6 +7,7 @@
 #   $(BUILD)/bench/podgen          pods created at a fixed rate (libk8s)
 #   $(BUILD)/bench/readywait       when a scheduler's /readyz says 200 (curl)
 #   $(BUILD)/bench/record          the JSON records and results file (jansson)
+#   $(BUILD)/bench/cpuseries       the CPU over time of the machine and processes
 # `make bench-tools` builds them all.
 
 # Included before the main Makefile's first target, don't become the default.
@@ -16,11 +17,12 @@ endif
 
 BENCH_SRCS	:= bench/tools/slurm_baseline.c bench/tools/bindwatch.c \
 		   bench/tools/podgen.c bench/tools/readywait.c bench/tools/pct.c \
-		   bench/tools/bench.c bench/tools/kube.c bench/tools/record.c
+		   bench/tools/bench.c bench/tools/kube.c bench/tools/record.c \
+		   bench/tools/cpuseries.c
 BENCH_OBJS	:= $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_TOOLS	:= $(BUILD)/bench/slurm-baseline $(BUILD)/bench/bindwatch \
 		   $(BUILD)/bench/podgen $(BUILD)/bench/readywait \
-		   $(BUILD)/bench/record
+		   $(BUILD)/bench/record $(BUILD)/bench/cpuseries
 # What the tools share: bench.o (no library) in all, kube.o in the libk8s
 # ones.
 BENCH_COMMON	:= $(BUILD)/bench/tools/bench.o $(BUILD)/bench/tools/pct.o
@@ -53,6 +55,12 @@ $(BUILD)/bench/readywait: $(BUILD)/bench/tools/readywait.o \
     $(BUILD)/bench/tools/bench.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# No library: /proc alone.
+$(BUILD)/bench/cpuseries: $(BUILD)/bench/tools/cpuseries.o \
+    $(BUILD)/bench/tools/bench.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
 # jansson only: the records are written from what the others measured.
 $(BUILD)/bench/record: $(BUILD)/bench/tools/record.o \

@@ -75,6 +75,7 @@ BINDWATCH=$top/build/bench/bindwatch
 PODGEN=$top/build/bench/podgen
 READYWAIT=$top/build/bench/readywait
 RECORD=$top/build/bench/record
+CPUSERIES=$top/build/bench/cpuseries
 WORK=$(mktemp -d)
 RESULTS=$WORK/results.jsonl   # one record (a JSON object) per line
 BENCH_T0=$(date +%s)

@@ -147,6 +147,14 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	(.runs[] | select(.etcd.writes != null and (ended | not)) | .result.bound as $n |
 		[.scenario, .system, (.round // 1 | tostring), r2(per(.etcd.writes; $n)), r2(per(.etcd.fsyncs; $n)),
 		 r2(per(.etcd.writes; .etcd.fsyncs)), r2(ms(.stack_cpu_s.etcd; $n))] | @tsv)),
+(. as $f | select(any(.runs[]; .scenario == "fixed" and .busy_cores != null)) |
+	"",
+	"fixed, the machine through each round (cpuseries, every 100 ms): its mean busy CPUs of \($f.host.cpus), the seconds",
+	"it was 95 % busy or more, and the pods at or above the round'"'"'s p99: how many arrived or were bound in such a second",
+	(["system", "round", "busy_cpus", "saturated_s", "span_s", "p99_ms", "tail_pods", "in_saturated_s"] | @tsv),
+	(.runs[] | select(.scenario == "fixed" and .busy_cores != null) |
+		[.system, (.round // 1 | tostring), .busy_cores, .saturated_s, .span_s, .result.latency_ms.p99,
+		 .tail_pods, .tail_saturated] | @tsv)),
 "",
 (.runs[] | select(.scenario != "churn" and .slurm_rpcs != null) |
 	"Slurm RPCs per pod, \(.scenario) bridge\(if .round != null then " round \(.round)" else "" end): \(r2(.slurm_rpcs.per_pod)) (\(byrpc))" +

@@ -17,6 +17,9 @@
 # allocation, its end and the node epilog run on the same cores), and the
 # scenario runs at FIXED_SHARE percent (60) of the rate it reached.  The
 # bridge and kube-scheduler then run in BENCH_ROUNDS interleaved rounds.
+# Through each, cpuseries reads the machine's CPU and each part's every
+# 100 ms; the record says how busy the machine was, and whether the
+# round's slowest pods came while it was saturated (fixed_saturation).
 # shellcheck shell=bash disable=SC2034,SC2154 # the driver's variables
 FIXED_RATE=${BENCH_FIXED_RATE:-auto}
 FIXED_SHARE=60
@@ -36,6 +39,10 @@ fixed_run() {
 	window_open
 	cpu0=$(proc_cpu "$pid" 2>/dev/null) || cpu0=
 	: >"$WORK/pg-$ns.txt"
+	rm -f "$WORK/cpu-$ns.txt"
+	# shellcheck disable=SC2086 # one name a word
+	"$CPUSERIES" --out "$WORK/cpu-$ns.txt" $FIXED_CPU_NAMES &
+	local cs=$!
 	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace "$ns" --rate "$FIXED_RATE" \
 		--seconds "$FIXED_S" --lifetime "$FIXED_LIFE_S" --scheduler "$sched" \
 		--out "$WORK/pg-$ns.txt" >"$WORK/pg-$ns.json" 2>"$WORK/pg-$ns.err" ||
@@ -46,15 +53,56 @@ fixed_run() {
 	local dog=$!
 	bindwatch_wait "$ns"
 	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null || true
+	kill "$cs" 2>/dev/null; wait "$cs" 2>/dev/null || true
 	window_close "$pid"
 	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
+	# shellcheck disable=SC2046 # fixed_saturation's flags, one a word
 	sched_record fixed "$sys" "$ns" -n round="$ROUND" -n rate="$FIXED_RATE" -n seconds="$FIXED_S" \
 		-n lifetime_s="$FIXED_LIFE_S" -j podgen="$WORK/pg-$ns.json" \
-		--post-pods "$WORK/pg-$ns.txt" --post-binds "$WORK/binds-$ns.txt"
+		--post-pods "$WORK/pg-$ns.txt" --post-binds "$WORK/binds-$ns.txt" \
+		$(fixed_saturation "$WORK/cpu-$ns.txt" "$WORK/binds-$ns.txt")
 	# Latency against arrival, from podgen's t0.
 	awk -v t0="$(jq -r '.t0_ms // 0' <<<"$pg")" '$2 > 0 { l = $1 - $2; if (l < 1) l = 1
 		printf "%.3f %d\n", ($2 - t0) / 1000, l }' "$WORK/binds-$ns.txt" >"$WORK/plot-fixed-$sys.dat"
 	drop_ns "$ns"
+}
+
+# What cpuseries follows through each round (the parts busy_snap names).
+FIXED_CPU_NAMES="slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged"
+# fixed_saturation SERIES BINDS: record's flags for when the machine was
+# saturated (cpuseries' SERIES, bindwatch's BINDS, "bind_ms added_ms pod"
+# a line): its mean busy cores from the first ADDED to the last bind, the
+# whole seconds of that span, those in which it was at least 95 % busy,
+# the pods at or above the round's p99 latency, and how many of them
+# arrived or were bound in such a second.  Nothing when either file is
+# empty.
+fixed_saturation() {
+	[ -s "$1" ] && [ -s "$2" ] || return 0
+	local p99
+	p99=$(awk '$2 > 0 { print $1 - $2 }' "$2" | sort -n |
+		awk '{ l[NR] = $1 } END { r = int((99 * NR + 99) / 100); if (NR) print l[r < 1 ? 1 : r] }')
+	[ -n "$p99" ] || return 0
+	awk -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v p99="$p99" '
+		BEGIN { n = m = 0 }
+		FNR == NR { t[n] = $1; b[n++] = $2; next }
+		$2 > 0 { add[m] = $2; bnd[m] = $1; m++
+			if (lo == "" || $2 < lo) lo = $2; if ($1 > hi) hi = $1 }
+		function busy(s,   i, j) {	# mean cores over second s of the span
+			for (i = 0; i < n - 1 && t[i + 1] <= lo + s * 1000; i++);
+			for (j = i; j < n - 1 && t[j] < lo + (s + 1) * 1000; j++);
+			return j > i ? (b[j] - b[i]) / hz / ((t[j] - t[i]) / 1000) : 0 }
+		END {
+			if (m == 0 || n < 2) exit
+			secs = int((hi - lo) / 1000) + 1
+			for (s = 0; s < secs; s++) {
+				c = busy(s); sum += c
+				if (c >= 0.95 * cpus) { sat[s] = 1; nsat++ } }
+			for (i = 0; i < m; i++) if (bnd[i] - add[i] >= p99) {
+				tail++
+				if (sat[int((add[i] - lo) / 1000)] || sat[int((bnd[i] - lo) / 1000)]) hit++ }
+			printf "-n busy_cores=%.2f -n span_s=%d -n saturated_s=%d -n tail_pods=%d -n tail_saturated=%d\n",
+				sum / secs, secs, nsat, tail, hit
+		}' "$1" "$2"
 }
 
 # fixed_calibrate: the pods/s this stack creates while the bridge places
