@@ -91,6 +91,7 @@ cleanup() {
 	[ -n "${owners_ns:-}" ] && k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1
 	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
 	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
+	[ -n "${cs_pid:-}" ] && kill "$cs_pid" 2>/dev/null
 	# shellcheck disable=SC2086 # the filler jobs, one per node
 	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
 	[ -n "${BENCH_KEEP:-}" ] && mkdir -p "$BENCH_KEEP" && cp -a "$WORK/." "$BENCH_KEEP/"

@@ -42,7 +42,7 @@ fixed_run() {
 	rm -f "$WORK/cpu-$ns.txt"
 	# shellcheck disable=SC2086 # one name a word
 	"$CPUSERIES" --out "$WORK/cpu-$ns.txt" $FIXED_CPU_NAMES &
-	local cs=$!
+	cs_pid=$!
 	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace "$ns" --rate "$FIXED_RATE" \
 		--seconds "$FIXED_S" --lifetime "$FIXED_LIFE_S" --scheduler "$sched" \
 		--out "$WORK/pg-$ns.txt" >"$WORK/pg-$ns.json" 2>"$WORK/pg-$ns.err" ||
@@ -53,7 +53,7 @@ fixed_run() {
 	local dog=$!
 	bindwatch_wait "$ns"
 	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null || true
-	kill "$cs" 2>/dev/null; wait "$cs" 2>/dev/null || true
+	kill "$cs_pid" 2>/dev/null; wait "$cs_pid" 2>/dev/null || true; cs_pid=
 	window_close "$pid"
 	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
 	# shellcheck disable=SC2046 # fixed_saturation's flags, one a word
