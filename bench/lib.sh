@@ -250,6 +250,9 @@ stack_cpu_snap() {
 	busy_snap "$1.all"
 	grep -Ev '^(machine|slurm-bridge|kube-scheduler) ' "$1.all" >"$1"
 }
+# The processes that take part in placing a pod, by name (/proc's comm):
+# busy_snap's and cpuseries' (the fixed scenario's).
+CPU_PARTS="slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged"
 # busy_snap FILE: the machine's busy CPU seconds so far ("machine", from
 # /proc/stat: all but idle and iowait) and those of each process that takes
 # part in placing a pod, by name, every process of that name summed (up to
@@ -260,10 +263,9 @@ stack_cpu_snap() {
 # While the bind phase keeps the machine busy, its pods per second are its
 # CPUs over the busy CPU per pod; this says whose that CPU is.
 busy_snap() {
-	{ cat /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v hz="$(getconf CLK_TCK)" '
-		BEGIN { n = split("slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller " \
-			"slurmctld slurmd slurmdbd mariadbd munged", w, " ")
-			for (i = 1; i <= n; i++) t[w[i]] = 0 }
+	{ cat /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+	awk -v hz="$(getconf CLK_TCK)" -v parts="$CPU_PARTS" '
+		BEGIN { n = split(parts, w, " "); for (i = 1; i <= n; i++) t[w[i]] = 0 }
 		$1 == "cpu" { m = $2 + $3 + $4 + $7 + $8 + $9; next }
 		/^[0-9]+ \(/ {
 			c = $0; sub(/^[0-9]+ \(/, "", c); sub(/\) .*$/, "", c)

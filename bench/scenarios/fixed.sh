@@ -41,7 +41,7 @@ fixed_run() {
 	: >"$WORK/pg-$ns.txt"
 	rm -f "$WORK/cpu-$ns.txt"
 	# shellcheck disable=SC2086 # one name a word
-	"$CPUSERIES" --out "$WORK/cpu-$ns.txt" $FIXED_CPU_NAMES &
+	"$CPUSERIES" --out "$WORK/cpu-$ns.txt" $CPU_PARTS &
 	cs_pid=$!
 	"$PODGEN" --kubeconfig "$KUBECONFIG" --namespace "$ns" --rate "$FIXED_RATE" \
 		--seconds "$FIXED_S" --lifetime "$FIXED_LIFE_S" --scheduler "$sched" \
@@ -67,8 +67,6 @@ fixed_run() {
 	drop_ns "$ns"
 }
 
-# What cpuseries follows through each round (the parts busy_snap names).
-FIXED_CPU_NAMES="slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged"
 # fixed_saturation SERIES BINDS: record's flags for when the machine was
 # saturated (cpuseries' SERIES, bindwatch's BINDS, "bind_ms added_ms pod"
 # a line): its mean busy cores from the first ADDED to the last bind, the
