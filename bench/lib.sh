@@ -250,31 +250,23 @@ stack_cpu_snap() {
 	busy_snap "$1.all"
 	grep -Ev '^(machine|slurm-bridge|kube-scheduler) ' "$1.all" >"$1"
 }
-# The processes that take part in placing a pod, by name (/proc's comm):
-# busy_snap's and cpuseries' (the fixed scenario's).
+# The processes that take part in placing a pod, by name (/proc's comm),
+# whose CPU busy_snap and the fixed scenario's cpuseries read.
 CPU_PARTS="slurm-bridge kube-scheduler kube-apiserver etcd kwok kube-controller slurmctld slurmd slurmdbd mariadbd munged"
 # busy_snap FILE: the machine's busy CPU seconds so far ("machine", from
 # /proc/stat: all but idle and iowait) and those of each process that takes
 # part in placing a pod, by name, every process of that name summed (up to
-# a thousand slurmd), in one awk over /proc (a process gone meanwhile is
-# left out): cheap enough to run at t0, while the scheduler starts.  A
-# process's children it has waited for count as its own: slurmd's are the
-# job epilogs (slurm-bridge-epilog), which are Slurm's cost of a job.
-# While the bind phase keeps the machine busy, its pods per second are its
-# CPUs over the busy CPU per pod; this says whose that CPU is.
+# a thousand slurmd): one line of cpuseries --once, cheap enough to run at
+# t0, while the scheduler starts.  A process's children it has waited for
+# count as its own: slurmd's are the job epilogs (slurm-bridge-epilog),
+# which are Slurm's cost of a job.  While the bind phase keeps the machine
+# busy, its pods per second are its CPUs over the busy CPU per pod; this
+# says whose that CPU is.
 busy_snap() {
-	{ cat /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null || true; } |
-	awk -v hz="$(getconf CLK_TCK)" -v parts="$CPU_PARTS" '
-		BEGIN { n = split(parts, w, " "); for (i = 1; i <= n; i++) t[w[i]] = 0 }
-		$1 == "cpu" { m = $2 + $3 + $4 + $7 + $8 + $9; next }
-		/^[0-9]+ \(/ {
-			c = $0; sub(/^[0-9]+ \(/, "", c); sub(/\) .*$/, "", c)
-			if (!(c in t)) next
-			l = $0; sub(/^.*\) /, "", l); split(l, f, " ")
-			t[c] += f[12] + f[13] + f[14] + f[15]
-		}
-		END { printf "machine %.2f\n", m / hz
-			for (i = 1; i <= n; i++) printf "%s %.2f\n", w[i], t[w[i]] / hz }' >"$1"
+	# shellcheck disable=SC2086 # one name a word
+	"$CPUSERIES" --once $CPU_PARTS | awk -v hz="$(getconf CLK_TCK)" '
+		{ printf "machine %.2f\n", $2 / hz
+		  for (i = 3; i <= NF; i++) { split($i, kv, "="); printf "%s %.2f\n", kv[1], kv[2] / hz } }' >"$1"
 }
 # (record sched turns the snapshots into the window's figures.)
 window_open() { etcd_snap "$WORK/etcd0"; api_writes_snap "$WORK/api0"; bridge_rpcs_snap "$WORK/rpc0"; stack_cpu_snap "$WORK/cpu0"; }

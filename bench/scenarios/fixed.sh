@@ -60,27 +60,24 @@ fixed_run() {
 	sched_record fixed "$sys" "$ns" -n round="$ROUND" -n rate="$FIXED_RATE" -n seconds="$FIXED_S" \
 		-n lifetime_s="$FIXED_LIFE_S" -j podgen="$WORK/pg-$ns.json" \
 		--post-pods "$WORK/pg-$ns.txt" --post-binds "$WORK/binds-$ns.txt" \
-		$(fixed_saturation "$WORK/cpu-$ns.txt" "$WORK/binds-$ns.txt")
+		$(fixed_saturation "$WORK/cpu-$ns.txt" "$WORK/binds-$ns.txt" \
+			"$(jq -r '.latency_ms.p99 // empty' <<<"$res")")
 	# Latency against arrival, from podgen's t0.
 	awk -v t0="$(jq -r '.t0_ms // 0' <<<"$pg")" '$2 > 0 { l = $1 - $2; if (l < 1) l = 1
 		printf "%.3f %d\n", ($2 - t0) / 1000, l }' "$WORK/binds-$ns.txt" >"$WORK/plot-fixed-$sys.dat"
 	drop_ns "$ns"
 }
 
-# fixed_saturation SERIES BINDS: record's flags for when the machine was
-# saturated (cpuseries' SERIES, bindwatch's BINDS, "bind_ms added_ms pod"
-# a line): its mean busy cores from the first ADDED to the last bind, the
-# whole seconds of that span, those in which it was at least 95 % busy,
-# the pods at or above the round's p99 latency, and how many of them
-# arrived or were bound in such a second.  Nothing when either file is
-# empty.
+# fixed_saturation SERIES BINDS P99: record's flags for when the machine
+# was saturated (cpuseries' SERIES, bindwatch's BINDS, "bind_ms added_ms
+# pod" a line, and the round's p99 latency from bindwatch): its mean busy
+# cores from the first ADDED to the last bind, the whole seconds of that
+# span, those in which it was at least 95 % busy, the pods at or above
+# P99, and how many of them arrived or were bound in such a second.
+# Nothing when a file is empty or P99 is not known (a never-bound pod).
 fixed_saturation() {
-	[ -s "$1" ] && [ -s "$2" ] || return 0
-	local p99
-	p99=$(awk '$2 > 0 { print $1 - $2 }' "$2" | sort -n |
-		awk '{ l[NR] = $1 } END { r = int((99 * NR + 99) / 100); if (NR) print l[r < 1 ? 1 : r] }')
-	[ -n "$p99" ] || return 0
-	awk -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v p99="$p99" '
+	[ -s "$1" ] && [ -s "$2" ] && [ -n "$3" ] || return 0
+	awk -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v p99="$3" '
 		BEGIN { n = m = 0 }
 		FNR == NR { t[n] = $1; b[n++] = $2; next }
 		$2 > 0 { add[m] = $2; bnd[m] = $1; m++

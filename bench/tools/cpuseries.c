@@ -12,8 +12,10 @@
  * for (slurmd's epilogs).  Ticks are 1/sysconf(_SC_CLK_TCK) s.  The list
  * of processes is read again each second, so one started meanwhile counts
  * from then; one gone is left out from then on, and a name's sum can fall.
- * Runs until SIGINT or SIGTERM; exits 0, 1 when --out cannot be written,
- * 2 on a usage error.
+ * Runs until SIGINT or SIGTERM.  With --once it writes one line (to
+ * stdout when --out is not given) and exits: the bench's snapshots of CPU
+ * so far (busy_snap in bench/lib.sh).  Exits 0, 1 when the output cannot
+ * be written, 2 on a usage error.
  */
 #include <sys/types.h>
 
@@ -51,11 +53,13 @@ cpuseries_usage(void)
 {
 	fprintf(stderr,
 	    "usage: cpuseries --out FILE [--interval-ms N] NAME...\n"
+	    "       cpuseries --once [--out FILE] NAME...\n"
 	    "  Appends \"MS BUSY NAME=TICKS ...\" to FILE every N ms "
 	    "(default 100): the\n"
 	    "  machine's busy CPU ticks and those of the processes of each "
 	    "NAME, until\n"
-	    "  SIGINT or SIGTERM.\n");
+	    "  SIGINT or SIGTERM; with --once, one line (to stdout without "
+	    "--out).\n");
 }
 
 /* The comm of a /proc/PID/stat line into name; the rest after it. */
@@ -215,6 +219,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "out", required_argument, NULL, 'o' },
 		{ "interval-ms", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, '1' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -224,12 +229,15 @@ main(int argc, char **argv)
 	const char	       *out = NULL;
 	long long		interval = 100;
 	int64_t			scanned = 0;
-	int			c, rc = 0;
+	int			c, once = 0, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case '1':
+			once = 1;
 			break;
 		case 'i':
 			if (bench_parse_int(optarg, 10, 60000, &interval) ==
@@ -246,7 +254,8 @@ main(int argc, char **argv)
 			return (c == 'h' ? 0 : 2);
 		}
 	}
-	if (out == NULL || optind == argc || argc - optind > CS_MAX_NAMES) {
+	if ((out == NULL && !once) || optind == argc ||
+	    argc - optind > CS_MAX_NAMES) {
 		if (argc - optind > CS_MAX_NAMES)
 			fprintf(stderr, "cpuseries: at most %d names\n",
 			    CS_MAX_NAMES);
@@ -255,9 +264,14 @@ main(int argc, char **argv)
 	}
 	for (; optind < argc; optind++)
 		cs.names[cs.nnames++] = argv[optind];
-	if ((cs.out = fopen(out, "a")) == NULL) {
+	if ((cs.out = out == NULL ? stdout : fopen(out, "a")) == NULL) {
 		fprintf(stderr, "cpuseries: %s: %s\n", out, strerror(errno));
 		return (1);
+	}
+	if (once) {
+		cpuseries_scan(&cs);
+		rc = cpuseries_sample(&cs);
+		goto done;
 	}
 	bench_signals(&sigs);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -266,17 +280,18 @@ main(int argc, char **argv)
 			cpuseries_scan(&cs);
 			scanned = bench_now_ms();
 		}
-		if (cpuseries_sample(&cs) == -1) {
-			fprintf(stderr, "cpuseries: %s: %s\n", out,
-			    strerror(errno));
-			rc = 1;
+		if ((rc = cpuseries_sample(&cs)) == -1)
 			break;
-		}
 		next = bench_ts_add(&next, interval * 1000);
 		wait = cpuseries_until(&next);
 		if (sigtimedwait(&sigs, NULL, &wait) > 0)
 			break;
 	}
-	fclose(cs.out);
-	return (rc);
+done:
+	if (rc == -1)
+		fprintf(stderr, "cpuseries: %s: %s\n",
+		    out != NULL ? out : "stdout", strerror(errno));
+	if (out != NULL)
+		fclose(cs.out);
+	return (rc == -1 ? 1 : 0);
 }
