@@ -79,7 +79,7 @@ SHARED_SRCS	:= common/translate.c common/dra.c common/bounds.c common/workload.c
 		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
-		   bridge/podrec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
+		   bridge/podrec.c bridge/noderec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c bridge/lanes.c \
 		   bridge/groupmore.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
@@ -103,7 +103,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c test/check_ownerrec.c \
 		   test/check_review.c test/check_config.c test/check_dra.c \
-		   test/check_podrec.c test/check_util.c test/check_certs.c \
+		   test/check_podrec.c test/check_noderec.c test/check_util.c test/check_certs.c \
 		   test/check_guard.c test/check_ender.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
 # Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's

@@ -16,25 +16,6 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-/* Maps a Slurm node to its Kubernetes node: label first, then same name. */
-static const char *
-bind_node_name(struct reconcile *r, const char *slurm_node)
-{
-	size_t	    it = 0;
-	const char *name, *label;
-	void	   *v;
-
-	while (map_next(r->nodes, &it, &name, &v)) {
-		label = k8s_obj_label(v, LABEL_SLURM_NODENAME);
-		if (label != NULL && strcmp(label, slurm_node) == 0)
-			return (name);
-	}
-	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
-	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
-		return (slurm_node);
-	return (NULL);
-}
-
 /* Does the pod carry the job id, our finalizer and (if set) the node? */
 static int
 bind_meta_done(struct pod_entry *e, uint32_t jobid, const char *node)
@@ -219,7 +200,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		unbound++;
-		if (bind_node_name(r, a[i].node) == NULL) {
+		if (nodes_k8s_name(r, a[i].node) == NULL) {
 			snprintf(msg, sizeof(msg),
 			    "Slurm job %u was "
 			    "allocated node %.100s, which has no Kubernetes "
@@ -264,7 +245,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		    e->cond_busy)
 			continue;
 		/* Its claims get the devices Slurm gave it, or no bind. */
-		rc = claims_plan(r, e, g->jobid, bind_node_name(r, a[i].node),
+		rc = claims_plan(r, e, g->jobid, nodes_k8s_name(r, a[i].node),
 		    &a[i], &dl, &claims, errs, sizeof(errs));
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg),
@@ -287,7 +268,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		if (claims_allocate(claims))
 			g->allocated_claims = 1;
 		writes_bind(r, e, g->key, g->jobid,
-		    bind_node_name(r, a[i].node), &a[i], claims);
+		    nodes_k8s_name(r, a[i].node), &a[i], claims);
 	}
 	/* One backoff for the round, not one per member. */
 	if (unplanned)
@@ -295,7 +276,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 out:
 	/*
 	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
-	 * return of bind_node_name(r, a[0].node).
+	 * return of nodes_k8s_name(r, a[0].node).
 	 */
 	for (i = 0; i < n; i++)
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */

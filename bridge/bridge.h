@@ -759,6 +759,12 @@ json_t *podrec_ref(const struct podrec *);
 /* Records alive and their bytes (any thread). */
 void podrec_stats(long long *count, long long *bytes);
 
+/*
+ * noderec.c: a Node's record, the fields the scheduler reads (listed in
+ * noderec.c), as a new object of the same shape; the caller owns it.
+ */
+json_t *noderec_dup(const json_t *node);
+
 enum pod_state {
 	PS_UNBOUND,
 	PS_BOUND,
@@ -972,10 +978,12 @@ struct reconcile {
 	struct map *deleting;		 /* pod keys with a deletionTimestamp */
 	long	    nstate[G_ENDED + 1]; /* groups per state */
 	struct map *jobs;		 /* jobid -> group (both borrowed) */
-	struct map *nodes;		 /* node name -> json */
-	struct map *namespaces;		 /* name -> json */
-	struct map *k8s_jobs;		 /* ns/name -> batch/v1 Job */
-	struct map *podgroups;		 /* ns/name -> PodGroup CR */
+	struct map *nodes;		 /* node name -> its record */
+	/* LABEL_SLURM_NODENAME's value -> the name of a node that carries it */
+	struct map *node_index;
+	struct map *namespaces; /* name -> json */
+	struct map *k8s_jobs;	/* ns/name -> batch/v1 Job */
+	struct map *podgroups;	/* ns/name -> PodGroup CR */
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
 	struct map *sched_podgroups;
 	struct map *sched_workloads; /* ns/name -> Workload */
@@ -1049,6 +1057,19 @@ void poll_recover(struct reconcile *);
 /* nodes.c: bridged nodes (reconcile thread). */
 /* A node was added (old NULL) or changed: taint, drain, resume, fail. */
 void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
+/*
+ * Keeps r->node_index in step with the node name going from old to node
+ * (either NULL: added, deleted); called before r->nodes changes.
+ */
+void nodes_index(struct reconcile *, const char *name, const json_t *old,
+    const json_t *node);
+/*
+ * The Kubernetes node behind a Slurm node: one labelled LABEL_SLURM_NODENAME
+ * with its name (the index's string, until the nodes change), else the
+ * node of its name that carries no such label (slurm_node itself); NULL if
+ * none.
+ */
+const char *nodes_k8s_name(struct reconcile *, const char *slurm_node);
 /* Every cached node, as at recovery. */
 void nodes_sync_all(struct reconcile *);
 /*

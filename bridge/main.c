@@ -154,8 +154,8 @@ informer_owner_kind(enum msg_kind kind)
 
 /*
  * Runs on an informer thread: moves the object into the queue; a pod as
- * its compact record (podrec.c), an owner object as its record
- * (ownerrec.c), their decoded trees dropped here.
+ * its compact record (podrec.c), an owner object or a node as its record
+ * (ownerrec.c, noderec.c), their decoded trees dropped here.
  */
 static void
 informer_cb(enum k8s_watch_type type, json_t *obj, void *arg)
@@ -173,6 +173,10 @@ informer_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 	if (obj != NULL &&
 	    (wk = informer_owner_kind(ctx->kind)) != WORKLOAD_KINDS) {
 		msg->obj = ownerrec_dup(wk, obj);
+		json_decref(obj);
+	}
+	if (obj != NULL && ctx->kind == MSG_NODE) {
+		msg->obj = noderec_dup(obj);
 		json_decref(obj);
 	}
 	if (obj != NULL && (ctx->kind == MSG_POD || ctx->kind == MSG_EXTPOD)) {

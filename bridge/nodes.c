@@ -251,3 +251,59 @@ nodes_sync_all(struct reconcile *r)
 		nodes_changed(r, NULL, v);
 	r->recovering = 0;
 }
+
+/*
+ * Drops the index entry sname -> name; another node that carries the same
+ * label (a second node named for one Slurm node) takes its place.
+ */
+static void
+nodes_index_drop(struct reconcile *r, const char *sname, const char *name)
+{
+	const char *have = map_get(r->node_index, sname);
+	const char *k, *l;
+	size_t	    it = 0;
+	void	   *v;
+
+	if (have == NULL || strcmp(have, name) != 0)
+		return;
+	map_del(r->node_index, sname);
+	while (map_next(r->nodes, &it, &k, &v)) {
+		l = k8s_obj_label(v, LABEL_SLURM_NODENAME);
+		if (strcmp(k, name) != 0 && l != NULL &&
+		    strcmp(l, sname) == 0) {
+			map_put(r->node_index, sname, xstrdup(k));
+			return;
+		}
+	}
+}
+
+void
+nodes_index(struct reconcile *r, const char *name, const json_t *old,
+    const json_t *node)
+{
+	const char *was = old != NULL ?
+	    k8s_obj_label(old, LABEL_SLURM_NODENAME) :
+	    NULL;
+	const char *is = node != NULL ?
+	    k8s_obj_label(node, LABEL_SLURM_NODENAME) :
+	    NULL;
+
+	if (was != NULL && (is == NULL || strcmp(was, is) != 0))
+		nodes_index_drop(r, was, name);
+	if (is != NULL && map_get(r->node_index, is) == NULL)
+		map_put(r->node_index, is, xstrdup(name));
+}
+
+const char *
+nodes_k8s_name(struct reconcile *r, const char *slurm_node)
+{
+	const char *name = map_get(r->node_index, slurm_node);
+	void	   *v;
+
+	if (name != NULL)
+		return (name);
+	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
+	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
+		return (slurm_node);
+	return (NULL);
+}

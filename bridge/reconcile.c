@@ -201,6 +201,9 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 	if (msg->kind == MSG_NODE && msg->type != K8S_WATCH_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), msg->obj);
+	if (msg->kind == MSG_NODE)
+		nodes_index(r, key, map_get(m, key),
+		    msg->type == K8S_WATCH_DELETED ? NULL : msg->obj);
 	if (msg->type == K8S_WATCH_DELETED) {
 		map_del(m, key);
 		if (msg->kind == MSG_NODE)
@@ -389,6 +392,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->deleting = map_new(NULL);
 	r->jobs = map_new_borrowed(NULL);
 	r->nodes = map_new(json_free_cb);
+	r->node_index = map_new(free);
 	r->namespaces = map_new(json_free_cb);
 	r->k8s_jobs = map_new(json_free_cb);
 	r->podgroups = map_new(json_free_cb);
@@ -433,6 +437,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->groups);
 	map_free(r->jobs);
 	map_free(r->nodes);
+	map_free(r->node_index);
 	map_free(r->namespaces);
 	map_free(r->k8s_jobs);
 	map_free(r->podgroups);

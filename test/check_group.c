@@ -1922,6 +1922,61 @@ START_TEST(test_gang_legacy_claimed)
 }
 END_TEST
 
+/* --- Kubernetes nodes behind Slurm nodes -------------------------------- */
+
+/* Node name, as the informer sends it (a record), labelled for sname. */
+static void
+h_node_event(const char *name, const char *sname, enum k8s_watch_type type)
+{
+	json_t *n = h_node_json(name, 1);
+
+	if (sname != NULL)
+		json_object_set_new(json_object_get(n, "metadata"), "labels",
+		    json_pack("{s:s}", LABEL_SLURM_NODENAME, sname));
+	h_obj_msg(MSG_NODE, type, noderec_dup(n));
+	json_decref(n);
+}
+
+static int
+h_behind(const char *sname, const char *want)
+{
+	const char *k = nodes_k8s_name(H.r, sname);
+
+	return (want == NULL ? k == NULL : k != NULL && strcmp(k, want) == 0);
+}
+
+/*
+ * The node behind a Slurm node: the one labelled with its name, else the
+ * unlabelled node of its name; as nodes come, go and are relabelled.
+ */
+START_TEST(test_node_index)
+{
+	ck_assert(h_behind("n2", "n2"));
+	ck_assert(h_behind("n9", NULL));
+	h_node_event("k-a", "n2", K8S_WATCH_ADDED);
+	ck_assert(h_behind("n2", "k-a"));
+	h_node_event("k-b", "n2", K8S_WATCH_ADDED);
+	ck_assert(h_behind("n2", "k-a"));
+	/* The first goes: the second labelled for n2 takes its place. */
+	h_node_event("k-a", "n2", K8S_WATCH_DELETED);
+	ck_assert(h_behind("n2", "k-b"));
+	/* Relabelled for n1: n2 falls back to its own node. */
+	h_node_event("k-b", "n1", K8S_WATCH_MODIFIED);
+	ck_assert(h_behind("n2", "n2"));
+	ck_assert(h_behind("n1", "k-b"));
+	h_node_event("k-b", NULL, K8S_WATCH_MODIFIED);
+	ck_assert(h_behind("n1", "n1"));
+	/* A node named n2 that stands for n1 is not n2's. */
+	h_node_event("n2", "n1", K8S_WATCH_MODIFIED);
+	ck_assert(h_behind("n2", NULL));
+	ck_assert(h_behind("n1", "n2"));
+	h_node_event("n2", "n1", K8S_WATCH_DELETED);
+	ck_assert(h_behind("n1", "n1"));
+	ck_assert(h_behind("n2", NULL));
+	ck_assert_int_eq(map_count(H.r->node_index), 0);
+}
+END_TEST
+
 Suite *
 group_suite(void)
 {
@@ -1948,6 +2003,7 @@ group_suite(void)
 	tcase_add_test(tc, test_cond_coalesce);
 	tcase_add_test(tc, test_single_borrows);
 	tcase_add_test(tc, test_gang_purged);
+	tcase_add_test(tc, test_node_index);
 	tcase_add_loop_test(tc, test_poll_probe, 0,
 	    (int)(sizeof(probe_cases) / sizeof(probe_cases[0])));
 	tcase_add_loop_test(tc, test_gang_stale_load, 0,

@@ -46,6 +46,7 @@ main(void)
 	srunner_add_suite(sr, review_suite());
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, podrec_suite());
+	srunner_add_suite(sr, noderec_suite());
 	srunner_add_suite(sr, certs_suite());
 	srunner_add_suite(sr, guard_suite());
 	srunner_add_suite(sr, dra_suite());

@@ -23,6 +23,7 @@ Suite *ownerrec_suite(void);
 Suite *review_suite(void);
 Suite *config_suite(void);
 Suite *podrec_suite(void);
+Suite *noderec_suite(void);
 Suite *certs_suite(void);
 Suite *guard_suite(void);
 Suite *dra_suite(void);

@@ -1,0 +1,133 @@
+/*
+ * Node records: the fields of a Node that the scheduler reads, copied into
+ * a new small object of the same shape.  A Node as the API sends it holds
+ * every image on the machine (status.images), its addresses, its system
+ * information, kubectl's last-applied annotation and every label a device
+ * plugin adds; the scheduler caches one per node, so a 1000-node cluster
+ * held some 18 KB of decoded tree per kwok node, more for a real kubelet
+ * node.  Made on the node informer's thread, which drops the object there.
+ * Pure; any thread.
+ *
+ * What is kept, and who reads it:
+ *   metadata   name (the cache key, k8s_obj_name everywhere),
+ *              resourceVersion (logs), the label LABEL_SLURM_NODENAME
+ *              (nodes.c: the Slurm node a Kubernetes node stands for)
+ *   spec       taints[]: key, value, effect (translate_node_managed reads
+ *              the key), unschedulable (node_cordoned)
+ *   status     the condition of type Ready: type, status,
+ *              lastTransitionTime (node_ready_cond, node_track_ready)
+ * A member that is present stays present, whatever its type, so a reader
+ * tells absent from present (and a wrong type) on the record as on the
+ * object.
+ */
+#include <string.h>
+
+#include "policy.h"
+#include "bridge.h"
+
+/* Copies src's member key into dst when src has it. */
+static void
+noderec_copy(json_t *dst, const json_t *src, const char *key)
+{
+	json_t *v = json_object_get(src, key);
+
+	if (v != NULL)
+		json_object_set_new(dst, key, json_deep_copy(v));
+}
+
+/* The taints, each with its key, value and effect. */
+static json_t *
+noderec_taints(const json_t *taints)
+{
+	json_t	     *out, *t;
+	const json_t *v;
+	size_t	      i;
+
+	if (!json_is_array(taints))
+		return (json_deep_copy(taints));
+	out = json_array();
+	json_array_foreach (taints, i, v) {
+		if (!json_is_object(v)) {
+			json_array_append_new(out, json_deep_copy(v));
+			continue;
+		}
+		t = json_object();
+		noderec_copy(t, v, "key");
+		noderec_copy(t, v, "value");
+		noderec_copy(t, v, "effect");
+		json_array_append_new(out, t);
+	}
+	return (out);
+}
+
+/* The conditions, of which only the Ready one is kept. */
+static json_t *
+noderec_conditions(const json_t *conds)
+{
+	json_t	     *out, *c;
+	const json_t *v;
+	const char   *type;
+	size_t	      i;
+
+	if (!json_is_array(conds))
+		return (json_deep_copy(conds));
+	out = json_array();
+	json_array_foreach (conds, i, v) {
+		type = json_string_value(json_object_get(v, "type"));
+		if (type == NULL || strcmp(type, "Ready") != 0)
+			continue;
+		c = json_object();
+		noderec_copy(c, v, "type");
+		noderec_copy(c, v, "status");
+		noderec_copy(c, v, "lastTransitionTime");
+		json_array_append_new(out, c);
+		break;
+	}
+	return (out);
+}
+
+json_t *
+noderec_dup(const json_t *node)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *spec = json_object_get(node, "spec");
+	const json_t *status = json_object_get(node, "status");
+	const json_t *labels = json_object_get(meta, "labels");
+	json_t	     *rec, *m, *s, *l;
+
+	if (!json_is_object(node))
+		return (json_deep_copy(node));
+	rec = json_object();
+	if (meta != NULL) {
+		m = json_object();
+		noderec_copy(m, meta, "name");
+		noderec_copy(m, meta, "resourceVersion");
+		if (json_is_object(labels)) {
+			l = json_object();
+			noderec_copy(l, labels, LABEL_SLURM_NODENAME);
+			json_object_set_new(m, "labels", l);
+		} else if (labels != NULL)
+			json_object_set_new(m, "labels",
+			    json_deep_copy(labels));
+		json_object_set_new(rec, "metadata", m);
+	}
+	if (json_is_object(spec)) {
+		s = json_object();
+		if (json_object_get(spec, "taints") != NULL)
+			json_object_set_new(s, "taints",
+			    noderec_taints(json_object_get(spec, "taints")));
+		noderec_copy(s, spec, "unschedulable");
+		json_object_set_new(rec, "spec", s);
+	} else if (spec != NULL)
+		json_object_set_new(rec, "spec", json_deep_copy(spec));
+	if (json_is_object(status)) {
+		s = json_object();
+		if (json_object_get(status, "conditions") != NULL)
+			json_object_set_new(s, "conditions",
+			    noderec_conditions(
+				json_object_get(status, "conditions")));
+		json_object_set_new(rec, "status", s);
+	} else if (status != NULL)
+		json_object_set_new(rec, "status", json_deep_copy(status));
+	return (rec);
+}
