@@ -9,9 +9,9 @@
  * Pure; any thread.
  *
  * What is kept, and who reads it:
- *   metadata   name (the cache key, k8s_obj_name everywhere),
- *              resourceVersion (logs), the label LABEL_SLURM_NODENAME
- *              (nodes.c: the Slurm node a Kubernetes node stands for)
+ *   metadata   name (the cache key, k8s_obj_name everywhere), the label
+ *              LABEL_SLURM_NODENAME (nodes.c: the Slurm node a Kubernetes
+ *              node stands for)
  *   spec       taints[]: key, value, effect (translate_node_managed reads
  *              the key), unschedulable (node_cordoned)
  *   status     the condition of type Ready: type, status,
@@ -98,10 +98,9 @@ noderec_dup(const json_t *node)
 	if (!json_is_object(node))
 		return (json_deep_copy(node));
 	rec = json_object();
-	if (meta != NULL) {
+	if (json_is_object(meta)) {
 		m = json_object();
 		noderec_copy(m, meta, "name");
-		noderec_copy(m, meta, "resourceVersion");
 		if (json_is_object(labels)) {
 			l = json_object();
 			noderec_copy(l, labels, LABEL_SLURM_NODENAME);
@@ -110,7 +109,8 @@ noderec_dup(const json_t *node)
 			json_object_set_new(m, "labels",
 			    json_deep_copy(labels));
 		json_object_set_new(rec, "metadata", m);
-	}
+	} else if (meta != NULL)
+		json_object_set_new(rec, "metadata", json_deep_copy(meta));
 	if (json_is_object(spec)) {
 		s = json_object();
 		if (json_object_get(spec, "taints") != NULL)

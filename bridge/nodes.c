@@ -43,7 +43,11 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 	json_decref(patch);
 }
 
-/* The node's Ready condition, or NULL. */
+/*
+ * The node's Ready condition, or NULL.  A node here is its record
+ * (noderec.c): a field read here is one it keeps, and test/check_noderec.c
+ * reads it the same way.
+ */
 static const json_t *
 node_ready_cond(const json_t *node)
 {

@@ -328,8 +328,9 @@ h_bridge_start(void)
 		      "s:{s:s, s:{s:s}}}",
 		"apiVersion", "v1", "kind", "Namespace", "metadata", "name", NS,
 		"labels", BRIDGE_NS_LABEL, BRIDGE_NS_LABEL_VALUE));
+	/* Nodes as the informer sends them: their records. */
 	json_object_foreach (H.nodes, k, v)
-		h_obj_msg(MSG_NODE, K8S_WATCH_ADDED, json_deep_copy(v));
+		h_obj_msg(MSG_NODE, K8S_WATCH_ADDED, noderec_dup(v));
 	json_object_foreach (H.api, k, v)
 		h_pod_event(v, K8S_WATCH_ADDED);
 	for (kind = MSG_POD; kind <= MSG_LWS; kind++)
@@ -434,7 +435,8 @@ static void
 h_node_ready(const char *name, int ready)
 {
 	json_object_set_new(H.nodes, name, h_node_json(name, ready));
-	h_obj_msg(MSG_NODE, K8S_WATCH_MODIFIED, h_node_json(name, ready));
+	h_obj_msg(MSG_NODE, K8S_WATCH_MODIFIED,
+	    noderec_dup(json_object_get(H.nodes, name)));
 }
 
 /* --- Start states ------------------------------------------------------ */
@@ -1973,6 +1975,16 @@ START_TEST(test_node_index)
 	h_node_event("n2", "n1", K8S_WATCH_DELETED);
 	ck_assert(h_behind("n1", "n1"));
 	ck_assert(h_behind("n2", NULL));
+	ck_assert_int_eq(map_count(H.r->node_index), 0);
+	/* The second of two for n1 goes: the first stays. */
+	h_node_event("k-c", "n1", K8S_WATCH_ADDED);
+	h_node_event("k-d", "n1", K8S_WATCH_ADDED);
+	h_node_event("k-d", "n1", K8S_WATCH_DELETED);
+	ck_assert(h_behind("n1", "k-c"));
+	/* A relist's delete names the node only: the cache knows its label. */
+	h_obj_msg(MSG_NODE, K8S_WATCH_DELETED,
+	    json_pack("{s:{s:s}}", "metadata", "name", "k-c"));
+	ck_assert(h_behind("n1", "n1"));
 	ck_assert_int_eq(map_count(H.r->node_index), 0);
 }
 END_TEST

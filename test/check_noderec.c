@@ -4,7 +4,9 @@
  * same readers (the managed-node taint, the Slurm node name label, the
  * cordon, the Ready condition) and compares them, over a kubelet node as
  * the API sends it and over nodes that lack each part or carry a wrong
- * type there; and the kubelet node's record is a small part of it.
+ * type there; and the kubelet node's record is a small part of it.  The
+ * Ready and cordon readers here are copies of nodes.c's (static there):
+ * a field nodes.c starts to read needs its reader here too.
  */
 #include <stdio.h>
 #include <stdlib.h>
