@@ -764,6 +764,10 @@ void podrec_stats(long long *count, long long *bytes);
  * noderec.c), as a new object of the same shape; the caller owns it.
  */
 json_t *noderec_dup(const json_t *node);
+/* A node's (or its record's) first condition of type Ready, or NULL. */
+const json_t *noderec_ready_cond(const json_t *node);
+/* Is it cordoned (spec.unschedulable)? */
+int noderec_cordoned(const json_t *node);
 
 enum pod_state {
 	PS_UNBOUND,

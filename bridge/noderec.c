@@ -13,9 +13,12 @@
  *              LABEL_SLURM_NODENAME (nodes.c: the Slurm node a Kubernetes
  *              node stands for)
  *   spec       taints[]: key, value, effect (translate_node_managed reads
- *              the key), unschedulable (node_cordoned)
+ *              the key), unschedulable (noderec_cordoned)
  *   status     the condition of type Ready: type, status,
- *              lastTransitionTime (node_ready_cond, node_track_ready)
+ *              lastTransitionTime (noderec_ready_cond; nodes.c reads its
+ *              status and lastTransitionTime)
+ * The readers of those two are here too, so that one place says what a
+ * record must keep.
  * A member that is present stays present, whatever its type, so a reader
  * tells absent from present (and a wrong type) on the record as on the
  * object.
@@ -60,7 +63,7 @@ noderec_taints(const json_t *taints)
 	return (out);
 }
 
-/* The conditions, of which only the Ready one is kept. */
+/* The conditions, of which only the first Ready one is kept. */
 static json_t *
 noderec_conditions(const json_t *conds)
 {
@@ -130,4 +133,25 @@ noderec_dup(const json_t *node)
 	} else if (status != NULL)
 		json_object_set_new(rec, "status", json_deep_copy(status));
 	return (rec);
+}
+
+const json_t *
+noderec_ready_cond(const json_t *node)
+{
+	const json_t *c;
+	const char   *type;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(node, "status.conditions"), i, c) {
+		type = json_string_value(json_object_get(c, "type"));
+		if (type != NULL && strcmp(type, "Ready") == 0)
+			return (c);
+	}
+	return (NULL);
+}
+
+int
+noderec_cordoned(const json_t *node)
+{
+	return (json_is_true(k8s_obj_get(node, "spec.unschedulable")));
 }

@@ -43,38 +43,12 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 	json_decref(patch);
 }
 
-/*
- * The node's Ready condition, or NULL.  A node here is its record
- * (noderec.c): a field read here is one it keeps, and test/check_noderec.c
- * reads it the same way.
- */
-static const json_t *
-node_ready_cond(const json_t *node)
-{
-	const json_t *c;
-	const char   *type;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(node, "status.conditions"), i, c) {
-		type = json_string_value(json_object_get(c, "type"));
-		if (type != NULL && strcmp(type, "Ready") == 0)
-			return (c);
-	}
-	return (NULL);
-}
-
 static int
 node_ready(const json_t *node)
 {
-	const char *st = k8s_obj_str(node_ready_cond(node), "status");
+	const char *st = k8s_obj_str(noderec_ready_cond(node), "status");
 
 	return (st != NULL && strcmp(st, "True") == 0);
-}
-
-static int
-node_cordoned(const json_t *node)
-{
-	return (json_is_true(k8s_obj_get(node, "spec.unschedulable")));
 }
 
 /*
@@ -152,7 +126,7 @@ nodes_sweep(struct reconcile *r)
 static void
 node_track_ready(struct reconcile *r, const json_t *node)
 {
-	const json_t *c = node_ready_cond(node);
+	const json_t *c = noderec_ready_cond(node);
 	const char   *st = k8s_obj_str(c, "status");
 	const char   *name = k8s_obj_name(node);
 	struct tm     tm;
@@ -210,7 +184,7 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 	known = r->recovering && r->slurm_nodes != NULL ?
 	    json_string_value(json_object_get(r->slurm_nodes, sname)) :
 	    NULL;
-	if (node_cordoned(node) && (old == NULL || !node_cordoned(old))) {
+	if (noderec_cordoned(node) && (old == NULL || !noderec_cordoned(old))) {
 		/* Drained already: keep its owner and reason. */
 		if (known != NULL)
 			;
@@ -224,8 +198,8 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 		else
 			log_info("node %s: cordoned: drained slurm node %s",
 			    name, sname);
-	} else if (!node_cordoned(node) &&
-	    (old == NULL || node_cordoned(old))) {
+	} else if (!noderec_cordoned(node) &&
+	    (old == NULL || noderec_cordoned(old))) {
 		/* Not drained by us: nothing to resume. */
 		if (r->recovering && r->slurm_nodes != NULL &&
 		    (known == NULL ||

@@ -4,9 +4,7 @@
  * same readers (the managed-node taint, the Slurm node name label, the
  * cordon, the Ready condition) and compares them, over a kubelet node as
  * the API sends it and over nodes that lack each part or carry a wrong
- * type there; and the kubelet node's record is a small part of it.  The
- * Ready and cordon readers here are copies of nodes.c's (static there):
- * a field nodes.c starts to read needs its reader here too.
+ * type there; and the kubelet node's record is a small part of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,20 +88,12 @@ nr_kubelet_node(void)
 	return (node);
 }
 
-/* The Ready condition's member key, as node_ready_cond finds it. */
+/* The Ready condition's member key, as the scheduler reads it. */
 static const char *
 nr_ready(const json_t *node, const char *key)
 {
-	const json_t *c;
-	const char   *type;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(node, "status.conditions"), i, c) {
-		type = json_string_value(json_object_get(c, "type"));
-		if (type != NULL && strcmp(type, "Ready") == 0)
-			return (json_string_value(json_object_get(c, key)));
-	}
-	return (NULL);
+	return (
+	    json_string_value(json_object_get(noderec_ready_cond(node), key)));
 }
 
 static int
@@ -127,8 +117,7 @@ nr_same(const json_t *node, const char *what)
 	ck_assert_msg(nr_same_str(k8s_obj_label(node, LABEL_SLURM_NODENAME),
 			  k8s_obj_label(rec, LABEL_SLURM_NODENAME)),
 	    "%s: slurm-nodename label", what);
-	ck_assert_msg(json_is_true(k8s_obj_get(node, "spec.unschedulable")) ==
-		json_is_true(k8s_obj_get(rec, "spec.unschedulable")),
+	ck_assert_msg(noderec_cordoned(node) == noderec_cordoned(rec),
 	    "%s: unschedulable", what);
 	ck_assert_msg(nr_same_str(nr_ready(node, "status"),
 			  nr_ready(rec, "status")),
