@@ -3,9 +3,9 @@
  * a new small object of the same shape.  A Node as the API sends it holds
  * every image on the machine (status.images), its addresses, its system
  * information, kubectl's last-applied annotation and every label a device
- * plugin adds; the scheduler caches one per node, so a 1000-node cluster
- * held some 18 KB of decoded tree per kwok node, more for a real kubelet
- * node.  Made on the node informer's thread, which drops the object there.
+ * plugin adds: some 18 KB of decoded tree for a kwok node, more for a
+ * kubelet's.  The scheduler caches a record per node instead, a few hundred
+ * bytes.  Made on the node informer's thread, which drops the object there.
  * Pure; any thread.
  *
  * What is kept, and who reads it:
