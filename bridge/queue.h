@@ -14,7 +14,9 @@
  *                                     signals
  * informer            libk8s/         its watch and store (key  (none;
  *  x NINFORMERS       informer.c      -> resourceVersion); makes pushes to
- *                     main.c          pod records (podrec.c)    the queue)
+ *                     main.c          pod, owner and node       the queue)
+ *                                     records (podrec.c,
+ *                                     ownerrec.c, noderec.c)
  * reconcile           reconcile.c     the caches (pods, groups, pops the
  *                     pods.c          owners, nodes, claims     queue
  *                     group.c         and devices), every       (queue.mtx)
