@@ -38,54 +38,51 @@ noderec_copy(json_t *dst, const json_t *src, const char *key)
 		json_object_set_new(dst, key, json_deep_copy(v));
 }
 
+/* A new object with src's members named in keys (NULL-ended). */
+static json_t *
+noderec_pick(const json_t *src, const char *const *keys)
+{
+	json_t *o = json_object();
+
+	for (; *keys != NULL; keys++)
+		noderec_copy(o, src, *keys);
+	return (o);
+}
+
 /* The taints, each with its key, value and effect. */
 static json_t *
 noderec_taints(const json_t *taints)
 {
-	json_t	     *out, *t;
-	const json_t *v;
-	size_t	      i;
+	static const char *const keys[] = { "key", "value", "effect", NULL };
+	json_t			*out;
+	const json_t		*v;
+	size_t			 i;
 
 	if (!json_is_array(taints))
 		return (json_deep_copy(taints));
 	out = json_array();
-	json_array_foreach (taints, i, v) {
-		if (!json_is_object(v)) {
-			json_array_append_new(out, json_deep_copy(v));
-			continue;
-		}
-		t = json_object();
-		noderec_copy(t, v, "key");
-		noderec_copy(t, v, "value");
-		noderec_copy(t, v, "effect");
-		json_array_append_new(out, t);
-	}
+	json_array_foreach (taints, i, v)
+		json_array_append_new(out,
+		    json_is_object(v) ? noderec_pick(v, keys) :
+					json_deep_copy(v));
 	return (out);
 }
 
-/* The conditions, of which only the first Ready one is kept. */
+/* The node's conditions, of which only the first Ready one is kept. */
 static json_t *
-noderec_conditions(const json_t *conds)
+noderec_conditions(const json_t *node)
 {
-	json_t	     *out, *c;
-	const json_t *v;
-	const char   *type;
-	size_t	      i;
+	static const char *const keys[] = { "type", "status",
+		"lastTransitionTime", NULL };
+	const json_t		*conds = k8s_obj_get(node, "status.conditions");
+	const json_t		*ready = noderec_ready_cond(node);
+	json_t			*out;
 
 	if (!json_is_array(conds))
 		return (json_deep_copy(conds));
 	out = json_array();
-	json_array_foreach (conds, i, v) {
-		type = json_string_value(json_object_get(v, "type"));
-		if (type == NULL || strcmp(type, "Ready") != 0)
-			continue;
-		c = json_object();
-		noderec_copy(c, v, "type");
-		noderec_copy(c, v, "status");
-		noderec_copy(c, v, "lastTransitionTime");
-		json_array_append_new(out, c);
-		break;
-	}
+	if (ready != NULL)
+		json_array_append_new(out, noderec_pick(ready, keys));
 	return (out);
 }
 
@@ -127,8 +124,7 @@ noderec_dup(const json_t *node)
 		s = json_object();
 		if (json_object_get(status, "conditions") != NULL)
 			json_object_set_new(s, "conditions",
-			    noderec_conditions(
-				json_object_get(status, "conditions")));
+			    noderec_conditions(node));
 		json_object_set_new(rec, "status", s);
 	} else if (status != NULL)
 		json_object_set_new(rec, "status", json_deep_copy(status));

@@ -2,7 +2,9 @@
  * Nodes, on the reconcile thread: a Kubernetes node behind a Slurm node is
  * bridged (tainted so only bridge pods run there); cordon drains its Slurm
  * node and uncordon resumes only such a drain; a node NotReady or
- * unreachable for longer than its pods tolerate fails their gangs.
+ * unreachable for longer than its pods tolerate fails their gangs; and
+ * which Kubernetes node stands for a Slurm node (the index of the label
+ * LABEL_SLURM_NODENAME, nodes_k8s_name).
  */
 #include <stdio.h>
 #include <string.h>
