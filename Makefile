@@ -398,9 +398,13 @@ bad-input: all
 	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/bad/run.sh --api
 
-# Everything CI runs: install, build, unit tests, a short fuzz pass,
-# integration and end-to-end tests and the fault suite on the real stack.
-test: deps
+# Everything CI runs: first the Go check (scripts/dev/go-check.sh: one line
+# and a stop when the Go on PATH cannot build the stack), then install,
+# build, unit tests, a short fuzz pass, integration and end-to-end tests
+# and the fault suite on the real stack.
+test:
+	$(Q)scripts/dev/go-check.sh "make test"
+	$(Q)$(MAKE) deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
 	$(Q)$(MAKE) lint
@@ -415,6 +419,7 @@ test: deps
 # controller up itself (quietly: their output goes to
 # $(STACK_DIR)/log/demo.log), and prints how long each part took.
 demo:
+	$(Q)scripts/dev/go-check.sh "make demo"
 	$(Q)scripts/demo/demo.sh
 
 # make demo on the running stack, its output read as a user reads it (a
@@ -584,6 +589,7 @@ uninstall:
 
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
+		slurm-bridge-epilog \
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \

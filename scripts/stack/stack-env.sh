@@ -147,6 +147,16 @@ kube_release_versions() {
 	*) return 1 ;;
 	esac
 }
+# kube_go_min MINOR: the Go a release's go.mod declares, the oldest that
+# builds it (GOTOOLCHAIN=local); scripts/dev/go-check.sh checks it first.
+# The DRA driver (k8s/dra-build.sh) needs 1.26 whatever the release.
+kube_go_min() {
+	case $1 in
+	1.34) echo "1.24.0" ;;
+	1.35) echo "1.25.0" ;;
+	*) echo "1.26.0" ;;
+	esac
+}
 _kv=${KUBE_VERSION#v}
 _kminor=$(echo "$_kv" | cut -d. -f1,2)
 if _kvers=$(kube_release_versions "$_kminor"); then
