@@ -506,12 +506,16 @@ lint-cppcheck:
 lint: lint-tidy lint-cppcheck lint-imports lint-fmt lint-man manifests-check lint-docs \
 	lint-index
 
-# The docs stand alone (scripts/dev/lint-docs.py, whose header gives the rule):
-# every relative link in README.md, docs/ and manifests/README.md resolves,
-# anchors included, and nothing links outside the repository.
+# The docs stand alone and say what is true (scripts/dev/lint-docs.py and
+# scripts/dev/lint-names.py, whose headers give the rules): every relative
+# link in README.md, docs/ and manifests/README.md resolves, anchors
+# included, and nothing links outside the repository; every flag, config
+# key, annotation or label key, make target and metric a page or man page
+# names exists in the code, and no page ends mid-sentence.
 lint-docs:
 	@echo "  DOCS"
 	$(Q)scripts/dev/lint-docs.py
+	$(Q)scripts/dev/lint-names.py
 
 # The indexes stay true (scripts/dev/lint-index.py, whose header gives the
 # rules): the thread map in bridge/queue.h against the threads the code
