@@ -184,10 +184,10 @@ void guard_free(struct guard *);
 void guard_node_put(struct guard *, const json_t *node);
 /*
  * The index of the pod's first toleration that tolerates the managed-node
- * taint, whatever the taint's value (an empty key tolerates every taint),
- * or -1.  Pure.
+ * taint of taint_effect (the config's), whatever the taint's value (an
+ * empty key tolerates every taint), or -1.  Pure.
  */
-int guard_toleration(const json_t *pod);
+int guard_toleration(const json_t *pod, const char *taint_effect);
 /* Refuses a pod that would run on Slurm's nodes without Slurm. */
 void guard_pod(const json_t *request, const json_t *pod,
     const struct review_conf *, struct review_result *);
@@ -267,9 +267,11 @@ int cabundle_sync(struct cabundle *, int force);
 
 /*
  * uninstall.c: --uninstall, after the chart's objects are gone: the Secrets
- * of --issue-certs and the scheduler's Lease (bridge/main.c names it).
+ * of --issue-certs, the scheduler's Lease (bridge/main.c names it), and the
+ * managed-node taint on the nodes the install named by config tainted.
  */
 #define UNINSTALL_LEASE "slurm-bridge"
-int uninstall_run(const struct k8s_config *kconf, const char *ns);
+int uninstall_run(const struct k8s_config *kconf, const char *ns,
+    const struct config *config);
 
 #endif /* ADMISSION_H */

@@ -130,7 +130,7 @@ guard_node_managed(struct guard *g, const char *name)
 }
 
 int
-guard_toleration(const json_t *pod)
+guard_toleration(const json_t *pod, const char *taint_effect)
 {
 	const json_t *t;
 	const char   *key, *effect;
@@ -139,17 +139,24 @@ guard_toleration(const json_t *pod)
 	json_array_foreach (k8s_obj_get(pod, "spec.tolerations"), i, t) {
 		key = json_string_value(json_object_get(t, "key"));
 		effect = json_string_value(json_object_get(t, "effect"));
-		/* An empty effect tolerates every effect. */
-		if (effect != NULL && *effect != '\0' &&
-		    strcmp(effect, MANAGED_TAINT_EFFECT) != 0)
-			continue;
 		/*
 		 * The key, with any operator and value: the taint's value is
-		 * the bridge's to choose.  An empty key is valid only with
-		 * Exists, which then tolerates every taint.
+		 * the bridge's to choose, and so is its effect (either one
+		 * of NoSchedule and NoExecute: managedTaintEffect may
+		 * change).  An empty key is valid only with Exists, which
+		 * then tolerates every taint of its effect, or of every
+		 * effect when it names none.
 		 */
-		if (key == NULL || *key == '\0' ||
-		    strcmp(key, MANAGED_TAINT_KEY) == 0)
+		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0) {
+			if (effect == NULL || *effect == '\0' ||
+			    strcmp(effect, "NoSchedule") == 0 ||
+			    strcmp(effect, "NoExecute") == 0)
+				return ((int)i);
+			continue;
+		}
+		if ((key == NULL || *key == '\0') &&
+		    (effect == NULL || *effect == '\0' ||
+			strcmp(effect, taint_effect) == 0))
 			return ((int)i);
 	}
 	return (-1);
@@ -276,11 +283,12 @@ guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 			return;
 		}
 	}
-	if ((i = guard_toleration(pod)) == -1)
+	if ((i = guard_toleration(pod, rc->config->taint_effect)) == -1)
 		return;
 	/* Tolerations are only ever added: an old one stays allowed. */
 	if (!create &&
-	    guard_toleration(json_object_get(req, "oldObject")) != -1)
+	    guard_toleration(json_object_get(req, "oldObject"),
+		rc->config->taint_effect) != -1)
 		return;
 	buf_init(&names);
 	if (guard_schedulers(rc, ns, sched, &names)) {
@@ -299,12 +307,13 @@ guard_pod(const json_t *req, const json_t *pod, const struct review_conf *rc,
 		    i, names.data, sched != NULL ? sched : "none");
 	else
 		validate_deny(r,
-		    "spec.tolerations[%d]: tolerates every%s taint, " MANAGED_TAINT_KEY
+		    "spec.tolerations[%d]: tolerates every%s%s taint, " MANAGED_TAINT_KEY
 		    " among them, which only pods "
 		    "scheduled by slurm-bridge may (schedulerName: %s; this "
 		    "pod has %s); tolerate only the taints the pod needs, by "
 		    "key, or let slurm-bridge schedule the pod",
-		    i, effect != NULL && *effect != '\0' ? " NoExecute" : "",
-		    names.data, sched != NULL ? sched : "none");
+		    i, effect != NULL && *effect != '\0' ? " " : "",
+		    effect != NULL && *effect != '\0' ? effect : "", names.data,
+		    sched != NULL ? sched : "none");
 	buf_cleanup(&names);
 }

@@ -107,6 +107,7 @@ main_once(const struct admission_conf *conf)
 {
 	const char *what = conf->issue_certs ? "--issue-certs" : "--uninstall";
 	struct k8s_config *kconf;
+	struct config	  *config = NULL;
 	struct certs_opts  o;
 	int		   rc;
 
@@ -117,9 +118,11 @@ main_once(const struct admission_conf *conf)
 	kconf = daemon_connect(conf->kubeconfig, " (for the Secrets)");
 	o.ns = conf->namespace;
 	o.days = conf->cert_days;
+	if (!conf->issue_certs)
+		config = daemon_config(conf->verbose, conf->config_path);
 	rc = conf->issue_certs ? certs_run(kconf, &o) :
-				 uninstall_run(kconf, conf->namespace);
-	daemon_fini(NULL, kconf);
+				 uninstall_run(kconf, conf->namespace, config);
+	daemon_fini(config, kconf);
 	return (rc == 0 ? 0 : 1);
 }
 

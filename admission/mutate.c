@@ -315,10 +315,10 @@ mutate_pod(const json_t *pod, const char *operation,
 	node = k8s_obj_str(pod, "spec.nodeName");
 	if (strcmp(operation, "CREATE") == 0 && node != NULL && *node != '\0')
 		patch_op(r->patch, "remove", "/spec/nodeName", NULL);
-	if (!k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
-		MANAGED_TAINT_EFFECT)) {
-		tol = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
-		    "operator", "Exists", "effect", MANAGED_TAINT_EFFECT);
+	/* No effect named: it tolerates the taint whichever effect it has. */
+	if (!translate_tolerates(pod, rc->config->taint_effect)) {
+		tol = json_pack("{s:s, s:s}", "key", MANAGED_TAINT_KEY,
+		    "operator", "Exists");
 		if (k8s_obj_get(pod, "spec.tolerations") == NULL)
 			patch_op(r->patch, "add", "/spec/tolerations",
 			    json_pack("[o]", tol));

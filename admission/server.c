@@ -1,6 +1,6 @@
 /*
  * The webhook's routes, served by httpd.c: POST /mutate, /validate and
- * /guard (counted as /validate) hand AdmissionReviews to review.c; GET
+ * /guard hand AdmissionReviews to review.c; GET
  * /healthz says the process is up, /readyz that the namespace and Job
  * caches are synced, /metrics is Prometheus text.  Handlers run on the
  * server's threads and make no API or Slurm call (owners come from the
@@ -24,6 +24,7 @@
 enum {
 	PATH_MUTATE,
 	PATH_VALIDATE,
+	PATH_GUARD,
 	NPATHS
 };
 
@@ -80,7 +81,10 @@ server_review(struct server *s, const struct httpd_request *req,
 	json_t *out = NULL, *r;
 	char	err[512];
 	size_t	n;
-	int status, path = mode == REVIEW_MUTATE ? PATH_MUTATE : PATH_VALIDATE;
+	int	status,
+	    path = mode == REVIEW_MUTATE ? PATH_MUTATE :
+	    mode == REVIEW_GUARD	 ? PATH_GUARD :
+					   PATH_VALIDATE;
 	double start = metrics_now();
 
 	if (!server_is_json(req->content_type)) {
@@ -120,7 +124,8 @@ static char *
 server_metrics(void *arg)
 {
 	struct server		*s = arg;
-	static const char *const paths[NPATHS] = { "/mutate", "/validate" };
+	static const char *const paths[NPATHS] = { "/mutate", "/validate",
+		"/guard" };
 	struct httpd_stats	 hs;
 	struct owners_stats	 st;
 	struct buf		 b;

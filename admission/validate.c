@@ -48,6 +48,7 @@ static const struct {
 	{ OWNED_ANNOTATION, ANN_SLURM_JOBID },
 	{ OWNED_ANNOTATION, ANN_SLURM_NODE },
 	{ OWNED_ANNOTATION, ANN_SLURM_GRES },
+	{ OWNED_ANNOTATION, ANN_SLURM_DEVICE_JOBS },
 };
 
 static const char *
@@ -158,6 +159,7 @@ validate_tconf(const struct review_conf *rc, struct translate_conf *tc)
 	tc->mcs_label = rc->config->mcs_label;
 	tc->bounds = &rc->config->bounds;
 	tc->dra = &rc->config->dra;
+	tc->taint_effect = rc->config->taint_effect;
 }
 
 /* The annotations, through the scheduler's translation and grouping. */

@@ -51,7 +51,7 @@ pods() {
 				printf "    annotations: {scheduler.slinky.slurm.net/min-member: \"%d\"}\n", gang
 			}
 			printf "  spec:\n    schedulerName: %s\n    terminationGracePeriodSeconds: 0\n", s
-			print "    tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]"
+			print "    tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]"
 			print "    containers:\n    - name: main\n      image: busybox"
 			printf "      resources: {requests: {cpu: \"1\", memory: 64Mi}"
 			if (gpu > 0) printf ", limits: {nvidia.com/gpu: \"%d\"}", gpu

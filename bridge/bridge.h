@@ -61,6 +61,7 @@ struct bridge_conf {
 	char			  install[128];
 	const struct bounds	 *bounds; /* the config's */
 	const struct dra_classes *dra;	  /* the config's deviceClasses */
+	const char *taint_effect; /* managedTaintEffect (the config's) */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -734,9 +735,10 @@ struct podrec {
 	uint8_t phase;	     /* enum pod_phase */
 	uint8_t grace_zero;  /* deleted with grace period 0 */
 	uint8_t finalizer;   /* carries ours */
-	uint8_t tolerates;   /* the managed-node taint */
-	uint8_t gated;	     /* has scheduling gates */
-	char	buf[];	     /* the strings */
+	uint8_t
+	    tolerates; /* the managed-node taint: 1 NoSchedule, 2 NoExecute */
+	uint8_t gated; /* has scheduling gates */
+	char	buf[]; /* the strings */
 };
 
 /* NULL if the pod has no namespace or name. */

@@ -364,51 +364,9 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->mcs_label = config->mcs_label;
 	conf->bounds = &config->bounds;
 	conf->dra = &config->dra;
+	conf->taint_effect = config->taint_effect;
 	conf->managed_namespaces = config->managed_namespaces;
 	conf->managed_namespace_selector = config->managed_namespace_selector;
-}
-
-/*
- * The install's name: the config's installName, else the scheduler name
- * and the cluster's id (the kube-system namespace's UID, read with the
- * list right the namespace informer has), so that two installs on one
- * Slurm, in one cluster or in two, never take each other's jobs.
- */
-static void
-main_install(struct daemon_parts *d)
-{
-	struct k8s_error   err;
-	struct k8s_client *c;
-	json_t		  *list = NULL;
-	const char	  *uid = NULL;
-	int		   tries;
-
-	if (d->config->install_name != NULL) {
-		snprintf(d->conf.install, sizeof(d->conf.install), "%s",
-		    d->config->install_name);
-		return;
-	}
-	if ((c = k8s_client_new(d->kconf, &err)) == NULL)
-		fatalx("the install's name: %s", err.text);
-	for (tries = 0; tries < 30; tries++) {
-		if (k8s_get(c,
-			"/api/v1/namespaces?fieldSelector=metadata.name%3D"
-			"kube-system",
-			&list, &err) == 0)
-			break;
-		log_warnx("reading namespace kube-system's UID: %s", err.text);
-		sleep(2);
-	}
-	k8s_client_free(c);
-	uid = k8s_obj_uid(json_array_get(json_object_get(list, "items"), 0));
-	if (uid == NULL)
-		fatalx("cannot name this install: the kube-system namespace's "
-		       "UID is unknown (%s); set installName in the config",
-		    list == NULL ? err.text : "no such namespace");
-	/* 48 bits of the UID: short in squeue, and no clash in practice. */
-	snprintf(d->conf.install, sizeof(d->conf.install), "%s@%.13s",
-	    d->conf.scheduler_name, uid);
-	json_decref(list);
 }
 
 /* malloc for a long-lived daemon whose cache comes and goes in bulk. */
@@ -447,7 +405,8 @@ main_informers(struct daemon_parts *d)
 	xasprintf(&othersel, "spec.schedulerName!=%s", d->conf.scheduler_name);
 	daemon_podgroup_api(d->kconf, d->conf.podgroup_api,
 	    sizeof(d->conf.podgroup_api));
-	main_install(d);
+	daemon_install_name(d->kconf, d->config, d->conf.scheduler_name,
+	    d->conf.install, sizeof(d->conf.install));
 	first = NINFORMERS - NDISCOVERED;
 	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : first;
 	for (i = 0; i < d->ninf; i++) {

@@ -15,34 +15,117 @@
 #include "bridge.h"
 
 /*
+ * Before a NoExecute taint goes on: logs each pod on the node that it
+ * evicts (running, and not tolerating it), so the admin who chose
+ * NoExecute sees what it cost.  Returns how many.
+ */
+static int
+node_report_evictions(struct reconcile *r, const char *name)
+{
+	struct k8s_error err;
+	json_t		*list = NULL;
+	const json_t	*pod;
+	const char	*phase;
+	char		 path[512];
+	size_t		 i;
+	int		 n = 0;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", name);
+	if (k8s_get(r->client, path, &list, &err) == -1) {
+		log_warnx("node %s: listing its pods before the NoExecute "
+			  "taint: %ld %s: %s",
+		    name, err.status, err.reason, err.text);
+		return (-1);
+	}
+	json_array_foreach (json_object_get(list, "items"), i, pod) {
+		phase = k8s_obj_str(pod, "status.phase");
+		if (phase != NULL &&
+		    (strcmp(phase, "Succeeded") == 0 ||
+			strcmp(phase, "Failed") == 0))
+			continue;
+		if (translate_tolerates(pod, "NoExecute"))
+			continue;
+		log_warnx("node %s: the NoExecute taint " MANAGED_TAINT_KEY
+			  " (managedTaintEffect) evicts pod %s/%s, which does "
+			  "not tolerate it",
+		    name, k8s_obj_namespace(pod), k8s_obj_name(pod));
+		n++;
+	}
+	json_decref(list);
+	return (n);
+}
+
+/*
  * Taints a Kubernetes node whose Slurm node exists with the managed-node
- * taint, so only pods that tolerate it (bridge pods) run there.
+ * taint of the configured effect (managedTaintEffect), replacing ours of
+ * the other effect, so only pods that tolerate it (bridge pods) are
+ * placed there.  The node's other taints stay: the whole list goes back
+ * with the node's resourceVersion, so a taint added meanwhile is not
+ * lost (a conflict is tried again on a fresh read).  The node is
+ * annotated with the install's name (ANN_TAINTED_BY): uninstall takes
+ * off only what its install added.
  */
 static void
 node_taint(struct reconcile *r, const json_t *node, const char *sname)
 {
 	struct k8s_error err;
-	json_t		*patch, *taint;
+	json_t		*patch, *taints, *fresh = NULL;
+	const json_t	*t;
+	const char	*effect = r->tconf.taint_effect, *have, *key;
+	const char	*name = k8s_obj_name(node);
 	char		 path[512];
+	size_t		 i;
+	int		 tries;
 
 	if (r->slurm_nodes == NULL ||
 	    json_object_get(r->slurm_nodes, sname) == NULL)
 		return;
-	taint = json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY, "value",
-	    MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT);
-	/* Taints merge by key: nobody else's taint is touched. */
-	patch = json_pack("{s:{s:[o]}}", "spec", "taints", taint);
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s", k8s_obj_name(node));
-	if (k8s_patch(r->client, path, K8S_PATCH_STRATEGIC, patch, NULL,
-		&err) == -1)
-		log_warnx("node %s: taint: %ld %s: %s", k8s_obj_name(node),
-		    err.status, err.reason, err.text);
-	else
-		log_info("node %s: tainted " MANAGED_TAINT_KEY
-			 "=" MANAGED_TAINT_VALUE ":" MANAGED_TAINT_EFFECT
-			 " (slurm node %s)",
-		    k8s_obj_name(node), sname);
-	json_decref(patch);
+	if (effect == NULL)
+		effect = MANAGED_TAINT_EFFECT_DEFAULT;
+	have = translate_node_taint_effect(node);
+	if (have != NULL && strcmp(have, effect) == 0)
+		return;
+	if (strcmp(effect, "NoExecute") == 0)
+		node_report_evictions(r, name);
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	for (tries = 0; tries < 3; tries++) {
+		taints = json_array();
+		json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
+			key = json_string_value(json_object_get(t, "key"));
+			if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
+				json_array_append(taints,
+				    (json_t *)(uintptr_t)t);
+		}
+		json_array_append_new(taints,
+		    json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
+			"value", MANAGED_TAINT_VALUE, "effect", effect));
+		patch = json_pack("{s:{s:s?, s:{s:s}}, s:{s:o}}", "metadata",
+		    "resourceVersion",
+		    k8s_obj_str(node, "metadata.resourceVersion"),
+		    "annotations", ANN_TAINTED_BY, r->tconf.install, "spec",
+		    "taints", taints);
+		if (k8s_patch(r->client, path, K8S_PATCH_MERGE, patch, NULL,
+			&err) == 0) {
+			log_info("node %s: tainted " MANAGED_TAINT_KEY
+				 "=" MANAGED_TAINT_VALUE ":%s (slurm node %s)",
+			    name, effect, sname);
+			json_decref(patch);
+			break;
+		}
+		json_decref(patch);
+		if (err.status != 409) {
+			log_warnx("node %s: taint: %ld %s: %s", name,
+			    err.status, err.reason, err.text);
+			break;
+		}
+		json_decref(fresh);
+		fresh = NULL;
+		if (k8s_get(r->client, path, &fresh, &err) == -1)
+			break;
+		node = fresh;
+	}
+	json_decref(fresh);
 }
 
 static int
@@ -182,6 +265,8 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 		node_taint(r, node, sname);
 		return;
 	}
+	/* Ours, of the other effect (managedTaintEffect changed): retaint. */
+	node_taint(r, node, sname);
 	/* At recovery, the one node load says whose drain each node has. */
 	known = r->recovering && r->slurm_nodes != NULL ?
 	    json_string_value(json_object_get(r->slurm_nodes, sname)) :

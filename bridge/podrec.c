@@ -334,7 +334,8 @@ podrec_new(const json_t *pod)
 	r->phase = (uint8_t)podrec_phase(k8s_obj_str(pod, "status.phase"));
 	podrec_exit(pod, r);
 	r->finalizer = k8s_obj_has_finalizer(pod, FINALIZER);
-	r->tolerates = (uint8_t)translate_tolerates(pod);
+	r->tolerates = (uint8_t)(translate_tolerates(pod, "NoSchedule") |
+	    translate_tolerates(pod, "NoExecute") << 1);
 	r->gated = json_array_size(k8s_obj_get(pod, "spec.schedulingGates")) >
 	    0;
 	atomic_fetch_add(&podrec_live_bytes, (long long)malloc_usable_size(r));
@@ -361,7 +362,7 @@ podrec_json(const struct podrec *r)
 {
 	static const char *const phases[] = { "Pending", "Running", "Succeeded",
 		"Failed", "Unknown" };
-	json_t			*pod = NULL, *md, *spec;
+	json_t			*pod = NULL, *md, *spec, *tols;
 
 	if (podrec_cold(r) != NULL)
 		pod = json_loads(podrec_cold(r), 0, NULL);
@@ -386,12 +387,20 @@ podrec_json(const struct podrec *r)
 	if (r->sched != NULL)
 		json_object_set_new(spec, "schedulerName",
 		    json_string(r->sched));
-	if (r->tolerates)
-		json_object_set_new(spec, "tolerations",
-		    json_pack("[{s:s, "
-			      "s:s, s:s}]",
-			"key", MANAGED_TAINT_KEY, "operator", "Exists",
-			"effect", MANAGED_TAINT_EFFECT));
+	if (r->tolerates) {
+		tols = json_array();
+		if (r->tolerates & 1)
+			json_array_append_new(tols,
+			    json_pack("{s:s, s:s, s:s}", "key",
+				MANAGED_TAINT_KEY, "operator", "Exists",
+				"effect", "NoSchedule"));
+		if (r->tolerates & 2)
+			json_array_append_new(tols,
+			    json_pack("{s:s, s:s, s:s}", "key",
+				MANAGED_TAINT_KEY, "operator", "Exists",
+				"effect", "NoExecute"));
+		json_object_set_new(spec, "tolerations", tols);
+	}
 	if (r->gated)
 		json_object_set_new(spec, "schedulingGates",
 		    json_pack("[{s:s}]", "name", "gated"));

@@ -17,6 +17,7 @@
 #include "k8s.h"
 #include "yamldoc.h"
 #include "config.h"
+#include "policy.h"
 
 #define CONFIG_MAX_DEPTH 16
 #define CONFIG_MAX_LIST	 1024
@@ -663,7 +664,16 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			rc = want_int(l, v, k, 1, 100000, &c->api_qps);
 		else if (strcmp(k, "kubeAPIBurst") == 0)
 			rc = want_int(l, v, k, 1, 100000, &c->api_burst);
-		else if (strcmp(k, "installName") == 0) {
+		else if (strcmp(k, "managedTaintEffect") == 0) {
+			rc = want_str(l, v, k, 16, &c->taint_effect);
+			if (rc == 0 &&
+			    strcmp(c->taint_effect, "NoSchedule") != 0 &&
+			    strcmp(c->taint_effect, "NoExecute") != 0)
+				rc = config_fail(l, v->line, k,
+				    "expected NoSchedule (the default) or "
+				    "NoExecute (evicts what does not "
+				    "tolerate it)");
+		} else if (strcmp(k, "installName") == 0) {
 			rc = want_str(l, v, k, 63, &c->install_name);
 			if (rc == 0 &&
 			    strpbrk(c->install_name, " ()\"") != NULL)
@@ -683,7 +693,8 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
-			    "kubeAPIBurst, installName, bounds, "
+			    "kubeAPIBurst, managedTaintEffect, installName, "
+			    "bounds, "
 			    "deviceClasses)");
 		if (rc == -1)
 			return (-1);
@@ -698,6 +709,7 @@ config_new(void)
 
 	c->scheduler_name = xstrdup("slurm-bridge");
 	c->partition = xstrdup("slurm-bridge");
+	c->taint_effect = xstrdup(MANAGED_TAINT_EFFECT_DEFAULT);
 	c->managed_namespaces = xcalloc(1, sizeof(*c->managed_namespaces));
 	c->poll_ms = 100;
 	c->preferred_wait_minutes = 5;
@@ -778,6 +790,7 @@ config_free(struct config *c)
 	free(c->mcs_label);
 	free(c->default_account);
 	free(c->install_name);
+	free(c->taint_effect);
 	bounds_cleanup(&c->bounds);
 	dra_classes_cleanup(&c->dra);
 	free(c);

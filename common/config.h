@@ -54,6 +54,12 @@ struct config {
 	int preferred_wait_minutes; /* for preferred topology */
 	int api_qps;		    /* Kubernetes API requests per second */
 	int api_burst;
+	/*
+	 * managedTaintEffect: the effect of the managed-node taint the
+	 * scheduler puts on Slurm's nodes, "NoSchedule" (the default) or
+	 * "NoExecute" (an explicit choice: it evicts what does not tolerate it)
+	 */
+	char *taint_effect;
 	/* installName, or NULL: derived from the cluster at start */
 	char		  *install_name;
 	struct bounds	   bounds; /* for namespaces without the annotations */

@@ -181,3 +181,39 @@ daemon_dra_release(const struct k8s_config *kconf, struct dra_classes *dra)
 		    "is off by default before 1.36)",
 		    minor);
 }
+
+void
+daemon_install_name(const struct k8s_config *kconf, const struct config *config,
+    const char *scheduler_name, char *out, size_t len)
+{
+	struct k8s_error   err;
+	struct k8s_client *c;
+	json_t		  *list = NULL;
+	const char	  *uid = NULL;
+	int		   tries;
+
+	if (config->install_name != NULL) {
+		snprintf(out, len, "%s", config->install_name);
+		return;
+	}
+	if ((c = k8s_client_new(kconf, &err)) == NULL)
+		fatalx("the install's name: %s", err.text);
+	for (tries = 0; tries < 30; tries++) {
+		if (k8s_get(c,
+			"/api/v1/namespaces?fieldSelector=metadata.name%3D"
+			"kube-system",
+			&list, &err) == 0)
+			break;
+		log_warnx("reading namespace kube-system's UID: %s", err.text);
+		sleep(2);
+	}
+	k8s_client_free(c);
+	uid = k8s_obj_uid(json_array_get(json_object_get(list, "items"), 0));
+	if (uid == NULL)
+		fatalx("cannot name this install: the kube-system namespace's "
+		       "UID is unknown (%s); set installName in the config",
+		    list == NULL ? err.text : "no such namespace");
+	/* 48 bits of the UID: short in squeue, and no clash in practice. */
+	snprintf(out, len, "%s@%.13s", scheduler_name, uid);
+	json_decref(list);
+}

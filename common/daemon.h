@@ -64,5 +64,14 @@ void daemon_podgroup_api(const struct k8s_config *, char *api, size_t len);
  * before 1.36.  A release it cannot read leaves them on.
  */
 void daemon_dra_release(const struct k8s_config *, struct dra_classes *dra);
+/*
+ * The install's name into out: the config's installName, else the
+ * scheduler name and the cluster's id (the kube-system namespace's UID),
+ * so that two installs on one Slurm, in one cluster or in two, never take
+ * each other's jobs, and uninstall finds the nodes its install tainted.
+ * The API server is asked for a minute; then the daemon exits.
+ */
+void daemon_install_name(const struct k8s_config *, const struct config *,
+    const char *scheduler_name, char *out, size_t len);
 
 #endif /* DAEMON_H */

@@ -59,7 +59,16 @@
 #define FINALIZER	      "scheduler.slinky.slurm.net/finalizer"
 #define MANAGED_TAINT_KEY     "slinky.slurm.net/managed-node"
 #define MANAGED_TAINT_VALUE   "slurm-bridge"
-#define MANAGED_TAINT_EFFECT  "NoExecute"
+/*
+ * The taint's effect is the config's managedTaintEffect: NoSchedule by
+ * default (the guard webhook keeps other schedulers' pods off Slurm's
+ * nodes), NoExecute only when an admin asks, since it evicts every pod
+ * there that does not tolerate it.  The webhook's toleration names no
+ * effect, so it tolerates either.
+ */
+#define MANAGED_TAINT_EFFECT_DEFAULT "NoSchedule"
+/* On a node the scheduler tainted: the install that did (for removal). */
+#define ANN_TAINTED_BY "slinky.slurm.net/managed-node-install"
 /* Drains the bridge makes carry this reason prefix; it undoes only those. */
 /* Kueue's topology-aware scheduling annotations, read by the webhook. */
 #define KUEUE_REQUIRED_TOPOLOGY	 "kueue.x-k8s.io/podset-required-topology"
@@ -135,6 +144,8 @@ struct translate_conf {
 	const char *install;
 	/* DeviceClasses mapped to GRES (the config's deviceClasses) */
 	const struct dra_classes *dra;
+	/* the managed-node taint's effect; NULL: the default */
+	const char *taint_effect;
 };
 
 /* Where a pod's settings come from (borrowed; ns may be NULL). */
@@ -158,10 +169,12 @@ void translate_jobspec_cleanup(struct jobspec *);
  */
 int translate_pod(const struct translate_src *, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
-/* Does the pod tolerate the managed-node taint? */
-int translate_tolerates(const json_t *pod);
+/* Does the pod tolerate the managed-node taint of this effect? */
+int translate_tolerates(const json_t *pod, const char *effect);
 /* Does the node carry the managed-node taint (any value and effect)? */
 int translate_node_managed(const json_t *node);
+/* The effect of the node's managed-node taint, or NULL (borrowed). */
+const char *translate_node_taint_effect(const json_t *node);
 /*
  * Fills js for a gang: one task per pod, annotations from the first member
  * (they share a template).  Members of one shape (CPUs, memory, GPUs per

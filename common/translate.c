@@ -338,27 +338,46 @@ translate_view(const struct translate_src *src)
 	return (json_pack("{s:{s:o}}", "metadata", "annotations", merged));
 }
 
-/* Does the pod tolerate the managed-node taint? */
+/*
+ * With the NoSchedule taint a toleration of NoExecute counts too: it is
+ * Slinky's taint, so its manifests carry that toleration, and the taint
+ * only keeps other schedulers' pods off (the bridge binds its own).  With
+ * NoExecute, only a NoExecute toleration keeps the pod from eviction.
+ */
 int
-translate_tolerates(const json_t *pod)
+translate_tolerates(const json_t *pod, const char *effect)
 {
+	if (effect == NULL)
+		effect = MANAGED_TAINT_EFFECT_DEFAULT;
 	return (k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
-	    MANAGED_TAINT_EFFECT));
+		    effect) ||
+	    (strcmp(effect, "NoSchedule") == 0 &&
+		k8s_pod_tolerates(pod, MANAGED_TAINT_KEY, MANAGED_TAINT_VALUE,
+		    "NoExecute")));
+}
+
+const char *
+translate_node_taint_effect(const json_t *node)
+{
+	const json_t *t;
+	const char   *key, *effect;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
+		key = json_string_value(json_object_get(t, "key"));
+		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0) {
+			effect = json_string_value(
+			    json_object_get(t, "effect"));
+			return (effect != NULL ? effect : "");
+		}
+	}
+	return (NULL);
 }
 
 int
 translate_node_managed(const json_t *node)
 {
-	const json_t *t;
-	const char   *key;
-	size_t	      i;
-
-	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
-		key = json_string_value(json_object_get(t, "key"));
-		if (key != NULL && strcmp(key, MANAGED_TAINT_KEY) == 0)
-			return (1);
-	}
-	return (0);
+	return (translate_node_taint_effect(node) != NULL);
 }
 
 /* "N" or "N@MINUTES": at most N leaf switches, waiting up to MINUTES. */
@@ -647,12 +666,14 @@ translate_pod(const struct translate_src *src,
 		snprintf(err, errlen, "pod has no namespace or name");
 		goto fail;
 	}
-	if (!translate_tolerates(pod)) {
+	if (!translate_tolerates(pod, conf->taint_effect)) {
 		snprintf(err, errlen,
-		    "the pod does not tolerate the taint " MANAGED_TAINT_KEY
-		    "=" MANAGED_TAINT_VALUE ":" MANAGED_TAINT_EFFECT
-		    " of bridged nodes; add that "
-		    "toleration (the webhook adds it in enabled namespaces)");
+		    "spec.tolerations: the pod does not tolerate the taint " MANAGED_TAINT_KEY
+		    "=" MANAGED_TAINT_VALUE ":%s of bridged "
+		    "nodes; add that toleration (the webhook adds it in "
+		    "enabled namespaces)",
+		    conf->taint_effect != NULL ? conf->taint_effect :
+						 MANAGED_TAINT_EFFECT_DEFAULT);
 		goto fail;
 	}
 	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, &join, err,
@@ -996,12 +1017,11 @@ translate_owner_check(const json_t *obj, const json_t *ns,
 	int		     rc;
 
 	/* A pod of one CPU that sets nothing itself: obj's annotations rule. */
-	pod = json_pack("{s:{s:s?, s:s?}, s:{s:[{s:s, s:s, s:s, s:s}], "
+	pod = json_pack("{s:{s:s?, s:s?}, s:{s:[{s:s, s:s}], "
 			"s:[{s:s, s:{s:{s:s}}}]}}",
 	    "metadata", "namespace", k8s_obj_namespace(obj), "name",
 	    k8s_obj_name(obj), "spec", "tolerations", "key", MANAGED_TAINT_KEY,
-	    "operator", "Equal", "value", MANAGED_TAINT_VALUE, "effect",
-	    MANAGED_TAINT_EFFECT, "containers", "name", "c", "resources",
+	    "operator", "Exists", "containers", "name", "c", "resources",
 	    "requests", "cpu", "1");
 	src.pod = pod;
 	src.layers = &layer;

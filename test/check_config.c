@@ -44,6 +44,7 @@ START_TEST(test_settings_defaults)
 	ck_assert_int_eq(c->poll_ms, 100);
 	ck_assert_int_eq(c->preferred_wait_minutes, 5);
 	ck_assert_ptr_null(c->managed_namespaces[0]);
+	ck_assert_str_eq(c->taint_effect, "NoSchedule");
 	config_free(c);
 }
 END_TEST
@@ -122,6 +123,9 @@ static const struct {
 	{ "partition: gpu\nparttion: x\n",
 	    "FILE:2: parttion: unknown key (known: schedulerName," },
 	{ "exclusive: yes\n", "FILE:1: exclusive: expected true or false" },
+	{ "managedTaintEffect: PreferNoSchedule\n",
+	    "FILE:1: managedTaintEffect: expected NoSchedule (the default) or "
+	    "NoExecute" },
 	{ "exclusive: \"true\"\n",
 	    "FILE:1: exclusive: expected true or false" },
 	{ "slurmPollInterval: fast\n",

@@ -62,8 +62,8 @@ h_pod_json(const char *name)
 	    LABEL_POD_GROUP, GANG, "annotations", ANN_MIN_MEMBER, min, "spec",
 	    "schedulerName", BRIDGE_SCHEDULER_NAME, "tolerations", "key",
 	    MANAGED_TAINT_KEY, "operator", "Exists", "effect",
-	    MANAGED_TAINT_EFFECT, "containers", "name", "main", "resources",
-	    "requests", "cpu", "1", "status", "phase", "Pending"));
+	    MANAGED_TAINT_EFFECT_DEFAULT, "containers", "name", "main",
+	    "resources", "requests", "cpu", "1", "status", "phase", "Pending"));
 }
 
 static json_t *
@@ -73,8 +73,9 @@ h_node_json(const char *name, int ready)
 			  "s:{s:[{s:s, s:s}]}}",
 	    "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
 	    "spec", "taints", "key", MANAGED_TAINT_KEY, "value",
-	    MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT, "status",
-	    "conditions", "type", "Ready", "status", ready ? "True" : "False"));
+	    MANAGED_TAINT_VALUE, "effect", MANAGED_TAINT_EFFECT_DEFAULT,
+	    "status", "conditions", "type", "Ready", "status",
+	    ready ? "True" : "False"));
 }
 
 static const char *

@@ -69,10 +69,28 @@ START_TEST(test_toleration)
 {
 	json_t *pod = pod_with(tol_cases[_i].tols);
 
-	ck_assert_msg(guard_toleration(pod) == tol_cases[_i].want,
-	    "%s: got %d, want %d", tol_cases[_i].tols, guard_toleration(pod),
-	    tol_cases[_i].want);
+	ck_assert_msg(guard_toleration(pod, "NoExecute") == tol_cases[_i].want,
+	    "%s: got %d, want %d", tol_cases[_i].tols,
+	    guard_toleration(pod, "NoExecute"), tol_cases[_i].want);
 	json_decref(pod);
+}
+END_TEST
+
+/*
+ * With the default NoSchedule taint, a NoSchedule toleration of every
+ * taint counts, and one of the managed key counts whatever its effect.
+ */
+START_TEST(test_toleration_noschedule)
+{
+	json_t *pod = pod_with(
+	    "[{\"operator\": \"Exists\", \"effect\": \"NoSchedule\"}]");
+	json_t *ne = pod_with("[{\"key\": \"" TAINT "\", \"operator\": "
+			      "\"Exists\", \"effect\": \"NoExecute\"}]");
+
+	ck_assert_int_eq(guard_toleration(pod, "NoSchedule"), 0);
+	ck_assert_int_eq(guard_toleration(ne, "NoSchedule"), 0);
+	json_decref(pod);
+	json_decref(ne);
 }
 END_TEST
 
@@ -223,9 +241,9 @@ START_TEST(test_tolerates_everything)
 	assert_denied(review("CREATE", "plain",
 			  pod_of("x",
 			      "[{\"operator\": \"Exists\", \"effect\": "
-			      "\"NoExecute\"}]"),
+			      "\"NoSchedule\"}]"),
 			  NULL),
-	    "spec.tolerations[0]: tolerates every NoExecute taint, " TAINT
+	    "spec.tolerations[0]: tolerates every NoSchedule taint, " TAINT
 	    " among them, which only pods scheduled by slurm-bridge may "
 	    "(schedulerName: slurm-bridge or bridge-b; this pod has x); "
 	    "tolerate only the taints the pod needs, by key, or let "
@@ -233,7 +251,7 @@ START_TEST(test_tolerates_everything)
 	ck_assert_ptr_null(review("CREATE", "plain",
 	    pod_of("x",
 		"[{\"operator\": \"Exists\", \"effect\": "
-		"\"NoSchedule\"}]"),
+		"\"NoExecute\"}]"),
 	    NULL));
 }
 END_TEST
@@ -309,6 +327,7 @@ guard_suite(void)
 	tcase_add_checked_fixture(tc, guard_setup, guard_teardown);
 	tcase_add_test(tc, test_other_scheduler);
 	tcase_add_test(tc, test_tolerates_everything);
+	tcase_add_test(tc, test_toleration_noschedule);
 	tcase_add_test(tc, test_extender);
 	tcase_add_test(tc, test_node_name);
 	tcase_add_test(tc, test_update);

@@ -220,8 +220,8 @@ or_pod(const char *name)
 	    "namespace", "ns", "uid", "u-pod", "labels", "annotations", "spec",
 	    "schedulerName", "slurm-bridge", "tolerations", "key",
 	    MANAGED_TAINT_KEY, "operator", "Exists", "effect",
-	    MANAGED_TAINT_EFFECT, "containers", "name", "main", "resources",
-	    "requests", "cpu", "1", "memory", "1Gi"));
+	    MANAGED_TAINT_EFFECT_DEFAULT, "containers", "name", "main",
+	    "resources", "requests", "cpu", "1", "memory", "1Gi"));
 }
 
 /*

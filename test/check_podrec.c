@@ -42,8 +42,8 @@ full_pod(const char *name)
 	    "image", "registry/trainer:1", "env", "name", "A", "value", "b",
 	    "resources", "requests", "cpu", "2", "memory", "1Gi", "tolerations",
 	    "key", MANAGED_TAINT_KEY, "operator", "Exists", "effect",
-	    MANAGED_TAINT_EFFECT, "status", "phase", "Failed", "conditions",
-	    "type", "Ready", "status", "False");
+	    MANAGED_TAINT_EFFECT_DEFAULT, "status", "phase", "Failed",
+	    "conditions", "type", "Ready", "status", "False");
 	ck_assert_ptr_nonnull(pod);
 	return (pod);
 }
@@ -104,7 +104,7 @@ START_TEST(test_podrec_json)
 	    "physics");
 	ck_assert_str_eq(k8s_obj_label(back, LABEL_JOBID), "4242");
 	ck_assert_int_eq(workload_completion_index(back), 7);
-	ck_assert_int_eq(translate_tolerates(back), 1);
+	ck_assert_int_eq(translate_tolerates(back, NULL), 1);
 	ck_assert_uint_eq(json_array_size(
 			      k8s_obj_get(back, "metadata.ownerReferences")),
 	    1);

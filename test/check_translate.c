@@ -239,8 +239,8 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 	    "metadata", "name", name, "namespace", "team", "spec",
 	    "schedulerName", "slurm-bridge", "tolerations", "key",
 	    MANAGED_TAINT_KEY, "operator", "Exists", "effect",
-	    MANAGED_TAINT_EFFECT, "containers", "name", "main", "resources",
-	    "requests", "cpu", cpu, "memory", mem);
+	    MANAGED_TAINT_EFFECT_DEFAULT, "containers", "name", "main",
+	    "resources", "requests", "cpu", cpu, "memory", mem);
 
 	if (gpu != NULL)
 		json_object_set_new(

@@ -147,14 +147,14 @@ pg_pod_new(const struct pg *pg, size_t i)
 
 	snprintf(name, sizeof(name), "%s-%zu", pg->prefix, i);
 	return (json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, "
-			  "s:{s:s, s:i, s:[{s:s, s:s, s:s}], "
+			  "s:{s:s, s:i, s:[{s:s, s:s}], "
 			  "s:[{s:s, s:s, s:{s:{s:s, s:s}}}]}}",
 	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
 	    "namespace", pg->ns, "labels", "app", "podgen", "spec",
 	    "schedulerName", pg->scheduler, "terminationGracePeriodSeconds", 0,
-	    "tolerations", "key", PG_TOLERATION, "operator", "Exists", "effect",
-	    "NoExecute", "containers", "name", "main", "image", "busybox",
-	    "resources", "requests", "cpu", "1", "memory", "64Mi"));
+	    "tolerations", "key", PG_TOLERATION, "operator", "Exists",
+	    "containers", "name", "main", "image", "busybox", "resources",
+	    "requests", "cpu", "1", "memory", "64Mi"));
 }
 
 static void

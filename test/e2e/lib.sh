@@ -172,7 +172,7 @@ same_jobid() {
 # is for the scheduler as it is, E2E_POD for the webhook to complete.
 E2E_CONTAINER='{name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: "1", memory: 64Mi}}}'
 E2E_POD="terminationGracePeriodSeconds: 0, containers: [$E2E_CONTAINER]"
-E2E_POD_BRIDGE="schedulerName: slurm-bridge, tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}], $E2E_POD"
+E2E_POD_BRIDGE="schedulerName: slurm-bridge, tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}], $E2E_POD"
 
 # job_yaml NS NAME POD [SPEC] [TEMPLATE_META] [META]: a batch Job; SPEC adds
 # flow entries to its spec ("completionMode: Indexed, completions: 3"),

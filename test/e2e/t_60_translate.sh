@@ -73,7 +73,7 @@ ns=$(new_ns)
 pod_yaml "$ns" intolerant | sed '/tolerations:/,/effect: NoExecute/d' | k apply -f - >/dev/null
 k label namespace "$ns" slurm-bridge=enabled >/dev/null
 check "are refused with the toleration to add" \
-	wait_for 30 cond_has "$ns" intolerant 'does not tolerate the taint slinky.slurm.net/managed-node=slurm-bridge:NoExecute'
+	wait_for 30 cond_has "$ns" intolerant 'does not tolerate the taint slinky.slurm.net/managed-node=slurm-bridge:NoSchedule'
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "annotations reach the Slurm job"

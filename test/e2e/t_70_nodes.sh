@@ -85,19 +85,28 @@ scontrol update nodename="$dead" state=resume 2>/dev/null || true
 wait_for 30 state_is "$dead" idle
 k delete namespace "$ns" --wait=false >/dev/null
 
-scenario "a Kubernetes node behind a Slurm node is tainted"
+scenario "a Kubernetes node behind a Slurm node is tainted NoSchedule, its own taints kept"
+# The node comes with an admin's taint and Slinky's NoExecute one: the
+# bridge replaces only its own (managedTaintEffect: NoSchedule, the
+# default) and names its install on the node.
 k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Node
 metadata:
   name: alias-$last_node
   labels: {slinky.slurm.net/slurm-nodename: $last_node}
+spec:
+  taints:
+  - {key: example.com/dedicated, value: team-a, effect: NoSchedule}
+  - {key: slinky.slurm.net/managed-node, value: slurm-bridge, effect: NoExecute}
 YAML
-alias_taint() {
-	k get node "alias-$last_node" -o jsonpath='{range .spec.taints[*]}{.key}={.value}:{.effect}{"\n"}{end}' |
-		grep -qx 'slinky.slurm.net/managed-node=slurm-bridge:NoExecute'
+alias_taints() {
+	k get node "alias-$last_node" -o jsonpath='{range .spec.taints[*]}{.key}={.value}:{.effect}{"\n"}{end}' | sort
 }
-check "the bridge taints it managed-node=slurm-bridge:NoExecute" wait_for 20 alias_taint
+alias_taint() { [ "$(alias_taints | tr '\n' ' ')" = "example.com/dedicated=team-a:NoSchedule slinky.slurm.net/managed-node=slurm-bridge:NoSchedule " ]; }
+check "the bridge taints it managed-node=slurm-bridge:NoSchedule, the admin's taint kept" wait_for 20 alias_taint
+check "the node names the install that tainted it" \
+	test -n "$(k get node "alias-$last_node" -o jsonpath='{.metadata.annotations.slinky\.slurm\.net/managed-node-install}')"
 k delete node "alias-$last_node" >/dev/null
 
 scenario "a Slurm node maps to the Kubernetes node labelled with its name"

@@ -44,7 +44,7 @@ spec:
   terminationGracePeriodSeconds: 5
   tolerations:
   - {key: node-role.kubernetes.io/system, operator: Exists, effect: NoSchedule}
-  - {key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}
+  - {key: slinky.slurm.net/managed-node, operator: Exists}
   resourceClaims: [{name: gpu, resourceClaimTemplateName: two-gpus}]
   containers:
   - name: probe

@@ -199,7 +199,7 @@ check_eq "the job belongs to the bridge's own UID ($IC_SLURM_USER)" \
 check_eq "the webhook set schedulerName" "$(pod_field "$ns" single '{.spec.schedulerName}')" slurm-bridge
 job_yaml "$ns" gang "containers: [{name: main, image: busybox, command: [sleep, '3600'],
   resources: {requests: {cpu: '1', memory: 256Mi}}}],
-  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]" \
+  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]" \
 	"completionMode: Indexed, completions: 3, parallelism: 3" | k apply -f - >/dev/null
 check_one_job "$ns" batch.kubernetes.io/job-name=gang 3 "Indexed Job" gang
 out=$(pod_yaml "$ns" bad 1 256Mi "  annotations: {$A/timelimit: \"abc\"}" | k apply -f - 2>&1)
@@ -297,6 +297,13 @@ ns_gone() { ! k get namespace "$1" >/dev/null 2>&1; }
 k delete namespace "$ns" --wait=false >/dev/null
 check "the workloads are deleted while the scheduler runs (namespace gone)" wait_for 120 ns_gone "$ns"
 check "and their Slurm jobs ended" wait_for 60 stack_no_bridge_jobs
+# The nodes the install tainted (annotated with its name): uninstall takes
+# the managed-node taint and the annotation off them, and only them.
+node_marks() {
+	k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.slinky\.slurm\.net/managed-node-install} {range .spec.taints[*]}{.key},{end}{"\n"}{end}'
+}
+tainted_before=$(node_marks | awk 'NF >= 3 && $3 ~ /slinky.slurm.net\/managed-node/ && $2 != "" {print $1}')
+check "the install named the nodes it tainted" test -n "$tainted_before"
 if helm uninstall "$IC_REL" -n "$IC_NS" --wait --timeout 180s >"$IC_DIR/uninstall.log" 2>&1; then
 	pass "helm uninstall --wait succeeds"
 else
@@ -310,6 +317,14 @@ ns_left() {
 		-o name 2>/dev/null | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$' \
 		-e '^secret/slurm-bridge-munge$'
 }
+untainted() {
+	local n
+	for n in $tainted_before; do
+		node_marks | awk -v n="$n" '$1 == n' | grep -q 'managed-node' && return 1
+	done
+	return 0
+}
+check "uninstall took the managed-node taint off the nodes it had tainted" wait_for 60 untainted
 nothing_in_ns() { [ -z "$(ns_left)" ]; }
 check "nothing of the release is left in the namespace" wait_for 60 nothing_in_ns
 left=$(ns_left)

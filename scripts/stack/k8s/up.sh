@@ -215,7 +215,7 @@ spec:
   taints:
   - key: slinky.slurm.net/managed-node
     value: slurm-bridge
-    effect: NoExecute
+    effect: NoSchedule
 status:
   capacity: &res
     cpu: "32"
