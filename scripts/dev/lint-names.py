@@ -319,6 +319,9 @@ def check_annotation(code, path, line, key):
     key = key.rstrip('.')
     if key.endswith('...'):
         key = key[:-3]
+    # kubectl's "KEY-" removes KEY (kubectl annotate, label, taint).
+    if key.endswith('-') and key[:-1] in code.annotations:
+        return
     if key.endswith(('-', '/', '*')):
         stem = key.rstrip('*')
         if not any(k.startswith(stem) for k in code.annotations):
