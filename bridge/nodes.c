@@ -60,9 +60,9 @@ node_report_evictions(struct reconcile *r, const char *name)
  * Taints a Kubernetes node whose Slurm node exists with the managed-node
  * taint of the configured effect (managedTaintEffect), replacing ours of
  * the other effect, so only pods that tolerate it (bridge pods) are
- * placed there.  The node's other taints stay: the whole list goes back
- * with the node's resourceVersion, so a taint added meanwhile is not
- * lost (a conflict is tried again on a fresh read).  The node is
+ * placed there.  The node's other taints stay: the whole list, read
+ * fresh, goes back with the node's resourceVersion, so a taint added
+ * meanwhile is not lost (a conflict is tried again on a fresh read).  The node is
  * annotated with the install's name (ANN_TAINTED_BY): uninstall takes
  * off only what its install added.
  */
@@ -89,20 +89,27 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 	if (strcmp(effect, "NoExecute") == 0)
 		node_report_evictions(r, name);
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	/*
+	 * The record keeps neither the resourceVersion nor each taint's
+	 * timeAdded: read the node itself, and write its list back whole.
+	 */
 	for (tries = 0; tries < 3; tries++) {
+		json_decref(fresh);
+		fresh = NULL;
+		if (k8s_get(r->client, path, &fresh, &err) == -1)
+			break;
 		taints = json_array();
-		json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
+		json_array_foreach (k8s_obj_get(fresh, "spec.taints"), i, t) {
 			key = json_string_value(json_object_get(t, "key"));
 			if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
-				json_array_append(taints,
-				    (json_t *)(uintptr_t)t);
+				json_array_append(taints, (json_t *)(uintptr_t)t);
 		}
 		json_array_append_new(taints,
 		    json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
 			"value", MANAGED_TAINT_VALUE, "effect", effect));
 		patch = json_pack("{s:{s:s?, s:{s:s}}, s:{s:o}}", "metadata",
 		    "resourceVersion",
-		    k8s_obj_str(node, "metadata.resourceVersion"),
+		    k8s_obj_str(fresh, "metadata.resourceVersion"),
 		    "annotations", ANN_TAINTED_BY, r->tconf.install, "spec",
 		    "taints", taints);
 		if (k8s_patch(r->client, path, K8S_PATCH_MERGE, patch, NULL,
@@ -111,20 +118,15 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 				 "=" MANAGED_TAINT_VALUE ":%s (slurm node %s)",
 			    name, effect, sname);
 			json_decref(patch);
-			break;
+			json_decref(fresh);
+			return;
 		}
 		json_decref(patch);
-		if (err.status != 409) {
-			log_warnx("node %s: taint: %ld %s: %s", name,
-			    err.status, err.reason, err.text);
+		if (err.status != 409)
 			break;
-		}
-		json_decref(fresh);
-		fresh = NULL;
-		if (k8s_get(r->client, path, &fresh, &err) == -1)
-			break;
-		node = fresh;
 	}
+	log_warnx("node %s: taint: %ld %s: %s", name, err.status, err.reason,
+	    err.text);
 	json_decref(fresh);
 }
 

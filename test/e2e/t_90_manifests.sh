@@ -247,7 +247,7 @@ if [ "$mf_rbac_created" = 1 ]; then
 	mf_bad=$(mf_can_all slurm-bridge yes \
 		"list pods -A" "watch pods -A" "patch pods" "delete pods" \
 		"patch pods --subresource=status" "create pods --subresource=binding" \
-		"list nodes" "watch nodes" "patch nodes" \
+		"list nodes" "watch nodes" "get nodes" "patch nodes" \
 		"list namespaces" "watch namespaces" \
 		"list jobs.batch -A" "watch jobs.batch -A" \
 		"list podgroups.scheduling.x-k8s.io -A" "watch podgroups.scheduling.x-k8s.io -A" \
