@@ -169,6 +169,17 @@ void translate_jobspec_cleanup(struct jobspec *);
  */
 int translate_pod(const struct translate_src *, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
+/*
+ * The pod's request (limits 0) or limit of resource res, as
+ * kube-scheduler sizes a pod (component-helpers resource.PodRequests):
+ * pod-level spec.resources for CPU, memory and hugepages when set; else
+ * the app containers with the sidecars (restartable init containers), or
+ * an init container with the sidecars before it, whichever is larger;
+ * plus spec.overhead.  milli: CPU in thousandths.  0, or -1 with err
+ * naming the container and the form.
+ */
+int translate_pod_request(const json_t *pod, const char *res, int milli,
+    int limits, int64_t *out, char *err, size_t errlen);
 /* Does the pod tolerate the managed-node taint of this effect? */
 int translate_tolerates(const json_t *pod, const char *effect);
 /* Does the node carry the managed-node taint (any value and effect)? */

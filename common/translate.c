@@ -47,68 +47,108 @@ translate_jobspec_cleanup(struct jobspec *js)
 	jobspec_init(js);
 }
 
-/* Sums a resource over a container list, returning the largest entry too. */
+/* One quantity of a container (or the pod); 0 when it names none. */
 static int
-res_containers(const json_t *list, const char *res, int milli, int limits,
-    int64_t *sum, int64_t *max, char *err, size_t errlen)
+res_one(const json_t *c, const char *what, const char *res, int milli,
+    int limits, int64_t *q, char *err, size_t errlen)
 {
-	const json_t *c;
-	const char   *v, *cname;
-	int64_t	      q;
-	size_t	      i;
-	int	      rc;
+	const char *v, *cname;
+	int	    rc;
 
-	*sum = *max = 0;
-	json_array_foreach (list, i, c) {
+	*q = 0;
+	v = json_string_value(json_object_get(k8s_obj_get(c,
+						  limits ? "resources.limits" :
+							   "resources.requests"),
+	    res));
+	/* Requests default to limits, as the API server does. */
+	if (v == NULL && !limits)
 		v = json_string_value(
-		    json_object_get(k8s_obj_get(c,
-					limits ? "resources.limits" :
-						 "resources.requests"),
-			res));
-		/* Requests default to limits, as the API server does. */
-		if (v == NULL && !limits)
-			v = json_string_value(
-			    json_object_get(k8s_obj_get(c, "resources.limits"),
-				res));
-		if (v == NULL)
-			continue;
-		rc = milli ? k8s_quantity_milli(v, &q) :
-			     k8s_quantity_value(v, &q);
-		if (rc == -1) {
-			cname = json_string_value(json_object_get(c, "name"));
-			snprintf(err, errlen,
-			    "container %s: resource %s: "
-			    "\"%.32s\" is not a valid quantity (e.g. 500m, "
-			    "2, 4Gi)",
-			    cname != NULL ? cname : "?", res, v);
-			return (-1);
-		}
-		if (q > INT64_MAX - *sum) {
-			snprintf(err, errlen, "resource %s: total overflows",
-			    res);
-			return (-1);
-		}
-		*sum += q;
-		if (q > *max)
-			*max = q;
+		    json_object_get(k8s_obj_get(c, "resources.limits"), res));
+	if (v == NULL)
+		return (0);
+	rc = milli ? k8s_quantity_milli(v, q) : k8s_quantity_value(v, q);
+	if (rc == -1 || *q < 0 || *q > INT64_MAX / 1024) {
+		cname = json_string_value(json_object_get(c, "name"));
+		snprintf(err, errlen,
+		    "%s%s: resource %s: \"%.32s\" is not a valid quantity "
+		    "(e.g. 500m, 2, 4Gi)",
+		    what, cname != NULL ? cname : "", res, v);
+		return (-1);
 	}
 	return (0);
 }
 
-/* max(sum over containers, max over init containers), as the kubelet does. */
+int
+translate_pod_request(const json_t *pod, const char *res, int milli,
+    int limits, int64_t *out, char *err, size_t errlen)
+{
+	const json_t *c;
+	json_t	     *ov;
+	const char   *policy;
+	int64_t	      app = 0, side = 0, init = 0, q;
+	size_t	      i;
+	int	      rc;
+
+	/*
+	 * Pod-level resources (KEP-2837) stand for the containers' CPU,
+	 * memory and hugepages when set.
+	 */
+	if ((strcmp(res, "cpu") == 0 || strcmp(res, "memory") == 0 ||
+		strncmp(res, "hugepages-", 10) == 0) &&
+	    json_object_get(k8s_obj_get(pod, "spec.resources"),
+		limits ? "limits" : "requests") != NULL) {
+		if (res_one(k8s_obj_get(pod, "spec"), "spec.resources", res,
+			milli, limits, &app, err, errlen) == -1)
+			return (-1);
+	}
+	if (app == 0) {
+		json_array_foreach (k8s_obj_get(pod, "spec.containers"), i, c) {
+			if (res_one(c, "container ", res, milli, limits, &q,
+				err, errlen) == -1)
+				return (-1);
+			app += q;
+		}
+		/*
+		 * A sidecar (restartable init container) runs beside the app
+		 * containers and the init containers after it; an init
+		 * container runs alone with the sidecars started before it
+		 * (component-helpers resource.PodRequests).
+		 */
+		json_array_foreach (k8s_obj_get(pod, "spec.initContainers"), i,
+		    c) {
+			if (res_one(c, "init container ", res, milli, limits,
+				&q, err, errlen) == -1)
+				return (-1);
+			policy = json_string_value(
+			    json_object_get(c, "restartPolicy"));
+			if (policy != NULL && strcmp(policy, "Always") == 0)
+				side += q;
+			else if (q + side > init)
+				init = q + side;
+		}
+		app = app + side > init ? app + side : init;
+	}
+	/* spec.overhead (the RuntimeClass's), added to what the pod asks. */
+	q = 0;
+	if (json_object_get(k8s_obj_get(pod, "spec.overhead"), res) != NULL) {
+		ov = json_pack("{s:{s:O}}", "resources", "requests",
+		    k8s_obj_get(pod, "spec.overhead"));
+		rc = res_one(ov, "spec.overhead", res, milli, 0, &q, err,
+		    errlen);
+		json_decref(ov);
+		if (rc == -1)
+			return (-1);
+	}
+	*out = app + q;
+	return (0);
+}
+
 static int
 res_pod(const json_t *pod, const char *res, int milli, int limits, int64_t *out,
     char *err, size_t errlen)
 {
-	int64_t sum, max, isum, imax;
-
-	if (res_containers(k8s_obj_get(pod, "spec.containers"), res, milli,
-		limits, &sum, &max, err, errlen) == -1 ||
-	    res_containers(k8s_obj_get(pod, "spec.initContainers"), res, milli,
-		limits, &isum, &imax, err, errlen) == -1)
-		return (-1);
-	*out = sum > imax ? sum : imax;
-	return (0);
+	return (translate_pod_request(pod, res, milli, limits, out, err,
+	    errlen));
 }
 
 static int
