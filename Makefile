@@ -89,6 +89,7 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/writepool.c bridge/submitter.c bridge/poller.c \
 		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
 		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
+		   bridge/exclude.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 		   admission/validate.c admission/owners.c admission/certs.c \
@@ -116,7 +117,7 @@ GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c bridge/namespaces.c \
 		   bridge/pods.c bridge/extender.c bridge/writes.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
-		   bridge/fence.c bridge/claims.c \
+		   bridge/fence.c bridge/claims.c bridge/exclude.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

@@ -181,7 +181,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 {
 	struct assignment  *a;
 	struct pod_entry   *e;
-	char		    msg[384], errs[256];
+	char		    msg[512], errs[256];
 	size_t		    i, n = groups_job_list(g)->n;
 	size_t		    unbound = 0, meta = 0;
 	int		    failed = 0, unplanned = 0, rc;
@@ -237,6 +237,38 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	}
 	if (meta > 0)
 		goto out; /* binds follow once the metadata is on */
+	/*
+	 * The node can change between Slurm's decision and the Binding (a
+	 * taint, a label, a host port taken): each member's node is checked
+	 * again, and a group none of whose pods runs yet gives the
+	 * allocation back, to be placed anew without that node.
+	 */
+	for (i = 0; i < n; i++) {
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
+		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
+		    e->cond_busy ||
+		    exclude_recheck(r, e->rec, nodes_k8s_name(r, a[i].node),
+			errs, sizeof(errs)))
+			continue;
+		snprintf(msg, sizeof(msg),
+		    "Slurm job %u: node %.100s no longer fits the pod (%.160s); "
+		    "not bound%s",
+		    g->jobid, nodes_k8s_name(r, a[i].node), errs,
+		    groups_live(r, g, NULL, 0, 0) ==
+			    groups_live(r, g, NULL, 0, 1) ?
+			"; the allocation is given back and the pod placed "
+			"anew" :
+			"");
+		log_warnx("pod %s: %s", e->rec->key, msg);
+		writes_condition(r, e, msg, 1);
+		if (!g->allocated_claims && groups_live(r, g, NULL, 0, 0) ==
+						groups_live(r, g, NULL, 0, 1)) {
+			atomic_fetch_add(&bstats.refits, 1);
+			end_cancel(r, g, "an allocated node no longer fits");
+		} else
+			groups_retry_later(g, 0);
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		json_t *claims;
 

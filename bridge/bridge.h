@@ -113,6 +113,11 @@ struct bridge_stats {
 	atomic_ullong	    disruptions[YIELD_KINDS];
 	/* Jobs Slurm ended while a pod of theirs still ran (the handoff). */
 	atomic_ullong handoffs;
+	/*
+	 * Allocations given back because the node no longer fit a pod just
+	 * before its Binding (bind.c, exclude_recheck).
+	 */
+	atomic_ullong refits;
 	/* Slurm polls a probe of jobs started brought forward (poll_probed). */
 	atomic_ullong polls_hastened;
 	atomic_llong  pending_pods; /* gauges, set by reconcile */
@@ -940,6 +945,7 @@ struct group {
 	unsigned allocated_claims : 1;
 	unsigned recheck : 1;
 	unsigned updating : 1;
+	unsigned unfit : 1; /* no node fits its pods (exclude_group) */
 	/*
 	 * For more->pg_cond: a write is on its way (pg_busy), it was sent
 	 * and not refused (pg_sent), True was wanted (pg_scheduled: it never
@@ -995,6 +1001,13 @@ struct reconcile {
 	struct map *sched_workloads; /* ns/name -> Workload */
 	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
 	json_t *notready;
+	/*
+	 * exclude.c: the answers shared by pods of the same constraints
+	 * (constraints -> [excluded, nodes that fit, message]); fit_dirty:
+	 * a node changed, pending jobs and unfit groups are due a look.
+	 */
+	json_t *fit_cache;
+	int	fit_dirty;
 	/* Nodes whose drain or resume the fence held back: name -> true */
 	json_t	   *fenced_nodes;
 	struct map *jobsets; /* ns/name -> JobSet */
@@ -1085,6 +1098,29 @@ void nodes_sync_all(struct reconcile *);
  * for the drains and resumes the fence held back; from the sweep.
  */
 void nodes_sweep(struct reconcile *);
+
+/* exclude.c: the nodes a group may not use (reconcile thread). */
+/*
+ * Sets js->exc_nodes to the Slurm nodes the placement rule (fit.c)
+ * excludes for the members (placement order).  0; or 1 with msg when the
+ * pod waits: no node fits (kube-scheduler's FailedScheduling text; the
+ * group is marked unfit, and a node change evaluates it again), the rule
+ * cannot hold what it asks (fit_pod_waits), or a gang's members differ.
+ */
+int exclude_group(struct reconcile *, struct group *, struct pod_entry **pods,
+    size_t n, struct jobspec *js, char *msg, size_t len);
+/*
+ * Does the pod still fit node, just before its Binding?  The node's
+ * record as it is now and, for a pod with host ports or node-limited
+ * resources, the pods on the node as the API server lists them.  1, or 0
+ * with kube-scheduler's reason in why.
+ */
+int exclude_recheck(struct reconcile *, const struct podrec *,
+    const char *node, char *why, size_t len);
+/* A node changed in what the rule reads: answers are made again. */
+void exclude_nodes_changed(struct reconcile *);
+/* From the sweep: pending jobs and unfit groups, after node changes. */
+void exclude_refresh(struct reconcile *);
 
 /* sweep.c: re-evaluation (reconcile thread). */
 /* Deleted pods past grace, then every group not quiet (all: every one). */

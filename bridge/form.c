@@ -69,7 +69,7 @@ form_spec(const struct jobspec *js)
 	uint64_t h;
 	char	*s;
 
-	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
 	    js->name != NULL ? js->name : "", js->time_limit,
 	    js->account != NULL ? js->account : "",
 	    js->qos != NULL ? js->qos : "",
@@ -77,7 +77,8 @@ form_spec(const struct jobspec *js)
 	    js->reservation != NULL ? js->reservation : "",
 	    js->constraints != NULL ? js->constraints : "",
 	    js->licenses != NULL ? js->licenses : "",
-	    js->wckey != NULL ? js->wckey : "");
+	    js->wckey != NULL ? js->wckey : "",
+	    js->exc_nodes != NULL ? js->exc_nodes : "");
 	h = map_hash(s);
 	free(s);
 	return (h != 0 ? h : 1);
@@ -106,7 +107,9 @@ form_update_pending(struct reconcile *r, struct group *g)
 	n = groups_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;
-	if (form_translate(r, g, pods, n, &js, err, sizeof(err)) != 0) {
+	if (form_translate(r, g, pods, n, &js, err, sizeof(err)) != 0 ||
+	    exclude_group(r, g, pods, n, &js, err, sizeof(err)) != 0) {
+		translate_jobspec_cleanup(&js);
 		snprintf(msg, sizeof(msg),
 		    "slurm-bridge: Slurm job %u keeps its request: %s",
 		    g->jobid, err);
@@ -184,7 +187,15 @@ form_submit(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	size_t	       i;
 	int	       rc;
 
-	if ((rc = form_translate(r, g, pods, n, &js, err, sizeof(err))) == 1) {
+	rc = form_translate(r, g, pods, n, &js, err, sizeof(err));
+	/* Slurm decides among the nodes the placement rule leaves. */
+	if (rc == 0 && exclude_group(r, g, pods, n, &js, err, sizeof(err))) {
+		translate_jobspec_cleanup(&js);
+		snprintf(msg, sizeof(msg), "%s", err);
+		groups_condition(r, g, msg, 1);
+		return;
+	}
+	if (rc == 1) {
 		/*
 		 * Waiting for an object (a claim to be made or freed): its
 		 * event brings the group back, with no backoff or warning.

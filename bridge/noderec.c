@@ -9,14 +9,16 @@
  * Pure; any thread.
  *
  * What is kept, and who reads it:
- *   metadata   name (the cache key, k8s_obj_name everywhere), the label
- *              LABEL_SLURM_NODENAME (nodes.c: the Slurm node a Kubernetes
- *              node stands for)
+ *   metadata   name (the cache key, k8s_obj_name everywhere), the labels
+ *              (nodes.c reads LABEL_SLURM_NODENAME, the Slurm node a
+ *              Kubernetes node stands for; the placement rule, fit.c,
+ *              any label a pod's selector or affinity names)
  *   spec       taints[]: key, value, effect (translate_node_managed reads
  *              the key), unschedulable (noderec_cordoned)
  *   status     the condition of type Ready: type, status,
  *              lastTransitionTime (noderec_ready_cond; nodes.c reads its
- *              status and lastTransitionTime)
+ *              status and lastTransitionTime; fit.c its status), and
+ *              allocatable (fit.c: the resources Slurm does not count)
  * The readers of those two are here too, so that one place says what a
  * record must keep.
  * A member that is present stays present, whatever its type, so a reader
@@ -101,9 +103,10 @@ noderec_dup(const json_t *node)
 	if (json_is_object(meta)) {
 		m = json_object();
 		noderec_copy(m, meta, "name");
+		/* All of them: node affinity and selectors read any. */
 		if (json_is_object(labels)) {
 			l = json_object();
-			noderec_copy(l, labels, LABEL_SLURM_NODENAME);
+			json_object_update(l, (json_t *)(uintptr_t)labels);
 			json_object_set_new(m, "labels", l);
 		} else if (labels != NULL)
 			json_object_set_new(m, "labels",
@@ -125,6 +128,7 @@ noderec_dup(const json_t *node)
 		if (json_object_get(status, "conditions") != NULL)
 			json_object_set_new(s, "conditions",
 			    noderec_conditions(node));
+		noderec_copy(s, status, "allocatable");
 		json_object_set_new(rec, "status", s);
 	} else if (status != NULL)
 		json_object_set_new(rec, "status", json_deep_copy(status));

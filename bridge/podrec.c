@@ -61,7 +61,32 @@ podrec_filter(const json_t *obj, const char *const *prefixes)
 	return (out);
 }
 
-/* The name (for messages) and resources of each container, nothing else. */
+/* The ports of a container that take a host port, or NULL. */
+static json_t *
+podrec_host_ports(const json_t *ports)
+{
+	json_t *out = NULL, *p;
+	size_t	i;
+
+	json_array_foreach (ports, i, p) {
+		if (json_integer_value(json_object_get(p, "hostPort")) <= 0)
+			continue;
+		if (out == NULL)
+			out = json_array();
+		json_array_append_new(out,
+		    json_pack("{s:O, s:O?, s:O?}", "hostPort",
+			json_object_get(p, "hostPort"), "protocol",
+			json_object_get(p, "protocol"), "hostIP",
+			json_object_get(p, "hostIP")));
+	}
+	return (out);
+}
+
+/*
+ * Of each container: its name (for messages), resources, restartPolicy
+ * (a sidecar's, which sizes the pod) and host ports (the placement
+ * rule's), nothing else.
+ */
 static json_t *
 podrec_resources(const json_t *containers)
 {
@@ -74,10 +99,83 @@ podrec_resources(const json_t *containers)
 	json_array_foreach (containers, i, c) {
 		res = json_object_get(c, "resources");
 		json_array_append_new(out,
-		    json_pack("{s:O?, s:O?}", "name",
-			json_object_get(c, "name"), "resources", res));
+		    json_pack("{s:O?, s:O?, s:O?, s:o?}", "name",
+			json_object_get(c, "name"), "resources", res,
+			"restartPolicy", json_object_get(c, "restartPolicy"),
+			"ports", podrec_host_ports(json_object_get(c, "ports"))));
 	}
 	return (out);
+}
+
+/*
+ * The tolerations the placement rule reads: all but the managed-node
+ * taint's (the tolerates bits keep it) and the not-ready and unreachable
+ * ones every pod gets (no pod is placed on such a node), or NULL.
+ */
+static json_t *
+podrec_tolerations(const json_t *tols)
+{
+	json_t	   *out = NULL, *t;
+	const char *k;
+	size_t	    i;
+
+	json_array_foreach (tols, i, t) {
+		k = json_string_value(json_object_get(t, "key"));
+		if (k != NULL && (strcmp(k, MANAGED_TAINT_KEY) == 0 ||
+				     strcmp(k, "node.kubernetes.io/not-ready") ==
+					 0 ||
+				     strcmp(k, "node.kubernetes.io/unreachable") ==
+					 0))
+			continue;
+		if (out == NULL)
+			out = json_array();
+		json_array_append(out, t);
+	}
+	return (out);
+}
+
+/* The volumes that name a claim (their names and claims), or NULL. */
+static json_t *
+podrec_claim_volumes(const json_t *vols)
+{
+	json_t *out = NULL, *v, *c;
+	size_t	i;
+
+	json_array_foreach (vols, i, v) {
+		if ((c = json_object_get(v, "persistentVolumeClaim")) == NULL &&
+		    json_object_get(v, "ephemeral") == NULL)
+			continue;
+		if (out == NULL)
+			out = json_array();
+		json_array_append_new(out,
+		    c != NULL ? json_pack("{s:O?, s:O}", "name",
+				    json_object_get(v, "name"),
+				    "persistentVolumeClaim", c) :
+				json_pack("{s:O?, s:{}}", "name",
+				    json_object_get(v, "name"), "ephemeral"));
+	}
+	return (out);
+}
+
+/* What the placement rule (fit.c) reads of the spec, into spec. */
+static void
+podrec_constraints(const json_t *pod, json_t *spec)
+{
+	static const char *const keep[] = { "nodeSelector", "affinity",
+		"topologySpreadConstraints", "overhead", "resources",
+		"hostNetwork", NULL };
+	const json_t		*s = json_object_get(pod, "spec");
+	json_t			*v;
+	size_t			 i;
+
+	for (i = 0; keep[i] != NULL; i++)
+		if ((v = json_object_get(s, keep[i])) != NULL)
+			json_object_set(spec, keep[i], v);
+	if ((v = podrec_tolerations(json_object_get(s, "tolerations"))) !=
+	    NULL)
+		json_object_set_new(spec, "tolerations", v);
+	if ((v = podrec_claim_volumes(json_object_get(s, "volumes"))) != NULL)
+		json_object_set_new(spec, "volumes", v);
 }
 
 /* The controller owner reference: kind, name, uid, apiVersion. */
@@ -120,6 +218,7 @@ podrec_make_cold(const json_t *pod)
 		json_object_set_new(spec, "initContainers", v);
 	if ((v = k8s_obj_get(pod, "spec.activeDeadlineSeconds")) != NULL)
 		json_object_set(spec, "activeDeadlineSeconds", v);
+	podrec_constraints(pod, spec);
 	/* Dynamic Resource Allocation: the claims the pod names. */
 	if ((v = k8s_obj_get(pod, "spec.resourceClaims")) != NULL)
 		json_object_set(spec, "resourceClaims", v);
@@ -388,7 +487,11 @@ podrec_json(const struct podrec *r)
 		json_object_set_new(spec, "schedulerName",
 		    json_string(r->sched));
 	if (r->tolerates) {
-		tols = json_array();
+		/* The cold part's tolerations, and the managed taint's. */
+		if (!json_is_array(tols = json_object_get(spec, "tolerations"))) {
+			tols = json_array();
+			json_object_set_new(spec, "tolerations", tols);
+		}
 		if (r->tolerates & 1)
 			json_array_append_new(tols,
 			    json_pack("{s:s, s:s, s:s}", "key",
@@ -399,7 +502,6 @@ podrec_json(const struct podrec *r)
 			    json_pack("{s:s, s:s, s:s}", "key",
 				MANAGED_TAINT_KEY, "operator", "Exists",
 				"effect", "NoExecute"));
-		json_object_set_new(spec, "tolerations", tols);
 	}
 	if (r->gated)
 		json_object_set_new(spec, "schedulingGates",

@@ -201,6 +201,11 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 	if (msg->kind == MSG_NODE && msg->type != K8S_WATCH_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), msg->obj);
+	/* The placement rule reads the records: a change redoes its answers. */
+	if (msg->kind == MSG_NODE &&
+	    (msg->type == K8S_WATCH_DELETED ||
+		!json_equal(map_get(m, key), msg->obj)))
+		exclude_nodes_changed(r);
 	if (msg->kind == MSG_NODE)
 		nodes_index(r, key, map_get(m, key),
 		    msg->type == K8S_WATCH_DELETED ? NULL : msg->obj);
@@ -399,6 +404,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->sched_podgroups = map_new(json_free_cb);
 	r->sched_workloads = map_new(json_free_cb);
 	r->notready = json_object();
+	r->fit_cache = json_object();
 	r->fenced_nodes = json_object();
 	r->jobsets = map_new(json_free_cb);
 	r->lwss = map_new(json_free_cb);
@@ -445,6 +451,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->sched_podgroups);
 	map_free(r->sched_workloads);
 	json_decref(r->notready);
+	json_decref(r->fit_cache);
 	json_decref(r->fenced_nodes);
 	map_free(r->jobsets);
 	map_free(r->lwss);

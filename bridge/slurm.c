@@ -255,6 +255,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->wckey = js->wckey;
 	d->mcs_label = js->mcs_label;
 	d->req_nodes = js->req_nodes;
+	d->exc_nodes = js->exc_nodes;
 	if (js->time_limit > 0)
 		d->time_limit = js->time_limit;
 	if (js->priority > 0)
@@ -719,6 +720,8 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	u.features = js->constraints != NULL ? js->constraints : empty;
 	u.licenses = js->licenses != NULL ? js->licenses : empty;
 	u.wckey = js->wckey;
+	/* The nodes the placement rule excludes follow the cluster. */
+	u.exc_nodes = js->exc_nodes != NULL ? js->exc_nodes : empty;
 	if (js->time_limit > 0)
 		u.time_limit = js->time_limit;
 	t0 = metrics_now();

@@ -118,6 +118,11 @@ stats_write(struct buf *b)
 	    "Placeholder jobs Slurm ended while a pod of theirs still ran: "
 	    "their nodes wait for the pods in slurm-bridge-epilog.",
 	    (double)atomic_load(&bstats.handoffs));
+	metrics_one(b, "slurm_bridge_refits_total", "counter",
+	    "Allocations given back because the allocated node no longer fit "
+	    "a pod just before its Binding (a taint, a label, a host port "
+	    "taken); the job is submitted again without that node.",
+	    (double)atomic_load(&bstats.refits));
 	metrics_one(b, "slurm_bridge_slurm_polls_hastened_total", "counter",
 	    "Loads of Slurm's jobs asked before their spacing ran out, "
 	    "because a probe of slurmctld's statistics saw a job start.",

@@ -82,6 +82,7 @@ sweep_changed(struct reconcile *r)
 
 	r->dirty_ns = map_new(NULL);
 	r->sweep_due = 0;
+	exclude_refresh(r);
 	while (map_next(dirty, &it, &ns, NULL)) {
 		group_evaluate_ns(r, ns);
 		bind_flush_writes(r);

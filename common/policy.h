@@ -93,6 +93,11 @@ struct jobspec {
 	char	*wckey;
 	char	*mcs_label; /* config mcsLabel, or NULL */
 	char	*req_nodes; /* the Slurm node a shared claim holds it to */
+	/*
+	 * The Slurm nodes its pods may not use (the placement rule, fit.c:
+	 * the scheduler sets it after translation), or NULL
+	 */
+	char *exc_nodes;
 	uint32_t ntasks;
 	uint32_t cpus_per_task;
 	uint32_t gpus_per_task;	  /* for splitting GRES detail */

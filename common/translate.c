@@ -41,6 +41,7 @@ translate_jobspec_cleanup(struct jobspec *js)
 	free(js->user_name);
 	free(js->group_name);
 	free(js->req_nodes);
+	free(js->exc_nodes);
 	for (size_t i = 0; i < js->ncomps; i++)
 		free(js->comps[i].tres_per_task);
 	free(js->comp_of);

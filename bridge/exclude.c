@@ -1,0 +1,324 @@
+/*
+ * The nodes a group may not use, on the reconcile thread: the placement
+ * rule (common/fit.c) over every bridged node (those carrying the
+ * managed-node taint), with the pods already on each.  Slurm then decides
+ * among the rest: they go to the job as its excluded nodes.  A pod whose
+ * answer depends only on the nodes (no host port, no node-limited
+ * resource) shares it with every pod of the same constraints, until a
+ * node changes in what the rule reads (exclude_nodes_changed): then the
+ * answers are made again and pending jobs follow.  Just before a Binding
+ * the node is checked again against the pods really on it
+ * (exclude_recheck).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+#include "fit.h"
+#include "bridge.h"
+
+/* Does the pod's answer depend on the pods already on each node? */
+static int
+exclude_needs_others(const json_t *pod)
+{
+	static const char *const lists[] = { "spec.containers",
+		"spec.initContainers" };
+	static const char *const kinds[] = { "resources.requests",
+		"resources.limits" };
+	const json_t		*c, *v;
+	const char		*name;
+	size_t			 l, i, k;
+
+	for (l = 0; l < 2; l++)
+		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c) {
+			if (json_array_size(json_object_get(c, "ports")) > 0)
+				return (1);
+			for (k = 0; k < 2; k++)
+				json_object_foreach (
+				    (json_t *)(uintptr_t)k8s_obj_get(c,
+					kinds[k]),
+				    name, v)
+					if (fit_resource_node_limited(name))
+						return (1);
+		}
+	return (0);
+}
+
+/*
+ * The key of the answers a pod shares with others: what the rule reads
+ * of it when no other pod matters.  A new string.
+ */
+static char *
+exclude_key(const json_t *pod)
+{
+	json_t *k;
+	char   *s;
+
+	k = json_pack("{s:O?, s:O?, s:O?, s:O?}", "s",
+	    k8s_obj_get(pod, "spec.nodeSelector"), "a",
+	    k8s_obj_get(pod, "spec.affinity.nodeAffinity"), "t",
+	    k8s_obj_get(pod, "spec.tolerations"), "n",
+	    k8s_obj_get(pod, "spec.nodeName"));
+	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(k);
+	return (s);
+}
+
+/* The Slurm node a bridged Kubernetes node stands for. */
+static const char *
+exclude_slurm_name(const json_t *node)
+{
+	const char *s = k8s_obj_label(node, LABEL_SLURM_NODENAME);
+
+	return (s != NULL ? s : k8s_obj_name(node));
+}
+
+/*
+ * The bridge's pods on node (bound, or being bound) that name what
+ * matters (a host port, or the resource names in want), decoded; *n of
+ * them, a new array.
+ */
+static json_t **
+exclude_others(struct reconcile *r, const char *node, const json_t *pod,
+    size_t *n)
+{
+	struct pod_entry *e;
+	const char	 *k, *on, *cold, *self = k8s_obj_name(pod);
+	json_t		**v = NULL;
+	size_t		  it = 0, cap = 0;
+
+	*n = 0;
+	while (map_next(r->pods, &it, &k, (void **)&e)) {
+		on = e->bound_node != NULL ? e->bound_node : e->rec->node;
+		if (on == NULL || strcmp(on, node) != 0 || podentry_over(e))
+			continue;
+		if (self != NULL && strcmp(podrec_name(e->rec), self) == 0 &&
+		    strcmp(e->rec->ns, k8s_obj_namespace(pod)) == 0)
+			continue;
+		if ((cold = podrec_cold(e->rec)) == NULL ||
+		    (strstr(cold, "hostPort") == NULL &&
+			strstr(cold, "\"resources\"") == NULL))
+			continue;
+		if (*n == cap) {
+			cap = cap != 0 ? cap * 2 : 8;
+			v = xreallocarray(v, cap, sizeof(*v));
+		}
+		v[(*n)++] = podrec_json(e->rec);
+	}
+	return (v);
+}
+
+static void
+exclude_others_free(json_t **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+}
+
+/*
+ * The answer for one pod: [excluded Slurm nodes "a,b" or "", how many
+ * nodes fit, the FailedScheduling text], a new reference.
+ */
+static json_t *
+exclude_pod(struct reconcile *r, const json_t *pod)
+{
+	struct fit_tally t;
+	struct buf	 exc;
+	enum fit_reason	 fr;
+	const char	*name;
+	json_t		*node, *ans, **others = NULL;
+	char		 why[256], msg[1024];
+	size_t		 it = 0, n = 0;
+	int		 needs = exclude_needs_others(pod);
+
+	fit_tally_init(&t);
+	buf_init(&exc);
+	while (map_next(r->nodes, &it, &name, (void **)&node)) {
+		if (!translate_node_managed(node))
+			continue;
+		if (needs)
+			others = exclude_others(r, name, pod, &n);
+		fr = fit_node(pod, node, others, n, why, sizeof(why));
+		fit_tally_add(&t, fr, why);
+		if (fr != FIT_OK)
+			buf_printf(&exc, "%s%s", exc.len > 0 ? "," : "",
+			    exclude_slurm_name(node));
+		if (needs)
+			exclude_others_free(others, n);
+		others = NULL;
+		n = 0;
+	}
+	fit_tally_message(&t, msg, sizeof(msg));
+	buf_add(&exc, "", 1);
+	ans = json_pack("[s, I, s]", exc.data, (json_int_t)t.fit, msg);
+	buf_cleanup(&exc);
+	fit_tally_cleanup(&t);
+	return (ans);
+}
+
+/* The answer for a pod, from the shared ones where it can (borrowed). */
+static const json_t *
+exclude_answer(struct reconcile *r, const json_t *pod, json_t **owned)
+{
+	const json_t *ans;
+	char	     *key;
+
+	*owned = NULL;
+	if (exclude_needs_others(pod))
+		return (*owned = exclude_pod(r, pod));
+	key = exclude_key(pod);
+	if ((ans = json_object_get(r->fit_cache, key)) == NULL) {
+		json_object_set_new(r->fit_cache, key, exclude_pod(r, pod));
+		ans = json_object_get(r->fit_cache, key);
+	}
+	free(key);
+	return (ans);
+}
+
+int
+exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
+    size_t n, struct jobspec *js, char *msg, size_t len)
+{
+	const json_t *ans;
+	const char   *exc, *first = NULL;
+	json_t	     *pod, *owned;
+	size_t	      i;
+	int	      rc = 0;
+
+	g->unfit = 0;
+	for (i = 0; i < n && rc == 0; i++) {
+		pod = podrec_json(pods[i]->rec);
+		if (fit_pod_waits(pod, msg, len)) {
+			json_decref(pod);
+			return (1);
+		}
+		ans = exclude_answer(r, pod, &owned);
+		exc = json_string_value(json_array_get(ans, 0));
+		/* No bridged node known yet: Slurm decides alone. */
+		if (json_integer_value(json_array_get(ans, 1)) == 0 &&
+		    strstr(json_string_value(json_array_get(ans, 2)),
+			"0/0 ") == NULL) {
+			snprintf(msg, len, "%s",
+			    json_string_value(json_array_get(ans, 2)));
+			g->unfit = 1;
+			rc = 1;
+		} else if (first == NULL) {
+			free(js->exc_nodes);
+			js->exc_nodes = *exc != '\0' ? xstrdup(exc) : NULL;
+			first = js->exc_nodes != NULL ? js->exc_nodes : "";
+		} else if (strcmp(first, exc) != 0) {
+			snprintf(msg, len,
+			    "gang %s: pod %s may use other nodes than pod %s "
+			    "(their nodeSelector, affinity, tolerations, host "
+			    "ports or resources differ); slurm-bridge places a "
+			    "gang's pods only where all of them may run",
+			    workload_key_name(g->key), podrec_name(pods[i]->rec),
+			    podrec_name(pods[0]->rec));
+			rc = 1;
+		}
+		json_decref(owned);
+		json_decref(pod);
+	}
+	return (rc);
+}
+
+/* The pods on the node as the API server has them now, or NULL. */
+static json_t *
+exclude_live(struct reconcile *r, const char *node)
+{
+	struct k8s_error err;
+	json_t		*list = NULL;
+	char		 path[512];
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
+	if (k8s_get(r->client, path, &list, &err) == -1) {
+		log_warnx("node %s: its pods for the check before binding: "
+			  "%ld %s: %s",
+		    node, err.status, err.reason, err.text);
+		return (NULL);
+	}
+	return (list);
+}
+
+int
+exclude_recheck(struct reconcile *r, const struct podrec *rec,
+    const char *node, char *why, size_t len)
+{
+	const json_t *nrec = map_get(r->nodes, node), *p;
+	const char   *phase;
+	json_t	     *pod = podrec_json(rec), *list = NULL, **others = NULL;
+	size_t	      n = 0, i;
+	int	      fits;
+
+	if (nrec == NULL) {
+		snprintf(why, len, "node %s is gone", node);
+		json_decref(pod);
+		return (0);
+	}
+	/*
+	 * A host port or a node-limited resource: against every pod on the
+	 * node, other schedulers' (a DaemonSet's) included.
+	 */
+	if (exclude_needs_others(pod) &&
+	    (list = exclude_live(r, node)) != NULL) {
+		others = xreallocarray(NULL,
+		    json_array_size(json_object_get(list, "items")) + 1,
+		    sizeof(*others));
+		json_array_foreach (json_object_get(list, "items"), i, p) {
+			phase = k8s_obj_str(p, "status.phase");
+			if ((phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
+						  strcmp(phase, "Failed") == 0)) ||
+			    (k8s_obj_uid(p) != NULL &&
+				strcmp(k8s_obj_uid(p), podrec_uid(rec)) == 0))
+				continue;
+			others[n++] = (json_t *)(uintptr_t)p;
+		}
+	}
+	fits = fit_node(pod, nrec, others, n, why, len) == FIT_OK;
+	free(others);
+	json_decref(list);
+	json_decref(pod);
+	return (fits);
+}
+
+void
+exclude_nodes_changed(struct reconcile *r)
+{
+	json_object_clear(r->fit_cache);
+	r->fit_dirty = 1;
+	if (!r->sweep_due) {
+		r->sweep_due = 1;
+		r->next_change = now_ms() + SWEEP_COALESCE_MS;
+	}
+}
+
+void
+exclude_refresh(struct reconcile *r)
+{
+	struct strv   keys = { NULL, 0, 0 };
+	struct group *g;
+	const char   *k;
+	size_t	      it = 0;
+	uint32_t      i;
+
+	if (!r->fit_dirty)
+		return;
+	r->fit_dirty = 0;
+	/* Collect first: evaluating may free groups. */
+	while (map_next(r->groups, &it, &k, (void **)&g))
+		if (g->state == G_PENDING || (g->state == G_WAITING && g->unfit))
+			strv_add(&keys, k);
+	for (i = 0; i < keys.n; i++)
+		if ((g = map_get(r->groups, keys.v[i])) != NULL) {
+			if (g->state == G_PENDING)
+				g->recheck = 1;
+			group_evaluate(r, g);
+		}
+	strv_clear(&keys);
+}
