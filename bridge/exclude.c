@@ -253,7 +253,8 @@ exclude_recheck(struct reconcile *r, const struct podrec *rec,
 	const json_t *nrec = map_get(r->nodes, node), *p;
 	const char   *phase;
 	json_t	     *pod = podrec_json(rec), *list = NULL, **others = NULL;
-	size_t	      n = 0, i;
+	json_t	    **ours = NULL, *uids = NULL;
+	size_t	      n = 0, i, nours = 0;
 	int	      fits;
 
 	if (nrec == NULL) {
@@ -263,13 +264,17 @@ exclude_recheck(struct reconcile *r, const struct podrec *rec,
 	}
 	/*
 	 * A host port or a node-limited resource: against every pod on the
-	 * node, other schedulers' (a DaemonSet's) included.
+	 * node, other schedulers' (a DaemonSet's) included, and the bridge's
+	 * own whose Binding is on its way.
 	 */
 	if (exclude_needs_others(pod) &&
 	    (list = exclude_live(r, node)) != NULL) {
+		ours = exclude_others(r, node, pod, &nours);
 		others = xreallocarray(NULL,
-		    json_array_size(json_object_get(list, "items")) + 1,
+		    json_array_size(json_object_get(list, "items")) + nours +
+			1,
 		    sizeof(*others));
+		uids = json_object();
 		json_array_foreach (json_object_get(list, "items"), i, p) {
 			phase = k8s_obj_str(p, "status.phase");
 			if ((phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
@@ -277,10 +282,19 @@ exclude_recheck(struct reconcile *r, const struct podrec *rec,
 			    (k8s_obj_uid(p) != NULL &&
 				strcmp(k8s_obj_uid(p), podrec_uid(rec)) == 0))
 				continue;
+			if (k8s_obj_uid(p) != NULL)
+				json_object_set_new(uids, k8s_obj_uid(p),
+				    json_true());
 			others[n++] = (json_t *)(uintptr_t)p;
 		}
+		for (i = 0; i < nours; i++)
+			if (k8s_obj_uid(ours[i]) == NULL ||
+			    json_object_get(uids, k8s_obj_uid(ours[i])) == NULL)
+				others[n++] = ours[i];
 	}
 	fits = fit_node(pod, nrec, others, n, why, len) == FIT_OK;
+	exclude_others_free(ours, nours);
+	json_decref(uids);
 	free(others);
 	json_decref(list);
 	json_decref(pod);
