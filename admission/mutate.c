@@ -77,6 +77,60 @@ patch_op(json_t *patch, const char *op, const char *path, json_t *value)
 	json_array_append_new(patch, o);
 }
 
+/*
+ * spec.nodeName as a required node affinity: matchFields metadata.name In
+ * [node], ANDed into each of the pod's own terms (or the one term).
+ */
+static void
+mutate_node_name(struct review_result *r, const json_t *pod, const char *node)
+{
+	const json_t *terms, *t;
+	json_t	     *field, *out, *nt, *fields;
+	size_t	      i;
+
+	field = json_pack("{s:s, s:s, s:[s]}", "key", "metadata.name",
+	    "operator", "In", "values", node);
+	terms = k8s_obj_get(pod,
+	    "spec.affinity.nodeAffinity."
+	    "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	out = json_array();
+	json_array_foreach (terms, i, t) {
+		nt = json_deep_copy(t);
+		fields = json_object_get(nt, "matchFields");
+		if (!json_is_array(fields)) {
+			fields = json_array();
+			json_object_set_new(nt, "matchFields", fields);
+		}
+		json_array_append(fields, field);
+		json_array_append_new(out, nt);
+	}
+	if (json_array_size(out) == 0)
+		json_array_append_new(out, json_pack("{s:[O]}", "matchFields",
+					       field));
+	json_decref(field);
+	patch_op(r->patch, "remove", "/spec/nodeName", NULL);
+	if (k8s_obj_get(pod, "spec.affinity") == NULL)
+		patch_op(r->patch, "add", "/spec/affinity",
+		    json_pack("{s:{s:{s:o}}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution",
+			"nodeSelectorTerms", out));
+	else if (k8s_obj_get(pod, "spec.affinity.nodeAffinity") == NULL)
+		patch_op(r->patch, "add", "/spec/affinity/nodeAffinity",
+		    json_pack("{s:{s:o}}",
+			"requiredDuringSchedulingIgnoredDuringExecution",
+			"nodeSelectorTerms", out));
+	else
+		patch_op(r->patch, "add",
+		    "/spec/affinity/nodeAffinity/"
+		    "requiredDuringSchedulingIgnoredDuringExecution",
+		    json_pack("{s:o}", "nodeSelectorTerms", out));
+	mutate_warn(r,
+	    "spec.nodeName: %s is placed through Slurm, so the node is kept as "
+	    "a required node affinity (matchFields metadata.name In [%s]): "
+	    "the pod runs there or waits",
+	    node, node);
+}
+
 /* Adds the collected keys under /metadata/<map>. */
 static void
 patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
@@ -311,10 +365,14 @@ mutate_pod(const json_t *pod, const char *operation,
 		    json_string(rc->config->scheduler_name));
 	else if (strcmp(sched, rc->config->scheduler_name) != 0)
 		return; /* another scheduler's pod: leave it be */
-	/* A preset node would bypass Slurm. */
+	/*
+	 * A preset node would bypass Slurm: the user's intent is kept as a
+	 * required node affinity to that node (as the DaemonSet controller
+	 * writes it), so Slurm places the pod there or it waits.
+	 */
 	node = k8s_obj_str(pod, "spec.nodeName");
 	if (strcmp(operation, "CREATE") == 0 && node != NULL && *node != '\0')
-		patch_op(r->patch, "remove", "/spec/nodeName", NULL);
+		mutate_node_name(r, pod, node);
 	/* No effect named: it tolerates the taint whichever effect it has. */
 	if (!translate_tolerates(pod, rc->config->taint_effect)) {
 		tol = json_pack("{s:s, s:s}", "key", MANAGED_TAINT_KEY,
