@@ -4,6 +4,7 @@
  * pkg/scheduler/framework/plugins and the helpers they call
  * (k8s.io/component-helpers/scheduling/corev1, .../resource).
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #define WHY_NOT_READY	  "node(s) were not ready"
 #define WHY_AFFINITY	  "node(s) didn't match Pod's node affinity/selector"
 #define WHY_PORTS	  "node(s) didn't have free ports for the requested pod ports"
+#define WHY_TAINT	  "node(s) had untolerated taint(s)"
 
 /* The Ready condition's status is True. */
 static int
@@ -53,6 +55,45 @@ fit_in(const json_t *values, const char *s)
 	return (0);
 }
 
+/*
+ * A label value as validation.IsValidLabelValue has it: at most 63
+ * characters of [-_.A-Za-z0-9], alphanumeric at both ends, or empty.
+ */
+static int
+fit_label_value(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0)
+		return (1);
+	if (n > 63 || !isalnum((unsigned char)s[0]) ||
+	    !isalnum((unsigned char)s[n - 1]))
+		return (0);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) &&
+		    strchr("-_.", s[i]) == NULL)
+			return (0);
+	return (1);
+}
+
+/*
+ * Do all values convert to a selector?  A term with an invalid one
+ * matches nothing, NotIn included (component-helpers nodeaffinity).
+ */
+static int
+fit_values_valid(const json_t *values)
+{
+	const json_t *v;
+	size_t	      i;
+
+	json_array_foreach (values, i, v) {
+		if (!json_is_string(v) ||
+		    !fit_label_value(json_string_value(v)))
+			return (0);
+	}
+	return (1);
+}
+
 /* A decimal integer, all of s; 0, or -1. */
 static int
 fit_int(const char *s, long long *out)
@@ -78,6 +119,9 @@ fit_requirement(const json_t *x, const char *have)
 
 	if (op == NULL)
 		return (0);
+	if ((strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) &&
+	    !fit_values_valid(values))
+		return (0);
 	if (strcmp(op, "In") == 0)
 		return (have != NULL && fit_in(values, have));
 	if (strcmp(op, "NotIn") == 0)
@@ -87,10 +131,9 @@ fit_requirement(const json_t *x, const char *have)
 	if (strcmp(op, "DoesNotExist") == 0)
 		return (have == NULL);
 	if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
-		if (json_array_size(values) != 1 ||
-		    fit_int(have, &a) == -1 ||
-		    fit_int(json_string_value(json_array_get(values, 0)),
-			&b) == -1)
+		if (json_array_size(values) != 1 || fit_int(have, &a) == -1 ||
+		    fit_int(json_string_value(json_array_get(values, 0)), &b) ==
+			-1)
 			return (0);
 		return (op[0] == 'G' ? a > b : a < b);
 	}
@@ -221,7 +264,12 @@ fit_untolerated(const json_t *pod, const json_t *node, const char **value)
 	return (NULL);
 }
 
-/* Calls fn for each host port of the pod's containers and init ones. */
+/*
+ * Calls fn for each host port of the pod's containers and sidecars
+ * (restartable init containers): an init container that runs to
+ * completion holds its port only before the others start, and
+ * kube-scheduler does not count it.
+ */
 static int
 fit_ports_each(const json_t *pod,
     int (*fn)(const char *proto, const char *ip, json_int_t port, void *),
@@ -235,7 +283,12 @@ fit_ports_each(const json_t *pod,
 	size_t			 l, i, j;
 
 	for (l = 0; l < 2; l++)
-		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c)
+		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c) {
+			if (l == 0 &&
+			    (k8s_obj_str(c, "restartPolicy") == NULL ||
+				strcmp(k8s_obj_str(c, "restartPolicy"),
+				    "Always") != 0))
+				continue;
 			json_array_foreach (json_object_get(c, "ports"), j, p) {
 				port = json_integer_value(
 				    json_object_get(p, "hostPort"));
@@ -252,6 +305,7 @@ fit_ports_each(const json_t *pod,
 				if (fn(proto, ip, port, arg))
 					return (1);
 			}
+		}
 	return (0);
 }
 
@@ -300,8 +354,7 @@ fit_resource_node_limited(const char *name)
 	for (i = 0; slurm[i] != NULL; i++)
 		if (strcmp(name, slurm[i]) == 0)
 			return (0);
-	return (strncmp(name, DRA_CLASS_PREFIX, strlen(DRA_CLASS_PREFIX)) !=
-	    0);
+	return (strncmp(name, DRA_CLASS_PREFIX, strlen(DRA_CLASS_PREFIX)) != 0);
 }
 
 /* The pod's request of a resource, sized as translation sizes it. */
@@ -311,8 +364,7 @@ fit_pod_request(const json_t *pod, const char *name)
 	int64_t q;
 	char	err[8];
 
-	if (translate_pod_request(pod, name, 0, 0, &q, err, sizeof(err)) ==
-	    -1)
+	if (translate_pod_request(pod, name, 0, 0, &q, err, sizeof(err)) == -1)
 		return (0);
 	return (q);
 }
@@ -321,51 +373,61 @@ fit_pod_request(const json_t *pod, const char *name)
  * NodeResourcesFit for the node-limited resources: the first the pod asks
  * more of than the node's allocatable has left beside others, or NULL.
  */
+/* Is name short on node, beside others?  (A node-limited resource.) */
+static int
+fit_short_of(const json_t *pod, const char *name, const json_t *node,
+    json_t *const *others, size_t n)
+{
+	const char *v;
+	int64_t	    want, have, used = 0;
+	size_t	    j;
+
+	if (!fit_resource_node_limited(name) ||
+	    (want = fit_pod_request(pod, name)) <= 0)
+		return (0);
+	v = json_string_value(
+	    json_object_get(k8s_obj_get(node, "status.allocatable"), name));
+	if (v == NULL || k8s_quantity_value(v, &have) == -1)
+		have = 0;
+	for (j = 0; j < n; j++)
+		used += fit_pod_request(others[j], name);
+	return (want > have - used);
+}
+
 static const char *
 fit_short(const json_t *pod, const json_t *node, json_t *const *others,
     size_t n)
 {
-	static const char *const lists[] = { "spec.containers",
-		"spec.initContainers" };
 	static const char *const kinds[] = { "resources.requests",
 		"resources.limits" };
-	const json_t		*alloc = k8s_obj_get(node, "status.allocatable");
-	const json_t		*c, *m;
-	const char		*name, *v;
+	const json_t		*c, *lists[3];
+	const char		*name;
 	json_t			*q;
-	int64_t			 want, have, used;
-	size_t			 l, k, i, j;
+	size_t			 l, k, i;
 
-	for (l = 0; l < 2; l++)
-		json_array_foreach (k8s_obj_get(pod, lists[l]), i, c)
-			for (k = 0; k < 2; k++) {
-				m = k8s_obj_get(c, kinds[k]);
-				json_object_foreach ((json_t *)(uintptr_t)m,
-				    name, q) {
-					if (!fit_resource_node_limited(name))
-						continue;
-					want = fit_pod_request(pod, name);
-					if (want <= 0)
-						continue;
-					v = json_string_value(
-					    json_object_get(alloc, name));
-					if (v == NULL ||
-					    k8s_quantity_value(v, &have) == -1)
-						have = 0;
-					used = 0;
-					for (j = 0; j < n; j++)
-						used += fit_pod_request(
-						    others[j], name);
-					if (want > have - used)
+	lists[0] = k8s_obj_get(pod, "spec.containers");
+	lists[1] = k8s_obj_get(pod, "spec.initContainers");
+	/* Pod-level resources: the spec, as one more "container". */
+	lists[2] = json_pack("[O?]", json_object_get(pod, "spec"));
+	for (l = 0; l < 3; l++)
+		json_array_foreach (lists[l], i, c)
+			for (k = 0; k < 2; k++)
+				json_object_foreach ((json_t *)(uintptr_t)
+					k8s_obj_get(c, kinds[k]),
+				    name, q)
+					if (fit_short_of(pod, name, node,
+						others, n)) {
+						json_decref(
+						    (json_t *)(uintptr_t)lists[2]);
 						return (name);
-				}
-			}
+					}
+	json_decref((json_t *)(uintptr_t)lists[2]);
 	return (NULL);
 }
 
 enum fit_reason
-fit_node(const json_t *pod, const json_t *node, json_t *const *others,
-    size_t n, char *why, size_t len)
+fit_node(const json_t *pod, const json_t *node, json_t *const *others, size_t n,
+    char *why, size_t len)
 {
 	struct fit_others o = { others, n };
 	const char	 *want = k8s_obj_str(pod, "spec.nodeName");
@@ -391,8 +453,9 @@ fit_node(const json_t *pod, const json_t *node, json_t *const *others,
 		return (FIT_AFFINITY);
 	}
 	if ((key = fit_untolerated(pod, node, &value)) != NULL) {
-		snprintf(why, len, "node(s) had untolerated taint {%s: %s}",
-		    key, value);
+		/* 1.37 names no taint (its key and value: the log's). */
+		(void)value;
+		snprintf(why, len, WHY_TAINT);
 		return (FIT_TAINT);
 	}
 	if (n > 0 && fit_ports_each(pod, fit_port_taken, &o)) {
@@ -469,7 +532,8 @@ fit_pod_waits(const json_t *pod, char *msg, size_t len)
 			    "not yet place pods by their PersistentVolume's "
 			    "node, so a pod with a claim waits rather than "
 			    "run where its volume cannot be mounted",
-			    i, k8s_obj_str(v, "name") != NULL ?
+			    i,
+			    k8s_obj_str(v, "name") != NULL ?
 				k8s_obj_str(v, "name") :
 				"?");
 			return (1);
