@@ -19,6 +19,7 @@
 #include "k8s.h"
 #include "xmalloc.h"
 #include "policy.h"
+#include "fit.h"
 #include "admission.h"
 
 /* JSON Pointer escaping of one path token (RFC 6901): ~ -> ~0, / -> ~1. */
@@ -79,51 +80,33 @@ patch_op(json_t *patch, const char *op, const char *path, json_t *value)
 
 /*
  * spec.nodeName as a required node affinity: matchFields metadata.name In
- * [node], ANDed into each of the pod's own terms (or the one term).
+ * [node], ANDed into each of the pod's own terms (fit_restrict).
  */
 static void
 mutate_node_name(struct review_result *r, const json_t *pod, const char *node)
 {
-	const json_t *terms, *t;
-	json_t	     *field, *out, *nt, *fields;
-	size_t	      i;
-
-	field = json_pack("{s:s, s:s, s:[s]}", "key", "metadata.name",
-	    "operator", "In", "values", node);
-	terms = k8s_obj_get(pod,
+	json_t *names = json_pack("[s]", node);
+	json_t *limited = fit_restrict(pod, names);
+	json_t *na = json_incref(k8s_obj_get(limited,
 	    "spec.affinity.nodeAffinity."
-	    "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
-	out = json_array();
-	json_array_foreach (terms, i, t) {
-		nt = json_deep_copy(t);
-		fields = json_object_get(nt, "matchFields");
-		if (!json_is_array(fields)) {
-			fields = json_array();
-			json_object_set_new(nt, "matchFields", fields);
-		}
-		json_array_append(fields, field);
-		json_array_append_new(out, nt);
-	}
-	if (json_array_size(out) == 0)
-		json_array_append_new(out, json_pack("{s:[O]}", "matchFields",
-					       field));
-	json_decref(field);
+	    "requiredDuringSchedulingIgnoredDuringExecution"));
+
 	patch_op(r->patch, "remove", "/spec/nodeName", NULL);
 	if (k8s_obj_get(pod, "spec.affinity") == NULL)
 		patch_op(r->patch, "add", "/spec/affinity",
-		    json_pack("{s:{s:{s:o}}}", "nodeAffinity",
-			"requiredDuringSchedulingIgnoredDuringExecution",
-			"nodeSelectorTerms", out));
+		    json_pack("{s:{s:o}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution", na));
 	else if (k8s_obj_get(pod, "spec.affinity.nodeAffinity") == NULL)
 		patch_op(r->patch, "add", "/spec/affinity/nodeAffinity",
-		    json_pack("{s:{s:o}}",
-			"requiredDuringSchedulingIgnoredDuringExecution",
-			"nodeSelectorTerms", out));
+		    json_pack("{s:o}",
+			"requiredDuringSchedulingIgnoredDuringExecution", na));
 	else
 		patch_op(r->patch, "add",
 		    "/spec/affinity/nodeAffinity/"
 		    "requiredDuringSchedulingIgnoredDuringExecution",
-		    json_pack("{s:o}", "nodeSelectorTerms", out));
+		    na);
+	json_decref(limited);
+	json_decref(names);
 	mutate_warn(r,
 	    "spec.nodeName: %s is placed through Slurm, so the node is kept as "
 	    "a required node affinity (matchFields metadata.name In [%s]): "

@@ -20,6 +20,7 @@
 #include "xmalloc.h"
 #include "metrics.h"
 #include "httpd.h"
+#include "fit.h"
 #include "bridge.h"
 
 #define ENDPOINTS_THREADS 2
@@ -188,7 +189,7 @@ endpoints_filter(struct endpoints *a, const json_t *args,
     struct httpd_response *resp)
 {
 	struct ext_call *c;
-	json_t		*pod = json_object_get(args, "Pod"), *out;
+	json_t		*pod = json_object_get(args, "Pod"), *out, *names;
 	char		 msg[700];
 
 	if (!json_is_object(pod) || k8s_obj_name(pod) == NULL) {
@@ -199,7 +200,13 @@ endpoints_filter(struct endpoints *a, const json_t *args,
 		return;
 	}
 	c = extcall_new(EXT_FILTER);
-	c->pod = json_incref(pod);
+	/*
+	 * kube-scheduler ran all its filters: the job may use only the nodes
+	 * that passed them (its candidates), besides the bridge's own rule.
+	 */
+	names = endpoints_node_names(args);
+	c->pod = fit_restrict(pod, names);
+	json_decref(names);
 	if (endpoints_call(a, c) == -1)
 		out = json_pack("{s:s}", "Error",
 		    "slurm-bridge did not answer "

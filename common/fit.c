@@ -201,6 +201,55 @@ fit_affinity(const json_t *pod, const json_t *node)
 	return (0);
 }
 
+/* The object member key of o, made when absent or not an object. */
+static json_t *
+fit_child(json_t *o, const char *key)
+{
+	json_t *c = json_object_get(o, key);
+
+	if (!json_is_object(c)) {
+		c = json_object();
+		json_object_set_new(o, key, c);
+	}
+	return (c);
+}
+
+json_t *
+fit_restrict(const json_t *pod, const json_t *names)
+{
+	const json_t *terms, *t;
+	json_t	     *out, *field, *nt, *fields, *na, *obj;
+
+	out = json_deep_copy(pod);
+	field = json_pack("{s:s, s:s, s:O}", "key", "metadata.name", "operator",
+	    "In", "values", names);
+	terms = k8s_obj_get(pod,
+	    "spec.affinity.nodeAffinity."
+	    "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	na = json_array();
+	for (size_t i = 0; i < json_array_size(terms); i++) {
+		t = json_array_get(terms, i);
+		nt = json_deep_copy(t);
+		fields = json_object_get(nt, "matchFields");
+		if (!json_is_array(fields)) {
+			fields = json_array();
+			json_object_set_new(nt, "matchFields", fields);
+		}
+		json_array_append(fields, field);
+		json_array_append_new(na, nt);
+	}
+	if (json_array_size(na) == 0)
+		json_array_append_new(na,
+		    json_pack("{s:[O]}", "matchFields", field));
+	json_decref(field);
+	obj = fit_child(fit_child(fit_child(out, "spec"), "affinity"),
+	    "nodeAffinity");
+	json_object_set_new(obj,
+	    "requiredDuringSchedulingIgnoredDuringExecution",
+	    json_pack("{s:o}", "nodeSelectorTerms", na));
+	return (out);
+}
+
 /* v1helper.TolerationsTolerateTaint, one toleration. */
 static int
 fit_tolerates(const json_t *tol, const char *key, const char *value,
@@ -413,12 +462,14 @@ fit_short(const json_t *pod, const json_t *node, json_t *const *others,
 		json_array_foreach (lists[l], i, c)
 			for (k = 0; k < 2; k++)
 				json_object_foreach ((json_t *)(uintptr_t)
-					k8s_obj_get(c, kinds[k]),
+							 k8s_obj_get(c,
+							     kinds[k]),
 				    name, q)
 					if (fit_short_of(pod, name, node,
 						others, n)) {
 						json_decref(
-						    (json_t *)(uintptr_t)lists[2]);
+						    (json_t *)(uintptr_t)
+							lists[2]);
 						return (name);
 					}
 	json_decref((json_t *)(uintptr_t)lists[2]);

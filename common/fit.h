@@ -42,6 +42,15 @@ enum fit_reason {
 enum fit_reason fit_node(const json_t *pod, const json_t *node,
     json_t *const *others, size_t n, char *why, size_t len);
 
+/*
+ * The pod (a new copy) limited to the nodes named (a JSON array of
+ * strings): matchFields metadata.name In names, ANDed into each of its
+ * required node affinity terms, or its one term.  A preset spec.nodeName
+ * (the webhook) and kube-scheduler's survivors (the extender) both become
+ * this.
+ */
+json_t *fit_restrict(const json_t *pod, const json_t *names);
+
 /* NodeAffinity alone: nodeSelector and the required node affinity. */
 int fit_affinity(const json_t *pod, const json_t *node);
 
