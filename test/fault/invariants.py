@@ -11,6 +11,11 @@ Usage: invariants.py --ns NS [--ns NS ...] [--submitted FILE] [--grace S]
      live job that holds it;
   4. no pod is stuck Terminating (deleted more than --grace s ago);
   5. sacct has every job id listed in --submitted (one per line);
+  8. no bound pod breaks the scheduler contract on its node: the node has
+     every nodeSelector label, matches a required node affinity term, and
+     no two live pods on one node hold the same host port (protocol, port
+     and an overlapping hostIP).  Written here apart from common/fit.c, so
+     that one checks the other;
   7. with --install NS=NAME (two installs on one Slurm): every live job
      that lists a pod of NS names install NAME in its admin_comment, and
      every bound pod of NS is held by a job of NAME.
@@ -176,6 +181,88 @@ def admin_pods(job):
         return []
 
 
+def requirement(r, have):
+    """One NodeSelectorRequirement against a label or field value."""
+    op, vals = r.get("operator"), r.get("values") or []
+    if op == "In":
+        return have is not None and have in vals
+    if op == "NotIn":
+        return have is None or have not in vals
+    if op == "Exists":
+        return have is not None
+    if op == "DoesNotExist":
+        return have is None
+    if op in ("Gt", "Lt"):
+        try:
+            a, b = int(have), int(vals[0])
+        except (TypeError, ValueError, IndexError):
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+def node_fits(pod, node):
+    """nodeSelector and required node affinity (None, or why not)."""
+    labels = node["metadata"].get("labels", {})
+    for k, v in (pod["spec"].get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return "nodeSelector %s=%s" % (k, v)
+    req = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+           .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if not req:
+        return None
+    for t in req.get("nodeSelectorTerms") or []:
+        ex, fi = t.get("matchExpressions") or [], t.get("matchFields") or []
+        if not ex and not fi:
+            continue
+        if all(requirement(r, labels.get(r.get("key"))) for r in ex) and \
+                all(r.get("key") == "metadata.name" and
+                    requirement(r, node["metadata"]["name"]) for r in fi):
+            return None
+    return "required node affinity"
+
+
+def host_ports(pod):
+    """(protocol, port, hostIP) of the containers and sidecars."""
+    out = []
+    spec = pod["spec"]
+    cs = list(spec.get("containers") or []) + \
+        [c for c in spec.get("initContainers") or []
+         if c.get("restartPolicy") == "Always"]
+    for c in cs:
+        for p in c.get("ports") or []:
+            if p.get("hostPort"):
+                out.append((p.get("protocol") or "TCP", p["hostPort"],
+                            p.get("hostIP") or "0.0.0.0"))
+    return out
+
+
+def contract(pods):
+    """8: every bound live pod fits its node; no host port twice."""
+    broken, checked = [], 0
+    nodes = {n["metadata"]["name"]: n
+             for n in kubectl("get", "nodes", "-o", "json")["items"]}
+    taken = {}
+    for key, p in sorted(pods.items()):
+        node = p["spec"].get("nodeName")
+        if not node or p["metadata"].get("deletionTimestamp") or \
+                p.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        checked += 1
+        if node in nodes:
+            why = node_fits(p, nodes[node])
+            if why:
+                broken.append("%s: bound to %s against its %s" %
+                              (key, node, why))
+        for proto, port, ip in host_ports(p):
+            for other, oip in taken.get((node, proto, port), []):
+                if ip == oip or "0.0.0.0" in (ip, oip):
+                    broken.append("%s and %s: both hold %s port %d on %s" %
+                                  (key, other, proto, port, node))
+            taken.setdefault((node, proto, port), []).append((key, ip))
+    return broken, checked
+
+
 def ts(s):
     return datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
 
@@ -260,6 +347,11 @@ def main():
         if node and label is not None and int(label) not in h:
             broken.append("%s: bound, but its job %s is not live or does "
                           "not list it (live: %s)" % (key, label, h))
+
+    # 8. the scheduler contract on each bound pod's node
+    b8, c8 = contract(pods)
+    broken += b8
+    checked += c8
 
     # 2. no job without a live pod
     for i, j in sorted(live.items()):
