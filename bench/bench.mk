@@ -8,7 +8,8 @@
 #   $(BUILD)/bench/readywait       when a scheduler's /readyz says 200 (curl)
 #   $(BUILD)/bench/record          the JSON records and results file (jansson)
 #   $(BUILD)/bench/cpuseries       the CPU over time of the machine and processes
-# `make bench-tools` builds them all.
+# `make bench-tools` builds them all.  `make bench-selftest` checks the
+# driver's scenario runner (bench/selftest.sh) without a stack.
 
 # Included before the main Makefile's first target, don't become the default.
 ifeq ($(.DEFAULT_GOAL),)
@@ -29,6 +30,10 @@ BENCH_COMMON	:= $(BUILD)/bench/tools/bench.o $(BUILD)/bench/tools/pct.o
 BENCH_KUBE	:= $(BENCH_COMMON) $(BUILD)/bench/tools/kube.o
 
 bench-tools: $(BENCH_TOOLS)
+
+# A failed scenario recorded and the run going on, no cluster needed.
+bench-selftest: $(BUILD)/bench/record
+	$(Q)bench/selftest.sh
 
 $(BUILD)/bench/tools/%.o: bench/tools/%.c
 	@mkdir -p $(dir $@)
@@ -68,6 +73,6 @@ $(BUILD)/bench/record: $(BUILD)/bench/tools/record.o \
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-.PHONY: bench-tools
+.PHONY: bench-tools bench-selftest
 
 -include $(BENCH_OBJS:.o=.d)

@@ -19,6 +19,104 @@ rec_to() {
 # rec SUBCOMMAND [ARG...]: one record of the results.
 rec() { rec_to "$RESULTS" "$@"; }
 
+# --- running a scenario --------------------------------------------------------
+# Each scenario runs in a subshell of its own with set -e (run_scenario):
+# its failure ends it alone, what it started is stopped, the failure is
+# recorded ($WORK/failed.jsonl: the scenario, its exit status, and the
+# command that failed, where) and the run goes on with the next one.
+#
+# The subshell's traps, and the driver's (cleanup), act only in the shell
+# that set them: bash runs the EXIT trap it inherited in a background
+# subshell that a fatal signal reaches before the subshell has reset its
+# traps (a "( sleep N; kill ... ) &" killed at once), and that copy of the
+# driver's cleanup removed $WORK under the running bench (issue 50).
+
+# at_exit FUNCTION: FUNCTION runs when the scenario ends, finished or not
+# (what it changed outside its namespaces, such as node labels, undone).
+at_exit() { AT_EXIT+=("$1"); }
+
+# stop_started: stops what a scenario may have left running (its
+# schedulers, watchers, samplers, filler jobs) and runs its at_exit
+# functions, newest first.
+stop_started() {
+	local i
+	[ -n "${owners_bpid:-}" ] && kill "$owners_bpid" 2>/dev/null
+	[ -n "${owners_apid:-}" ] && kill "$owners_apid" 2>/dev/null
+	[ -n "${owners_ns:-}" ] && k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1
+	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
+	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
+	[ -n "${cs_pid:-}" ] && kill "$cs_pid" 2>/dev/null
+	# shellcheck disable=SC2086 # the filler jobs, one per node
+	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
+	owners_bpid='' owners_apid='' owners_ns='' sched_pid='' bw_pid='' cs_pid='' native_job=''
+	for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
+		"${AT_EXIT[i]}" || say "warning: ${AT_EXIT[i]} failed"
+	done
+	AT_EXIT=()
+	return 0
+}
+
+# scenario_err STATUS LINE FILE FUNCTION: the ERR trap of a scenario's
+# subshell: the first command that failed there (set -e ends the subshell
+# on it), said and kept in $WORK/error-NAME.  Commands that fail in its
+# command substitutions and background subshells, which inherit the trap
+# (set -E), are not its failure.
+scenario_err() {
+	[ "$BASHPID" = "$scenario_shell" ] && [ ! -e "$WORK/error-$scenario" ] || return 0
+	# shellcheck disable=SC2016 # the backquotes are text
+	printf '`%s` exited %s in %s (%s:%s)\n' "$BASH_COMMAND" "$1" "${4:-the scenario}" \
+		"${3#"$top/"}" "$2" >"$WORK/error-$scenario"
+}
+
+# scenario_end STATUS: the EXIT trap of a scenario's subshell: stops what
+# it started, and for a scenario that ended otherwise than by a failed
+# command (exit, a signal), keeps its exit status as its error.
+scenario_end() {
+	[ "$BASHPID" = "$scenario_shell" ] || return 0
+	stop_started
+	if [ "$1" -ne 0 ] && [ ! -e "$WORK/error-$scenario" ]; then
+		# shellcheck disable=SC2016 # the backquotes are text
+		printf 'exit status %s after `%s`\n' "$1" "$BASH_COMMAND" >"$WORK/error-$scenario"
+	fi
+	return 0
+}
+
+# after_failure NAME: what the driver does after scenario NAME failed (it
+# defines its own).
+after_failure() { return 0; }
+
+# run_scenario NAME: scenario_NAME in a subshell with set -e.  On failure
+# it says so, records it (record failed, in $WORK/failed.jsonl) and calls
+# after_failure NAME (the driver puts the stack back for the next one).
+# Returns 0 either way: call it as a command of its own, never in an if,
+# && or || (bash would then ignore set -e inside the whole scenario).
+run_scenario() {
+	local rc err
+	scenario=$1
+	rm -f "$WORK/error-$scenario"
+	set +e
+	(
+		set -eE
+		scenario_shell=$BASHPID AT_EXIT=()
+		# The guard first, its pid written in: in a child that runs them
+		# (above) the traps call nothing.
+		# (One line: a newline in the trap would count in its $LINENO.)
+		trap 'scenario_rc=$?; [ "$BASHPID" != '"$BASHPID"' ] || scenario_err "$scenario_rc" "$LINENO" "${BASH_SOURCE[0]:-}" "${FUNCNAME[0]:-}"' ERR
+		trap 'scenario_rc=$?; [ "$BASHPID" != '"$BASHPID"' ] || scenario_end "$scenario_rc"' EXIT
+		"scenario_$scenario"
+	)
+	rc=$?
+	set -e
+	if [ "$rc" -ne 0 ]; then
+		err=$(cat "$WORK/error-$scenario" 2>/dev/null) || err=
+		say "$scenario: FAILED, exit status $rc: ${err:-(no message)}; the others go on"
+		rec_to "$WORK/failed.jsonl" failed --scenario "$scenario" --status "$rc" --error "$err"
+		after_failure "$scenario" || say "warning: after the failure of $scenario: the stack may not be as the next scenario expects"
+	fi
+	scenario=
+	return 0
+}
+
 # --- helpers ----------------------------------------------------------------
 bridge_pid() { stack_pid "$BRIDGE_PIDFILE"; }
 bridge_stop() { stack_stop slurm-bridge "$BRIDGE_PIDFILE" slurm-bridge 20 >/dev/null; }
@@ -116,6 +214,15 @@ bindwatch_start() {
 		kill -0 "$bw_pid" 2>/dev/null || break
 		sleep 0.01
 	done
+}
+# bindwatch_deadline S: lets the watcher run at most S seconds more, then
+# stops it (SIGTERM: it reports what it saw).  Polled from this shell: a
+# background "( sleep S; kill ) &" killed once the watcher is done is the
+# subshell that ran the driver's EXIT trap (see run_scenario).
+bindwatch_deadline() {
+	local end=$((SECONDS + $1))
+	while [ "$SECONDS" -lt "$end" ] && kill -0 "$bw_pid" 2>/dev/null; do sleep 0.2; done
+	if kill -0 "$bw_pid" 2>/dev/null; then kill -TERM "$bw_pid" 2>/dev/null || true; fi
 }
 # bindwatch_wait NS: waits for the watcher (not in a subshell: it is our
 # child), then sets $res to its JSON (null if it printed none).

@@ -45,6 +45,12 @@
 # scheduler's CPU seconds per bound pod.
 # BENCH_KEEP=DIR keeps the run's working files there (per-pod bind times,
 # bindwatch's output) for a closer look.
+# A scenario that fails (bench/lib.sh's run_scenario) ends alone: the run
+# goes on with the next, the results file holds the others' records and a
+# "failed" entry for it (its exit status and the command that failed), the
+# table names it, and the run exits 1.  A run stopped part-way (a signal)
+# still writes the results it has.  make bench-selftest checks this
+# without a stack.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -84,20 +90,42 @@ SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs fixed churn backlog webhook owners}
 ALONE=
 if [ "${1:-}" = owners ]; then ALONE=owners SCENARIOS=" owners "; fi
 want() { [[ $SCENARIOS == *" $1 "* ]]; }
+# write_results: the results file, $OUT: every record so far, and the
+# scenarios that failed ("failed": the scenario, its exit status, the
+# error).
+write_results() {
+	mkdir -p "$(dirname "$OUT")"
+	"$RECORD" file --nodes "$NODES" --cpus "$(nproc)" --seconds "$(( $(date +%s) - BENCH_T0 ))" \
+		--plots "${plots[*]:-}" --runs "$RESULTS" --failed "$WORK/failed.jsonl" >"$OUT"
+	written=1
+}
 
+# The run's own shell: its EXIT trap acts there alone (see run_scenario in
+# bench/lib.sh: a background subshell may run the trap it inherited).
+BENCH_SHELL=$BASHPID
+AT_EXIT=() scenario='' written=''
+# cleanup STATUS: what a scenario left running is stopped (each scenario
+# stops its own: this is for the driver's), and a run that stops before
+# its end (interrupted, or the stack failing under it) still writes the
+# results of the scenarios that ran, the one it stopped in as failed.
 cleanup() {
-	[ -n "${owners_bpid:-}" ] && kill "$owners_bpid" 2>/dev/null
-	[ -n "${owners_apid:-}" ] && kill "$owners_apid" 2>/dev/null
-	[ -n "${owners_ns:-}" ] && k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1
-	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
-	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
-	[ -n "${cs_pid:-}" ] && kill "$cs_pid" 2>/dev/null
-	# shellcheck disable=SC2086 # the filler jobs, one per node
-	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
+	[ "$BASHPID" = "$BENCH_SHELL" ] || return 0
+	stop_started
+	if [ -z "$written" ] && { [ -s "$RESULTS" ] || [ -s "$WORK/failed.jsonl" ]; }; then
+		# Status 0 here: a signal (bash runs this trap then too).
+		local why="exit status $1" st=$1
+		[ "$1" -ne 0 ] || why="a signal" st=
+		rec_to "$WORK/failed.jsonl" failed --scenario "${scenario:-driver}" --status "$st" \
+			--error "the run stopped here ($why)" || true
+		write_results || true
+		say "results so far: ${OUT#"$top"/}"
+	fi
 	[ -n "${BENCH_KEEP:-}" ] && mkdir -p "$BENCH_KEEP" && cp -a "$WORK/." "$BENCH_KEEP/"
 	rm -rf "$WORK"
 }
-trap cleanup EXIT
+# (The guard first, its pid written in: see run_scenario.)
+# shellcheck disable=SC2154 # bench_rc: set in the trap
+trap 'bench_rc=$?; [ "$BASHPID" != '"$BASHPID"' ] || cleanup "$bench_rc"' EXIT
 
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
@@ -141,8 +169,20 @@ wait_no_jobs
 fi
 
 # --- the scenarios, in this order -------------------------------------------
+# after_failure NAME: the stack as the next scenario expects it: no bench
+# namespace, no job of the bridge in Slurm, the bridge up (a scenario may
+# fail with it stopped).  Not for "bench/run.sh owners" (its daemons are
+# left alone).
+after_failure() {
+	[ -z "$ALONE" ] || return 0
+	local d
+	for d in $(k get namespaces -o name | sed -n 's#^namespace/\(bench-.*\)$#\1#p'); do drop_ns "$d"; done
+	wait_no_jobs
+	"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 ||
+		{ say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"; return 1; }
+}
 for s in singles gangs fixed churn backlog webhook owners; do
-	if want "$s"; then "scenario_$s"; fi
+	if want "$s"; then run_scenario "$s"; fi
 done
 
 # --- the plots --------------------------------------------------------------------
@@ -184,14 +224,13 @@ if [ "$have_gnuplot" = 1 ]; then
 	plot singles "singles: $SINGLES one-CPU pods on $NODES nodes" \
 		"seconds since t0 (the scheduler ready; Slurm alone: its first submit)" \
 		"pods bound" "with lines lw 2"
-	plot fixed "fixed: $FIXED_RATE pods/s for $FIXED_S s on $NODES nodes" \
+	plot fixed "fixed: $(cat "$WORK/fixed-rate" 2>/dev/null || echo "$FIXED_RATE") pods/s for $FIXED_S s on $NODES nodes" \
 		"seconds since the first pod was due (its arrival)" \
 		"creation to bind (ms, from ADDED)" "with points pt 7 ps 0.4" "set logscale y"
 fi
 
 # --- the results file and the table ---------------------------------------------
-"$RECORD" file --nodes "$NODES" --cpus "$(nproc)" --seconds "$(( $(date +%s) - BENCH_T0 ))" \
-	--plots "${plots[*]}" --runs "$RESULTS" >"$OUT"
+write_results
 "$here/table.sh" "$OUT"
 say "results: ${OUT#"$top"/} ($(( $(date +%s) - BENCH_T0 )) s)"
 # The backlog scenario deletes its pods itself (its deletion phase, timed
@@ -201,4 +240,9 @@ if want backlog; then
 	drop_ns bench-backlog
 	wait_no_jobs
 	say "backlog teardown (what the scenario left): $(( $(date +%s) - t )) s"
+fi
+# A run with a failed scenario exits 1 (its results written all the same).
+if [ -s "$WORK/failed.jsonl" ]; then
+	say "failed: $(jq -r .scenario "$WORK/failed.jsonl" | paste -sd' ')"
+	exit 1
 fi

@@ -5,8 +5,9 @@
 # row per system and scenario, then the ratios the issue's targets are
 # stated in (bridge against kube-scheduler and against Slurm alone), the
 # API writes and Slurm RPCs per bound pod, CPU, and the other scenarios.
-# A figure a run did not produce prints as "-".  Older files (without the
-# fixed scenario or the per-pod costs) print what they have.
+# A figure a run did not produce prints as "-", and a scenario that failed
+# is named last with its error.  Older files (without the fixed scenario
+# or the per-pod costs) print what they have.
 # Usage: bench/table.sh FILE
 set -euo pipefail
 f=${1:?usage: bench/table.sh FILE}
@@ -252,7 +253,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		 mib($o.watched[$d].rss_kib), mib($o.watched[$d].hwm_kib),
 		 x($o.ratios["\($d)_watched"].rss), x($o.ratios["\($d)_watched"].peak),
 		 mib($o.listed[$d].rss_kib), mib($o.listed[$d].hwm_kib),
-		 x($o.ratios["\($d)_listed"].rss), x($o.ratios["\($d)_listed"].peak)] | @tsv))
+		 x($o.ratios["\($d)_listed"].rss), x($o.ratios["\($d)_listed"].peak)] | @tsv)),
+# The scenarios that failed (the others'"'"' figures are above).
+(select((.failed // []) | length > 0) | "",
+	(.failed[] | "FAILED: \(.scenario), exit status \(.exit_status // "-"): \(.error // "-")"))
 ' "$f" |
 	# Aligns each block of tab-separated lines on its own; other lines
 	# pass as they are (column -t would widen the first column to them).

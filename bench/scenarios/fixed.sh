@@ -49,10 +49,8 @@ fixed_run() {
 		say "podgen $ns: $(jq -r '.first_error // empty' "$WORK/pg-$ns.json" 2>/dev/null) $(tail -1 "$WORK/pg-$ns.err")"
 	# A pod podgen could not create is never bound: once the last pod's
 	# lifetime is over (and 30 s more), the watcher stops and reports.
-	( sleep $((FIXED_LIFE_S + 30)); kill -TERM "$bw_pid" 2>/dev/null ) &
-	local dog=$!
+	bindwatch_deadline $((FIXED_LIFE_S + 30))
 	bindwatch_wait "$ns"
-	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null || true
 	kill "$cs_pid" 2>/dev/null; wait "$cs_pid" 2>/dev/null || true; cs_pid=
 	window_close "$pid"
 	pg=$(cat "$WORK/pg-$ns.json"); [ -n "$pg" ] || pg=null
@@ -125,6 +123,8 @@ fixed_calibrate() {
 
 scenario_fixed() {
 [ "$FIXED_RATE" = auto ] && fixed_calibrate
+# The driver's plot title: this runs in a subshell of its own.
+echo "$FIXED_RATE" >"$WORK/fixed-rate"
 FIXED_N=$(awk -v r="$FIXED_RATE" -v s="$FIXED_S" 'BEGIN { printf "%d", r * s + 0.5 }')
 # At most rate x lifetime one-CPU pods live at once: they must fit.
 cpus=$(sinfo -h -p "$SLURM_PARTITION" -o %C | cut -d/ -f4)

@@ -18,7 +18,9 @@
  *                   record release, its release of the whole cluster;
  *                   record backlog, the scenario's record
  *   record owners-phase, record owners   the owners scenario
- *   record file     the results file: every record of a run
+ *   record failed   a scenario that failed: its exit status and error
+ *   record file     the results file: every record of a run, and the
+ *                   scenarios that failed
  *
  * Every subcommand takes --NAME VALUE options, and members added at the
  * end of its record: -n KEY=NUMBER, -s KEY=STRING, -b KEY=true|false and
@@ -1974,13 +1976,40 @@ rec_owners(const struct rec_args *a)
 	return (rec_emit(r, 0) == -1);
 }
 
+/* --- record failed ---------------------------------------------------------- */
+
+/*
+ * A scenario that failed (bench/lib.sh's run_scenario): --scenario, its
+ * --status (the subshell's exit status) and --error (the command that
+ * failed, and where).  Text that is not UTF-8 is replaced, not dropped.
+ */
+static int
+rec_failed(const struct rec_args *a)
+{
+	static const char *const known[] = { "scenario", "status", "error",
+		NULL };
+	json_t			*r, *err;
+
+	if (rec_check_args(a, known) == -1)
+		return (2);
+	if ((err = rec_get_str(a, "error")) == NULL)
+		err = json_string("(not UTF-8)");
+	r = json_object();
+	json_object_set_new(r, "scenario", rec_get_str(a, "scenario"));
+	json_object_set_new(r, "exit_status", rec_get_num(a, "status"));
+	json_object_set_new(r, "error", err);
+	rec_members(a, r);
+	return (rec_emit(r, 0) == -1);
+}
+
 /* --- record file ------------------------------------------------------------ */
 
+/* --failed: the lines of record failed; "failed" is [] when none failed. */
 static int
 rec_file(const struct rec_args *a)
 {
 	static const char *const known[] = { "nodes", "seconds", "plots",
-		"runs", "cpus", NULL };
+		"runs", "cpus", "failed", NULL };
 	json_t			*r, *plots;
 	const char		*s = rec_get(a, "plots");
 	size_t			 len;
@@ -2003,6 +2032,7 @@ rec_file(const struct rec_args *a)
 	    json_pack("{s:o}", "cpus", rec_get_num(a, "cpus")));
 	json_object_set_new(r, "plots", plots);
 	json_object_set_new(r, "runs", rec_read_lines(rec_get(a, "runs")));
+	json_object_set_new(r, "failed", rec_read_lines(rec_get(a, "failed")));
 	rec_members(a, r);
 	return (rec_emit(r, 2) == -1);
 }
@@ -2015,7 +2045,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: record run|sched|end|webhook-run|webhook-file|churn|idle|\n"
 	    "              band|relist|release|backlog|owners-phase|owners|\n"
-	    "              file\n"
+	    "              failed|file\n"
 	    "              [--NAME VALUE]...\n"
 	    "              [-n KEY=NUMBER] [-s KEY=STRING] [-b KEY=BOOL]\n"
 	    "              [-j KEY=FILE]...\n"
@@ -2043,6 +2073,7 @@ main(int argc, char *argv[])
 		{ "backlog", rec_backlog },
 		{ "owners-phase", rec_owners_phase },
 		{ "owners", rec_owners },
+		{ "failed", rec_failed },
 		{ "file", rec_file },
 	};
 	struct rec_args a;
