@@ -261,8 +261,9 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			"");
 		log_warnx("pod %s: %s", e->rec->key, msg);
 		writes_condition(r, e, msg, 1);
-		if (!g->allocated_claims && groups_live(r, g, NULL, 0, 0) ==
-						groups_live(r, g, NULL, 0, 1)) {
+		if (!g->allocated_claims &&
+		    groups_live(r, g, NULL, 0, 0) ==
+			groups_live(r, g, NULL, 0, 1)) {
 			atomic_fetch_add(&bstats.refits, 1);
 			end_cancel(r, g, "an allocated node no longer fits");
 		} else

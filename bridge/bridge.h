@@ -1115,12 +1115,13 @@ int exclude_group(struct reconcile *, struct group *, struct pod_entry **pods,
  * resources, the pods on the node as the API server lists them.  1, or 0
  * with kube-scheduler's reason in why.
  */
-int exclude_recheck(struct reconcile *, const struct podrec *,
-    const char *node, char *why, size_t len);
-/* A node changed in what the rule reads: answers are made again. */
+int exclude_recheck(struct reconcile *, const struct podrec *, const char *node,
+    char *why, size_t len);
+/*
+ * A node changed in what the rule reads: answers are made again, and the
+ * sweep soon looks at pending jobs and unfit groups (r->fit_dirty).
+ */
 void exclude_nodes_changed(struct reconcile *);
-/* From the sweep: pending jobs and unfit groups, after node changes. */
-void exclude_refresh(struct reconcile *);
 
 /* sweep.c: re-evaluation (reconcile thread). */
 /* Deleted pods past grace, then every group not quiet (all: every one). */

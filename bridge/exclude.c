@@ -36,9 +36,9 @@ exclude_needs_others(const json_t *pod)
 			if (json_array_size(json_object_get(c, "ports")) > 0)
 				return (1);
 			for (k = 0; k < 2; k++)
-				json_object_foreach (
-				    (json_t *)(uintptr_t)k8s_obj_get(c,
-					kinds[k]),
+				json_object_foreach ((json_t *)(uintptr_t)
+							 k8s_obj_get(c,
+							     kinds[k]),
 				    name, v)
 					if (fit_resource_node_limited(name))
 						return (1);
@@ -103,6 +103,8 @@ exclude_others(struct reconcile *r, const char *node, const json_t *pod,
 			continue;
 		if (*n == cap) {
 			cap = cap != 0 ? cap * 2 : 8;
+			/* An array of pointers: sizeof a pointer is meant. */
+			/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 			v = xreallocarray(v, cap, sizeof(*v));
 		}
 		v[(*n)++] = podrec_json(e->rec);
@@ -201,8 +203,8 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		exc = json_string_value(json_array_get(ans, 0));
 		/* No bridged node known yet: Slurm decides alone. */
 		if (json_integer_value(json_array_get(ans, 1)) == 0 &&
-		    strstr(json_string_value(json_array_get(ans, 2)),
-			"0/0 ") == NULL) {
+		    strstr(json_string_value(json_array_get(ans, 2)), "0/0 ") ==
+			NULL) {
 			snprintf(msg, len, "%s",
 			    json_string_value(json_array_get(ans, 2)));
 			g->unfit = 1;
@@ -217,7 +219,8 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 			    "(their nodeSelector, affinity, tolerations, host "
 			    "ports or resources differ); slurm-bridge places a "
 			    "gang's pods only where all of them may run",
-			    workload_key_name(g->key), podrec_name(pods[i]->rec),
+			    workload_key_name(g->key),
+			    podrec_name(pods[i]->rec),
 			    podrec_name(pods[0]->rec));
 			rc = 1;
 		}
@@ -247,8 +250,8 @@ exclude_live(struct reconcile *r, const char *node)
 }
 
 int
-exclude_recheck(struct reconcile *r, const struct podrec *rec,
-    const char *node, char *why, size_t len)
+exclude_recheck(struct reconcile *r, const struct podrec *rec, const char *node,
+    char *why, size_t len)
 {
 	const json_t *nrec = map_get(r->nodes, node), *p;
 	const char   *phase;
@@ -270,15 +273,16 @@ exclude_recheck(struct reconcile *r, const struct podrec *rec,
 	if (exclude_needs_others(pod) &&
 	    (list = exclude_live(r, node)) != NULL) {
 		ours = exclude_others(r, node, pod, &nours);
-		others = xreallocarray(NULL,
-		    json_array_size(json_object_get(list, "items")) + nours +
-			1,
-		    sizeof(*others));
+		i = json_array_size(json_object_get(list, "items")) + nours + 1;
+		/* An array of pointers: sizeof a pointer is meant. */
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+		others = xreallocarray(NULL, i, sizeof(*others));
 		uids = json_object();
 		json_array_foreach (json_object_get(list, "items"), i, p) {
 			phase = k8s_obj_str(p, "status.phase");
-			if ((phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
-						  strcmp(phase, "Failed") == 0)) ||
+			if ((phase != NULL &&
+				(strcmp(phase, "Succeeded") == 0 ||
+				    strcmp(phase, "Failed") == 0)) ||
 			    (k8s_obj_uid(p) != NULL &&
 				strcmp(k8s_obj_uid(p), podrec_uid(rec)) == 0))
 				continue;
@@ -310,29 +314,4 @@ exclude_nodes_changed(struct reconcile *r)
 		r->sweep_due = 1;
 		r->next_change = now_ms() + SWEEP_COALESCE_MS;
 	}
-}
-
-void
-exclude_refresh(struct reconcile *r)
-{
-	struct strv   keys = { NULL, 0, 0 };
-	struct group *g;
-	const char   *k;
-	size_t	      it = 0;
-	uint32_t      i;
-
-	if (!r->fit_dirty)
-		return;
-	r->fit_dirty = 0;
-	/* Collect first: evaluating may free groups. */
-	while (map_next(r->groups, &it, &k, (void **)&g))
-		if (g->state == G_PENDING || (g->state == G_WAITING && g->unfit))
-			strv_add(&keys, k);
-	for (i = 0; i < keys.n; i++)
-		if ((g = map_get(r->groups, keys.v[i])) != NULL) {
-			if (g->state == G_PENDING)
-				g->recheck = 1;
-			group_evaluate(r, g);
-		}
-	strv_clear(&keys);
 }

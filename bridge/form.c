@@ -69,7 +69,8 @@ form_spec(const struct jobspec *js)
 	uint64_t h;
 	char	*s;
 
-	xasprintf(&s, "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+	xasprintf(&s,
+	    "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
 	    js->name != NULL ? js->name : "", js->time_limit,
 	    js->account != NULL ? js->account : "",
 	    js->qos != NULL ? js->qos : "",

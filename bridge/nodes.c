@@ -102,7 +102,8 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 		json_array_foreach (k8s_obj_get(fresh, "spec.taints"), i, t) {
 			key = json_string_value(json_object_get(t, "key"));
 			if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
-				json_array_append(taints, (json_t *)(uintptr_t)t);
+				json_array_append(taints,
+				    (json_t *)(uintptr_t)t);
 		}
 		json_array_append_new(taints,
 		    json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,

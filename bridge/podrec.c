@@ -102,7 +102,8 @@ podrec_resources(const json_t *containers)
 		    json_pack("{s:O?, s:O?, s:O?, s:o?}", "name",
 			json_object_get(c, "name"), "resources", res,
 			"restartPolicy", json_object_get(c, "restartPolicy"),
-			"ports", podrec_host_ports(json_object_get(c, "ports"))));
+			"ports",
+			podrec_host_ports(json_object_get(c, "ports"))));
 	}
 	return (out);
 }
@@ -121,11 +122,10 @@ podrec_tolerations(const json_t *tols)
 
 	json_array_foreach (tols, i, t) {
 		k = json_string_value(json_object_get(t, "key"));
-		if (k != NULL && (strcmp(k, MANAGED_TAINT_KEY) == 0 ||
-				     strcmp(k, "node.kubernetes.io/not-ready") ==
-					 0 ||
-				     strcmp(k, "node.kubernetes.io/unreachable") ==
-					 0))
+		if (k != NULL &&
+		    (strcmp(k, MANAGED_TAINT_KEY) == 0 ||
+			strcmp(k, "node.kubernetes.io/not-ready") == 0 ||
+			strcmp(k, "node.kubernetes.io/unreachable") == 0))
 			continue;
 		if (out == NULL)
 			out = json_array();
@@ -171,8 +171,7 @@ podrec_constraints(const json_t *pod, json_t *spec)
 	for (i = 0; keep[i] != NULL; i++)
 		if ((v = json_object_get(s, keep[i])) != NULL)
 			json_object_set(spec, keep[i], v);
-	if ((v = podrec_tolerations(json_object_get(s, "tolerations"))) !=
-	    NULL)
+	if ((v = podrec_tolerations(json_object_get(s, "tolerations"))) != NULL)
 		json_object_set_new(spec, "tolerations", v);
 	if ((v = podrec_claim_volumes(json_object_get(s, "volumes"))) != NULL)
 		json_object_set_new(spec, "volumes", v);
@@ -488,7 +487,8 @@ podrec_json(const struct podrec *r)
 		    json_string(r->sched));
 	if (r->tolerates) {
 		/* The cold part's tolerations, and the managed taint's. */
-		if (!json_is_array(tols = json_object_get(spec, "tolerations"))) {
+		if (!json_is_array(
+			tols = json_object_get(spec, "tolerations"))) {
 			tols = json_array();
 			json_object_set_new(spec, "tolerations", tols);
 		}

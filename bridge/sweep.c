@@ -72,6 +72,37 @@ sweep_groups(struct reconcile *r, int all)
 	metrics_hist_observe(&bstats.sweep, metrics_now() - t0);
 }
 
+/*
+ * After a node changed in what the placement rule reads (exclude.c):
+ * pending jobs take their new excluded nodes, and groups no node fitted
+ * are looked at again.
+ */
+static void
+sweep_refit(struct reconcile *r)
+{
+	struct strv   keys = { NULL, 0, 0 };
+	struct group *g;
+	const char   *k;
+	size_t	      it = 0;
+	uint32_t      i;
+
+	if (!r->fit_dirty)
+		return;
+	r->fit_dirty = 0;
+	/* Collect first: evaluating may free groups. */
+	while (map_next(r->groups, &it, &k, (void **)&g))
+		if (g->state == G_PENDING ||
+		    (g->state == G_WAITING && g->unfit))
+			strv_add(&keys, k);
+	for (i = 0; i < keys.n; i++)
+		if ((g = map_get(r->groups, keys.v[i])) != NULL) {
+			if (g->state == G_PENDING)
+				g->recheck = 1;
+			group_evaluate(r, g);
+		}
+	strv_clear(&keys);
+}
+
 /* Re-evaluates the groups of the namespaces whose objects changed. */
 void
 sweep_changed(struct reconcile *r)
@@ -82,7 +113,7 @@ sweep_changed(struct reconcile *r)
 
 	r->dirty_ns = map_new(NULL);
 	r->sweep_due = 0;
-	exclude_refresh(r);
+	sweep_refit(r);
 	while (map_next(dirty, &it, &ns, NULL)) {
 		group_evaluate_ns(r, ns);
 		bind_flush_writes(r);

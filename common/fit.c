@@ -284,22 +284,22 @@ fit_pod_tolerates(const json_t *pod, const char *key, const char *value,
 }
 
 /*
- * TaintToleration: the first NoSchedule or NoExecute taint the pod does
- * not tolerate, or NULL (its key and value in *value).
+ * TaintToleration: the key of the first NoSchedule or NoExecute taint the
+ * pod does not tolerate, or NULL.
  */
 static const char *
-fit_untolerated(const json_t *pod, const json_t *node, const char **value)
+fit_untolerated(const json_t *pod, const json_t *node)
 {
 	const json_t *t;
-	const char   *key, *effect;
+	const char   *key, *effect, *value;
 	size_t	      i;
 
 	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
 		key = json_string_value(json_object_get(t, "key"));
 		effect = json_string_value(json_object_get(t, "effect"));
-		*value = json_string_value(json_object_get(t, "value"));
-		if (*value == NULL)
-			*value = "";
+		value = json_string_value(json_object_get(t, "value"));
+		if (value == NULL)
+			value = "";
 		if (key == NULL || effect == NULL ||
 		    (strcmp(effect, "NoSchedule") != 0 &&
 			strcmp(effect, "NoExecute") != 0))
@@ -307,7 +307,7 @@ fit_untolerated(const json_t *pod, const json_t *node, const char **value)
 		/* The bridge's own taint: translation's (policy.h). */
 		if (strcmp(key, MANAGED_TAINT_KEY) == 0)
 			continue;
-		if (!fit_pod_tolerates(pod, key, *value, effect))
+		if (!fit_pod_tolerates(pod, key, value, effect))
 			return (key);
 	}
 	return (NULL);
@@ -482,7 +482,7 @@ fit_node(const json_t *pod, const json_t *node, json_t *const *others, size_t n,
 {
 	struct fit_others o = { others, n };
 	const char	 *want = k8s_obj_str(pod, "spec.nodeName");
-	const char	 *key, *value, *res;
+	const char	 *res;
 
 	if (want != NULL && *want != '\0' &&
 	    strcmp(want, k8s_obj_name(node)) != 0) {
@@ -503,9 +503,8 @@ fit_node(const json_t *pod, const json_t *node, json_t *const *others, size_t n,
 		snprintf(why, len, WHY_AFFINITY);
 		return (FIT_AFFINITY);
 	}
-	if ((key = fit_untolerated(pod, node, &value)) != NULL) {
-		/* 1.37 names no taint (its key and value: the log's). */
-		(void)value;
+	if (fit_untolerated(pod, node) != NULL) {
+		/* 1.37 names no taint. */
 		snprintf(why, len, WHY_TAINT);
 		return (FIT_TAINT);
 	}

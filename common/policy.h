@@ -80,24 +80,24 @@
 #define JOBSPEC_MAX_COMPS 8
 
 struct jobspec {
-	char	*name;
-	char	*comment;
-	char	*admin_comment;
-	char	*partition;
-	char	*account;
-	char	*qos;
-	char	*reservation;
-	char	*constraints;
-	char	*tres_per_task; /* "gres:gpu:2" or NULL */
-	char	*licenses;
-	char	*wckey;
-	char	*mcs_label; /* config mcsLabel, or NULL */
-	char	*req_nodes; /* the Slurm node a shared claim holds it to */
+	char *name;
+	char *comment;
+	char *admin_comment;
+	char *partition;
+	char *account;
+	char *qos;
+	char *reservation;
+	char *constraints;
+	char *tres_per_task; /* "gres:gpu:2" or NULL */
+	char *licenses;
+	char *wckey;
+	char *mcs_label; /* config mcsLabel, or NULL */
+	char *req_nodes; /* the Slurm node a shared claim holds it to */
 	/*
 	 * The Slurm nodes its pods may not use (the placement rule, fit.c:
 	 * the scheduler sets it after translation), or NULL
 	 */
-	char *exc_nodes;
+	char	*exc_nodes;
 	uint32_t ntasks;
 	uint32_t cpus_per_task;
 	uint32_t gpus_per_task;	  /* for splitting GRES detail */

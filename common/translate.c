@@ -57,10 +57,11 @@ res_one(const json_t *c, const char *what, const char *res, int milli,
 	int	    rc;
 
 	*q = 0;
-	v = json_string_value(json_object_get(k8s_obj_get(c,
-						  limits ? "resources.limits" :
-							   "resources.requests"),
-	    res));
+	v = json_string_value(
+	    json_object_get(k8s_obj_get(c,
+				limits ? "resources.limits" :
+					 "resources.requests"),
+		res));
 	/* Requests default to limits, as the API server does. */
 	if (v == NULL && !limits)
 		v = json_string_value(
@@ -80,8 +81,8 @@ res_one(const json_t *c, const char *what, const char *res, int milli,
 }
 
 int
-translate_pod_request(const json_t *pod, const char *res, int milli,
-    int limits, int64_t *out, char *err, size_t errlen)
+translate_pod_request(const json_t *pod, const char *res, int milli, int limits,
+    int64_t *out, char *err, size_t errlen)
 {
 	const json_t *c;
 	json_t	     *ov;
@@ -148,8 +149,8 @@ static int
 res_pod(const json_t *pod, const char *res, int milli, int limits, int64_t *out,
     char *err, size_t errlen)
 {
-	return (translate_pod_request(pod, res, milli, limits, out, err,
-	    errlen));
+	return (
+	    translate_pod_request(pod, res, milli, limits, out, err, errlen));
 }
 
 static int

@@ -100,6 +100,8 @@ START_TEST(test_plugin_cases)
 		node = fit_ready_node(json_object_get(c, "node"));
 		existing = json_object_get(c, "existing");
 		n = json_array_size(existing);
+		/* An array of pointers: sizeof a pointer is meant. */
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		others = calloc(n + 1, sizeof(*others));
 		for (j = 0; j < n; j++)
 			others[j] = json_array_get(existing, j);

@@ -136,7 +136,7 @@ ppod "$ns" notol "" | k apply -f - >/dev/null
 check "a pod without the toleration is bound" wait_for 30 pod_has "$ns" notol "$JP_NODE"
 check_eq "to the one untainted node" "$(pod_field "$ns" notol "$JP_NODE")" "$last"
 ppod "$ns" on-n1 "  nodeSelector: {kubernetes.io/hostname: n1}" | k apply -f - >/dev/null
-unfit "$ns" on-n1 "0/$NODES nodes are available: 1 node(s) had untolerated taint {dedicated: team-a}, $((NODES - 1)) node(s) didn't match Pod's node affinity/selector."
+unfit "$ns" on-n1 "0/$NODES nodes are available: 1 node(s) had untolerated taint(s), $((NODES - 1)) node(s) didn't match Pod's node affinity/selector."
 for n in "${PL_TAINTED[@]}"; do k taint node "$n" dedicated=team-a:NoSchedule- >/dev/null; done
 PL_TAINTED=()
 check "the taint removed, the waiting pod is bound" wait_for 30 pod_has "$ns" on-n1 "$JP_NODE"
