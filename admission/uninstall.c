@@ -44,10 +44,10 @@ uninstall_untaint(struct k8s_client *c, const char *install)
 {
 	struct k8s_error err;
 	json_t		*list = NULL, *taints, *patch;
-	const json_t	*node, *t;
-	const char	*by, *key, *name;
+	const json_t	*node;
+	const char	*by, *name;
 	char		 path[512];
-	size_t		 i, j;
+	size_t		 i;
 	int		 rc = 0;
 
 	if (k8s_get(c, "/api/v1/nodes", &list, &err) == -1) {
@@ -60,13 +60,7 @@ uninstall_untaint(struct k8s_client *c, const char *install)
 		if (by == NULL || strcmp(by, install) != 0)
 			continue;
 		name = k8s_obj_name(node);
-		taints = json_array();
-		json_array_foreach (k8s_obj_get(node, "spec.taints"), j, t) {
-			key = json_string_value(json_object_get(t, "key"));
-			if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
-				json_array_append(taints,
-				    (json_t *)(uintptr_t)t);
-		}
+		taints = translate_node_taints(node, NULL);
 		patch = json_pack("{s:{s:s?, s:{s:n}}, s:{s:o}}", "metadata",
 		    "resourceVersion",
 		    k8s_obj_str(node, "metadata.resourceVersion"),

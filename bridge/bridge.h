@@ -1074,6 +1074,11 @@ void poll_slurm(struct reconcile *);
 void poll_recover(struct reconcile *);
 
 /* nodes.c: bridged nodes (reconcile thread). */
+/*
+ * The pods on node name that have not ended, as the API server lists
+ * them now (a new array), or NULL, logged with why.
+ */
+json_t *nodes_pods(struct reconcile *, const char *name, const char *why);
 /* A node was added (old NULL) or changed: taint, drain, resume, fail. */
 void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
 /*

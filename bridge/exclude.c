@@ -230,31 +230,11 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	return (rc);
 }
 
-/* The pods on the node as the API server has them now, or NULL. */
-static json_t *
-exclude_live(struct reconcile *r, const char *node)
-{
-	struct k8s_error err;
-	json_t		*list = NULL;
-	char		 path[512];
-
-	snprintf(path, sizeof(path),
-	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
-	if (k8s_get(r->client, path, &list, &err) == -1) {
-		log_warnx("node %s: its pods for the check before binding: "
-			  "%ld %s: %s",
-		    node, err.status, err.reason, err.text);
-		return (NULL);
-	}
-	return (list);
-}
-
 int
 exclude_recheck(struct reconcile *r, const struct podrec *rec, const char *node,
     char *why, size_t len)
 {
 	const json_t *nrec = map_get(r->nodes, node), *p;
-	const char   *phase;
 	json_t	     *pod = podrec_json(rec), *list = NULL, **others = NULL;
 	json_t	    **ours = NULL, *uids = NULL;
 	size_t	      n = 0, i, nours = 0;
@@ -271,19 +251,16 @@ exclude_recheck(struct reconcile *r, const struct podrec *rec, const char *node,
 	 * own whose Binding is on its way.
 	 */
 	if (exclude_needs_others(pod) &&
-	    (list = exclude_live(r, node)) != NULL) {
+	    (list = nodes_pods(r, node, "for the check before binding")) !=
+		NULL) {
 		ours = exclude_others(r, node, pod, &nours);
-		i = json_array_size(json_object_get(list, "items")) + nours + 1;
+		i = json_array_size(list) + nours + 1;
 		/* An array of pointers: sizeof a pointer is meant. */
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		others = xreallocarray(NULL, i, sizeof(*others));
 		uids = json_object();
-		json_array_foreach (json_object_get(list, "items"), i, p) {
-			phase = k8s_obj_str(p, "status.phase");
-			if ((phase != NULL &&
-				(strcmp(phase, "Succeeded") == 0 ||
-				    strcmp(phase, "Failed") == 0)) ||
-			    (k8s_obj_uid(p) != NULL &&
+		json_array_foreach (list, i, p) {
+			if ((k8s_obj_uid(p) != NULL &&
 				strcmp(k8s_obj_uid(p), podrec_uid(rec)) == 0))
 				continue;
 			if (k8s_obj_uid(p) != NULL)

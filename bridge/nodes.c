@@ -14,6 +14,35 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
+json_t *
+nodes_pods(struct reconcile *r, const char *name, const char *why)
+{
+	struct k8s_error err;
+	json_t		*list = NULL, *live;
+	const json_t	*pod;
+	const char	*phase;
+	char		 path[512];
+	size_t		 i;
+
+	snprintf(path, sizeof(path),
+	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", name);
+	if (k8s_get(r->client, path, &list, &err) == -1) {
+		log_warnx("node %s: its pods, %s: %ld %s: %s", name, why,
+		    err.status, err.reason, err.text);
+		return (NULL);
+	}
+	live = json_array();
+	json_array_foreach (json_object_get(list, "items"), i, pod) {
+		phase = k8s_obj_str(pod, "status.phase");
+		if (phase == NULL ||
+		    (strcmp(phase, "Succeeded") != 0 &&
+			strcmp(phase, "Failed") != 0))
+			json_array_append(live, (json_t *)(uintptr_t)pod);
+	}
+	json_decref(list);
+	return (live);
+}
+
 /*
  * Before a NoExecute taint goes on: logs each pod on the node that it
  * evicts (running, and not tolerating it), so the admin who chose
@@ -22,28 +51,14 @@
 static int
 node_report_evictions(struct reconcile *r, const char *name)
 {
-	struct k8s_error err;
-	json_t		*list = NULL;
-	const json_t	*pod;
-	const char	*phase;
-	char		 path[512];
-	size_t		 i;
-	int		 n = 0;
+	json_t	     *list;
+	const json_t *pod;
+	size_t	      i;
+	int	      n = 0;
 
-	snprintf(path, sizeof(path),
-	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", name);
-	if (k8s_get(r->client, path, &list, &err) == -1) {
-		log_warnx("node %s: listing its pods before the NoExecute "
-			  "taint: %ld %s: %s",
-		    name, err.status, err.reason, err.text);
+	if ((list = nodes_pods(r, name, "before the NoExecute taint")) == NULL)
 		return (-1);
-	}
-	json_array_foreach (json_object_get(list, "items"), i, pod) {
-		phase = k8s_obj_str(pod, "status.phase");
-		if (phase != NULL &&
-		    (strcmp(phase, "Succeeded") == 0 ||
-			strcmp(phase, "Failed") == 0))
-			continue;
+	json_array_foreach (list, i, pod) {
 		if (translate_tolerates(pod, "NoExecute"))
 			continue;
 		log_warnx("node %s: the NoExecute taint " MANAGED_TAINT_KEY
@@ -71,11 +86,9 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 {
 	struct k8s_error err;
 	json_t		*patch, *taints, *fresh = NULL;
-	const json_t	*t;
-	const char	*effect = r->tconf.taint_effect, *have, *key;
+	const char	*effect = r->tconf.taint_effect, *have;
 	const char	*name = k8s_obj_name(node);
 	char		 path[512];
-	size_t		 i;
 	int		 tries;
 
 	if (r->slurm_nodes == NULL ||
@@ -98,16 +111,7 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 		fresh = NULL;
 		if (k8s_get(r->client, path, &fresh, &err) == -1)
 			break;
-		taints = json_array();
-		json_array_foreach (k8s_obj_get(fresh, "spec.taints"), i, t) {
-			key = json_string_value(json_object_get(t, "key"));
-			if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
-				json_array_append(taints,
-				    (json_t *)(uintptr_t)t);
-		}
-		json_array_append_new(taints,
-		    json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
-			"value", MANAGED_TAINT_VALUE, "effect", effect));
+		taints = translate_node_taints(fresh, effect);
 		patch = json_pack("{s:{s:s?, s:{s:s}}, s:{s:o}}", "metadata",
 		    "resourceVersion",
 		    k8s_obj_str(fresh, "metadata.resourceVersion"),

@@ -189,6 +189,12 @@ int translate_pod_request(const json_t *pod, const char *res, int milli,
 int translate_tolerates(const json_t *pod, const char *effect);
 /* Does the node carry the managed-node taint (any value and effect)? */
 int translate_node_managed(const json_t *node);
+/*
+ * The node's taints without the managed-node one, then that one with
+ * effect when effect is not NULL: the whole list the scheduler writes
+ * back to taint a node (effect) or uninstall to untaint it (NULL).  New.
+ */
+json_t *translate_node_taints(const json_t *node, const char *effect);
 /* The effect of the node's managed-node taint, or NULL (borrowed). */
 const char *translate_node_taint_effect(const json_t *node);
 /*

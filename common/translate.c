@@ -398,6 +398,26 @@ translate_tolerates(const json_t *pod, const char *effect)
 		    "NoExecute")));
 }
 
+json_t *
+translate_node_taints(const json_t *node, const char *effect)
+{
+	json_t	     *taints = json_array();
+	const json_t *t;
+	const char   *key;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(node, "spec.taints"), i, t) {
+		key = json_string_value(json_object_get(t, "key"));
+		if (key == NULL || strcmp(key, MANAGED_TAINT_KEY) != 0)
+			json_array_append(taints, (json_t *)(uintptr_t)t);
+	}
+	if (effect != NULL)
+		json_array_append_new(taints,
+		    json_pack("{s:s, s:s, s:s}", "key", MANAGED_TAINT_KEY,
+			"value", MANAGED_TAINT_VALUE, "effect", effect));
+	return (taints);
+}
+
 const char *
 translate_node_taint_effect(const json_t *node)
 {

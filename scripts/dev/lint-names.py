@@ -71,6 +71,7 @@
 # Usage: scripts/dev/lint-names.py [FILE...]   (default: the files above;
 #        a FILE under a man/ directory or named NAME.N is read as a man page)
 import glob
+import importlib.util
 import os
 import re
 import shlex
@@ -550,26 +551,27 @@ def check_yaml_fence(code, path, numbered):
 
 # ---- Markdown --------------------------------------------------------------
 
+def _lint_docs():
+    """scripts/dev/lint-docs.py as a module: its Markdown readers."""
+    spec = importlib.util.spec_from_file_location(
+        'lint_docs', os.path.join(os.path.dirname(__file__), 'lint-docs.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LINT_DOCS = _lint_docs()
+
+
 def code_spans(text):
-    """(start, end, content) of each inline code span of a paragraph."""
-    spans, pos = [], 0
-    runs = list(re.finditer(r'`+', text))
-    i = 0
-    while i < len(runs):
-        run = runs[i]
-        if run.start() < pos:
-            i += 1
-            continue
-        n = len(run.group())
-        close = next((r for r in runs[i + 1:] if len(r.group()) == n), None)
-        if close is None:
-            i += 1
-            continue
-        content = text[run.end():close.start()].replace('\n', ' ').strip()
-        spans.append((run.start(), close.end(), content))
-        pos = close.end()
-        i = runs.index(close) + 1
-    return spans
+    """(start, end, content) of each inline code span of a paragraph
+    (lint-docs.py finds them)."""
+    out = []
+    for start, end in LINT_DOCS.code_spans(text):
+        n = len(re.match(r'`+', text[start:]).group())
+        out.append((start, end,
+                    text[start + n:end - n].replace('\n', ' ').strip()))
+    return out
 
 
 def split_cells(row):
