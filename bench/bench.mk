@@ -9,7 +9,8 @@
 #   $(BUILD)/bench/record          the JSON records and results file (jansson)
 #   $(BUILD)/bench/cpuseries       the CPU over time of the machine and processes
 # `make bench-tools` builds them all.  `make bench-selftest` checks the
-# driver's scenario runner (bench/selftest.sh) without a stack.
+# driver's scenario runner and the constrained scenario's pieces
+# (bench/selftest.sh) without a stack.
 
 # Included before the main Makefile's first target, don't become the default.
 ifeq ($(.DEFAULT_GOAL),)

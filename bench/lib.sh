@@ -38,16 +38,16 @@ at_exit() { AT_EXIT+=("$1"); }
 # stop_started: stops what a scenario may have left running (its
 # schedulers, watchers, samplers, filler jobs) and runs its at_exit
 # functions, newest first.
+# Each step may fail (a process already gone) without stopping the next:
+# this runs in EXIT traps, under set -e.
 stop_started() {
-	local i
-	[ -n "${owners_bpid:-}" ] && kill "$owners_bpid" 2>/dev/null
-	[ -n "${owners_apid:-}" ] && kill "$owners_apid" 2>/dev/null
-	[ -n "${owners_ns:-}" ] && k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1
-	[ -n "${sched_pid:-}" ] && kill "$sched_pid" 2>/dev/null
-	[ -n "${bw_pid:-}" ] && kill "$bw_pid" 2>/dev/null
-	[ -n "${cs_pid:-}" ] && kill "$cs_pid" 2>/dev/null
+	local i p
+	for p in "${owners_bpid:-}" "${owners_apid:-}" "${sched_pid:-}" "${bw_pid:-}" "${cs_pid:-}"; do
+		if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
+	done
+	if [ -n "${owners_ns:-}" ]; then k delete namespace "$owners_ns" --wait=false >/dev/null 2>&1 || true; fi
 	# shellcheck disable=SC2086 # the filler jobs, one per node
-	[ -n "${native_job:-}" ] && scancel $native_job 2>/dev/null
+	if [ -n "${native_job:-}" ]; then scancel $native_job 2>/dev/null || true; fi
 	owners_bpid='' owners_apid='' owners_ns='' sched_pid='' bw_pid='' cs_pid='' native_job=''
 	for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
 		"${AT_EXIT[i]}" || say "warning: ${AT_EXIT[i]} failed"

@@ -13,12 +13,16 @@
 # (bindwatch, podgen, readywait, slurm-baseline) and record, which writes
 # every JSON record and the results file from what they measured.
 #
-# singles, gangs and fixed run in BENCH_ROUNDS (default 3) interleaved
+# singles, constrained, gangs and fixed run in BENCH_ROUNDS (default 3) interleaved
 # rounds of each system, and the table gives each ratio's median over the
 # rounds with its spread: one noisy run decides nothing.
 # Scenarios (each with its baseline in the same run):
 #   singles   BENCH_SINGLES one-CPU pods present when the scheduler starts,
 #             against Slurm alone (libslurm) and a stock kube-scheduler
+#   constrained  as singles (BENCH_CONSTRAINED pods), a third of them with a
+#             node selector or a taint pool (the scenario labels and taints
+#             the nodes, and undoes it), against a stock kube-scheduler:
+#             constrained and plain pods reported apart
 #   gangs     BENCH_GANGS gangs of 8 one-GPU pods, the same way
 #   fixed     pods arriving at BENCH_FIXED_RATE pods/s (podgen), against the
 #             running bridge and a kube-scheduler: creation to bind per pod
@@ -32,14 +36,15 @@
 #             schedule; "bench/run.sh owners" runs it alone, against the
 #             stack as it is (it neither brings the stack up nor restarts
 #             its daemons)
-# BENCH_SCENARIOS picks some ("singles gangs"); the default is all seven.
+# BENCH_SCENARIOS picks some ("singles gangs"); the default is all eight.
 # Output: one table on stdout, the figures as JSON in
 # bench/results/bench-<UTC date>.json (BENCH_OUT names another), and next
-# to it PNG plots of binds over time (-singles.png, -fixed.png; gnuplot,
-# installed by deps.sh --bench when missing, else no plots).  Pod latencies are in ms, to the bind seen
-# on bindwatch's watch: in singles and gangs from t0 (a pod bound before it
-# counts 0), in fixed from the pod's ADDED event on that same watch.
-# For singles, gangs and fixed the bench also reads, over each system's
+# to it PNG plots of binds over time (-singles.png, -constrained.png,
+# -fixed.png; gnuplot, installed by deps.sh --bench when missing, else no
+# plots).  Pod latencies are in ms, to the bind seen on bindwatch's watch:
+# in singles, constrained and gangs from t0 (a pod bound before it counts
+# 0), in fixed from the pod's ADDED event on that same watch.
+# For singles, constrained, gangs and fixed the bench also reads, over each system's
 # window, the API server's mutating requests (apiserver_request_total) per
 # bound pod, the bridge's Slurm RPCs per pod (its /metrics), and the
 # scheduler's CPU seconds per bound pod.
@@ -85,7 +90,7 @@ CPUSERIES=$top/build/bench/cpuseries
 WORK=$(mktemp -d)
 RESULTS=$WORK/results.jsonl   # one record (a JSON object) per line
 BENCH_T0=$(date +%s)
-SCENARIOS=" ${BENCH_SCENARIOS:-singles gangs fixed churn backlog webhook owners} "
+SCENARIOS=" ${BENCH_SCENARIOS:-singles constrained gangs fixed churn backlog webhook owners} "
 # "bench/run.sh owners": that scenario alone, on the stack as it is.
 ALONE=
 if [ "${1:-}" = owners ]; then ALONE=owners SCENARIOS=" owners "; fi
@@ -133,6 +138,8 @@ trap 'bench_rc=$?; [ "$BASHPID" != '"$BASHPID"' ] || cleanup "$bench_rc"' EXIT
 # scenario_NAME function.
 # shellcheck source=bench/scenarios/singles.sh
 . "$here/scenarios/singles.sh"
+# shellcheck source=bench/scenarios/constrained.sh
+. "$here/scenarios/constrained.sh"
 # shellcheck source=bench/scenarios/gangs.sh
 . "$here/scenarios/gangs.sh"
 # shellcheck source=bench/scenarios/fixed.sh
@@ -181,7 +188,7 @@ after_failure() {
 	"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 ||
 		{ say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"; return 1; }
 }
-for s in singles gangs fixed churn backlog webhook owners; do
+for s in singles constrained gangs fixed churn backlog webhook owners; do
 	if want "$s"; then run_scenario "$s"; fi
 done
 
@@ -224,6 +231,8 @@ if [ "$have_gnuplot" = 1 ]; then
 	plot singles "singles: $SINGLES one-CPU pods on $NODES nodes" \
 		"seconds since t0 (the scheduler ready; Slurm alone: its first submit)" \
 		"pods bound" "with lines lw 2"
+	plot constrained "constrained: $CONSTRAINED one-CPU pods, a third constrained, on $NODES nodes" \
+		"seconds since t0 (the scheduler ready)" "pods bound" "with lines lw 2"
 	plot fixed "fixed: $(cat "$WORK/fixed-rate" 2>/dev/null || echo "$FIXED_RATE") pods/s for $FIXED_S s on $NODES nodes" \
 		"seconds since the first pod was due (its arrival)" \
 		"creation to bind (ms, from ADDED)" "with points pt 7 ps 0.4" "set logscale y"

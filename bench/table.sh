@@ -51,13 +51,14 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 (select(any(.runs[]; .scenario != "owners")) |
 "nodes: \(.nodes), bench took \(.seconds) s on \(.host.cpus) CPUs" +
 	(if (.plots // []) | length > 0 then "; plots: \(.plots | join(" "))" else "" end),
-"per_s: binds/s (Slurm alone: jobs/s, gangs/s in gangs); latency in ms: singles and gangs from t0 (the",
-"scheduler ready, or the first submit), fixed from each pod'"'"'s ADDED; startup: process start to /readyz 200;",
+"per_s: binds/s (Slurm alone: jobs/s, gangs/s in gangs); latency in ms: singles, constrained and gangs from t0",
+"(the scheduler ready, or the first submit), fixed from each pod'"'"'s ADDED; startup: process start to /readyz 200;",
 "writes: the scheduler'"'"'s API writes per bound pod; rpcs: Slurm RPCs per pod",
 "",
 (["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
-(.runs[] | select((.scenario == "singles" or .scenario == "gangs" or .scenario == "fixed") and (ended | not)) | row),
+(.runs[] | select((.scenario == "singles" or .scenario == "constrained" or .scenario == "gangs" or .scenario == "fixed") and
+	(ended | not)) | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
 	select($b != null) |
@@ -91,6 +92,36 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"  gangs per second, bridge / Slurm alone: \(spread(rounds("gangs"; "bridge"; "slurm";
 		if .system == "slurm" then rate(.) elif rate(.) == null then null else rate(.) / (.gang_size // 8) end)))",
 	"  CPU per bound pod, singles bridge / kube-scheduler: \(spread(rounds("singles"; "bridge"; "kube-scheduler"; .cpu_per_pod_ms)))"),
+# The constrained scenario: each kind of pod apart (bindwatch'"'"'s groups),
+# then the medians over the rounds.
+(. as $f | select(any(.runs[]; .scenario == "constrained" and (ended | not))) |
+	def cls(x; c): if c == "all" then x.result else x.result.groups[c] end;
+	# Over the rounds: scenario A'"'"'s figure over scenario B'"'"'s, one system.
+	def xrounds(sa; sb; sys; f): [.runs[] | select(.scenario == sa and .system == sys and (ended | not))] as $A |
+		[.runs[] | select(.scenario == sb and .system == sys and (ended | not))] as $B |
+		[$A[] as $x | ($B[] | select(.round == $x.round)) as $y | ($x | f) as $fx | ($y | f) as $fy |
+			if $fx == null or $fy == null or $fy == 0 then null else $fx / $fy end];
+	(first(.runs[] | select(.scenario == "constrained" and .pool_nodes != null)) // {}) as $l |
+	"",
+	"constrained: \($l.selector_pods // "-") pods with a node selector (\($l.zone_nodes // "-") zone nodes), \($l.pool_pods // "-") in a taint pool (\($l.pool_nodes // "-") tainted nodes",
+	"they tolerate and select), \($l.plain_pods // "-") plain; per_s: binds/s over the run'"'"'s span; latency from t0; cpu_ms/pod:",
+	"the whole run'"'"'s (one process places both kinds); violations: pods bound against their constraint",
+	(["system", "round", "pods", "kind", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "bound", "cpu_ms/pod", "violations"] | @tsv),
+	(.runs[] | select(.scenario == "constrained" and (ended | not)) | . as $x |
+		(["all", "constrained", "selector", "pool", "plain"][] as $c | cls($x; $c) as $g | select($g != null) |
+		[$x.system, ($x.round // 1 | tostring), ($g.pods // "-" | tostring), $c, r($g.binds_per_s), r($g.latency_ms.p50),
+		 r($g.latency_ms.p90), r($g.latency_ms.p99), r($g.latency_ms.max), ($g.bound // "-" | tostring),
+		 (if $c == "all" then r2($x.cpu_per_pod_ms) else "" end),
+		 (if $c == "all" then ($x.violations // "-" | tostring) else "" end)] | @tsv)),
+	"  median over the rounds, bridge / kube-scheduler:",
+	(["constrained", "plain"][] as $c |
+		"    \($c) pods: binds/s \(spread(rounds("constrained"; "bridge"; "kube-scheduler"; .result.groups[$c].binds_per_s)))",
+		"    \($c) pods: p99 \(spread(rounds("constrained"; "bridge"; "kube-scheduler"; .result.groups[$c].latency_ms.p99)))",
+		"    \($c) pods: p50 \(spread(rounds("constrained"; "bridge"; "kube-scheduler"; .result.groups[$c].latency_ms.p50)))"),
+	"    CPU per bound pod: \(spread(rounds("constrained"; "bridge"; "kube-scheduler"; .cpu_per_pod_ms)))",
+	(select(any($f.runs[]; .scenario == "singles")) |
+		"  constrained / singles of the same round, binds/s: bridge \(spread(xrounds("constrained"; "singles"; "bridge"; rate(.)))); kube-scheduler \(spread(xrounds("constrained"; "singles"; "kube-scheduler"; rate(.))))",
+		"  constrained / singles of the same round, CPU per bound pod: bridge \(spread(xrounds("constrained"; "singles"; "bridge"; .cpu_per_pod_ms))); kube-scheduler \(spread(xrounds("constrained"; "singles"; "kube-scheduler"; .cpu_per_pod_ms)))")),
 (first(.runs[] | select(.scenario == "fixed-calibration")) // empty |
 	"  fixed ran at \(.rate) pods/s: \(.share_percent) % of the \(.created_per_s // "-") pods/s this stack created (of 100 asked) while the bridge placed them"),
 (select(any(.runs[]; .stack_cpu_s != null and .scenario != "churn" and .scenario != "backlog")) |
@@ -98,7 +129,8 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"CPU per pod, ms (median over the rounds): the scheduler, and Slurm'"'"'s parts (accounting: slurmdbd + mariadbd);",
 	"bound: from start to the last bind; ended: from the pods'"'"' deletion until Slurm holds no job; fixed: whole lives",
 	(["run", "system", "scheduler", "slurmctld", "slurmd", "munged", "accounting", "Slurm", "scheduler+Slurm"] | @tsv),
-	(["singles bound", "singles ended", "gangs bound", "gangs ended", "fixed life"][] as $w |
+	(["singles bound", "singles ended", "constrained bound", "constrained ended", "gangs bound", "gangs ended",
+	  "fixed life"][] as $w |
 	 ($w | split(" ")) as [$sc, $kind] |
 	 ["bridge", "kube-scheduler"][] as $sys |
 	 [.runs[] | select(.scenario == $sc and .system == $sys and
@@ -121,7 +153,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"busy CPU per bound pod from t0 to the last bind, ms (median over the rounds): the machine'"'"'s (all but idle),",
 	"and whose; busy: the share of its \($f.host.cpus) CPUs in use then (at 100 %, pods/s = CPUs / the machine'"'"'s figure)",
 	(["run", "system", "machine", "scheduler", "Slurm", "apiserver", "etcd", "kwok", "controller", "other", "busy"] | @tsv),
-	(["singles", "gangs"][] as $sc | ["bridge", "kube-scheduler"][] as $sys |
+	(["singles", "constrained", "gangs"][] as $sc | ["bridge", "kube-scheduler"][] as $sys |
 	 [.runs[] | select(.scenario == $sc and .system == $sys and .bind_cpu_s != null)] as $rs |
 	 select($rs | length > 0) |
 	 def n(x): x.result.bound;

@@ -19,6 +19,12 @@
  * (the bridge binds with one Binding that carries it); and the spread of
  * a whole gang (its first bind to its last) is reported.
  *
+ * With --group NAME=PREFIX (repeated) it also reports, under "groups",
+ * the pods whose name starts with PREFIX on their own: how many were seen
+ * and bound, their binds per second (over the same span as all pods') and
+ * their latency percentiles, those never bound the latest.  A pod may be
+ * in several groups.
+ *
  * The main thread only waits (for N pods bound or deleted, the timeout or
  * SIGINT/SIGTERM), writes the --samples lines from an atomic counter and
  * the --synced-file once the first list is delivered; then it joins the
@@ -54,6 +60,7 @@
 #define BW_TICK_MS	  50
 #define BW_T0_POLL_MS	  10
 #define BW_WARN_MAX	  5 /* violations logged one by one */
+#define BW_GROUPS_MAX	  8
 
 struct bw_pod {
 	int64_t bind_ms;    /* epoch ms, first bound event; 0 */
@@ -79,6 +86,10 @@ struct bw {
 	int		     from_added; /* latency from each pod's ADDED */
 	const char	    *gang_label; /* NULL: no gang check */
 	struct k8s_informer *inf;
+	/* --group NAME=PREFIX: "NAME=PREFIX" and the offset of PREFIX */
+	const char *groups[BW_GROUPS_MAX];
+	size_t	    group_at[BW_GROUPS_MAX];
+	size_t	    ngroups;
 
 	/* the informer thread's until it is joined */
 	json_t	       *pod_index; /* uid -> index in pods */
@@ -109,6 +120,7 @@ usage(FILE *fp)
 	    "                 [--t0 EPOCH_MS | --t0-file FILE | --from-added]\n"
 	    "                 [--timeout S] [--gang-label KEY] [--samples FILE]\n"
 	    "                 [--binds FILE] [--synced-file FILE]\n"
+	    "                 [--group NAME=PREFIX]...\n"
 	    "  --kubeconfig F     kubeconfig (default: $KUBECONFIG, in-cluster,\n"
 	    "                     ~/.kube/config)\n"
 	    "  --namespace NS     the pods to watch\n"
@@ -129,8 +141,10 @@ usage(FILE *fp)
 	    "                     order (start_ms: its ADDED event, or -1)\n"
 	    "  --synced-file F    create F once the first list is delivered (the\n"
 	    "                     watch runs: pods created from then on are ADDED)\n"
+	    "  --group NAME=PREFIX  report the pods whose name starts with PREFIX\n"
+	    "                     apart too, under groups.NAME (up to %d)\n"
 	    "Prints one JSON line on stdout.\n",
-	    BW_TIMEOUT_S);
+	    BW_TIMEOUT_S, BW_GROUPS_MAX);
 }
 
 /* RFC 3339 "2026-01-02T03:04:05Z" in epoch ms, or -1. */
@@ -502,16 +516,100 @@ bw_binds_write(const struct bw *w, const char *path)
 	return (rc);
 }
 
+/*
+ * A bound pod's latency in ms into *lat (0 when bound before t0, then
+ * counted in *early): 0, or -1 when it cannot be measured.
+ */
+static int
+bw_latency(const struct bw *w, const struct bw_pod *p, double *lat,
+    size_t *early)
+{
+	if (w->t0_ms > 0)
+		*lat = (double)(p->bind_ms - w->t0_ms);
+	else if (w->from_added && p->added_ms > 0)
+		*lat = (double)(p->bind_ms - p->added_ms);
+	else if (!w->from_added && p->created_ms >= 0)
+		*lat = (double)(p->bind_ms - p->created_ms);
+	else
+		return (-1);
+	/* Bound before the scheduler said it was ready. */
+	if (*lat < 0) {
+		*lat = 0;
+		if (early != NULL)
+			(*early)++;
+	}
+	return (0);
+}
+
+/* bound binds over span ms, per second to 1/100, or null. */
+static json_t *
+bw_rate(size_t bound, int64_t span)
+{
+	return (bound > 0 && span > 0 ?
+		json_real(
+		    (double)(int64_t)((double)bound * 1e5 / (double)span) /
+		    100.0) :
+		json_null());
+}
+
+/*
+ * One --group: the pods whose name starts with prefix, their binds per
+ * second from start, and their latencies (those seen and never bound the
+ * latest; bound ones that cannot be measured left out, as for all pods).
+ */
+static json_t *
+bw_group_report(const struct bw *w, const char *prefix, int64_t start)
+{
+	const struct bw_pod *p;
+	json_t		    *o;
+	double		    *v, lat;
+	int64_t		     last = 0;
+	size_t		     i, n = 0, seen = 0, bound = 0, deleted = 0;
+	size_t		     len = strlen(prefix);
+
+	v = xcalloc(w->npods > 0 ? w->npods : 1, sizeof(*v));
+	for (i = 0; i < w->npods; i++) {
+		p = &w->pods[i];
+		if (strncmp(p->name, prefix, len) != 0)
+			continue;
+		seen++;
+		if (p->deleted)
+			deleted++;
+		if (p->bind_ms == 0)
+			continue;
+		bound++;
+		if (p->bind_ms > last)
+			last = p->bind_ms;
+		if (bw_latency(w, p, &lat, NULL) == 0)
+			v[n++] = lat;
+	}
+	pct_sort(v, n);
+	o = json_object();
+	json_object_set_new(o, "prefix", json_string(prefix));
+	json_object_set_new(o, "pods", json_integer((json_int_t)seen));
+	json_object_set_new(o, "bound", json_integer((json_int_t)bound));
+	json_object_set_new(o, "deleted_unbound",
+	    json_integer((json_int_t)deleted));
+	json_object_set_new(o, "last_bind_ms",
+	    bound > 0 ? json_integer(last) : json_null());
+	json_object_set_new(o, "binds_per_s", bw_rate(bound, last - start));
+	json_object_set_new(o, "latency_ms",
+	    bw_pcts(v, n, n + (seen - bound), 1));
+	free(v);
+	return (o);
+}
+
 /* The result line; call after the informer is joined. */
 static json_t *
 bw_report(struct bw *w)
 {
 	const struct bw_pod *p;
-	json_t		    *out;
+	json_t		    *out, *groups;
 	double		    *v, lat;
 	int64_t		     start, span;
 	size_t		     i, n = 0, bound = 0, early = 0, unmeasured = 0;
 	size_t		     late;
+	char		    *name;
 
 	v = xcalloc(w->npods > 0 ? w->npods : 1, sizeof(*v));
 	for (i = 0; i < w->npods; i++) {
@@ -519,20 +617,9 @@ bw_report(struct bw *w)
 		if (p->bind_ms == 0)
 			continue;
 		bound++;
-		if (w->t0_ms > 0)
-			lat = (double)(p->bind_ms - w->t0_ms);
-		else if (w->from_added && p->added_ms > 0)
-			lat = (double)(p->bind_ms - p->added_ms);
-		else if (!w->from_added && p->created_ms >= 0)
-			lat = (double)(p->bind_ms - p->created_ms);
-		else {
+		if (bw_latency(w, p, &lat, &early) == -1) {
 			unmeasured++;
 			continue;
-		}
-		/* Bound before the scheduler said it was ready. */
-		if (lat < 0) {
-			lat = 0;
-			early++;
 		}
 		v[n++] = lat;
 	}
@@ -564,13 +651,21 @@ bw_report(struct bw *w)
 	    w->from_added && w->first_added_ms > 0 ? w->first_added_ms :
 						     w->first_ms;
 	span = w->last_ms - start;
-	json_object_set_new(out, "binds_per_s",
-	    bound > 0 && span > 0 ? json_real((double)(int64_t)((double)bound *
-						  1e5 / (double)span) /
-					100.0) :
-				    json_null());
+	json_object_set_new(out, "binds_per_s", bw_rate(bound, span));
 	pct_sort(v, n);
 	json_object_set_new(out, "latency_ms", bw_pcts(v, n, n + late, 1));
+	if (w->ngroups > 0) {
+		groups = json_object();
+		for (i = 0; i < w->ngroups; i++) {
+			/* "NAME=PREFIX": the name ends at the '='. */
+			name = xstrndup(w->groups[i], w->group_at[i] - 1);
+			json_object_set_new(groups, name,
+			    bw_group_report(w, w->groups[i] + w->group_at[i],
+				start));
+			free(name);
+		}
+		json_object_set_new(out, "groups", groups);
+	}
 	if (w->gang_label != NULL) {
 		json_object_set_new(out, "gangs",
 		    json_integer((json_int_t)w->ngangs));
@@ -633,6 +728,7 @@ main(int argc, char *argv[])
 		{ "samples", required_argument, NULL, 's' },
 		{ "binds", required_argument, NULL, 'b' },
 		{ "synced-file", required_argument, NULL, 'y' },
+		{ "group", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	struct k8s_informer_opts opts;
@@ -646,7 +742,7 @@ main(int argc, char *argv[])
 	const char		*kubeconfig = NULL, *ns = NULL;
 	const char		*samples_path = NULL, *t0_path = NULL;
 	const char		*binds_path = NULL, *synced_path = NULL;
-	char			*path = NULL;
+	char			*path = NULL, *eq;
 	long long		 v, timeout = BW_TIMEOUT_S;
 	int64_t			 deadline, next_sample, now;
 	int			 ch, rc = 1, interrupted = 0, synced = 0;
@@ -711,6 +807,18 @@ main(int argc, char *argv[])
 			break;
 		case 'y':
 			synced_path = optarg;
+			break;
+		case 'G':
+			eq = strchr(optarg, '=');
+			if (eq == NULL || eq == optarg || eq[1] == '\0' ||
+			    w.ngroups == BW_GROUPS_MAX) {
+				log_warnx("--group: \"%s\" is not NAME=PREFIX "
+					  "(at most %d of them)",
+				    optarg, BW_GROUPS_MAX);
+				return (2);
+			}
+			w.group_at[w.ngroups] = (size_t)(eq - optarg) + 1;
+			w.groups[w.ngroups++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
