@@ -64,11 +64,13 @@ out=$(gd_apply "$ns" everything default-scheduler "tolerations: [{operator: Exis
 gd_refused "refused, saying the taint is among those it tolerates" "$out" \
 	"spec\.tolerations\[0\]: tolerates every taint, slinky\.slurm\.net/managed-node among them, $gd_sched_msg default-scheduler\); tolerate only the taints the pod needs, by key, or let slurm-bridge schedule the pod" \
 	"$ns" everything
-out=$(gd_apply "$ns" noexec default-scheduler "tolerations: [{operator: Exists, effect: NoExecute}]")
-gd_refused "and so does every NoExecute taint" "$out" \
-	"spec\.tolerations\[0\]: tolerates every NoExecute taint" "$ns" noexec
+# The managed-node taint is NoSchedule (managedTaintEffect's default):
+# tolerating every NoSchedule taint tolerates it, every NoExecute one not.
 out=$(gd_apply "$ns" nosched default-scheduler "tolerations: [{operator: Exists, effect: NoSchedule}]")
-gd_admitted "every NoSchedule taint is not the managed-node taint: admitted" "$out" "$ns" nosched
+gd_refused "and so does every NoSchedule taint" "$out" \
+	"spec\.tolerations\[0\]: tolerates every NoSchedule taint" "$ns" nosched
+out=$(gd_apply "$ns" noexec default-scheduler "tolerations: [{operator: Exists, effect: NoExecute}]")
+gd_admitted "every NoExecute taint is not the managed-node taint's effect: admitted" "$out" "$ns" noexec
 
 scenario "guard: a pod created with nodeName of a Slurm node is refused, whatever its scheduler"
 node=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.taints[*].key}{"\n"}{end}' |
