@@ -6,7 +6,7 @@
 
 scenario "a gang of two shapes is one heterogeneous Slurm job (real LWS controller)"
 ns=$(new_ns enabled)
-tol='tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]'
+tol='tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]'
 ctr() { echo "containers: [{name: main, image: busybox, command: [sleep, \"3600\"], resources: {requests: {cpu: \"$1\", memory: $2}}}]"; }
 cat <<YAML | k apply -f - >/dev/null
 apiVersion: leaderworkerset.x-k8s.io/v1

@@ -5,7 +5,7 @@
 # normal, PreemptMode CANCEL and REQUEUE), scontrol suspend, and a requeue,
 # which placeholders refuse.
 
-TOL='tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]'
+TOL='tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]'
 # big_pod CPU GRACE: a pod spec (flow map body) of CPU CPUs.
 big_pod() {
 	echo "schedulerName: slurm-bridge, $TOL, terminationGracePeriodSeconds: $2, containers: [{name: main, image: busybox, command: [sleep, \"3600\"], resources: {requests: {cpu: \"$1\", memory: 256Mi}}}]"

@@ -27,7 +27,7 @@ metadata: {name: $2, namespace: $1}
 spec:
   schedulerName: default-scheduler
   terminationGracePeriodSeconds: 0
-  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]
+  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]
   containers:
   - {name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: "1", memory: 64Mi}}}
 YAML

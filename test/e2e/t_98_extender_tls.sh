@@ -62,7 +62,7 @@ metadata: {name: placed, namespace: $ns}
 spec:
   schedulerName: default-scheduler
   terminationGracePeriodSeconds: 0
-  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists, effect: NoExecute}]
+  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]
   containers:
   - {name: main, image: busybox, resources: {requests: {cpu: "1", memory: 64Mi}}}
 YAML
