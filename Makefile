@@ -200,6 +200,15 @@ $(BUILD)/check_integration: $(BUILD)/test/integration/check_k8s_it.o $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBK8S_A) $(CHECK_LIBS) $(LDLIBS)
 
+# The placement rule (common/fit.c) over a cluster read from a file
+# (test/tools/fitcheck.c): the feasible nodes of each pod, for make
+# contract-diff to hold against kube-scheduler's.
+$(BUILD)/fitcheck: $(BUILD)/test/tools/fitcheck.o \
+    $(SHARED_SRCS:%.c=$(BUILD)/%.o) $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+-include $(BUILD)/test/tools/fitcheck.d
+
 # The unit tests under valgrind, then e2e scenarios with both daemons under
 # valgrind (scripts/dev/sanitize.sh: t_10 t_40 t_80 t_97 by default).
 check-valgrind: $(BUILD)/check_unit $(BUILD)/check_group
@@ -398,6 +407,15 @@ bad-input: all
 	$(Q)scripts/stack/cluster-up.sh
 	$(Q)scripts/stack/bridge-up.sh
 	$(Q)test/bad/run.sh --api
+
+# The placement rule (common/fit.c) against a stock kube-scheduler as the
+# oracle: random pods over random kwok nodes, kube-scheduler's feasible
+# nodes (from its filter extender) against build/fitcheck's, pod by pod,
+# on the running stack (test/contract/diff.sh; SEED, COUNT and DIFF_API
+# from the environment, DIFF_API=private for a control plane of its own).
+contract-diff: $(BUILD)/fitcheck
+	$(Q)FITCHECK=$(BUILD)/fitcheck test/contract/diff.sh
+.PHONY: contract-diff
 
 # Everything CI runs: first the Go check (scripts/dev/go-check.sh: one line
 # and a stop when the Go on PATH cannot build the stack), then install,
