@@ -287,7 +287,11 @@ exclude_nodes_changed(struct reconcile *r)
 {
 	json_object_clear(r->fit_cache);
 	r->fit_dirty = 1;
-	if (!r->sweep_due) {
+	/*
+	 * Before recovery no sweep runs (and recovery evaluates every
+	 * group): a sweep due then would spin the loop without popping.
+	 */
+	if (r->recovered && !r->sweep_due) {
 		r->sweep_due = 1;
 		r->next_change = now_ms() + SWEEP_COALESCE_MS;
 	}
