@@ -5,6 +5,7 @@
  * (k8s.io/component-helpers/scheduling/corev1, .../resource).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,8 +103,10 @@ fit_int(const char *s, long long *out)
 
 	if (s == NULL || *s == '\0')
 		return (-1);
+	/* Past int64 is no number, as strconv.ParseInt has it. */
+	errno = 0;
 	*out = strtoll(s, &end, 10);
-	return (*end == '\0' ? 0 : -1);
+	return (*end == '\0' && errno != ERANGE ? 0 : -1);
 }
 
 /*

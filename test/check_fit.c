@@ -211,6 +211,18 @@ START_TEST(test_deliberate)
 	ck_assert_str_eq(why, "Insufficient example.com/foo");
 	json_decref(other);
 	json_decref(pod);
+	/* A label past int64 is no number: Gt matches nothing (contract-diff). */
+	json_object_set_new(json_object_get(node, "metadata"), "labels",
+	    json_pack("{s:s}", "rank", "9223372036854775808"));
+	pod = json_loads("{\"spec\": {\"affinity\": {\"nodeAffinity\": "
+			 "{\"requiredDuringSchedulingIgnoredDuringExecution\": "
+			 "{\"nodeSelectorTerms\": [{\"matchExpressions\": "
+			 "[{\"key\": \"rank\", \"operator\": \"Gt\", "
+			 "\"values\": [\"5\"]}]}]}}}}}",
+	    0, NULL);
+	ck_assert_int_eq(fit_node(pod, node, NULL, 0, why, sizeof(why)),
+	    FIT_AFFINITY);
+	json_decref(pod);
 	json_decref(node);
 }
 END_TEST
