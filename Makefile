@@ -432,6 +432,7 @@ test:
 	$(Q)$(MAKE) e2e
 	$(Q)$(MAKE) bad-input
 	$(Q)$(MAKE) fault
+	$(Q)$(MAKE) contract-diff
 	$(Q)$(MAKE) demo-check
 
 # The demo installs, builds and brings the stack, both daemons and the LWS
