@@ -71,13 +71,78 @@ workload() {
 }
 bridge_up() { "$top/scripts/stack/bridge-up.sh" >/dev/null; }
 
+# The scheduler contract's faults (13-16; "run.sh constraint" runs those
+# alone) put a taint, a label, a Slurm reservation and a pod in kube-system
+# on the stack, and may leave the scheduler or slurmctld stopped;
+# fc_cleanup undoes them, on failure too (the EXIT trap).  The taint and
+# label keys are this file's own.
+FC_TAINT=fault.slurm-bridge.io/held
+FC_LABEL=fault.slurm-bridge.io/allowed
+FC_RESV=fault-hold-$$
+FC_PORT=9417
+FC_USED="" FC_STOPPED="" FC_CTL_STOPPED="" FC_HP=""
+fc_cleanup() {
+	local n
+	[ -n "$FC_USED" ] || return 0
+	[ -z "$FC_CTL_STOPPED" ] || kill -CONT "$FC_CTL_STOPPED" 2>/dev/null
+	[ -z "$FC_STOPPED" ] || kill -CONT "$FC_STOPPED" 2>/dev/null
+	FC_STOPPED="" FC_CTL_STOPPED=""
+	for n in $(k get nodes -o json | jq -r --arg t "$FC_TAINT" \
+		'.items[] | select(any(.spec.taints[]?; .key == $t)) | .metadata.name'); do
+		k taint node "$n" "$FC_TAINT-" >/dev/null 2>&1
+	done
+	k label nodes -l "$FC_LABEL" "$FC_LABEL-" >/dev/null 2>&1
+	scontrol delete reservation="$FC_RESV" >/dev/null 2>&1
+	[ -z "$FC_HP" ] || k -n kube-system delete pod "$FC_HP" --wait=false >/dev/null 2>&1
+	FC_HP=""
+}
+# fc_hold: Slurm's nodes reserved for another user, so that the bridge's
+# jobs wait PENDING (as t_36 does); fc_release lets them start.
+fc_hold() {
+	FC_USED=1
+	scontrol create reservation reservationname="$FC_RESV" users=alice nodes=ALL \
+		starttime=now duration=10 flags=ignore_jobs >/dev/null
+}
+fc_release() { scontrol delete reservation="$FC_RESV" >/dev/null; }
+fc_taint() { FC_USED=1; k taint node "$1" "$FC_TAINT=yes:NoSchedule" >/dev/null; }
+fc_untaint() { k taint node "$1" "$FC_TAINT-" >/dev/null; }
+# fc_stop / fc_cont: the scheduler frozen whole (SIGSTOP) and thawed.
+fc_stop() { FC_USED=1; FC_STOPPED=$(stack_pid "$BRIDGE_PIDFILE"); kill -STOP "$FC_STOPPED"; }
+fc_cont() { [ -z "$FC_STOPPED" ] || kill -CONT "$FC_STOPPED"; FC_STOPPED=""; }
+# fc_ctl_stop / fc_ctl_cont: slurmctld frozen and thawed (its clients wait,
+# within MessageTimeout).
+fc_ctl_stop() { FC_USED=1; FC_CTL_STOPPED=$(stack_pid "$RUN_DIR/slurmctld.pid"); kill -STOP "$FC_CTL_STOPPED"; }
+fc_ctl_cont() { [ -z "$FC_CTL_STOPPED" ] || kill -CONT "$FC_CTL_STOPPED"; FC_CTL_STOPPED=""; }
+# fc_pending NS POD: the pod's job waits in Slurm; its id in $fc_job.
+fc_job=""
+fc_pending() { fc_job=$(pod_jobid "$1" "$2"); [ -n "$fc_job" ] && job_is "$fc_job" PENDING; }
+# exc_has JOB NODE: the job's ExcNodeList names NODE.
+exc_has() {
+	local l; l=$(job_field "$1" ExcNodeList)
+	[ -n "$l" ] && [ "$l" != "(null)" ] && scontrol show hostnames "$l" | grep -qx "$2"
+}
+refits() { stack_metric slurm_bridge_refits_total; }
+# hostport_holders NODE PORT: the live pods of any namespace on NODE that
+# hold host port PORT, one a line.
+hostport_holders() {
+	k get pods -A --field-selector "spec.nodeName=$1" -o json | jq -r --argjson p "$2" \
+		'.items[] | select(.metadata.deletionTimestamp == null and
+			.status.phase != "Succeeded" and .status.phase != "Failed") |
+		select([(.spec.containers + (.spec.initContainers // []))[].ports[]?.hostPort] | index($p)) |
+		"\(.metadata.namespace)/\(.metadata.name)"'
+}
+# hostport_single NS TAG NAME PORT: single's pod holding host port PORT.
+hostport_single() {
+	single "$1" "$2" "$3" | sed "s|^    command: \[sleep, \"3600\"\]\$|&\n    ports: [{containerPort: $4, hostPort: $4}]|"
+}
+
 # The sixth invariant is sampled all along a scenario: no two jobs ever
 # hold the same CPUs or GPUs of a node at once (invariants.py --overlap).
 OVERLAP=$(mktemp)
 sampler_pid=""
 # The sampler never outlives the suite, and holds none of its output open
 # (a reader of the suite's output would wait for it).
-trap '[ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null; rm -f "$SUBMITTED" "$OVERLAP"' EXIT
+trap 'fc_cleanup; [ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null; rm -f "$SUBMITTED" "$OVERLAP"' EXIT
 sampler_start() {  # sampler_start "NS..."
 	local n args=()
 	for n in $1; do args+=(--ns "$n"); done
@@ -523,6 +588,170 @@ if want purged; then
 	check "the scheduler logged it" log_has "$BLOG" "$mark" "slurm job $job is gone from Slurm"
 	scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
 	fault_end
+fi
+
+# --- 13. A taint while a job waits in Slurm ----------------------------------
+if want constraint-pending; then
+	fault_begin "a taint added while a job waits in Slurm: its ExcNodeList gains the node; released, the pod is bound elsewhere"
+	fc_hold
+	single "$ns" p waits | k apply -f - >/dev/null
+	check "the pod's job waits in Slurm (nodes reserved)" wait_for 30 fc_pending "$ns" waits
+	job=$fc_job target=""
+	for n in $(stack_node_names); do exc_has "$job" "$n" || { target=$n; break; }; done
+	check "a node the job may use ($target)" test -n "$target"
+	fc_taint "$target"
+	FAULTS=$((FAULTS + 1))
+	check "the pending job's ExcNodeList gains $target" wait_for 30 exc_has "$job" "$target"
+	echo "    ExcNodeList=$(job_field "$job" ExcNodeList)"
+	check_eq "the same job, still pending" "$(job_field "$job" JobState)" PENDING
+	fc_release
+	check "released, the pod is bound" wait_for 60 pod_has "$ns" waits "$JP_NODE"
+	on=$(pod_field "$ns" waits "$JP_NODE")
+	check "not to the tainted node ($on)" test -n "$on" -a "$on" != "$target"
+	check_eq "by that job" "$(pod_field "$ns" waits "$JP_JOBID")" "$job"
+	fc_untaint "$target"
+	fault_end
+fi
+
+# --- 14. A taint between Slurm's allocation and the Binding -------------------
+if want constraint-taint; then
+	# The window made wide: the scheduler frozen (SIGSTOP) while the job
+	# still waits, so that it cannot bind; Slurm starts the job and its
+	# node is tainted.  Thawed, the scheduler must learn of the taint
+	# before it learns of the allocation (as it would, outside the fault):
+	# slurmctld is frozen meanwhile, so that its poll waits while the node
+	# watch delivers.
+	fault_begin "a taint on the allocated node before the Binding: the allocation is given back, the pod bound elsewhere"
+	fc_hold
+	single "$ns" w win | k apply -f - >/dev/null
+	check "the pod's job waits in Slurm (nodes reserved)" wait_for 30 fc_pending "$ns" win
+	job=$fc_job
+	refits0=$(refits)
+	fc_stop
+	fc_release
+	check "with the scheduler stopped, Slurm starts job $job" wait_for 60 job_is "$job" RUNNING
+	node=$(job_field "$job" NodeList)
+	fc_taint "$node"
+	FAULTS=$((FAULTS + 1))
+	fc_ctl_stop
+	fc_cont
+	sleep 2
+	fc_ctl_cont
+	check "the pod is bound" wait_for 60 pod_has "$ns" win "$JP_NODE"
+	on=$(pod_field "$ns" win "$JP_NODE")
+	check "not to the tainted node $node ($on)" test -n "$on" -a "$on" != "$node"
+	check "the allocation was given back (slurm_bridge_refits_total $refits0 -> $(refits))" \
+		test "$(refits)" -gt "${refits0:-0}"
+	check "the scheduler said so" log_has "$BLOG" "$mark" "pod $ns/win: Slurm job $job: node $node no longer fits"
+	grep -h "pod $ns/win: Slurm job $job: node" <(tail -c +"$((mark + 1))" "$BLOG") | head -n1 | sed 's/^/    /'
+	check "job $job ends" wait_for 30 bash -c "! squeue -h -j $job -t R,CG -o %i 2>/dev/null | grep -q ."
+	check "the scheduler survived the stop" curl -sf "http://$LOCAL_IP:$BRIDGE_PORT/readyz" -o /dev/null
+	fc_untaint "$node"
+	fault_end
+fi
+
+# --- 15. Another scheduler's pod takes the host port before the Binding -------
+if want constraint-hostport; then
+	# The same window; the pod that takes the port is made in kube-system
+	# (the guard exempts it) with spec.nodeName, as a DaemonSet's would be.
+	# invariants.py reads the bridge's namespaces only: the port is checked
+	# across every namespace here.
+	fault_begin "a host port taken on the allocated node before the Binding: the pod is not bound there"
+	check_eq "no pod holds host port $FC_PORT" "$(for n in $(stack_node_names); do hostport_holders "$n" "$FC_PORT"; done | tr '\n' ' ')" ""
+	fc_hold
+	hostport_single "$ns" h port "$FC_PORT" | k apply -f - >/dev/null
+	check "the pod's job waits in Slurm (nodes reserved)" wait_for 30 fc_pending "$ns" port
+	job=$fc_job
+	refits0=$(refits)
+	fc_stop
+	fc_release
+	check "with the scheduler stopped, Slurm starts job $job" wait_for 60 job_is "$job" RUNNING
+	node=$(job_field "$job" NodeList)
+	FC_HP=fault-hostport-$$
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $FC_HP, namespace: kube-system}
+spec:
+  nodeName: $node
+  terminationGracePeriodSeconds: 0
+  tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"],
+     ports: [{containerPort: $FC_PORT, hostPort: $FC_PORT}]}
+YAML
+	FAULTS=$((FAULTS + 1))
+	check "kube-system/$FC_HP holds port $FC_PORT on $node" pod_is kube-system "$FC_HP" "$JP_NODE" "$node"
+	fc_cont
+	check "the pod is bound" wait_for 60 pod_has "$ns" port "$JP_NODE"
+	on=$(pod_field "$ns" port "$JP_NODE")
+	check "not to $node, where the port is taken ($on)" test -n "$on" -a "$on" != "$node"
+	check "the allocation was given back (slurm_bridge_refits_total $refits0 -> $(refits))" \
+		test "$(refits)" -gt "${refits0:-0}"
+	grep -h "pod $ns/port: Slurm job" <(tail -c +"$((mark + 1))" "$BLOG") | head -n3 | sed 's/^/    /'
+	check_eq "one holder of port $FC_PORT on $node" "$(hostport_holders "$node" "$FC_PORT" | tr '\n' ' ')" "kube-system/$FC_HP "
+	check "the kube-system pod still runs there" pod_is kube-system "$FC_HP" "$JP_NODE" "$node"
+	k -n kube-system delete pod "$FC_HP" --wait=false >/dev/null && FC_HP=""
+	fault_end
+fi
+
+# --- 16. The scheduler restarted while constrained jobs wait ----------------
+if want constraint-restart && [ "$NODES" -ge 4 ]; then
+	# kill -9 with three constrained jobs pending; while it is down n1
+	# (Slurm's first choice) is tainted, and once it is back n4 too.  The
+	# restarted scheduler adopts the jobs: their ExcNodeLists take both
+	# taints, and none is bound where its constraints do not allow (the
+	# check before the Binding would catch what an ExcNodeList missed).
+	# Needs n1..n4.
+	fault_begin "the scheduler killed -9 and restarted while constrained jobs wait: the adopted jobs keep the constraints"
+	fc_hold
+	k label node n1 n3 "$FC_LABEL=yes" >/dev/null
+	single "$ns" r sel | sed "s|^spec:\$|&\n  nodeSelector: {$FC_LABEL: \"yes\"}|" | k apply -f - >/dev/null
+	single "$ns" r aff | sed 's|^spec:$|&\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: NotIn, values: [n2]}]}]}}}|' |
+		k apply -f - >/dev/null
+	single "$ns" r plain | k apply -f - >/dev/null
+	declare -A rjob=()
+	for p in sel aff plain; do
+		check "$p's job waits in Slurm" wait_for 30 fc_pending "$ns" "$p"
+		rjob[$p]=$fc_job
+	done
+	# all_exc NODE [POD...]: the jobs' ExcNodeLists (all three) name NODE.
+	all_exc() {
+		local p n=$1; shift
+		[ $# -gt 0 ] || set -- sel aff plain
+		for p in "$@"; do exc_has "${rjob[$p]}" "$n" || return 1; done
+	}
+	check "sel's and aff's jobs exclude n2" all_exc n2 sel aff
+	exc_lists() { local p; for p in sel aff plain; do printf '%s=%s ' "$p" "$(job_field "${rjob[$p]}" ExcNodeList)"; done; }
+	bpid=$(stack_pid "$BRIDGE_PIDFILE")
+	check "kill -9 of the scheduler (pid $bpid)" kill -9 "$bpid"
+	wait_for 15 bash -c "! kill -0 $bpid 2>/dev/null"
+	FAULTS=$((FAULTS + 1))
+	fc_taint n1
+	bridge_up
+	check "the scheduler restarts" wait_for 30 curl -sf "http://$LOCAL_IP:$BRIDGE_PORT/readyz"
+	refits0=$(refits)
+	adopted() { local p; for p in sel aff plain; do fc_pending "$ns" "$p" && [ "$fc_job" = "${rjob[$p]}" ] || return 1; done; }
+	check "the three jobs are adopted, still pending" adopted
+	check "the taint made while it was down reaches their ExcNodeLists" wait_for 20 all_exc n1
+	echo "    ExcNodeList: $(exc_lists)"
+	fc_taint n4
+	check "a taint made once it is back (n4) reaches them" wait_for 20 all_exc n4
+	echo "    ExcNodeList: $(exc_lists)"
+	fc_release
+	check "released, the three are bound" wait_for 60 all_bound "$ns" sel aff plain
+	check_eq "sel to n3 (labelled, untainted)" "$(pod_field "$ns" sel "$JP_NODE")" n3
+	for p in aff plain; do
+		on=$(pod_field "$ns" "$p" "$JP_NODE")
+		check "$p: not to a tainted node$([ $p = aff ] && echo ' nor n2') ($on)" \
+			test -n "$on" -a "$on" != n1 -a "$on" != n4 -a "$p:$on" != aff:n2
+	done
+	bound_by=$(for p in sel aff plain; do printf '%s:%s ' "$p" "$(pod_field "$ns" "$p" "$JP_JOBID")"; done)
+	echo "    bound by $bound_by(adopted: sel:${rjob[sel]} aff:${rjob[aff]} plain:${rjob[plain]}); allocations given back: $(($(refits) - ${refits0:-0}))"
+	fault_end
+	# After the invariants: a label gone is IgnoredDuringExecution.
+	fc_untaint n1; fc_untaint n4
+	k label node n1 n3 "$FC_LABEL-" >/dev/null
 fi
 
 echo
