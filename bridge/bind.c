@@ -243,6 +243,8 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	 * again, and a group none of whose pods runs yet gives the
 	 * allocation back, to be placed anew without that node.
 	 */
+	if (g->cancelled)
+		goto out; /* given back already: its end comes */
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||

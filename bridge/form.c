@@ -121,9 +121,10 @@ form_update_pending(struct reconcile *r, struct group *g)
 	/*
 	 * Unchanged; or a job adopted at a restart, whose request is not
 	 * known: what the pods ask now is the baseline, so an admin's own
-	 * scontrol update of it is not undone.
+	 * scontrol update of it is not undone.  But for the nodes its pods
+	 * may not use: a hard constraint, sent whenever there are some.
 	 */
-	if (g->spec == 0 || spec == g->spec) {
+	if ((g->spec == 0 && js.exc_nodes == NULL) || spec == g->spec) {
 		g->spec = spec;
 		translate_jobspec_cleanup(&js);
 		return;

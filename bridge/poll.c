@@ -762,6 +762,9 @@ poll_recover(struct reconcile *r)
 	json_decref(r->others);
 	r->others = NULL;
 	r->recovered = 1;
+	/* Nodes listed before recovery: pending jobs take their exclusions. */
+	if (r->fit_dirty)
+		exclude_nodes_changed(r);
 	json_decref(r->slurm_nodes);
 	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)
 		log_warnx("slurm: %s; nodes are not tainted", err);
