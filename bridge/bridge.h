@@ -754,9 +754,10 @@ const char *podrec_name(const struct podrec *);
 const char *podrec_uid(const struct podrec *);
 const char *podrec_rv(const struct podrec *);
 /*
- * Compact JSON of what only translation and grouping read: kept labels
- * and annotations, the controller owner reference, the containers'
- * resources, activeDeadlineSeconds.  Or NULL.
+ * Compact JSON of what only translation, grouping and the placement rule
+ * read: kept labels and annotations, the controller owner reference, the
+ * containers' resources, restart policies and host ports,
+ * activeDeadlineSeconds, and the constraints fit.c reads.  Or NULL.
  */
 const char *podrec_cold(const struct podrec *);
 /* The pod as translation and the gang rules read it (new reference). */

@@ -2,11 +2,13 @@
  * What the scheduler keeps of a pod: a compact record, built from the
  * decoded object on the informer's thread and then read-only.  The fields
  * the reconcile thread tests on every event are plain C fields; what only
- * translation and the gang rules read (the labels and annotations we
- * honour, the controller owner, the containers' resources, the deadline)
- * stays as one small compact JSON text, decoded again on the rare
+ * translation, the gang rules and the placement rule read (the labels and
+ * annotations we honour, the controller owner, the containers' resources,
+ * restart policies and host ports, the deadline, the node selector,
+ * affinity, tolerations, spread, overhead, pod-level resources and the
+ * claim volumes) stays as one small compact JSON text, decoded again on the rare
  * occasions it is needed (podrec_json).  Everything else of the pod
- * (images, env, volumes, probes, statuses, other labels and annotations)
+ * (images, env, volumes other than claims, probes, statuses, other labels and annotations)
  * is dropped at once.
  */
 #include <malloc.h>
