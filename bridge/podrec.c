@@ -6,10 +6,11 @@
  * annotations we honour, the controller owner, the containers' resources,
  * restart policies and host ports, the deadline, the node selector,
  * affinity, tolerations, spread, overhead, pod-level resources and the
- * claim volumes) stays as one small compact JSON text, decoded again on the rare
- * occasions it is needed (podrec_json).  Everything else of the pod
- * (images, env, volumes other than claims, probes, statuses, other labels and annotations)
- * is dropped at once.
+ * claim volumes) stays as one small compact JSON text, decoded again when
+ * it is needed (podrec_json: at submission, and once more just before
+ * the Binding).  Everything else of the pod (images, env, volumes other
+ * than claims, probes, statuses, other labels and annotations) is
+ * dropped at once.
  */
 #include <malloc.h>
 #include <stdatomic.h>
