@@ -1004,7 +1004,7 @@ struct reconcile {
 	json_t *notready;
 	/*
 	 * exclude.c: the answers shared by pods of the same constraints
-	 * (constraints -> [excluded, nodes that fit, message]); fit_dirty:
+	 * (constraints -> [excluded, nodes that fit, message, nodes]); fit_dirty:
 	 * a node changed, pending jobs and unfit groups are due a look.
 	 */
 	json_t *fit_cache;

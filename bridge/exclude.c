@@ -124,7 +124,8 @@ exclude_others_free(json_t **v, size_t n)
 
 /*
  * The answer for one pod: [excluded Slurm nodes "a,b" or "", how many
- * nodes fit, the FailedScheduling text], a new reference.
+ * nodes fit, the FailedScheduling text, how many bridged nodes were
+ * asked about], a new reference.
  */
 static json_t *
 exclude_pod(struct reconcile *r, const json_t *pod)
@@ -157,7 +158,8 @@ exclude_pod(struct reconcile *r, const json_t *pod)
 	}
 	fit_tally_message(&t, msg, sizeof(msg));
 	buf_add(&exc, "", 1);
-	ans = json_pack("[s, I, s]", exc.data, (json_int_t)t.fit, msg);
+	ans = json_pack("[s, I, s, I]", exc.data, (json_int_t)t.fit, msg,
+	    (json_int_t)t.nodes);
 	buf_cleanup(&exc);
 	fit_tally_cleanup(&t);
 	return (ans);
@@ -203,8 +205,7 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		exc = json_string_value(json_array_get(ans, 0));
 		/* No bridged node known yet: Slurm decides alone. */
 		if (json_integer_value(json_array_get(ans, 1)) == 0 &&
-		    strstr(json_string_value(json_array_get(ans, 2)), "0/0 ") ==
-			NULL) {
+		    json_integer_value(json_array_get(ans, 3)) > 0) {
 			snprintf(msg, len, "%s",
 			    json_string_value(json_array_get(ans, 2)));
 			g->unfit = 1;
