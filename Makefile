@@ -97,15 +97,19 @@ ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
 		   admission/uninstall.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
-# The node epilog a site adds to Slurm (epilog/main.c): libk8s only.
-EPILOG_SRCS	:= epilog/main.c
+# The node epilog a site adds to Slurm (epilog/main.c, cgroup.c): libc
+# only, with log.c and clock.c of libk8s; its API fallback (epilog/api.c,
+# slurm-bridge-epilog-api) links libk8s.
+EPILOG_SRCS	:= epilog/main.c epilog/cgroup.c
+EPILOG_API_SRCS	:= epilog/api.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \
 		   test/check_workload.c test/check_ownerrec.c \
 		   test/check_review.c test/check_config.c test/check_dra.c \
 		   test/check_podrec.c test/check_noderec.c test/check_util.c test/check_certs.c \
-		   test/check_guard.c test/check_ender.c test/check_fit.c
+		   test/check_guard.c test/check_ender.c test/check_fit.c \
+		   test/check_epilog.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
 # Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for
@@ -124,14 +128,16 @@ LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)
 BRIDGE_OBJS	:= $(BRIDGE_SRCS:%.c=$(BUILD)/%.o)
 ADMISSION_OBJS	:= $(ADMISSION_SRCS:%.c=$(BUILD)/%.o)
 EPILOG_OBJS	:= $(EPILOG_SRCS:%.c=$(BUILD)/%.o)
+EPILOG_API_OBJS	:= $(EPILOG_API_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS	:= $(TEST_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/bridge/ender.o \
+		   $(BUILD)/epilog/cgroup.o \
 		   $(BUILD)/bridge/poller.o \
 		   $(sort $(BRIDGE_LIB_SRCS:%.c=$(BUILD)/%.o) \
 		   $(ADMISSION_LIB_SRCS:%.c=$(BUILD)/%.o))
 GROUP_OBJS	:= $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.o) \
 		   $(sort $(GROUP_BRIDGE_SRCS:%.c=$(BUILD)/%.o))
 DEPS		:= $(BUILD)/test/integration/check_k8s_it.d $(LIBK8S_OBJS:.o=.d) $(BRIDGE_OBJS:.o=.d) \
-		   $(ADMISSION_OBJS:.o=.d) $(EPILOG_OBJS:.o=.d) \
+		   $(ADMISSION_OBJS:.o=.d) $(EPILOG_OBJS:.o=.d) $(EPILOG_API_OBJS:.o=.d) \
 		   $(TEST_SRCS:%.c=$(BUILD)/%.d) \
 		   $(GROUP_TEST_SRCS:%.c=$(BUILD)/%.d)
 
@@ -140,13 +146,16 @@ all check:
 	$(Q)scripts/stack/slurm/in-root.sh $(SLURM) $(MAKE) --no-print-directory $@
 else
 all: $(LIBK8S_A) $(BINDIR)/slurm-bridge $(BINDIR)/slurm-bridge-admission \
-    $(BINDIR)/slurm-bridge-epilog
+    $(BINDIR)/slurm-bridge-epilog $(BINDIR)/slurm-bridge-epilog-api
 
-# Unit tests (Check).  CK_RUN_SUITE=name runs one suite.
+# Unit tests (Check).  CK_RUN_SUITE=name runs one suite.  Then the node
+# epilog as slurmd runs it, over a cgroup tree of its own (test/epilog/run.sh).
 # check_group's stderr (the bridge's own log lines) goes to
 # $(BUILD)/check_group.log, shown when a test or a sanitizer fails.
-check: $(BUILD)/check_unit $(BUILD)/check_group
+check: $(BUILD)/check_unit $(BUILD)/check_group $(BINDIR)/slurm-bridge-epilog
 	$(Q)$(BUILD)/check_unit
+	$(Q)test/epilog/run.sh $(BINDIR)/slurm-bridge-epilog >$(BUILD)/check_epilog.log || \
+		{ cat $(BUILD)/check_epilog.log; exit 1; }
 	$(Q)$(BUILD)/check_group 2>$(BUILD)/check_group.log || \
 		{ cat $(BUILD)/check_group.log; exit 1; }
 	$(Q)if grep -qE 'runtime error|Sanitizer' $(BUILD)/check_group.log; \
@@ -165,15 +174,24 @@ $(BINDIR)/slurm-bridge-admission: $(ADMISSION_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(ADMISSION_OBJS) $(LIBK8S_A) $(LDLIBS)
 
+# Only libc, linked statically (not under a sanitizer): slurmd runs it at
+# every job end on every node, and a static program starts without the
+# dynamic loader's work.  The objects it takes from libk8s.a (log, clock)
+# need nothing else.
 $(BINDIR)/slurm-bridge-epilog: $(EPILOG_OBJS) $(LIBK8S_A)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(EPILOG_OBJS) $(LIBK8S_A) \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(if $(findstring sanitize,$(LDFLAGS)),,-static) \
+		-o $@ $(EPILOG_OBJS) $(LIBK8S_A)
+
+$(BINDIR)/slurm-bridge-epilog-api: $(EPILOG_API_OBJS) $(LIBK8S_A)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(EPILOG_API_OBJS) $(LIBK8S_A) \
 		$(PKG_LIBS) -pthread
 
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Icommon -Ibridge -Iadmission -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Icommon -Ibridge -Iadmission -Iepilog -c -o $@ $<
 
 # Include paths follow the layering: libk8s sees only include/; common/ adds
 # its own headers; each daemon sees common/ and its own directory; the tests
@@ -588,14 +606,15 @@ lint-man:
 		if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
 			echo "$$out"; exit 1; fi
 
-# make install: the three programs in $(DESTDIR)$(SBINDIR) and the man
+# make install: the four programs in $(DESTDIR)$(SBINDIR) and the man
 # pages in $(DESTDIR)$(MANDIR)/man5 and man8; make uninstall removes them.
 # SBINDIR, not BINDIR: BINDIR is where the build leaves the programs
 # (here, or build-slurm-<release>/ for another SLURM).
 PREFIX		?= /usr/local
 SBINDIR		?= $(PREFIX)/sbin
 MANDIR		?= $(PREFIX)/share/man
-PROGS		:= slurm-bridge slurm-bridge-admission slurm-bridge-epilog
+PROGS		:= slurm-bridge slurm-bridge-admission slurm-bridge-epilog \
+		   slurm-bridge-epilog-api
 PROGS_FROM	= $(if $(SLURM_DELEGATE),build-slurm-$(SLURM),$(BINDIR))
 
 install: all
@@ -613,7 +632,7 @@ uninstall:
 
 clean:
 	rm -rf build build-asan build-fuzz build-slurm-* libk8s.a slurm-bridge slurm-bridge-admission \
-		slurm-bridge-epilog \
+		slurm-bridge-epilog slurm-bridge-epilog-api \
 		compile_commands.json
 
 .PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \

@@ -61,7 +61,8 @@ struct bridge_conf {
 	char			  install[128];
 	const struct bounds	 *bounds; /* the config's */
 	const struct dra_classes *dra;	  /* the config's deviceClasses */
-	const char *taint_effect; /* managedTaintEffect (the config's) */
+	const char *taint_effect;    /* managedTaintEffect (the config's) */
+	int	    end_grace_max_s; /* maxEndGraceSeconds (the config's) */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -263,13 +264,6 @@ int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
 int sctl_update_pending(const struct jobspec *, uint32_t jobid, char *err,
     size_t errlen);
 int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
-/*
- * Rewrites the comment of a running job whose pods all stopped to begin
- * with BRIDGE_STOPPED_MARKER (comment: the one it was submitted with), so
- * its node epilog returns at once.  0 or -1 with err filled.
- */
-int sctl_mark_stopped(uint32_t jobid, const char *comment, char *err,
-    size_t errlen);
 /*
  * Ends an allocation as its pods ended, so sacct tells it: exit code 0
  * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
@@ -534,8 +528,7 @@ struct ereq {
 	int	    bulk;     /* a cancel that frees no node */
 	int	    complete; /* sctl_complete with code and sig, else cancel */
 	int	    code, sig;
-	char	   *comment; /* owned: mark the job stopped first, or NULL */
-	const char *why;     /* a string literal: why it is cancelled */
+	const char *why;	  /* a string literal: why it is cancelled */
 	int	    leader_elect; /* fence_check before it is made */
 	/* The result. */
 	int  rc; /* 0, or -1 with err */
@@ -860,13 +853,6 @@ struct group_more {
 	 */
 	char  *disruption;
 	time_t grace_end;
-	/*
-	 * The running job's comment, for sctl_mark_stopped (end.c): from
-	 * the submit answer that allocated it, or from the poll that saw it
-	 * run; NULL while it waits (50,000 pending jobs would keep 5 MB of
-	 * them) and for a heterogeneous job.
-	 */
-	char *comment;
 	/*
 	 * A Kubernetes PodGroup's PodGroupInitiallyScheduled condition: the
 	 * one wanted ("True|..." or "False|...").  Whether a write is on its

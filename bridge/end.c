@@ -28,39 +28,13 @@ end_pods(const struct group *g)
 }
 
 /*
- * Did every pod of g's job stop, as the API server tells it: Succeeded or
- * Failed, gone, or deleted with the node's confirmation (grace shortened
- * to 0)?  A pod deleted without that, past its grace period, may still run
- * on a node that stopped answering; a pod that shares a claim's devices
- * with the job is another job's: for both, the node epilog looks itself.
- */
-static int
-end_pods_stopped(struct reconcile *r, struct group *g)
-{
-	const struct strv *pods = end_pods(g);
-	struct pod_entry  *e;
-	size_t		   i;
-
-	if (g->claims_held || g->allocated_claims || claims_named(r, g))
-		return (0);
-	for (i = 0; i < pods->n; i++) {
-		e = map_get(r->pods, pods->v[i]);
-		if (e == NULL || e->rec->phase == PHASE_SUCCEEDED ||
-		    e->rec->phase == PHASE_FAILED)
-			continue;
-		if (e->rec->delete_at == 0 || !e->rec->grace_zero)
-			return (0);
-	}
-	return (1);
-}
-
-/*
  * Hands the end of g's job to the end thread (ender.c): the completion
- * with code and sig, or (complete 0) the cancel.  When its pods all
- * stopped, the job is first marked so (sctl_mark_stopped), and its nodes go
- * back to Slurm without the node epilog asking the API server.  The job
- * counts as cancelled from now; its members' finalizers stay until the
- * answer (end_done) confirms it.
+ * with code and sig, or (complete 0) the cancel: one Slurm RPC, no mark.
+ * Whether its pods stopped is the node's to say, in the node epilog
+ * (epilog/main.c), never the API server's: a force-deleted pod is gone
+ * from the API while its containers still run.  The job counts as
+ * cancelled from now; its members' finalizers stay until the answer
+ * (end_done) confirms it.
  */
 static void
 end_ask(struct reconcile *r, struct group *g, int complete, int code, int sig,
@@ -75,20 +49,13 @@ end_ask(struct reconcile *r, struct group *g, int complete, int code, int sig,
 	e->sig = sig;
 	e->why = why;
 	e->leader_elect = r->conf->leader_elect;
-	if (g->more->comment != NULL &&
-	    (g->state == G_ALLOCATED || g->state == G_BOUND) &&
-	    end_pods_stopped(r, g))
-		e->comment = xstrdup(g->more->comment);
 	g->cancelled = 1;
 	g->ending = 1;
 	g->cancel_due = 0;
 	ender_push(r->ender, e);
 }
 
-/*
- * Cancels g's job: here, or (ask) on the end thread, where its pods'
- * stopped mark goes first (end_ask).
- */
+/* Cancels g's job: here, or (ask) on the end thread (end_ask). */
 static void
 end_stop(struct reconcile *r, struct group *g, const char *why, int ask)
 {
@@ -386,17 +353,10 @@ end_fail(struct reconcile *r, struct group *g, const char *reason,
 	end_member_gone(r, g);
 }
 
-/* Makes one end: the stopped mark first when asked, then the end. */
+/* Makes one end: the completion or the cancel. */
 static void
 end_make_one(struct ereq *e)
 {
-	char err[256];
-
-	/* Not told, the node epilog asks: a failure costs time, never safety. */
-	if (e->comment != NULL &&
-	    sctl_mark_stopped(e->jobid, e->comment, err, sizeof(err)) == -1)
-		log_debug("group %s: %s; its node epilog asks the API server",
-		    e->gkey, err);
 	if (e->complete)
 		e->rc = sctl_complete(e->jobid, e->code, e->sig, e->err,
 		    sizeof(e->err));

@@ -25,6 +25,5 @@ ereq_free(struct ereq *e)
 	if (e == NULL)
 		return;
 	free(e->gkey);
-	free(e->comment);
 	free(e);
 }

@@ -346,16 +346,6 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	g->cpus_per_task = s->js.cpus_per_task;
 	g->gpus_per_task = s->js.gpus_per_task;
 	g->exclusive = s->js.exclusive != 0;
-	/* Written only if set: the shared empty more is read-only. */
-	if (g->more->comment != NULL) {
-		free(g->more->comment);
-		g->more->comment = NULL;
-	}
-	/* Kept once it runs (a pending job's comes with the poll that starts it). */
-	if (s->js.ncomps <= 1 && s->layout != NULL) {
-		groupmore_get(g)->comment = s->js.comment;
-		s->js.comment = NULL;
-	}
 	groups_job_pods(g, s->pods, s->js.admin_comment);
 	groups_index_put(r, g);
 	groups_set_state(r, g, G_PENDING);

@@ -1,6 +1,6 @@
 /*
  * A group's more (struct group_more): the part of a group that a pending
- * pod alone never uses (its job's own pod list, layout, end and comment,
+ * pod alone never uses (its job's own pod list, layout and end,
  * a heterogeneous job's shape, a PodGroup's condition).  Until something
  * is written there, a group's more is one shared, read-only, all-NULL
  * record, so that 50,000 pending pods do not each carry 72 bytes of NULLs.
@@ -48,9 +48,8 @@ groupmore_forget_job(struct group *g)
 	json_decref(m->het);
 	free(m->end_msg);
 	free(m->disruption);
-	free(m->comment);
 	m->layout = m->het = NULL;
-	m->end_msg = m->disruption = m->comment = NULL;
+	m->end_msg = m->disruption = NULL;
 	m->grace_end = 0;
 	if (m->pg_cond == NULL) {
 		free(m);

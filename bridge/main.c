@@ -340,6 +340,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->jobid_label = conf->jobid_label || config->jobid_label;
 	conf->api_qps = config->api_qps;
 	conf->api_burst = config->api_burst;
+	conf->end_grace_max_s = config->end_grace_max_s;
 	if (conf->listen != NULL && *conf->listen == '\0')
 		conf->listen = NULL;
 	if ((conf->tls_cert == NULL) != (conf->tls_key == NULL))

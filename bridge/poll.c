@@ -340,10 +340,6 @@ poll_job_cb(const struct sjob *j, void *arg)
 			groups_condition(r, g, msg, warn);
 		break;
 	case SJOB_RUNNING:
-		/* For sctl_mark_stopped: not kept while the job waits. */
-		if (g->more->comment == NULL && g->more->het == NULL &&
-		    j->comment != NULL)
-			groupmore_get(g)->comment = xstrdup(j->comment);
 		if (g->state == G_PENDING) {
 			json_t *layout = sctl_job_layout(j);
 

@@ -48,8 +48,8 @@
  *                                     trims after large ones
  * end                 ender.c         one end of a job whose    ender.lock
  *                     slurm.c         pods ended at a time, in  (its
- *                                     order (sctl_mark_stopped, request
- *                                     sctl_complete,            list and
+ *                                     order (sctl_complete,     request
+ *                                                               list and
  *                                     sctl_cancel); when none   lanes)
  *                                     waits, or END_FAIR went
  *                                     in a row, up to

@@ -5,8 +5,8 @@
  * update_time.  Runs on the reconcile thread, but for sctl_submit and
  * sctl_update_pending, on the submit threads (submitter.c), sctl_load and
  * sctl_jobs_started, on the poll thread (poller.c), the ends of jobs whose
- * pods ended and orphans' cancels (sctl_mark_stopped, sctl_complete,
- * sctl_cancel, sctl_cancel_jobs), on the end thread (ender.c), and
+ * pods ended and orphans' cancels (sctl_complete, sctl_cancel,
+ * sctl_cancel_jobs), on the end thread (ender.c), and
  * sctl_init and sctl_fini, on main's.  The function prefix is sctl_
  * because libslurm owns the slurm_ namespace.
  *
@@ -222,6 +222,10 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->name = js->name;
 	d->comment = js->comment;
 	d->admin_comment = js->admin_comment;
+	if (js->node_env != NULL) {
+		d->spank_job_env = js->node_env;
+		d->spank_job_env_size = 1;
+	}
 	d->partition = js->partition;
 	d->account = js->account;
 	d->qos = js->qos;
@@ -762,39 +766,6 @@ sctl_cancel(uint32_t jobid, char *err, size_t errlen)
 	if (sctl_cancel_done(e))
 		return (0);
 	snprintf(err, errlen, "slurm_kill_job %u: %s", jobid,
-	    slurm_strerror(e));
-	return (-1);
-}
-
-int
-sctl_mark_stopped(uint32_t jobid, const char *comment, char *err, size_t errlen)
-{
-	job_desc_msg_t u;
-	size_t	       n = strlen(BRIDGE_COMMENT_MARKER);
-	char	      *c;
-	double	       t0;
-	int	       rc, e = 0;
-
-	if (strncmp(comment, BRIDGE_COMMENT_MARKER, n) != 0 ||
-	    strncmp(comment, BRIDGE_STOPPED_MARKER,
-		strlen(BRIDGE_STOPPED_MARKER)) == 0) {
-		snprintf(err, errlen,
-		    "job %u: comment \"%.64s\" is not "
-		    "a running bridge job's",
-		    jobid, comment);
-		return (-1);
-	}
-	/* "slurm-bridge: pod a/b ..." -> "slurm-bridge: stopped: pod ..." */
-	xasprintf(&c, "%s%s", BRIDGE_STOPPED_MARKER, comment + n);
-	slurm_init_job_desc_msg(&u);
-	u.comment = c;
-	t0 = metrics_now();
-	rc = sctl_update_job(&u, jobid, 0, 0, &e);
-	stats_rpc(RPC_UPDATE_JOB, t0, rc == 0);
-	free(c);
-	if (rc == 0)
-		return (0);
-	snprintf(err, errlen, "mark job %u stopped: %s", jobid,
 	    slurm_strerror(e));
 	return (-1);
 }

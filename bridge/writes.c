@@ -252,13 +252,24 @@ writes_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
 	writepool_submit(r->writepool, w);
 }
 
+/*
+ * Slurm ended the job: the pod's own grace period, up to
+ * maxEndGraceSeconds (a pod that does not say gets Kubernetes' 30).
+ */
 void
 writes_delete(struct reconcile *r, struct pod_entry *e, const char *msg)
 {
+	int64_t own, max = r->conf->end_grace_max_s;
+	json_t *opts = NULL;
+
 	if (e->del_sent)
 		return;
+	own = e->rec->grace_s >= 0 ? e->rec->grace_s : 30;
+	if (max > 0 && own > max)
+		opts = json_pack("{s:s, s:s, s:I}", "kind", "DeleteOptions",
+		    "apiVersion", "v1", "gracePeriodSeconds", (json_int_t)max);
 	writes_event(r, e, "Warning", "SlurmJobEnded", "Delete", msg);
-	writes_send_delete(r, e, NULL, msg);
+	writes_send_delete(r, e, opts, msg);
 }
 
 void
@@ -277,6 +288,8 @@ writes_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 		grace = (int64_t)(grace_end - time(NULL));
 	if (grace > own)
 		grace = own;
+	if (r->conf->end_grace_max_s > 0 && grace > r->conf->end_grace_max_s)
+		grace = r->conf->end_grace_max_s;
 	if (grace < 1)
 		grace = 1; /* 0 would remove it before its node stops it */
 	writes_event(r, e, "Normal", "Preempted", "Preempting", msg);

@@ -673,7 +673,9 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 				    "expected NoSchedule (the default) or "
 				    "NoExecute (evicts what does not "
 				    "tolerate it)");
-		} else if (strcmp(k, "installName") == 0) {
+		} else if (strcmp(k, "maxEndGraceSeconds") == 0)
+			rc = want_int(l, v, k, 1, 3600, &c->end_grace_max_s);
+		else if (strcmp(k, "installName") == 0) {
 			rc = want_str(l, v, k, 63, &c->install_name);
 			if (rc == 0 &&
 			    strpbrk(c->install_name, " ()\"") != NULL)
@@ -693,7 +695,8 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			    "slurmPollInterval, gresTypes, topology, "
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
-			    "kubeAPIBurst, managedTaintEffect, installName, "
+			    "kubeAPIBurst, managedTaintEffect, "
+			    "maxEndGraceSeconds, installName, "
 			    "bounds, "
 			    "deviceClasses)");
 		if (rc == -1)
@@ -715,6 +718,7 @@ config_new(void)
 	c->preferred_wait_minutes = 5;
 	c->api_qps = 200;
 	c->api_burst = 400;
+	c->end_grace_max_s = END_GRACE_MAX_DEFAULT_S;
 	bounds_init(&c->bounds);
 	dra_classes_defaults(&c->dra);
 	return (c);

@@ -60,6 +60,13 @@ struct config {
 	 * "NoExecute" (an explicit choice: it evicts what does not tolerate it)
 	 */
 	char *taint_effect;
+	/*
+	 * maxEndGraceSeconds: the longest grace period a pod gets when Slurm
+	 * ends its job (time limit, scancel): its own if shorter.  Within
+	 * Slurm's UnkillableStepTimeout and the node epilog's --max-wait, so
+	 * a tenant's long terminationGracePeriodSeconds cannot hold a node.
+	 */
+	int end_grace_max_s;
 	/* installName, or NULL: derived from the cluster at start */
 	char		  *install_name;
 	struct bounds	   bounds; /* for namespaces without the annotations */

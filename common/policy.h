@@ -28,12 +28,11 @@
  */
 #define BRIDGE_COMMENT_MARKER "slurm-bridge:"
 /*
- * What the scheduler makes of that marker just before it ends a job whose
- * pods it saw stop (Succeeded, Failed or gone): the node epilog
- * (slurm-bridge-epilog, and the shell gate in front of it) has nothing to
- * wait for then, and returns at once.  The rest of the comment stays.
+ * The job's pods' UIDs, comma-separated, in its spank environment
+ * (jobspec.node_env); slurmd gives it to the node epilog as
+ * "SPANK_" NODE_ENV_PODS.  Only the job's submitter sets it, at submit.
  */
-#define BRIDGE_STOPPED_MARKER "slurm-bridge: stopped:"
+#define NODE_ENV_PODS "SLURM_BRIDGE_PODS"
 
 #define ANN_PREFIX     "slurmjob.slinky.slurm.net/"
 #define LABEL_JOBID    "scheduler.slinky.slurm.net/slurm-jobid"
@@ -67,6 +66,8 @@
  * effect, so it tolerates either.
  */
 #define MANAGED_TAINT_EFFECT_DEFAULT "NoSchedule"
+/* maxEndGraceSeconds' default: half Slurm's default UnkillableStepTimeout. */
+#define END_GRACE_MAX_DEFAULT_S 30
 /* On a node the scheduler tainted: the install that did (for removal). */
 #define ANN_TAINTED_BY "slinky.slurm.net/managed-node-install"
 /* Drains the bridge makes carry this reason prefix; it undoes only those. */
@@ -97,7 +98,15 @@ struct jobspec {
 	 * The Slurm nodes its pods may not use (the placement rule, fit.c:
 	 * the scheduler sets it after translation), or NULL
 	 */
-	char	*exc_nodes;
+	char *exc_nodes;
+	/*
+	 * What the node epilog reads (epilog/main.c), or NULL: node_env[0]
+	 * is NODE_ENV_PODS "=uid,uid,..." (its pods' UIDs), node_env[1] NULL:
+	 * the job's spank environment, which slurmd hands its epilog with
+	 * SPANK_ in front.  Set at submit and never changed: no user, the
+	 * job's owner included, can rewrite it (owned).
+	 */
+	char   **node_env;
 	uint32_t ntasks;
 	uint32_t cpus_per_task;
 	uint32_t gpus_per_task;	  /* for splitting GRES detail */

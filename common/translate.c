@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "xmalloc.h"
 #include "policy.h"
 
@@ -29,6 +30,9 @@ translate_jobspec_cleanup(struct jobspec *js)
 	free(js->name);
 	free(js->comment);
 	free(js->admin_comment);
+	if (js->node_env != NULL)
+		free(js->node_env[0]);
+	free(js->node_env);
 	free(js->partition);
 	free(js->account);
 	free(js->qos);
@@ -639,8 +643,22 @@ static void
 translate_stamp(struct jobspec *js, const struct translate_conf *conf,
     json_t *ac, json_t *uids)
 {
-	char *c;
+	struct buf  env;
+	const char *uid;
+	size_t	    i;
+	char	   *c;
 
+	buf_init(&env);
+	buf_printf(&env, NODE_ENV_PODS "=");
+	for (i = 0; i < json_array_size(uids); i++) {
+		uid = json_string_value(json_array_get(uids, i));
+		if (uid != NULL && *uid != '\0')
+			buf_printf(&env, "%s%s", i > 0 ? "," : "", uid);
+	}
+	if (js->node_env == NULL)
+		js->node_env = xcalloc(2, sizeof(*js->node_env));
+	free(js->node_env[0]);
+	js->node_env[0] = buf_release(&env);
 	if (conf->install != NULL) {
 		xasprintf(&c, "%s (install %s)", js->comment, conf->install);
 		free(js->comment);

@@ -1,173 +1,179 @@
 /*
  * slurm-bridge-epilog: the node epilog a site adds to Slurm (Epilog= in
- * slurm.conf) so that a node is handed to the next job only once the pods
- * of a bridge job that ended there have stopped.  slurmd runs it as root
- * on every node of an allocation when the allocation is released, and
- * keeps the node COMPLETING, its CPUs, memory and GPUs unallocated, until
- * it returns.
+ * slurm.conf) so that a node goes to the next job only once the node
+ * itself shows that the containers of the ended bridge job's pods are
+ * gone.  slurmd runs it as root on every node of an allocation when the
+ * allocation is released, and keeps the node COMPLETING, its CPUs, memory
+ * and GPUs unallocated, until it returns.
  *
- * A job that is not a bridge job (its comment does not start with the
- * bridge's marker) returns at once: native jobs never wait.  So does a
- * bridge job the scheduler ended once it saw all its pods stop: it marks
- * the job's comment first ("slurm-bridge: stopped: ...").  For a bridge
- * job it asks the API server for the pods that carry the job's id on the
- * Kubernetes node behind this Slurm node, and returns once none of them is
- * still running (gone, or Succeeded or Failed: its containers stopped).
- * After --max-wait seconds it drains the node with a reason that says why
- * (scontrol), and returns 0, so the drain keeps that reason: a node whose
- * pods would not stop is not given to anyone until an admin looks.  Its
- * reason starts "slurm-bridge-epilog:", never the scheduler's own drain
- * prefix, so no uncordon or restart of the scheduler resumes it.
+ * What it trusts, and why (docs/admins/handoff.md):
+ * - Which pods are the job's: SPANK_SLURM_BRIDGE_PODS, the pods' UIDs the
+ *   scheduler put in the job's spank environment when it submitted it.
+ *   Nobody can change it afterwards, the job's owner included (the
+ *   comment, which the owner can rewrite, is not read).  A job without it
+ *   is not the bridge's: it returns at once, having read nothing else.
+ *   --owners narrows it further to the jobs of the listed uids (slurmd's
+ *   SLURM_JOB_UID), where no tenant owns a bridge job.
+ * - Whether they stopped: the pods' cgroups on this node (cgroup.c), not
+ *   the API server.  A force-deleted pod is gone from the API while its
+ *   containers run out their grace period; its cgroup holds them until the
+ *   last process exits, through a kubelet, containerd or API server down.
+ *   So it needs no credential and asks nothing over the network.
  *
- * Environment (slurmd's): SLURM_JOB_ID, SLURM_JOB_COMMENT, SLURMD_NODENAME,
- * and for a component of a heterogeneous job SLURM_HET_JOB_ID, its leader:
- * the id the job's pods carry.
+ * Past --max-wait it kills what still runs in those cgroups (after
+ * --kill-wait more seconds, or at once with --kill-wait 0: never kill)
+ * and, if something still runs, drains the node with a reason that names
+ * the pods (scontrol, by absolute path), so nobody gets it until an admin
+ * looks; the scheduler resumes it once the pods are gone from the node.
+ *
+ * Where the nodes have no kubelet cgroups (the kwok tier of the test
+ * stack), --api hands over to slurm-bridge-epilog-api (api.c), which asks
+ * the API server and cannot see a force-deleted pod's containers.
  */
-#include <sys/wait.h>
-
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "clock.h"
-#include "k8s.h"
 #include "log.h"
-#include "xmalloc.h"
 #include "policy.h"
 
-#define EPILOG_KUBECONFIG  "/etc/slurm-bridge/epilog.kubeconfig"
 #define EPILOG_DRAIN	   "slurm-bridge-epilog:"
 #define EPILOG_MAX_WAIT_S  300
-#define EPILOG_INTERVAL_MS 500
+#define EPILOG_KILL_WAIT_S 10
+#define EPILOG_INTERVAL_MS 200
+#define EPILOG_MAX_PODS	   1024
+#define EPILOG_SCONTROL	   "/usr/bin/scontrol"
 
 struct epilog {
-	struct k8s_client *client;
 	const char	  *jobid;
-	const char	  *snode;      /* Slurm's name */
-	char		   knode[256]; /* Kubernetes' */
-	int		   max_wait_s;
-	int		   interval_ms;
+	const char	  *snode; /* Slurm's name */
+	char		  *uids[EPILOG_MAX_PODS];
+	size_t		   nuids;
+	struct cgroup_tree tree;
+	const char	  *mount;
 	const char	  *scontrol;
+	int		   max_wait_s;
+	int		   kill_wait_s;
+	int		   interval_ms;
 };
 
 static void
 epilog_usage(void)
 {
 	fprintf(stderr,
-	    "usage: slurm-bridge-epilog [--kubeconfig PATH] [--max-wait S] "
-	    "[--interval MS]\n"
-	    "  Slurm's node epilog for slurm-bridge: returns once the pods "
-	    "of the ended\n"
-	    "  bridge job on this node have stopped; drains the node after "
-	    "--max-wait\n"
-	    "  seconds (default %d).  Reads SLURM_JOB_ID, "
-	    "SLURM_JOB_COMMENT and\n"
-	    "  SLURMD_NODENAME from slurmd; --kubeconfig defaults to %s.\n",
-	    EPILOG_MAX_WAIT_S, EPILOG_KUBECONFIG);
+	    "usage: slurm-bridge-epilog [--cgroup-root PATH] [--max-wait S] "
+	    "[--kill-wait S]\n"
+	    "         [--interval MS] [--owners UID,...] [--scontrol PATH] "
+	    "[--api [ARG...]]\n"
+	    "  Slurm's node epilog for slurm-bridge: returns once the "
+	    "containers of the\n"
+	    "  ended bridge job's pods are gone from this node (their kubelet "
+	    "cgroups\n"
+	    "  under --cgroup-root, default /sys/fs/cgroup).  Past --max-wait "
+	    "(%d s) it\n"
+	    "  kills them, and drains the node if they outlive --kill-wait "
+	    "(%d s).\n"
+	    "  Reads SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_UID and "
+	    "SPANK_" NODE_ENV_PODS "\n"
+	    "  from slurmd.  man slurm-bridge-epilog(8).\n",
+	    EPILOG_MAX_WAIT_S, EPILOG_KILL_WAIT_S);
 }
 
-/*
- * The Kubernetes node behind this Slurm node: the one labelled with its
- * name, else the node of the same name.  0, or -1 (API unreachable).
- */
+/* Is uid one of the comma list's? */
 static int
-epilog_knode(struct epilog *ep, char *err, size_t errlen)
+epilog_listed(const char *list, const char *uid)
 {
-	struct k8s_error kerr;
-	json_t		*list;
-	char		*sel, path[512];
-	const char	*name;
-
-	sel = k8s_urlencode(ep->snode);
-	snprintf(path, sizeof(path), "/api/v1/nodes?labelSelector=%s%%3D%s",
-	    LABEL_SLURM_NODENAME, sel);
-	free(sel);
-	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
-		snprintf(err, errlen, "list nodes: %ld %.32s: %.200s",
-		    kerr.status, kerr.reason, kerr.text);
-		return (-1);
-	}
-	name = k8s_obj_name(json_array_get(json_object_get(list, "items"), 0));
-	snprintf(ep->knode, sizeof(ep->knode), "%s",
-	    name != NULL ? name : ep->snode);
-	json_decref(list);
-	return (0);
-}
-
-/* Does the comma list of job ids list jobid? */
-static int
-epilog_listed(const char *list, const char *jobid)
-{
-	size_t n = strlen(jobid);
+	size_t n = strlen(uid);
 
 	for (; list != NULL && *list != '\0'; list = strchr(list, ',')) {
 		if (*list == ',')
 			list++;
-		if (strncmp(list, jobid, n) == 0 &&
+		if (strncmp(list, uid, n) == 0 &&
 		    (list[n] == ',' || list[n] == '\0'))
 			return (1);
 	}
 	return (0);
 }
 
-/*
- * The job's pods on the node that still run (not Succeeded or Failed),
- * and the pods that share a ResourceClaim whose devices the job holds,
- * their names in names; -1 when the API server cannot tell.
- */
-static int
-epilog_running(struct epilog *ep, char *names, size_t len, char *err,
-    size_t errlen)
+/* Splits the comma list of UIDs into ep->uids (in place). */
+static void
+epilog_split(struct epilog *ep, char *list)
 {
-	struct k8s_error kerr;
-	json_t		*list, *pod;
-	const char	*id, *phase;
-	char		*node, path[600];
-	size_t		 i, off = 0;
-	int		 n = 0;
+	char *p, *save = NULL;
 
-	node = k8s_urlencode(ep->knode);
-	snprintf(path, sizeof(path),
-	    "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
-	free(node);
-	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
-		snprintf(err, errlen, "list pods on %.64s: %ld %.32s: %.200s",
-		    ep->knode, kerr.status, kerr.reason, kerr.text);
-		return (-1);
-	}
+	for (p = strtok_r(list, ",", &save);
+	    p != NULL && ep->nuids < EPILOG_MAX_PODS;
+	    p = strtok_r(NULL, ",", &save))
+		ep->uids[ep->nuids++] = p;
+}
+
+/*
+ * The job's pods whose cgroups still hold a process, their cgroups in
+ * paths and UIDs in names; the number.
+ */
+static size_t
+epilog_running(const struct epilog *ep, char **paths, char *names,
+    size_t len)
+{
+	char   path[512];
+	size_t i, n = 0, off = 0;
+
 	names[0] = '\0';
-	json_array_foreach (json_object_get(list, "items"), i, pod) {
-		/* The Binding's annotation, or the label (--jobid-label). */
-		if ((id = k8s_obj_annotation(pod, ANN_SLURM_JOBID)) == NULL)
-			id = k8s_obj_label(pod, LABEL_JOBID);
-		phase = k8s_obj_str(pod, "status.phase");
-		if (((id == NULL || strcmp(id, ep->jobid) != 0) &&
-			!epilog_listed(k8s_obj_annotation(pod,
-					   ANN_SLURM_DEVICE_JOBS),
-			    ep->jobid)) ||
-		    (phase != NULL &&
-			(strcmp(phase, "Succeeded") == 0 ||
-			    strcmp(phase, "Failed") == 0)))
+	for (i = 0; i < ep->nuids; i++) {
+		if (!cgroup_pod(&ep->tree, ep->uids[i], path, sizeof(path)) ||
+		    !cgroup_populated(&ep->tree, path))
 			continue;
-		n++;
+		paths[n++] = strdup(path);
 		if (off < len)
 			off += (size_t)snprintf(names + off, len - off,
-			    "%s%s/%s", off > 0 ? " " : "",
-			    k8s_obj_namespace(pod), k8s_obj_name(pod));
+			    "%s%s", off > 0 ? " " : "", ep->uids[i]);
 	}
-	json_decref(list);
 	return (n);
+}
+
+static void
+epilog_paths_free(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+}
+
+/* Waits up to ms for one of the cgroups to change (or polls). */
+static void
+epilog_wait(const struct epilog *ep, char **paths, size_t n, int64_t ms)
+{
+	struct pollfd pfd;
+	int	      fd;
+
+	if (ms > 1000)
+		ms = 1000;
+	if ((fd = cgroup_watch(&ep->tree, paths, n)) == -1) {
+		if (ms > ep->interval_ms)
+			ms = ep->interval_ms;
+		poll(NULL, 0, (int)ms);
+		return;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	poll(&pfd, 1, (int)ms);
+	close(fd);
 }
 
 /* Drains this node with reason (scontrol, as an admin would). */
 static int
 epilog_drain(const struct epilog *ep, const char *reason)
 {
-	char  node[300], why[600];
+	char  node[300], why[1000];
 	pid_t pid;
 	int   status = 0, rc;
 
@@ -176,7 +182,7 @@ epilog_drain(const struct epilog *ep, const char *reason)
 	if ((pid = fork()) == -1)
 		return (-1);
 	if (pid == 0) {
-		execlp(ep->scontrol, ep->scontrol, "update", node,
+		execl(ep->scontrol, ep->scontrol, "update", node,
 		    "State=DRAIN", why, (char *)NULL);
 		_exit(127);
 	}
@@ -190,102 +196,164 @@ epilog_drain(const struct epilog *ep, const char *reason)
 static int
 epilog_run(struct epilog *ep)
 {
-	struct timespec ts;
-	char		names[512], err[512] = "", reason[700];
-	int64_t		start = clock_ms(CLOCK_MONOTONIC), waited;
-	int		n = -1, told = 0;
+	char   *paths[EPILOG_MAX_PODS], names[600], reason[900];
+	int64_t start = clock_ms(CLOCK_MONOTONIC), now, deadline;
+	size_t	n, i;
+	int	told = 0, killed = 0;
 
+	deadline = start + (int64_t)ep->max_wait_s * 1000;
 	for (;;) {
-		if (ep->knode[0] != '\0' ||
-		    epilog_knode(ep, err, sizeof(err)) == 0)
-			n = epilog_running(ep, names, sizeof(names), err,
-			    sizeof(err));
+		n = epilog_running(ep, paths, names, sizeof(names));
+		now = clock_ms(CLOCK_MONOTONIC);
 		if (n == 0) {
 			if (told)
-				log_info("job %s: its pods on %s stopped after "
-					 "%lld ms; the node is free",
-				    ep->jobid, ep->knode,
-				    (long long)(clock_ms(CLOCK_MONOTONIC) -
-					start));
+				log_info("job %s: its pods' containers on %s "
+					 "are gone after %lld ms; the node "
+					 "is free",
+				    ep->jobid, ep->snode,
+				    (long long)(now - start));
 			return (0);
 		}
-		waited = clock_ms(CLOCK_MONOTONIC) - start;
-		if (n > 0 && !told) {
-			log_info("job %s: waiting for its pods on %s to stop: "
-				 "%s",
-			    ep->jobid, ep->knode, names);
+		if (!told) {
+			log_info("job %s: waiting for the containers of its "
+				 "pods on %s to stop: %s",
+			    ep->jobid, ep->snode, names);
 			told = 1;
 		}
-		if (waited >= (int64_t)ep->max_wait_s * 1000)
-			break;
-		ts.tv_sec = ep->interval_ms / 1000;
-		ts.tv_nsec = (long)(ep->interval_ms % 1000) * 1000000;
-		nanosleep(&ts, NULL);
+		if (now >= deadline) {
+			if (killed || ep->kill_wait_s == 0)
+				break;
+			log_warnx("job %s: pods %s still run on %s after "
+				  "%d s: killing their processes",
+			    ep->jobid, names, ep->snode, ep->max_wait_s);
+			for (i = 0; i < n; i++)
+				if (cgroup_kill(&ep->tree, paths[i]) == -1)
+					log_warn("kill %s", paths[i]);
+			killed = 1;
+			deadline = now + (int64_t)ep->kill_wait_s * 1000;
+		}
+		epilog_wait(ep, paths, n, deadline - now);
+		epilog_paths_free(paths, n);
 	}
-	if (n > 0)
-		snprintf(reason, sizeof(reason),
-		    EPILOG_DRAIN " pods of job %s still running after "
-				 "%ds: %.300s",
-		    ep->jobid, ep->max_wait_s, names);
-	else
-		snprintf(reason, sizeof(reason),
-		    EPILOG_DRAIN " cannot tell whether the pods of job "
-				 "%s stopped: %.300s",
-		    ep->jobid, err);
+	epilog_paths_free(paths, n);
+	snprintf(reason, sizeof(reason),
+	    EPILOG_DRAIN " job %s: pods %.600s still run after %ds%s",
+	    ep->jobid, names, ep->max_wait_s, killed ? " and a kill" : "");
 	log_warnx("node %s: draining: %s", ep->snode, reason);
 	if (epilog_drain(ep, reason) == -1) {
 		/* Slurm drains a node whose epilog fails: it still waits. */
-		log_warnx("node %s: scontrol drain failed", ep->snode);
+		log_warnx("node %s: %s failed to drain it", ep->snode,
+		    ep->scontrol);
 		return (1);
 	}
 	return (0);
+}
+
+/* A whole number from lo to hi into *out, or -1 with the error told. */
+static int
+epilog_number(const char *opt, const char *arg, long lo, long hi, int *out)
+{
+	char *end;
+	long  n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0' || errno != 0 || n < lo || n > hi) {
+		fprintf(stderr,
+		    "slurm-bridge-epilog: --%s: \"%s\" is not a whole number "
+		    "from %ld to %ld\n",
+		    opt, arg, lo, hi);
+		return (-1);
+	}
+	*out = (int)n;
+	return (0);
+}
+
+/* slurm-bridge-epilog-api beside this program, with the other options. */
+static int
+epilog_api(char **argv)
+{
+	char  self[PATH_MAX], *slash;
+	char  path[PATH_MAX + 32];
+	int   n;
+
+	if ((n = (int)readlink("/proc/self/exe", self, sizeof(self) - 1)) <=
+	    0) {
+		log_warn("/proc/self/exe");
+		return (1);
+	}
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) != NULL)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/slurm-bridge-epilog-api", self);
+	argv[0] = path;
+	execv(path, argv);
+	log_warn("%s", path);
+	return (1);
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "cgroup-root", required_argument, NULL, 'c' },
 		{ "max-wait", required_argument, NULL, 'm' },
+		{ "kill-wait", required_argument, NULL, 'w' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "owners", required_argument, NULL, 'o' },
+		{ "scontrol", required_argument, NULL, 's' },
+		{ "api", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct epilog	   ep;
-	struct k8s_config *kconf;
-	struct k8s_error   kerr;
-	const char	  *kubeconfig = EPILOG_KUBECONFIG, *comment, *het;
-	char		  *end;
-	long		   n;
-	int		   c, rc;
+	struct epilog ep;
+	const char   *owners = NULL, *uid, *env;
+	char	     *pods;
+	int	      c, api = 0, rc;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.max_wait_s = EPILOG_MAX_WAIT_S;
+	ep.kill_wait_s = EPILOG_KILL_WAIT_S;
 	ep.interval_ms = EPILOG_INTERVAL_MS;
-	ep.scontrol = getenv("SLURM_BRIDGE_SCONTROL") != NULL ?
-	    getenv("SLURM_BRIDGE_SCONTROL") :
-	    "scontrol";
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	ep.mount = "/sys/fs/cgroup";
+	ep.scontrol = EPILOG_SCONTROL;
+	/* "+": the options after --api are the API epilog's. */
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'k':
-			kubeconfig = optarg;
+		case 'c':
+			ep.mount = optarg;
 			break;
 		case 'm':
+			if (epilog_number("max-wait", optarg, 1, 86400,
+				&ep.max_wait_s) == -1)
+				return (2);
+			break;
+		case 'w':
+			if (epilog_number("kill-wait", optarg, 0, 3600,
+				&ep.kill_wait_s) == -1)
+				return (2);
+			break;
 		case 'i':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
-			    n < 1 || n > 86400) {
+			if (epilog_number("interval", optarg, 10, 10000,
+				&ep.interval_ms) == -1)
+				return (2);
+			break;
+		case 'o':
+			owners = optarg;
+			break;
+		case 's':
+			if (optarg[0] != '/') {
 				fprintf(stderr,
-				    "slurm-bridge-epilog: --%s: \"%s\" is "
-				    "not a whole number from 1 to 86400\n",
-				    c == 'm' ? "max-wait" : "interval", optarg);
+				    "slurm-bridge-epilog: --scontrol: \"%s\" "
+				    "is not an absolute path (slurmd sets no "
+				    "PATH)\n",
+				    optarg);
 				return (2);
 			}
-			if (c == 'm')
-				ep.max_wait_s = (int)n;
-			else
-				ep.interval_ms = (int)n;
+			ep.scontrol = optarg;
+			break;
+		case 'a':
+			api = 1;
 			break;
 		case 'h':
 			epilog_usage();
@@ -294,48 +362,43 @@ main(int argc, char **argv)
 			epilog_usage();
 			return (2);
 		}
+		if (api)
+			break;
 	}
+	/* Not a bridge job: nothing of Kubernetes holds this node. */
+	if ((env = getenv("SPANK_" NODE_ENV_PODS)) == NULL)
+		return (0);
 	log_init(0);
 	log_setname("epilog");
-	comment = getenv("SLURM_JOB_COMMENT");
 	ep.jobid = getenv("SLURM_JOB_ID");
-	/* A heterogeneous job's pods carry its leader's id. */
-	het = getenv("SLURM_HET_JOB_ID");
-	if (het != NULL && *het != '\0' && strcmp(het, "0") != 0)
-		ep.jobid = het;
 	ep.snode = getenv("SLURMD_NODENAME");
-	/*
-	 * Not a bridge job: nothing of Kubernetes holds this node.  A bridge
-	 * job whose pods the scheduler saw stop before it ended the job:
-	 * nothing to wait for.
-	 */
-	if (comment == NULL ||
-	    strncmp(comment, BRIDGE_COMMENT_MARKER,
-		strlen(BRIDGE_COMMENT_MARKER)) != 0 ||
-	    strncmp(comment, BRIDGE_STOPPED_MARKER,
-		strlen(BRIDGE_STOPPED_MARKER)) == 0)
-		return (0);
+	uid = getenv("SLURM_JOB_UID");
 	if (ep.jobid == NULL || ep.snode == NULL) {
 		log_warnx("SLURM_JOB_ID or SLURMD_NODENAME is not set: not "
 			  "run by slurmd?");
 		return (1);
 	}
-	if ((kconf = k8s_config_load(kubeconfig, NULL, &kerr)) == NULL ||
-	    (ep.client = k8s_client_new(kconf, &kerr)) == NULL) {
-		/* Without the API server nobody can tell: hold the node. */
-		snprintf(ep.knode, sizeof(ep.knode), "%s", "");
-		log_warnx("%s: %s", kubeconfig, kerr.text);
-		ep.max_wait_s = 0;
-		k8s_config_free(kconf);
-		return (epilog_drain(&ep,
-			    EPILOG_DRAIN " no API server "
-					 "(see --kubeconfig)") == 0 ?
-			0 :
-			1);
+	if (owners != NULL && (uid == NULL || !epilog_listed(owners, uid))) {
+		log_info("job %s: owned by uid %s, not one of --owners %s: "
+			 "its " NODE_ENV_PODS " is not the scheduler's; not "
+			 "waited for",
+		    ep.jobid, uid != NULL ? uid : "(none)", owners);
+		return (0);
 	}
-	k8s_client_set_timeout(ep.client, 5000);
+	if (api) {
+		argv[optind - 1] = argv[0];
+		return (epilog_api(argv + optind - 1));
+	}
+	if (cgroup_open(&ep.tree, ep.mount) == -1) {
+		log_info("job %s: no kubelet cgroups under %s: no container of "
+			 "a pod runs on %s",
+		    ep.jobid, ep.mount, ep.snode);
+		return (0);
+	}
+	if ((pods = strdup(env)) == NULL)
+		return (1);
+	epilog_split(&ep, pods);
 	rc = epilog_run(&ep);
-	k8s_client_free(ep.client);
-	k8s_config_free(kconf);
+	free(pods);
 	return (rc);
 }

@@ -45,6 +45,7 @@ START_TEST(test_settings_defaults)
 	ck_assert_int_eq(c->preferred_wait_minutes, 5);
 	ck_assert_ptr_null(c->managed_namespaces[0]);
 	ck_assert_str_eq(c->taint_effect, "NoSchedule");
+	ck_assert_int_eq(c->end_grace_max_s, 30);
 	config_free(c);
 }
 END_TEST
@@ -134,6 +135,9 @@ static const struct {
 	    "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
 	{ "gangGpuSwitchThreshold: -1\n",
 	    "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
+	{ "maxEndGraceSeconds: 0\n",
+	    "FILE:1: maxEndGraceSeconds: expected a whole number from 1 to "
+	    "3600" },
 	{ "partition: [a]\n", "FILE:1: partition: expected a string" },
 	{ "managedNamespaces: a\n",
 	    "FILE:1: managedNamespaces: expected a list of strings" },

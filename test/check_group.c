@@ -1063,20 +1063,22 @@ START_TEST(test_gang_row)
 END_TEST
 
 /*
- * A bound gang whose pods end by themselves: Slurm records the job as they
- * ended (sacct's State and ExitCode).  Deleted pods cancel it.  Either way
- * the pods stopped before the job ended: it is marked so (its node epilog
- * returns at once).
+ * A bound gang whose pods end: Slurm records the job as they ended
+ * (sacct's State and ExitCode), or it is cancelled when they are deleted,
+ * a force delete (gone from the API at once) included.  The end is the
+ * one Slurm RPC: the job is never marked stopped (its comment is the
+ * job owner's to rewrite), so whether the containers stopped is left to
+ * the node epilog, which asks the node.
  */
 static const struct {
 	const char *phase; /* every member's, or NULL: deleted */
 	int	    code;  /* member 0's exit code */
 	const char *state; /* the job's, after */
-	int	    completes, cancels, exit_code, marks;
+	int	    completes, cancels, exit_code;
 } sacct_cases[] = {
-	{ "Succeeded", 0, "COMPLETED", 1, 0, 0, 1 },
-	{ "Failed", 3, "FAILED", 1, 0, 3, 1 },
-	{ NULL, 0, "CANCELLED", 0, 1, 0, 1 },
+	{ "Succeeded", 0, "COMPLETED", 1, 0, 0 },
+	{ "Failed", 3, "FAILED", 1, 0, 3 },
+	{ NULL, 0, "CANCELLED", 0, 1, 0 },
 };
 
 START_TEST(test_gang_sacct)
@@ -1084,21 +1086,25 @@ START_TEST(test_gang_sacct)
 	struct counts a, b;
 	uint32_t      job;
 	const char   *state;
-	int	      code, sig, marks0, marks1;
+	char	     *comment;
+	int	      code, sig, admin0;
 
 	h_reach(S_BOUND);
 	job = fake_slurm_last_job();
 	h_counts(&a);
-	marks0 = fake_slurm_counts()->marks;
+	admin0 = fake_slurm_counts()->admin_updates;
+	comment = xstrdup(fake_slurm_job_comment(job));
 	if (sacct_cases[_i].phase != NULL)
 		h_pods_end(sacct_cases[_i].phase, sacct_cases[_i].code);
 	else
 		h_delete_all();
 	h_counts(&b);
-	marks1 = fake_slurm_counts()->marks;
 	ck_assert_int_eq(b.completes - a.completes, sacct_cases[_i].completes);
 	ck_assert_int_eq(b.cancels - a.cancels, sacct_cases[_i].cancels);
-	ck_assert_int_eq(marks1 - marks0, sacct_cases[_i].marks);
+	ck_assert_int_eq(fake_slurm_counts()->admin_updates - admin0, 0);
+	ck_assert_str_eq(fake_slurm_job_comment(job), comment);
+	ck_assert(strstr(comment, "stopped") == NULL);
+	free(comment);
 	state = fake_slurm_job_state(job);
 	fake_slurm_last_exit(&code, &sig);
 	ck_assert_ptr_nonnull(state);
@@ -1111,34 +1117,38 @@ START_TEST(test_gang_sacct)
 END_TEST
 
 /*
- * Pods deleted whose grace period ran out without their node confirming
- * that they stopped (a kubelet that does not answer): the job is cancelled
- * but not marked stopped, so its node epilog asks the API server itself
- * and holds the node while they run.
+ * A running pod force-deleted (grace 0: gone from the API at once while
+ * the kubelet still runs its containers): the job is cancelled, and its
+ * comment stays as it was, so nothing tells the node epilog the pod
+ * stopped; it looks at the node.
  */
-START_TEST(test_gang_unconfirmed)
+START_TEST(test_gang_force_deleted)
 {
 	struct counts a, b;
 	json_t	     *pod;
-	char	      key[128], ts[32];
-	int	      i, marks0;
+	char	      key[128], ts[32], *comment;
+	uint32_t      job;
+	int	      i;
 
 	h_reach(S_BOUND);
+	job = fake_slurm_last_job();
+	comment = xstrdup(fake_slurm_job_comment(job));
 	h_counts(&a);
-	marks0 = fake_slurm_counts()->marks;
-	h_timestamp(ts, sizeof(ts), time(NULL) - 1);
+	h_timestamp(ts, sizeof(ts), time(NULL));
 	for (i = 0; i < 3; i++) {
 		pod = json_object_get(H.api, h_key(i, key, sizeof(key)));
 		ck_assert_ptr_nonnull(pod);
 		json_object_set_new(json_object_get(pod, "metadata"),
 		    "deletionTimestamp", json_string(ts));
 		json_object_set_new(json_object_get(pod, "metadata"),
-		    "deletionGracePeriodSeconds", json_integer(30));
+		    "deletionGracePeriodSeconds", json_integer(0));
 		h_pod_event(pod, K8S_WATCH_MODIFIED);
+		h_delete(i);
 	}
 	h_counts(&b);
 	ck_assert_int_eq(b.cancels - a.cancels, 1);
-	ck_assert_int_eq(fake_slurm_counts()->marks - marks0, 0);
+	ck_assert_str_eq(fake_slurm_job_comment(job), comment);
+	free(comment);
 }
 END_TEST
 
@@ -1339,6 +1349,47 @@ START_TEST(test_gang_stale_load)
 	bind_flush_writes(H.r);
 	h_counts(&b);
 	h_nothing_more(&a, &b);
+}
+END_TEST
+
+/*
+ * Slurm ends the job (a time limit) of pods that ask for a long grace
+ * period: each is deleted with maxEndGraceSeconds, not its own, so a
+ * tenant's terminationGracePeriodSeconds cannot hold the node past the
+ * node epilog's wait; a pod asking for less keeps its own.
+ */
+START_TEST(test_gang_end_grace_capped)
+{
+	json_t	*pod, *w;
+	char	 key[128];
+	size_t	 i;
+	int	 n = 0, capped = 0;
+	uint32_t job;
+
+	H.conf.end_grace_max_s = 30;
+	h_reach(S_BOUND);
+	for (i = 0; i < 3; i++) {
+		pod = json_object_get(H.api, h_key((int)i, key, sizeof(key)));
+		json_object_set_new(json_object_get(pod, "spec"),
+		    "terminationGracePeriodSeconds",
+		    json_integer(i == 0 ? 10 : 600));
+		h_pod_event(pod, K8S_WATCH_MODIFIED);
+	}
+	job = fake_slurm_last_job();
+	fake_slurm_end(job, "TIMEOUT", NULL);
+	h_poll();
+	json_array_foreach (fake_writes_log(), i, w) {
+		if (strcmp(json_string_value(json_object_get(w, "w")),
+			"delete") != 0)
+			continue;
+		n++;
+		if (json_integer_value(json_object_get(w, "grace")) == 30)
+			capped++;
+		else
+			ck_assert_ptr_null(json_object_get(w, "grace"));
+	}
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(capped, 2);
 }
 END_TEST
 
@@ -2008,7 +2059,8 @@ group_suite(void)
 	tcase_add_test(tc, test_gang_forged_label);
 	tcase_add_loop_test(tc, test_gang_sacct, 0,
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
-	tcase_add_test(tc, test_gang_unconfirmed);
+	tcase_add_test(tc, test_gang_force_deleted);
+	tcase_add_test(tc, test_gang_end_grace_capped);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);

@@ -29,6 +29,7 @@ Suite *guard_suite(void);
 Suite *dra_suite(void);
 Suite *ender_suite(void);
 Suite *fit_suite(void);
+Suite *epilog_suite(void);
 /* The group tests (check_group.c): a binary of their own, over the fakes. */
 Suite *group_suite(void);
 

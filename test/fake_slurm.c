@@ -455,6 +455,14 @@ fake_slurm_job_state(uint32_t id)
 	return (j != NULL ? j->state : NULL);
 }
 
+const char *
+fake_slurm_job_comment(uint32_t id)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	return (j != NULL ? j->comment : NULL);
+}
+
 const struct fake_slurm_counts *
 fake_slurm_counts(void)
 {
@@ -576,21 +584,6 @@ sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
 		    exit_code != 0 || signal != 0 ? "FAILED" : "COMPLETED");
 		fake_job_touch(j);
 	}
-	return (0);
-}
-
-int
-sctl_mark_stopped(uint32_t jobid, const char *comment, char *err, size_t errlen)
-{
-	if (fs.down ||
-	    strncmp(comment, BRIDGE_COMMENT_MARKER,
-		strlen(BRIDGE_COMMENT_MARKER)) != 0) {
-		snprintf(err, errlen, "mark job %u stopped: %s", jobid,
-		    fs.down ? "Unable to contact slurm controller" :
-			      "not a bridge job's comment");
-		return (-1);
-	}
-	fs.n.marks++;
 	return (0);
 }
 

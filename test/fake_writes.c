@@ -182,7 +182,11 @@ writepool_submit(struct writepool *p, struct wreq *w)
 		break;
 	case WREQ_DELETE:
 		/* The force delete: grace 0 with the UID as precondition. */
-		kind = w->body != NULL ? FW_FORCE : FW_DELETE;
+		kind = json_integer_value(json_object_get(w->body,
+			   "gracePeriodSeconds")) == 0 &&
+			w->body != NULL ?
+		    FW_FORCE :
+		    FW_DELETE;
 		break;
 	case WREQ_PREEMPT:
 		/* A delete, after DisruptionTarget (the message says so). */
@@ -196,6 +200,15 @@ writepool_submit(struct writepool *p, struct wreq *w)
 		break;
 	}
 	fw_log(kind, w->pkey, w->msg, w->node, 0);
+	/* The grace period a delete asked for, if it named one. */
+	if ((kind == FW_DELETE && w->body != NULL) || w->kind == WREQ_PREEMPT)
+		json_object_set_new(json_array_get(fw.writes,
+					json_array_size(fw.writes) - 1),
+		    "grace",
+		    json_integer(w->kind == WREQ_PREEMPT ?
+			    w->grace :
+			    json_integer_value(json_object_get(w->body,
+				"gracePeriodSeconds"))));
 	TAILQ_INSERT_TAIL(&p->waiting, w, entry);
 }
 

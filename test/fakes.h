@@ -39,7 +39,6 @@ struct fake_slurm_counts {
 	int layouts;	    /* sctl_job_layout calls */
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
-	int marks;	    /* sctl_mark_stopped calls that worked */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -83,7 +82,9 @@ void fake_slurm_comment(uint32_t id, const char *comment);
 /* The newest job's id, 0 if none. */
 uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
-const char		       *fake_slurm_job_state(uint32_t id);
+const char *fake_slurm_job_state(uint32_t id);
+/* Its comment as Slurm keeps it, or NULL: no such job. */
+const char		       *fake_slurm_job_comment(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
 /* The exit code and signal of the last sctl_complete. */
 void fake_slurm_last_exit(int *exit_code, int *signal);

@@ -22,13 +22,16 @@ for f in "$BRIDGE_KUBECONFIG" "$ADMISSION_CERT" "$ADMISSION_KEY" "$BRIDGE_BIN" "
 done
 
 # Slurm's node epilog on the stack ($STACK_DIR/bin/epilog.sh, written by
-# scripts/stack/slurm/up.sh) runs the one built for the stack's Slurm release.
-epilog=$(dirname "$BRIDGE_BIN")/slurm-bridge-epilog
-if [ -f "$epilog" ] && ! cmp -s "$epilog" "$STACK_DIR/bin/slurm-bridge-epilog"; then
-	mkdir -p "$STACK_DIR/bin"
-	cp "$epilog" "$STACK_DIR/bin/slurm-bridge-epilog.new"
-	mv "$STACK_DIR/bin/slurm-bridge-epilog.new" "$STACK_DIR/bin/slurm-bridge-epilog"
-fi
+# scripts/stack/slurm/up.sh) runs the one built for the stack's Slurm
+# release, and its API fallback beside it.
+for prog in slurm-bridge-epilog slurm-bridge-epilog-api; do
+	epilog=$(dirname "$BRIDGE_BIN")/$prog
+	if [ -f "$epilog" ] && ! cmp -s "$epilog" "$STACK_DIR/bin/$prog"; then
+		mkdir -p "$STACK_DIR/bin"
+		cp "$epilog" "$STACK_DIR/bin/$prog.new"
+		mv "$STACK_DIR/bin/$prog.new" "$STACK_DIR/bin/$prog"
+	fi
+done
 
 # up_to_date PIDFILE BINARY: the daemon runs and was started after the
 # binary was last built and the config file last changed.
