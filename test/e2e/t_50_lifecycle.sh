@@ -38,7 +38,7 @@ check_eq "within the grace period the job still runs" "$(job_field "$gjob" JobSt
 # the pod, which no kubelet stops.
 ended() { [[ $(job_field "$gjob" JobState) =~ CANCELLED|COMPLETING ]]; }
 check "after the grace period the job is cancelled (its node held: the pod has not stopped)" wait_for 20 ended
-check_eq "not marked stopped: the node epilog asks the API server itself" \
+check_eq "its comment as submitted: the node epilog looks itself" \
 	"$(squeue -h -t all -j "$gjob" -o %k)" "slurm-bridge: pod $ns/graceful (install $(stack_install_name))"
 sleep 6
 # Never force-deleted while its node is there: a StatefulSet relies on it.

@@ -2,8 +2,12 @@
  * envprobe: prints the environment variables whose names start with the
  * prefixes given as arguments (all of them with none), then waits for
  * SIGTERM.  The DRA node test's container: what a device driver's CDI spec
- * put into the container's environment, read from inside it.
+ * put into the container's environment, read from inside it.  With
+ * ENVPROBE_IGNORE_TERM set it installs no handler: as a container's PID 1
+ * it then ignores SIGTERM, and only SIGKILL stops it (the handoff test's
+ * container that outlives its grace period).
  */
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +38,8 @@ main(int argc, char *argv[])
 			printf("%s\n", *e);
 	}
 	fflush(stdout);
-	signal(SIGTERM, onterm);
+	if (getenv("ENVPROBE_IGNORE_TERM") == NULL)
+		signal(SIGTERM, onterm);
 	while (!stop)
 		pause();
 	return (0);

@@ -203,8 +203,8 @@ EOF
 
 # The stack's node epilog: slurm-bridge-epilog once bridge-up installed it
 # in $STACK_DIR/bin (built for this Slurm release), else nothing to wait for.
-# The Slurm node named in $STACK_DIR/bin/cgroup-node stands behind the
-# real kubelet (a test writes it): there the epilog reads the pods'
+# The Slurm node named in $STACK_DIR/bin/cgroup-node ("NODE [MAX-WAIT]")
+# stands behind the real kubelet (a test writes it): there the epilog reads the pods'
 # cgroups, as on a site's nodes.  The others stand behind kwok nodes, which
 # run no container: there it asks the API server (--api).  The shell only
 # passes the options; the program reads the job's environment itself.
@@ -216,8 +216,9 @@ write_epilog() {
 [ -n "\$SPANK_SLURM_BRIDGE_PODS" ] || exit 0
 e=$STACK_DIR/bin/slurm-bridge-epilog
 [ -x "\$e" ] || exit 0
-if [ "\$SLURMD_NODENAME" = "\$(cat $STACK_DIR/bin/cgroup-node 2>/dev/null)" ]; then
-	exec "\$e" --max-wait 120 --kill-wait 10
+set -- \$(cat $STACK_DIR/bin/cgroup-node 2>/dev/null)
+if [ "\$SLURMD_NODENAME" = "\${1:-}" ]; then
+	exec "\$e" --max-wait "\${2:-120}" --kill-wait 10
 fi
 exec "\$e" --api --kubeconfig $STACK_DIR/bridge.kubeconfig --max-wait 120
 EOF
