@@ -3,8 +3,9 @@
  * no kubelet cgroups (the kwok tier of the test stack): slurm-bridge-epilog
  * --api runs it, for a bridge job only (SPANK_SLURM_BRIDGE_PODS set).  It
  * asks the API server for the pods on the Kubernetes node behind this
- * Slurm node, and returns once none of the job's (by UID) still runs
- * (gone, or Succeeded or Failed).  What it cannot see: a pod gone from the
+ * Slurm node, and returns once none of the job's (by UID), nor of those
+ * sharing its devices (device-jobs), still runs (gone, or Succeeded or
+ * Failed).  What it cannot see: a pod gone from the
  * API (a force delete) whose containers still run; the cgroup evidence of
  * slurm-bridge-epilog (main.c) sees them.  After --max-wait seconds it
  * drains the node with a reason that says why, and returns 0.
@@ -132,7 +133,16 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 	json_array_foreach (json_object_get(list, "items"), i, pod) {
 		uid = k8s_obj_uid(pod);
 		phase = k8s_obj_str(pod, "status.phase");
-		if (uid == NULL || !epilog_listed(ep->uids, uid) ||
+		/*
+		 * The job's own pods, and those of other jobs that share a
+		 * ResourceClaim whose devices this job holds (device-jobs:
+		 * a key only the scheduler writes; the webhook refuses it
+		 * from anyone else).
+		 */
+		if (((uid == NULL || !epilog_listed(ep->uids, uid)) &&
+			!epilog_listed(k8s_obj_annotation(pod,
+					   ANN_SLURM_DEVICE_JOBS),
+			    ep->jobid)) ||
 		    (phase != NULL &&
 			(strcmp(phase, "Succeeded") == 0 ||
 			    strcmp(phase, "Failed") == 0)))
@@ -239,7 +249,7 @@ main(int argc, char **argv)
 	struct epilog	   ep;
 	struct k8s_config *kconf;
 	struct k8s_error   kerr;
-	const char	  *kubeconfig = EPILOG_KUBECONFIG;
+	const char	  *kubeconfig = EPILOG_KUBECONFIG, *het;
 	char		  *end;
 	long		   n;
 	int		   c, rc;
@@ -284,6 +294,10 @@ main(int argc, char **argv)
 	log_init(0);
 	log_setname("epilog");
 	ep.jobid = getenv("SLURM_JOB_ID");
+	/* A heterogeneous job's pods name its leader in device-jobs. */
+	if ((het = getenv("SLURM_HET_JOB_ID")) != NULL && *het != '\0' &&
+	    strcmp(het, "0") != 0)
+		ep.jobid = het;
 	ep.snode = getenv("SLURMD_NODENAME");
 	if ((ep.uids = getenv("SPANK_" NODE_ENV_PODS)) == NULL)
 		return (0);
