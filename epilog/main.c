@@ -20,11 +20,11 @@
  *   last process exits, through a kubelet, containerd or API server down.
  *   So it needs no credential and asks nothing over the network.
  *
- * Past --max-wait it kills what still runs in those cgroups (after
- * --kill-wait more seconds, or at once with --kill-wait 0: never kill)
- * and, if something still runs, drains the node with a reason that names
- * the pods (scontrol, by absolute path), so nobody gets it until an admin
- * looks; the scheduler resumes it once the pods are gone from the node.
+ * Past --max-wait it kills what still runs in those cgroups and watches
+ * --kill-wait seconds more (with --kill-wait 0 it never kills); if a
+ * process outlives the kill, or comes back (a kubelet restarts a killed
+ * container), it drains the node with a reason that names the pods
+ * (scontrol, by absolute path), so nobody gets it until an admin looks.
  *
  * Where the nodes have no kubelet cgroups (the kwok tier of the test
  * stack), --api hands over to slurm-bridge-epilog-api (api.c), which asks
@@ -34,10 +34,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -47,10 +49,11 @@
 
 #define EPILOG_DRAIN	   "slurm-bridge-epilog:"
 #define EPILOG_MAX_WAIT_S  300
-#define EPILOG_KILL_WAIT_S 10
+#define EPILOG_KILL_WAIT_S 15
 #define EPILOG_INTERVAL_MS 200
 #define EPILOG_MAX_PODS	   1024
 #define EPILOG_SCONTROL	   "/usr/bin/scontrol"
+#define EPILOG_STATE_DIR   "/run/slurm-bridge-epilog"
 
 struct epilog {
 	const char	  *jobid;
@@ -60,6 +63,7 @@ struct epilog {
 	struct cgroup_tree tree;
 	const char	  *mount;
 	const char	  *scontrol;
+	const char	  *state_dir;
 	int		   max_wait_s;
 	int		   kill_wait_s;
 	int		   interval_ms;
@@ -73,6 +77,8 @@ epilog_usage(void)
 	    "[--kill-wait S]\n"
 	    "         [--interval MS] [--owners UID,...] [--scontrol PATH] "
 	    "[--api [ARG...]]\n"
+	    "       slurm-bridge-epilog --resume [--cgroup-root PATH] "
+	    "[--state-dir DIR] [--scontrol PATH]\n"
 	    "  Slurm's node epilog for slurm-bridge: returns once the "
 	    "containers of the\n"
 	    "  ended bridge job's pods are gone from this node (their kubelet "
@@ -83,7 +89,10 @@ epilog_usage(void)
 	    "(%d s).\n"
 	    "  Reads SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_UID and "
 	    "SPANK_" NODE_ENV_PODS "\n"
-	    "  from slurmd.  man slurm-bridge-epilog(8).\n",
+	    "  from slurmd.  --resume (slurmd's HealthCheckProgram) resumes "
+	    "a node it\n"
+	    "  drained once those pods are gone.  man "
+	    "slurm-bridge-epilog(8).\n",
 	    EPILOG_MAX_WAIT_S, EPILOG_KILL_WAIT_S);
 }
 
@@ -169,21 +178,29 @@ epilog_wait(const struct epilog *ep, char **paths, size_t n, int64_t ms)
 	close(fd);
 }
 
-/* Drains this node with reason (scontrol, as an admin would). */
+/*
+ * Runs scontrol (by its absolute path) with the arguments, up to 6 and a
+ * NULL: 0 if it exited 0.
+ */
 static int
-epilog_drain(const struct epilog *ep, const char *reason)
+epilog_scontrol(const struct epilog *ep, ...)
 {
-	char  node[300], why[1000];
-	pid_t pid;
-	int   status = 0, rc;
+	char	   *argv[8];
+	const char *a;
+	va_list	    ap;
+	pid_t	    pid;
+	int	    status = 0, rc, n = 1;
 
-	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
-	snprintf(why, sizeof(why), "Reason=%s", reason);
 	if ((pid = fork()) == -1)
 		return (-1);
 	if (pid == 0) {
-		execl(ep->scontrol, ep->scontrol, "update", node,
-		    "State=DRAIN", why, (char *)NULL);
+		argv[0] = strdup(ep->scontrol);
+		va_start(ap, ep);
+		while (n < 7 && (a = va_arg(ap, const char *)) != NULL)
+			argv[n++] = strdup(a);
+		va_end(ap);
+		argv[n] = NULL;
+		execv(ep->scontrol, argv);
 		_exit(127);
 	}
 	while ((rc = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
@@ -193,26 +210,131 @@ epilog_drain(const struct epilog *ep, const char *reason)
 		-1);
 }
 
+/*
+ * Drains this node with reason (scontrol, as an admin would), first
+ * noting the pods' UIDs in STATE_DIR/NODE for --resume: a file on the
+ * node, root's, which no tenant writes.
+ */
+static int
+epilog_drain(const struct epilog *ep, const char *uids, const char *reason)
+{
+	char  node[300], why[1000], path[512];
+	FILE *f;
+
+	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
+	snprintf(why, sizeof(why), "Reason=%s", reason);
+	snprintf(path, sizeof(path), "%s/%s", ep->state_dir, ep->snode);
+	if ((mkdir(ep->state_dir, 0700) == 0 || errno == EEXIST) &&
+	    (f = fopen(path, "w")) != NULL) {
+		fprintf(f, "%s\n", uids);
+		fclose(f);
+	} else
+		log_warn("%s: the node will need an admin's resume", path);
+	return (epilog_scontrol(ep, "update", node, "State=DRAIN", why,
+	    (char *)NULL));
+}
+
+/*
+ * --resume, as slurmd's HealthCheckProgram: if the epilog drained this
+ * node (STATE_DIR/NODE lists the pods) and their cgroups hold no process
+ * now, resumes it, if its reason is still the epilog's.  A node the
+ * epilog never drained costs one failed open.
+ */
+static int
+epilog_resume(struct epilog *ep)
+{
+	char  path[512], line[4096], node[300], *p, *save = NULL;
+	char  cg[512];
+	FILE *f;
+	int   fd[2], rc, drained = 0, saved;
+
+	snprintf(path, sizeof(path), "%s/%s", ep->state_dir, ep->snode);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (cgroup_open(&ep->tree, ep->mount) == 0)
+		for (p = strtok_r(line, " ,", &save); p != NULL;
+		    p = strtok_r(NULL, " ,", &save))
+			if (cgroup_pod(&ep->tree, p, cg, sizeof(cg)) &&
+			    cgroup_populated(&ep->tree, cg)) {
+				log_info("node %s stays drained: pod %s still "
+					 "runs there",
+				    ep->snode, p);
+				return (0);
+			}
+	/* Its reason still the epilog's?  Not if an admin changed it. */
+	if (pipe(fd) == -1)
+		return (1);
+	saved = dup(STDOUT_FILENO);
+	dup2(fd[1], STDOUT_FILENO);
+	close(fd[1]);
+	rc = epilog_scontrol(ep, "-o", "show", "node", ep->snode, (char *)NULL);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	if ((f = fdopen(fd[0], "r")) == NULL) {
+		close(fd[0]);
+		return (1);
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "Reason=" EPILOG_DRAIN) != NULL &&
+		    strstr(line, "DRAIN") != NULL)
+			drained = 1;
+	fclose(f);
+	if (rc == -1)
+		return (1);
+	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
+	if (drained) {
+		if (epilog_scontrol(ep, "update", node, "State=RESUME",
+			(char *)NULL) == -1) {
+			log_warnx("node %s: %s failed to resume it", ep->snode,
+			    ep->scontrol);
+			return (1);
+		}
+		log_info("node %s: resumed: the pods the epilog drained it for "
+			 "are gone from it",
+		    ep->snode);
+	}
+	unlink(path);
+	return (0);
+}
+
+/*
+ * Waits for the job's pods' cgroups to empty.  Past --max-wait it kills
+ * what is left, then watches --kill-wait seconds more: a kubelet that
+ * still runs the pod restarts a killed container (restartPolicy), so the
+ * node is free only if the cgroups stay empty that long; a container that
+ * outlives the kill, or comes back, drains the node.
+ */
 static int
 epilog_run(struct epilog *ep)
 {
-	char   *paths[EPILOG_MAX_PODS], names[600], reason[900];
+	char   *paths[EPILOG_MAX_PODS], names[600] = "", reason[900];
 	int64_t start = clock_ms(CLOCK_MONOTONIC), now, deadline;
 	size_t	n, i;
-	int	told = 0, killed = 0;
+	int	told = 0, killed = 0, emptied = 0;
 
 	deadline = start + (int64_t)ep->max_wait_s * 1000;
 	for (;;) {
 		n = epilog_running(ep, paths, names, sizeof(names));
 		now = clock_ms(CLOCK_MONOTONIC);
-		if (n == 0) {
+		if (n == 0 && (!killed || now >= deadline)) {
 			if (told)
 				log_info("job %s: its pods' containers on %s "
-					 "are gone after %lld ms; the node "
+					 "are gone after %lld ms%s; the node "
 					 "is free",
 				    ep->jobid, ep->snode,
-				    (long long)(now - start));
+				    (long long)(now - start),
+				    killed ? " (killed)" : "");
 			return (0);
+		}
+		if (n == 0) {
+			/* Killed: empty, but it must stay so. */
+			emptied = 1;
+			epilog_wait(ep, paths, 0, deadline - now);
+			continue;
 		}
 		if (!told) {
 			log_info("job %s: waiting for the containers of its "
@@ -220,9 +342,10 @@ epilog_run(struct epilog *ep)
 			    ep->jobid, ep->snode, names);
 			told = 1;
 		}
+		if (emptied || (now >= deadline && killed) ||
+		    (now >= deadline && ep->kill_wait_s == 0))
+			break;
 		if (now >= deadline) {
-			if (killed || ep->kill_wait_s == 0)
-				break;
 			log_warnx("job %s: pods %s still run on %s after "
 				  "%d s: killing their processes",
 			    ep->jobid, names, ep->snode, ep->max_wait_s);
@@ -237,10 +360,12 @@ epilog_run(struct epilog *ep)
 	}
 	epilog_paths_free(paths, n);
 	snprintf(reason, sizeof(reason),
-	    EPILOG_DRAIN " job %s: pods %.600s still run after %ds%s",
-	    ep->jobid, names, ep->max_wait_s, killed ? " and a kill" : "");
+	    EPILOG_DRAIN " job %s: pods %.600s %s", ep->jobid, names,
+	    emptied ? "came back after a kill (their kubelet restarts them)" :
+	    killed  ? "still run after a kill" :
+		      "still run");
 	log_warnx("node %s: draining: %s", ep->snode, reason);
-	if (epilog_drain(ep, reason) == -1) {
+	if (epilog_drain(ep, names, reason) == -1) {
 		/* Slurm drains a node whose epilog fails: it still waits. */
 		log_warnx("node %s: %s failed to drain it", ep->snode,
 		    ep->scontrol);
@@ -303,13 +428,15 @@ main(int argc, char **argv)
 		{ "owners", required_argument, NULL, 'o' },
 		{ "scontrol", required_argument, NULL, 's' },
 		{ "api", no_argument, NULL, 'a' },
+		{ "resume", no_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct epilog ep;
 	const char   *owners = NULL, *uid, *env;
 	char	     *pods;
-	int	      c, api = 0, rc;
+	int	      c, api = 0, resume = 0, rc;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.max_wait_s = EPILOG_MAX_WAIT_S;
@@ -317,6 +444,7 @@ main(int argc, char **argv)
 	ep.interval_ms = EPILOG_INTERVAL_MS;
 	ep.mount = "/sys/fs/cgroup";
 	ep.scontrol = EPILOG_SCONTROL;
+	ep.state_dir = EPILOG_STATE_DIR;
 	/* "+": the options after --api are the API epilog's. */
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -355,6 +483,12 @@ main(int argc, char **argv)
 		case 'a':
 			api = 1;
 			break;
+		case 'r':
+			resume = 1;
+			break;
+		case 'd':
+			ep.state_dir = optarg;
+			break;
 		case 'h':
 			epilog_usage();
 			return (0);
@@ -364,6 +498,16 @@ main(int argc, char **argv)
 		}
 		if (api)
 			break;
+	}
+	if (resume) {
+		log_init(0);
+		log_setname("epilog");
+		if ((ep.snode = getenv("SLURMD_NODENAME")) == NULL) {
+			log_warnx("--resume: SLURMD_NODENAME is not set: not "
+				  "run by slurmd?");
+			return (1);
+		}
+		return (epilog_resume(&ep));
 	}
 	/* Not a bridge job: nothing of Kubernetes holds this node. */
 	if ((env = getenv("SPANK_" NODE_ENV_PODS)) == NULL)
