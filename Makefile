@@ -352,6 +352,19 @@ dra-node-test: all deps images
 	$(Q)rc=0; test/incluster/dra-node.sh || rc=$$?; \
 		scripts/stack/k8s/node-up.sh --down; exit $$rc
 
+# The handoff on the real node (test/incluster/handoff-node.sh): a pod
+# whose container ignores SIGTERM, behind the last Slurm node, ended by a
+# force delete, scancel, a rewritten comment, the kubelet down and the API
+# server down; the native job waiting for the node starts only once the
+# pod's cgroup is empty, and no node is left drained.  The node goes again
+# after.
+handoff-node-test: all deps images
+	$(Q)scripts/dev/deps.sh --node
+	$(Q)scripts/stack/cluster-up.sh
+	$(Q)scripts/stack/k8s/node-up.sh
+	$(Q)rc=0; test/incluster/handoff-node.sh || rc=$$?; \
+		scripts/stack/k8s/node-up.sh --down; exit $$rc
+
 bridge-up: all
 	$(Q)scripts/stack/bridge-up.sh
 
@@ -635,7 +648,7 @@ clean:
 		slurm-bridge-epilog slurm-bridge-epilog-api \
 		compile_commands.json
 
-.PHONY: in-cluster-test dra-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
+.PHONY: in-cluster-test dra-node-test handoff-node-test node-up node-down images all check check-releases check-valgrind asan deps fresh-check cluster-up cluster-down integration bad-input fault bench bench-webhook \
 	bridge-up e2e test demo demo-check fmt lint lint-tidy lint-cppcheck lint-imports lint-fmt lint-man lint-docs lint-index clean fuzz \
 	manifests manifests-check install uninstall \
 	workload-controllers

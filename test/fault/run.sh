@@ -754,6 +754,61 @@ if want constraint-restart && [ "$NODES" -ge 4 ]; then
 	k label node n1 n3 "$FC_LABEL-" >/dev/null
 fi
 
+# --- 17. The handoff's faults ----------------------------------------------------
+# A force delete, the job's owner rewriting its comment before scancel, and
+# the node's kubelet (kwok) gone at the job's end: the job ends, nothing is
+# marked, and the node goes to the next job only once the pod stopped (here
+# through the API fallback of the epilog: kwok runs no containers; the
+# cgroup evidence is make handoff-node-test's).
+if want handoff; then
+	fault_begin "the handoff: a force delete, a rewritten comment, the kubelet gone at the job's end"
+	hf_ended() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETED|COMPLETING ]] || ! scontrol show job "$1" >/dev/null 2>&1; }
+	hf_completing() { [[ $(sinfo -h -n "$1" -o %T 2>/dev/null | head -n1) == *completing* ]]; }
+	hf_running() { [[ $(job_field "$1" JobState) =~ RUNNING|COMPLETING|COMPLETED ]]; }
+	hf_comment() { sacct -n -X -P -j "$1" -o Comment 2>/dev/null | head -n1; }
+	# A whole node's CPUs; its pod takes $2 to stop once deleted.
+	hf_pod() {
+		pod_yaml "$ns" "$1" 32 256Mi "  annotations: {pod-terminate.stage.kwok.x-k8s.io/delay: $2}" |
+			sed "s/terminationGracePeriodSeconds: 0/terminationGracePeriodSeconds: ${3:-30}/" | k apply -f - >/dev/null
+		check "$1 is bound" wait_for 60 pod_has "$ns" "$1" "$JP_NODE"
+		hf_node=$(pod_field "$ns" "$1" "$JP_NODE") hf_job=$(pod_field "$ns" "$1" "$JP_JOBID")
+	}
+
+	hf_pod forced 1s
+	c0=$(squeue -h -j "$hf_job" -o %k)
+	k -n "$ns" delete pod forced --force --grace-period=0 >/dev/null 2>&1
+	FAULTS=$((FAULTS + 1))
+	check "a force-deleted pod's job ends" wait_for 30 hf_ended "$hf_job"
+	check_eq "its comment is left as submitted (no stopped mark)" "$(hf_comment "$hf_job")" "$c0"
+
+	hf_pod slow 15s
+	native=$(sbatch --parsable -p slurm-bridge -w "$hf_node" -n 32 -o /dev/null -J fault-native --wrap 'sleep 1')
+	check "a native job waits for $hf_node" wait_for 20 job_is "$native" PENDING
+	scontrol update jobid="$hf_job" comment="slurm-bridge: stopped: pod $ns/slow" >/dev/null
+	FAULTS=$((FAULTS + 1))
+	t0=$(date +%s)
+	scancel "$hf_job"
+	check "comment rewritten, then scancel: the node stays COMPLETING while the pod stops" wait_for 20 hf_completing "$hf_node"
+	check "the pod stops after its 15 s" wait_for 60 pod_gone "$ns" slow
+	check "then the native job starts" wait_for 30 hf_running "$native"
+	echo "    the native job started $(($(date -d "$(job_field "$native" StartTime)" +%s) - t0)) s after the scancel (the pod's stop: 15 s)"
+	check "not before the pod stopped" test "$(($(date -d "$(job_field "$native" StartTime)" +%s) - t0))" -ge 14
+
+	hf_pod orphan 1s 4
+	stack_stop kwok "$RUN_DIR/kwok.pid" kwok >/dev/null
+	FAULTS=$((FAULTS + 1))
+	scancel "$hf_job"
+	check "the kubelet gone at the job's end: its node stays COMPLETING" wait_for 20 hf_completing "$hf_node"
+	sleep 6
+	check "and still is past the pod's grace period (no kubelet confirmed the stop)" hf_completing "$hf_node"
+	"$top/scripts/stack/cluster-up.sh" >/dev/null
+	check "once the kubelet is back the pod goes" wait_for 60 pod_gone "$ns" orphan
+	not_completing() { ! hf_completing "$hf_node"; }
+	check "and the node is free" wait_for 30 not_completing
+	check "no node is left drained by the epilog" bash -c "! sinfo -h -R | grep -q slurm-bridge-epilog:"
+	fault_end
+fi
+
 echo
 for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
 echo "fault: $E2E_PASSED passed, $E2E_FAILED failed ($FAULTS faults injected, $INVARIANTS invariants checked)"
