@@ -506,13 +506,13 @@ fresh-check: deps
 LINT_CFLAGS	= -std=c11 -D_GNU_SOURCE $(WARN) -pthread -Iinclude \
 		   $(PKG_CFLAGS) $(SLURM_CFLAGS)
 LINT_LIB	= $(LIBK8S_SRCS)
-LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS) $(EPILOG_SRCS))
+LINT_DAEMONS	= $(sort $(BRIDGE_SRCS) $(ADMISSION_SRCS) $(EPILOG_SRCS) $(EPILOG_API_SRCS))
 LINT_TESTS	= $(TEST_SRCS) $(GROUP_TEST_SRCS) test/integration/check_k8s_it.c \
 		   $(wildcard test/fuzz/fuzz_*.c)
 LINT_BENCH	= $(BENCH_SRCS)
 LINT_SRCS	= $(LINT_LIB) $(LINT_DAEMONS) $(LINT_TESTS) $(LINT_BENCH)
 LINT_HDRS	= $(wildcard include/*.h libk8s/*.h common/*.h bridge/*.h \
-		   admission/*.h test/*.h bench/tools/*.h)
+		   admission/*.h epilog/*.h test/*.h bench/tools/*.h)
 # One compile_commands.json entry: $(1) the file, $(2) its flags.
 lint_entry	= {"directory": "$(CURDIR)", "file": "$(1)", \
 		   "command": "$(CC) $(strip $(LINT_CFLAGS) $(2)) -c $(1)"}
@@ -523,7 +523,7 @@ compile_commands.json: Makefile bench/bench.mk
 	$(file >$@.tmp,[)
 	$(foreach f,$(LINT_LIB),$(file >>$@.tmp,$(call lint_entry,$(f)),))
 	$(foreach f,$(LINT_DAEMONS),$(file >>$@.tmp,$(call lint_entry,$(f),-Icommon),))
-	$(foreach f,$(LINT_TESTS),$(file >>$@.tmp,$(call lint_entry,$(f),$(CHECK_CFLAGS) -Icommon -Ibridge -Iadmission),))
+	$(foreach f,$(LINT_TESTS),$(file >>$@.tmp,$(call lint_entry,$(f),$(CHECK_CFLAGS) -Icommon -Ibridge -Iadmission -Iepilog),))
 	$(foreach f,$(LINT_BENCH),$(file >>$@.tmp,$(call lint_entry,$(f)),))
 	$(Q)sed '$$ s/,$$//' $@.tmp >$@ && echo ']' >>$@ && rm -f $@.tmp
 

@@ -36,7 +36,7 @@
 #             schedule; "bench/run.sh owners" runs it alone, against the
 #             stack as it is (it neither brings the stack up nor restarts
 #             its daemons)
-# BENCH_SCENARIOS picks some ("singles gangs"); the default is all eight.
+# BENCH_SCENARIOS picks some ("singles gangs"); the default is all nine.
 # Output: one table on stdout, the figures as JSON in
 # bench/results/bench-<UTC date>.json (BENCH_OUT names another), and next
 # to it PNG plots of binds over time (-singles.png, -constrained.png,
@@ -90,7 +90,7 @@ CPUSERIES=$top/build/bench/cpuseries
 WORK=$(mktemp -d)
 RESULTS=$WORK/results.jsonl   # one record (a JSON object) per line
 BENCH_T0=$(date +%s)
-SCENARIOS=" ${BENCH_SCENARIOS:-singles constrained gangs fixed churn backlog webhook owners} "
+SCENARIOS=" ${BENCH_SCENARIOS:-singles constrained gangs fixed churn backlog webhook owners epilog} "
 # "bench/run.sh owners": that scenario alone, on the stack as it is.
 ALONE=
 if [ "${1:-}" = owners ]; then ALONE=owners SCENARIOS=" owners "; fi
@@ -152,6 +152,8 @@ trap 'bench_rc=$?; [ "$BASHPID" != '"$BASHPID"' ] || cleanup "$bench_rc"' EXIT
 . "$here/scenarios/webhook.sh"
 # shellcheck source=bench/scenarios/owners.sh
 . "$here/scenarios/owners.sh"
+# shellcheck source=bench/scenarios/epilog.sh
+. "$here/scenarios/epilog.sh"
 [ -x "$RECORD" ] || { say "no $RECORD (make bench-tools)"; exit 1; }
 
 # --- the stack ----------------------------------------------------------------
@@ -188,7 +190,7 @@ after_failure() {
 	"$top/scripts/stack/bridge-up.sh" >"$WORK/bridge-up.log" 2>&1 ||
 		{ say "bridge-up: $(tail -1 "$WORK/bridge-up.log")"; return 1; }
 }
-for s in singles constrained gangs fixed churn backlog webhook owners; do
+for s in singles constrained gangs fixed churn backlog webhook owners epilog; do
 	if want "$s"; then run_scenario "$s"; fi
 done
 

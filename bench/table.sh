@@ -269,6 +269,10 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 		["\($what) p99 at \($rel.pending // "-") pending", (if $x == null then "-" else "\($x) ms" end),
 		"<= \($t.release_p99_ms) ms", verdict($x; $x <= $t.release_p99_ms)] | @tsv)
 	end),
+(.runs[] | select(.scenario == "epilog") | .result |
+	"epilog CPU per job end (\(.runs) runs, as slurmd starts it): native job \(.native_ms) ms; bridge job, \(.bridge_pods) pods gone \(.bridge_ms) ms" +
+	(if .bridge_host_ms != null then " (\(.bridge_host_ms) ms over this machine'"'"'s kubelet cgroups)" else "" end) +
+	"; /bin/true \(.true_ms) ms"),
 (.runs[] | select(.scenario == "webhook") | .result.runs[]? |
 	"webhook \(.name // .run): \(.requests_per_s // .rps) req/s, p50 \(.latency_ms.p50) ms, p99 \(.latency_ms.p99) ms"),
 (.runs[] | select(.scenario == "owners") |

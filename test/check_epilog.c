@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +60,19 @@ setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(root));
 }
 
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
 static void
 teardown(void)
 {
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 /* Where each driver and QoS class puts the pod, relative to the tree. */
@@ -117,7 +124,7 @@ END_TEST
 START_TEST(test_v2_kill_watch)
 {
 	struct cgroup_tree t;
-	char		   path[512], buf[8] = "", *paths[1];
+	char		   path[512], kill[600], buf[8] = "", *paths[1];
 	FILE		  *f;
 	int		   fd;
 
@@ -129,12 +136,11 @@ START_TEST(test_v2_kill_watch)
 	ck_assert_int_eq(cgroup_open(&t, root), 0);
 	ck_assert_int_eq(cgroup_pod(&t, UID, path, sizeof(path)), 1);
 	ck_assert_int_eq(cgroup_kill(&t, path), 0);
-	strcat(path, "/cgroup.kill");
-	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	snprintf(kill, sizeof(kill), "%s/cgroup.kill", path);
+	ck_assert_ptr_nonnull(f = fopen(kill, "r"));
 	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
 	fclose(f);
 	ck_assert_str_eq(buf, "1");
-	ck_assert_int_eq(cgroup_pod(&t, UID, path, sizeof(path)), 1);
 	paths[0] = path;
 	fd = cgroup_watch(&t, paths, 1);
 	ck_assert_int_ge(fd, 0);
