@@ -121,7 +121,7 @@ bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 	struct group		  *g;
 	const char		  *owner, *snode;
 	char			   key[512];
-	uint32_t		   jobid;
+	uint32_t		   jobid, held;
 
 	snprintf(key, sizeof(key), "%s/%s",
 	    k8s_obj_namespace(claim) != NULL ? k8s_obj_namespace(claim) : "",
@@ -146,6 +146,15 @@ bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 	json_object_del(r->claim_allocators, key);
 	if (dra_claim_holder(claim, &jobid, &snode) == -1)
 		return (0); /* not ours: dra.c says so */
+	/* Its annotations name a job this bridge cannot vouch for. */
+	if (claims_holder(r, claim, &held, &snode) == -1 || held != jobid) {
+		snprintf(why, whylen,
+		    "its annotation %s names Slurm job %u, which does not "
+		    "hold its devices for namespace %.63s; this pod waits "
+		    "until the claim is free",
+		    ANN_SLURM_JOBID, jobid, k8s_obj_namespace(claim));
+		return (1);
+	}
 	g = groups_by_job(r, jobid);
 	if (!bind_serves_claims(g) ||
 	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {

@@ -1006,6 +1006,12 @@ struct reconcile {
 	struct map *deviceclasses; /* name -> DeviceClass */
 	/* Claims a job about to run will allocate: ns/name -> group key */
 	json_t *claim_allocators;
+	/*
+	 * The holders of the claims this bridge allocated (claims.c):
+	 * ns/name -> {"uid", "job", "node"}.  Trusted over the claim's
+	 * annotations, which the claim's namespace can rewrite.
+	 */
+	json_t *claim_holders;
 	/* Joins of shared claims in flight: holder job id -> count */
 	json_t		     *joins_inflight;
 	json_t		     *slurm_nodes; /* sctl_node_names, at recovery */
@@ -1436,6 +1442,16 @@ int claims_named(struct reconcile *, const struct group *g);
  */
 size_t claims_joiners(struct reconcile *, uint32_t jobid, const char *gkey,
     void (*fn)(void *arg, struct pod_entry *, const json_t *claim), void *arg);
-int    claims_write(struct k8s_client *, struct wreq *w);
+/*
+ * Which job holds an allocated claim's devices, and on which Slurm node:
+ * what this bridge wrote when it allocated the claim, else the claim's
+ * annotations if they name a job of the claim's own namespace (or one
+ * not known yet: a restart adopts it).  0, or -1: no holder this bridge
+ * can vouch for (another scheduler's claim, or annotations that name
+ * another namespace's job).
+ */
+int claims_holder(struct reconcile *, const json_t *claim, uint32_t *jobid,
+    const char **snode);
+int claims_write(struct k8s_client *, struct wreq *w);
 
 #endif /* BRIDGE_H */

@@ -183,6 +183,55 @@ claims_extended_spec(const json_t *pod, json_t **mappings)
 	return (json_pack("{s:{s:o}}", "devices", "requests", reqs));
 }
 
+/* Notes that job jobid (id) holds claim's devices on snode. */
+static void
+claims_holder_note(struct reconcile *r, const json_t *claim, const char *id,
+    const char *snode)
+{
+	char key[512];
+
+	if (k8s_obj_uid(claim) == NULL)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(claim),
+	    k8s_obj_name(claim));
+	json_object_set_new(r->claim_holders, key,
+	    json_pack("{s:s, s:I, s:s}", "uid", k8s_obj_uid(claim), "job",
+		(json_int_t)strtoul(id, NULL, 10), "node", snode));
+}
+
+int
+claims_holder(struct reconcile *r, const json_t *claim, uint32_t *jobid,
+    const char **snode)
+{
+	const json_t *memo;
+	struct group *g;
+	const char   *uid = k8s_obj_uid(claim), *ns = k8s_obj_namespace(claim);
+	char	      key[512];
+
+	snprintf(key, sizeof(key), "%s/%s", ns != NULL ? ns : "",
+	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
+	memo = json_object_get(r->claim_holders, key);
+	if (memo != NULL && uid != NULL &&
+	    strcmp(json_string_value(json_object_get(memo, "uid")), uid) == 0) {
+		*jobid = (uint32_t)json_integer_value(
+		    json_object_get(memo, "job"));
+		*snode = json_string_value(json_object_get(memo, "node"));
+		return (0);
+	}
+	if (dra_claim_holder(claim, jobid, snode) == -1)
+		return (-1);
+	g = groups_by_job(r, *jobid);
+	if (g != NULL &&
+	    (ns == NULL || g->ns == NULL || strcmp(g->ns, ns) != 0))
+		return (-1);
+	if (g != NULL && k8s_obj_get(claim, "status.allocation") != NULL &&
+	    uid != NULL)
+		json_object_set_new(r->claim_holders, key,
+		    json_pack("{s:s, s:I, s:s}", "uid", uid, "job",
+			(json_int_t)*jobid, "node", *snode));
+	return (0);
+}
+
 /*
  * One claim's write: allocation and reservation, our finalizer, and who
  * holds its devices (the job and Slurm node, for pods that share it).
@@ -355,6 +404,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			goto out;
 		json_array_append_new(*out,
 		    claims_write_of(claim, alloc, pod, id, a->node));
+		claims_holder_note(r, claim, id, a->node);
 	}
 	if (spec != NULL) {
 		if (nidx < 0)
@@ -632,7 +682,7 @@ claims_joiners(struct reconcile *r, uint32_t jobid, const char *gkey,
 		return (0);
 	while (map_next(r->claims, &it, NULL, &v)) {
 		if (k8s_obj_get(v, "status.allocation") == NULL ||
-		    dra_claim_holder(v, &holder, &snode) == -1 ||
+		    claims_holder(r, v, &holder, &snode) == -1 ||
 		    holder != jobid)
 			continue;
 		json_array_foreach (k8s_obj_get(v, "status.reservedFor"), i,

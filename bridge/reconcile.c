@@ -213,6 +213,8 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		map_del(m, key);
 		if (msg->kind == MSG_NODE)
 			json_object_del(r->notready, key);
+		if (msg->kind == MSG_CLAIM)
+			json_object_del(r->claim_holders, key);
 	} else {
 		map_put(m, key, msg->obj);
 		/* The lookup the regrouping makes reads it from the cache. */
@@ -413,6 +415,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->slices = map_new(json_free_cb);
 	r->deviceclasses = map_new(json_free_cb);
 	r->claim_allocators = json_object();
+	r->claim_holders = json_object();
 	r->joins_inflight = json_object();
 	r->writes = json_object();
 	r->releases = json_object();
@@ -460,6 +463,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->slices);
 	map_free(r->deviceclasses);
 	json_decref(r->claim_allocators);
+	json_decref(r->claim_holders);
 	json_decref(r->joins_inflight);
 	json_decref(r->slurm_nodes);
 	json_decref(r->writes);

@@ -1394,6 +1394,57 @@ START_TEST(test_gang_end_grace_capped)
 END_TEST
 
 /*
+ * Who holds a shared claim's devices: what the bridge noted when it
+ * allocated the claim, else the claim's annotations only when they name a
+ * job of the claim's own namespace (or one not known yet).  A tenant who
+ * points its claim at another namespace's job does not keep that job
+ * allocated; one who strips the annotations does not end the holder early.
+ */
+static json_t *
+h_shared_claim(const char *ns, const char *uid, const char *job)
+{
+	return (json_pack("{s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:{s:{}}}",
+	    "metadata", "name", "shared", "namespace", ns, "uid", uid,
+	    "annotations", ANN_SLURM_JOBID, job, ANN_SLURM_NODE, "n1", "status",
+	    "allocation"));
+}
+
+START_TEST(test_claim_holder_vouched)
+{
+	json_t	   *claim;
+	const char *snode;
+	char	    job[16];
+	uint32_t    held = 0;
+
+	h_reach(S_BOUND);
+	snprintf(job, sizeof(job), "%u", fake_slurm_last_job());
+	/* Its own namespace's job: taken, and noted. */
+	claim = h_shared_claim(NS, "claim-uid-1", job);
+	ck_assert_int_eq(claims_holder(H.r, claim, &held, &snode), 0);
+	ck_assert_uint_eq(held, fake_slurm_last_job());
+	ck_assert_str_eq(snode, "n1");
+	/* The annotations stripped: the note still says who holds it. */
+	json_object_del(json_object_get(claim, "metadata"), "annotations");
+	held = 0;
+	ck_assert_int_eq(claims_holder(H.r, claim, &held, &snode), 0);
+	ck_assert_uint_eq(held, fake_slurm_last_job());
+	json_decref(claim);
+	/* Another namespace's claim naming that job: not vouched for. */
+	claim = h_shared_claim("tenant-b", "claim-uid-2", job);
+	ck_assert_int_eq(claims_holder(H.r, claim, &held, &snode), -1);
+	ck_assert_uint_eq(claims_joiners(H.r, fake_slurm_last_job(), NULL, NULL,
+			      NULL),
+	    0);
+	json_decref(claim);
+	/* A job not known yet (a restart, before adoption): taken. */
+	claim = h_shared_claim("tenant-b", "claim-uid-3", "987654");
+	ck_assert_int_eq(claims_holder(H.r, claim, &held, &snode), 0);
+	ck_assert_uint_eq(held, 987654);
+	json_decref(claim);
+}
+END_TEST
+
+/*
  * Slurm forgets a job before any load saw it end (MinJobAge): a live
  * group acts on the second load in a row without its job, never the
  * first, as a job made after a load was packed is missing from it.  A job
@@ -2061,6 +2112,7 @@ group_suite(void)
 	    (int)(sizeof(sacct_cases) / sizeof(sacct_cases[0])));
 	tcase_add_test(tc, test_gang_force_deleted);
 	tcase_add_test(tc, test_gang_end_grace_capped);
+	tcase_add_test(tc, test_claim_holder_vouched);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);
