@@ -97,11 +97,11 @@ ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
 ADMISSION_SRCS	:= admission/main.c admission/server.c admission/cabundle.c \
 		   admission/uninstall.c \
 		   $(ADMISSION_LIB_SRCS) $(SHARED_SRCS)
-# The node epilog a site adds to Slurm (epilog/main.c, cgroup.c): libc
-# only, with log.c and clock.c of libk8s; its API fallback (epilog/api.c,
-# slurm-bridge-epilog-api) links libk8s.
-EPILOG_SRCS	:= epilog/main.c epilog/cgroup.c
-EPILOG_API_SRCS	:= epilog/api.c
+# The node epilog a site adds to Slurm (epilog/main.c, cgroup.c,
+# slurmnode.c): libc only, with log.c and clock.c of libk8s; its API
+# fallback (epilog/api.c, slurm-bridge-epilog-api) links libk8s.
+EPILOG_SRCS	:= epilog/main.c epilog/cgroup.c epilog/slurmnode.c
+EPILOG_API_SRCS	:= epilog/api.c epilog/slurmnode.c
 TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_kubeconfig.c test/check_translate.c \
 		   test/check_queue.c test/check_map.c test/check_placement.c \

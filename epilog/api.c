@@ -13,7 +13,6 @@
  * Environment (slurmd's): SLURM_JOB_ID, SLURMD_NODENAME and
  * SPANK_SLURM_BRIDGE_PODS.
  */
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +27,7 @@
 #include "log.h"
 #include "xmalloc.h"
 #include "policy.h"
+#include "slurmnode.h"
 
 #define EPILOG_KUBECONFIG  "/etc/slurm-bridge/epilog.kubeconfig"
 #define EPILOG_DRAIN	   "slurm-bridge-epilog:"
@@ -89,22 +89,6 @@ epilog_knode(struct epilog *ep, char *err, size_t errlen)
 	return (0);
 }
 
-/* Does the comma list list id? */
-static int
-epilog_listed(const char *list, const char *jobid)
-{
-	size_t n = strlen(jobid);
-
-	for (; list != NULL && *list != '\0'; list = strchr(list, ',')) {
-		if (*list == ',')
-			list++;
-		if (strncmp(list, jobid, n) == 0 &&
-		    (list[n] == ',' || list[n] == '\0'))
-			return (1);
-	}
-	return (0);
-}
-
 /*
  * The job's pods on the node that still run (not Succeeded or Failed),
  * their names in names; -1 when the API server cannot tell.
@@ -139,8 +123,8 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 		 * a key only the scheduler writes; the webhook refuses it
 		 * from anyone else).
 		 */
-		if (((uid == NULL || !epilog_listed(ep->uids, uid)) &&
-			!epilog_listed(k8s_obj_annotation(pod,
+		if (((uid == NULL || !slurmnode_listed(ep->uids, uid)) &&
+			!slurmnode_listed(k8s_obj_annotation(pod,
 					   ANN_SLURM_DEVICE_JOBS),
 			    ep->jobid)) ||
 		    (phase != NULL &&
@@ -161,24 +145,7 @@ epilog_running(struct epilog *ep, char *names, size_t len, char *err,
 static int
 epilog_drain(const struct epilog *ep, const char *reason)
 {
-	char  node[300], why[600];
-	pid_t pid;
-	int   status = 0, rc;
-
-	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
-	snprintf(why, sizeof(why), "Reason=%s", reason);
-	if ((pid = fork()) == -1)
-		return (-1);
-	if (pid == 0) {
-		execl(ep->scontrol, ep->scontrol, "update", node,
-		    "State=DRAIN", why, (char *)NULL);
-		_exit(127);
-	}
-	while ((rc = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
-		;
-	return (rc == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-		0 :
-		-1);
+	return (slurmnode_drain(ep->scontrol, ep->snode, reason));
 }
 
 static int

@@ -34,15 +34,14 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "slurmnode.h"
 #include "clock.h"
 #include "log.h"
 #include "policy.h"
@@ -94,22 +93,6 @@ epilog_usage(void)
 	    "  drained once those pods are gone.  man "
 	    "slurm-bridge-epilog(8).\n",
 	    EPILOG_MAX_WAIT_S, EPILOG_KILL_WAIT_S);
-}
-
-/* Is uid one of the comma list's? */
-static int
-epilog_listed(const char *list, const char *uid)
-{
-	size_t n = strlen(uid);
-
-	for (; list != NULL && *list != '\0'; list = strchr(list, ',')) {
-		if (*list == ',')
-			list++;
-		if (strncmp(list, uid, n) == 0 &&
-		    (list[n] == ',' || list[n] == '\0'))
-			return (1);
-	}
-	return (0);
 }
 
 /* Splits the comma list of UIDs into ep->uids (in place). */
@@ -179,38 +162,6 @@ epilog_wait(const struct epilog *ep, char **paths, size_t n, int64_t ms)
 }
 
 /*
- * Runs scontrol (by its absolute path) with the arguments, up to 6 and a
- * NULL: 0 if it exited 0.
- */
-static int
-epilog_scontrol(const struct epilog *ep, ...)
-{
-	char	   *argv[8];
-	const char *a;
-	va_list	    ap;
-	pid_t	    pid;
-	int	    status = 0, rc, n = 1;
-
-	if ((pid = fork()) == -1)
-		return (-1);
-	if (pid == 0) {
-		argv[0] = strdup(ep->scontrol);
-		va_start(ap, ep);
-		while (n < 7 && (a = va_arg(ap, const char *)) != NULL)
-			argv[n++] = strdup(a);
-		va_end(ap);
-		argv[n] = NULL;
-		execv(ep->scontrol, argv);
-		_exit(127);
-	}
-	while ((rc = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
-		;
-	return (rc == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-		0 :
-		-1);
-}
-
-/*
  * Drains this node with reason (scontrol, as an admin would), first
  * noting the pods' UIDs in STATE_DIR/NODE for --resume: a file on the
  * node, root's, which no tenant writes.
@@ -218,11 +169,9 @@ epilog_scontrol(const struct epilog *ep, ...)
 static int
 epilog_drain(const struct epilog *ep, const char *uids, const char *reason)
 {
-	char  node[300], why[1000], path[512];
+	char  path[512];
 	FILE *f;
 
-	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
-	snprintf(why, sizeof(why), "Reason=%s", reason);
 	snprintf(path, sizeof(path), "%s/%s", ep->state_dir, ep->snode);
 	if ((mkdir(ep->state_dir, 0700) == 0 || errno == EEXIST) &&
 	    (f = fopen(path, "w")) != NULL) {
@@ -230,8 +179,7 @@ epilog_drain(const struct epilog *ep, const char *uids, const char *reason)
 		fclose(f);
 	} else
 		log_warn("%s: the node will need an admin's resume", path);
-	return (epilog_scontrol(ep, "update", node, "State=DRAIN", why,
-	    (char *)NULL));
+	return (slurmnode_drain(ep->scontrol, ep->snode, reason));
 }
 
 /*
@@ -271,7 +219,7 @@ epilog_resume(struct epilog *ep)
 	saved = dup(STDOUT_FILENO);
 	dup2(fd[1], STDOUT_FILENO);
 	close(fd[1]);
-	rc = epilog_scontrol(ep, "-o", "show", "node", ep->snode, (char *)NULL);
+	rc = slurmnode_scontrol(ep->scontrol, "-o", "show", "node", ep->snode, (char *)NULL);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	if ((f = fdopen(fd[0], "r")) == NULL) {
@@ -287,7 +235,7 @@ epilog_resume(struct epilog *ep)
 		return (1);
 	snprintf(node, sizeof(node), "NodeName=%s", ep->snode);
 	if (drained) {
-		if (epilog_scontrol(ep, "update", node, "State=RESUME",
+		if (slurmnode_scontrol(ep->scontrol, "update", node, "State=RESUME",
 			(char *)NULL) == -1) {
 			log_warnx("node %s: %s failed to resume it", ep->snode,
 			    ep->scontrol);
@@ -522,7 +470,7 @@ main(int argc, char **argv)
 			  "run by slurmd?");
 		return (1);
 	}
-	if (owners != NULL && (uid == NULL || !epilog_listed(owners, uid))) {
+	if (owners != NULL && (uid == NULL || !slurmnode_listed(owners, uid))) {
 		log_info("job %s: owned by uid %s, not one of --owners %s: "
 			 "its " NODE_ENV_PODS " is not the scheduler's; not "
 			 "waited for",
