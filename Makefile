@@ -109,7 +109,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_review.c test/check_config.c test/check_dra.c \
 		   test/check_podrec.c test/check_noderec.c test/check_util.c test/check_certs.c \
 		   test/check_guard.c test/check_ender.c test/check_fit.c \
-		   test/check_epilog.c
+		   test/check_epilog.c test/check_log.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
 # Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for

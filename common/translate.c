@@ -16,7 +16,9 @@
 #include "policy.h"
 
 #define TR_MAX_STR 200 /* longest string we hand to Slurm */
-#define MIB	   (1024LL * 1024)
+/* The most GPUs one pod may ask for (Slurm's GRES counts are 32-bit). */
+#define TR_MAX_GPUS 4096
+#define MIB	    (1024LL * 1024)
 
 static void
 jobspec_init(struct jobspec *js)
@@ -171,6 +173,18 @@ translate_pod_resources(const json_t *pod, int64_t *cpu_milli,
 		return (-1);
 	/* A limit above the request is what the pod may use: reserve it. */
 	*cpu_milli = cpu_req > cpu_lim ? cpu_req : cpu_lim;
+	/* Each checked before the sum: 7E and 7E would overflow it. */
+	if (nv > TR_MAX_GPUS || amd > TR_MAX_GPUS || nv + amd > TR_MAX_GPUS) {
+		snprintf(err, errlen,
+		    "resources: %" PRId64 " GPUs (nvidia.com/gpu %" PRId64
+		    ", amd.com/gpu %" PRId64 ") is more than a pod may ask "
+		    "for; at most %d, as a whole number",
+		    nv <= TR_MAX_GPUS && amd <= TR_MAX_GPUS ? nv + amd :
+			nv > amd			    ? nv :
+							      amd,
+		    nv, amd, TR_MAX_GPUS);
+		return (-1);
+	}
 	*gpus = nv + amd;
 	return (0);
 }

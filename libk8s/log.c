@@ -29,10 +29,44 @@ log_setname(const char *name)
 	snprintf(log_name, sizeof(log_name), "%s", name);
 }
 
+/*
+ * Escapes the control characters of text[0..len) into out (a log line is
+ * one line: a newline in a value a tenant wrote must not start a forged
+ * one): \n, \r, \t, else \xHH.  The length written, within outlen.
+ */
+static size_t
+log_escape(const char *text, size_t len, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char	  c;
+	size_t		  i, o = 0;
+
+	for (i = 0; i < len && o + 4 < outlen; i++) {
+		c = (unsigned char)text[i];
+		if (c >= 0x20 && c != 0x7f) {
+			out[o++] = (char)c;
+			continue;
+		}
+		out[o++] = '\\';
+		if (c == '\n')
+			out[o++] = 'n';
+		else if (c == '\r')
+			out[o++] = 'r';
+		else if (c == '\t')
+			out[o++] = 't';
+		else {
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	return (o);
+}
+
 static void
 log_vwrite(const char *level, const char *fmt, va_list ap, int err)
 {
-	char	       line[2048];
+	char	       line[2048], msg[2048];
 	struct timeval tv;
 	struct tm      tm;
 	int	       n, m;
@@ -45,10 +79,12 @@ log_vwrite(const char *level, const char *fmt, va_list ap, int err)
 	    (int)(tv.tv_usec / 1000), level, log_name);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
-	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	m = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (m < 0)
 		m = 0;
-	n += m;
+	if ((size_t)m >= sizeof(msg))
+		m = sizeof(msg) - 1;
+	n += (int)log_escape(msg, (size_t)m, line + n, sizeof(line) - n);
 	if ((size_t)n >= sizeof(line) - 2)
 		n = sizeof(line) - 2;
 	if (err != 0)

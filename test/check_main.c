@@ -53,6 +53,7 @@ main(void)
 	srunner_add_suite(sr, ender_suite());
 	srunner_add_suite(sr, fit_suite());
 	srunner_add_suite(sr, epilog_suite());
+	srunner_add_suite(sr, log_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -30,6 +30,7 @@ Suite *dra_suite(void);
 Suite *ender_suite(void);
 Suite *fit_suite(void);
 Suite *epilog_suite(void);
+Suite *log_suite(void);
 /* The group tests (check_group.c): a binary of their own, over the fakes. */
 Suite *group_suite(void);
 
