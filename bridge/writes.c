@@ -245,6 +245,17 @@ writes_send_delete(struct reconcile *r, struct pod_entry *e, json_t *opts,
 		json_decref(opts);
 		return;
 	}
+	/*
+	 * Always with the pod's UID as a precondition: a StatefulSet's db-0
+	 * made again under the same name while the delete waited is another
+	 * pod, and the API server refuses to delete it (409).
+	 */
+	if (opts == NULL)
+		opts = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind",
+		    "DeleteOptions");
+	if (podrec_uid(e->rec) != NULL && *podrec_uid(e->rec) != '\0')
+		json_object_set_new(opts, "preconditions",
+		    json_pack("{s:s}", "uid", podrec_uid(e->rec)));
 	w = wreq_new(WREQ_DELETE, e, e->group);
 	w->body = opts;
 	w->msg = xstrdup(why);

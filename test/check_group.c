@@ -1361,7 +1361,7 @@ END_TEST
 START_TEST(test_gang_end_grace_capped)
 {
 	json_t	*pod, *w;
-	char	 key[128];
+	char	 key[128], uid[160];
 	size_t	 i;
 	int	 n = 0, capped = 0;
 	uint32_t job;
@@ -1383,6 +1383,12 @@ START_TEST(test_gang_end_grace_capped)
 			"delete") != 0)
 			continue;
 		n++;
+		/* Every delete names the pod by UID (a new db-0 survives). */
+		snprintf(uid, sizeof(uid), "uid-%s",
+		    strchr(json_string_value(json_object_get(w, "pod")), '/') +
+			1);
+		ck_assert_str_eq(json_string_value(json_object_get(w, "uid")),
+		    uid);
 		if (json_integer_value(json_object_get(w, "grace")) == 30)
 			capped++;
 		else

@@ -182,9 +182,9 @@ writepool_submit(struct writepool *p, struct wreq *w)
 		break;
 	case WREQ_DELETE:
 		/* The force delete: grace 0 with the UID as precondition. */
-		kind = json_integer_value(json_object_get(w->body,
-			   "gracePeriodSeconds")) == 0 &&
-			w->body != NULL ?
+		kind = json_object_get(w->body, "gracePeriodSeconds") != NULL &&
+			json_integer_value(json_object_get(w->body,
+			    "gracePeriodSeconds")) == 0 ?
 		    FW_FORCE :
 		    FW_DELETE;
 		break;
@@ -200,8 +200,16 @@ writepool_submit(struct writepool *p, struct wreq *w)
 		break;
 	}
 	fw_log(kind, w->pkey, w->msg, w->node, 0);
+	/* The UID a delete is for (its precondition), if it names one. */
+	if (w->kind == WREQ_DELETE &&
+	    k8s_obj_get(w->body, "preconditions.uid") != NULL)
+		json_object_set(json_array_get(fw.writes,
+				    json_array_size(fw.writes) - 1),
+		    "uid", k8s_obj_get(w->body, "preconditions.uid"));
 	/* The grace period a delete asked for, if it named one. */
-	if ((kind == FW_DELETE && w->body != NULL) || w->kind == WREQ_PREEMPT)
+	if ((kind == FW_DELETE &&
+		json_object_get(w->body, "gracePeriodSeconds") != NULL) ||
+	    w->kind == WREQ_PREEMPT)
 		json_object_set_new(json_array_get(fw.writes,
 					json_array_size(fw.writes) - 1),
 		    "grace",
