@@ -210,12 +210,21 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			continue;
 		unbound++;
 		if (nodes_k8s_name(r, a[i].node) == NULL) {
-			snprintf(msg, sizeof(msg),
-			    "Slurm job %u was "
-			    "allocated node %.100s, which has no Kubernetes "
-			    "node (same name, or a node labelled " LABEL_SLURM_NODENAME
-			    "=%.100s)",
-			    g->jobid, a[i].node, a[i].node);
+			if (nodes_claimed(r, a[i].node) > 1)
+				snprintf(msg, sizeof(msg),
+				    "Slurm job %u was allocated node %.100s, "
+				    "and %d Kubernetes nodes are labelled " LABEL_SLURM_NODENAME
+				    "=%.100s: neither "
+				    "stands for it until one label goes",
+				    g->jobid, a[i].node,
+				    nodes_claimed(r, a[i].node), a[i].node);
+			else
+				snprintf(msg, sizeof(msg),
+				    "Slurm job %u was allocated node %.100s, "
+				    "which has no Kubernetes node (same name, "
+				    "or a node labelled " LABEL_SLURM_NODENAME
+				    "=%.100s)",
+				    g->jobid, a[i].node, a[i].node);
 			if (e->cond != map_hash(msg))
 				log_warnx("pod %s: %s", e->rec->key, msg);
 			writes_condition(r, e, msg, 1);

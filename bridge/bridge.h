@@ -980,6 +980,8 @@ struct reconcile {
 	struct map *nodes;		 /* node name -> its record */
 	/* LABEL_SLURM_NODENAME's value -> the name of a node that carries it */
 	struct map *node_index;
+	/* LABEL_SLURM_NODENAME's value -> how many nodes carry it */
+	json_t	   *node_label_count;
 	struct map *namespaces; /* name -> json */
 	struct map *k8s_jobs;	/* ns/name -> batch/v1 Job */
 	struct map *podgroups;	/* ns/name -> PodGroup CR */
@@ -1081,12 +1083,15 @@ void nodes_changed(struct reconcile *, const json_t *old, const json_t *node);
 void nodes_index(struct reconcile *, const char *name, const json_t *old,
     const json_t *node);
 /*
- * The Kubernetes node behind a Slurm node: one labelled LABEL_SLURM_NODENAME
- * with its name (the index's string, until the nodes change), else the
- * node of its name that carries no such label (slurm_node itself); NULL if
- * none.
+ * The Kubernetes node behind a Slurm node: the one node labelled
+ * LABEL_SLURM_NODENAME with its name (the index's string, until the nodes
+ * change), else the node of its name that carries no such label
+ * (slurm_node itself); NULL if none, or if two nodes or more carry the
+ * label (nodes_claimed: which one is meant is the admin's to say).
  */
 const char *nodes_k8s_name(struct reconcile *, const char *slurm_node);
+/* How many Kubernetes nodes are labelled with slurm_node's name. */
+int nodes_claimed(struct reconcile *, const char *slurm_node);
 /* Every cached node, as at recovery. */
 void nodes_sync_all(struct reconcile *);
 /*

@@ -148,7 +148,9 @@ exclude_pod(struct reconcile *r, const json_t *pod)
 			others = exclude_others(r, name, pod, &n);
 		fr = fit_node(pod, node, others, n, why, sizeof(why));
 		fit_tally_add(&t, fr, why);
-		if (fr != FIT_OK)
+		/* Two nodes labelled for one Slurm node: neither is its. */
+		if (fr != FIT_OK ||
+		    nodes_claimed(r, exclude_slurm_name(node)) > 1)
 			buf_printf(&exc, "%s%s", exc.len > 0 ? "," : "",
 			    exclude_slurm_name(node));
 		if (needs)

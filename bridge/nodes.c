@@ -349,6 +349,21 @@ nodes_index_drop(struct reconcile *r, const char *sname, const char *name)
 	}
 }
 
+/* Counts one more (delta 1) or one fewer node labelled sname. */
+static void
+nodes_count(struct reconcile *r, const char *sname, int delta)
+{
+	json_int_t n = json_integer_value(
+			   json_object_get(r->node_label_count, sname)) +
+	    delta;
+
+	if (n > 0)
+		json_object_set_new(r->node_label_count, sname,
+		    json_integer(n));
+	else
+		json_object_del(r->node_label_count, sname);
+}
+
 void
 nodes_index(struct reconcile *r, const char *name, const json_t *old,
     const json_t *node)
@@ -360,10 +375,27 @@ nodes_index(struct reconcile *r, const char *name, const json_t *old,
 	    k8s_obj_label(node, LABEL_SLURM_NODENAME) :
 	    NULL;
 
-	if (was != NULL && (is == NULL || strcmp(was, is) != 0))
+	if (was != NULL && (is == NULL || strcmp(was, is) != 0)) {
 		nodes_index_drop(r, was, name);
+		nodes_count(r, was, -1);
+	}
+	if (is != NULL && (was == NULL || strcmp(was, is) != 0)) {
+		nodes_count(r, is, 1);
+		if (nodes_claimed(r, is) > 1)
+			log_warnx("node %s: labelled " LABEL_SLURM_NODENAME
+				  "=%s as another node is: neither stands "
+				  "for Slurm node %s until one label goes",
+			    name, is, is);
+	}
 	if (is != NULL && map_get(r->node_index, is) == NULL)
 		map_put(r->node_index, is, xstrdup(name));
+}
+
+int
+nodes_claimed(struct reconcile *r, const char *slurm_node)
+{
+	return ((int)json_integer_value(
+	    json_object_get(r->node_label_count, slurm_node)));
 }
 
 const char *
@@ -373,7 +405,7 @@ nodes_k8s_name(struct reconcile *r, const char *slurm_node)
 	void	   *v;
 
 	if (name != NULL)
-		return (name);
+		return (nodes_claimed(r, slurm_node) > 1 ? NULL : name);
 	if ((v = map_get(r->nodes, slurm_node)) != NULL &&
 	    k8s_obj_label(v, LABEL_SLURM_NODENAME) == NULL)
 		return (slurm_node);

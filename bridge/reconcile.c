@@ -400,6 +400,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->jobs = map_new_borrowed(NULL);
 	r->nodes = map_new(json_free_cb);
 	r->node_index = map_new(free);
+	r->node_label_count = json_object();
 	r->namespaces = map_new(json_free_cb);
 	r->k8s_jobs = map_new(json_free_cb);
 	r->podgroups = map_new(json_free_cb);
@@ -448,6 +449,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->jobs);
 	map_free(r->nodes);
 	map_free(r->node_index);
+	json_decref(r->node_label_count);
 	map_free(r->namespaces);
 	map_free(r->k8s_jobs);
 	map_free(r->podgroups);

@@ -63,7 +63,9 @@ epilog_usage(void)
 
 /*
  * The Kubernetes node behind this Slurm node: the one labelled with its
- * name, else the node of the same name.  0, or -1 (API unreachable).
+ * name, else the node of the same name.  0, or -1 (API unreachable, or
+ * two nodes labelled with its name: which one is meant is the admin's to
+ * say, as for the scheduler).
  */
 static int
 epilog_knode(struct epilog *ep, char *err, size_t errlen)
@@ -80,6 +82,17 @@ epilog_knode(struct epilog *ep, char *err, size_t errlen)
 	if (k8s_get(ep->client, path, &list, &kerr) == -1) {
 		snprintf(err, errlen, "list nodes: %ld %.32s: %.200s",
 		    kerr.status, kerr.reason, kerr.text);
+		return (-1);
+	}
+	if (json_array_size(json_object_get(list, "items")) > 1) {
+		snprintf(err, errlen,
+		    "nodes %.64s and %.64s are both labelled %s=%.64s",
+		    k8s_obj_name(json_array_get(json_object_get(list, "items"),
+			0)),
+		    k8s_obj_name(json_array_get(json_object_get(list, "items"),
+			1)),
+		    LABEL_SLURM_NODENAME, ep->snode);
+		json_decref(list);
 		return (-1);
 	}
 	name = k8s_obj_name(json_array_get(json_object_get(list, "items"), 0));

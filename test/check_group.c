@@ -2058,7 +2058,9 @@ h_behind(const char *sname, const char *want)
 
 /*
  * The node behind a Slurm node: the one labelled with its name, else the
- * unlabelled node of its name; as nodes come, go and are relabelled.
+ * unlabelled node of its name; as nodes come, go and are relabelled.  Two
+ * nodes that carry one Slurm node's name: neither, until one label goes
+ * (a node cannot take another's place by labelling itself).
  */
 START_TEST(test_node_index)
 {
@@ -2067,7 +2069,8 @@ START_TEST(test_node_index)
 	h_node_event("k-a", "n2", K8S_WATCH_ADDED);
 	ck_assert(h_behind("n2", "k-a"));
 	h_node_event("k-b", "n2", K8S_WATCH_ADDED);
-	ck_assert(h_behind("n2", "k-a"));
+	ck_assert(h_behind("n2", NULL));
+	ck_assert_int_eq(nodes_claimed(H.r, "n2"), 2);
 	/* The first goes: the second labelled for n2 takes its place. */
 	h_node_event("k-a", "n2", K8S_WATCH_DELETED);
 	ck_assert(h_behind("n2", "k-b"));
@@ -2088,6 +2091,7 @@ START_TEST(test_node_index)
 	/* The second of two for n1 goes: the first stays. */
 	h_node_event("k-c", "n1", K8S_WATCH_ADDED);
 	h_node_event("k-d", "n1", K8S_WATCH_ADDED);
+	ck_assert(h_behind("n1", NULL));
 	h_node_event("k-d", "n1", K8S_WATCH_DELETED);
 	ck_assert(h_behind("n1", "k-c"));
 	/* A relist's delete names the node only: the cache knows its label. */
@@ -2095,6 +2099,7 @@ START_TEST(test_node_index)
 	    json_pack("{s:{s:s}}", "metadata", "name", "k-c"));
 	ck_assert(h_behind("n1", "n1"));
 	ck_assert_int_eq(map_count(H.r->node_index), 0);
+	ck_assert_int_eq(json_object_size(H.r->node_label_count), 0);
 }
 END_TEST
 
