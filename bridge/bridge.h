@@ -63,6 +63,7 @@ struct bridge_conf {
 	const struct dra_classes *dra;	  /* the config's deviceClasses */
 	const char *taint_effect;    /* managedTaintEffect (the config's) */
 	int	    end_grace_max_s; /* maxEndGraceSeconds (the config's) */
+	double	    unhealthy_nodes_threshold; /* unhealthyNodesThreshold */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -121,8 +122,13 @@ struct bridge_stats {
 	atomic_ullong refits;
 	/* Slurm polls a probe of jobs started brought forward (poll_probed). */
 	atomic_ullong polls_hastened;
-	atomic_llong  pending_pods; /* gauges, set by reconcile */
-	atomic_llong  pending_gangs;
+	/*
+	 * 1 while so many nodes are NotReady at once that pods are not
+	 * failed for it (nodes.c, nodes_disrupted).
+	 */
+	atomic_llong node_disruption;
+	atomic_llong pending_pods; /* gauges, set by reconcile */
+	atomic_llong pending_gangs;
 	/* The reconcile thread's stores, published with the gauges. */
 	atomic_llong mem_pods;	     /* pod entries */
 	atomic_llong mem_pods_bytes; /* without the records */

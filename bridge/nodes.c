@@ -191,6 +191,43 @@ node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
 	json_decref(gkeys);
 }
 
+/*
+ * Are so many nodes NotReady at once that the cause is more likely the
+ * control plane or the network than the nodes?  As Kubernetes' node
+ * lifecycle controller judges a zone: more than 2 NotReady and at least
+ * unhealthyNodesThreshold of all nodes (0.55), or every node.  Then no
+ * pod is failed for NotReady until fewer are; said once as it starts and
+ * ends, and in slurm_bridge_node_disruption.
+ */
+static int
+nodes_disrupted(struct reconcile *r)
+{
+	size_t total = map_count(r->nodes),
+	       down = json_object_size(r->notready);
+	int now, was = (int)atomic_load(&bstats.node_disruption);
+
+	now = total > 0 && r->conf->unhealthy_nodes_threshold <= 1.0 &&
+	    ((down > 2 &&
+		 (double)down >=
+		     r->conf->unhealthy_nodes_threshold * (double)total) ||
+		down == total);
+	if (now != was) {
+		if (now)
+			log_warnx(
+			    "%zu of %zu nodes are NotReady at once (at "
+			    "least %.0f%%): no pod is failed for NotReady "
+			    "until fewer are",
+			    down, total,
+			    r->conf->unhealthy_nodes_threshold * 100);
+		else
+			log_info("%zu of %zu nodes NotReady: pods are failed "
+				 "for NotReady again, as they tolerate it",
+			    down, total);
+		atomic_store(&bstats.node_disruption, now);
+	}
+	return (now);
+}
+
 void
 nodes_sweep(struct reconcile *r)
 {
@@ -205,6 +242,8 @@ nodes_sweep(struct reconcile *r)
 			nodes_changed(r, NULL, v);
 	json_decref(fenced);
 
+	if (nodes_disrupted(r))
+		return;
 	json_object_foreach (r->notready, name, v)
 		node_lost(r, name,
 		    (time_t)json_integer_value(json_object_get(v, "since")),
@@ -245,7 +284,8 @@ node_track_ready(struct reconcile *r, const json_t *node)
 	json_object_set_new(r->notready, name,
 	    json_pack("{s:I, s:b}", "since", (json_int_t)since, "unknown",
 		unknown));
-	node_lost(r, name, since, unknown);
+	if (!nodes_disrupted(r))
+		node_lost(r, name, since, unknown);
 }
 
 /*

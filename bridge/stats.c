@@ -131,6 +131,12 @@ stats_write(struct buf *b)
 	    "Running placeholder jobs whose allocation Slurm took back, and "
 	    "whose pods yielded (DisruptionTarget), by cause.",
 	    "cause", yield_names, bstats.disruptions, YIELD_KINDS);
+	metrics_one(b, "slurm_bridge_node_disruption", "gauge",
+	    "1 while so many nodes are NotReady at once (at least "
+	    "unhealthyNodesThreshold of them, and more than 2, or all) that "
+	    "their pods are not failed for it, as Kubernetes' node lifecycle "
+	    "controller stops evicting in a disrupted zone.",
+	    (double)atomic_load(&bstats.node_disruption));
 	metrics_one(b, "slurm_bridge_pending_pods", "gauge",
 	    "Pods waiting for an allocation (not bound, not ended).",
 	    (double)atomic_load(&bstats.pending_pods));

@@ -673,6 +673,8 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 				    "expected NoSchedule (the default) or "
 				    "NoExecute (evicts what does not "
 				    "tolerate it)");
+		} else if (strcmp(k, "unhealthyNodesThreshold") == 0) {
+			rc = want_int(l, v, k, 1, 101, &c->unhealthy_nodes_pct);
 		} else if (strcmp(k, "maxEndGraceSeconds") == 0)
 			rc = want_int(l, v, k, 1, 3600, &c->end_grace_max_s);
 		else if (strcmp(k, "installName") == 0) {
@@ -696,7 +698,8 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			    "gangGpuSwitchThreshold, "
 			    "preferredTopologyWaitMinutes, kubeAPIQPS, "
 			    "kubeAPIBurst, managedTaintEffect, "
-			    "maxEndGraceSeconds, installName, "
+			    "maxEndGraceSeconds, unhealthyNodesThreshold, "
+			    "installName, "
 			    "bounds, "
 			    "deviceClasses)");
 		if (rc == -1)
@@ -719,6 +722,7 @@ config_new(void)
 	c->api_qps = 200;
 	c->api_burst = 400;
 	c->end_grace_max_s = END_GRACE_MAX_DEFAULT_S;
+	c->unhealthy_nodes_pct = 55;
 	bounds_init(&c->bounds);
 	dra_classes_defaults(&c->dra);
 	return (c);

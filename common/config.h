@@ -67,6 +67,13 @@ struct config {
 	 * a tenant's long terminationGracePeriodSeconds cannot hold a node.
 	 */
 	int end_grace_max_s;
+	/*
+	 * unhealthyNodesThreshold: the percentage of the nodes NotReady at
+	 * once (more than 2 of them) from which no pod is failed for
+	 * NotReady, as kube-controller-manager's --unhealthy-zone-threshold
+	 * (0.55): 1 to 100, default 55; 101 never holds back.
+	 */
+	int unhealthy_nodes_pct;
 	/* installName, or NULL: derived from the cluster at start */
 	char		  *install_name;
 	struct bounds	   bounds; /* for namespaces without the annotations */

@@ -46,6 +46,7 @@ START_TEST(test_settings_defaults)
 	ck_assert_ptr_null(c->managed_namespaces[0]);
 	ck_assert_str_eq(c->taint_effect, "NoSchedule");
 	ck_assert_int_eq(c->end_grace_max_s, 30);
+	ck_assert_int_eq(c->unhealthy_nodes_pct, 55);
 	config_free(c);
 }
 END_TEST
@@ -135,6 +136,9 @@ static const struct {
 	    "FILE:1: slurmPollInterval: expected a duration from 10ms to 60s" },
 	{ "gangGpuSwitchThreshold: -1\n",
 	    "FILE:1: gangGpuSwitchThreshold: expected a whole number from 0 to" },
+	{ "unhealthyNodesThreshold: 0.55\n",
+	    "FILE:1: unhealthyNodesThreshold: expected a whole number from 1 "
+	    "to 101" },
 	{ "maxEndGraceSeconds: 0\n",
 	    "FILE:1: maxEndGraceSeconds: expected a whole number from 1 to "
 	    "3600" },

@@ -362,6 +362,7 @@ h_setup(void)
 	H.conf.idle_poll_ms = 10000;
 	H.conf.api_qps = 100;
 	H.conf.api_burst = 100;
+	H.conf.unhealthy_nodes_threshold = 0.55;
 	snprintf(H.conf.install, sizeof(H.conf.install), "mine");
 	H.api = json_object();
 	H.dirty = json_object();
@@ -1451,6 +1452,44 @@ START_TEST(test_claim_holder_vouched)
 END_TEST
 
 /*
+ * Three of five nodes NotReady at once (60 %, past the 55 % threshold,
+ * and more than 2): the cause is likelier the control plane than the
+ * nodes, so no pod is failed for it, as Kubernetes' node lifecycle
+ * controller stops evicting; once two are Ready again, the gang on the
+ * node still NotReady is failed as its tolerations say.
+ */
+START_TEST(test_notready_disruption)
+{
+	struct counts a, b;
+	const char   *more[] = { "n3", "n4", "n5" };
+	size_t	      i;
+
+	h_reach(S_BOUND);
+	for (i = 0; i < 3; i++) {
+		json_object_set_new(H.nodes, more[i], h_node_json(more[i], 1));
+		h_obj_msg(MSG_NODE, K8S_WATCH_ADDED,
+		    noderec_dup(json_object_get(H.nodes, more[i])));
+	}
+	h_counts(&a);
+	h_node_ready("n3", 0);
+	h_node_ready("n4", 0);
+	h_node_ready("n1", 0);
+	nodes_sweep(H.r);
+	h_counts(&b);
+	ck_assert_int_eq(atomic_load(&bstats.node_disruption), 1);
+	ck_assert_int_eq(b.fails - a.fails, 0);
+	ck_assert_int_eq(b.cancels - a.cancels, 0);
+	ck_assert_int_eq(h_state(), G_BOUND);
+	h_node_ready("n3", 1);
+	h_node_ready("n4", 1);
+	nodes_sweep(H.r);
+	h_counts(&b);
+	ck_assert_int_eq(atomic_load(&bstats.node_disruption), 0);
+	ck_assert_int_gt(b.fails - a.fails, 0);
+}
+END_TEST
+
+/*
  * Slurm forgets a job before any load saw it end (MinJobAge): a live
  * group acts on the second load in a row without its job, never the
  * first, as a job made after a load was packed is missing from it.  A job
@@ -2124,6 +2163,7 @@ group_suite(void)
 	tcase_add_test(tc, test_gang_force_deleted);
 	tcase_add_test(tc, test_gang_end_grace_capped);
 	tcase_add_test(tc, test_claim_holder_vouched);
+	tcase_add_test(tc, test_notready_disruption);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);
