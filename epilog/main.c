@@ -50,14 +50,13 @@
 #define EPILOG_MAX_WAIT_S  300
 #define EPILOG_KILL_WAIT_S 15
 #define EPILOG_INTERVAL_MS 200
-#define EPILOG_MAX_PODS	   1024
 #define EPILOG_SCONTROL	   "/usr/bin/scontrol"
 #define EPILOG_STATE_DIR   "/run/slurm-bridge-epilog"
 
 struct epilog {
 	const char	  *jobid;
 	const char	  *snode; /* Slurm's name */
-	char		  *uids[EPILOG_MAX_PODS];
+	char		 **uids; /* into the environment's copy */
 	size_t		   nuids;
 	struct cgroup_tree tree;
 	const char	  *mount;
@@ -95,23 +94,29 @@ epilog_usage(void)
 	    EPILOG_MAX_WAIT_S, EPILOG_KILL_WAIT_S);
 }
 
-/* Splits the comma list of UIDs into ep->uids (in place). */
-static void
+/* Splits the comma list of UIDs into ep->uids (in place): 0 or -1. */
+static int
 epilog_split(struct epilog *ep, char *list)
 {
-	char *p, *save = NULL;
+	char  *p, *save = NULL;
+	size_t n = 1;
 
-	for (p = strtok_r(list, ",", &save);
-	    p != NULL && ep->nuids < EPILOG_MAX_PODS;
+	for (p = list; *p != '\0'; p++)
+		n += *p == ',';
+	if ((ep->uids = calloc(n, sizeof(*ep->uids))) == NULL)
+		return (-1);
+	for (p = strtok_r(list, ",", &save); p != NULL && ep->nuids < n;
 	    p = strtok_r(NULL, ",", &save))
 		ep->uids[ep->nuids++] = p;
+	return (0);
 }
 
 /*
  * The job's pods whose cgroups still hold a process, their cgroups in
- * paths and UIDs in names; the number.
+ * paths (room for every pod) and UIDs in names; the number, or -1 when
+ * there was no memory to say (the epilog fails: Slurm holds the node).
  */
-static size_t
+static ssize_t
 epilog_running(const struct epilog *ep, char **paths, char *names,
     size_t len)
 {
@@ -123,7 +128,12 @@ epilog_running(const struct epilog *ep, char **paths, char *names,
 		if (!cgroup_pod(&ep->tree, ep->uids[i], path, sizeof(path)) ||
 		    !cgroup_populated(&ep->tree, path))
 			continue;
-		paths[n++] = strdup(path);
+		if ((paths[n] = strdup(path)) == NULL) {
+			while (n > 0)
+				free(paths[--n]);
+			return (-1);
+		}
+		n++;
 		if (off < len)
 			off += (size_t)snprintf(names + off, len - off,
 			    "%s%s", off > 0 ? " " : "", ep->uids[i]);
@@ -259,14 +269,23 @@ epilog_resume(struct epilog *ep)
 static int
 epilog_run(struct epilog *ep)
 {
-	char   *paths[EPILOG_MAX_PODS], names[600] = "", reason[900];
+	char  **paths, names[600] = "", reason[900];
 	int64_t start = clock_ms(CLOCK_MONOTONIC), now, deadline;
+	ssize_t got;
 	size_t	n, i;
 	int	told = 0, killed = 0, emptied = 0;
 
+	if ((paths = calloc(ep->nuids + 1, sizeof(*paths))) == NULL)
+		return (1);
 	deadline = start + (int64_t)ep->max_wait_s * 1000;
 	for (;;) {
-		n = epilog_running(ep, paths, names, sizeof(names));
+		if ((got = epilog_running(ep, paths, names, sizeof(names))) ==
+		    -1) {
+			log_warnx("job %s: out of memory", ep->jobid);
+			free(paths);
+			return (1);
+		}
+		n = (size_t)got;
 		now = clock_ms(CLOCK_MONOTONIC);
 		if (n == 0 && (!killed || now >= deadline)) {
 			if (told)
@@ -276,6 +295,7 @@ epilog_run(struct epilog *ep)
 				    ep->jobid, ep->snode,
 				    (long long)(now - start),
 				    killed ? " (killed)" : "");
+			free(paths);
 			return (0);
 		}
 		if (n == 0) {
@@ -307,6 +327,7 @@ epilog_run(struct epilog *ep)
 		epilog_paths_free(paths, n);
 	}
 	epilog_paths_free(paths, n);
+	free(paths);
 	snprintf(reason, sizeof(reason),
 	    EPILOG_DRAIN " job %s: pods %.600s %s", ep->jobid, names,
 	    emptied ? "came back after a kill (their kubelet restarts them)" :
@@ -489,8 +510,8 @@ main(int argc, char **argv)
 	}
 	if ((pods = strdup(env)) == NULL)
 		return (1);
-	epilog_split(&ep, pods);
-	rc = epilog_run(&ep);
+	rc = epilog_split(&ep, pods) == -1 ? 1 : epilog_run(&ep);
+	free(ep.uids);
 	free(pods);
 	return (rc);
 }
