@@ -226,8 +226,12 @@ struct sjob {
 	const char     *admin_comment;
 	const char     *comment;
 	const char     *name;
-	time_t		submit_time;
-	time_t		start_time;
+	/* What its owner may change while it waits (bounds_check_job). */
+	const char *partition;
+	const char *account;
+	const char *qos;
+	time_t	    submit_time;
+	time_t	    start_time;
 	/*
 	 * Slurm chose to preempt it (0: not): from then on, end_time is
 	 * when its GraceTime ends and Slurm kills or requeues it.

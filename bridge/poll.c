@@ -330,6 +330,28 @@ poll_job_cb(const struct sjob *j, void *arg)
 	}
 	switch (j->phase) {
 	case SJOB_PENDING:
+		/*
+		 * Its owner (a tenant, where user-id makes it one) may change
+		 * a waiting job with scontrol update: out of the namespace's
+		 * bounds, it goes, and its pods are submitted again as they
+		 * ask.
+		 */
+		if (!g->cancelled &&
+		    bounds_check_job(r->conf->bounds,
+			map_get(r->namespaces, g->ns), g->ns, j->partition,
+			j->account, j->qos, msg, sizeof(msg)) == -1) {
+			char why[700];
+
+			snprintf(why, sizeof(why),
+			    "slurm-bridge: Slurm job %u was changed outside "
+			    "the namespace's bounds: %s; it is cancelled and "
+			    "the pods submitted again",
+			    j->id, msg);
+			log_warnx("group %s: %s", g->key, why + 14);
+			groups_condition(r, g, why, 1);
+			end_cancel(r, g, "changed outside its bounds");
+			return;
+		}
 		if (g->pending_reason == NULL ||
 		    strcmp(g->pending_reason, j->reason) != 0) {
 			intern_put(g->pending_reason);

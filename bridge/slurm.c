@@ -989,6 +989,9 @@ sctl_load_each(const struct sload *l, time_t *since, sjob_cb cb, void *arg,
 		sj.admin_comment = j->admin_comment;
 		sj.comment = j->comment;
 		sj.name = j->name;
+		sj.partition = j->partition;
+		sj.account = j->account;
+		sj.qos = j->qos;
 		sj.submit_time = j->submit_time;
 		sj.start_time = j->start_time;
 		sj.preempt_time = j->preempt_time;

@@ -291,6 +291,58 @@ out:
 	return (rc);
 }
 
+/* One field of a job in Slurm against k's list (NULL or "": not set). */
+static int
+bounds_job_one(const struct bound *k, const char *field, const char *value,
+    const char *ns, char *err, size_t errlen)
+{
+	if (k->list == NULL || value == NULL || *value == '\0' ||
+	    bounds_listed(k->list, value))
+		return (0);
+	snprintf(err, errlen,
+	    "its %s in Slurm is now \"%.64s\", which namespace %s does not "
+	    "allow (allowed: \"%.96s\", set by %s)",
+	    field, value, ns, k->list, k->where);
+	return (-1);
+}
+
+int
+bounds_check_job(const struct bounds *defaults, const json_t *nsobj,
+    const char *ns, const char *partition, const char *account, const char *qos,
+    char *err, size_t errlen)
+{
+	struct bounds builtin;
+	struct bound acc = { "account", ANN_ALLOWED_ACCOUNTS, "allowedAccounts",
+		NULL, "" },
+		     part = { "partition", ANN_ALLOWED_PARTITIONS,
+			     "allowedPartitions", NULL, "" },
+		     qos_b = { "qos", ANN_ALLOWED_QOS, "allowedQOS", NULL, "" };
+	int rc;
+
+	bounds_init(&builtin);
+	if (defaults == NULL)
+		defaults = &builtin;
+	bounds_pick(&acc, nsobj, ns, defaults->accounts);
+	bounds_pick(&part, nsobj, ns, defaults->partitions);
+	bounds_pick(&qos_b, nsobj, ns, defaults->qos);
+	/* Slurm lists a job's partitions comma-separated: each must do. */
+	rc = bounds_job_one(&acc, "account", account, ns, err, errlen) == -1 ||
+		bounds_job_one(&qos_b, "QOS", qos, ns, err, errlen) == -1 ?
+	    -1 :
+	    0;
+	if (rc == 0 && partition != NULL && part.list != NULL) {
+		char *copy = xstrdup(partition), *p, *save = NULL;
+
+		for (p = strtok_r(copy, ",", &save); p != NULL && rc == 0;
+		     p = strtok_r(NULL, ",", &save))
+			rc = bounds_job_one(&part, "partition", p, ns, err,
+			    errlen);
+		free(copy);
+	}
+	bounds_cleanup(&builtin);
+	return (rc);
+}
+
 int
 bounds_check_ids(const struct jobspec *js, uint32_t uid, uint32_t gid,
     uint32_t slurm_uid, char *err, size_t errlen)

@@ -63,6 +63,15 @@ int bounds_range_valid(const char *s);
 int bounds_check(const struct bounds *defaults, const json_t *nsobj,
     const char *ns, struct jobspec *js, char *err, size_t errlen);
 /*
+ * A job as Slurm holds it now (its owner may have changed these with
+ * scontrol update while it waits) against namespace ns's bounds, as
+ * bounds_check judged them at submit.  0, or -1 with a message that names
+ * the field, the value and what is allowed.
+ */
+int bounds_check_job(const struct bounds *defaults, const json_t *nsobj,
+    const char *ns, const char *partition, const char *account, const char *qos,
+    char *err, size_t errlen);
+/*
  * The owner as resolved on the scheduler's host (a user or group named
  * by a name is only known there): never root or the Slurm user
  * (slurm_uid), and no uid below js's minimum unless a namespace listed

@@ -1490,6 +1490,51 @@ START_TEST(test_notready_disruption)
 END_TEST
 
 /*
+ * A tenant who owns its pending job (user-id) moves it with scontrol
+ * update to a partition its namespace may not use: the next poll sees it,
+ * cancels the job and says why, and the pods are submitted again as they
+ * ask.  A change within the bounds is left alone.
+ */
+START_TEST(test_bounds_after_submit)
+{
+	struct counts a, b;
+	const char   *cond;
+	char	      key[128];
+	uint32_t      job;
+
+	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_MODIFIED,
+	    json_pack("{s:s, s:s, s:{s:s, s:{s:s}, s:{s:s}}}", "apiVersion",
+		"v1", "kind", "Namespace", "metadata", "name", NS, "labels",
+		BRIDGE_NS_LABEL, BRIDGE_NS_LABEL_VALUE, "annotations",
+		ANN_ALLOWED_PARTITIONS, BRIDGE_PARTITION ",other"));
+	h_reach(S_PENDING);
+	job = fake_slurm_last_job();
+	h_counts(&a);
+	fake_slurm_update(job, "other", NULL, NULL);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 0);
+	fake_slurm_update(job, "debug", NULL, NULL);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_eq(b.cancels - a.cancels, 1);
+	cond = fake_writes_cond(h_key(0, key, sizeof(key)));
+	ck_assert_ptr_nonnull(cond);
+	ck_assert_msg(strstr(cond,
+			  "was changed outside the namespace's "
+			  "bounds: its partition in Slurm is now "
+			  "\"debug\", which namespace") != NULL,
+	    "%s", cond);
+	/* Once the cancel is seen, the pods are asked for again. */
+	h_poll();
+	h_time(60000);
+	h_poll();
+	h_counts(&b);
+	ck_assert_int_gt(b.asks - a.asks, 0);
+}
+END_TEST
+
+/*
  * Slurm forgets a job before any load saw it end (MinJobAge): a live
  * group acts on the second load in a row without its job, never the
  * first, as a job made after a load was packed is missing from it.  A job
@@ -2164,6 +2209,7 @@ group_suite(void)
 	tcase_add_test(tc, test_gang_end_grace_capped);
 	tcase_add_test(tc, test_claim_holder_vouched);
 	tcase_add_test(tc, test_notready_disruption);
+	tcase_add_test(tc, test_bounds_after_submit);
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);

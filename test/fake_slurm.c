@@ -27,6 +27,7 @@ struct fake_job {
 	char	       *name;
 	char	       *comment;
 	char	       *admin_comment;
+	char	       *partition, *account, *qos;
 	uint32_t	ntasks;
 	uint32_t	cpus_per_task;
 	uint32_t	gpus_per_task;
@@ -95,6 +96,9 @@ fake_job_clear(struct fake_job *j)
 	free(j->name);
 	free(j->comment);
 	free(j->admin_comment);
+	free(j->partition);
+	free(j->account);
+	free(j->qos);
 	json_decref(j->layout);
 	memset(j, 0, sizeof(*j));
 }
@@ -425,6 +429,29 @@ fake_slurm_comment(uint32_t id, const char *comment)
 }
 
 void
+fake_slurm_update(uint32_t id, const char *partition, const char *account,
+    const char *qos)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	if (j == NULL)
+		return;
+	if (partition != NULL) {
+		free(j->partition);
+		j->partition = xstrdup(partition);
+	}
+	if (account != NULL) {
+		free(j->account);
+		j->account = xstrdup(account);
+	}
+	if (qos != NULL) {
+		free(j->qos);
+		j->qos = xstrdup(qos);
+	}
+	fake_job_touch(j);
+}
+
+void
 fake_slurm_purge(uint32_t id)
 {
 	struct fake_job *j = fake_job_find(id);
@@ -508,6 +535,9 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	j = fake_job_new();
 	j->name = xstrdup(js->name != NULL ? js->name : "");
 	j->comment = xstrdup(js->comment != NULL ? js->comment : "");
+	j->partition = xstrdup(js->partition != NULL ? js->partition : "");
+	j->account = js->account != NULL ? xstrdup(js->account) : NULL;
+	j->qos = js->qos != NULL ? xstrdup(js->qos) : NULL;
 	j->admin_comment = js->admin_comment != NULL ?
 	    xstrdup(js->admin_comment) :
 	    NULL;
@@ -715,6 +745,9 @@ sctl_load_each(const struct sload *l, time_t *since, sjob_cb cb, void *arg,
 		sj.admin_comment = l->snap[i].admin_comment;
 		sj.comment = l->snap[i].comment;
 		sj.name = l->snap[i].name;
+		sj.partition = l->snap[i].partition;
+		sj.account = l->snap[i].account;
+		sj.qos = l->snap[i].qos;
 		sj.submit_time = l->snap[i].submit_time;
 		sj.start_time = l->snap[i].start_time;
 		sj.preempt_time = l->snap[i].preempt_time;

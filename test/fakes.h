@@ -67,6 +67,9 @@ size_t fake_slurm_job_comps(uint32_t id);
 /* A pending job's new reason. */
 /* start_in_s: its planned start that many seconds ahead, or 0: none. */
 void fake_slurm_pend(uint32_t id, const char *reason, int start_in_s);
+/* What scontrol update does to a pending job (NULL: left as it is). */
+void fake_slurm_update(uint32_t id, const char *partition, const char *account,
+    const char *qos);
 /* Ends a job with a Slurm state ("NODE_FAIL", "TIMEOUT", ...). */
 void fake_slurm_end(uint32_t id, const char *state, const char *reason);
 /* A running job is preempted: GraceTime grace_s from now. */
