@@ -80,6 +80,31 @@ check_eq "and Slurm has no job for them" \
 	"$(squeue -h -o %j | grep -c "^$ns/" || true)" 1
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "bounds: a waiting job moved outside them with scontrol update goes, and the pod is submitted again"
+# As alice (user-id), the job's owner may scontrol update it while it
+# waits; a reservation of every node holds it pending meanwhile.
+ns=$(new_ns enabled)
+bounds_ns "$ns"
+resv=e2e-hold-$$
+scontrol create reservation reservationname="$resv" users=alice nodes=ALL \
+	starttime=now duration=10 flags=ignore_jobs >/dev/null
+bounds_pod "$ns" moved "{A/account: research, A/user-id: alice}" | k apply -f - >/dev/null
+pending() { j=$(pod_field "$ns" moved "$JP_JOBID"); [ -n "$j" ] && job_is "$j" PENDING; }
+check "its job waits in Slurm" wait_for 30 pending
+old=$(pod_field "$ns" moved "$JP_JOBID")
+scontrol update jobid="$old" account=bridge >/dev/null
+check "the next poll cancels it, saying why" wait_for 30 cond_has "$ns" moved \
+	"was changed outside the namespace's bounds: its account in Slurm is now \"bridge\", which namespace [^ ]* does not allow \(allowed: \"research\""
+echo "    $(pod_field "$ns" moved '{.status.conditions[?(@.type=="PodScheduled")].message}')"
+gone() { [[ $(job_field "$old" JobState) =~ CANCELLED ]] || ! scontrol show job "$old" >/dev/null 2>&1; }
+check "job $old is cancelled" wait_for 30 gone
+scontrol delete reservation="$resv" >/dev/null
+check "the pod is bound by a new job, in its bounds" wait_for 60 pod_has "$ns" moved "$JP_NODE"
+new=$(pod_field "$ns" moved "$JP_JOBID")
+check "a new job ($new, not $old)" test -n "$new" -a "$new" != "$old"
+check_eq "with the account the pod asked for" "$(job_field "$new" Account)" research
+k delete namespace "$ns" --wait=false >/dev/null
+
 scenario "bounds: out of the box, no root and no priority"
 ns=$(new_ns enabled)
 out=$(pod_yaml "$ns" r0 1 64Mi "  annotations: {$A/user-id: \"0\"}" | k apply -f - 2>&1)
