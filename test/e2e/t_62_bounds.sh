@@ -94,7 +94,7 @@ check "its job waits in Slurm" wait_for 30 pending
 old=$(pod_field "$ns" moved "$JP_JOBID")
 scontrol update jobid="$old" account=bridge >/dev/null
 check "the next poll cancels it, saying why" wait_for 30 cond_has "$ns" moved \
-	"was changed outside the namespace's bounds: its account in Slurm is now \"bridge\", which namespace [^ ]* does not allow \(allowed: \"research\""
+	"was changed outside the namespace's bounds: its account in Slurm is now \"bridge\", which namespace [^ ]* does not allow .allowed: \"research\""
 echo "    $(pod_field "$ns" moved '{.status.conditions[?(@.type=="PodScheduled")].message}')"
 gone() { [[ $(job_field "$old" JobState) =~ CANCELLED ]] || ! scontrol show job "$old" >/dev/null 2>&1; }
 check "job $old is cancelled" wait_for 30 gone
