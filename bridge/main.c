@@ -23,6 +23,7 @@
 #include "httpd.h"
 #include "ownerrec.h"
 #include "bridge.h"
+#include "runas.h"
 
 #define MUNGE_KEY_PATH "/etc/munge/munge.key"
 /*
@@ -545,6 +546,8 @@ main(int argc, char *argv[])
 		daemon_fini(d.config, d.kconf);
 		return (0);
 	}
+	if (runas_drop_groups() == -1)
+		fatal("setgroups");
 	sctl_init();
 	/* Before any thread reads it. */
 	daemon_dra_release(d.kconf, &d.config->dra);

@@ -7,7 +7,6 @@
  * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
  * submit threads (sctl_submit), each changing its own identity only.
  */
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -171,6 +170,18 @@ runas_revert(const struct runas_ids *saved)
 	if (syscall(RUNAS_SYS_SETRESGID, saved->rgid, saved->egid, (gid_t)-1) ==
 	    -1)
 		fatal("%s: setresgid", __func__);
-	/* A change of effective ID made the process non-dumpable: undo. */
-	prctl(PR_SET_DUMPABLE, 1);
+	/*
+	 * A change of effective ID left the process non-dumpable: it stays
+	 * so (no core file, no ptrace by a user), as it holds the munge
+	 * socket's trust and the API server's credentials.
+	 */
+}
+
+int
+runas_drop_groups(void)
+{
+	/* Before any thread: glibc's setgroups changes every thread's. */
+	if (geteuid() != 0)
+		return (0);
+	return (setgroups(0, NULL));
 }

@@ -30,4 +30,10 @@ struct runas_ids {
 int runas_assume(uint32_t uid, uint32_t gid, struct runas_ids *saved);
 /* Back to *saved; cannot fail while the saved IDs are the process's own. */
 void runas_revert(const struct runas_ids *saved);
+/*
+ * Run as root, drops the supplementary groups it was started with, so a
+ * thread that assumes a job owner's IDs has that owner's group and no
+ * other (main, before any thread).  0, or -1 with errno.
+ */
+int runas_drop_groups(void);
 #endif

@@ -41,6 +41,12 @@ cancelled() { [ "$(($(stack_metric slurm_bridge_jobs_cancelled_total) - canc0))"
 check "deleting a pod counts a cancelled job" wait_for 20 cancelled
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "the scheduler keeps no supplementary group of the root that started it"
+pid=$(stack_pid "$BRIDGE_PIDFILE")
+check "the scheduler runs" test -n "$pid"
+check_eq "its Groups (/proc/$pid/status) are empty" \
+	"$(awk '$1 == "Groups:" { $1 = ""; print }' "/proc/$pid/status" | tr -d ' \t')" ""
+
 scenario "leader election: two replicas, the leader is killed, the follower takes over"
 # The stack's single bridge steps aside for two replicas with --leader-elect.
 ha_dir=$(mktemp -d)
