@@ -147,6 +147,48 @@ k8s_file_check_perms(const char *path, const char *what, int secret,
 	return (0);
 }
 
+/*
+ * Who may replace the kubeconfig: its owner, and whoever may write its
+ * directory.  Refused unless the owner is root or this process's user,
+ * and the directory is not writable by group or others (but for a sticky
+ * one, such as /tmp, where only the owner may replace the file).
+ */
+static int
+kc_check_owner(const char *path, struct k8s_error *err)
+{
+	struct stat st;
+	char	   *dir, *slash;
+	int	    rc = 0;
+
+	if (stat(path, &st) == -1)
+		return (0);
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		error_set(err, 0, "BadPermissions",
+		    "kubeconfig %s is owned by uid %u: it must be root's or "
+		    "this process's user's (uid %u), since its owner can "
+		    "rewrite the credentials (chown it)",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return (-1);
+	}
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, strlen(dir) + 1, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (st.st_mode & S_ISVTX) == 0) {
+		error_set(err, 0, "BadPermissions",
+		    "kubeconfig %s is in directory %s of mode %04o: others "
+		    "could replace it (chmod go-w the directory)",
+		    path, dir, (unsigned)(st.st_mode & 07777));
+		rc = -1;
+	}
+	free(dir);
+	return (rc);
+}
+
 struct k8s_config *
 k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 {
@@ -220,6 +262,7 @@ k8s_config_load(const char *path, const char *context, struct k8s_error *err)
 	}
 	if (k8s_file_check_perms(path, "kubeconfig",
 		c->key_pem != NULL || c->token != NULL, err) == -1 ||
+	    kc_check_owner(path, err) == -1 ||
 	    k8s_file_check_perms(c->key_file, "client key", 1, err) == -1 ||
 	    k8s_file_check_perms(c->token_file, "token file", 1, err) == -1)
 		goto fail;

@@ -232,6 +232,55 @@ START_TEST(test_config_permissions)
 }
 END_TEST
 
+/*
+ * Who may replace the credentials: a kubeconfig owned by another user, or
+ * in a directory others may write (not sticky), is refused.  (The owner
+ * case needs root to chown; as another user it is not checked.)
+ */
+START_TEST(test_config_owner)
+{
+	struct k8s_error   err;
+	struct k8s_config *c;
+	char		   dir[64], kc[128], *data;
+	size_t		   n;
+
+	snprintf(dir, sizeof(dir), "/tmp/check-kcdir-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(kc, sizeof(kc), "%s/kubeconfig", dir);
+	data = check_slurp(KC, &n);
+	{
+		FILE *f = fopen(kc, "w");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+		fclose(f);
+	}
+	free(data);
+	ck_assert_int_eq(chmod(kc, 0600), 0);
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	memset(&err, 0, sizeof(err));
+	c = k8s_config_load(kc, "robot@other", &err);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err.text, "is in directory") != NULL &&
+		strstr(err.text, "others could replace it") != NULL,
+	    "%s", err.text);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	c = k8s_config_load(kc, "robot@other", &err);
+	ck_assert_msg(c != NULL, "sticky: %s", err.text);
+	k8s_config_free(c);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(kc, 65534, 65534), 0);
+		c = k8s_config_load(kc, "robot@other", &err);
+		ck_assert_ptr_null(c);
+		ck_assert_msg(strstr(err.text, "is owned by uid 65534") != NULL,
+		    "%s", err.text);
+	}
+	unlink(kc);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_config_urlencode)
 {
 	char *s = k8s_urlencode("spec.schedulerName=slurm-bridge,a!=b");
@@ -250,6 +299,7 @@ kubeconfig_suite(void)
 	tcase_add_test(tc, test_config_current_context);
 	tcase_add_test(tc, test_config_named_context_inline);
 	tcase_add_test(tc, test_config_permissions);
+	tcase_add_test(tc, test_config_owner);
 	tcase_add_loop_test(tc, test_config_refusals, 0,
 	    sizeof(bad) / sizeof(bad[0]));
 	tcase_add_loop_test(tc, test_config_yaml, 0,
