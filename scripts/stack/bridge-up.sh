@@ -158,7 +158,7 @@ ca=$(base64 -w0 <"$CA_CERT")
 sed -e "s|service: {name: slurm-bridge-admission, namespace: slurm-bridge, path: \(/[a-z]*\), port: 443}|url: \"https://$ADMISSION_LISTEN\1\"|" \
 	-e "s|caBundle: \"\"|caBundle: $ca|" \
 	-e "s|system:serviceaccount:slurm-bridge:slurm-bridge|$BRIDGE_USER|" \
-	-e 's|^\(      values: \[.*"slurm-bridge"\)\]$|\1,"bench-kube","bench-fixed-kube"]|' \
+	-e 's|^\(      values: \[.*"slurm-bridge"\)\]$|\1,"bench-kube","bench-fixed-kube","bench-constrained-kube"]|' \
 	"$top/manifests/admission/webhooks.yaml" |
 	kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
 daemon slurm-bridge bridge_ready --kubeconfig "$BRIDGE_KUBECONFIG" --config "$BRIDGE_CONFIG" \
