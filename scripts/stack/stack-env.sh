@@ -440,6 +440,14 @@ stack_metric() {
 		awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
 }
 
+# stack_epilog_api on|off: the stack's node epilog asks the API server
+# for the kwok nodes' pods (on), which shows their stop, or reads this
+# machine's cgroups as on a site's nodes (off, the default: kwok pods have
+# none, so it returns at once).  For the handoff scenarios on kwok.
+stack_epilog_api() {
+	if [ "$1" = on ]; then : >"$STACK_DIR/bin/epilog-api"; else rm -f "$STACK_DIR/bin/epilog-api"; fi
+}
+
 # stack_rss_kib PID: the resident set of a process, KiB; fails once it is gone.
 stack_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 

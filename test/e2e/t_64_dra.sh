@@ -204,6 +204,9 @@ dra_pod "$ns" j1 "resourceClaimName: two-users" \
 check "a pod sharing it is bound" wait_for 60 pod_has "$ns" j1 "$JP_NODE"
 hjob=$(pod_field "$ns" h1 "$JP_JOBID_ANN")
 hnode=$(squeue -h -j "$hjob" -o %N)
+# kwok runs no container: the epilog asks the API server (device-jobs).
+stack_epilog_api on
+trap 'stack_epilog_api off' EXIT
 scancel "$hjob"
 joiner_deleted() { [ -n "$(pod_field "$ns" j1 '{.metadata.deletionTimestamp}')" ] || pod_gone "$ns" j1; }
 check "scancel of the holder's job deletes the pod that shares its GPU" wait_for 30 joiner_deleted
@@ -216,6 +219,7 @@ if grep -qE '^Epilog(\[0\])? .*epilog' <<<"$(scontrol show config 2>/dev/null)";
 	released() { [[ $(hstate) != *completing* ]]; }
 	check "then the node is released" wait_for 30 released
 fi
+stack_epilog_api off
 ev=$(k -n "$ns" get events --field-selector involvedObject.name=j1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "ResourceClaim two-users")
 echo "    j1 event: $ev"
 check_match "with an Event that names the claim and the job" "$ev" "Slurm job $hjob ended.*ResourceClaim two-users"

@@ -83,6 +83,7 @@ FC_PORT=9417
 FC_USED="" FC_STOPPED="" FC_CTL_STOPPED="" FC_HP=""
 fc_cleanup() {
 	local n
+	stack_epilog_api off
 	[ -n "$FC_USED" ] || return 0
 	[ -z "$FC_CTL_STOPPED" ] || kill -CONT "$FC_CTL_STOPPED" 2>/dev/null
 	[ -z "$FC_STOPPED" ] || kill -CONT "$FC_STOPPED" 2>/dev/null
@@ -762,6 +763,7 @@ fi
 # cgroup evidence is make handoff-node-test's).
 if want handoff; then
 	fault_begin "the handoff: a force delete, a rewritten comment, the kubelet gone at the job's end"
+	stack_epilog_api on
 	hf_ended() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETED|COMPLETING ]] || ! scontrol show job "$1" >/dev/null 2>&1; }
 	hf_completing() { [[ $(sinfo -h -n "$1" -o %T 2>/dev/null | head -n1) == *completing* ]]; }
 	hf_running() { [[ $(job_field "$1" JobState) =~ RUNNING|COMPLETING|COMPLETED ]]; }
@@ -806,6 +808,7 @@ if want handoff; then
 	not_completing() { ! hf_completing "$hf_node"; }
 	check "and the node is free" wait_for 30 not_completing
 	check "no node is left drained by the epilog" bash -c "! sinfo -h -R | grep -q slurm-bridge-epilog:"
+	stack_epilog_api off
 	fault_end
 fi
 

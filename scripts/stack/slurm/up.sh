@@ -203,11 +203,14 @@ EOF
 
 # The stack's node epilog: slurm-bridge-epilog once bridge-up installed it
 # in $STACK_DIR/bin (built for this Slurm release), else nothing to wait for.
-# The Slurm node named in $STACK_DIR/bin/cgroup-node ("NODE [MAX-WAIT]")
-# stands behind the real kubelet (a test writes it): there the epilog reads the pods'
-# cgroups, as on a site's nodes.  The others stand behind kwok nodes, which
-# run no container: there it asks the API server (--api).  The shell only
-# passes the options; the program reads the job's environment itself.
+# It reads the pods' cgroups on this machine, as on a site's nodes: for
+# the kwok nodes, which run no container, it returns at once, as it costs
+# on a real node.  The Slurm node named in $STACK_DIR/bin/cgroup-node
+# ("NODE [MAX-WAIT]") stands behind the real kubelet (a test writes it).
+# While $STACK_DIR/bin/epilog-api exists (the handoff scenarios on kwok
+# make it: stack_epilog_api), the other nodes' epilog asks the API server
+# instead (--api), which sees kwok's pods stop.  The shell only passes the
+# options; the program reads the job's environment itself.
 write_epilog() {
 	mkdir -p "$STACK_DIR/bin"
 	cat >"$STACK_DIR/bin/epilog.sh.new" <<EOF
@@ -220,7 +223,10 @@ set -- \$(cat $STACK_DIR/bin/cgroup-node 2>/dev/null)
 if [ "\$SLURMD_NODENAME" = "\${1:-}" ]; then
 	exec "\$e" --max-wait "\${2:-120}" --kill-wait 10 2>>$LOG_DIR/epilog.log
 fi
-exec "\$e" --api --kubeconfig $STACK_DIR/bridge.kubeconfig --max-wait 120
+if [ -e $STACK_DIR/bin/epilog-api ]; then
+	exec "\$e" --api --kubeconfig $STACK_DIR/bridge.kubeconfig --max-wait 120
+fi
+exec "\$e" --max-wait 120 --kill-wait 10 2>>$LOG_DIR/epilog.log
 EOF
 	chmod 0755 "$STACK_DIR/bin/epilog.sh.new"
 	mv "$STACK_DIR/bin/epilog.sh.new" "$STACK_DIR/bin/epilog.sh"
