@@ -83,6 +83,7 @@ PROGRAMS = {
     'slurm-bridge': 'bridge/main.c',
     'slurm-bridge-admission': 'admission/main.c',
     'slurm-bridge-epilog': 'epilog/main.c',
+    'slurm-bridge-epilog-api': 'epilog/api.c',
 }
 # The daemons that read the config file (slurm-bridge.conf.5's flags).
 CONF_READERS = ('slurm-bridge', 'slurm-bridge-admission')
