@@ -340,7 +340,9 @@ poll_job_cb(const struct sjob *j, void *arg)
 		    bounds_check_job(r->conf->bounds,
 			map_get(r->namespaces, g->ns), g->ns, j->partition,
 			j->account, j->qos, msg, sizeof(msg)) == -1) {
-			char why[700];
+			struct pod_entry *e;
+			char		  why[700];
+			size_t		  i;
 
 			snprintf(why, sizeof(why),
 			    "slurm-bridge: Slurm job %u was changed outside "
@@ -349,6 +351,12 @@ poll_job_cb(const struct sjob *j, void *arg)
 			    j->id, msg);
 			log_warnx("group %s: %s", g->key, why + 14);
 			groups_condition(r, g, why, 1);
+			for (i = 0; i < g->members.n; i++)
+				if ((e = map_get(r->pods, g->members.v[i])) !=
+				    NULL)
+					writes_event(r, e, "Warning",
+					    "SlurmJobOutOfBounds", "Cancel",
+					    why);
 			end_cancel(r, g, "changed outside its bounds");
 			return;
 		}

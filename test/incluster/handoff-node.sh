@@ -30,20 +30,21 @@ cleanup() {
 	k label node "$SYSTEM_NODE" slinky.slurm.net/slurm-nodename- >/dev/null 2>&1 || true
 	rm -f "$STACK_DIR/bin/cgroup-node"
 }
-trap cleanup EXIT
+trap 'cleanup; sacctmgr -i modify qos normal set GraceTime=0 >/dev/null 2>&1' EXIT
 
 "$TOP/scripts/stack/bridge-up.sh" >/dev/null
 k label node "$SYSTEM_NODE" --overwrite "slinky.slurm.net/slurm-nodename=$slurm_node" >/dev/null
 [ -z "$others" ] || scontrol update nodename="$others" state=drain reason="handoff-node-test" >/dev/null
 echo "$slurm_node $MAX_WAIT" >"$STACK_DIR/bin/cgroup-node"
 
-# stubborn NS NAME: on the real node, a container that ignores SIGTERM
-# (envprobe as PID 1 without a handler), 30 s to stop once deleted.
+# stubborn NS NAME [ANNOTATIONS]: on the real node, a container that
+# ignores SIGTERM (envprobe as PID 1 without a handler), 30 s to stop once
+# deleted.
 stubborn() {
 	cat <<YAML
 apiVersion: v1
 kind: Pod
-metadata: {name: $2, namespace: $1}
+metadata: {name: $2, namespace: $1, annotations: {${3:-}}}
 spec:
   schedulerName: slurm-bridge
   terminationGracePeriodSeconds: 30
@@ -84,7 +85,7 @@ one_case() {
 	[[ $name == *"$ONLY"* ]] || return 0
 	scenario "handoff on a real kubelet: $name"
 	ns=$(new_ns enabled)
-	stubborn "$ns" p | k apply -f - >/dev/null
+	stubborn "$ns" p "${ANNOTATIONS:-}" | k apply -f - >/dev/null
 	check "the pod runs on the real node" wait_for 90 pod_is "$ns" p "$JP_PHASE" Running
 	uid=$(pod_field "$ns" p '{.metadata.uid}')
 	job=$(pod_field "$ns" p "$JP_JOBID")
@@ -130,6 +131,26 @@ job_gone_or_done() { [[ ! $(job_field "$1" JobState) =~ PENDING|RUNNING|CONFIGUR
 # The ways a bridge job ends while its container still runs.
 end_force_delete() { k -n "$1" delete pod "$2" --force --grace-period=0 >/dev/null 2>&1; }
 end_scancel() { scancel "$3"; }
+# Its time limit of one minute ends it (Slurm's TIMEOUT).
+end_timelimit() {
+	local j=$3
+	timed_out() { [[ $(job_field "$j" JobState) =~ TIMEOUT|COMPLETING|CANCELLED ]] || ! scontrol show job "$j" >/dev/null 2>&1; }
+	wait_for 120 timed_out
+	t_end=$(now_ms) # one_case's: the timeline starts at the job's end
+	echo "    job $j: $(sacct -n -X -P -j "$j" -o State,Elapsed | head -n1)"
+}
+# A native job of QOS urgent preempts it (GraceTime 30 on QOS normal, as
+# t_54): the pod yields, the job ends PREEMPTED after its GraceTime, and
+# the urgent job, which one_case then follows instead of its own, starts
+# only once the container is gone.
+end_preempt() {
+	local urgent
+	sacctmgr -i modify qos normal set GraceTime=30 >/dev/null
+	scancel "$native" 2>/dev/null
+	urgent=$(sbatch --parsable -p slurm-bridge -q urgent -w "$slurm_node" --exclusive -o /dev/null -J handoff-urgent --wrap 'sleep 1')
+	native=$urgent # one_case's: the job that waits for the node
+	echo "    urgent job $urgent preempts bridge job $3"
+}
 end_comment_rewrite() {
 	# What the job's owner may do: Slurm guards only admin_comment.
 	scontrol update jobid="$3" comment="slurm-bridge: stopped: pod $1/$2" >/dev/null
@@ -158,7 +179,11 @@ end_apiserver_down() {
 
 one_case "kubectl delete --force --grace-period=0" end_force_delete
 one_case "scancel (the pod's 30 s grace, SIGTERM ignored)" end_scancel
+ANNOTATIONS="slurmjob.slinky.slurm.net/timelimit: \"1\"" \
+	one_case "its time limit (one minute)" end_timelimit
 one_case "the job owner rewrites the comment, then scancel" end_comment_rewrite
+one_case "preemption by a job of QOS urgent (GraceTime 30)" end_preempt
+sacctmgr -i modify qos normal set GraceTime=0 >/dev/null
 one_case "the kubelet down at the job's end (the epilog kills)" end_kubelet_down
 one_case "the API server down at the job's end (drained, then resumed)" end_apiserver_down
 wait
