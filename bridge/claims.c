@@ -206,7 +206,7 @@ claims_holder(struct reconcile *r, const json_t *claim, uint32_t *jobid,
 	const json_t *memo;
 	struct group *g;
 	const char   *uid = k8s_obj_uid(claim), *ns = k8s_obj_namespace(claim);
-	char	      key[512];
+	char	      key[512], id[16];
 
 	snprintf(key, sizeof(key), "%s/%s", ns != NULL ? ns : "",
 	    k8s_obj_name(claim) != NULL ? k8s_obj_name(claim) : "");
@@ -220,7 +220,9 @@ claims_holder(struct reconcile *r, const json_t *claim, uint32_t *jobid,
 	}
 	if (dra_claim_holder(claim, jobid, snode) == -1)
 		return (-1);
-	g = groups_by_job(r, *jobid);
+	/* r->jobs as groups_by_job reads it (claims.c sits below groups.c). */
+	snprintf(id, sizeof(id), "%u", *jobid);
+	g = map_get(r->jobs, id);
 	if (g != NULL &&
 	    (ns == NULL || g->ns == NULL || strcmp(g->ns, ns) != 0))
 		return (-1);
