@@ -354,9 +354,10 @@ dra-node-test: all deps images
 
 # The handoff on the real node (test/incluster/handoff-node.sh): a pod
 # whose container ignores SIGTERM, behind the last Slurm node, ended by a
-# force delete, scancel, a rewritten comment, the kubelet down and the API
-# server down; the native job waiting for the node starts only once the
-# pod's cgroup is empty, and no node is left drained.  The node goes again
+# force delete, scancel, its time limit, a rewritten comment, a preemption
+# with GraceTime, the kubelet down and the API server down; the native job
+# waiting for the node starts only once the pod's cgroup is empty, and no
+# node is left drained.  The node goes again
 # after.
 handoff-node-test: all deps images
 	$(Q)scripts/dev/deps.sh --node

@@ -11,7 +11,9 @@
 # kubelet cgroups on this machine), with a short --max-wait.  Each case:
 # a pod whose container ignores SIGTERM (terminationGracePeriodSeconds:
 # 30), bound through Slurm on n$NODES; a native job waiting for the whole
-# node (--exclusive); then one way of ending the bridge job.  The native
+# node (--exclusive); then one way of ending the bridge job: a force
+# delete, scancel, its time limit, its owner's comment rewrite, a
+# preemption, the kubelet down, the API server down.  The native
 # job must start only after the pod's cgroup holds no process, and no
 # node is left drained.  The timeline (cgroup, squeue) is printed.
 # Usage: test/incluster/handoff-node.sh [case-name-substring]
