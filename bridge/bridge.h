@@ -1424,8 +1424,10 @@ int writes_done(struct reconcile *, struct wreq *w);
  * w->err.
  *
  * A claim is shared when pods of several jobs name it: the first job
- * allocates it and holds its devices (the claim's ANN_SLURM_JOBID and
- * ANN_SLURM_NODE annotations say which and where); later pods run on that
+ * allocates it and holds its devices (claims_holder: what the bridge
+ * noted when it allocated it; the claim's ANN_SLURM_JOBID and
+ * ANN_SLURM_NODE annotations, which its namespace can rewrite, only for
+ * a job of that namespace); later pods run on that
  * node and join its reservedFor; lk->busy (group.c's) says when a pod
  * must wait.  The holder's job lives until the last of them ends, and
  * when Slurm ends it they yield with it (group.c), and a restart adopts it

@@ -24,7 +24,9 @@
  * --kill-wait seconds more (with --kill-wait 0 it never kills); if a
  * process outlives the kill, or comes back (a kubelet restarts a killed
  * container), it drains the node with a reason that names the pods
- * (scontrol, by absolute path), so nobody gets it until an admin looks.
+ * (scontrol, by absolute path) and notes them in --state-dir, so nobody
+ * gets it until they are gone: --resume, as slurmd's HealthCheckProgram,
+ * resumes it then (epilog_resume).
  *
  * Where the nodes have no kubelet cgroups (the kwok tier of the test
  * stack), --api hands over to slurm-bridge-epilog-api (api.c), which asks
