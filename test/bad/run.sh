@@ -865,7 +865,7 @@ api_part() {
 	k get --raw /readyz >/dev/null 2>&1 || die "the stack's API server is not up (make cluster-up)"
 	stack_alive "$BRIDGE_PIDFILE" slurm-bridge || die "the scheduler is not running (make bridge-up)"
 	bridge_pid=$(stack_pid "$BRIDGE_PIDFILE")
-	rss0=$(rss_kib "$bridge_pid")
+	rss0=$(stack_rss_kib "$bridge_pid")
 	ns=bad-input-api-$$
 	ns_acct=bad-input-api-$$-acct
 	make_ns "$ns" "" slurm-bridge.io/managed=true || die "could not create namespace $ns"
@@ -938,7 +938,7 @@ api_part() {
 	if stack_alive "$BRIDGE_PIDFILE" slurm-bridge &&
 	    [ "$(stack_pid "$BRIDGE_PIDFILE")" = "$bridge_pid" ] &&
 	    curl -sf --max-time 5 "http://$LOCAL_IP:$BRIDGE_PORT/healthz" >/dev/null; then
-		rss1=$(rss_kib "$bridge_pid")
+		rss1=$(stack_rss_kib "$bridge_pid")
 		pass "the scheduler is alive, same pid $bridge_pid, /healthz ok (VmRSS ${rss0:-?} -> ${rss1:-?} KiB)"
 	else
 		fail "the scheduler (pid $bridge_pid) died, restarted or is unhealthy; see $LOG_DIR/slurm-bridge.log"
@@ -966,5 +966,7 @@ if [ "$E2E_FAILED" -gt 0 ]; then
 	printf '  %s\n' "${E2E_FAILURES[@]}"
 fi
 [ "$RUN_WEBHOOK" = 1 ] && echo "bad-input: $REQUESTS requests over $PASSES_DONE passes, slowest answer $SLOWEST_MS ms ($SLOWEST_WHAT)"
+echo "bad-input: the longest parts ($SECONDS s in all):"
+e2e_times 5
 echo "bad-input: $E2E_PASSED passed, $E2E_FAILED failed"
 [ "$E2E_FAILED" -eq 0 ]

@@ -51,7 +51,27 @@ wait_for() {
 	return 1
 }
 
-scenario() { E2E_SCENARIO=$1; e2e_record "scenario	$1"; echo "== $1"; }
+scenario() {
+	e2e_time_close
+	E2E_SCENARIO=$1 E2E_SCENARIO_T0=$SECONDS
+	e2e_record "scenario	$1"; echo "== $1"
+}
+
+# Each scenario's time, from its title to the next one's, in E2E_TIMES
+# ("SECONDS TITLE"); e2e_times N prints the N longest, so a suite that
+# grows says where.
+E2E_TIMES=()
+e2e_time_close() {
+	[ -n "$E2E_SCENARIO" ] || return 0
+	E2E_TIMES+=("$((SECONDS - E2E_SCENARIO_T0)) $E2E_SCENARIO")
+	E2E_SCENARIO=
+}
+e2e_times() {
+	e2e_time_close
+	[ ${#E2E_TIMES[@]} -gt 0 ] || return 0
+	printf '%s\n' "${E2E_TIMES[@]}" | sort -rn | head -n "$1" |
+		sed 's/^\([0-9]*\) /time: \1 s  /'
+}
 
 # new_ns [enabled]: creates a fresh namespace and prints its name.
 new_ns() {

@@ -18,6 +18,7 @@ if [ -n "$leftover" ]; then
 fi
 wait_for 60 stack_no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
 
+t_start=$SECONDS
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for t in "$E2E_DIR"/t_*.sh; do
@@ -29,13 +30,16 @@ for t in "$E2E_DIR"/t_*.sh; do
 	fi
 	: >"$results"
 	# shellcheck disable=SC2016
-	E2E_RESULTS=$results bash -c '. "$1" && . "$2"; echo end >>"$E2E_RESULTS"' \
+	E2E_RESULTS=$results bash -c '. "$1" && . "$2"; e2e_time_close
+		for t in "${E2E_TIMES[@]}"; do e2e_record "time	$t"; done
+		echo end >>"$E2E_RESULTS"' \
 		"$name" "$E2E_DIR/lib.sh" "$t"
 	rc=$?
 	last=$name
 	while IFS=$'\t' read -r what text; do
 		case $what in
 		scenario) last=$text ;;
+		time) E2E_TIMES+=("$text") ;;
 		pass) E2E_PASSED=$((E2E_PASSED + 1)) ;;
 		fail) E2E_FAILED=$((E2E_FAILED + 1)); E2E_FAILURES+=("$text") ;;
 		esac
@@ -46,4 +50,6 @@ for t in "$E2E_DIR"/t_*.sh; do
 		E2E_FAILURES+=("$last: $name died (exit status $rc)")
 	fi
 done
+echo "e2e: the longest scenarios ($((SECONDS - t_start)) s in all):"
+e2e_times 15
 e2e_summary

@@ -813,6 +813,8 @@ if want handoff; then
 fi
 
 echo
+echo "fault: the longest scenarios ($SECONDS s in all):"
+e2e_times 10
 for f in "${E2E_FAILURES[@]}"; do echo "failed: $f"; done
 echo "fault: $E2E_PASSED passed, $E2E_FAILED failed ($FAULTS faults injected, $INVARIANTS invariants checked)"
 [ "$E2E_FAILED" -eq 0 ]
