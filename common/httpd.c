@@ -18,6 +18,14 @@
  * the socket of a connection past its deadline, and libmicrohttpd then
  * closes it: an idle timeout alone would let a client that sends a byte
  * every few seconds hold its connection forever.
+ *
+ * Bodies over HTTPD_SMALL_BODY share one budget, max_inflight bytes held
+ * at once over all connections: a request that would go over it is
+ * answered 503 (on its headers when its Content-Length says so, else once
+ * its body is in, its bytes dropped as they come).  So many large bodies
+ * at once cannot take the daemon's memory, and requests of ordinary size
+ * (at most max_conns of them, each under HTTPD_SMALL_BODY) are still
+ * answered while large ones are refused.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -77,11 +85,12 @@ enum refused {
 	REFUSED_SERVER_FULL,
 	REFUSED_DEADLINE,
 	REFUSED_TOO_LARGE,
+	REFUSED_BUSY,
 	NREFUSED
 };
 
 static const char *const refused_names[NREFUSED] = { "per_client",
-	"server_full", "deadline", "too_large" };
+	"server_full", "deadline", "too_large", "busy" };
 
 /* One connection, from its start to its close (the socket context). */
 struct conn {
@@ -114,6 +123,7 @@ struct httpd {
 	atomic_int	   stopping;
 	atomic_llong	   full_logged; /* monotonic ms */
 	atomic_ullong	   refused[NREFUSED];
+	atomic_ullong	   held; /* bytes of large bodies, max_inflight */
 };
 
 /* GnuTLS's certificate callback takes no argument: one TLS server. */
@@ -862,10 +872,52 @@ struct request {
 	struct buf body;
 	int	   headers; /* the headers were seen */
 	int	   too_big;
+	int	   busy;   /* over max_inflight: 503, nothing kept */
+	size_t	   held;   /* bytes of s->held this request holds */
 	int	   client_verified;
 	char	   client_cn[128];
 	char	   client_why[256];
 };
+
+/*
+ * Makes req hold n bytes of the large-body budget in all (it may hold
+ * some already); -1, holding nothing more, when that would go over it.
+ */
+static int
+httpd_hold(struct httpd *s, struct request *req, size_t n)
+{
+	unsigned long long more, was;
+
+	if (n <= req->held)
+		return (0);
+	more = n - req->held;
+	was = atomic_fetch_add(&s->held, more);
+	if (was + more > s->opts.max_inflight) {
+		atomic_fetch_sub(&s->held, more);
+		return (-1);
+	}
+	req->held = n;
+	return (0);
+}
+
+static void
+httpd_release(struct httpd *s, struct request *req)
+{
+	atomic_fetch_sub(&s->held, req->held);
+	req->held = 0;
+}
+
+static void
+httpd_busy(struct httpd *s, struct httpd_response *out)
+{
+	char msg[160];
+
+	atomic_fetch_add(&s->refused[REFUSED_BUSY], 1);
+	snprintf(msg, sizeof(msg),
+	    "server busy: large request bodies held at once would pass %zu "
+	    "bytes; retry\n", s->opts.max_inflight);
+	httpd_reply(out, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", msg);
+}
 
 /*
  * The request line is in: a kept-alive connection now has HTTPD_READ_S
@@ -904,6 +956,7 @@ httpd_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 	if (req == NULL)
 		return;
+	httpd_release(s, req);
 	buf_cleanup(&req->body);
 	free(req);
 	*con_cls = NULL;
@@ -986,6 +1039,12 @@ httpd_headers(struct httpd *s, struct MHD_Connection *conn, struct request *req,
 			httpd_conn_deadline(s, conn, 0, 0);
 			return (httpd_queue(conn, &out));
 		}
+		if (end != cl && n > HTTPD_SMALL_BODY &&
+		    httpd_hold(s, req, (size_t)n) == -1) {
+			httpd_busy(s, &out);
+			httpd_conn_deadline(s, conn, 0, 0);
+			return (httpd_queue(conn, &out));
+		}
 	}
 	if (s->client_ca != NULL)
 		req->client_verified = httpd_client_verified(s, conn,
@@ -1025,6 +1084,14 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
 			 */
 			req->too_big = 1;
 			buf_cleanup(&req->body);
+		} else if (req->busy ||
+		    (req->body.len + *upload_size > HTTPD_SMALL_BODY &&
+			httpd_hold(s, req, req->body.len + *upload_size) ==
+			    -1)) {
+			/* The same, over the large-body budget. */
+			req->busy = 1;
+			buf_cleanup(&req->body);
+			httpd_release(s, req);
 		} else
 			buf_add(&req->body, upload_data, *upload_size);
 		*upload_size = 0;
@@ -1035,6 +1102,8 @@ httpd_handle(void *cls, struct MHD_Connection *conn, const char *url,
 	memset(&out, 0, sizeof(out));
 	if (req->too_big)
 		httpd_too_large(s, &out);
+	else if (req->busy)
+		httpd_busy(s, &out);
 	else {
 		httpd_request_fill(&hr, req, conn, method, url);
 		s->opts.handler(s->opts.arg, &hr, &out);
@@ -1089,6 +1158,8 @@ httpd_start(const struct httpd_opts *opts, char *err, size_t errlen)
 	if (s->opts.max_conns_per_client == 0 ||
 	    s->opts.max_conns_per_client > s->opts.max_conns)
 		s->opts.max_conns_per_client = s->opts.max_conns;
+	if (s->opts.max_inflight == 0)
+		s->opts.max_inflight = 8 * s->opts.max_body;
 	s->peers = xcalloc(s->opts.max_conns, sizeof(*s->peers));
 	s->refused_logged = -HTTPD_LOG_EVERY_MS;
 	atomic_store(&s->full_logged, -HTTPD_LOG_EVERY_MS);
@@ -1195,6 +1266,7 @@ httpd_stats(struct httpd *s, struct httpd_stats *st)
 	st->refused_server_full = atomic_load(&s->refused[REFUSED_SERVER_FULL]);
 	st->cut_deadline = atomic_load(&s->refused[REFUSED_DEADLINE]);
 	st->too_large = atomic_load(&s->refused[REFUSED_TOO_LARGE]);
+	st->busy = atomic_load(&s->refused[REFUSED_BUSY]);
 }
 
 void
@@ -1206,6 +1278,7 @@ httpd_metrics(struct httpd *s, struct buf *b, const char *prefix)
 	metrics_counters(b, name,
 	    "Connections and requests the HTTP server refused: over the "
 	    "per-client or the total connection limit, not wholly in within "
-	    "the read deadline, a body over the cap.",
+	    "the read deadline, a body over the cap, a large body over the "
+	    "budget of large bodies held at once.",
 	    "reason", refused_names, s->refused, NREFUSED);
 }

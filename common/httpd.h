@@ -10,8 +10,9 @@
  * and body) must be in within HTTPD_READ_S of its connection's start, or
  * of the previous request's end on a kept-alive one; a body over max_body
  * is refused with 413 (at once when Content-Length says so) and never
- * kept; and the check callback can refuse a request from its headers,
- * before its body is read.
+ * kept; bodies over HTTPD_SMALL_BODY share a budget of max_inflight
+ * bytes held at once (503 beyond it); and the check callback can refuse
+ * a request from its headers, before its body is read.
  */
 #ifndef HTTPD_H
 #define HTTPD_H
@@ -66,6 +67,12 @@ struct httpd_opts {
 	 */
 	const char   *client_names;
 	size_t	      max_body; /* larger bodies: 413, never kept */
+	/*
+	 * Bytes of bodies over HTTPD_SMALL_BODY held at once, over all
+	 * connections; a request that would pass it: 503, nothing kept.
+	 * 0: 8 * max_body.
+	 */
+	size_t	      max_inflight;
 	unsigned int  threads;
 	unsigned int  max_conns;	    /* connections at once */
 	unsigned int  max_conns_per_client; /* ... from one address */
@@ -89,10 +96,14 @@ struct httpd_stats {
 	unsigned long long cut_deadline;
 	/* Requests answered 413: a body over max_body. */
 	unsigned long long too_large;
+	/* Requests answered 503: over max_inflight. */
+	unsigned long long busy;
 };
 
 /* How long a request may take to arrive: TLS handshake, headers, body. */
 #define HTTPD_READ_S 10
+/* Bodies up to this size do not count against max_inflight. */
+#define HTTPD_SMALL_BODY (64 * 1024)
 
 struct httpd;
 
@@ -118,7 +129,7 @@ int   httpd_check_tls(const char *cert, const char *key, char *err,
 void  httpd_stats(struct httpd *, struct httpd_stats *);
 /*
  * Writes PREFIX_http_refused_total{reason}, from httpd_stats, to b:
- * per_client, server_full, deadline, too_large.
+ * per_client, server_full, deadline, too_large, busy.
  */
 void httpd_metrics(struct httpd *, struct buf *b, const char *prefix);
 /*

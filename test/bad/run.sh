@@ -637,7 +637,7 @@ refused_count() {
 # private webhook (started with --max-connections-per-client PER_CLIENT).
 http_limits() {
 	local out code secs line r0 r1
-	scenario "HTTP limits: connections per client, the body cap before the body"
+	scenario "HTTP limits: connections per client, the body cap before the body, the budget of large bodies"
 	r0=$(refused_count per_client)
 	out=$(python3 test/bad/slow.py per-client 127.0.0.1 "$PORT" "$CA_CERT" \
 	    "$PER_CLIENT" 2>&1)
@@ -663,6 +663,17 @@ http_limits() {
 		pass "Content-Length $MAX_BODY (the cap), no body sent: no answer in $secs s (the server waits for the body)"
 	else
 		fail "Content-Length $MAX_BODY (the cap), no body sent: HTTP $code, want none until the body comes: $line"
+	fi
+	# Large bodies held at once: the budget is 8 bodies of the cap
+	# (common/httpd.c), so 8 requests of the cap hold it all.
+	r0=$(refused_count busy)
+	out=$(python3 test/bad/slow.py budget 127.0.0.1 "$PORT" "$CA_CERT" \
+	    /validate "$MAX_BODY" 8 2>&1)
+	r1=$(refused_count busy)
+	if [[ $out == budget$'\t'ok$'\t'* ]] && [ "${r1:-0}" -gt "${r0:-0}" ]; then
+		pass "large bodies held at once: ${out#budget$'\t'ok$'\t'}; refused_total{reason=\"busy\"} $r0 -> $r1"
+	else
+		fail "large bodies held at once: ${out#budget$'\t'} (refused_total{reason=\"busy\"} $r0 -> $r1)"
 	fi
 }
 

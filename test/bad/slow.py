@@ -45,6 +45,16 @@ headers of a POST to PATH with Content-Length: LENGTH, and no body byte;
 then waits up to 3 s for an answer. Prints "STATUS SECONDS BODYLINE"
 (STATUS 000: no answer, as from a server that waits for the body), and
 exits 0 when there was an answer.
+
+  slow.py budget HOST PORT CAFILE PATH LENGTH N
+
+The budget of large bodies held at once: N TLS connections each send the
+headers of a POST to PATH with Content-Length: LENGTH and half the body,
+and hold; then one more such request must be answered 503 at once, a
+small POST to PATH (a 1 KiB body) must still get an answer other than
+503, and once the N close, the large request must be read again (no
+answer within 3 s: the server waits for its body). Prints one line,
+"budget  ok|FAIL  DETAIL"; exit status 0 when ok.
 """
 import os
 import socket
@@ -329,8 +339,17 @@ def per_client(host, port, cafile, limit):
             "the %d closed: 200" % (limit, limit + 1, took, how, limit))
 
 
-def early(host, port, cafile, path, length, cert=None, key=None):
-    """Headers with Content-Length and no body: the answer, if any."""
+def post_head(host, port, path, length):
+    return ("POST %s HTTP/1.1\r\nHost: %s:%d\r\n"
+            "Content-Type: application/json\r\n"
+            "Content-Length: %d\r\n\r\n" % (path, host, port,
+                                             length)).encode()
+
+
+def early_answer(host, port, cafile, path, length, cert=None, key=None,
+                 body=b""):
+    """Headers with Content-Length and body (none by default): the
+    answer, if any within 3 s, as (status, seconds, first body line)."""
     ctx = ssl.create_default_context(cafile=cafile)
     if cert:
         ctx.load_cert_chain(cert, key)
@@ -338,10 +357,7 @@ def early(host, port, cafile, path, length, cert=None, key=None):
     t0 = time.monotonic()
     got = b""
     with ctx.wrap_socket(raw, server_hostname=host) as sock:
-        sock.sendall(("POST %s HTTP/1.1\r\nHost: %s:%d\r\n"
-                      "Content-Type: application/json\r\n"
-                      "Content-Length: %d\r\n\r\n" % (path, host, port,
-                                                       length)).encode())
+        sock.sendall(post_head(host, port, path, length) + body)
         sock.settimeout(0.2)
         while time.monotonic() - t0 < 3 and b"\r\n\r\n" not in got:
             try:
@@ -369,8 +385,57 @@ def early(host, port, cafile, path, length, cert=None, key=None):
     line = head.split(b"\r\n", 1)[0].split()
     status = line[1].decode() if len(line) > 1 else "000"
     first = body.split(b"\n", 1)[0].decode("utf-8", "replace")
+    return status, took, first
+
+
+def early(host, port, cafile, path, length, cert=None, key=None):
+    """Headers with Content-Length and no body: the answer, if any."""
+    status, took, first = early_answer(host, port, cafile, path, length,
+                                       cert, key)
     print("%s %.2f %s" % (status, took, first), flush=True)
     return 0 if status != "000" else 1
+
+
+def budget(host, port, cafile, path, length, n):
+    """The large-body budget; one result line."""
+    held = []
+    ctx = ssl.create_default_context(cafile=cafile)
+    try:
+        for _ in range(n):
+            raw = socket.create_connection((host, port), timeout=5)
+            sock = ctx.wrap_socket(raw, server_hostname=host)
+            sock.sendall(post_head(host, port, path, length) +
+                         b" " * (length // 2))
+            held.append(sock)
+        for i, sock in enumerate(held):
+            how, back = closed_within(sock, 0.01)
+            if how is not None:
+                return ("FAIL", "holder %d of %d was answered or closed "
+                        "(%s): %r" % (i + 1, n, how, back[:80]))
+        over = early_answer(host, port, cafile, path, length)
+        if over[0] != "503":
+            return ("FAIL", "request %d with Content-Length %d: HTTP %s in "
+                    "%.2f s, want 503 at once: %s" % ((n + 1, length) +
+                                                     over))
+        small = early_answer(host, port, cafile, path, 1024,
+                             body=b" " * 1024)
+        if small[0] in ("503", "000"):
+            return ("FAIL", "a 1 KiB POST while the budget is held: HTTP "
+                    "%s, want an answer other than 503" % small[0])
+    finally:
+        for sock in held:
+            sock.close()
+    again = ("503", 0, "")
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < 5 and again[0] == "503":
+        again = early_answer(host, port, cafile, path, length)
+    if again[0] != "000":
+        return ("FAIL", "once the %d closed, Content-Length %d still gets "
+                "HTTP %s: %s" % (n, length, again[0], again[2]))
+    return ("ok", "%d requests of %d bytes held (half their bodies in); "
+            "one more: HTTP 503 in %.2f s (%s); a 1 KiB POST meanwhile: "
+            "HTTP %s; once the %d closed, the large request is read again"
+            % (n, length, over[1], over[2], small[0], n))
 
 
 def main():
@@ -386,6 +451,13 @@ def main():
             sys.exit(__doc__)
         return early(sys.argv[2], int(sys.argv[3]), sys.argv[4],
                      sys.argv[5], int(sys.argv[6]), *sys.argv[7:9])
+    if len(sys.argv) >= 2 and sys.argv[1] == "budget":
+        if len(sys.argv) != 8:
+            sys.exit(__doc__)
+        res = budget(sys.argv[2], int(sys.argv[3]), sys.argv[4],
+                     sys.argv[5], int(sys.argv[6]), int(sys.argv[7]))
+        print("budget\t%s\t%s" % res, flush=True)
+        return 0 if res[0] == "ok" else 1
     if len(sys.argv) < 6:
         sys.exit(__doc__)
     host, port, cafile, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], \
