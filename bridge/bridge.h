@@ -1349,6 +1349,9 @@ int group_submitted(struct reconcile *, struct sreq *s);
  */
 void writes_event(struct reconcile *, struct pod_entry *, const char *type,
     const char *reason, const char *action, const char *msg);
+/* An Event about the Node of that name (in namespace default). */
+void writes_node_event(struct reconcile *, const char *node, const char *type,
+    const char *reason, const char *action, const char *msg);
 /*
  * PodScheduled=False with msg, once per distinct message, never once the
  * pod is being bound; warn also records a FailedScheduling Event.

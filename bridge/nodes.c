@@ -197,14 +197,18 @@ node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
  * lifecycle controller judges a zone: more than 2 NotReady and at least
  * unhealthyNodesThreshold of all nodes (0.55), or every node.  Then no
  * pod is failed for NotReady until fewer are; said once as it starts and
- * ends, and in slurm_bridge_node_disruption.
+ * ends (the log, and an Event on each node NotReady then), and in
+ * slurm_bridge_node_disruption.
  */
 static int
 nodes_disrupted(struct reconcile *r)
 {
-	size_t total = map_count(r->nodes),
+	size_t	    total = map_count(r->nodes),
 	       down = json_object_size(r->notready);
-	int now, was = (int)atomic_load(&bstats.node_disruption);
+	int	    now, was = (int)atomic_load(&bstats.node_disruption);
+	const char *name;
+	json_t	   *v;
+	char	   *msg;
 
 	now = total > 0 && r->conf->unhealthy_nodes_threshold <= 1.0 &&
 	    ((down > 2 &&
@@ -213,16 +217,28 @@ nodes_disrupted(struct reconcile *r)
 		down == total);
 	if (now != was) {
 		if (now)
-			log_warnx(
-			    "%zu of %zu nodes are NotReady at once (at "
-			    "least %.0f%%): no pod is failed for NotReady "
-			    "until fewer are",
+			xasprintf(&msg,
+			    "slurm-bridge: %zu of %zu nodes are NotReady at "
+			    "once (at least %.0f%%): no pod is failed for "
+			    "NotReady until fewer are",
 			    down, total,
 			    r->conf->unhealthy_nodes_threshold * 100);
 		else
-			log_info("%zu of %zu nodes NotReady: pods are failed "
-				 "for NotReady again, as they tolerate it",
+			xasprintf(&msg,
+			    "slurm-bridge: %zu of %zu nodes NotReady: pods "
+			    "are failed for NotReady again, as they tolerate "
+			    "it",
 			    down, total);
+		if (now)
+			log_warnx("%s", msg + strlen("slurm-bridge: "));
+		else
+			log_info("%s", msg + strlen("slurm-bridge: "));
+		/* On each node that is NotReady, as kubectl describe shows. */
+		json_object_foreach (r->notready, name, v)
+			writes_node_event(r, name, now ? "Warning" : "Normal",
+			    now ? "NodeDisruption" : "NodeDisruptionOver",
+			    now ? "Hold" : "Resume", msg);
+		free(msg);
 		atomic_store(&bstats.node_disruption, now);
 	}
 	return (now);

@@ -36,6 +36,16 @@ writes_event(struct reconcile *r, struct pod_entry *e, const char *type,
 	eventer_post(r->eventer, podrec_ref(e->rec), type, reason, action, msg);
 }
 
+void
+writes_node_event(struct reconcile *r, const char *node, const char *type,
+    const char *reason, const char *action, const char *msg)
+{
+	eventer_post(r->eventer,
+	    json_pack("{s:s, s:s, s:{s:s}}", "kind", "Node", "apiVersion",
+		"v1", "metadata", "name", node),
+	    type, reason, action, msg);
+}
+
 /*
  * Bridge metadata for a pod as one strategic merge patch (new reference):
  * the jobid label (removed with jobid 0), our finalizer (finalizers merge

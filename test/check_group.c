@@ -1480,12 +1480,16 @@ START_TEST(test_notready_disruption)
 	ck_assert_int_eq(b.fails - a.fails, 0);
 	ck_assert_int_eq(b.cancels - a.cancels, 0);
 	ck_assert_int_eq(h_state(), G_BOUND);
+	/* Said once, on each of the three nodes NotReady. */
+	ck_assert_int_eq(fake_events_count("NodeDisruption"), 3);
 	h_node_ready("n3", 1);
 	h_node_ready("n4", 1);
 	nodes_sweep(H.r);
 	h_counts(&b);
 	ck_assert_int_eq(atomic_load(&bstats.node_disruption), 0);
 	ck_assert_int_gt(b.fails - a.fails, 0);
+	ck_assert_int_eq(fake_events_count("NodeDisruption"), 3);
+	ck_assert_int_eq(fake_events_count("NodeDisruptionOver"), 1);
 }
 END_TEST
 
