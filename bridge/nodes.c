@@ -203,7 +203,7 @@ node_lost(struct reconcile *r, const char *knode, time_t since, int unknown)
 static int
 nodes_disrupted(struct reconcile *r)
 {
-	size_t	    total = map_count(r->nodes),
+	size_t total = map_count(r->nodes),
 	       down = json_object_size(r->notready);
 	int	    now, was = (int)atomic_load(&bstats.node_disruption);
 	const char *name;

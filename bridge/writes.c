@@ -41,8 +41,8 @@ writes_node_event(struct reconcile *r, const char *node, const char *type,
     const char *reason, const char *action, const char *msg)
 {
 	eventer_post(r->eventer,
-	    json_pack("{s:s, s:s, s:{s:s}}", "kind", "Node", "apiVersion",
-		"v1", "metadata", "name", node),
+	    json_pack("{s:s, s:s, s:{s:s}}", "kind", "Node", "apiVersion", "v1",
+		"metadata", "name", node),
 	    type, reason, action, msg);
 }
 

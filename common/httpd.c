@@ -872,8 +872,8 @@ struct request {
 	struct buf body;
 	int	   headers; /* the headers were seen */
 	int	   too_big;
-	int	   busy;   /* over max_inflight: 503, nothing kept */
-	size_t	   held;   /* bytes of s->held this request holds */
+	int	   busy; /* over max_inflight: 503, nothing kept */
+	size_t	   held; /* bytes of s->held this request holds */
 	int	   client_verified;
 	char	   client_cn[128];
 	char	   client_why[256];
@@ -915,7 +915,8 @@ httpd_busy(struct httpd *s, struct httpd_response *out)
 	atomic_fetch_add(&s->refused[REFUSED_BUSY], 1);
 	snprintf(msg, sizeof(msg),
 	    "server busy: large request bodies held at once would pass %zu "
-	    "bytes; retry\n", s->opts.max_inflight);
+	    "bytes; retry\n",
+	    s->opts.max_inflight);
 	httpd_reply(out, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", msg);
 }
 

@@ -65,8 +65,8 @@ struct httpd_opts {
 	 * subject CN or a DNS subject alternative name), comma-separated;
 	 * NULL or "*": any name the CA signed.
 	 */
-	const char   *client_names;
-	size_t	      max_body; /* larger bodies: 413, never kept */
+	const char *client_names;
+	size_t	    max_body; /* larger bodies: 413, never kept */
 	/*
 	 * Bytes of bodies over HTTPD_SMALL_BODY held at once, over all
 	 * connections; a request that would pass it: 503, nothing kept.
