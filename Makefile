@@ -458,7 +458,7 @@ test:
 	$(Q)$(MAKE) deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) check
-	$(Q)$(MAKE) lint
+	$(Q)$(MAKE) -j2 lint
 	$(Q)$(MAKE) fuzz FUZZ_TIME=10
 	$(Q)$(MAKE) integration
 	$(Q)$(MAKE) e2e
