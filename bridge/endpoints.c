@@ -7,7 +7,9 @@
  * (POST /filter, /prioritize, /bind), so a stock kube-scheduler can defer
  * to Slurm.  The extender API answers only clients with a certificate
  * from --client-ca (endpoints_refuse, on the headers, before the body is read),
- * and nobody without one.  Handlers run on the server's threads and read
+ * and nobody without one.  /debug/ answers the same certificate with
+ * --client-ca, and without it only clients on this host
+ * (endpoints_debug_refuse).  Handlers run on the server's threads and read
  * only atomics; an extender call is queued to the reconcile thread, which
  * owns all state, and its answer awaited for up to EXT_WAIT_MS.
  */
@@ -322,6 +324,48 @@ endpoints_refuse(struct endpoints *a, const struct httpd_request *req,
 	return (0);
 }
 
+/*
+ * Refuses a /debug/ call the caller may not make (sets resp, returns 1):
+ * what it shows is the scheduler's insides, and /debug/memory takes every
+ * malloc arena's lock, so with --client-ca only a client certificate as the
+ * extender API asks for, and without it only a client on this host
+ * (kubectl exec or port-forward, the local stack's tests) is answered.
+ */
+static int
+endpoints_debug_refuse(struct endpoints *a, const struct httpd_request *req,
+    struct httpd_response *resp)
+{
+	char msg[640];
+
+	if (strcmp(req->method, "GET") != 0) {
+		httpd_reply(resp, 405, "text/plain", "use GET\n");
+		return (1);
+	}
+	if (a->client_ca && !req->client_verified) {
+		snprintf(msg, sizeof(msg),
+		    "/debug/ needs a client certificate signed by the "
+		    "--client-ca, for clientAuth, naming one of --client-name "
+		    "(%s): %s\n",
+		    a->client_names, req->client_why);
+		httpd_reply(resp, 403, "text/plain", msg);
+		return (1);
+	}
+	if (!a->client_ca && !req->loopback) {
+		httpd_reply(resp, 403, "text/plain",
+		    "/debug/ answers only clients on the scheduler's own host "
+		    "(kubectl port-forward or exec), or with --client-ca a "
+		    "client certificate\n");
+		return (1);
+	}
+	return (0);
+}
+
+static int
+endpoints_is_debug(const char *url)
+{
+	return (strncmp(url, "/debug/", 7) == 0);
+}
+
 /* The headers of a request: an extender call is refused before its body. */
 static void
 endpoints_check(void *arg, const struct httpd_request *req,
@@ -331,6 +375,8 @@ endpoints_check(void *arg, const struct httpd_request *req,
 
 	if (endpoints_is_extender(req->url))
 		(void)endpoints_refuse(a, req, resp);
+	else if (endpoints_is_debug(req->url))
+		(void)endpoints_debug_refuse(a, req, resp);
 }
 
 /* POST /filter, /prioritize, /bind. */
@@ -376,6 +422,9 @@ endpoints_handle(void *arg, const struct httpd_request *req,
 
 	if (endpoints_is_extender(req->url))
 		endpoints_extender(a, req, resp);
+	else if (endpoints_is_debug(req->url) &&
+	    endpoints_debug_refuse(a, req, resp))
+		return;
 	else if (strcmp(req->url, "/debug/memory") == 0) {
 		mem = memstats_json(&a->src);
 		httpd_reply(resp, 200, "application/json", mem);

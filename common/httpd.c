@@ -997,11 +997,36 @@ httpd_too_large(struct httpd *s, struct httpd_response *out)
 	httpd_reply(out, MHD_HTTP_CONTENT_TOO_LARGE, "text/plain", msg);
 }
 
+/* Is the connection's client on this host? */
+static int
+httpd_loopback(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	const struct sockaddr_in       *s4;
+	const struct sockaddr_in6      *s6;
+	const unsigned char	       *a;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || ci->client_addr == NULL)
+		return (0);
+	if (ci->client_addr->sa_family == AF_INET) {
+		s4 = (const struct sockaddr_in *)(const void *)ci->client_addr;
+		return ((ntohl(s4->sin_addr.s_addr) >> 24) == 127);
+	}
+	if (ci->client_addr->sa_family != AF_INET6)
+		return (0);
+	s6 = (const struct sockaddr_in6 *)(const void *)ci->client_addr;
+	a = s6->sin6_addr.s6_addr;
+	return (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+	    (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && a[12] == 127));
+}
+
 static void
 httpd_request_fill(struct httpd_request *hr, const struct request *req,
     struct MHD_Connection *conn, const char *method, const char *url)
 {
 	memset(hr, 0, sizeof(*hr));
+	hr->loopback = httpd_loopback(conn);
 	hr->method = method;
 	hr->url = url;
 	hr->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,

@@ -38,6 +38,8 @@ struct httpd_request {
 	int  client_verified;
 	char client_cn[128];
 	char client_why[256];
+	/* The client's address is loopback (127.0.0.0/8, ::1, v4-mapped). */
+	int loopback;
 };
 
 struct httpd_response {

@@ -682,7 +682,7 @@ http_limits() {
 # ext_start LOG ARG...: a private slurm-bridge on 127.0.0.1:EXT_PORT that can
 # never lead (see the header); waits for /healthz. Sets EXT_PID.
 ext_start() {
-	local log=$1 i scheme=http; shift
+	local log=$1 i scheme=http host=${EXT_HOST:-127.0.0.1}; shift
 	local -a curl_tls=()
 	if [[ " $* " == *" --tls-cert "* ]]; then scheme=https; curl_tls=(--cacert "$CA_CERT"); fi
 	if [ -n "$(ss -Hltn "sport = :$EXT_PORT" 2>/dev/null)" ]; then
@@ -690,16 +690,16 @@ ext_start() {
 	fi
 	POD_NAMESPACE=bad-input-$$-no-lease "${STACK_EXEC[@]}" "$BRIDGE_BIN" \
 	    --kubeconfig "$ADMISSION_KUBECONFIG" --leader-elect \
-	    --listen "127.0.0.1:$EXT_PORT" "$@" </dev/null >"$log" 2>&1 &
+	    --listen "$host:$EXT_PORT" "$@" </dev/null >"$log" 2>&1 &
 	EXT_PID=$!
 	for ((i = 0; i < 300; i++)); do
 		kill -0 "$EXT_PID" 2>/dev/null || break
 		[ "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 2 "${curl_tls[@]}" \
-		    "$scheme://127.0.0.1:$EXT_PORT/healthz" 2>/dev/null)" = 200 ] && return 0
+		    "$scheme://$host:$EXT_PORT/healthz" 2>/dev/null)" = 200 ] && return 0
 		sleep 0.2
 	done
 	sed 's/^/  slurm-bridge: /' "$log" >&2
-	die "the private slurm-bridge did not answer on 127.0.0.1:$EXT_PORT"
+	die "the private slurm-bridge did not answer on $host:$EXT_PORT"
 }
 
 ext_stop() {
@@ -744,7 +744,28 @@ extender_part() {
 	code=$(curl -sS -o "$d/plain-healthz" -w '%{http_code}' --max-time 5 \
 	    "http://127.0.0.1:$EXT_PORT/healthz" 2>/dev/null)
 	ext_want "/healthz stays open" "$code" 200 "$d/plain-healthz" ok
+	code=$(curl -sS -o "$d/plain-debug" -w '%{http_code}' --max-time 5 \
+	    "http://127.0.0.1:$EXT_PORT/debug/memory" 2>/dev/null)
+	ext_want "/debug/memory from this host (loopback)" "$code" 200 "$d/plain-debug" rss_bytes
 	ext_stop
+	# From another address: this host's own non-loopback one, where it
+	# has one.
+	local ip
+	ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -n 1)
+	if [ -n "$ip" ]; then
+		EXT_HOST=$ip ext_start "$d/plain-ip.log" --config "$BRIDGE_CONFIG"
+		code=$(curl -sS -o "$d/ip-debug" -w '%{http_code}' --max-time 5 \
+		    "http://$ip:$EXT_PORT/debug/memory" 2>/dev/null)
+		ext_want "/debug/memory from $ip (not loopback), no --client-ca" "$code" 403 \
+		    "$d/ip-debug" "only clients on the scheduler's own host"
+		code=$(curl -sS -o "$d/ip-healthz" -w '%{http_code}' --max-time 5 \
+		    "http://$ip:$EXT_PORT/healthz" 2>/dev/null)
+		ext_want "/healthz from $ip stays open" "$code" 200 "$d/ip-healthz" ok
+		ext_stop
+	else
+		echo "  skip /debug/memory from another address: this host has none but loopback"
+		SKIPPED=$((SKIPPED + 1))
+	fi
 
 	scenario "extender API with --client-ca: only a client certificate for clientAuth, named as --client-name"
 	stack_issue_cert "$d/client" "/CN=slurm-bridge-extender-client" clientAuth ||
@@ -774,6 +795,14 @@ extender_part() {
 	    --cert "$d/client.crt" --key "$d/client.key")
 	ext_want "/bind with a client certificate CN=slurm-bridge-extender-client (clientAuth)" \
 	    "$code" 200 "$d/good" "not the leader"
+	code=$(curl -sS -o "$d/debug-none" -w '%{http_code}' --max-time 5 --cacert "$CA_CERT" \
+	    "https://127.0.0.1:$EXT_PORT/debug/memory" 2>/dev/null)
+	ext_want "/debug/memory with --client-ca and no certificate, even from loopback" \
+	    "$code" 403 "$d/debug-none" "no client certificate"
+	code=$(curl -sS -o "$d/debug-good" -w '%{http_code}' --max-time 5 --cacert "$CA_CERT" \
+	    --cert "$d/client.crt" --key "$d/client.key" \
+	    "https://127.0.0.1:$EXT_PORT/debug/memory" 2>/dev/null)
+	ext_want "/debug/memory with the client certificate" "$code" 200 "$d/debug-good" rss_bytes
 	ext_stop
 }
 
