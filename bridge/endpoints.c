@@ -288,6 +288,26 @@ endpoints_is_extender(const char *url)
 }
 
 /*
+ * With --client-ca: refuses (403, returns 1) a client without a verified
+ * certificate, saying what it needs for what.
+ */
+static int
+endpoints_need_cert(struct endpoints *a, const struct httpd_request *req,
+    struct httpd_response *resp, const char *what)
+{
+	char msg[640];
+
+	if (req->client_verified)
+		return (0);
+	snprintf(msg, sizeof(msg),
+	    "%s needs a client certificate signed by the --client-ca, for "
+	    "clientAuth, naming one of --client-name (%s): %s\n",
+	    what, a->client_names, req->client_why);
+	httpd_reply(resp, 403, "text/plain", msg);
+	return (1);
+}
+
+/*
  * Refuses an extender call the caller may not make (sets resp, returns
  * 1): /bind binds any pod with the scheduler's rights and /filter submits
  * Slurm jobs, so only a client certificate from --client-ca, for client
@@ -298,8 +318,6 @@ static int
 endpoints_refuse(struct endpoints *a, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	char msg[640];
-
 	if (strcmp(req->method, "POST") != 0) {
 		httpd_reply(resp, 405, "text/plain", "use POST\n");
 		return (1);
@@ -312,16 +330,7 @@ endpoints_refuse(struct endpoints *a, const struct httpd_request *req,
 		    "--tls-cert, --tls-key and --client-ca (and --client-name)\n");
 		return (1);
 	}
-	if (!req->client_verified) {
-		snprintf(msg, sizeof(msg),
-		    "the extender API needs a client certificate signed by the "
-		    "--client-ca, for clientAuth, naming one of --client-name "
-		    "(%s): %s\n",
-		    a->client_names, req->client_why);
-		httpd_reply(resp, 403, "text/plain", msg);
-		return (1);
-	}
-	return (0);
+	return (endpoints_need_cert(a, req, resp, "the extender API"));
 }
 
 /*
@@ -335,22 +344,13 @@ static int
 endpoints_debug_refuse(struct endpoints *a, const struct httpd_request *req,
     struct httpd_response *resp)
 {
-	char msg[640];
-
 	if (strcmp(req->method, "GET") != 0) {
 		httpd_reply(resp, 405, "text/plain", "use GET\n");
 		return (1);
 	}
-	if (a->client_ca && !req->client_verified) {
-		snprintf(msg, sizeof(msg),
-		    "/debug/ needs a client certificate signed by the "
-		    "--client-ca, for clientAuth, naming one of --client-name "
-		    "(%s): %s\n",
-		    a->client_names, req->client_why);
-		httpd_reply(resp, 403, "text/plain", msg);
-		return (1);
-	}
-	if (!a->client_ca && !req->loopback) {
+	if (a->client_ca)
+		return (endpoints_need_cert(a, req, resp, "/debug/"));
+	if (!req->loopback) {
 		httpd_reply(resp, 403, "text/plain",
 		    "/debug/ answers only clients on the scheduler's own host "
 		    "(kubectl port-forward or exec), or with --client-ca a "

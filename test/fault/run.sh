@@ -217,8 +217,10 @@ if want kill; then
 		( timeout 20 tail -c +"$((from + 1))" -F "$BLOG" 2>/dev/null |
 		  { grep -m1 -q "$point" && kill -9 "$pid" 2>/dev/null && touch "$hit"; } ) &
 		watcher=$!
-		if [ "$point" = "cancelled slurm job" ] && [ "$i" -ge 3 ]; then
-			k -n "$ns" delete pods -l "tag=r$((i - 3))" --wait=false >/dev/null 2>&1
+		# A cancel to land on: the pods of two rounds back (the first
+		# at round 2, so no round waits out its 20 s for nothing).
+		if [ "$point" = "cancelled slurm job" ]; then
+			k -n "$ns" delete pods -l "tag=r$((i - 2))" --wait=false >/dev/null 2>&1
 		fi
 		{ for j in 1 2; do single "$ns" "r$i" "r$i-s$j"; done
 		  gang "$ns" "r$i" "r$i-g"; } | k apply -f - >/dev/null
