@@ -208,7 +208,7 @@ nodes_disrupted(struct reconcile *r)
 	int	    now, was = (int)atomic_load(&bstats.node_disruption);
 	const char *name;
 	json_t	   *v;
-	char	   *msg;
+	char	   *msg, *note;
 
 	now = total > 0 && r->conf->unhealthy_nodes_threshold <= 1.0 &&
 	    ((down > 2 &&
@@ -216,28 +216,28 @@ nodes_disrupted(struct reconcile *r)
 		     r->conf->unhealthy_nodes_threshold * (double)total) ||
 		down == total);
 	if (now != was) {
-		if (now)
+		if (now) {
 			xasprintf(&msg,
-			    "slurm-bridge: %zu of %zu nodes are NotReady at "
-			    "once (at least %.0f%%): no pod is failed for "
-			    "NotReady until fewer are",
+			    "%zu of %zu nodes are NotReady at once (at least "
+			    "%.0f%%): no pod is failed for NotReady until "
+			    "fewer are",
 			    down, total,
 			    r->conf->unhealthy_nodes_threshold * 100);
-		else
+			log_warnx("%s", msg);
+		} else {
 			xasprintf(&msg,
-			    "slurm-bridge: %zu of %zu nodes NotReady: pods "
-			    "are failed for NotReady again, as they tolerate "
-			    "it",
+			    "%zu of %zu nodes NotReady: pods are failed for "
+			    "NotReady again, as they tolerate it",
 			    down, total);
-		if (now)
-			log_warnx("%s", msg + strlen("slurm-bridge: "));
-		else
-			log_info("%s", msg + strlen("slurm-bridge: "));
+			log_info("%s", msg);
+		}
+		xasprintf(&note, "slurm-bridge: %s", msg);
 		/* On each node that is NotReady, as kubectl describe shows. */
 		json_object_foreach (r->notready, name, v)
 			writes_node_event(r, name, now ? "Warning" : "Normal",
 			    now ? "NodeDisruption" : "NodeDisruptionOver",
-			    now ? "Hold" : "Resume", msg);
+			    now ? "Hold" : "Resume", note);
+		free(note);
 		free(msg);
 		atomic_store(&bstats.node_disruption, now);
 	}

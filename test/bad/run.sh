@@ -728,7 +728,7 @@ ext_want() {
 }
 
 extender_part() {
-	local d=$WORK/ext url verb code secs line
+	local d=$WORK/ext url verb code secs line ip
 	mkdir -p "$d"
 	[ -x "$BRIDGE_BIN" ] || die "$BRIDGE_BIN is not built (make)"
 	[ -s "$ADMISSION_KUBECONFIG" ] || die "no $ADMISSION_KUBECONFIG (make bridge-up)"
@@ -750,7 +750,6 @@ extender_part() {
 	ext_stop
 	# From another address: this host's own non-loopback one, where it
 	# has one.
-	local ip
 	ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -n 1)
 	if [ -n "$ip" ]; then
 		EXT_HOST=$ip ext_start "$d/plain-ip.log" --config "$BRIDGE_CONFIG"
