@@ -382,6 +382,13 @@ fi
 # --- 7. Slurm takes allocations back: preemption mid-bind, suspend, requeue --
 if want takeback; then
 	fault_begin "Slurm takes allocations back: preemption mid-bind, suspend, requeue"
+	# Slurm cancels a victim at once (PreemptMode=CANCEL, no GraceTime)
+	# and gives its CPUs to the urgent job once the node's epilog is done.
+	# On a site the epilog holds the node until the pod's cgroups are
+	# empty; kwok runs no containers, so here it asks the API server
+	# (--api), as the handoff scenario does.  Without it the sampler sees
+	# the victim's pod alive for as long as the bridge takes to delete it.
+	stack_epilog_api on
 	nodes=$(sinfo -h -p slurm-bridge -o %D | head -n1)
 	# Whole-node pods of QOS normal, then at once urgent ones: Slurm
 	# preempts while the bridge is still binding.
@@ -403,6 +410,7 @@ if want takeback; then
 	[ -z "$sus" ] || check "the suspended job's pod yielded and the job ended" wait_for 30 gone "$sus"
 	[ -z "$req" ] || check "the requeued job is never PENDING again (placeholders refuse it)" \
 		test "$(job_field "$req" JobState)" != PENDING
+	stack_epilog_api off
 	fault_end
 fi
 
