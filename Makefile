@@ -75,7 +75,7 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 # common/: what both daemons link.  The pure policy (translate, bounds, workload), the
 # config file, the metrics writer and the HTTP(S) server (httpd.c, the only
 # libmicrohttpd user).
-SHARED_SRCS	:= common/translate.c common/fit.c common/dra.c common/bounds.c common/workload.c common/config.c \
+SHARED_SRCS	:= common/translate.c common/topology.c common/fit.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
@@ -283,7 +283,7 @@ build-fuzz/fuzz_review: test/fuzz/fuzz_review.c $(ADMISSION_LIB_SRCS) \
 # The shared policy (translate, workload), placement, the pod record and the
 # config file over libk8s's pure parts.
 FUZZ_POLICY	:= translate config assign
-FUZZ_POLICY_SRCS := common/translate.c common/fit.c common/dra.c common/bounds.c common/workload.c common/config.c \
+FUZZ_POLICY_SRCS := common/translate.c common/topology.c common/fit.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   bridge/placement.c \
 		   bridge/podrec.c bridge/intern.c libk8s/map.c libk8s/strv.c \
 		   libk8s/yamldoc.c

@@ -20,6 +20,7 @@
 #include "xmalloc.h"
 #include "policy.h"
 #include "fit.h"
+#include "topology.h"
 #include "admission.h"
 
 /* JSON Pointer escaping of one path token (RFC 6901): ~ -> ~0, / -> ~1. */
@@ -277,51 +278,34 @@ mutate_gres(const json_t *pod, const struct review_conf *rc,
 }
 
 /*
- * Topology hints, unless the user set switches: Kueue's required topology
- * at a switch level is one leaf switch ("1"), at node level one node
- * (max-nodes 1); preferred topology is one leaf switch with a bounded wait
- * ("1@MIN"); so is a gang with at least gangGpuSwitchThreshold GPUs.
+ * Topology: a request in any of its forms (topology.c) is the scheduler's
+ * to turn into Slurm's switches or segments; here a preference for a
+ * level the table does not have gets a warning.  Without one, a gang
+ * with at least gangGpuSwitchThreshold GPUs prefers one leaf switch with
+ * a bounded wait ("1@MIN"), unless the user set switches.
  */
 static void
 mutate_topology(const json_t *pod, const struct review_conf *rc, int gang,
     int64_t gpus_per_pod, struct meta_adds *adds, struct review_result *r)
 {
-	const struct config	       *c = rc->config;
-	const struct config_topo_level *lvl;
-	const char		       *req, *pref;
-	char				sw[32];
+	const struct config *c = rc->config;
+	struct topology_req  req;
+	char		     sw[32], err[256];
 
+	if (topology_request(pod, NULL, 0, &req, err, sizeof(err)) == 0 &&
+	    req.key != NULL) {
+		/* An unknown required level is the validating webhook's. */
+		if (!req.required && config_topo_find(c, req.key) == NULL)
+			mutate_warn(r,
+			    "annotation %s: \"%.64s\" is not a level in "
+			    "slurm-bridge's topology table; the preference is "
+			    "ignored",
+			    req.from, req.key);
+		return;
+	}
 	if (k8s_obj_annotation(pod, ANN_SWITCHES) != NULL)
 		return;
-	req = k8s_obj_annotation(pod, KUEUE_REQUIRED_TOPOLOGY);
-	pref = k8s_obj_annotation(pod, KUEUE_PREFERRED_TOPOLOGY);
-	if (req != NULL) {
-		/* An unknown level is the validating webhook's to refuse. */
-		if ((lvl = config_topo_find(c, req)) == NULL)
-			return;
-		if (lvl->kind == TOPO_SWITCH)
-			json_object_set_new(adds->annotations, ANN_SWITCHES,
-			    json_string("1"));
-		else if (k8s_obj_annotation(pod, ANN_MAX_NODES) == NULL)
-			json_object_set_new(adds->annotations, ANN_MAX_NODES,
-			    json_string("1"));
-		return;
-	}
 	snprintf(sw, sizeof(sw), "1@%d", c->preferred_wait_minutes);
-	if (pref != NULL) {
-		if (config_topo_find(c, pref) == NULL) {
-			mutate_warn(r,
-			    "annotation " KUEUE_PREFERRED_TOPOLOGY
-			    ": \"%.64s\" is not a level in slurm-bridge's "
-			    "topology table; the preference is ignored",
-			    pref);
-			return;
-		}
-		/* Slurm can prefer one leaf switch, not one node. */
-		json_object_set_new(adds->annotations, ANN_SWITCHES,
-		    json_string(sw));
-		return;
-	}
 	if (c->gang_gpu_switch_threshold > 0 && gang > 1 &&
 	    gpus_per_pod * gang >= c->gang_gpu_switch_threshold)
 		json_object_set_new(adds->annotations, ANN_SWITCHES,

@@ -19,6 +19,7 @@
 #include "k8s.h"
 #include "xmalloc.h"
 #include "policy.h"
+#include "topology.h"
 #include "admission.h"
 
 void
@@ -160,6 +161,7 @@ validate_tconf(const struct review_conf *rc, struct translate_conf *tc)
 	tc->bounds = &rc->config->bounds;
 	tc->dra = &rc->config->dra;
 	tc->taint_effect = rc->config->taint_effect;
+	tc->topology = rc->config;
 }
 
 /* The annotations, through the scheduler's translation and grouping. */
@@ -172,8 +174,8 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	struct jobspec	      js;
 	struct group_id	      gid;
 	struct owners_lookup  ol;
+	struct topology_req   treq;
 	json_t		     *ns, *layers[WORKLOAD_LAYERS];
-	const char	     *req;
 	char		      err[512];
 
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(pod),
@@ -193,15 +195,18 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	if (r->denied == NULL &&
 	    workload_group(pod, NULL, &gid, err, sizeof(err)) == -1)
 		validate_deny(r, "%s", err);
-	req = k8s_obj_annotation(pod, KUEUE_REQUIRED_TOPOLOGY);
-	if (r->denied == NULL && req != NULL &&
-	    config_topo_find(rc->config, req) == NULL)
+	if (r->denied == NULL &&
+	    topology_request(pod, layers, src.nlayers, &treq, err,
+		sizeof(err)) == -1)
+		validate_deny(r, "%s", err);
+	else if (r->denied == NULL && treq.key != NULL && treq.required &&
+	    config_topo_find(rc->config, treq.key) == NULL)
 		validate_deny(r,
-		    "annotation " KUEUE_REQUIRED_TOPOLOGY ": "
-		    "\"%.64s\" is not a level in slurm-bridge's topology table "
-		    "(config topology[].nodeLabel); use one of its node labels "
-		    "or drop the requirement",
-		    req);
+		    "%s%s: \"%.64s\" is not a level in slurm-bridge's "
+		    "topology table (config topology[].nodeLabel); use one of "
+		    "its node labels or drop the requirement",
+		    strchr(treq.from, ' ') != NULL ? "" : "annotation ",
+		    treq.from, treq.key);
 	json_decref(ns);
 	workload_layers_free(layers, src.nlayers);
 }

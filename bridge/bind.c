@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "xmalloc.h"
+#include "topology.h"
 #include "bridge.h"
 
 /* Does the pod carry the job id, our finalizer and (if set) the node? */
@@ -179,6 +180,42 @@ bind_claims_lookup(struct reconcile *r, const struct group *g,
 }
 
 /*
+ * Does the allocation keep a gang that requires one topology domain
+ * (form_topology) within one, each slice within one?  1 when it asks for
+ * none; 0 with why.
+ */
+static int
+bind_topology_holds(struct reconcile *r, struct group *g,
+    const struct assignment *a, size_t n, char *why, size_t len)
+{
+	const json_t **nodes;
+	const char    *kname;
+	uint32_t       slice;
+	char	      *key;
+	size_t	       i;
+	int	       ok = 1;
+
+	if ((key = form_topology(r, g, &slice)) == NULL)
+		return (1);
+	/* An array of pointers: sizeof a pointer is meant. */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	nodes = xcalloc(n, sizeof(*nodes));
+	for (i = 0; i < n && ok; i++)
+		if ((kname = nodes_k8s_name(r, a[i].node)) == NULL ||
+		    (nodes[i] = map_get(r->nodes, kname)) == NULL) {
+			snprintf(why, len, "node %.63s is not known",
+			    a[i].node);
+			ok = 0;
+		}
+	if (ok)
+		ok = topology_holds(key, slice < n ? slice : 0, nodes, n, why,
+		    len);
+	free(nodes);
+	free(key);
+	return (ok);
+}
+
+/*
  * What an allocated group's members need next, given the writes in
  * flight.  The assignment is a pure function of the job's pod list and
  * layout, so a restarted bridge picks the same nodes.  A labelled group
@@ -263,6 +300,19 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	 */
 	if (g->cancelled)
 		goto out; /* given back already: its end comes */
+	if (g->gang && unbound == n && !g->allocated_claims &&
+	    !bind_topology_holds(r, g, a, n, errs, sizeof(errs))) {
+		snprintf(msg, sizeof(msg),
+		    "Slurm job %u: its nodes do not keep the gang in one "
+		    "topology domain (%.200s); not bound: the allocation is "
+		    "given back and the gang placed anew",
+		    g->jobid, errs);
+		log_warnx("group %s: %s", g->key, msg);
+		groups_condition(r, g, msg, 1);
+		atomic_fetch_add(&bstats.refits, 1);
+		end_cancel(r, g, "the allocation spans topology domains");
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||

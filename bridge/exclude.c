@@ -17,6 +17,7 @@
 #include "log.h"
 #include "xmalloc.h"
 #include "fit.h"
+#include "config.h"
 #include "bridge.h"
 
 /* Does the pod's answer depend on the pods already on each node? */
@@ -186,6 +187,77 @@ exclude_answer(struct reconcile *r, const json_t *pod, json_t **owned)
 	return (ans);
 }
 
+/*
+ * A gang that requires one value of a label Slurm knows nothing of
+ * (topology level "none"): of the nodes its pods may use, those under the
+ * value with the most of them (the first by name on a tie) stay; every
+ * other is excluded too.  The choice depends on the nodes alone, so a
+ * pending job's update asks for the same.  0; 1 with msg when no usable
+ * node has the label.
+ */
+static int
+exclude_domain(struct reconcile *r, struct jobspec *js, char *msg, size_t len)
+{
+	json_t	   *excl = json_object(), *count = json_object(), *v;
+	const char *name, *val, *best = NULL;
+	json_t	   *node;
+	struct buf  exc;
+	char	   *list, *tok, *save = NULL;
+	size_t	    it = 0;
+	json_int_t  most = 0;
+	int	    rc = 0;
+
+	list = xstrdup(js->exc_nodes != NULL ? js->exc_nodes : "");
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save))
+		json_object_set_new(excl, tok, json_true());
+	free(list);
+	while (map_next(r->nodes, &it, &name, (void **)&node)) {
+		if (!translate_node_managed(node) ||
+		    json_object_get(excl, exclude_slurm_name(node)) != NULL ||
+		    (val = k8s_obj_label(node, js->topo_key)) == NULL)
+			continue;
+		v = json_object_get(count, val);
+		json_object_set_new(count, val,
+		    json_integer(json_integer_value(v) + 1));
+	}
+	json_object_foreach (count, val, v)
+		if (json_integer_value(v) > most ||
+		    (json_integer_value(v) == most && best != NULL &&
+			strcmp(val, best) < 0)) {
+			most = json_integer_value(v);
+			best = val;
+		}
+	if (best == NULL) {
+		snprintf(msg, len,
+		    "no node it may use has the label %.64s (its required "
+		    "topology)",
+		    js->topo_key);
+		rc = 1;
+		goto out;
+	}
+	buf_init(&exc);
+	buf_printf(&exc, "%s", js->exc_nodes != NULL ? js->exc_nodes : "");
+	it = 0;
+	while (map_next(r->nodes, &it, &name, (void **)&node)) {
+		if (!translate_node_managed(node) ||
+		    json_object_get(excl, exclude_slurm_name(node)) != NULL)
+			continue;
+		val = k8s_obj_label(node, js->topo_key);
+		if (val == NULL || strcmp(val, best) != 0)
+			buf_printf(&exc, "%s%s", exc.len > 0 ? "," : "",
+			    exclude_slurm_name(node));
+	}
+	buf_add(&exc, "", 1);
+	free(js->exc_nodes);
+	js->exc_nodes = *exc.data != '\0' ? xstrdup(exc.data) : NULL;
+	buf_cleanup(&exc);
+out:
+	json_decref(excl);
+	json_decref(count);
+	return (rc);
+}
+
 int
 exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
     size_t n, struct jobspec *js, char *msg, size_t len)
@@ -230,6 +302,10 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		json_decref(owned);
 		json_decref(pod);
 	}
+	if (rc == 0 && js->topo_key != NULL && js->topo_required &&
+	    js->topo_kind == TOPO_LABEL &&
+	    (rc = exclude_domain(r, js, msg, len)) != 0)
+		g->unfit = 1;
 	return (rc);
 }
 

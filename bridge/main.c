@@ -368,6 +368,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->bounds = &config->bounds;
 	conf->dra = &config->dra;
 	conf->taint_effect = config->taint_effect;
+	conf->topology = config;
 	conf->managed_namespaces = config->managed_namespaces;
 	conf->managed_namespace_selector = config->managed_namespace_selector;
 }

@@ -34,7 +34,7 @@ static const char *const keep_labels[] = { "scheduling.x-k8s.io/",
 static const char *const keep_annotations[] = { ANN_PREFIX,
 	"scheduler.slinky.slurm.net/", "slinky.slurm.net/",
 	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
-	NULL };
+	"kueue.x-k8s.io/podset-", "alpha.jobset.sigs.k8s.io/", NULL };
 
 static int
 podrec_kept(const char *key, const char *const *prefixes)

@@ -432,6 +432,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->tconf.install = conf->install;
 	r->tconf.dra = conf->dra;
 	r->tconf.taint_effect = conf->taint_effect;
+	r->tconf.topology = conf->topology;
 	atomic_init(&r->stop, 0);
 	return (r);
 }

@@ -51,6 +51,23 @@ typedef hostlist_t sctl_hostlist_t;
 #endif
 
 /*
+ * 24.11: segment_size (topology/block: each segment of that many nodes in
+ * one block).  Before, the bridge's check before the Binding alone holds
+ * a gang in one domain.
+ */
+static void
+sctl_desc_segment(job_desc_msg_t *d, uint16_t segment_size)
+{
+#if SCTL_SINCE(24, 11, 0)
+	if (segment_size > 0)
+		d->segment_size = segment_size;
+#else
+	(void)d;
+	(void)segment_size;
+#endif
+}
+
+/*
  * Exported by libslurm but not declared in slurm.h.  24.05 renamed the
  * reason string (job_reason_string -> job_state_reason_string).
  */
@@ -255,6 +272,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->req_switch = js->req_switch;
 		d->wait4switch = js->wait4switch;
 	}
+	sctl_desc_segment(d, js->segment_size);
 	d->licenses = js->licenses;
 	d->wckey = js->wckey;
 	d->mcs_label = js->mcs_label;

@@ -464,7 +464,7 @@ want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 	if (v->kind != YAMLDOC_SEQ || v->n > CONFIG_MAX_LIST)
 		return (config_fail(l, v->line, "topology",
 		    "expected a list "
-		    "of {nodeLabel: KEY, slurm: switch|node}"));
+		    "of {nodeLabel: KEY, slurm: switch|block|node|none}"));
 	c->topology = xcalloc(v->n, sizeof(*c->topology));
 	for (i = 0; i < v->n; i++) {
 		e = v->vals[i];
@@ -472,7 +472,7 @@ want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 		if (e->kind != YAMLDOC_MAP)
 			return (config_fail(l, e->line, "topology",
 			    "expected "
-			    "{nodeLabel: KEY, slurm: switch|node}"));
+			    "{nodeLabel: KEY, slurm: switch|block|node|none}"));
 		for (j = 0; j < e->n; j++) {
 			k = e->keys[j]->scalar;
 			if (strcmp(k, "nodeLabel") == 0) {
@@ -486,14 +486,19 @@ want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 					goto out;
 				if (strcmp(kind, "switch") == 0)
 					t->kind = TOPO_SWITCH;
+				else if (strcmp(kind, "block") == 0)
+					t->kind = TOPO_BLOCK;
 				else if (strcmp(kind, "node") == 0)
 					t->kind = TOPO_NODE;
+				else if (strcmp(kind, "none") == 0)
+					t->kind = TOPO_LABEL;
 				else {
 					config_fail(l, e->vals[j]->line,
 					    "topology.slurm",
 					    "\"%s\" is not "
-					    "switch (one leaf switch) or node "
-					    "(one node)",
+					    "switch (one leaf switch), block "
+					    "(one block), node (one node) or "
+					    "none (the label alone)",
 					    kind);
 					goto out;
 				}
@@ -511,6 +516,12 @@ want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 			    "both nodeLabel and slurm");
 			goto out;
 		}
+		for (j = 0; j + 1 < c->ntopology; j++)
+			if (strcmp(c->topology[j].label, t->label) == 0) {
+				config_fail(l, e->line, "topology",
+				    "node label %s is listed twice", t->label);
+				goto out;
+			}
 		free(kind);
 		kind = NULL;
 	}

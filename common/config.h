@@ -22,10 +22,16 @@ struct config_gres_type {
 	char   *type;	  /* e.g. "a100": nvidia.com/gpu: 2 -> gpu:a100:2 */
 };
 
-/* What a node-label topology level means to Slurm. */
+/*
+ * What a node-label topology level means to Slurm (docs/users/topology.md):
+ * the nodes under one value of the label are
+ */
 enum config_topo_kind {
-	TOPO_SWITCH, /* pods under one value share a leaf switch */
-	TOPO_NODE    /* pods under one value share a node */
+	TOPO_SWITCH, /* ... under one leaf switch (topology/tree) */
+	TOPO_BLOCK,  /* ... one block (topology/block) */
+	TOPO_NODE,   /* ... one node */
+	TOPO_LABEL   /* ... known to Slurm as nothing: the bridge keeps the
+			gang within one value (its excluded nodes) */
 };
 
 struct config_topo_level {

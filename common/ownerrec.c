@@ -13,7 +13,8 @@
  *               resourceVersion, generation (writes.c's observedGeneration);
  *               the annotations translate.c reads (translate_view over the
  *               workload layers; ownerrec_keys below); spec
- *               .activeDeadlineSeconds (translate_deadline)
+ *               .activeDeadlineSeconds (translate_deadline); the
+ *               topology annotations of ours (topology_request)
  *   Job         spec.parallelism, spec.completionMode (workload_group_job)
  *   JobSet      spec.replicatedJobs[]: name, replicas, template.spec
  *               .parallelism, dependsOn[].name and .status
@@ -22,7 +23,9 @@
  *   scheduling.k8s.io PodGroup: spec.schedulingPolicy.gang.minCount and
  *               the presence of .basic (workload_podgroup_min), spec
  *               .workloadRef.workloadName and .podGroupTemplateRef.workload
- *               .workloadName (workload_ref_name), the last status condition
+ *               .workloadName (workload_ref_name), spec
+ *               .schedulingConstraints.topology[0].key (topology_request),
+ *               the last status condition
  *               of type PODGROUP_CONDITION: type, status, lastTransitionTime
  *               (writes_podgroup_send)
  *   Workload    spec.podGroupTemplates[].name and compositePodGroupTemplates
@@ -44,7 +47,24 @@
 static const char *const ownerrec_keys[] = { "partition", "account", "qos",
 	"reservation", "constraints", "licenses", "wckey", "job-name", "gres",
 	"switches", "mem-per-node", "cpu-per-task", "timelimit", "priority",
-	"min-nodes", "max-nodes", "user-id", "group-id", "exclusive", NULL };
+	"min-nodes", "max-nodes", "user-id", "group-id", "exclusive",
+	"required-topology", "preferred-topology", "topology-slice-size",
+	NULL };
+
+/*
+ * spec.schedulingConstraints as {"topology": [{"key": K}]}: the first
+ * constraint's key (the API allows one), or NULL.
+ */
+static json_t *
+ownerrec_topology(const json_t *sc)
+{
+	const json_t *k = json_object_get(
+	    json_array_get(json_object_get(sc, "topology"), 0), "key");
+
+	if (!json_is_string(k))
+		return (NULL);
+	return (json_pack("{s:[{s:O}]}", "topology", "key", k));
+}
 
 /* A copy of scalar v; null for an object or array; NULL for NULL. */
 static json_t *
@@ -311,6 +331,9 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 		ownerrec_set(sp, "podGroupTemplateRef",
 		    ownerrec_ref(json_object_get(spec, "podGroupTemplateRef"),
 			wl));
+		ownerrec_set(sp, "schedulingConstraints",
+		    ownerrec_topology(
+			json_object_get(spec, "schedulingConstraints")));
 		ownerrec_set(out, "status",
 		    ownerrec_pg_status(json_object_get(obj, "status")));
 		break;

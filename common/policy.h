@@ -18,6 +18,8 @@
 #include "bounds.h"
 #include "dra.h"
 
+struct config;
+
 #define BRIDGE_SCHEDULER_NAME "slurm-bridge"
 #define BRIDGE_PARTITION      "slurm-bridge"
 #define BRIDGE_NS_LABEL	      "slurm-bridge"
@@ -116,6 +118,17 @@ struct jobspec {
 	uint32_t max_nodes;
 	uint32_t req_switch;  /* switches: max leaf switches */
 	uint32_t wait4switch; /* ... and max wait, seconds */
+	/*
+	 * A gang's topology request (topology.c): the node label whose one
+	 * value holds the gang, or each slice of topo_slice pods (owned;
+	 * NULL: none), that level's kind, and Slurm's segment size in nodes
+	 * (topology/block; 0: none).
+	 */
+	char	*topo_key;
+	int	 topo_kind; /* enum config_topo_kind */
+	int	 topo_required;
+	uint32_t topo_slice;
+	uint16_t segment_size;
 	uint32_t user_id;     /* when user_name is NULL */
 	uint32_t group_id;    /* when group_name is NULL */
 	char	*user_name;   /* user-id given as a name */
@@ -160,6 +173,8 @@ struct translate_conf {
 	const struct dra_classes *dra;
 	/* the managed-node taint's effect; NULL: the default */
 	const char *taint_effect;
+	/* the topology table and preferredTopologyWaitMinutes; NULL: none */
+	const struct config *topology;
 };
 
 /* Where a pod's settings come from (borrowed; ns may be NULL). */

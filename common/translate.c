@@ -14,6 +14,8 @@
 #include "buf.h"
 #include "xmalloc.h"
 #include "policy.h"
+#include "config.h"
+#include "topology.h"
 
 #define TR_MAX_STR 200 /* longest string we hand to Slurm */
 /* The most GPUs one pod may ask for (Slurm's GRES counts are 32-bit). */
@@ -48,6 +50,7 @@ translate_jobspec_cleanup(struct jobspec *js)
 	free(js->group_name);
 	free(js->req_nodes);
 	free(js->exc_nodes);
+	free(js->topo_key);
 	for (size_t i = 0; i < js->ncomps; i++)
 		free(js->comps[i].tres_per_task);
 	free(js->comp_of);
@@ -1008,6 +1011,21 @@ out:
 	return (het);
 }
 
+/* A gang's topology request (topology.c), read from its first member. */
+static int
+translate_topology(struct jobspec *js, const struct translate_src *src,
+    const struct translate_conf *conf, char *err, size_t errlen)
+{
+	struct topology_req req;
+
+	if (topology_request(src->pod, src->layers, src->nlayers, &req, err,
+		errlen) == -1)
+		return (-1);
+	if (req.key == NULL || conf->topology == NULL)
+		return (0);
+	return (topology_apply(&req, conf->topology, js, err, errlen));
+}
+
 int
 translate_group(json_t *const *pods, size_t n, const char *group,
     const struct translate_src *from, const struct translate_conf *conf,
@@ -1063,6 +1081,11 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	if (!het || js->ncomps < 2 || js->exclusive || js->mem_per_node_mb > 0)
 		translate_comps_drop(js);
 	js->ntasks = (uint32_t)n;
+	src.pod = pods[0];
+	if (translate_topology(js, &src, conf, err, errlen) == -1) {
+		translate_jobspec_cleanup(js);
+		return (-1);
+	}
 	/* A job-name from the pod or from a workload layer wins. */
 	src.pod = pods[0];
 	view = translate_view(&src);

@@ -151,8 +151,11 @@ static const struct {
 	{ "gresTypes:\n- nodeSelector: {a: b}\n  type: \"a 100\"\n",
 	    "FILE:3: gresTypes.type: \"a 100\" is not a Slurm GRES type" },
 	{ "topology:\n- nodeLabel: x\n  slurm: rack\n",
-	    "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch) or "
-	    "node (one node)" },
+	    "FILE:3: topology.slurm: \"rack\" is not switch (one leaf switch), "
+	    "block (one block), node (one node) or none (the label alone)" },
+	{ "topology:\n- {nodeLabel: x, slurm: block}\n- {nodeLabel: x, slurm: "
+	  "none}\n",
+	    "FILE:3: topology: node label x is listed twice" },
 	{ "topology:\n- nodeLabel: x\n  level: switch\n",
 	    "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
 	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",

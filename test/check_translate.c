@@ -11,6 +11,8 @@
 
 #include "xmalloc.h"
 #include "bridge.h"
+#include "config.h"
+#include "topology.h"
 #include "check_suites.h"
 
 #define TR_DIR TEST_DATA "/translate"
@@ -368,6 +370,209 @@ START_TEST(test_translate_owner_check)
 }
 END_TEST
 
+/* A pod with these annotations (a JSON object text) and labels. */
+static json_t *
+topo_pod(const char *anns, const char *labels)
+{
+	json_t *p = het_pod("p", "1", "64Mi", NULL);
+
+	json_object_set_new(json_object_get(p, "metadata"), "annotations",
+	    json_loads(anns, 0, NULL));
+	json_object_set_new(json_object_get(p, "metadata"), "labels",
+	    json_loads(labels, 0, NULL));
+	return (p);
+}
+
+/*
+ * Every form of a topology request, in order; what Slurm is asked at
+ * each kind of level; the check before the Binding.
+ */
+START_TEST(test_translate_topology)
+{
+	static const struct {
+		const char *anns, *labels, *layer;
+		const char *key, *err; /* err: a part of the message */
+		int	    required;
+		uint32_t    slice;
+	} cases[] = {
+		{ "{}", "{}", NULL, NULL, NULL, 0, 0 },
+		{ "{\"slurmjob.slinky.slurm.net/required-topology\": \"r\", "
+		  "\"kueue.x-k8s.io/podset-required-topology\": \"k\"}",
+		    "{}", NULL, "r", NULL, 1, 0 },
+		{ "{\"slurmjob.slinky.slurm.net/preferred-topology\": \"r\", "
+		  "\"slurmjob.slinky.slurm.net/topology-slice-size\": \"2\"}",
+		    "{}", NULL, "r", NULL, 0, 2 },
+		{ "{\"kueue.x-k8s.io/podset-preferred-topology\": \"k\"}", "{}",
+		    NULL, "k", NULL, 0, 0 },
+		{ "{\"kueue.x-k8s.io/podset-slice-required-topology\": \"k\", "
+		  "\"kueue.x-k8s.io/podset-slice-size\": \"4\"}",
+		    "{}", NULL, "k", NULL, 1, 4 },
+		{ "{\"kueue.x-k8s.io/podset-slice-required-topology\": \"k\"}",
+		    "{}", NULL, NULL, "podset-slice-size: \"\" is not", 0, 0 },
+		{ "{\"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology\": "
+		  "\"l\", \"leaderworkerset.sigs.k8s.io/subgroup-size\": \"2\"}",
+		    "{}", NULL, "l", NULL, 1, 2 },
+		{ "{\"leaderworkerset.sigs.k8s.io/exclusive-topology\": \"l\"}",
+		    "{}", NULL, "l", NULL, 1, 0 },
+		{ "{\"alpha.jobset.sigs.k8s.io/exclusive-topology\": \"j\"}",
+		    "{\"jobset.sigs.k8s.io/replicatedjob-name\": \"w\"}",
+		    "{\"apiVersion\": \"jobset.x-k8s.io/v1alpha2\", \"kind\": "
+		    "\"JobSet\", \"spec\": {\"replicatedJobs\": [{\"name\": "
+		    "\"d\"}, {\"name\": \"w\", \"template\": {\"spec\": "
+		    "{\"parallelism\": 3}}}]}}",
+		    "j", NULL, 1, 3 },
+		{ "{}", "{}",
+		    "{\"apiVersion\": \"scheduling.k8s.io/v1beta1\", \"kind\": "
+		    "\"PodGroup\", \"spec\": {\"schedulingConstraints\": "
+		    "{\"topology\": [{\"key\": \"topology.kubernetes.io/rack\"}]}}}",
+		    "topology.kubernetes.io/rack", NULL, 1, 0 },
+		{ "{\"kueue.x-k8s.io/podset-required-topology\": \"a b\"}", "{}",
+		    NULL, NULL, "is not a node label key", 0, 0 },
+	};
+	struct topology_req req;
+	json_t		   *pod, *layer;
+	char		    err[256];
+	size_t		    i;
+	int		    rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pod = topo_pod(cases[i].anns, cases[i].labels);
+		layer = cases[i].layer != NULL ?
+		    json_loads(cases[i].layer, 0, NULL) :
+		    NULL;
+		err[0] = '\0';
+		rc = topology_request(pod, &layer, layer != NULL, &req, err,
+		    sizeof(err));
+		if (cases[i].err != NULL) {
+			ck_assert_msg(rc == -1 && strstr(err, cases[i].err),
+			    "case %zu: %d %s", i, rc, err);
+		} else {
+			ck_assert_msg(rc == 0, "case %zu: %s", i, err);
+			if (cases[i].key == NULL)
+				ck_assert_msg(req.key == NULL, "case %zu", i);
+			else {
+				ck_assert_msg(req.key != NULL &&
+					strcmp(req.key, cases[i].key) == 0,
+				    "case %zu: %s", i,
+				    req.key != NULL ? req.key : "(none)");
+				ck_assert_int_eq(req.required,
+				    cases[i].required);
+				ck_assert_uint_eq(req.slice, cases[i].slice);
+			}
+		}
+		json_decref(layer);
+		json_decref(pod);
+	}
+}
+END_TEST
+
+START_TEST(test_translate_topology_apply)
+{
+	struct config	   *c = config_new();
+	char			 l0[] = "sw", l1[] = "blk", l2[] = "host",
+				 l3[] = "rack";
+	struct config_topo_level lv[] = { { l0, TOPO_SWITCH },
+		{ l1, TOPO_BLOCK }, { l2, TOPO_NODE }, { l3, TOPO_LABEL } };
+	struct topology_req req = { "sw", "annotation-x", 1, 0 };
+	struct jobspec	    js;
+	json_t		   *nodes[4];
+	char		    err[256] = "", why[256] = "";
+	size_t		    i;
+
+	c->topology = lv;
+	c->ntopology = 4;
+	memset(&js, 0, sizeof(js));
+	js.ntasks = 4;
+	ck_assert_msg(topology_apply(&req, c, &js, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_uint_eq(js.req_switch, 1);
+	ck_assert_uint_gt(js.wait4switch, 86400);
+	ck_assert_int_eq(js.topo_kind, TOPO_SWITCH);
+	translate_jobspec_cleanup(&js);
+	/* A preference waits preferredTopologyWaitMinutes. */
+	js.ntasks = 4;
+	req.required = 0;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_uint_eq(js.wait4switch, 5 * 60);
+	translate_jobspec_cleanup(&js);
+	/* Slices: only at block or node levels, and dividing the gang. */
+	js.ntasks = 4;
+	req.required = 1;
+	req.slice = 2;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "this one is a switch level"));
+	translate_jobspec_cleanup(&js);
+	js.ntasks = 4;
+	js.exclusive = 1;
+	req.key = "blk";
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_uint_eq(js.segment_size, 2);
+	translate_jobspec_cleanup(&js);
+	js.ntasks = 4;
+	js.exclusive = 1;
+	req.slice = 0;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_uint_eq(js.segment_size, 4);
+	translate_jobspec_cleanup(&js);
+	js.ntasks = 5;
+	req.slice = 2;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "do not divide the gang's 5"));
+	translate_jobspec_cleanup(&js);
+	/* A node level: one node; an exclusive gang cannot. */
+	js.ntasks = 3;
+	req.key = "host";
+	req.slice = 0;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_uint_eq(js.max_nodes, 1);
+	translate_jobspec_cleanup(&js);
+	js.ntasks = 3;
+	js.exclusive = 1;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), -1);
+	translate_jobspec_cleanup(&js);
+	/* A required level the table lacks; a preferred one is dropped. */
+	js.ntasks = 3;
+	req.key = "zone";
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "is not a level"));
+	translate_jobspec_cleanup(&js);
+	js.ntasks = 3;
+	req.required = 0;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_ptr_null(js.topo_key);
+	translate_jobspec_cleanup(&js);
+
+	/* The check: whole gang, then slices of 2. */
+	for (i = 0; i < 4; i++)
+		nodes[i] = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+		    i < 2 ? (i == 0 ? "a" : "b") : (i == 2 ? "c" : "d"),
+		    "labels", "rack", i < 2 ? "r1" : "r2");
+	ck_assert_int_eq(topology_holds("rack", 2,
+			     (const json_t *const *)nodes, 4, why,
+			     sizeof(why)),
+	    1);
+	ck_assert_int_eq(topology_holds("rack", 0,
+			     (const json_t *const *)nodes, 4, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_str_eq(why, "node a is under rack=r1, node c under r2");
+	ck_assert_int_eq(topology_holds("rack", 0,
+			     (const json_t *const *)nodes, 2, why,
+			     sizeof(why)),
+	    1);
+	ck_assert_int_eq(topology_holds("zone", 0,
+			     (const json_t *const *)nodes, 2, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_str_eq(why, "node a has no label zone");
+	for (i = 0; i < 4; i++)
+		json_decref(nodes[i]);
+	c->topology = NULL;
+	c->ntopology = 0;
+	config_free(c);
+}
+END_TEST
+
 Suite *
 translate_suite(void)
 {
@@ -380,6 +585,8 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_group_name);
 	tcase_add_test(tc, test_translate_group_het);
 	tcase_add_test(tc, test_translate_owner_check);
+	tcase_add_test(tc, test_translate_topology);
+	tcase_add_test(tc, test_translate_topology_apply);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -101,8 +101,8 @@ fz_check(const struct config *c)
 	}
 	for (i = 0; i < c->ntopology; i++) {
 		fz_check_str("topology.nodeLabel", c->topology[i].label, 253);
-		if (c->topology[i].kind != TOPO_SWITCH &&
-		    c->topology[i].kind != TOPO_NODE)
+		if (c->topology[i].kind < TOPO_SWITCH ||
+		    c->topology[i].kind > TOPO_LABEL)
 			fz_fail("topology.slurm", c->topology[i].label);
 		if (config_topo_find(c, c->topology[i].label) == NULL)
 			fz_fail("config_topo_find", c->topology[i].label);

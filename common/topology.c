@@ -1,0 +1,325 @@
+/*
+ * Topology requests: what a gang asks (topology_request), what Slurm is
+ * asked for it (topology_apply) and the check before a Binding
+ * (topology_holds).  See topology.h for the sources, in order.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+#include "workload.h"
+#include "topology.h"
+
+/*
+ * A required switch waits as long as Slurm lets it: slurmctld caps the
+ * wait at SchedulerParameters=max_switch_wait (300 s unless the site
+ * raises it), and the check before the Binding refuses an allocation
+ * that spans switches once the wait is over.
+ */
+#define TOPO_REQUIRED_WAIT_S (525600u * 60u)
+
+#define KUEUE_SLICE_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
+#define KUEUE_SLICE_SIZE     "kueue.x-k8s.io/podset-slice-size"
+#define LWS_EXCLUSIVE	     "leaderworkerset.sigs.k8s.io/exclusive-topology"
+#define LWS_SUB_EXCLUSIVE    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+#define LWS_SUB_SIZE	     "leaderworkerset.sigs.k8s.io/subgroup-size"
+#define JOBSET_EXCLUSIVE     "alpha.jobset.sigs.k8s.io/exclusive-topology"
+#define PODGROUP_TOPOLOGY    "spec.schedulingConstraints.topology[0].key"
+
+/* The pod's annotation, else its most specific layer's; NULL. */
+static const char *
+topology_ann(const json_t *pod, json_t *const *layers, size_t n,
+    const char *key)
+{
+	const char *v;
+
+	if ((v = k8s_obj_annotation(pod, key)) != NULL)
+		return (v);
+	while (n > 0)
+		if ((v = k8s_obj_annotation(layers[--n], key)) != NULL)
+			return (v);
+	return (NULL);
+}
+
+/* A label key: [DNS-subdomain/]name, name 1-63 of [A-Za-z0-9-_.]. */
+static int
+topology_key_ok(const char *k)
+{
+	const char *name = strrchr(k, '/'), *p;
+
+	name = name != NULL ? name + 1 : k;
+	if (name - k > 254 || *name == '\0' || strlen(name) > 63 ||
+	    !isalnum((unsigned char)name[0]) ||
+	    !isalnum((unsigned char)name[strlen(name) - 1]))
+		return (0);
+	for (p = k; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && strchr("-_./", *p) == NULL)
+			return (0);
+	return (name == k || (name - k > 1 && isalnum((unsigned char)k[0])));
+}
+
+/* A pod count from 1 to WORKLOAD_MAX_GANG, or 0. */
+static uint32_t
+topology_count(const char *v)
+{
+	char	     *end;
+	unsigned long n;
+
+	if (v == NULL || !isdigit((unsigned char)*v))
+		return (0);
+	n = strtoul(v, &end, 10);
+	return (*end == '\0' && n >= 1 && n <= WORKLOAD_MAX_GANG ?
+		(uint32_t)n :
+		0);
+}
+
+/* The layer of that kind (apiVersion group prefix too), or NULL. */
+static const json_t *
+topology_layer(json_t *const *layers, size_t n, const char *group,
+    const char *kind)
+{
+	const char *av, *k;
+
+	while (n > 0) {
+		n--;
+		av = json_string_value(json_object_get(layers[n],
+		    "apiVersion"));
+		k = json_string_value(json_object_get(layers[n], "kind"));
+		if (av != NULL && k != NULL && strcmp(k, kind) == 0 &&
+		    strncmp(av, group, strlen(group)) == 0 &&
+		    av[strlen(group)] == '/')
+			return (layers[n]);
+	}
+	return (NULL);
+}
+
+/* A JobSet pod's child Job's size: its replicated job's parallelism. */
+static uint32_t
+topology_jobset_slice(const json_t *pod, json_t *const *layers, size_t n)
+{
+	const json_t *js = topology_layer(layers, n, "jobset.x-k8s.io",
+			 "JobSet"),
+		     *rj, *par;
+	const char *name = k8s_obj_label(pod, JOBSET_LABEL_RJ);
+	size_t	    i;
+
+	if (js == NULL || name == NULL)
+		return (0);
+	json_array_foreach (k8s_obj_get(js, "spec.replicatedJobs"), i, rj) {
+		if (!json_is_string(json_object_get(rj, "name")) ||
+		    strcmp(json_string_value(json_object_get(rj, "name")),
+			name) != 0)
+			continue;
+		par = k8s_obj_get(rj, "template.spec.parallelism");
+		if (par == NULL)
+			return (1);
+		return (json_is_integer(par) && json_integer_value(par) >= 1 &&
+			       json_integer_value(par) <= WORKLOAD_MAX_GANG ?
+			(uint32_t)json_integer_value(par) :
+			0);
+	}
+	return (0);
+}
+
+int
+topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
+    struct topology_req *req, char *err, size_t errlen)
+{
+	static const struct {
+		const char *key, *size; /* size: the slice's annotation */
+		int	    required;
+	} anns[] = {
+		{ ANN_PREFIX "required-topology", NULL, 1 },
+		{ ANN_PREFIX "preferred-topology", NULL, 0 },
+		{ KUEUE_REQUIRED_TOPOLOGY, NULL, 1 },
+		{ KUEUE_SLICE_TOPOLOGY, KUEUE_SLICE_SIZE, 1 },
+		{ KUEUE_PREFERRED_TOPOLOGY, NULL, 0 },
+		{ LWS_EXCLUSIVE, NULL, 1 },
+		{ LWS_SUB_EXCLUSIVE, LWS_SUB_SIZE, 1 },
+		{ JOBSET_EXCLUSIVE, NULL, 1 },
+	};
+	const json_t *pg;
+	const char   *v, *sz;
+	size_t	      i;
+
+	memset(req, 0, sizeof(*req));
+	for (i = 0; i < sizeof(anns) / sizeof(anns[0]); i++) {
+		if ((v = topology_ann(pod, layers, nlayers, anns[i].key)) ==
+		    NULL)
+			continue;
+		req->key = v;
+		req->from = anns[i].key;
+		req->required = anns[i].required;
+		if (anns[i].size != NULL) {
+			sz = topology_ann(pod, layers, nlayers, anns[i].size);
+			if ((req->slice = topology_count(sz)) == 0) {
+				snprintf(err, errlen,
+				    "annotation %s: \"%.32s\" is not a number "
+				    "of pods from 1 to %d (annotation %s asks "
+				    "for each slice of that many pods in one "
+				    "domain)",
+				    anns[i].size, sz != NULL ? sz : "",
+				    WORKLOAD_MAX_GANG, anns[i].key);
+				return (-1);
+			}
+		} else if (strcmp(anns[i].key, JOBSET_EXCLUSIVE) == 0)
+			req->slice = topology_jobset_slice(pod, layers,
+			    nlayers);
+		break;
+	}
+	if (req->key == NULL &&
+	    (pg = topology_layer(layers, nlayers, "scheduling.k8s.io",
+		 "PodGroup")) != NULL &&
+	    (v = json_string_value(k8s_obj_get(json_array_get(k8s_obj_get(pg,
+							"spec.schedulingConstraints.topology"),
+				       0),
+		 "key"))) != NULL) {
+		req->key = v;
+		req->from = "PodGroup " PODGROUP_TOPOLOGY;
+		req->required = 1;
+	}
+	/* Ours may name a slice of its own. */
+	if (req->key != NULL && strncmp(req->from, ANN_PREFIX, 
+	    strlen(ANN_PREFIX)) == 0 &&
+	    (sz = topology_ann(pod, layers, nlayers,
+		 ANN_PREFIX "topology-slice-size")) != NULL &&
+	    (req->slice = topology_count(sz)) == 0) {
+		snprintf(err, errlen,
+		    "annotation " ANN_PREFIX "topology-slice-size: \"%.32s\" "
+		    "is not a number of pods from 1 to %d",
+		    sz, WORKLOAD_MAX_GANG);
+		return (-1);
+	}
+	if (req->key != NULL && !topology_key_ok(req->key)) {
+		snprintf(err, errlen,
+		    "%s%s: \"%.64s\" is not a node label key ([prefix/]name, "
+		    "e.g. topology.kubernetes.io/rack)",
+		    strchr(req->from, ' ') != NULL ? "" : "annotation ",
+		    req->from, req->key);
+		return (-1);
+	}
+	return (0);
+}
+
+int
+topology_apply(const struct topology_req *req, const struct config *c,
+    struct jobspec *js, char *err, size_t errlen)
+{
+	const struct config_topo_level *lvl;
+	const char *what = strchr(req->from != NULL ? req->from : "", ' ') !=
+		NULL ?
+	    "" :
+	    "annotation ";
+	uint32_t n = js->ntasks, slice = req->slice;
+
+	if (req->key == NULL)
+		return (0);
+	if ((lvl = config_topo_find(c, req->key)) == NULL) {
+		/* A preference Slurm cannot be given: the webhook warns. */
+		if (!req->required)
+			return (0);
+		snprintf(err, errlen,
+		    "%s%s: \"%.64s\" is not a level in slurm-bridge's "
+		    "topology table (config topology[].nodeLabel); use one of "
+		    "its node labels or drop the requirement",
+		    what, req->from, req->key);
+		return (-1);
+	}
+	if (slice != 0 && (slice > n || n % slice != 0)) {
+		snprintf(err, errlen,
+		    "%s%s: slices of %u pods do not divide the gang's %u pods "
+		    "(each slice must fill its domain's share)",
+		    what, req->from, slice, n);
+		return (-1);
+	}
+	if (slice == n)
+		slice = 0;
+	if (slice != 0 && lvl->kind != TOPO_BLOCK && lvl->kind != TOPO_NODE) {
+		snprintf(err, errlen,
+		    "%s%s: slices of %u pods, each in one value of %.64s: "
+		    "Slurm can hold each slice in one domain only at a block "
+		    "level (topology/block segments) or a node level, and "
+		    "this one is a %s level",
+		    what, req->from, slice, req->key,
+		    lvl->kind == TOPO_SWITCH ? "switch" : "label-only");
+		return (-1);
+	}
+	js->topo_key = xstrdup(req->key);
+	js->topo_kind = (int)lvl->kind;
+	js->topo_required = req->required;
+	js->topo_slice = slice;
+	switch (lvl->kind) {
+	case TOPO_SWITCH:
+		if (js->req_switch == 0) {
+			js->req_switch = 1;
+			js->wait4switch = req->required ?
+			    TOPO_REQUIRED_WAIT_S :
+			    (uint32_t)c->preferred_wait_minutes * 60;
+		}
+		break;
+	case TOPO_BLOCK:
+		/* Slurm's block plugin packs a job into few blocks anyway. */
+		if (!req->required)
+			break;
+		if (js->exclusive)
+			js->segment_size = (uint16_t)(slice != 0 ? slice : n);
+		else if (slice != 0) {
+			snprintf(err, errlen,
+			    "%s%s: slices of %u pods need whole-node pods "
+			    "(annotation " ANN_PREFIX "exclusive: \"true\"): "
+			    "a shared gang's pods are packed by CPUs, so Slurm "
+			    "cannot be told how many nodes a slice takes",
+			    what, req->from, slice);
+			return (-1);
+		}
+		break;
+	case TOPO_NODE:
+		if (!req->required)
+			break;
+		if (js->exclusive && n / (slice != 0 ? slice : n) < n) {
+			snprintf(err, errlen,
+			    "%s%s: %.64s is a node level, and an exclusive "
+			    "gang takes one node per pod",
+			    what, req->from, req->key);
+			return (-1);
+		}
+		if (js->max_nodes == 0)
+			js->max_nodes = slice != 0 ? n / slice : 1;
+		break;
+	case TOPO_LABEL:
+		/* exclude.c keeps the gang within one value. */
+		break;
+	}
+	return (0);
+}
+
+int
+topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
+    size_t n, char *why, size_t len)
+{
+	const char *first = NULL, *v;
+	size_t	    i, per = slice != 0 ? slice : n;
+
+	for (i = 0; i < n; i++) {
+		v = k8s_obj_label(nodes[i], key);
+		if (v == NULL) {
+			snprintf(why, len, "node %.63s has no label %.64s",
+			    k8s_obj_name(nodes[i]), key);
+			return (0);
+		}
+		if (i % per == 0)
+			first = v;
+		else if (strcmp(first, v) != 0) {
+			snprintf(why, len,
+			    "%s %.63s is under %.64s=%.63s, node %.63s under "
+			    "%.63s",
+			    slice != 0 ? "in one slice, node" : "node",
+			    k8s_obj_name(nodes[i - i % per]), key, first,
+			    k8s_obj_name(nodes[i]), v);
+			return (0);
+		}
+	}
+	return (1);
+}

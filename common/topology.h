@@ -1,0 +1,63 @@
+/*
+ * Topology requests (topology.c): a gang asking for its pods to share one
+ * topology domain (the nodes under one value of a node label), in every
+ * form users write it, read the same by both daemons; what Slurm is asked
+ * for it, by the site's topology table (config topology[]); and the check
+ * of an allocation before its Binding.  Pure; any thread.
+ *
+ * Where a request comes from, the first found winning:
+ *   slurmjob.slinky.slurm.net/required-topology, preferred-topology and
+ *       topology-slice-size (ours; pod, then its workload layers);
+ *   kueue.x-k8s.io/podset-required-topology, podset-preferred-topology,
+ *       podset-slice-required-topology with podset-slice-size;
+ *   leaderworkerset.sigs.k8s.io/exclusive-topology (the group), and
+ *       subgroup-exclusive-topology with subgroup-size (each subgroup);
+ *   alpha.jobset.sigs.k8s.io/exclusive-topology (each child Job: its
+ *       replicated job's parallelism, from the JobSet);
+ *   a Kubernetes PodGroup's spec.schedulingConstraints.topology[0].key.
+ */
+#ifndef TOPOLOGY_H
+#define TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "policy.h"
+
+struct topology_req {
+	const char *key;  /* the node label, borrowed; NULL: no request */
+	const char *from; /* the annotation or field that states it */
+	int	    required;
+	uint32_t    slice; /* pods per domain; 0: the whole gang */
+};
+
+/*
+ * The request of a pod (layers as workload_layers gives them, least
+ * specific first; borrowed).  0, req->key NULL when there is none; -1
+ * with err naming the annotation and the accepted form.
+ */
+int topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
+    struct topology_req *req, char *err, size_t errlen);
+
+/*
+ * Sets what Slurm is asked for a request of a gang of js->ntasks pods
+ * (js->topo_*; and switches, segment or node count by the level's kind).
+ * A switches annotation the user wrote is kept.  -1 with err: a key that
+ * is no level of the table, a slice that does not divide the gang or
+ * that the level cannot hold.
+ */
+int topology_apply(const struct topology_req *, const struct config *,
+    struct jobspec *js, char *err, size_t errlen);
+
+/*
+ * Before a Binding: do the nodes (nodes[i] the Node object of the i-th
+ * member, placement order) keep the whole gang, or each slice of it,
+ * under one value of key?  1; 0 with why naming the nodes and values.
+ */
+int topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
+    size_t n, char *why, size_t len);
+
+#endif /* TOPOLOGY_H */
