@@ -252,6 +252,13 @@ topology_apply(const struct topology_req *req, const struct config *c,
 	js->topo_slice = slice;
 	switch (lvl->kind) {
 	case TOPO_SWITCH:
+		/*
+		 * No more nodes than pods: with no node count at all,
+		 * slurmctld 22.05 leaves a switch-bound job pending where a
+		 * leaf switch has the room (measured on the stack).
+		 */
+		if (js->max_nodes == 0)
+			js->max_nodes = n;
 		if (js->req_switch == 0) {
 			js->req_switch = 1;
 			js->wait4switch = req->required ?

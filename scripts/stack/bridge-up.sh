@@ -107,6 +107,9 @@ gresTypes:
 topology:
 - {nodeLabel: slurm-bridge.io/leaf-switch, slurm: switch}
 - {nodeLabel: kubernetes.io/hostname, slurm: node}
+# No Slurm topology behind it: the bridge keeps a gang within one value
+# (test/e2e/t_58_topology.sh labels the nodes across the leaf switches).
+- {nodeLabel: slurm-bridge.io/rack, slurm: none}
 gangGpuSwitchThreshold: 16
 preferredTopologyWaitMinutes: 5
 # Namespaces the scheduler manages without the webhook (no label

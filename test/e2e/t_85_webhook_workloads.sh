@@ -165,21 +165,21 @@ ww_pod "$ns" own "  annotations: {$A/gres: \"gpu:1\"}" "" 'nvidia.com/gpu: "2"' 
 check_eq "a gres the user wrote is kept" "$(pod_field "$ns" own "$(ww_ann "$A/gres")")" gpu:1
 k delete namespace "$ns" --wait=false >/dev/null
 
-scenario "webhook: Kueue topology annotations become switches"
+# What Slurm is asked for a topology request is the scheduler's
+# (t_58_topology.sh); the webhook writes nothing for it.
+scenario "webhook: Kueue topology annotations are left to the scheduler"
 ns=$(new_ns enabled)
 ww_job "$ns" topo NonIndexed 1 \
 	"{annotations: {kueue.x-k8s.io/podset-required-topology: slurm-bridge.io/leaf-switch}}" |
 	k apply -f - >/dev/null
 sel=batch.kubernetes.io/job-name=topo
 check "the Job's pod is created" wait_for 20 ww_npods "$ns" "$sel" 1
-check_eq "required leaf-switch topology gives switches 1" \
-	"$(pod_field "$ns" "$(first_pod "$ns" "$sel")" "$(ww_ann "$A/switches")")" 1
-ww_pod "$ns" pref "  annotations: {kueue.x-k8s.io/podset-preferred-topology: slurm-bridge.io/leaf-switch}" |
-	k apply -f - >/dev/null
-check_eq "preferred leaf-switch topology gives switches 1@5" "$(pod_field "$ns" pref "$(ww_ann "$A/switches")")" 1@5
-ww_pod "$ns" mine "  annotations: {kueue.x-k8s.io/podset-required-topology: slurm-bridge.io/leaf-switch, $A/switches: \"2\"}" |
-	k apply -f - >/dev/null
-check_eq "switches the user wrote are kept" "$(pod_field "$ns" mine "$(ww_ann "$A/switches")")" 2
+check_eq "no switches annotation is written" \
+	"$(pod_field "$ns" "$(first_pod "$ns" "$sel")" "$(ww_ann "$A/switches")")" ""
+out=$(ww_pod "$ns" pref "  annotations: {kueue.x-k8s.io/podset-preferred-topology: cloud.example.com/zone}" |
+	k apply -f - 2>&1)
+check_match "a preferred level the table lacks: a warning" "$out" \
+	'Warning: annotation kueue.x-k8s.io/podset-preferred-topology: "cloud.example.com/zone" is not a level'
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "webhook: an Indexed Job in a namespace that is not enabled is untouched"

@@ -55,7 +55,8 @@ start_etcd() {
 #  - 1.36 and later: the built-in gang API, scheduling.k8s.io Workload and
 #    PodGroup (GenericWorkload), served as v1beta1 from 1.37 (off unless
 #    asked for), and a Job asking for a gang itself (WorkloadWithJob), so
-#    the Job controller makes its Workload and PodGroup.  KUBE_GATES adds
+#    the Job controller makes its Workload and PodGroup; from 1.37 a
+#    PodGroup's topology constraint (TopologyAwareWorkloadScheduling).  KUBE_GATES adds
 #    gates (comma-separated) to both daemons.
 release_flags() {
 	local gates=() extra=() minor=${KUBE_MINOR#1.}
@@ -66,6 +67,8 @@ release_flags() {
 	if [ "$minor" -ge 36 ] 2>/dev/null; then
 		gates+=(GenericWorkload=true WorkloadWithJob=true)
 		if [ "$minor" -ge 37 ]; then
+			# A PodGroup's spec.schedulingConstraints.topology.
+			gates+=(TopologyAwareWorkloadScheduling=true)
 			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1beta1=true)
 		else
 			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1alpha2=true)

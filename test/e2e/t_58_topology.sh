@@ -1,0 +1,141 @@
+# shellcheck shell=bash
+# Topology: a gang that must share one domain (the nodes under one value of
+# a node label) gets it, whichever way it says so: our annotation, Kueue's
+# on an Indexed Job, a 1.37 PodGroup's schedulingConstraints.  The stack's
+# leaf switches (topology/tree, label slurm-bridge.io/leaf-switch: n1 n2
+# under leaf1, n3 n4 under leaf2) are Slurm's own; slurm-bridge.io/rack
+# (this file labels it across the switches) is a level Slurm knows nothing
+# of.  Whole-node pods with n2 taken: Slurm alone would give a gang of
+# two n1 and n3, across the switches, which the first scenario shows.
+
+TL=slurm-bridge.io/leaf-switch
+TR=slurm-bridge.io/rack
+TA=slurmjob.slinky.slurm.net
+if [ "$(sinfo -h -p slurm-bridge -o %D | head -n1)" -lt 4 ]; then
+	echo "  skip the topology scenarios need 4 nodes in two leaf switches"
+	return 0
+fi
+
+topo_idle() { [ -z "$(squeue -h -p slurm-bridge -o %i)" ]; }
+# topo_fill NS NAME NODE: a pod that takes all of NODE's CPUs.
+topo_fill() {
+	pod_yaml "$1" "$2" 32 256Mi | sed "s/^spec:/spec:\n  nodeSelector: {kubernetes.io\/hostname: $3}/" |
+		k apply -f - >/dev/null
+	check "$2 takes $3" wait_for 30 pod_is "$1" "$2" "$JP_NODE" "$3"
+}
+# topo_gang NS GROUP ANNOTATIONS: two whole-node members GROUP-0 and -1,
+# ANNOTATIONS more flow-map entries.
+topo_gang() {
+	local i
+	for i in 0 1; do
+		pod_yaml "$1" "$2-$i" 32 256Mi "  labels: {scheduling.x-k8s.io/pod-group: $2}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"2\"${3:+, $3}}" | k apply -f - >/dev/null
+	done
+}
+# topo_values NS LABEL POD...: the distinct values of LABEL on the pods' nodes.
+topo_values() {
+	local ns=$1 key=$2 p
+	shift 2
+	for p in "$@"; do
+		k get node "$(pod_field "$ns" "$p" "$JP_NODE")" -o "jsonpath={.metadata.labels.${key//./\\.}}"
+		echo
+	done | sort -u | paste -sd' '
+}
+topo_nodes() { local ns=$1 p; shift; for p in "$@"; do pod_field "$ns" "$p" "$JP_NODE"; echo; done | paste -sd' '; }
+topo_clear() {
+	k -n "$1" delete pods --all --wait=true --timeout=60s >/dev/null 2>&1
+	wait_for 60 topo_idle
+}
+
+scenario "topology: without a request a gang of two whole nodes spans both leaf switches"
+ns=$(new_ns enabled)
+wait_for 60 topo_idle
+topo_fill "$ns" fill2 n2
+topo_gang "$ns" plain
+check "the gang is bound" wait_for 60 all_bound "$ns" plain-0 plain-1
+echo "    plain gang on $(topo_nodes "$ns" plain-0 plain-1): leaf $(topo_values "$ns" "$TL" plain-0 plain-1)"
+check_eq "on two leaf switches (Slurm's choice, nothing asked)" \
+	"$(topo_values "$ns" "$TL" plain-0 plain-1 | wc -w)" 2
+k -n "$ns" delete pod plain-0 plain-1 --wait=true >/dev/null
+
+scenario "topology: our required-topology at a switch level is one leaf switch"
+topo_gang "$ns" mine "$TA/required-topology: $TL"
+check "the gang is bound" wait_for 60 all_bound "$ns" mine-0 mine-1
+job=$(pod_field "$ns" mine-0 "$JP_JOBID")
+echo "    on $(topo_nodes "$ns" mine-0 mine-1); scontrol show job: NodeList=$(job_field "$job" NodeList) Switches=$(job_field "$job" Switches)"
+check_eq "both under one leaf switch" "$(topo_values "$ns" "$TL" mine-0 mine-1 | wc -w)" 1
+check_match "Slurm was asked for one switch" "$(scontrol show job "$job")" 'Switches=1@'
+k -n "$ns" delete pod mine-0 mine-1 --wait=true >/dev/null
+
+scenario "topology: Kueue's podset-required-topology on an Indexed Job"
+job_yaml "$ns" kq "$E2E_POD_BRIDGE" "completionMode: Indexed, completions: 2, parallelism: 2" \
+	"{annotations: {kueue.x-k8s.io/podset-required-topology: $TL}}" |
+	sed 's/requests: {cpu: "1"/requests: {cpu: "32"/' | k apply -f - >/dev/null
+ksel=batch.kubernetes.io/job-name=kq
+check "the Job's two pods are bound" wait_for 60 n_with "$ns" "$ksel" "$JP_NODE" 2
+# shellcheck disable=SC2046
+check_eq "under one leaf switch" "$(topo_values "$ns" "$TL" $(pods_by "$ns" "$ksel") | wc -w)" 1
+# shellcheck disable=SC2046
+echo "    on $(topo_nodes "$ns" $(pods_by "$ns" "$ksel"))"
+k -n "$ns" delete job kq --wait=true >/dev/null
+topo_clear "$ns"
+
+scenario "topology: required, and no leaf switch has room: the gang waits, then gets one"
+topo_fill "$ns" fill2 n2
+topo_fill "$ns" fill4 n4
+topo_gang "$ns" wait "$TA/required-topology: $TL"
+pending_job() { [ -n "$(pod_field "$ns" wait-0 "$JP_JOBID")" ] && job_is "$(pod_field "$ns" wait-0 "$JP_JOBID")" PENDING; }
+check "its job waits in Slurm" wait_for 30 pending_job
+sleep 5
+check_eq "no member is bound while n1 and n3 are free (leaf1 and leaf2 have one node each)" \
+	"$(bound_count "$ns" wait-0 wait-1)" 0
+echo "    pending: $(squeue -h -j "$(pod_field "$ns" wait-0 "$JP_JOBID")" -o '%T %r')"
+k -n "$ns" delete pod fill4 --wait=true >/dev/null
+check "once n4 is free the gang is bound" wait_for 60 all_bound "$ns" wait-0 wait-1
+check_eq "on leaf2's n3 and n4" "$(topo_nodes "$ns" wait-0 wait-1 | tr ' ' '\n' | sort | paste -sd' ')" "n3 n4"
+topo_clear "$ns"
+
+scenario "topology: a label Slurm knows nothing of (slurm: none) holds the gang in one value"
+k label node n1 n3 "$TR=ra" --overwrite >/dev/null
+k label node n2 n4 "$TR=rb" --overwrite >/dev/null
+topo_fill "$ns" fill2 n2
+topo_gang "$ns" rack "$TA/required-topology: $TR"
+check "the gang is bound" wait_for 60 all_bound "$ns" rack-0 rack-1
+check_eq "in one rack" "$(topo_values "$ns" "$TR" rack-0 rack-1 | wc -w)" 1
+job=$(pod_field "$ns" rack-0 "$JP_JOBID")
+echo "    on $(topo_nodes "$ns" rack-0 rack-1) (rack $(topo_values "$ns" "$TR" rack-0 rack-1)); ExcNodeList=$(job_field "$job" ExcNodeList)"
+topo_clear "$ns"
+k label node n1 n2 n3 n4 "$TR-" >/dev/null
+
+scenario "topology: a 1.37 PodGroup's schedulingConstraints.topology"
+pg_api=$(k api-resources --api-group=scheduling.k8s.io --no-headers 2>/dev/null |
+	awk '$1 == "podgroups" { print $(NF-2) }')
+if [ "$pg_api" != scheduling.k8s.io/v1beta1 ]; then
+	echo "  skip this cluster serves no scheduling.k8s.io/v1beta1 PodGroup"
+else
+	printf 'apiVersion: %s\nkind: PodGroup\nmetadata: {name: tpg, namespace: %s}\nspec: {schedulingPolicy: {gang: {minCount: 2}}, schedulingConstraints: {topology: [{key: %s}]}}\n' \
+		"$pg_api" "$ns" "$TL" | k apply -f - >/dev/null
+	if [ -z "$(k -n "$ns" get podgroup.scheduling.k8s.io tpg -o jsonpath='{.spec.schedulingConstraints.topology[0].key}')" ]; then
+		echo "  skip the API server dropped spec.schedulingConstraints (gate TopologyAwareWorkloadScheduling off)"
+	else
+		topo_fill "$ns" fill2 n2
+		for i in 0 1; do
+			pod_yaml "$ns" "tpg-$i" 32 256Mi | sed "s/^spec:/spec:\n  schedulingGroup: {podGroupName: tpg}/" |
+				k apply -f - >/dev/null
+		done
+		check "the PodGroup's pods are bound" wait_for 60 all_bound "$ns" tpg-0 tpg-1
+		check_eq "under one leaf switch" "$(topo_values "$ns" "$TL" tpg-0 tpg-1 | wc -w)" 1
+		echo "    on $(topo_nodes "$ns" tpg-0 tpg-1)"
+	fi
+fi
+topo_clear "$ns"
+
+scenario "topology: what Slurm cannot hold is said on the pod or refused"
+out=$(pod_yaml "$ns" zone 1 256Mi "  annotations: {$TA/required-topology: cloud.example.com/zone}" | k apply -f - 2>&1)
+check_match "a required level the table lacks: refused by the webhook" "$out" \
+	"annotation $TA/required-topology: \"cloud.example.com/zone\" is not a level in slurm-bridge's topology table"
+topo_gang "$ns" slices "kueue.x-k8s.io/podset-slice-required-topology: $TL, kueue.x-k8s.io/podset-slice-size: \"1\""
+check "slices at a switch level: the pods say why they wait" wait_for 30 cond_has "$ns" slices-0 \
+	"Slurm can hold each slice in one domain only at a block level"
+echo "    $(cond_msg "$ns" slices-0)"
+k delete namespace "$ns" --wait=false >/dev/null
