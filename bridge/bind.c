@@ -180,8 +180,40 @@ bind_claims_lookup(struct reconcile *r, const struct group *g,
 }
 
 /*
+ * The node label whose one value must hold the gang (or each slice of
+ * *slice pods; 0: the whole gang), from its first live member's required
+ * topology request (topology_request): a new string, or NULL.
+ */
+static char *
+bind_topology(struct reconcile *r, struct group *g, uint32_t *slice)
+{
+	struct pod_entry      *first;
+	struct workload_lookup lk;
+	struct topology_req    req;
+	json_t		      *pod, *layers[WORKLOAD_LAYERS];
+	size_t		       nl, n;
+	char		      *key = NULL, err[256];
+
+	*slice = 0;
+	n = groups_live(r, g, &first, 1, 0);
+	if (n == 0)
+		return (NULL);
+	pod = podrec_json(first->rec);
+	caches_lookup_init(r, &lk);
+	nl = workload_layers(pod, &lk, layers);
+	if (topology_request(pod, layers, nl, &req, err, sizeof(err)) == 0 &&
+	    req.key != NULL && req.required) {
+		key = xstrdup(req.key);
+		*slice = req.slice;
+	}
+	workload_layers_free(layers, nl);
+	json_decref(pod);
+	return (key);
+}
+
+/*
  * Does the allocation keep a gang that requires one topology domain
- * (form_topology) within one, each slice within one?  1 when it asks for
+ * (bind_topology) within one, each slice within one?  1 when it asks for
  * none; 0 with why.
  */
 static int
@@ -195,7 +227,7 @@ bind_topology_holds(struct reconcile *r, struct group *g,
 	size_t	       i;
 	int	       ok = 1;
 
-	if ((key = form_topology(r, g, &slice)) == NULL)
+	if ((key = bind_topology(r, g, &slice)) == NULL)
 		return (1);
 	/* An array of pointers: sizeof a pointer is meant. */
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */

@@ -61,10 +61,10 @@ struct bridge_conf {
 	char			  install[128];
 	const struct bounds	 *bounds; /* the config's */
 	const struct dra_classes *dra;	  /* the config's deviceClasses */
-	const char *taint_effect;    /* managedTaintEffect (the config's) */
+	const char *taint_effect;      /* managedTaintEffect (the config's) */
 	const struct config *topology; /* the config's topology table */
-	int	    end_grace_max_s; /* maxEndGraceSeconds (the config's) */
-	double	    unhealthy_nodes_threshold; /* unhealthyNodesThreshold */
+	int    end_grace_max_s;	       /* maxEndGraceSeconds (the config's) */
+	double unhealthy_nodes_threshold; /* unhealthyNodesThreshold */
 };
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
@@ -1279,12 +1279,6 @@ int form_min(struct reconcile *, struct group *);
 void form_unsized(struct reconcile *, struct group *);
 /* Per-task sizes of an adopted job, from its members. */
 void form_adopt_sizes(struct reconcile *, struct group *);
-/*
- * The node label whose one value must hold the gang (or each slice of
- * *slice pods; 0: the whole gang), from its first live member's required
- * topology request (topology_request): a new string, or NULL.
- */
-char *form_topology(struct reconcile *, struct group *, uint32_t *slice);
 
 /* bind.c: an allocated group's pods placed and bound (see its header). */
 /* Slurm allocated the group's job: layout is copied (the caller logs it). */

@@ -14,7 +14,6 @@
 
 #include "log.h"
 #include "xmalloc.h"
-#include "topology.h"
 #include "bridge.h"
 
 /*
@@ -57,33 +56,6 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 	free(pods);
 	workload_layers_free(layers, src.nlayers);
 	return (rc);
-}
-
-char *
-form_topology(struct reconcile *r, struct group *g, uint32_t *slice)
-{
-	struct pod_entry      *first;
-	struct workload_lookup lk;
-	struct topology_req    req;
-	json_t		      *pod, *layers[WORKLOAD_LAYERS];
-	size_t		       nl, n;
-	char		      *key = NULL, err[256];
-
-	*slice = 0;
-	n = groups_live(r, g, &first, 1, 0);
-	if (n == 0)
-		return (NULL);
-	pod = podrec_json(first->rec);
-	caches_lookup_init(r, &lk);
-	nl = workload_layers(pod, &lk, layers);
-	if (topology_request(pod, layers, nl, &req, err, sizeof(err)) == 0 &&
-	    req.key != NULL && req.required) {
-		key = xstrdup(req.key);
-		*slice = req.slice;
-	}
-	workload_layers_free(layers, nl);
-	json_decref(pod);
-	return (key);
 }
 
 /*

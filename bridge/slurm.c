@@ -78,7 +78,7 @@ extern void  slurm_free_stats_response_msg(stats_info_response_msg_t *);
 extern char *slurm_job_state_reason_string(enum job_state_reason);
 #define sctl_reason_string slurm_job_state_reason_string
 #else
-extern char	  *slurm_job_reason_string(enum job_state_reason);
+extern char *slurm_job_reason_string(enum job_state_reason);
 #define sctl_reason_string slurm_job_reason_string
 #endif
 /*

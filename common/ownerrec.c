@@ -58,8 +58,9 @@ static const char *const ownerrec_keys[] = { "partition", "account", "qos",
 static json_t *
 ownerrec_topology(const json_t *sc)
 {
-	const json_t *k = json_object_get(
-	    json_array_get(json_object_get(sc, "topology"), 0), "key");
+	const json_t *k =
+	    json_object_get(json_array_get(json_object_get(sc, "topology"), 0),
+		"key");
 
 	if (!json_is_string(k))
 		return (NULL);

@@ -129,10 +129,10 @@ struct jobspec {
 	int	 topo_required;
 	uint32_t topo_slice;
 	uint16_t segment_size;
-	uint32_t user_id;     /* when user_name is NULL */
-	uint32_t group_id;    /* when group_name is NULL */
-	char	*user_name;   /* user-id given as a name */
-	char	*group_name;  /* group-id given as a name */
+	uint32_t user_id;    /* when user_name is NULL */
+	uint32_t group_id;   /* when group_name is NULL */
+	char	*user_name;  /* user-id given as a name */
+	char	*group_name; /* group-id given as a name */
 	int	 has_user_id;
 	int	 has_group_id;
 	uint32_t time_limit; /* minutes; 0: partition default */

@@ -23,10 +23,11 @@
 #define KUEUE_SLICE_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
 #define KUEUE_SLICE_SIZE     "kueue.x-k8s.io/podset-slice-size"
 #define LWS_EXCLUSIVE	     "leaderworkerset.sigs.k8s.io/exclusive-topology"
-#define LWS_SUB_EXCLUSIVE    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
-#define LWS_SUB_SIZE	     "leaderworkerset.sigs.k8s.io/subgroup-size"
-#define JOBSET_EXCLUSIVE     "alpha.jobset.sigs.k8s.io/exclusive-topology"
-#define PODGROUP_TOPOLOGY    "spec.schedulingConstraints.topology[0].key"
+#define LWS_SUB_EXCLUSIVE \
+	"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+#define LWS_SUB_SIZE	  "leaderworkerset.sigs.k8s.io/subgroup-size"
+#define JOBSET_EXCLUSIVE  "alpha.jobset.sigs.k8s.io/exclusive-topology"
+#define PODGROUP_TOPOLOGY "spec.schedulingConstraints.topology[0].key"
 
 /* The pod's annotation, else its most specific layer's; NULL. */
 static const char *
@@ -70,9 +71,8 @@ topology_count(const char *v)
 	if (v == NULL || !isdigit((unsigned char)*v))
 		return (0);
 	n = strtoul(v, &end, 10);
-	return (*end == '\0' && n >= 1 && n <= WORKLOAD_MAX_GANG ?
-		(uint32_t)n :
-		0);
+	return (
+	    *end == '\0' && n >= 1 && n <= WORKLOAD_MAX_GANG ? (uint32_t)n : 0);
 }
 
 /* The layer of that kind (apiVersion group prefix too), or NULL. */
@@ -84,8 +84,8 @@ topology_layer(json_t *const *layers, size_t n, const char *group,
 
 	while (n > 0) {
 		n--;
-		av = json_string_value(json_object_get(layers[n],
-		    "apiVersion"));
+		av = json_string_value(
+		    json_object_get(layers[n], "apiVersion"));
 		k = json_string_value(json_object_get(layers[n], "kind"));
 		if (av != NULL && k != NULL && strcmp(k, kind) == 0 &&
 		    strncmp(av, group, strlen(group)) == 0 &&
@@ -116,7 +116,7 @@ topology_jobset_slice(const json_t *pod, json_t *const *layers, size_t n)
 		if (par == NULL)
 			return (1);
 		return (json_is_integer(par) && json_integer_value(par) >= 1 &&
-			       json_integer_value(par) <= WORKLOAD_MAX_GANG ?
+			    json_integer_value(par) <= WORKLOAD_MAX_GANG ?
 			(uint32_t)json_integer_value(par) :
 			0);
 	}
@@ -172,17 +172,18 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 	if (req->key == NULL &&
 	    (pg = topology_layer(layers, nlayers, "scheduling.k8s.io",
 		 "PodGroup")) != NULL &&
-	    (v = json_string_value(k8s_obj_get(json_array_get(k8s_obj_get(pg,
-							"spec.schedulingConstraints.topology"),
-				       0),
+	    (v = json_string_value(k8s_obj_get(
+		 json_array_get(k8s_obj_get(pg,
+				    "spec.schedulingConstraints.topology"),
+		     0),
 		 "key"))) != NULL) {
 		req->key = v;
 		req->from = "PodGroup " PODGROUP_TOPOLOGY;
 		req->required = 1;
 	}
 	/* Ours may name a slice of its own. */
-	if (req->key != NULL && strncmp(req->from, ANN_PREFIX, 
-	    strlen(ANN_PREFIX)) == 0 &&
+	if (req->key != NULL &&
+	    strncmp(req->from, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
 	    (sz = topology_ann(pod, layers, nlayers,
 		 ANN_PREFIX "topology-slice-size")) != NULL &&
 	    (req->slice = topology_count(sz)) == 0) {
@@ -212,9 +213,9 @@ topology_apply(const struct topology_req *req, const struct config *c,
 		NULL ?
 	    "" :
 	    "annotation ";
-	uint32_t n = js->ntasks, slice = req->slice;
+	uint32_t    n = js->ntasks, slice = req->slice;
 
-	if (req->key == NULL)
+	if (req->key == NULL || n == 0)
 		return (0);
 	if ((lvl = config_topo_find(c, req->key)) == NULL) {
 		/* A preference Slurm cannot be given: the webhook warns. */
@@ -285,7 +286,7 @@ topology_apply(const struct topology_req *req, const struct config *c,
 	case TOPO_NODE:
 		if (!req->required)
 			break;
-		if (js->exclusive && n / (slice != 0 ? slice : n) < n) {
+		if (js->exclusive && (slice != 0 ? slice : n) > 1) {
 			snprintf(err, errlen,
 			    "%s%s: %.64s is a node level, and an exclusive "
 			    "gang takes one node per pod",

@@ -426,8 +426,8 @@ START_TEST(test_translate_topology)
 		    "\"PodGroup\", \"spec\": {\"schedulingConstraints\": "
 		    "{\"topology\": [{\"key\": \"topology.kubernetes.io/rack\"}]}}}",
 		    "topology.kubernetes.io/rack", NULL, 1, 0 },
-		{ "{\"kueue.x-k8s.io/podset-required-topology\": \"a b\"}", "{}",
-		    NULL, NULL, "is not a node label key", 0, 0 },
+		{ "{\"kueue.x-k8s.io/podset-required-topology\": \"a b\"}",
+		    "{}", NULL, NULL, "is not a node label key", 0, 0 },
 	};
 	struct topology_req req;
 	json_t		   *pod, *layer;
@@ -468,23 +468,22 @@ END_TEST
 
 START_TEST(test_translate_topology_apply)
 {
-	struct config	   *c = config_new();
-	char			 l0[] = "sw", l1[] = "blk", l2[] = "host",
-				 l3[] = "rack";
+	struct config *c = config_new();
+	char	       l0[] = "sw", l1[] = "blk", l2[] = "host", l3[] = "rack";
 	struct config_topo_level lv[] = { { l0, TOPO_SWITCH },
 		{ l1, TOPO_BLOCK }, { l2, TOPO_NODE }, { l3, TOPO_LABEL } };
-	struct topology_req req = { "sw", "annotation-x", 1, 0 };
-	struct jobspec	    js;
-	json_t		   *nodes[4];
-	char		    err[256] = "", why[256] = "";
-	size_t		    i;
+	struct topology_req	 req = { "sw", "annotation-x", 1, 0 };
+	struct jobspec		 js;
+	json_t			*nodes[4];
+	char			 err[256] = "", why[256] = "";
+	size_t			 i;
 
 	c->topology = lv;
 	c->ntopology = 4;
 	memset(&js, 0, sizeof(js));
 	js.ntasks = 4;
-	ck_assert_msg(topology_apply(&req, c, &js, err, sizeof(err)) == 0,
-	    "%s", err);
+	ck_assert_msg(topology_apply(&req, c, &js, err, sizeof(err)) == 0, "%s",
+	    err);
 	ck_assert_uint_eq(js.req_switch, 1);
 	ck_assert_uint_gt(js.wait4switch, 86400);
 	ck_assert_int_eq(js.topo_kind, TOPO_SWITCH);
@@ -547,22 +546,18 @@ START_TEST(test_translate_topology_apply)
 		nodes[i] = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
 		    i < 2 ? (i == 0 ? "a" : "b") : (i == 2 ? "c" : "d"),
 		    "labels", "rack", i < 2 ? "r1" : "r2");
-	ck_assert_int_eq(topology_holds("rack", 2,
-			     (const json_t *const *)nodes, 4, why,
-			     sizeof(why)),
+	ck_assert_int_eq(topology_holds("rack", 2, (const json_t *const *)nodes,
+			     4, why, sizeof(why)),
 	    1);
-	ck_assert_int_eq(topology_holds("rack", 0,
-			     (const json_t *const *)nodes, 4, why,
-			     sizeof(why)),
+	ck_assert_int_eq(topology_holds("rack", 0, (const json_t *const *)nodes,
+			     4, why, sizeof(why)),
 	    0);
 	ck_assert_str_eq(why, "node a is under rack=r1, node c under r2");
-	ck_assert_int_eq(topology_holds("rack", 0,
-			     (const json_t *const *)nodes, 2, why,
-			     sizeof(why)),
+	ck_assert_int_eq(topology_holds("rack", 0, (const json_t *const *)nodes,
+			     2, why, sizeof(why)),
 	    1);
-	ck_assert_int_eq(topology_holds("zone", 0,
-			     (const json_t *const *)nodes, 2, why,
-			     sizeof(why)),
+	ck_assert_int_eq(topology_holds("zone", 0, (const json_t *const *)nodes,
+			     2, why, sizeof(why)),
 	    0);
 	ck_assert_str_eq(why, "node a has no label zone");
 	for (i = 0; i < 4; i++)
