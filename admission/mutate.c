@@ -6,8 +6,9 @@
  *   (PodGroup CR, LeaderWorkerSet, JobSet, Indexed Job), with the
  *   scheduler's own grouping rules (workload_group);
  * - GPU limits as the gres annotation, typed by the config's gresTypes;
- * - topology hints (Kueue's podset-*-topology annotations, the gang GPU
- *   policy) as the switches annotation.
+ * - a gang with gangGpuSwitchThreshold GPUs and no topology request of its
+ *   own: the switches annotation (one leaf switch, a bounded wait); a
+ *   preferred topology the table lacks: a warning.
  * Runs inside a request; owners come from the watch-based store.
  */
 #include <stdarg.h>
@@ -297,7 +298,7 @@ mutate_topology(const json_t *pod, const struct review_conf *rc, int gang,
 		/* An unknown required level is the validating webhook's. */
 		if (!req.required && config_topo_find(c, req.key) == NULL)
 			mutate_warn(r,
-			    "annotation %s: \"%.64s\" is not a level in "
+			    "%s: \"%.64s\" is not a level in "
 			    "slurm-bridge's topology table; the preference is "
 			    "ignored",
 			    req.from, req.key);

@@ -202,10 +202,9 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	else if (r->denied == NULL && treq.key != NULL && treq.required &&
 	    config_topo_find(rc->config, treq.key) == NULL)
 		validate_deny(r,
-		    "%s%s: \"%.64s\" is not a level in slurm-bridge's "
-		    "topology table (config topology[].nodeLabel); use one of "
-		    "its node labels or drop the requirement",
-		    strchr(treq.from, ' ') != NULL ? "" : "annotation ",
+		    "%s: \"%.64s\" is not a level in slurm-bridge's topology "
+		    "table (config topology[].nodeLabel); use one of its node "
+		    "labels or drop the requirement",
 		    treq.from, treq.key);
 	json_decref(ns);
 	workload_layers_free(layers, src.nlayers);

@@ -73,10 +73,7 @@ struct config;
 /* On a node the scheduler tainted: the install that did (for removal). */
 #define ANN_TAINTED_BY "slinky.slurm.net/managed-node-install"
 /* Drains the bridge makes carry this reason prefix; it undoes only those. */
-/* Kueue's topology-aware scheduling annotations, read by the webhook. */
-#define KUEUE_REQUIRED_TOPOLOGY	 "kueue.x-k8s.io/podset-required-topology"
-#define KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
-#define DRAIN_REASON_PREFIX	 "slurm-bridge:"
+#define DRAIN_REASON_PREFIX "slurm-bridge:"
 
 /* translate.c: pod -> Slurm job description (pure). */
 /* Components of a heterogeneous gang; more shapes size it by the largest. */

@@ -20,9 +20,11 @@
  */
 #define TOPO_REQUIRED_WAIT_S (525600u * 60u)
 
-#define KUEUE_SLICE_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
-#define KUEUE_SLICE_SIZE     "kueue.x-k8s.io/podset-slice-size"
-#define LWS_EXCLUSIVE	     "leaderworkerset.sigs.k8s.io/exclusive-topology"
+#define KUEUE_REQUIRED_TOPOLOGY	 "kueue.x-k8s.io/podset-required-topology"
+#define KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
+#define KUEUE_SLICE_TOPOLOGY	 "kueue.x-k8s.io/podset-slice-required-topology"
+#define KUEUE_SLICE_SIZE	 "kueue.x-k8s.io/podset-slice-size"
+#define LWS_EXCLUSIVE		 "leaderworkerset.sigs.k8s.io/exclusive-topology"
 #define LWS_SUB_EXCLUSIVE \
 	"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 #define LWS_SUB_SIZE	  "leaderworkerset.sigs.k8s.io/subgroup-size"
@@ -127,19 +129,26 @@ int
 topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
     struct topology_req *req, char *err, size_t errlen)
 {
+	/* Each source: its annotation, the phrase messages name it by,
+	 * whether it is required, and its slice's annotation (needed: the
+	 * source means nothing without it). */
+#define TOPO_ANN(k) k, "annotation " k
 	static const struct {
-		const char *key, *size; /* size: the slice's annotation */
-		int	    required;
+		const char *key, *from, *size;
+		int	    required, size_needed;
 	} anns[] = {
-		{ ANN_PREFIX "required-topology", NULL, 1 },
-		{ ANN_PREFIX "preferred-topology", NULL, 0 },
-		{ KUEUE_REQUIRED_TOPOLOGY, NULL, 1 },
-		{ KUEUE_SLICE_TOPOLOGY, KUEUE_SLICE_SIZE, 1 },
-		{ KUEUE_PREFERRED_TOPOLOGY, NULL, 0 },
-		{ LWS_EXCLUSIVE, NULL, 1 },
-		{ LWS_SUB_EXCLUSIVE, LWS_SUB_SIZE, 1 },
-		{ JOBSET_EXCLUSIVE, NULL, 1 },
+		{ TOPO_ANN(ANN_PREFIX "required-topology"),
+		    ANN_PREFIX "topology-slice-size", 1, 0 },
+		{ TOPO_ANN(ANN_PREFIX "preferred-topology"),
+		    ANN_PREFIX "topology-slice-size", 0, 0 },
+		{ TOPO_ANN(KUEUE_REQUIRED_TOPOLOGY), NULL, 1, 0 },
+		{ TOPO_ANN(KUEUE_SLICE_TOPOLOGY), KUEUE_SLICE_SIZE, 1, 1 },
+		{ TOPO_ANN(KUEUE_PREFERRED_TOPOLOGY), NULL, 0, 0 },
+		{ TOPO_ANN(LWS_EXCLUSIVE), NULL, 1, 0 },
+		{ TOPO_ANN(LWS_SUB_EXCLUSIVE), LWS_SUB_SIZE, 1, 1 },
+		{ TOPO_ANN(JOBSET_EXCLUSIVE), NULL, 1, 0 },
 	};
+#undef TOPO_ANN
 	const json_t *pg;
 	const char   *v, *sz;
 	size_t	      i;
@@ -150,21 +159,22 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		    NULL)
 			continue;
 		req->key = v;
-		req->from = anns[i].key;
+		req->from = anns[i].from;
 		req->required = anns[i].required;
-		if (anns[i].size != NULL) {
-			sz = topology_ann(pod, layers, nlayers, anns[i].size);
-			if ((req->slice = topology_count(sz)) == 0) {
-				snprintf(err, errlen,
-				    "annotation %s: \"%.32s\" is not a number "
-				    "of pods from 1 to %d (annotation %s asks "
-				    "for each slice of that many pods in one "
-				    "domain)",
-				    anns[i].size, sz != NULL ? sz : "",
-				    WORKLOAD_MAX_GANG, anns[i].key);
-				return (-1);
-			}
-		} else if (strcmp(anns[i].key, JOBSET_EXCLUSIVE) == 0)
+		sz = anns[i].size != NULL ?
+		    topology_ann(pod, layers, nlayers, anns[i].size) :
+		    NULL;
+		if ((sz != NULL || anns[i].size_needed) &&
+		    (req->slice = topology_count(sz)) == 0) {
+			snprintf(err, errlen,
+			    "annotation %s: \"%.32s\" is not a number of pods "
+			    "from 1 to %d (%s asks for each slice of that many "
+			    "pods in one domain)",
+			    anns[i].size, sz != NULL ? sz : "",
+			    WORKLOAD_MAX_GANG, anns[i].from);
+			return (-1);
+		}
+		if (strcmp(anns[i].key, JOBSET_EXCLUSIVE) == 0)
 			req->slice = topology_jobset_slice(pod, layers,
 			    nlayers);
 		break;
@@ -181,23 +191,10 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		req->from = "PodGroup " PODGROUP_TOPOLOGY;
 		req->required = 1;
 	}
-	/* Ours may name a slice of its own. */
-	if (req->key != NULL &&
-	    strncmp(req->from, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
-	    (sz = topology_ann(pod, layers, nlayers,
-		 ANN_PREFIX "topology-slice-size")) != NULL &&
-	    (req->slice = topology_count(sz)) == 0) {
-		snprintf(err, errlen,
-		    "annotation " ANN_PREFIX "topology-slice-size: \"%.32s\" "
-		    "is not a number of pods from 1 to %d",
-		    sz, WORKLOAD_MAX_GANG);
-		return (-1);
-	}
 	if (req->key != NULL && !topology_key_ok(req->key)) {
 		snprintf(err, errlen,
-		    "%s%s: \"%.64s\" is not a node label key ([prefix/]name, "
+		    "%s: \"%.64s\" is not a node label key ([prefix/]name, "
 		    "e.g. topology.kubernetes.io/rack)",
-		    strchr(req->from, ' ') != NULL ? "" : "annotation ",
 		    req->from, req->key);
 		return (-1);
 	}
@@ -209,11 +206,7 @@ topology_apply(const struct topology_req *req, const struct config *c,
     struct jobspec *js, char *err, size_t errlen)
 {
 	const struct config_topo_level *lvl;
-	const char *what = strchr(req->from != NULL ? req->from : "", ' ') !=
-		NULL ?
-	    "" :
-	    "annotation ";
-	uint32_t    n = js->ntasks, slice = req->slice;
+	uint32_t			n = js->ntasks, slice = req->slice;
 
 	if (req->key == NULL || n == 0)
 		return (0);
@@ -222,28 +215,28 @@ topology_apply(const struct topology_req *req, const struct config *c,
 		if (!req->required)
 			return (0);
 		snprintf(err, errlen,
-		    "%s%s: \"%.64s\" is not a level in slurm-bridge's "
+		    "%s: \"%.64s\" is not a level in slurm-bridge's "
 		    "topology table (config topology[].nodeLabel); use one of "
 		    "its node labels or drop the requirement",
-		    what, req->from, req->key);
+		    req->from, req->key);
 		return (-1);
 	}
 	if (slice != 0 && (slice > n || n % slice != 0)) {
 		snprintf(err, errlen,
-		    "%s%s: slices of %u pods do not divide the gang's %u pods "
+		    "%s: slices of %u pods do not divide the gang's %u pods "
 		    "(each slice must fill its domain's share)",
-		    what, req->from, slice, n);
+		    req->from, slice, n);
 		return (-1);
 	}
 	if (slice == n)
 		slice = 0;
 	if (slice != 0 && lvl->kind != TOPO_BLOCK && lvl->kind != TOPO_NODE) {
 		snprintf(err, errlen,
-		    "%s%s: slices of %u pods, each in one value of %.64s: "
+		    "%s: slices of %u pods, each in one value of %.64s: "
 		    "Slurm can hold each slice in one domain only at a block "
 		    "level (topology/block segments) or a node level, and "
 		    "this one is a %s level",
-		    what, req->from, slice, req->key,
+		    req->from, slice, req->key,
 		    lvl->kind == TOPO_SWITCH ? "switch" : "label-only");
 		return (-1);
 	}
@@ -275,11 +268,11 @@ topology_apply(const struct topology_req *req, const struct config *c,
 			js->segment_size = (uint16_t)(slice != 0 ? slice : n);
 		else if (slice != 0) {
 			snprintf(err, errlen,
-			    "%s%s: slices of %u pods need whole-node pods "
+			    "%s: slices of %u pods need whole-node pods "
 			    "(annotation " ANN_PREFIX "exclusive: \"true\"): "
 			    "a shared gang's pods are packed by CPUs, so Slurm "
 			    "cannot be told how many nodes a slice takes",
-			    what, req->from, slice);
+			    req->from, slice);
 			return (-1);
 		}
 		break;
@@ -288,9 +281,9 @@ topology_apply(const struct topology_req *req, const struct config *c,
 			break;
 		if (js->exclusive && (slice != 0 ? slice : n) > 1) {
 			snprintf(err, errlen,
-			    "%s%s: %.64s is a node level, and an exclusive "
+			    "%s: %.64s is a node level, and an exclusive "
 			    "gang takes one node per pod",
-			    what, req->from, req->key);
+			    req->from, req->key);
 			return (-1);
 		}
 		if (js->max_nodes == 0)

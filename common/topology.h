@@ -28,8 +28,9 @@
 #include "policy.h"
 
 struct topology_req {
-	const char *key;  /* the node label, borrowed; NULL: no request */
-	const char *from; /* the annotation or field that states it */
+	const char *key; /* the node label, borrowed; NULL: no request */
+	/* what states it, for messages: "annotation KEY" or the field */
+	const char *from;
 	int	    required;
 	uint32_t    slice; /* pods per domain; 0: the whole gang */
 };
