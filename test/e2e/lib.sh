@@ -150,6 +150,11 @@ stack_install_name() {
 pod_has() { [ -n "$(pod_field "$1" "$2" "$3")" ]; }
 pod_is() { [ "$(pod_field "$1" "$2" "$3")" = "$4" ]; }
 job_is() { [ "$(job_field "$1" JobState)" = "$2" ]; }
+# node_completing NODE: Slurm holds NODE for an ending job.  scontrol's
+# State is whole (IDLE+COMPLETING, ALLOCATED+COMPLETING); sinfo's %T is
+# cut to ten characters ("allocated+") on 26.05.
+node_state() { scontrol show node -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^State=//p' | head -n1; }
+node_completing() { [[ $(node_state "$1") == *COMPLETING* ]]; }
 
 # A pod's Slurm job id, for pod_field: not a JSONPath but pod_jobid's.
 JP_JOBID=slurm-job-id

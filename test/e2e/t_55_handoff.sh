@@ -33,10 +33,8 @@ slurmd_log=$LOG_DIR/slurmd-$node.log
 slurmd_mark=$(wc -c <"$slurmd_log" 2>/dev/null || echo 0)
 t_cancel=$(date +%s)
 scancel "$job"
-node_state() { sinfo -h -n "$node" -o %T 2>/dev/null | head -n1; }
-completing() { [[ $(node_state) == completing* ]] || [[ $(node_state) == *+completing* ]]; }
-check "scancel: the job ends, and its node stays COMPLETING while the pod stops" wait_for 20 completing
-echo "    node $node: $(node_state) (the epilog waits for $ns/slow)"
+check "scancel: the job ends, and its node stays COMPLETING while the pod stops" wait_for 20 node_completing "$node"
+echo "    node $node: $(node_state "$node") (the epilog waits for $ns/slow)"
 stopped() { [ "$(pod_field "$ns" slow "$JP_PHASE")" = Failed ] || pod_gone "$ns" slow; }
 check "the pod stops after its 20 s" wait_for 60 stopped
 t_stop=$(date +%s)
@@ -56,5 +54,4 @@ k delete namespace "$ns" --wait=false >/dev/null
 scenario "native jobs do not wait: the epilog returns at once for them"
 n2=$(sbatch --parsable -p slurm-bridge -n 1 -o /dev/null -J e2e-native2 --wrap 'true')
 check "a native job ends" wait_for 30 job_is "$n2" COMPLETED
-idle() { [[ $(sinfo -h -n "$(job_field "$n2" NodeList)" -o %T | head -n1) != *completing* ]]; }
-check "and its node is not held" wait_for 5 idle
+check "and its node is not held" wait_for 5 eval '! node_completing "$(job_field "$n2" NodeList)"'

@@ -211,13 +211,11 @@ scancel "$hjob"
 joiner_deleted() { [ -n "$(pod_field "$ns" j1 '{.metadata.deletionTimestamp}')" ] || pod_gone "$ns" j1; }
 check "scancel of the holder's job deletes the pod that shares its GPU" wait_for 30 joiner_deleted
 if grep -qE '^Epilog(\[0\])? .*epilog' <<<"$(scontrol show config 2>/dev/null)"; then
-	hstate() { sinfo -h -n "$hnode" -o %T 2>/dev/null | head -n1; }
-	sleep 3
-	check_match "its node stays COMPLETING while that pod stops (the epilog reads device-jobs)" "$(hstate)" completing
+	check "its node stays COMPLETING while that pod stops (the epilog reads device-jobs)" \
+		wait_for 10 node_completing "$hnode"
 	j1_stopped() { [ "$(pod_field "$ns" j1 "$JP_PHASE")" = Failed ] || pod_gone "$ns" j1; }
 	check "the pod stops after its 15 s" wait_for 60 j1_stopped
-	released() { [[ $(hstate) != *completing* ]]; }
-	check "then the node is released" wait_for 30 released
+	check "then the node is released" wait_for 30 eval '! node_completing "$hnode"'
 fi
 stack_epilog_api off
 ev=$(k -n "$ns" get events --field-selector involvedObject.name=j1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "ResourceClaim two-users")
