@@ -211,24 +211,80 @@ bind_topology(struct reconcile *r, struct group *g, uint32_t *slice)
 	return (key);
 }
 
+/* The label key of the Kubernetes node behind Slurm node snode, or NULL. */
+static const char *
+bind_node_label(struct reconcile *r, const char *snode, const char *key)
+{
+	const char   *kname = nodes_k8s_name(r, snode);
+	const json_t *node = kname != NULL ? map_get(r->nodes, kname) : NULL;
+
+	return (node != NULL ? k8s_obj_label(node, key) : NULL);
+}
+
 /*
- * Does the allocation keep a gang that requires one topology domain
- * (bind_topology) within one, each slice within one?  1 when it asks for
- * none; 0 with why.
+ * A gang in slices: members take the nodes of one value of key one after
+ * the other (Slurm lists a job's nodes by name, not by segment), so that
+ * consecutive members, a slice, share a domain.  Within a value Slurm's
+ * order is kept, so the same allocation is always placed the same way.
+ */
+static void
+bind_topology_order(struct reconcile *r, const char *key, struct assignment *a,
+    size_t n)
+{
+	struct assignment *out = xcalloc(n, sizeof(*out));
+	const char	 **val;
+	char		  *done = xcalloc(n, 1);
+	size_t		   i, j, k = 0;
+
+	/* An array of pointers: sizeof a pointer is meant. */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	val = xcalloc(n, sizeof(*val));
+	for (i = 0; i < n; i++)
+		val[i] = bind_node_label(r, a[i].node, key);
+	for (i = 0; i < n; i++)
+		for (j = i; j < n && k < n; j++)
+			if (!done[j] &&
+			    (val[j] == val[i] ||
+				(val[j] != NULL && val[i] != NULL &&
+				    strcmp(val[j], val[i]) == 0))) {
+				out[k++] = a[j];
+				done[j] = 1;
+			}
+	memcpy(a, out, n * sizeof(*a));
+	free(val);
+	free(done);
+	free(out);
+}
+
+/*
+ * After an allocation given back for splitting a domain: the next submit
+ * waits 2 s, then twice as long each time in a row, up to 5 minutes.
+ */
+static void
+bind_refit_later(struct group *g)
+{
+	uint32_t n = ++groupmore_get(g)->topo_refits;
+
+	g->retry_ms = n > 8 ? 300000 : 1000u << n;
+	if (g->retry_ms > 300000)
+		g->retry_ms = 300000;
+	g->next_try = now_ms() + g->retry_ms;
+}
+
+/*
+ * Does the allocation keep a gang that requires one value of key within
+ * one, each slice of slice members (0: the whole gang) within one?  1, or
+ * 0 with why.
  */
 static int
-bind_topology_holds(struct reconcile *r, struct group *g,
+bind_topology_holds(struct reconcile *r, const char *key, uint32_t slice,
     const struct assignment *a, size_t n, char *why, size_t len)
 {
 	const json_t **nodes;
 	const char    *kname;
-	uint32_t       slice;
-	char	      *key;
 	size_t	       i;
 	int	       ok = 1;
 
-	if ((key = bind_topology(r, g, &slice)) == NULL)
-		return (1);
 	/* An array of pointers: sizeof a pointer is meant. */
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	nodes = xcalloc(n, sizeof(*nodes));
@@ -243,7 +299,6 @@ bind_topology_holds(struct reconcile *r, struct group *g,
 		ok = topology_holds(key, slice < n ? slice : 0, nodes, n, why,
 		    len);
 	free(nodes);
-	free(key);
 	return (ok);
 }
 
@@ -259,8 +314,9 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 {
 	struct assignment  *a;
 	struct pod_entry   *e;
-	char		    msg[512], errs[256];
+	char		    msg[512], errs[256], *topo = NULL;
 	size_t		    i, n = groups_job_list(g)->n;
+	uint32_t	    slice = 0;
 	size_t		    unbound = 0, meta = 0;
 	int		    failed = 0, unplanned = 0, rc;
 	struct claims_asker ask;
@@ -273,6 +329,9 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		groups_retry_later(g, 0);
 		goto out;
 	}
+	if (g->gang && (topo = bind_topology(r, g, &slice)) != NULL &&
+	    slice != 0 && slice < n)
+		bind_topology_order(r, topo, a, n);
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
@@ -312,6 +371,8 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (unbound == 0) {
 		groups_set_state(r, g, G_BOUND);
 		g->retry_ms = 0;
+		if (g->more->topo_refits != 0)
+			groupmore_get(g)->topo_refits = 0;
 		snprintf(msg, sizeof(msg),
 		    "Slurm job %u allocated the group; its %zu pods are bound",
 		    g->jobid, n);
@@ -332,8 +393,8 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	 */
 	if (g->cancelled)
 		goto out; /* given back already: its end comes */
-	if (g->gang && unbound == n && !g->allocated_claims &&
-	    !bind_topology_holds(r, g, a, n, errs, sizeof(errs))) {
+	if (topo != NULL && unbound == n && !g->allocated_claims &&
+	    !bind_topology_holds(r, topo, slice, a, n, errs, sizeof(errs))) {
 		snprintf(msg, sizeof(msg),
 		    "Slurm job %u: its nodes do not keep the gang in one "
 		    "topology domain (%.200s); not bound: the allocation is "
@@ -343,6 +404,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		groups_condition(r, g, msg, 1);
 		atomic_fetch_add(&bstats.refits, 1);
 		end_cancel(r, g, "the allocation spans topology domains");
+		bind_refit_later(g);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
@@ -417,6 +479,7 @@ out:
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		free(a[i].gres);
 	free(a);
+	free(topo);
 }
 
 /*

@@ -69,16 +69,17 @@ struct bridge_conf {
 
 /* stats.c: the scheduler's metrics, atomics updated from any thread. */
 enum stats_rpc {
-	RPC_ALLOCATE,	  /* slurm_allocate_resources */
-	RPC_LOAD_JOBS,	  /* slurm_load_jobs */
-	RPC_KILL_JOB,	  /* slurm_kill_job */
-	RPC_KILL_JOBS,	  /* slurm_kill_jobs (24.05) */
-	RPC_COMPLETE_JOB, /* slurm_complete_job */
-	RPC_ALLOC_LOOKUP, /* slurm_allocation_lookup */
-	RPC_UPDATE_JOB,	  /* slurm_update_job */
-	RPC_LOAD_NODES,	  /* slurm_load_node(_single) */
-	RPC_UPDATE_NODE,  /* slurm_update_node */
-	RPC_STATS,	  /* slurm_get_statistics */
+	RPC_ALLOCATE,	   /* slurm_allocate_resources */
+	RPC_LOAD_JOBS,	   /* slurm_load_jobs */
+	RPC_KILL_JOB,	   /* slurm_kill_job */
+	RPC_KILL_JOBS,	   /* slurm_kill_jobs (24.05) */
+	RPC_COMPLETE_JOB,  /* slurm_complete_job */
+	RPC_ALLOC_LOOKUP,  /* slurm_allocation_lookup */
+	RPC_UPDATE_JOB,	   /* slurm_update_job */
+	RPC_LOAD_NODES,	   /* slurm_load_node(_single) */
+	RPC_UPDATE_NODE,   /* slurm_update_node */
+	RPC_STATS,	   /* slurm_get_statistics */
+	RPC_LOAD_TOPOLOGY, /* slurm_load_topo(_config) */
 	RPC_KINDS
 };
 
@@ -346,6 +347,12 @@ int sctl_node_resume_ours(const char *node, const char *prefix, int *resumed,
  * "reason"} for a drained node; NULL with err.
  */
 json_t *sctl_node_names(char *err, size_t errlen);
+/*
+ * Slurm's leaf switches (blocks 0) or blocks (1) of topology name (NULL:
+ * the default; 25.05 on): {Slurm node: its switch or block}, new; NULL
+ * with err.
+ */
+json_t *sctl_topology(int blocks, const char *name, char *err, size_t errlen);
 
 /*
  * eventer.c: Events posted from a few threads of their own (an object's in
@@ -871,6 +878,13 @@ struct group_more {
 	 * flags.
 	 */
 	char *pg_cond;
+	/*
+	 * Allocations given back in a row because they split the gang's
+	 * topology domain: each waits twice as long before the next submit
+	 * (bind.c), so a label that disagrees with Slurm's topology does
+	 * not churn jobs.  0 once the gang is bound.
+	 */
+	uint32_t topo_refits;
 };
 
 /*
@@ -1105,6 +1119,8 @@ const char *nodes_k8s_name(struct reconcile *, const char *slurm_node);
 int nodes_claimed(struct reconcile *, const char *slurm_node);
 /* Every cached node, as at recovery. */
 void nodes_sync_all(struct reconcile *);
+/* At recovery: the topology table's labels against Slurm's topology, logged. */
+void nodes_check_topology(struct reconcile *);
 /*
  * Fails the gangs of pods whose NotReady or unreachable node has outlasted
  * their tolerations of it (Kubernetes' taint manager's rule; 300 s by

@@ -51,7 +51,7 @@ groupmore_forget_job(struct group *g)
 	m->layout = m->het = NULL;
 	m->end_msg = m->disruption = NULL;
 	m->grace_end = 0;
-	if (m->pg_cond == NULL) {
+	if (m->pg_cond == NULL && m->topo_refits == 0) {
 		free(m);
 		groupmore_init(g);
 	}

@@ -4,7 +4,8 @@
  * node and uncordon resumes only such a drain; a node NotReady or
  * unreachable for longer than its pods tolerate fails their gangs; and
  * which Kubernetes node stands for a Slurm node (the index of the label
- * LABEL_SLURM_NODENAME, nodes_k8s_name).
+ * LABEL_SLURM_NODENAME, nodes_k8s_name); and, at recovery, whether the
+ * topology table's labels agree with Slurm's topology.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
+#include "topology.h"
 
 json_t *
 nodes_pods(struct reconcile *r, const char *name, const char *why)
@@ -366,6 +368,73 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			    name, sname);
 	}
 	node_track_ready(r, node);
+}
+
+/*
+ * Each switch and block level of the topology table against Slurm's leaf
+ * switches or blocks, over the bridged nodes Slurm knows: said once at
+ * recovery, in the log (a label that disagrees shows later as allocations
+ * given back before their Binding).
+ */
+void
+nodes_check_topology(struct reconcile *r)
+{
+	const struct config	       *c = r->tconf.topology;
+	const struct config_topo_level *lvl;
+	const json_t		      **nodes;
+	const char		      **snames, *sname, *what, *whats;
+	json_t			       *domains, *node;
+	char				err[256], msg[1024];
+	size_t				i, n, it, bad;
+
+	if (c == NULL || r->slurm_nodes == NULL)
+		return;
+	/* Arrays of pointers: sizeof a pointer is meant. */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	nodes = xcalloc(map_count(r->nodes) + 1, sizeof(*nodes));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	snames = xcalloc(map_count(r->nodes) + 1, sizeof(*snames));
+	for (i = 0; i < c->ntopology; i++) {
+		lvl = &c->topology[i];
+		if (lvl->kind != TOPO_SWITCH && lvl->kind != TOPO_BLOCK)
+			continue;
+		what = lvl->kind == TOPO_BLOCK ? "block" : "leaf switch";
+		whats = lvl->kind == TOPO_BLOCK ? "blocks" : "leaf switches";
+		if ((domains = sctl_topology(lvl->kind == TOPO_BLOCK,
+			 lvl->slurm_name, err, sizeof(err))) == NULL) {
+			log_warnx("topology: %s (level %s): %s; not checked",
+			    lvl->label, what, err);
+			continue;
+		}
+		n = 0;
+		it = 0;
+		while (map_next(r->nodes, &it, NULL, (void **)&node)) {
+			sname = k8s_obj_label(node, LABEL_SLURM_NODENAME);
+			if (sname == NULL)
+				sname = k8s_obj_name(node);
+			if (!translate_node_managed(node) ||
+			    json_object_get(r->slurm_nodes, sname) == NULL)
+				continue;
+			nodes[n] = node;
+			snames[n++] = sname;
+		}
+		bad = topology_agrees(lvl->label, what, domains, nodes, snames,
+		    n, msg, sizeof(msg));
+		if (bad > 0)
+			log_warnx("topology: label %s disagrees with Slurm's "
+				  "%s%s%s in %zu place%s: %s",
+			    lvl->label, whats,
+			    lvl->slurm_name != NULL ? " of topology " : "",
+			    lvl->slurm_name != NULL ? lvl->slurm_name : "", bad,
+			    bad == 1 ? "" : "s", msg);
+		else
+			log_info("topology: label %s agrees with Slurm's %s "
+				 "over %zu nodes",
+			    lvl->label, whats, n);
+		json_decref(domains);
+	}
+	free(nodes);
+	free(snames);
 }
 
 void

@@ -795,6 +795,7 @@ poll_recover(struct reconcile *r)
 	if ((r->slurm_nodes = sctl_node_names(err, sizeof(err))) == NULL)
 		log_warnx("slurm: %s; nodes are not tainted", err);
 	nodes_sync_all(r);
+	nodes_check_topology(r);
 	atomic_store(&bstats.recovered, 1);
 	log_info("recovered: %zu pods in %zu groups, %zu slurm jobs tracked",
 	    map_count(r->pods), map_count(r->groups), map_count(r->jobs));

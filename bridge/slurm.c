@@ -32,6 +32,7 @@
 #include "xmalloc.h"
 #include "bridge.h"
 #include "runas.h"
+#include "yamldoc.h"
 
 /* --- Release differences ------------------------------------------------ */
 #define SCTL_SINCE(a, b, c) (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, c))
@@ -66,6 +67,28 @@ sctl_desc_segment(job_desc_msg_t *d, uint16_t segment_size)
 	(void)segment_size;
 #endif
 }
+
+/*
+ * Slurm's topology.  Up to 24.11 slurm_load_topo's records print one line
+ * per switch or block (22.05 prints all; 24.11 takes a node list to print
+ * for).  From 25.05 a client of libslurm cannot unpack them where
+ * topology.yaml is used (unpacking loads the topology plugins, which need
+ * plugins only libslurmfull can load: measured on 26.05), so the bridge
+ * reads slurmctld's topology.yaml as slurm_load_topo_config gives it.
+ */
+#if SCTL_SINCE(25, 5, 0)
+#define SCTL_TOPO_YAML 1
+#else
+static void
+sctl_print_topo(FILE *f, topo_info_response_msg_t *msg)
+{
+#if SCTL_SINCE(23, 2, 0)
+	slurm_print_topo_info_msg(f, msg, NULL, 1);
+#else
+	slurm_print_topo_info_msg(f, msg, 1);
+#endif
+}
+#endif
 
 /*
  * Exported by libslurm but not declared in slurm.h.  24.05 renamed the
@@ -1231,6 +1254,160 @@ sctl_node_names(char *err, size_t errlen)
 	}
 	slurm_free_node_info_msg(msg);
 	return (names);
+}
+
+/* Adds each node of hostlist nodes to map as {node: dom}. */
+static void
+sctl_topo_add(json_t *map, const char *nodes, const char *dom)
+{
+	sctl_hostlist_t hl;
+	char	       *h;
+
+	if (nodes == NULL || dom == NULL || *nodes == '\0' ||
+	    (hl = slurm_hostlist_create(nodes)) == NULL)
+		return;
+	while ((h = slurm_hostlist_shift(hl)) != NULL) {
+		json_object_set_new(map, h, json_string(dom));
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+}
+
+#ifdef SCTL_TOPO_YAML
+/*
+ * topology.yaml's text (slurm_load_topo_config): the topology called name,
+ * else the cluster default, else the first; its blocks, or its switches
+ * that hold nodes (the leaves).
+ */
+static json_t *
+sctl_topology_load(int blocks, const char *name, char *err, size_t errlen)
+{
+	topo_config_response_msg_t *resp = NULL;
+	struct yamldoc_error	    ye;
+	struct yamldoc_node	   *y = NULL;
+	json_t			   *doc = NULL, *t, *pick = NULL, *map = NULL;
+	json_t			   *e;
+	const char		   *tn, *def;
+	FILE			   *f;
+	size_t			    i;
+
+	if (slurm_load_topo_config(&resp) != SLURM_SUCCESS || resp == NULL ||
+	    resp->config == NULL) {
+		snprintf(err, errlen, "slurm_load_topo_config: %s",
+		    slurm_strerror(errno));
+		goto out;
+	}
+	if ((f = fmemopen(resp->config, strlen(resp->config), "r")) == NULL) {
+		snprintf(err, errlen, "fmemopen: %s", strerror(errno));
+		goto out;
+	}
+	y = yamldoc_read(f, 16, 0, &ye);
+	fclose(f);
+	if (y == NULL || (doc = yamldoc_json(y)) == NULL ||
+	    !json_is_array(doc)) {
+		snprintf(err, errlen,
+		    "slurmctld's topology configuration is no YAML list "
+		    "(line %zu)",
+		    y == NULL ? ye.line : 0);
+		goto out;
+	}
+	json_array_foreach (doc, i, t) {
+		tn = json_string_value(json_object_get(t, "topology"));
+		def = json_string_value(json_object_get(t, "cluster_default"));
+		if (name != NULL ? (tn != NULL && strcmp(tn, name) == 0) :
+				   (def != NULL && strcmp(def, "true") == 0)) {
+			pick = t;
+			break;
+		}
+	}
+	if (pick == NULL && name == NULL)
+		pick = json_array_get(doc, 0);
+	if (pick == NULL) {
+		snprintf(err, errlen, "Slurm has no topology named %s", name);
+		goto out;
+	}
+	map = json_object();
+	json_array_foreach (k8s_obj_get(pick,
+				blocks ? "block.blocks" : "tree.switches"),
+	    i, e)
+		sctl_topo_add(map,
+		    json_string_value(json_object_get(e, "nodes")),
+		    json_string_value(
+			json_object_get(e, blocks ? "block" : "switch")));
+out:
+	json_decref(doc);
+	yamldoc_free(y);
+	slurm_free_topo_config_msg(resp);
+	return (map);
+}
+#else
+/* The value of key in a "Key=value Key=value" line: a new string or NULL. */
+static char *
+sctl_topo_field(const char *line, const char *key)
+{
+	size_t	    kl = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=')
+			return (xstrndup(p + kl + 1, strcspn(p + kl + 1, " ")));
+		p += kl;
+	}
+	return (NULL);
+}
+
+/* slurm_load_topo's records as printed: leaf switches are Level=0. */
+static json_t *
+sctl_topology_load(int blocks, const char *name, char *err, size_t errlen)
+{
+	topo_info_response_msg_t *msg = NULL;
+	json_t			 *map = NULL;
+	char			 *text = NULL, *line, *save = NULL;
+	char			 *dom, *nodes, *lvl;
+	size_t			  len = 0;
+	FILE			 *f;
+
+	(void)name;
+	if (slurm_load_topo(&msg) != SLURM_SUCCESS) {
+		snprintf(err, errlen, "slurm_load_topo: %s",
+		    slurm_strerror(errno));
+		return (NULL);
+	}
+	if ((f = open_memstream(&text, &len)) == NULL) {
+		snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+		goto out;
+	}
+	sctl_print_topo(f, msg);
+	fclose(f);
+	map = json_object();
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		dom = sctl_topo_field(line,
+		    blocks ? "BlockName" : "SwitchName");
+		nodes = sctl_topo_field(line, "Nodes");
+		lvl = blocks ? NULL : sctl_topo_field(line, "Level");
+		if (blocks || (lvl != NULL && strcmp(lvl, "0") == 0))
+			sctl_topo_add(map, nodes, dom);
+		free(dom);
+		free(nodes);
+		free(lvl);
+	}
+out:
+	free(text);
+	slurm_free_topo_info_msg(msg);
+	return (map);
+}
+#endif
+
+json_t *
+sctl_topology(int blocks, const char *name, char *err, size_t errlen)
+{
+	json_t *map;
+	double	t0 = metrics_now();
+
+	map = sctl_topology_load(blocks, name, err, errlen);
+	stats_rpc(RPC_LOAD_TOPOLOGY, t0, map != NULL);
+	return (map);
 }
 
 int

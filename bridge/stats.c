@@ -27,6 +27,7 @@ static const char *const rpc_names[RPC_KINDS] = {
 	[RPC_LOAD_NODES] = "load_node",
 	[RPC_UPDATE_NODE] = "update_node",
 	[RPC_STATS] = "get_statistics",
+	[RPC_LOAD_TOPOLOGY] = "load_topology",
 };
 
 static const char *const yield_names[YIELD_KINDS] = {

@@ -502,10 +502,15 @@ want_topology(struct loader *l, const struct yamldoc_node *v, struct config *c)
 					    kind);
 					goto out;
 				}
+			} else if (strcmp(k, "slurmTopology") == 0) {
+				if (want_str(l, e->vals[j],
+					"topology.slurmTopology", 64,
+					&t->slurm_name) == -1)
+					goto out;
 			} else {
 				config_fail(l, e->keys[j]->line, "topology",
-				    "unknown key %s (expected nodeLabel or "
-				    "slurm)",
+				    "unknown key %s (expected nodeLabel, "
+				    "slurm or slurmTopology)",
 				    k);
 				goto out;
 			}
@@ -799,8 +804,10 @@ config_free(struct config *c)
 		free(c->gres_types[i].type);
 	}
 	free(c->gres_types);
-	for (i = 0; i < c->ntopology; i++)
+	for (i = 0; i < c->ntopology; i++) {
 		free(c->topology[i].label);
+		free(c->topology[i].slurm_name);
+	}
 	free(c->topology);
 	json_decref(c->managed_namespace_selector);
 	free(c->path);

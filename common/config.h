@@ -37,6 +37,8 @@ enum config_topo_kind {
 struct config_topo_level {
 	char		     *label; /* node label key */
 	enum config_topo_kind kind;
+	/* slurmTopology: its topology.yaml name (Slurm 25.05 on); NULL: the default */
+	char *slurm_name;
 };
 
 struct config {

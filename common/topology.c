@@ -4,6 +4,7 @@
  * (topology_holds).  See topology.h for the sources, in order.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,4 +324,102 @@ topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
 		}
 	}
 	return (1);
+}
+
+/* Adds one disagreement to msg ("; " between), counting it in *bad. */
+static void topology_disagree(char *msg, size_t len, size_t *bad,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+topology_disagree(char *msg, size_t len, size_t *bad, const char *fmt, ...)
+{
+	va_list ap;
+	size_t	used = strlen(msg);
+
+	if ((*bad)++ < 4 && used + 3 < len) {
+		if (used > 0)
+			used += (size_t)snprintf(msg + used, len - used, "; ");
+		va_start(ap, fmt);
+		vsnprintf(msg + used, len - used, fmt, ap);
+		va_end(ap);
+	}
+}
+
+size_t
+topology_agrees(const char *key, const char *what, const json_t *domains,
+    const json_t *const *nodes, const char *const *snames, size_t n, char *msg,
+    size_t len)
+{
+	json_t	   *by_val = json_object(), *by_dom = json_object(), *m, *v;
+	const char *val, *dom, *k, *first = NULL;
+	size_t	    i, bad = 0;
+
+	*msg = '\0';
+	for (i = 0; i < n; i++) {
+		val = k8s_obj_label(nodes[i], key);
+		dom = json_string_value(json_object_get(domains, snames[i]));
+		if (val == NULL && dom == NULL)
+			continue;
+		if (val == NULL) {
+			topology_disagree(msg, len, &bad,
+			    "node %.63s has no label %.64s (Slurm's %s %.63s)",
+			    k8s_obj_name(nodes[i]), key, what, dom);
+			continue;
+		}
+		if (dom == NULL) {
+			topology_disagree(msg, len, &bad,
+			    "node %.63s (%.64s=%.63s) is in no Slurm %s",
+			    k8s_obj_name(nodes[i]), key, val, what);
+			continue;
+		}
+		if ((m = json_object_get(by_val, val)) == NULL)
+			json_object_set_new(by_val, val, m = json_object());
+		if (json_object_get(m, dom) == NULL)
+			json_object_set_new(m, dom,
+			    json_string(k8s_obj_name(nodes[i])));
+		if ((m = json_object_get(by_dom, dom)) == NULL)
+			json_object_set_new(by_dom, dom, m = json_object());
+		if (json_object_get(m, val) == NULL)
+			json_object_set_new(m, val,
+			    json_string(k8s_obj_name(nodes[i])));
+	}
+	json_object_foreach (by_val, val, m) {
+		if (json_object_size(m) < 2)
+			continue;
+		first = NULL;
+		json_object_foreach (m, k, v) {
+			if (first == NULL) {
+				first = k;
+				continue;
+			}
+			topology_disagree(msg, len, &bad,
+			    "%.64s=%.63s spans Slurm's %s %.63s (node %.63s) "
+			    "and %.63s (node %.63s)",
+			    key, val, what, first,
+			    json_string_value(json_object_get(m, first)), k,
+			    json_string_value(v));
+			break;
+		}
+	}
+	json_object_foreach (by_dom, dom, m) {
+		if (json_object_size(m) < 2)
+			continue;
+		first = NULL;
+		json_object_foreach (m, k, v) {
+			if (first == NULL) {
+				first = k;
+				continue;
+			}
+			topology_disagree(msg, len, &bad,
+			    "Slurm's %s %.63s holds nodes of %.64s=%.63s "
+			    "(node %.63s) and =%.63s (node %.63s)",
+			    what, dom, key, first,
+			    json_string_value(json_object_get(m, first)), k,
+			    json_string_value(v));
+			break;
+		}
+	}
+	json_decref(by_val);
+	json_decref(by_dom);
+	return (bad);
 }

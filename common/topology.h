@@ -61,4 +61,15 @@ int topology_apply(const struct topology_req *, const struct config *,
 int topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
     size_t n, char *why, size_t len);
 
+/*
+ * Do node labels agree with Slurm's domains of a level?  domains is
+ * {Slurm node: leaf switch or block} (sctl_topology); nodes[i] the i-th
+ * bridged Node object, snames[i] its Slurm node.  Each label value must
+ * be exactly one Slurm domain: the number of values and domains that are
+ * not, the first few described in msg ("" when 0).
+ */
+size_t topology_agrees(const char *key, const char *what, const json_t *domains,
+    const json_t *const *nodes, const char *const *snames, size_t n, char *msg,
+    size_t len);
+
 #endif /* TOPOLOGY_H */

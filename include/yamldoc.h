@@ -1,8 +1,9 @@
 /*
  * The one YAML loader (libk8s/yamldoc.c): a file read with libyaml into a
  * tree of nodes, each with the line it starts on.  Its users are the
- * kubeconfig (libk8s/kubeconfig.c, through yamldoc_json) and the daemons'
- * configuration file (common/config.c, which names lines in its errors).
+ * kubeconfig (libk8s/kubeconfig.c, through yamldoc_json), the daemons'
+ * configuration file (common/config.c, which names lines in its errors)
+ * and Slurm's topology.yaml as slurmctld gives it (bridge/slurm.c).
  * Every scalar is a string; a mapping keeps its keys in file order,
  * duplicates included.  The loader words no message: a refusal is a fault
  * and a line, and each caller says it in its own words.  Pure; runs on the
@@ -12,6 +13,7 @@
 #define YAMLDOC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -65,6 +67,9 @@ struct yamldoc_error {
  * or NULL with err filled.
  */
 struct yamldoc_node *yamldoc_load(const char *path, int max_depth, int flags,
+    struct yamldoc_error *err);
+/* The same, from an open stream (the caller's, left open). */
+struct yamldoc_node *yamldoc_read(FILE *fp, int max_depth, int flags,
     struct yamldoc_error *err);
 /* NULL is a no-op. */
 void yamldoc_free(struct yamldoc_node *);

@@ -163,16 +163,26 @@ struct yamldoc_node *
 yamldoc_load(const char *path, int max_depth, int flags,
     struct yamldoc_error *err)
 {
-	struct yamldoc_loader l = { .max_depth = max_depth, .err = err };
-	struct yamldoc_node  *root = NULL;
-	yaml_event_t	      ev;
-	FILE		     *fp;
+	struct yamldoc_node *root;
+	FILE		    *fp;
 
 	if ((fp = fopen(path, "r")) == NULL) {
 		yamldoc_fault(err, YAMLDOC_ERR_OPEN, 0);
 		err->errnum = errno;
 		return (NULL);
 	}
+	root = yamldoc_read(fp, max_depth, flags, err);
+	fclose(fp);
+	return (root);
+}
+
+struct yamldoc_node *
+yamldoc_read(FILE *fp, int max_depth, int flags, struct yamldoc_error *err)
+{
+	struct yamldoc_loader l = { .max_depth = max_depth, .err = err };
+	struct yamldoc_node  *root = NULL;
+	yaml_event_t	      ev;
+
 	yaml_parser_initialize(&l.parser);
 	yaml_parser_set_input_file(&l.parser, fp);
 	for (;;) {
@@ -198,13 +208,11 @@ yamldoc_load(const char *path, int max_depth, int flags,
 			goto fail;
 	}
 	yaml_parser_delete(&l.parser);
-	fclose(fp);
 	if (root == NULL)
 		yamldoc_fault(err, YAMLDOC_ERR_EMPTY, 0);
 	return (root);
 fail:
 	yaml_parser_delete(&l.parser);
-	fclose(fp);
 	yamldoc_free(root);
 	return (NULL);
 }

@@ -73,6 +73,8 @@ START_TEST(test_settings_full)
 		      "topology:\n"
 		      "- {nodeLabel: example.com/leaf, slurm: switch}\n"
 		      "- {nodeLabel: kubernetes.io/hostname, slurm: node}\n"
+		      "- {nodeLabel: example.com/nvl, slurm: block, "
+		      "slurmTopology: nvl}\n"
 		      "gangGpuSwitchThreshold: 16\n"
 		      "preferredTopologyWaitMinutes: 10\n",
 		&c, err, sizeof(err)) == 0,
@@ -92,9 +94,12 @@ START_TEST(test_settings_full)
 	ck_assert_int_eq(c->poll_ms, 2000);
 	ck_assert_int_eq(c->ngres_types, 1);
 	ck_assert_str_eq(c->gres_types[0].type, "a100");
-	ck_assert_int_eq(c->ntopology, 2);
+	ck_assert_int_eq(c->ntopology, 3);
 	ck_assert_int_eq(config_topo_find(c, "kubernetes.io/hostname")->kind,
 	    TOPO_NODE);
+	ck_assert_ptr_null(config_topo_find(c, "example.com/leaf")->slurm_name);
+	ck_assert_str_eq(config_topo_find(c, "example.com/nvl")->slurm_name,
+	    "nvl");
 	ck_assert_ptr_null(config_topo_find(c, "rack"));
 	ck_assert_int_eq(c->gang_gpu_switch_threshold, 16);
 	ck_assert_int_eq(c->preferred_wait_minutes, 10);
@@ -157,7 +162,8 @@ static const struct {
 	  "none}\n",
 	    "FILE:3: topology: node label x is listed twice" },
 	{ "topology:\n- nodeLabel: x\n  level: switch\n",
-	    "FILE:3: topology: unknown key level (expected nodeLabel or slurm)" },
+	    "FILE:3: topology: unknown key level (expected nodeLabel, slurm "
+	    "or slurmTopology)" },
 	{ "managedNamespaceSelector: {matchLabel: {a: b}}\n",
 	    "FILE:1: managedNamespaceSelector: unknown key matchLabel" },
 	{ "managedNamespaceSelector:\n  matchExpressions:\n  - {key: a, "

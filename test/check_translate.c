@@ -470,8 +470,9 @@ START_TEST(test_translate_topology_apply)
 {
 	struct config *c = config_new();
 	char	       l0[] = "sw", l1[] = "blk", l2[] = "host", l3[] = "rack";
-	struct config_topo_level lv[] = { { l0, TOPO_SWITCH },
-		{ l1, TOPO_BLOCK }, { l2, TOPO_NODE }, { l3, TOPO_LABEL } };
+	struct config_topo_level lv[] = { { l0, TOPO_SWITCH, NULL },
+		{ l1, TOPO_BLOCK, NULL }, { l2, TOPO_NODE, NULL },
+		{ l3, TOPO_LABEL, NULL } };
 	struct topology_req	 req = { "sw", "annotation-x", 1, 0 };
 	struct jobspec		 js;
 	json_t			*nodes[4];
@@ -568,6 +569,56 @@ START_TEST(test_translate_topology_apply)
 }
 END_TEST
 
+/* Labels against Slurm's domains: agree, a value over two, a domain of two. */
+START_TEST(test_translate_topology_agrees)
+{
+	json_t	   *nodes[4], *dom;
+	const char *sn[4] = { "s1", "s2", "s3", "s4" };
+	const char *lab[4] = { "r1", "r1", "r2", "r2" };
+	char	    msg[512];
+	size_t	    i;
+
+	dom = json_pack("{s:s, s:s, s:s, s:s}", "s1", "leaf1", "s2", "leaf1",
+	    "s3", "leaf2", "s4", "leaf2");
+	for (i = 0; i < 4; i++)
+		nodes[i] = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+		    sn[i] + 1, "labels", "rack", lab[i]);
+	ck_assert_uint_eq(topology_agrees("rack", "leaf switch", dom,
+			      (const json_t *const *)nodes, sn, 4, msg,
+			      sizeof(msg)),
+	    0);
+	ck_assert_str_eq(msg, "");
+	/* Node 2 labelled r2, Slurm puts it under leaf1. */
+	json_object_set_new(json_object_get(json_object_get(nodes[1],
+						"metadata"),
+				"labels"),
+	    "rack", json_string("r2"));
+	ck_assert_uint_eq(topology_agrees("rack", "leaf switch", dom,
+			      (const json_t *const *)nodes, sn, 4, msg,
+			      sizeof(msg)),
+	    2);
+	ck_assert_str_eq(msg,
+	    "rack=r2 spans Slurm's leaf switch leaf1 (node 2) and leaf2 "
+	    "(node 3); Slurm's leaf switch leaf1 holds nodes of rack=r1 "
+	    "(node 1) and =r2 (node 2)");
+	/* A node Slurm has in no domain, and one without the label. */
+	json_object_del(dom, "s4");
+	json_object_del(json_object_get(json_object_get(nodes[0], "metadata"),
+			    "labels"),
+	    "rack");
+	ck_assert_uint_eq(topology_agrees("rack", "block", dom,
+			      (const json_t *const *)nodes, sn, 4, msg,
+			      sizeof(msg)),
+	    3);
+	ck_assert_ptr_nonnull(strstr(msg,
+	    "node 1 has no label rack (Slurm's block leaf1); node 4 "
+	    "(rack=r2) is in no Slurm block"));
+	for (i = 0; i < 4; i++)
+		json_decref(nodes[i]);
+	json_decref(dom);
+}
+END_TEST
+
 Suite *
 translate_suite(void)
 {
@@ -582,6 +633,7 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_owner_check);
 	tcase_add_test(tc, test_translate_topology);
 	tcase_add_test(tc, test_translate_topology_apply);
+	tcase_add_test(tc, test_translate_topology_agrees);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -856,3 +856,18 @@ sctl_node_names(char *err, size_t errlen)
 						json_true());
 	return (names);
 }
+
+/* The fake has no topology: every node in no leaf switch or block. */
+json_t *
+sctl_topology(int blocks, const char *name, char *err, size_t errlen)
+{
+	(void)blocks;
+	(void)name;
+	if (fs.down) {
+		snprintf(err, errlen,
+		    "slurm_load_topo: Unable to contact "
+		    "slurm controller (connect failure)");
+		return (NULL);
+	}
+	return (json_object());
+}

@@ -89,6 +89,8 @@ EXTERNAL = {
     "compile_commands.json",
     # libslurm's own header (<slurm/slurm.h>), named bare.
     "slurm.h",
+    # Slurm's topology file beside slurm.conf (25.05 on), named bare.
+    "topology.yaml",
 }
 # Placeholders in a cited path: an upper-case word (NAME.yaml, gen/KIND.c)
 # that is not one of these real names, or "...".

@@ -110,6 +110,12 @@ topology:
 # No Slurm topology behind it: the bridge keeps a gang within one value
 # (test/e2e/t_58_topology.sh labels the nodes across the leaf switches).
 - {nodeLabel: slurm-bridge.io/rack, slurm: none}
+YAML
+# Slurm 25.05 on: partition slurm-bridge-block places by topology/block.
+if stack_has_blocks; then
+	echo "- {nodeLabel: slurm-bridge.io/block, slurm: block, slurmTopology: block}" >>"$BRIDGE_CONFIG.new"
+fi
+cat >>"$BRIDGE_CONFIG.new" <<'YAML'
 gangGpuSwitchThreshold: 16
 preferredTopologyWaitMinutes: 5
 # Namespaces the scheduler manages without the webhook (no label

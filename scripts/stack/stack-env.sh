@@ -77,6 +77,7 @@ APISERVER_URL=https://$LOCAL_IP:$APISERVER_PORT
 # --- Slurm ---------------------------------------------------------------
 SLURM_CLUSTER=bridge
 SLURM_PARTITION=slurm-bridge
+SLURM_BLOCK_PARTITION=slurm-bridge-block   # only where stack_has_blocks
 SLURM_CONF_DIR=/etc/slurm     # default path, so clients need no SLURM_CONF
 SLURM_STATE_DIR=$STACK_DIR/slurm
 MYSQL_DIR=$STACK_DIR/mysql
@@ -277,6 +278,14 @@ stack_node_names() { local k; for ((k = 1; k <= NODES; k++)); do echo "n$k"; don
 # stack_node_leaf K: leaf switch name of node nK.
 stack_node_leaf() { echo "leaf$(( ($1 - 1) / $(stack_nodes_per_leaf) + 1 ))"; }
 stack_node_port() { echo $(( SLURMD_PORT_BASE + $1 )); }
+# Slurm 25.05 on reads topology.yaml: several topologies, one per
+# partition.  There the stack adds topology/block blocks of two nodes,
+# taken across the leaf switches (n1 n3 | n2 n4 for 4 nodes), for the
+# partition SLURM_BLOCK_PARTITION; label slurm-bridge.io/block.
+stack_has_blocks() { [ "$SLURM" != 22.05 ] && [ "$SLURM" != 24.11 ] && [ "$NODES" -ge 4 ]; }
+stack_block_count() { echo $(( NODES / 2 )); }
+# stack_node_block K: block name of node nK.
+stack_node_block() { echo "b$(( ($1 - 1) % $(stack_block_count) + 1 ))"; }
 
 # Up to STACK_MAX_NODES: node nK's slurmd listens on SLURMD_PORT_BASE + K
 # (17001..18000), clear of every other port here.  Past STACK_SMALL_NODES

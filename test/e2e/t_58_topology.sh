@@ -5,8 +5,10 @@
 # leaf switches (topology/tree, label slurm-bridge.io/leaf-switch: n1 n2
 # under leaf1, n3 n4 under leaf2) are Slurm's own; slurm-bridge.io/rack
 # (this file labels it across the switches) is a level Slurm knows nothing
-# of.  Whole-node pods with n2 taken: Slurm alone would give a gang of
-# two n1 and n3, across the switches, which the first scenario shows.
+# of.  Whole-node pods: with n2 and n4 taken, a gang that asks nothing is
+# bound across the switches (the first scenario); with only n2 taken,
+# which free nodes Slurm picks is its own choice (22.05 n1 and n3, 26.05
+# n3 and n4), so only a request makes it one switch.
 
 TL=slurm-bridge.io/leaf-switch
 TR=slurm-bridge.io/rack
@@ -23,13 +25,13 @@ topo_fill() {
 		k apply -f - >/dev/null
 	check "$2 takes $3" wait_for 30 pod_is "$1" "$2" "$JP_NODE" "$3"
 }
-# topo_gang NS GROUP ANNOTATIONS: two whole-node members GROUP-0 and -1,
-# ANNOTATIONS more flow-map entries.
+# topo_gang NS GROUP ANNOTATIONS [N]: N (2) whole-node members GROUP-0,
+# GROUP-1..., ANNOTATIONS more flow-map entries.
 topo_gang() {
-	local i
-	for i in 0 1; do
+	local i n=${4:-2}
+	for ((i = 0; i < n; i++)); do
 		pod_yaml "$1" "$2-$i" 32 256Mi "  labels: {scheduling.x-k8s.io/pod-group: $2}
-  annotations: {scheduler.slinky.slurm.net/min-member: \"2\"${3:+, $3}}" | k apply -f - >/dev/null
+  annotations: {scheduler.slinky.slurm.net/min-member: \"$n\"${3:+, $3}}" | k apply -f - >/dev/null
 	done
 }
 # topo_values NS LABEL POD...: the distinct values of LABEL on the pods' nodes.
@@ -47,16 +49,17 @@ topo_clear() {
 	wait_for 60 topo_idle
 }
 
-scenario "topology: without a request a gang of two whole nodes spans both leaf switches"
+scenario "topology: without a request a gang of two whole nodes may span both leaf switches"
 ns=$(new_ns enabled)
 wait_for 60 topo_idle
 topo_fill "$ns" fill2 n2
+topo_fill "$ns" fill4 n4
 topo_gang "$ns" plain
 check "the gang is bound" wait_for 60 all_bound "$ns" plain-0 plain-1
 echo "    plain gang on $(topo_nodes "$ns" plain-0 plain-1): leaf $(topo_values "$ns" "$TL" plain-0 plain-1)"
-check_eq "on two leaf switches (Slurm's choice, nothing asked)" \
+check_eq "on two leaf switches (nothing asked, n1 and n3 free)" \
 	"$(topo_values "$ns" "$TL" plain-0 plain-1 | wc -w)" 2
-k -n "$ns" delete pod plain-0 plain-1 --wait=true >/dev/null
+k -n "$ns" delete pod plain-0 plain-1 fill4 --wait=true >/dev/null
 
 scenario "topology: our required-topology at a switch level is one leaf switch"
 topo_gang "$ns" mine "$TA/required-topology: $TL"
@@ -129,6 +132,61 @@ else
 	fi
 fi
 topo_clear "$ns"
+
+# Slurm 25.05 on: the stack's partition slurm-bridge-block places by
+# topology/block (topology.yaml), blocks of two nodes across the leaf
+# switches: b1 = n1 n3, b2 = n2 n4 (label slurm-bridge.io/block).
+TB=slurm-bridge.io/block
+BP="$TA/partition: slurm-bridge-block, $TA/exclusive: \"true\""
+if [ -z "$(sinfo -h -p slurm-bridge-block -o %P 2>/dev/null)" ]; then
+	echo "  skip the topology/block scenarios: no partition slurm-bridge-block (Slurm before 25.05)"
+else
+	scenario "topology/block: a gang that requires a block gets one"
+	topo_fill "$ns" fill1 n1
+	topo_gang "$ns" blk "$TA/required-topology: $TB, $BP"
+	check "the gang is bound" wait_for 60 all_bound "$ns" blk-0 blk-1
+	job=$(pod_field "$ns" blk-0 "$JP_JOBID")
+	echo "    on $(topo_nodes "$ns" blk-0 blk-1) (block $(topo_values "$ns" "$TB" blk-0 blk-1)); scontrol show job: NodeList=$(job_field "$job" NodeList) Partition=$(job_field "$job" Partition)"
+	check_eq "in block b2, the one with both nodes free" "$(topo_nodes "$ns" blk-0 blk-1 | tr ' ' '\n' | sort | paste -sd' ')" "n2 n4"
+	topo_clear "$ns"
+
+	scenario "topology/block: a gang of four in slices of two, each slice in one block (--segment)"
+	refits0=$(stack_metric slurm_bridge_refits_total)
+	topo_gang "$ns" seg "$TA/required-topology: $TB, $TA/topology-slice-size: \"2\", $BP" 4
+	check "the gang is bound" wait_for 60 all_bound "$ns" seg-0 seg-1 seg-2 seg-3
+	job=$(pod_field "$ns" seg-0 "$JP_JOBID")
+	echo "    seg-0..3 on $(topo_nodes "$ns" seg-0 seg-1 seg-2 seg-3); scontrol show job: NodeList=$(job_field "$job" NodeList) SegmentSize=$(job_field "$job" SegmentSize)"
+	check_eq "slice 0 (seg-0, seg-1) in one block" "$(topo_values "$ns" "$TB" seg-0 seg-1 | wc -w)" 1
+	check_eq "slice 1 (seg-2, seg-3) in one block" "$(topo_values "$ns" "$TB" seg-2 seg-3 | wc -w)" 1
+	check_eq "Slurm was asked for segments of two" "$(job_field "$job" SegmentSize)" 2
+	check_eq "no allocation was given back (slurm_bridge_refits_total)" \
+		"$(($(stack_metric slurm_bridge_refits_total) - refits0))" 0
+	topo_clear "$ns"
+fi
+
+scenario "topology: at start the bridge checks the labels against Slurm's topology"
+blog=$LOG_DIR/slurm-bridge.log
+topo_restart() {
+	local pid; pid=$(stack_pid "$BRIDGE_PIDFILE")
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	wait_for 20 bash -c "! kill -0 $pid 2>/dev/null"
+	"$E2E_DIR/../../scripts/stack/bridge-up.sh" >/dev/null
+}
+topo_said() { tail -c +"$((mark + 1))" "$blog" | grep -m1 "$1"; }
+topo_has() { topo_said "$1" >/dev/null; }
+mark=$(wc -c <"$blog")
+k label node n2 "$TL=leaf2" --overwrite >/dev/null
+topo_restart
+check "n2 labelled leaf2 (Slurm: leaf1): the bridge says where" wait_for 30 topo_has "topology: label $TL disagrees"
+echo "    $(topo_said "topology: label $TL disagrees" | sed 's/^.*reconcile: //')"
+mark=$(wc -c <"$blog")
+k label node n2 "$TL=leaf1" --overwrite >/dev/null
+topo_restart
+check "labelled back: it agrees" wait_for 30 topo_has "topology: label $TL agrees"
+echo "    $(topo_said "topology: label $TL agrees" | sed 's/^.*reconcile: //')"
+if [ -n "$(sinfo -h -p slurm-bridge-block -o %P 2>/dev/null)" ]; then
+	check "and $TB with Slurm's blocks (topology \"block\" of topology.yaml)" topo_has "topology: label $TB agrees"
+fi
 
 scenario "topology: what Slurm cannot hold is said on the pod or refused"
 out=$(pod_yaml "$ns" zone 1 256Mi "  annotations: {$TA/required-topology: cloud.example.com/zone}" | k apply -f - 2>&1)

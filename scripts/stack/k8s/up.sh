@@ -213,7 +213,8 @@ metadata:
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
     type: kwok
-    slurm-bridge.io/leaf-switch: $(stack_node_leaf "$k")
+    slurm-bridge.io/leaf-switch: $(stack_node_leaf "$k")$(stack_has_blocks &&
+		printf '\n    slurm-bridge.io/block: %s' "$(stack_node_block "$k")")
 spec:
   taints:
   - key: slinky.slurm.net/managed-node
