@@ -8,7 +8,9 @@
  * - GPU limits as the gres annotation, typed by the config's gresTypes;
  * - a gang with gangGpuSwitchThreshold GPUs and no topology request of its
  *   own: the switches annotation (one leaf switch, a bounded wait); a
- *   preferred topology the table lacks: a warning.
+ *   preferred topology the table lacks: a warning;
+ * - JobSet's and LeaderWorkerSet's exclusive placement in our own form
+ *   (topology_exclusive).
  * Runs inside a request; owners come from the watch-based store.
  */
 #include <stdarg.h>
@@ -60,9 +62,11 @@ mutate_warn(struct review_result *r, const char *fmt, ...)
 	free(msg);
 }
 
-#define ANN_GRES      ANN_PREFIX "gres"
-#define ANN_SWITCHES  ANN_PREFIX "switches"
-#define ANN_MAX_NODES ANN_PREFIX "max-nodes"
+#define ANN_GRES	      ANN_PREFIX "gres"
+#define ANN_SWITCHES	      ANN_PREFIX "switches"
+#define ANN_MAX_NODES	      ANN_PREFIX "max-nodes"
+#define ANN_REQUIRED_TOPOLOGY ANN_PREFIX "required-topology"
+#define ANN_TOPOLOGY_SLICE    ANN_PREFIX "topology-slice-size"
 
 /* Metadata the patch adds, collected so each map is created once. */
 struct meta_adds {
@@ -313,6 +317,73 @@ mutate_topology(const json_t *pod, const struct review_conf *rc, int gang,
 		    json_string(sw));
 }
 
+/*
+ * JobSet's exclusive placement, LeaderWorkerSet's per subgroup: the same
+ * request in slurm-bridge's own form, and their annotation and affinity
+ * terms dropped (topology_exclusive says why), so that neither their
+ * webhooks nor ours hold the gang back, and theirs add nothing again.
+ */
+static void
+mutate_exclusive(const json_t *pod, const struct review_conf *rc,
+    struct meta_adds *adds, struct review_result *r)
+{
+	static const char *const kinds[] = { "podAffinity", "podAntiAffinity" };
+	struct owners_lookup	 ol;
+	struct topology_exclusive x;
+	json_t			 *layers[WORKLOAD_LAYERS], *list;
+	size_t			  nl, k, i, dropped = 0;
+	char			  err[256], n[16], path[256], *esc;
+	int			  rc_x;
+
+	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms, 0);
+	nl = workload_layers(pod, &ol.lk, layers);
+	rc_x = topology_exclusive(pod, layers, nl, &x, err, sizeof(err));
+	workload_layers_free(layers, nl);
+	if (rc_x != 1)
+		return; /* bad input is the validating webhook's */
+	if (k8s_obj_annotation(pod, ANN_REQUIRED_TOPOLOGY) == NULL) {
+		json_object_set_new(adds->annotations, ANN_REQUIRED_TOPOLOGY,
+		    json_string(x.key));
+		if (x.slice > 0 &&
+		    k8s_obj_annotation(pod, ANN_TOPOLOGY_SLICE) == NULL) {
+			snprintf(n, sizeof(n), "%u", x.slice);
+			json_object_set_new(adds->annotations,
+			    ANN_TOPOLOGY_SLICE, json_string(n));
+		}
+	}
+	esc = mutate_pointer_escape(x.ann);
+	snprintf(path, sizeof(path), "/metadata/annotations/%s", esc);
+	free(esc);
+	patch_op(r->patch, "remove", path, NULL);
+	for (k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path),
+		    "spec.affinity.%s.requiredDuringSchedulingIgnoredDuringExecution",
+		    kinds[k]);
+		list = k8s_obj_get(pod, path);
+		for (i = json_array_size(list); i-- > 0;) {
+			if (!topology_exclusive_term(json_array_get(list, i),
+				&x))
+				continue;
+			snprintf(path, sizeof(path),
+			    "/spec/affinity/%s/"
+			    "requiredDuringSchedulingIgnoredDuringExecution/%zu",
+			    kinds[k], i);
+			patch_op(r->patch, "remove", path, NULL);
+			dropped++;
+		}
+	}
+	mutate_warn(r,
+	    "annotation %s: slurm-bridge places the gang through Slurm with "
+	    "each %s (%u pods) in one value of %.64s (" ANN_REQUIRED_TOPOLOGY
+	    ", " ANN_TOPOLOGY_SLICE "); the annotation and %zu affinity "
+	    "term%s of its placement are dropped, and another group may "
+	    "share a domain",
+	    x.ann,
+	    strcmp(x.label, "jobset.sigs.k8s.io/job-key") == 0 ? "child Job" :
+								 "subgroup",
+	    x.slice, x.key, dropped, dropped == 1 ? "" : "s");
+}
+
 void
 mutate_pod(const json_t *pod, const char *operation,
     const struct review_conf *rc, struct review_result *r)
@@ -360,6 +431,7 @@ mutate_pod(const json_t *pod, const char *operation,
 	if (gpus == 0 && (gres = k8s_obj_annotation(pod, ANN_GRES)) != NULL)
 		gpus = translate_gres_gpus(gres);
 	mutate_topology(pod, rc, gang, gpus, &adds, r);
+	mutate_exclusive(pod, rc, &adds, r);
 	patch_meta(r->patch, pod, "labels", adds.labels);
 	patch_meta(r->patch, pod, "annotations", adds.annotations);
 	json_decref(adds.labels);

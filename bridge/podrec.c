@@ -431,7 +431,7 @@ podrec_new(const json_t *pod)
 	    "node.kubernetes.io/unreachable");
 	r->label_jobid = podrec_jobid(k8s_obj_label(pod, LABEL_JOBID));
 	r->ann_jobid = podrec_jobid(k8s_obj_annotation(pod, ANN_SLURM_JOBID));
-	r->index = workload_completion_index(pod);
+	r->index = workload_member_index(pod);
 	r->phase = (uint8_t)podrec_phase(k8s_obj_str(pod, "status.phase"));
 	podrec_exit(pod, r);
 	r->finalizer = k8s_obj_has_finalizer(pod, FINALIZER);

@@ -50,16 +50,18 @@ struct config;
 #define ANN_SLURM_DEVICE_JOBS "scheduler.slinky.slurm.net/device-jobs"
 #define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
-#define PODGROUP_CONDITION    "PodGroupInitiallyScheduled"
-#define ANN_MIN_MEMBER	      "scheduler.slinky.slurm.net/min-member"
-#define JOBSET_LABEL_NAME     "jobset.sigs.k8s.io/jobset-name"
-#define JOBSET_LABEL_RJ	      "jobset.sigs.k8s.io/replicatedjob-name"
-#define LWS_LABEL_NAME	      "leaderworkerset.sigs.k8s.io/name"
-#define LWS_LABEL_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index"
-#define LWS_ANN_SIZE	      "leaderworkerset.sigs.k8s.io/size"
-#define FINALIZER	      "scheduler.slinky.slurm.net/finalizer"
-#define MANAGED_TAINT_KEY     "slinky.slurm.net/managed-node"
-#define MANAGED_TAINT_VALUE   "slurm-bridge"
+#define PODGROUP_CONDITION	  "PodGroupInitiallyScheduled"
+#define ANN_MIN_MEMBER		  "scheduler.slinky.slurm.net/min-member"
+#define JOBSET_LABEL_NAME	  "jobset.sigs.k8s.io/jobset-name"
+#define JOBSET_LABEL_RJ		  "jobset.sigs.k8s.io/replicatedjob-name"
+#define JOBSET_LABEL_GLOBAL_INDEX "jobset.sigs.k8s.io/job-global-index"
+#define LWS_LABEL_NAME		  "leaderworkerset.sigs.k8s.io/name"
+#define LWS_LABEL_GROUP_INDEX	  "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_LABEL_WORKER_INDEX	  "leaderworkerset.sigs.k8s.io/worker-index"
+#define LWS_ANN_SIZE		  "leaderworkerset.sigs.k8s.io/size"
+#define FINALIZER		  "scheduler.slinky.slurm.net/finalizer"
+#define MANAGED_TAINT_KEY	  "slinky.slurm.net/managed-node"
+#define MANAGED_TAINT_VALUE	  "slurm-bridge"
 /*
  * The taint's effect is the config's managedTaintEffect: NoSchedule by
  * default (the guard webhook keeps other schedulers' pods off Slurm's

@@ -178,6 +178,18 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		if (strcmp(anns[i].key, JOBSET_EXCLUSIVE) == 0)
 			req->slice = topology_jobset_slice(pod, layers,
 			    nlayers);
+		if (strcmp(anns[i].key, LWS_EXCLUSIVE) == 0) {
+			snprintf(err, errlen,
+			    "annotation " LWS_EXCLUSIVE ": LeaderWorkerSet "
+			    "creates a group's workers only once its leader is "
+			    "bound, and slurm-bridge binds a gang only whole, "
+			    "so the group would wait for good; set " ANN_PREFIX
+			    "required-topology: %.64s on the "
+			    "LeaderWorkerSet instead (its annotations are read "
+			    "for every pod of the group)",
+			    v);
+			return (-1);
+		}
 		break;
 	}
 	if (req->key == NULL &&
@@ -198,6 +210,70 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		    "e.g. topology.kubernetes.io/rack)",
 		    req->from, req->key);
 		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Exclusive placement as JobSet and LeaderWorkerSet's subgroups state it:
+ * the annotation, and the hash label their webhooks' affinity terms
+ * select on (their group's key, In for the group, NotIn for the others).
+ */
+static const struct {
+	const char *ann, *label;
+} topology_exclusives[] = {
+	{ JOBSET_EXCLUSIVE, "jobset.sigs.k8s.io/job-key" },
+	{ LWS_SUB_EXCLUSIVE, "leaderworkerset.sigs.k8s.io/subgroup-key" },
+};
+
+int
+topology_exclusive(const json_t *pod, json_t *const *layers, size_t nlayers,
+    struct topology_exclusive *x, char *err, size_t errlen)
+{
+	const char *v;
+	size_t	    i;
+
+	memset(x, 0, sizeof(*x));
+	for (i = 0;
+	     i < sizeof(topology_exclusives) / sizeof(topology_exclusives[0]);
+	     i++) {
+		if ((v = k8s_obj_annotation(pod, topology_exclusives[i].ann)) ==
+		    NULL)
+			continue;
+		if (!topology_key_ok(v)) {
+			snprintf(err, errlen,
+			    "annotation %s: \"%.64s\" is not a node label key "
+			    "([prefix/]name, e.g. topology.kubernetes.io/rack)",
+			    topology_exclusives[i].ann, v);
+			return (-1);
+		}
+		x->ann = topology_exclusives[i].ann;
+		x->label = topology_exclusives[i].label;
+		x->key = v;
+		x->slice = i == 0 ?
+		    topology_jobset_slice(pod, layers, nlayers) :
+		    topology_count(k8s_obj_annotation(pod, LWS_SUB_SIZE));
+		return (1);
+	}
+	return (0);
+}
+
+int
+topology_exclusive_term(const json_t *term, const struct topology_exclusive *x)
+{
+	const json_t *e;
+	const char   *tk = json_string_value(
+	      json_object_get(term, "topologyKey"));
+	size_t i;
+
+	if (tk == NULL || strcmp(tk, x->key) != 0)
+		return (0);
+	json_array_foreach (k8s_obj_get(term, "labelSelector.matchExpressions"),
+	    i, e) {
+		if (json_is_string(json_object_get(e, "key")) &&
+		    strcmp(json_string_value(json_object_get(e, "key")),
+			x->label) == 0)
+			return (1);
 	}
 	return (0);
 }

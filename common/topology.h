@@ -62,6 +62,29 @@ int topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
     size_t n, char *why, size_t len);
 
 /*
+ * JobSet's exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology)
+ * and LeaderWorkerSet's per subgroup (subgroup-exclusive-topology), as
+ * their controllers do it, hold a gang back: JobSet creates the rest of a
+ * child Job only once its first pod is bound, and both webhooks add
+ * required pod (anti-)affinity terms on their group's hash label.  The
+ * admission webhook states the same request in slurm-bridge's own form
+ * (required-topology, topology-slice-size) and drops theirs.
+ */
+struct topology_exclusive {
+	const char *ann;   /* the annotation, static */
+	const char *label; /* the hash label their terms select on, static */
+	const char *key;   /* the node label, borrowed from the pod */
+	uint32_t    slice; /* the child Job's or subgroup's pods; 0: unknown */
+};
+
+/* 1 with x filled when the pod carries one; 0; -1 with err. */
+int topology_exclusive(const json_t *pod, json_t *const *layers, size_t nlayers,
+    struct topology_exclusive *x, char *err, size_t errlen);
+/* Is a pod affinity term one of the terms their webhooks add for x? */
+int topology_exclusive_term(const json_t *term,
+    const struct topology_exclusive	 *x);
+
+/*
  * Do node labels agree with Slurm's domains of a level?  domains is
  * {Slurm node: leaf switch or block} (sctl_topology); nodes[i] the i-th
  * bridged Node object, snames[i] its Slurm node.  Each label value must

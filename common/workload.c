@@ -522,20 +522,35 @@ workload_key_ns(const char *key, char *buf, size_t len)
 	return (buf);
 }
 
-int32_t
-workload_completion_index(const json_t *pod)
+/* A label's value as a count from 0 to max, or -1. */
+static int32_t
+workload_label_count(const json_t *pod, const char *key, long max)
 {
-	const char *v = k8s_obj_label(pod,
-	    "batch.kubernetes.io/"
-	    "job-completion-index");
+	const char *v = k8s_obj_label(pod, key);
 	char	   *end;
-	long	    idx;
+	long	    n;
 
-	if (v == NULL || *v == '\0')
+	if (v == NULL || !isdigit((unsigned char)*v))
 		return (-1);
-	idx = strtol(v, &end, 10);
-	return (
-	    *end == '\0' && idx >= 0 && idx <= INT32_MAX ? (int32_t)idx : -1);
+	n = strtol(v, &end, 10);
+	return (*end == '\0' && n >= 0 && n <= max ? (int32_t)n : -1);
+}
+
+int32_t
+workload_member_index(const json_t *pod)
+{
+	int32_t c = workload_label_count(pod,
+		    "batch.kubernetes.io/job-completion-index", INT32_MAX),
+		g = workload_label_count(pod, JOBSET_LABEL_GLOBAL_INDEX, 32767);
+
+	if (c < 0 && g < 0)
+		return (workload_label_count(pod, LWS_LABEL_WORKER_INDEX,
+		    INT32_MAX));
+	if (g < 0)
+		return (c);
+	if (c > 65535)
+		return (-1);
+	return (g * 65536 + (c < 0 ? 0 : c));
 }
 
 int

@@ -122,12 +122,19 @@ int workload_jobset_size(const json_t *jobset);
 int workload_jobset_stage(const json_t *jobset, const char *rjname,
     const char **stage, int *pods, char *err, size_t errlen);
 /*
- * Placement order of gang members: by Job completion index when both have
- * one, else by name (qsort-style result).  Index -1: none.
+ * Placement order of gang members: by member index when both have one,
+ * else by name (qsort-style result).  Index -1: none.
  */
 int workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
     const char *name_b);
-/* The pod's batch.kubernetes.io/job-completion-index label, or -1. */
-int32_t workload_completion_index(const json_t *pod);
+/*
+ * A member's index for placement order: its Job completion index
+ * (batch.kubernetes.io/job-completion-index); for a JobSet's pod, its
+ * child Job's jobset.sigs.k8s.io/job-global-index first (times 65536), so
+ * that the pods of one child Job are consecutive (a topology slice); for
+ * a LeaderWorkerSet's, its leaderworkerset.sigs.k8s.io/worker-index (the
+ * leader 0), so that worker 10 follows worker 9.  -1: none.
+ */
+int32_t workload_member_index(const json_t *pod);
 
 #endif /* WORKLOAD_H */

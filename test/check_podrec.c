@@ -103,7 +103,7 @@ START_TEST(test_podrec_json)
 	ck_assert_str_eq(k8s_obj_annotation(back, ANN_PREFIX "account"),
 	    "physics");
 	ck_assert_str_eq(k8s_obj_label(back, LABEL_JOBID), "4242");
-	ck_assert_int_eq(workload_completion_index(back), 7);
+	ck_assert_int_eq(workload_member_index(back), 7);
 	ck_assert_int_eq(translate_tolerates(back, NULL), 1);
 	ck_assert_uint_eq(json_array_size(
 			      k8s_obj_get(back, "metadata.ownerReferences")),

@@ -114,6 +114,10 @@ apply_patch(json_t *doc, const json_t *patch)
 		parent = pointer_parent(doc, path, &last);
 		if (json_is_array(parent) && strcmp(last, "-") == 0)
 			json_array_append(parent, json_object_get(op, "value"));
+		else if (json_is_array(parent) && strcmp(kind, "remove") == 0)
+			ck_assert_int_eq(json_array_remove(parent,
+					     strtoul(last, NULL, 10)),
+			    0);
 		else if (strcmp(kind, "remove") == 0)
 			ck_assert_int_eq(json_object_del(parent, last), 0);
 		else {

@@ -413,7 +413,9 @@ START_TEST(test_translate_topology)
 		  "\"l\", \"leaderworkerset.sigs.k8s.io/subgroup-size\": \"2\"}",
 		    "{}", NULL, "l", NULL, 1, 2 },
 		{ "{\"leaderworkerset.sigs.k8s.io/exclusive-topology\": \"l\"}",
-		    "{}", NULL, "l", NULL, 1, 0 },
+		    "{}", NULL, NULL,
+		    "creates a group's workers only once its leader is bound",
+		    0, 0 },
 		{ "{\"alpha.jobset.sigs.k8s.io/exclusive-topology\": \"j\"}",
 		    "{\"jobset.sigs.k8s.io/replicatedjob-name\": \"w\"}",
 		    "{\"apiVersion\": \"jobset.x-k8s.io/v1alpha2\", \"kind\": "

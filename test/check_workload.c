@@ -558,8 +558,8 @@ member_cmp(const void *a, const void *b)
 	const json_t *pa = *(const json_t *const *)a;
 	const json_t *pb = *(const json_t *const *)b;
 
-	return (workload_member_order(workload_completion_index(pa),
-	    k8s_obj_name(pa), workload_completion_index(pb), k8s_obj_name(pb)));
+	return (workload_member_order(workload_member_index(pa),
+	    k8s_obj_name(pa), workload_member_index(pb), k8s_obj_name(pb)));
 }
 
 /* A group's name, read back from each kind of key the rules build. */
@@ -597,6 +597,57 @@ START_TEST(test_workload_member_order)
 	ck_assert_str_eq(k8s_obj_name(p[0]), "w-a");
 	ck_assert_str_eq(k8s_obj_name(p[1]), "w-b");
 	ck_assert_str_eq(k8s_obj_name(p[2]), "w-c");
+	for (i = 0; i < 3; i++)
+		json_decref(p[i]);
+}
+END_TEST
+
+/* label sets KEY=VALUE on pod p. */
+static void
+label(json_t *p, const char *key, const char *value)
+{
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"), key,
+	    json_string(value));
+}
+
+/*
+ * A JobSet's pods: each child Job's together (job-global-index, then the
+ * completion index), so a slice per child Job is consecutive; a
+ * LeaderWorkerSet's: by worker index, 10 after 9.
+ */
+START_TEST(test_workload_member_order_workloads)
+{
+	static const char *const js[4][3] = { { "js-w-1-0", "1", "0" },
+		{ "js-w-0-1", "0", "1" }, { "js-w-1-1", "1", "1" },
+		{ "js-w-0-0", "0", "0" } };
+	json_t			*p[4];
+	size_t			 i;
+
+	for (i = 0; i < 4; i++) {
+		p[i] = pod(js[i][0], NULL, NULL, NULL);
+		label(p[i], JOBSET_LABEL_GLOBAL_INDEX, js[i][1]);
+		label(p[i], "batch.kubernetes.io/job-completion-index",
+		    js[i][2]);
+	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	qsort(p, 4, sizeof(p[0]), member_cmp);
+	ck_assert_str_eq(k8s_obj_name(p[0]), "js-w-0-0");
+	ck_assert_str_eq(k8s_obj_name(p[1]), "js-w-0-1");
+	ck_assert_str_eq(k8s_obj_name(p[2]), "js-w-1-0");
+	ck_assert_str_eq(k8s_obj_name(p[3]), "js-w-1-1");
+	for (i = 0; i < 4; i++)
+		json_decref(p[i]);
+	p[0] = pod("lws-0-10", NULL, NULL, NULL);
+	p[1] = pod("lws-0-9", NULL, NULL, NULL);
+	p[2] = pod("lws-0", NULL, NULL, NULL);
+	label(p[0], LWS_LABEL_WORKER_INDEX, "10");
+	label(p[1], LWS_LABEL_WORKER_INDEX, "9");
+	label(p[2], LWS_LABEL_WORKER_INDEX, "0");
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	qsort(p, 3, sizeof(p[0]), member_cmp);
+	ck_assert_str_eq(k8s_obj_name(p[0]), "lws-0");
+	ck_assert_str_eq(k8s_obj_name(p[1]), "lws-0-9");
+	ck_assert_str_eq(k8s_obj_name(p[2]), "lws-0-10");
 	for (i = 0; i < 3; i++)
 		json_decref(p[i]);
 }
@@ -682,6 +733,7 @@ workload_suite(void)
 	tcase_add_test(tc, test_workload_sched_podgroup);
 	tcase_add_test(tc, test_workload_layers);
 	tcase_add_test(tc, test_workload_member_order);
+	tcase_add_test(tc, test_workload_member_order_workloads);
 	tcase_add_test(tc, test_workload_key_name);
 	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
 	    (int)(sizeof(stages) / sizeof(stages[0])));

@@ -133,6 +133,28 @@ else
 fi
 topo_clear "$ns"
 
+scenario "topology: a JobSet's exclusive-topology: its child Job placed whole in one leaf switch"
+# JobSet creates a child Job's other pods only once the first is bound;
+# the webhook states the request as ours and drops JobSet's own.
+topo_fill "$ns" fill2 n2
+jobset_yaml "$ns" jx "$E2E_POD" w:1:2 | sed 's/requests: {cpu: "1"/requests: {cpu: "32"/' |
+	sed "s|^metadata: {name: jx, namespace: $ns}|metadata: {name: jx, namespace: $ns, annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: $TL}}|" |
+	k apply -f - >/dev/null
+jsel=jobset.sigs.k8s.io/jobset-name=jx
+check "the JobSet's two pods are bound" wait_for 60 n_with "$ns" "$jsel" "$JP_NODE" 2
+# shellcheck disable=SC2046
+check_eq "under one leaf switch" "$(topo_values "$ns" "$TL" $(pods_by "$ns" "$jsel") | wc -w)" 1
+p0=$(first_pod "$ns" "$jsel")
+# shellcheck disable=SC2046
+echo "    on $(topo_nodes "$ns" $(pods_by "$ns" "$jsel"))"
+check_eq "the pods carry our required-topology" \
+	"$(pod_field "$ns" "$p0" '{.metadata.annotations.slurmjob\.slinky\.slurm\.net/required-topology}')" "$TL"
+check_eq "and neither JobSet's annotation nor its affinity terms" \
+	"$(pod_field "$ns" "$p0" '{.metadata.annotations.alpha\.jobset\.sigs\.k8s\.io/exclusive-topology}{.spec.affinity.podAffinity}')" ""
+check_one_job "$ns" "$jsel" 2 JobSet
+k -n "$ns" delete jobset jx --wait=false >/dev/null
+topo_clear "$ns"
+
 # Slurm 25.05 on: the stack's partition slurm-bridge-block places by
 # topology/block (topology.yaml), blocks of two nodes across the leaf
 # switches: b1 = n1 n3, b2 = n2 n4 (label slurm-bridge.io/block).
@@ -161,6 +183,22 @@ else
 	check_eq "Slurm was asked for segments of two" "$(job_field "$job" SegmentSize)" 2
 	check_eq "no allocation was given back (slurm_bridge_refits_total)" \
 		"$(($(stack_metric slurm_bridge_refits_total) - refits0))" 0
+	topo_clear "$ns"
+
+	scenario "topology/block: a JobSet's exclusive-topology: each child Job in one block"
+	jobset_yaml "$ns" jb "$E2E_POD" w:2:2 | sed 's/requests: {cpu: "1"/requests: {cpu: "32"/' |
+		sed "s|^metadata: {name: jb, namespace: $ns}|metadata: {name: jb, namespace: $ns, annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: $TB, $BP}}|" |
+		k apply -f - >/dev/null
+	jsel=jobset.sigs.k8s.io/jobset-name=jb
+	check "the JobSet's four pods are bound" wait_for 60 n_with "$ns" "$jsel" "$JP_NODE" 4
+	for ji in 0 1; do
+		# shellcheck disable=SC2046
+		check_eq "child Job $ji in one block" "$(topo_values "$ns" "$TB" $(pods_by "$ns" "$jsel,jobset.sigs.k8s.io/job-index=$ji") | wc -w)" 1
+		# shellcheck disable=SC2046
+		echo "    child Job $ji on $(topo_nodes "$ns" $(pods_by "$ns" "$jsel,jobset.sigs.k8s.io/job-index=$ji"))"
+	done
+	check_one_job "$ns" "$jsel" 4 JobSet
+	k -n "$ns" delete jobset jb --wait=false >/dev/null
 	topo_clear "$ns"
 fi
 
@@ -196,4 +234,14 @@ topo_gang "$ns" slices "kueue.x-k8s.io/podset-slice-required-topology: $TL, kueu
 check "slices at a switch level: the pods say why they wait" wait_for 30 cond_has "$ns" slices-0 \
 	"Slurm can hold each slice in one domain only at a block level"
 echo "    $(cond_msg "$ns" slices-0)"
+lws_yaml "$ns" lx 1 2 "$E2E_POD" |
+	sed "s|^metadata: {name: lx, namespace: $ns}|metadata: {name: lx, namespace: $ns, annotations: {leaderworkerset.sigs.k8s.io/exclusive-topology: $TL}}|" |
+	k apply -f - >/dev/null
+lws_refused() {
+	k -n "$ns" get events --field-selector reason=FailedCreate \
+		-o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 "creates a group's workers only once"
+}
+check "a LeaderWorkerSet's exclusive-topology: its leader is refused, saying what to write" \
+	wait_for 30 eval 'lws_refused >/dev/null'
+echo "    $(lws_refused | sed 's/^.*denied the request: //' | cut -c1-200)..."
 k delete namespace "$ns" --wait=false >/dev/null
