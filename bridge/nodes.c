@@ -372,7 +372,7 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 
 /*
  * Each switch and block level of the topology table against Slurm's leaf
- * switches or blocks, over the bridged nodes Slurm knows: said once at
+ * switches or blocks, over the Kubernetes nodes of Slurm's nodes: said once at
  * recovery, in the log (a label that disagrees shows later as allocations
  * given back before their Binding).
  */
@@ -412,8 +412,8 @@ nodes_check_topology(struct reconcile *r)
 			sname = k8s_obj_label(node, LABEL_SLURM_NODENAME);
 			if (sname == NULL)
 				sname = k8s_obj_name(node);
-			if (!translate_node_managed(node) ||
-			    json_object_get(r->slurm_nodes, sname) == NULL)
+			/* Its taint may not be written yet: Slurm knows it. */
+			if (json_object_get(r->slurm_nodes, sname) == NULL)
 				continue;
 			nodes[n] = node;
 			snames[n++] = sname;

@@ -25,6 +25,8 @@
  *               .workloadRef.workloadName and .podGroupTemplateRef.workload
  *               .workloadName (workload_ref_name), spec
  *               .schedulingConstraints.topology[0].key (topology_request),
+ *               spec.disruptionMode.all, as {"all": {}}
+ *               (workload_podgroup_disrupt_all),
  *               the last status condition
  *               of type PODGROUP_CONDITION: type, status, lastTransitionTime
  *               (writes_podgroup_send)
@@ -335,6 +337,10 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 		ownerrec_set(sp, "schedulingConstraints",
 		    ownerrec_topology(
 			json_object_get(spec, "schedulingConstraints")));
+		if (json_object_get(json_object_get(spec, "disruptionMode"),
+			"all") != NULL)
+			json_object_set_new(sp, "disruptionMode",
+			    json_pack("{s:{}}", "all"));
 		ownerrec_set(out, "status",
 		    ownerrec_pg_status(json_object_get(obj, "status")));
 		break;

@@ -302,6 +302,12 @@ workload_podgroup_min(const json_t *pg)
 	return (n >= 1 && n <= WORKLOAD_MAX_GANG ? (int)n : -1);
 }
 
+int
+workload_podgroup_disrupt_all(const json_t *pg)
+{
+	return (k8s_obj_get(pg, "spec.disruptionMode.all") != NULL);
+}
+
 /* The gang annotation: 1 "true", 0 "false", -1 absent; -2 with err. */
 static int
 workload_gang_override(const json_t *pod, char *err, size_t errlen)

@@ -109,6 +109,11 @@ int workload_gang_size(const char *ns, const char *name, int min_member,
  * is out of range.
  */
 int workload_podgroup_min(const json_t *pg);
+/*
+ * A Kubernetes PodGroup's spec.disruptionMode is all (its members can only
+ * be disrupted together), not single (the default)?
+ */
+int workload_podgroup_disrupt_all(const json_t *pg);
 /* Pods in a JobSet: sum of replicas x parallelism; -1 if out of range. */
 int workload_jobset_size(const json_t *jobset);
 /*

@@ -764,6 +764,32 @@ or_big_job(void)
 	return (job);
 }
 
+/* A PodGroup's disruptionMode: all is kept, single (the default) is not. */
+START_TEST(test_ownerrec_disruption_mode)
+{
+	json_t *all =
+		   json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}, s:{s:{}}}}",
+		       "apiVersion", "scheduling.k8s.io/v1beta1", "kind",
+		       "PodGroup", "metadata", "name", "d", "spec",
+		       "schedulingPolicy", "gang", "minCount", 2,
+		       "disruptionMode", "all"),
+	       *single = json_deep_copy(all), *ra, *rs;
+
+	json_object_set_new(k8s_obj_get(single, "spec"), "disruptionMode",
+	    json_pack("{s:{}}", "single"));
+	ra = ownerrec_dup(WORKLOAD_SCHED_PODGROUP, all);
+	rs = ownerrec_dup(WORKLOAD_SCHED_PODGROUP, single);
+	ck_assert_int_eq(workload_podgroup_disrupt_all(all), 1);
+	ck_assert_int_eq(workload_podgroup_disrupt_all(ra), 1);
+	ck_assert_int_eq(workload_podgroup_disrupt_all(single), 0);
+	ck_assert_int_eq(workload_podgroup_disrupt_all(rs), 0);
+	json_decref(all);
+	json_decref(single);
+	json_decref(ra);
+	json_decref(rs);
+}
+END_TEST
+
 START_TEST(test_ownerrec_big_job)
 {
 	json_t *job = or_big_job(), *rec;
@@ -833,6 +859,7 @@ ownerrec_suite(void)
 	tcase_add_loop_test(tc, test_ownerrec_workload, 0,
 	    (int)(sizeof(or_jobsets) / sizeof(or_jobsets[0])));
 	tcase_add_test(tc, test_ownerrec_big_job);
+	tcase_add_test(tc, test_ownerrec_disruption_mode);
 	tcase_add_test(tc, test_ownerrec_idempotent);
 	suite_add_tcase(s, tc);
 	return (s);

@@ -83,6 +83,30 @@ check_one_job "$ns" "$jsel" 3 "Job's PodGroup" "$tpg"
 check "the PodGroup says Scheduled" wait_for 30 pg_cond_is "$ns" "$tpg" True/Scheduled
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "disruptionMode all: one member deleted ends the gang; single: the others run on"
+ns=$(new_ns enabled)
+sched_pg_yaml "$ns" dall "gang: {minCount: 2}" "disruptionMode: {all: {}}" | k apply -f - >/dev/null
+sched_pg_yaml "$ns" dsin "gang: {minCount: 2}" | k apply -f - >/dev/null
+for i in 0 1; do
+	in_pg "$ns" "dall-$i" dall | k apply -f - >/dev/null
+	in_pg "$ns" "dsin-$i" dsin | k apply -f - >/dev/null
+done
+check "both gangs are bound" wait_for 60 all_bound "$ns" dall-0 dall-1 dsin-0 dsin-1
+jall=$(pod_field "$ns" dall-0 "$JP_JOBID")
+jsin=$(pod_field "$ns" dsin-0 "$JP_JOBID")
+k -n "$ns" delete pod dall-0 dsin-0 --wait=false >/dev/null
+deleting() { [ -n "$(pod_field "$1" "$2" '{.metadata.deletionTimestamp}')" ] || pod_gone "$1" "$2"; }
+check "all: deleting dall-0 deletes dall-1 too" wait_for 30 deleting "$ns" dall-1
+job_over() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETING|^$ ]]; }
+check "and its Slurm job ends" wait_for 30 job_over "$jall"
+ev=$(k -n "$ns" get events --field-selector involvedObject.name=dall-1 -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -m1 disruptionMode)
+echo "    dall-1: $ev"
+check_match "saying why" "$ev" "PodGroup dall has disruptionMode all and its member dall-0 was deleted"
+check "single: dsin-0 goes" wait_for 30 pod_gone "$ns" dsin-0
+check_eq "and dsin-1 runs on" "$(pod_field "$ns" dsin-1 '{.metadata.deletionTimestamp}')/$(pod_field "$ns" dsin-1 "$JP_NODE")" "/$(pod_field "$ns" dsin-1 "$JP_NODE")"
+check_eq "in its job, still running" "$(job_field "$jsin" JobState)" RUNNING
+k delete namespace "$ns" --wait=false >/dev/null
+
 scenario "bad PodGroups are refused, naming the field"
 ns=$(new_ns enabled)
 out=$(sched_pg_yaml "$ns" orphan "gang: {minCount: 2}" "workloadRef: {workloadName: nosuch, templateName: workers}" |
