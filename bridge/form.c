@@ -101,10 +101,30 @@ form_update_pending(struct reconcile *r, struct group *g)
 	char		  err[512], msg[600];
 	uint64_t	  spec;
 	size_t		  n;
+	int		  min;
 
 	if (g->updating || g->jobid == 0)
 		return;
 	g->recheck = 0;
+	/*
+	 * The gang grew (a PodGroup's minCount raised): the pending job,
+	 * made for fewer pods, would start it short.  It is given up, and
+	 * the gang placed anew once its pods are there.  A smaller gang
+	 * keeps the job: it holds every pod present.
+	 */
+	if (g->gang && !g->cancelled && (min = form_min(r, g)) > 0 &&
+	    (uint32_t)min > groups_job_list(g)->n) {
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: gang %s now needs %d pods and its pending "
+		    "Slurm job %u was made for %u: the job is given up, and "
+		    "the gang placed anew once %d pods are present",
+		    workload_key_name(g->key), min, g->jobid,
+		    (unsigned)groups_job_list(g)->n, min);
+		log_info("group %s: %s", g->key, msg + 14);
+		groups_condition(r, g, msg, 0);
+		end_cancel(r, g, "the gang grew while pending");
+		return;
+	}
 	n = groups_live(r, g, pods, WORKLOAD_MAX_GANG, 1);
 	if (n == 0 || n > WORKLOAD_MAX_GANG)
 		return;

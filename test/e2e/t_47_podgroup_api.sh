@@ -107,6 +107,31 @@ check_eq "and dsin-1 runs on" "$(pod_field "$ns" dsin-1 '{.metadata.deletionTime
 check_eq "in its job, still running" "$(job_field "$jsin" JobState)" RUNNING
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "minCount raised while the gang is pending: the job is given up, and the gang placed anew"
+ns=$(new_ns enabled)
+for n in 1 2 3 4; do
+	pod_yaml "$ns" "fill$n" 32 256Mi | sed "s/^spec:/spec:\n  nodeSelector: {kubernetes.io\/hostname: n$n}/" |
+		k apply -f - >/dev/null
+done
+check "four whole-node pods fill the cluster" wait_for 60 all_bound "$ns" fill1 fill2 fill3 fill4
+sched_pg_yaml "$ns" grow "gang: {minCount: 2}" | k apply -f - >/dev/null
+for i in 0 1; do in_pg "$ns" "grow-$i" grow 32 | k apply -f - >/dev/null; done
+check "a gang of two waits in Slurm" wait_for 30 cond_has "$ns" grow-0 "waiting for Slurm job"
+j2=$(pod_field "$ns" grow-0 "$JP_JOBID")
+k -n "$ns" patch "podgroup.${pg_api%%/*}" grow --type=merge -p '{"spec":{"schedulingPolicy":{"gang":{"minCount":3}}}}' >/dev/null
+j2_over() { [[ $(job_field "$j2" JobState) =~ CANCELLED|^$ ]]; }
+check "minCount 3: its job of two is cancelled" wait_for 30 j2_over
+check "and the pods wait for the third" wait_for 30 cond_has "$ns" grow-0 "waiting for gang grow: 2 of 3 pods present"
+in_pg "$ns" grow-2 grow 32 | k apply -f - >/dev/null
+j3_pending() { local j; j=$(pod_field "$ns" grow-2 "$JP_JOBID"); [ -n "$j" ] && [ "$j" != "$j2" ] && job_is "$j" PENDING; }
+check "the third comes: a new job waits" wait_for 30 j3_pending
+j3=$(pod_field "$ns" grow-2 "$JP_JOBID")
+check_eq "of three tasks" "$(job_field "$j3" NumTasks)" 3
+k -n "$ns" delete pod fill1 fill2 fill3 --wait=false >/dev/null
+check "room for three: all three are bound, in that job" wait_for 60 all_bound "$ns" grow-0 grow-1 grow-2
+echo "    jobs: $j2 (minCount 2) $(job_field "$j2" JobState), $j3 (minCount 3) $(job_field "$j3" JobState)"
+k delete namespace "$ns" --wait=false >/dev/null
+
 scenario "bad PodGroups are refused, naming the field"
 ns=$(new_ns enabled)
 out=$(sched_pg_yaml "$ns" orphan "gang: {minCount: 2}" "workloadRef: {workloadName: nosuch, templateName: workers}" |
