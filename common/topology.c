@@ -421,13 +421,46 @@ topology_disagree(char *msg, size_t len, size_t *bad, const char *fmt, ...)
 	}
 }
 
+/* by[outer][inner] = node, the first node seen for the pair. */
+static void
+topology_pair(json_t *by, const char *outer, const char *inner,
+    const char *node)
+{
+	json_t *m;
+
+	if ((m = json_object_get(by, outer)) == NULL)
+		json_object_set_new(by, outer, m = json_object());
+	if (json_object_get(m, inner) == NULL)
+		json_object_set_new(m, inner, json_string(node));
+}
+
+/*
+ * The first two inner keys of m, with their nodes; 0 when it has fewer.
+ * jansson keeps an object's keys in the order they were set.
+ */
+static int
+topology_two(const json_t *m, const char *k[2], const char *node[2])
+{
+	const char *key;
+	json_t	   *v;
+	int	    i = 0;
+
+	json_object_foreach ((json_t *)(uintptr_t)m, key, v) {
+		k[i] = key;
+		node[i] = json_string_value(v);
+		if (++i == 2)
+			return (1);
+	}
+	return (0);
+}
+
 size_t
 topology_agrees(const char *key, const char *what, const json_t *domains,
     const json_t *const *nodes, const char *const *snames, size_t n, char *msg,
     size_t len)
 {
-	json_t	   *by_val = json_object(), *by_dom = json_object(), *m, *v;
-	const char *val, *dom, *k, *first = NULL;
+	json_t	   *by_val = json_object(), *by_dom = json_object(), *m;
+	const char *val, *dom, *k[2], *at[2];
 	size_t	    i, bad = 0;
 
 	*msg = '\0';
@@ -448,53 +481,21 @@ topology_agrees(const char *key, const char *what, const json_t *domains,
 			    k8s_obj_name(nodes[i]), key, val, what);
 			continue;
 		}
-		if ((m = json_object_get(by_val, val)) == NULL)
-			json_object_set_new(by_val, val, m = json_object());
-		if (json_object_get(m, dom) == NULL)
-			json_object_set_new(m, dom,
-			    json_string(k8s_obj_name(nodes[i])));
-		if ((m = json_object_get(by_dom, dom)) == NULL)
-			json_object_set_new(by_dom, dom, m = json_object());
-		if (json_object_get(m, val) == NULL)
-			json_object_set_new(m, val,
-			    json_string(k8s_obj_name(nodes[i])));
+		topology_pair(by_val, val, dom, k8s_obj_name(nodes[i]));
+		topology_pair(by_dom, dom, val, k8s_obj_name(nodes[i]));
 	}
-	json_object_foreach (by_val, val, m) {
-		if (json_object_size(m) < 2)
-			continue;
-		first = NULL;
-		json_object_foreach (m, k, v) {
-			if (first == NULL) {
-				first = k;
-				continue;
-			}
+	json_object_foreach (by_val, val, m)
+		if (topology_two(m, k, at))
 			topology_disagree(msg, len, &bad,
 			    "%.64s=%.63s spans Slurm's %s %.63s (node %.63s) "
 			    "and %.63s (node %.63s)",
-			    key, val, what, first,
-			    json_string_value(json_object_get(m, first)), k,
-			    json_string_value(v));
-			break;
-		}
-	}
-	json_object_foreach (by_dom, dom, m) {
-		if (json_object_size(m) < 2)
-			continue;
-		first = NULL;
-		json_object_foreach (m, k, v) {
-			if (first == NULL) {
-				first = k;
-				continue;
-			}
+			    key, val, what, k[0], at[0], k[1], at[1]);
+	json_object_foreach (by_dom, dom, m)
+		if (topology_two(m, k, at))
 			topology_disagree(msg, len, &bad,
 			    "Slurm's %s %.63s holds nodes of %.64s=%.63s "
 			    "(node %.63s) and =%.63s (node %.63s)",
-			    what, dom, key, first,
-			    json_string_value(json_object_get(m, first)), k,
-			    json_string_value(v));
-			break;
-		}
-	}
+			    what, dom, key, k[0], at[0], k[1], at[1]);
 	json_decref(by_val);
 	json_decref(by_dom);
 	return (bad);
