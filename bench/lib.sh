@@ -136,17 +136,22 @@ proc_start_ms() {
 		'{ sub(/^.*\) /, ""); printf "%.0f\n", now - (up - $20 / hz) * 1000 }' "/proc/$1/stat"
 }
 
-# pods NS PREFIX N SCHEDULER [GPU] [GANG]: a List of N pods.
+# pods NS PREFIX N SCHEDULER [GPU] [GANG]: a List of N pods; with
+# PODS_TOPOLOGY=LABEL, each gang requires one value of that node label.
 pods() {
 	local ns=$1 prefix=$2 n=$3 sched=$4 gpu=${5:-0} gang=${6:-0}
-	awk -v ns="$ns" -v p="$prefix" -v n="$n" -v s="$sched" -v gpu="$gpu" -v gang="$gang" 'BEGIN {
+	awk -v ns="$ns" -v p="$prefix" -v n="$n" -v s="$sched" -v gpu="$gpu" -v gang="$gang" \
+		-v topo="${PODS_TOPOLOGY:-}" 'BEGIN {
 		print "apiVersion: v1\nkind: List\nitems:"
 		for (i = 0; i < n; i++) {
 			print "- apiVersion: v1\n  kind: Pod\n  metadata:"
 			printf "    name: %s-%d\n    namespace: %s\n", p, i, ns
 			if (gang > 0) {
 				printf "    labels: {scheduling.x-k8s.io/pod-group: g%d}\n", int(i / gang)
-				printf "    annotations: {scheduler.slinky.slurm.net/min-member: \"%d\"}\n", gang
+				printf "    annotations: {scheduler.slinky.slurm.net/min-member: \"%d\"", gang
+				if (topo != "")
+					printf ", slurmjob.slinky.slurm.net/required-topology: %s", topo
+				print "}"
 			}
 			printf "  spec:\n    schedulerName: %s\n    terminationGracePeriodSeconds: 0\n", s
 			print "    tolerations: [{key: slinky.slurm.net/managed-node, operator: Exists}]"

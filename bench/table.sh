@@ -57,7 +57,8 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 "",
 (["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
-(.runs[] | select((.scenario == "singles" or .scenario == "constrained" or .scenario == "gangs" or .scenario == "fixed") and
+(.runs[] | select((.scenario == "singles" or .scenario == "constrained" or .scenario == "gangs" or
+	.scenario == "gangs-topology" or .scenario == "fixed") and
 	(ended | not)) | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
@@ -68,6 +69,8 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"fixed\(if $x.round != null then ", round 1" else "" end): \($x.rate) pods/s for \($x.seconds) s (each deleted \($x.lifetime_s) s after): p50 bridge/kube-scheduler \(ratio($b.result.latency_ms.p50; $k.result.latency_ms.p50)), p99 \(ratio($b.result.latency_ms.p99; $k.result.latency_ms.p99)); never bound \($b.result.deleted_unbound // "-")/\($k.result.deleted_unbound // "-"); p99 from the POST returning \(r($b.latency_post_ms.p99))/\(r($k.latency_post_ms.p99)) ms; podgen sent \(r($b.podgen.sent_per_s))/\(r($k.podgen.sent_per_s)) pods/s, p99 late \(r($b.podgen.send_late_ms.p99))/\(r($k.podgen.send_late_ms.p99)) ms"),
 (run("gangs"; "bridge") as $g | run("singles"; "bridge") as $b | select($g != null) |
 	"gangs\(if $g.round != null then ", round 1" else "" end): \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
+(run("gangs-topology"; "bridge") as $t | run("gangs"; "bridge") as $g | select($t != null) |
+	"gangs-topology\(if $t.round != null then ", round 1" else "" end): the same gangs, each required in one \($t.topology // "-"): bridge \(r(rate($t))) pods/s = \(ratio(rate($t); rate($g))) the plain gangs; p99 \(r($t.result.latency_ms.p99)) ms (plain \(r($g.result.latency_ms.p99)) ms); \($t.result.partial_gangs // "-") partial; spread p99 \(r($t.result.gang_spread_ms.p99)) ms"),
 # The bridge'"'"'s own figures, labelled with the node count: rate, p99, CPU
 # and memory (VmRSS at the end of its window, VmHWM its peak) in singles
 # and gangs, and the backlog'"'"'s release to bind at its top band.

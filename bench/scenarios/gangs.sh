@@ -1,4 +1,7 @@
-# make bench's gangs scenario: gangs of 8 one-GPU pods placed at once.
+# make bench's gangs scenario: gangs of 8 one-GPU pods placed at once,
+# then the same gangs each required in one leaf switch (slurm-bridge.io/
+# leaf-switch: --switches=1 and the check before the Binding), recorded
+# as gangs-topology beside them.
 #
 # bench/run.sh sources it.  BENCH_GANGS gangs of 8 one-GPU pods (default: as many as
 # the GPUs hold at once, at most 100), the same way as singles, against
@@ -35,4 +38,18 @@ bindwatch_wait bench-gangs
 window_close "$(bridge_pid)"
 sched_record gangs bridge bench-gangs -n round="$ROUND" -n startup_cpu_s="${cpu0:-}" -n gang_size="$GANG_SIZE"
 end_window gangs bridge bench-gangs $((GANGS * GANG_SIZE)) "$(bridge_pid)"
+say "gangs-topology: slurm-bridge, round $ROUND of $ROUNDS, the same gangs, each in one leaf switch"
+bridge_stop
+new_ns bench-gangs-topo enabled
+PODS_TOPOLOGY=slurm-bridge.io/leaf-switch pods bench-gangs-topo g $((GANGS * GANG_SIZE)) slurm-bridge 1 "$GANG_SIZE" |
+	create_pods
+bindwatch_start bench-gangs-topo $((GANGS * GANG_SIZE)) --gang-label scheduling.x-k8s.io/pod-group \
+	--t0-file "$WORK/t0-bench-gangs-topo"
+window_open
+bridge_start_ready bench-gangs-topo
+bindwatch_wait bench-gangs-topo
+window_close "$(bridge_pid)"
+sched_record gangs-topology bridge bench-gangs-topo -n round="$ROUND" -n startup_cpu_s="${cpu0:-}" \
+	-n gang_size="$GANG_SIZE" -s topology=slurm-bridge.io/leaf-switch
+end_window gangs-topology bridge bench-gangs-topo $((GANGS * GANG_SIZE)) "$(bridge_pid)"
 }
