@@ -62,11 +62,9 @@ mutate_warn(struct review_result *r, const char *fmt, ...)
 	free(msg);
 }
 
-#define ANN_GRES	      ANN_PREFIX "gres"
-#define ANN_SWITCHES	      ANN_PREFIX "switches"
-#define ANN_MAX_NODES	      ANN_PREFIX "max-nodes"
-#define ANN_REQUIRED_TOPOLOGY ANN_PREFIX "required-topology"
-#define ANN_TOPOLOGY_SLICE    ANN_PREFIX "topology-slice-size"
+#define ANN_GRES      ANN_PREFIX "gres"
+#define ANN_SWITCHES  ANN_PREFIX "switches"
+#define ANN_MAX_NODES ANN_PREFIX "max-nodes"
 
 /* Metadata the patch adds, collected so each map is created once. */
 struct meta_adds {
@@ -293,18 +291,27 @@ static void
 mutate_topology(const json_t *pod, const struct review_conf *rc, int gang,
     int64_t gpus_per_pod, struct meta_adds *adds, struct review_result *r)
 {
-	const struct config *c = rc->config;
-	struct topology_req  req;
-	char		     sw[32], err[256];
+	const struct config	       *c = rc->config;
+	const struct config_topo_level *lvl;
+	struct topology_req		req;
+	char				sw[32], err[256];
 
 	if (topology_request(pod, NULL, 0, &req, err, sizeof(err)) == 0 &&
 	    req.key != NULL) {
 		/* An unknown required level is the validating webhook's. */
-		if (!req.required && config_topo_find(c, req.key) == NULL)
+		lvl = config_topo_find(c, req.key);
+		if (!req.required && lvl == NULL)
 			mutate_warn(r,
 			    "%s: \"%.64s\" is not a level in "
 			    "slurm-bridge's topology table; the preference is "
 			    "ignored",
+			    req.from, req.key);
+		if (req.exclusive && lvl != NULL && lvl->kind != TOPO_BLOCK)
+			mutate_warn(r,
+			    "%s: the gang is held in one value of %.64s, but "
+			    "Slurm keeps other jobs out of a domain only at a "
+			    "block level (--exclusive=topo): other jobs may "
+			    "share this one",
 			    req.from, req.key);
 		return;
 	}
@@ -341,8 +348,9 @@ mutate_exclusive(const json_t *pod, const struct review_conf *rc,
 	workload_layers_free(layers, nl);
 	if (rc_x != 1)
 		return; /* bad input is the validating webhook's */
-	if (k8s_obj_annotation(pod, ANN_REQUIRED_TOPOLOGY) == NULL) {
-		json_object_set_new(adds->annotations, ANN_REQUIRED_TOPOLOGY,
+	if (k8s_obj_annotation(pod, ANN_REQUIRED_TOPOLOGY) == NULL &&
+	    k8s_obj_annotation(pod, ANN_EXCLUSIVE_TOPOLOGY) == NULL) {
+		json_object_set_new(adds->annotations, ANN_EXCLUSIVE_TOPOLOGY,
 		    json_string(x.key));
 		if (x.slice > 0 &&
 		    k8s_obj_annotation(pod, ANN_TOPOLOGY_SLICE) == NULL) {
@@ -374,10 +382,9 @@ mutate_exclusive(const json_t *pod, const struct review_conf *rc,
 	}
 	mutate_warn(r,
 	    "annotation %s: slurm-bridge places the gang through Slurm with "
-	    "each %s (%u pods) in one value of %.64s (" ANN_REQUIRED_TOPOLOGY
+	    "each %s (%u pods) in one value of %.64s (" ANN_EXCLUSIVE_TOPOLOGY
 	    ", " ANN_TOPOLOGY_SLICE "); the annotation and %zu affinity "
-	    "term%s of its placement are dropped, and another group may "
-	    "share a domain",
+	    "term%s of its placement are dropped",
 	    x.ann,
 	    strcmp(x.label, "jobset.sigs.k8s.io/job-key") == 0 ? "child Job" :
 								 "subgroup",

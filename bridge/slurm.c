@@ -69,6 +69,23 @@ sctl_desc_segment(job_desc_msg_t *d, uint16_t segment_size)
 }
 
 /*
+ * 24.11: a job's topology segments (topology/block) can be its alone
+ * (--exclusive=topo, JOB_SHARED_TOPO).  Before, the bridge holds the gang
+ * in one domain that other jobs may share.
+ */
+static void
+sctl_desc_topo_exclusive(job_desc_msg_t *d, int on)
+{
+#if SCTL_SINCE(24, 11, 0)
+	if (on)
+		d->shared = JOB_SHARED_TOPO;
+#else
+	(void)d;
+	(void)on;
+#endif
+}
+
+/*
  * Slurm's topology.  Up to 24.11 slurm_load_topo's records print one line
  * per switch or block (22.05 prints all; 24.11 takes a node list to print
  * for).  From 25.05 a client of libslurm cannot unpack them where
@@ -296,6 +313,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 		d->wait4switch = js->wait4switch;
 	}
 	sctl_desc_segment(d, js->segment_size);
+	sctl_desc_topo_exclusive(d, js->topo_exclusive);
 	d->licenses = js->licenses;
 	d->wckey = js->wckey;
 	d->mcs_label = js->mcs_label;

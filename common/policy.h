@@ -50,8 +50,12 @@ struct config;
 #define ANN_SLURM_DEVICE_JOBS "scheduler.slinky.slurm.net/device-jobs"
 #define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
-#define PODGROUP_CONDITION	  "PodGroupInitiallyScheduled"
-#define ANN_MIN_MEMBER		  "scheduler.slinky.slurm.net/min-member"
+#define PODGROUP_CONDITION "PodGroupInitiallyScheduled"
+#define ANN_MIN_MEMBER	   "scheduler.slinky.slurm.net/min-member"
+/* A gang's topology request in our own form (common/topology.c). */
+#define ANN_REQUIRED_TOPOLOGY	  ANN_PREFIX "required-topology"
+#define ANN_EXCLUSIVE_TOPOLOGY	  ANN_PREFIX "exclusive-topology"
+#define ANN_TOPOLOGY_SLICE	  ANN_PREFIX "topology-slice-size"
 #define JOBSET_LABEL_NAME	  "jobset.sigs.k8s.io/jobset-name"
 #define JOBSET_LABEL_RJ		  "jobset.sigs.k8s.io/replicatedjob-name"
 #define JOBSET_LABEL_GLOBAL_INDEX "jobset.sigs.k8s.io/job-global-index"
@@ -128,6 +132,8 @@ struct jobspec {
 	int	 topo_required;
 	uint32_t topo_slice;
 	uint16_t segment_size;
+	/* the domain (block) is the job's alone: --exclusive=topo */
+	int	 topo_exclusive;
 	uint32_t user_id;    /* when user_name is NULL */
 	uint32_t group_id;   /* when group_name is NULL */
 	char	*user_name;  /* user-id given as a name */

@@ -136,18 +136,20 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 #define TOPO_ANN(k) k, "annotation " k
 	static const struct {
 		const char *key, *from, *size;
-		int	    required, size_needed;
+		int	    required, size_needed, exclusive;
 	} anns[] = {
-		{ TOPO_ANN(ANN_PREFIX "required-topology"),
-		    ANN_PREFIX "topology-slice-size", 1, 0 },
-		{ TOPO_ANN(ANN_PREFIX "preferred-topology"),
-		    ANN_PREFIX "topology-slice-size", 0, 0 },
-		{ TOPO_ANN(KUEUE_REQUIRED_TOPOLOGY), NULL, 1, 0 },
-		{ TOPO_ANN(KUEUE_SLICE_TOPOLOGY), KUEUE_SLICE_SIZE, 1, 1 },
-		{ TOPO_ANN(KUEUE_PREFERRED_TOPOLOGY), NULL, 0, 0 },
-		{ TOPO_ANN(LWS_EXCLUSIVE), NULL, 1, 0 },
-		{ TOPO_ANN(LWS_SUB_EXCLUSIVE), LWS_SUB_SIZE, 1, 1 },
-		{ TOPO_ANN(JOBSET_EXCLUSIVE), NULL, 1, 0 },
+		{ TOPO_ANN(ANN_REQUIRED_TOPOLOGY), ANN_TOPOLOGY_SLICE, 1, 0,
+		    0 },
+		{ TOPO_ANN(ANN_EXCLUSIVE_TOPOLOGY), ANN_TOPOLOGY_SLICE, 1, 0,
+		    1 },
+		{ TOPO_ANN(ANN_PREFIX "preferred-topology"), ANN_TOPOLOGY_SLICE,
+		    0, 0, 0 },
+		{ TOPO_ANN(KUEUE_REQUIRED_TOPOLOGY), NULL, 1, 0, 0 },
+		{ TOPO_ANN(KUEUE_SLICE_TOPOLOGY), KUEUE_SLICE_SIZE, 1, 1, 0 },
+		{ TOPO_ANN(KUEUE_PREFERRED_TOPOLOGY), NULL, 0, 0, 0 },
+		{ TOPO_ANN(LWS_EXCLUSIVE), NULL, 1, 0, 1 },
+		{ TOPO_ANN(LWS_SUB_EXCLUSIVE), LWS_SUB_SIZE, 1, 1, 1 },
+		{ TOPO_ANN(JOBSET_EXCLUSIVE), NULL, 1, 0, 1 },
 	};
 #undef TOPO_ANN
 	const json_t *pg;
@@ -162,6 +164,7 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		req->key = v;
 		req->from = anns[i].from;
 		req->required = anns[i].required;
+		req->exclusive = anns[i].exclusive;
 		sz = anns[i].size != NULL ?
 		    topology_ann(pod, layers, nlayers, anns[i].size) :
 		    NULL;
@@ -183,8 +186,8 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 			    "annotation " LWS_EXCLUSIVE ": LeaderWorkerSet "
 			    "creates a group's workers only once its leader is "
 			    "bound, and slurm-bridge binds a gang only whole, "
-			    "so the group would wait for good; set " ANN_PREFIX
-			    "required-topology: %.64s on the "
+			    "so the group would wait for good; set " ANN_EXCLUSIVE_TOPOLOGY
+			    ": %.64s on the "
 			    "LeaderWorkerSet instead (its annotations are read "
 			    "for every pod of the group)",
 			    v);
@@ -321,6 +324,8 @@ topology_apply(const struct topology_req *req, const struct config *c,
 	js->topo_kind = (int)lvl->kind;
 	js->topo_required = req->required;
 	js->topo_slice = slice;
+	/* Slurm keeps other jobs out of a job's blocks (--exclusive=topo). */
+	js->topo_exclusive = req->exclusive && lvl->kind == TOPO_BLOCK;
 	switch (lvl->kind) {
 	case TOPO_SWITCH:
 		/*

@@ -7,7 +7,9 @@
  *
  * Where a request comes from, the first found winning:
  *   slurmjob.slinky.slurm.net/required-topology, preferred-topology and
- *       topology-slice-size (ours; pod, then its workload layers);
+ *       topology-slice-size (ours; pod, then its workload layers), and
+ *       exclusive-topology: required, and at a block level the domain is
+ *       the job's alone;
  *   kueue.x-k8s.io/podset-required-topology, podset-preferred-topology,
  *       podset-slice-required-topology with podset-slice-size;
  *   leaderworkerset.sigs.k8s.io/exclusive-topology (the group), and
@@ -32,7 +34,8 @@ struct topology_req {
 	/* what states it, for messages: "annotation KEY" or the field */
 	const char *from;
 	int	    required;
-	uint32_t    slice; /* pods per domain; 0: the whole gang */
+	uint32_t    slice;     /* pods per domain; 0: the whole gang */
+	int	    exclusive; /* no other job in the domain (block levels) */
 };
 
 /*
@@ -68,7 +71,7 @@ int topology_holds(const char *key, uint32_t slice, const json_t *const *nodes,
  * child Job only once its first pod is bound, and both webhooks add
  * required pod (anti-)affinity terms on their group's hash label.  The
  * admission webhook states the same request in slurm-bridge's own form
- * (required-topology, topology-slice-size) and drops theirs.
+ * (exclusive-topology, topology-slice-size) and drops theirs.
  */
 struct topology_exclusive {
 	const char *ann;   /* the annotation, static */

@@ -404,6 +404,9 @@ START_TEST(test_translate_topology)
 		    "{}", NULL, "r", NULL, 0, 2 },
 		{ "{\"kueue.x-k8s.io/podset-preferred-topology\": \"k\"}", "{}",
 		    NULL, "k", NULL, 0, 0 },
+		{ "{\"slurmjob.slinky.slurm.net/exclusive-topology\": \"x\", "
+		  "\"slurmjob.slinky.slurm.net/topology-slice-size\": \"2\"}",
+		    "{}", NULL, "x", NULL, 1, 2 },
 		{ "{\"kueue.x-k8s.io/podset-slice-required-topology\": \"k\", "
 		  "\"kueue.x-k8s.io/podset-slice-size\": \"4\"}",
 		    "{}", NULL, "k", NULL, 1, 4 },
@@ -475,7 +478,7 @@ START_TEST(test_translate_topology_apply)
 	struct config_topo_level lv[] = { { l0, TOPO_SWITCH, NULL },
 		{ l1, TOPO_BLOCK, NULL }, { l2, TOPO_NODE, NULL },
 		{ l3, TOPO_LABEL, NULL } };
-	struct topology_req	 req = { "sw", "annotation-x", 1, 0 };
+	struct topology_req	 req = { "sw", "annotation-x", 1, 0, 0 };
 	struct jobspec		 js;
 	json_t			*nodes[4];
 	char			 err[256] = "", why[256] = "";
@@ -515,7 +518,23 @@ START_TEST(test_translate_topology_apply)
 	req.slice = 0;
 	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
 	ck_assert_uint_eq(js.segment_size, 4);
+	ck_assert_int_eq(js.topo_exclusive, 0);
 	translate_jobspec_cleanup(&js);
+	/* Exclusive at a block level: the block is the job's alone. */
+	js.ntasks = 4;
+	js.exclusive = 1;
+	req.exclusive = 1;
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_int_eq(js.topo_exclusive, 1);
+	translate_jobspec_cleanup(&js);
+	/* ... at a switch level, Slurm has no such lever. */
+	js.ntasks = 4;
+	req.key = "sw";
+	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), 0);
+	ck_assert_int_eq(js.topo_exclusive, 0);
+	translate_jobspec_cleanup(&js);
+	req.key = "blk";
+	req.exclusive = 0;
 	js.ntasks = 5;
 	req.slice = 2;
 	ck_assert_int_eq(topology_apply(&req, c, &js, err, sizeof(err)), -1);

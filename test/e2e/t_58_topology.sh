@@ -147,8 +147,8 @@ check_eq "under one leaf switch" "$(topo_values "$ns" "$TL" $(pods_by "$ns" "$js
 p0=$(first_pod "$ns" "$jsel")
 # shellcheck disable=SC2046
 echo "    on $(topo_nodes "$ns" $(pods_by "$ns" "$jsel"))"
-check_eq "the pods carry our required-topology" \
-	"$(pod_field "$ns" "$p0" '{.metadata.annotations.slurmjob\.slinky\.slurm\.net/required-topology}')" "$TL"
+check_eq "the pods carry our exclusive-topology" \
+	"$(pod_field "$ns" "$p0" '{.metadata.annotations.slurmjob\.slinky\.slurm\.net/exclusive-topology}')" "$TL"
 check_eq "and neither JobSet's annotation nor its affinity terms" \
 	"$(pod_field "$ns" "$p0" '{.metadata.annotations.alpha\.jobset\.sigs\.k8s\.io/exclusive-topology}{.spec.affinity.podAffinity}')" ""
 check_one_job "$ns" "$jsel" 2 JobSet
@@ -199,6 +199,35 @@ else
 	done
 	check_one_job "$ns" "$jsel" 4 JobSet
 	k -n "$ns" delete jobset jb --wait=false >/dev/null
+	topo_clear "$ns"
+
+	scenario "topology/block: exclusive-topology: a block is the job's alone (--exclusive=topo)"
+	# Two gangs of two one-CPU pods: Slurm alone would pack both on one
+	# node; exclusive, the second gang gets the other block.
+	topo_gang_small() {
+		local i
+		for i in 0 1; do
+			pod_yaml "$ns" "$1-$i" 1 256Mi "  labels: {scheduling.x-k8s.io/pod-group: $1}
+  annotations: {scheduler.slinky.slurm.net/min-member: \"2\", $TA/partition: slurm-bridge-block${2:+, $2}}" |
+				k apply -f - >/dev/null
+		done
+	}
+	topo_gang_small sharea
+	check "a gang that asks nothing is bound" wait_for 60 all_bound "$ns" sharea-0 sharea-1
+	topo_gang_small shareb
+	check "and a second one" wait_for 60 all_bound "$ns" shareb-0 shareb-1
+	# shellcheck disable=SC2046
+	echo "    without exclusive-topology: on $(topo_nodes "$ns" sharea-0 sharea-1 shareb-0 shareb-1) (blocks $(topo_values "$ns" "$TB" sharea-0 sharea-1 shareb-0 shareb-1))"
+	topo_clear "$ns"
+	topo_gang_small exa "$TA/exclusive-topology: $TB"
+	check "an exclusive gang is bound" wait_for 60 all_bound "$ns" exa-0 exa-1
+	topo_gang_small exb "$TA/exclusive-topology: $TB"
+	check "a second one too" wait_for 60 all_bound "$ns" exb-0 exb-1
+	ja=$(pod_field "$ns" exa-0 "$JP_JOBID")
+	echo "    with it: exa on $(topo_nodes "$ns" exa-0 exa-1) (block $(topo_values "$ns" "$TB" exa-0 exa-1)), exb on $(topo_nodes "$ns" exb-0 exb-1) (block $(topo_values "$ns" "$TB" exb-0 exb-1)); scontrol show job: $(scontrol show job "$ja" | grep -o 'OverSubscribe=[A-Z]*')"
+	check_eq "each in one block" "$(topo_values "$ns" "$TB" exa-0 exa-1 | wc -w)/$(topo_values "$ns" "$TB" exb-0 exb-1 | wc -w)" 1/1
+	# shellcheck disable=SC2046
+	check_eq "and not the same one" "$(topo_values "$ns" "$TB" exa-0 exa-1 exb-0 exb-1 | wc -w)" 2
 	topo_clear "$ns"
 fi
 
