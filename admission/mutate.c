@@ -143,27 +143,6 @@ patch_meta(json_t *patch, const json_t *pod, const char *map, json_t *adds)
 	}
 }
 
-/* Is s a valid label value (63 characters, alphanumeric ends, -_.)? */
-static int
-label_value_ok(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > 63)
-		return (0);
-	for (i = 0; i < n; i++) {
-		if ((s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= '0' && s[i] <= '9'))
-			continue;
-		if ((s[i] == '-' || s[i] == '_' || s[i] == '.') && i > 0 &&
-		    i < n - 1)
-			continue;
-		return (0);
-	}
-	return (1);
-}
-
 /*
  * The gang: writes the pod-group label and min-member annotation the
  * scheduler would derive, so the pod says what it is part of.  Returns the
@@ -196,8 +175,8 @@ mutate_gang(const json_t *pod, const struct review_conf *rc,
 	 */
 	if (size == 0 && k8s_obj_label(pod, JOBSET_LABEL_NAME) != NULL)
 		return (0);
-	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL &&
-	    label_value_ok(gid.name))
+	if (k8s_obj_label(pod, LABEL_POD_GROUP) == NULL && *gid.name != '\0' &&
+	    k8s_label_value_ok(gid.name))
 		json_object_set_new(adds->labels, LABEL_POD_GROUP,
 		    json_string(gid.name));
 	if (size > 0 && k8s_obj_annotation(pod, ANN_MIN_MEMBER) == NULL) {

@@ -266,20 +266,14 @@ end_reset(struct reconcile *r, struct group *g)
 }
 
 /*
- * A member ended or left.  A pending gang that lost a member gives its job
- * up (the gang is resubmitted once complete again); an allocated group's
- * job is cancelled once no member runs any more; finalizers are released
- * once the job is gone.
- */
-/*
  * A Kubernetes PodGroup with disruptionMode all: its members are disrupted
  * together.  One that ended otherwise than Succeeded (deleted, evicted,
  * failed) while others of the bound gang run ends the gang: they are
- * deleted, saying why, and the job is cancelled.  1 when it did.  With
+ * deleted, saying why, and the job is cancelled.  With
  * single (the default) the others run on, and a replacement takes the
  * slot in the same job (group_refill).
  */
-static int
+static void
 end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 {
 	struct pod_entry  *e, *gone = NULL;
@@ -292,7 +286,7 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	if (live == 0 || g->state != G_BOUND || g->cancelled ||
 	    g->more->disruption != NULL || g->more->end_msg != NULL ||
 	    g->sized_by != WORKLOAD_SCHED_PODGROUP)
-		return (0);
+		return;
 	for (i = 0; i < g->members.n && gone == NULL; i++) {
 		e = map_get(r->pods, g->members.v[i]);
 		if (e != NULL && e->state == PS_ENDED &&
@@ -301,13 +295,13 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 			gone = e;
 	}
 	if (gone == NULL)
-		return (0);
+		return;
 	pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
 	    workload_key_name(g->key));
 	all = pg != NULL && workload_podgroup_disrupt_all(pg);
 	json_decref(pg);
 	if (!all)
-		return (0);
+		return;
 	snprintf(msg, sizeof(msg),
 	    "slurm-bridge: PodGroup %s has disruptionMode all and its member "
 	    "%s %s, so the gang ends (Slurm job %u cancelled)",
@@ -318,9 +312,14 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	m->end_msg = xstrdup(msg);
 	end_members(r, g);
 	end_stop(r, g, "disruptionMode all: a member was disrupted", 1);
-	return (1);
 }
 
+/*
+ * A member ended or left.  A pending gang that lost a member gives its job
+ * up (the gang is resubmitted once complete again); an allocated group's
+ * job is cancelled once no member runs any more; finalizers are released
+ * once the job is gone.
+ */
 void
 end_member_gone(struct reconcile *r, struct group *g)
 {
@@ -328,7 +327,7 @@ end_member_gone(struct reconcile *r, struct group *g)
 	size_t		  n, i;
 
 	n = groups_live(r, g, NULL, 0, 0);
-	(void)end_disrupt_all(r, g, n);
+	end_disrupt_all(r, g, n);
 	if (g->state == G_SUBMITTING)
 		groups_withdraw(g);
 	if (g->jobid != 0 && !g->cancelled) {

@@ -57,27 +57,6 @@ fit_in(const json_t *values, const char *s)
 }
 
 /*
- * A label value as validation.IsValidLabelValue has it: at most 63
- * characters of [-_.A-Za-z0-9], alphanumeric at both ends, or empty.
- */
-static int
-fit_label_value(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0)
-		return (1);
-	if (n > 63 || !isalnum((unsigned char)s[0]) ||
-	    !isalnum((unsigned char)s[n - 1]))
-		return (0);
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) &&
-		    strchr("-_.", s[i]) == NULL)
-			return (0);
-	return (1);
-}
-
-/*
  * Do all values convert to a selector?  A term with an invalid one
  * matches nothing, NotIn included (component-helpers nodeaffinity).
  */
@@ -89,7 +68,7 @@ fit_values_valid(const json_t *values)
 
 	json_array_foreach (values, i, v) {
 		if (!json_is_string(v) ||
-		    !fit_label_value(json_string_value(v)))
+		    !k8s_label_value_ok(json_string_value(v)))
 			return (0);
 	}
 	return (1);

@@ -47,18 +47,19 @@ topology_ann(const json_t *pod, json_t *const *layers, size_t n,
 	return (NULL);
 }
 
-/* A label key: [DNS-subdomain/]name, name 1-63 of [A-Za-z0-9-_.]. */
+/*
+ * A label key: [DNS-subdomain/]name, the name as a label value but not
+ * empty.
+ */
 static int
 topology_key_ok(const char *k)
 {
 	const char *name = strrchr(k, '/'), *p;
 
 	name = name != NULL ? name + 1 : k;
-	if (name - k > 254 || *name == '\0' || strlen(name) > 63 ||
-	    !isalnum((unsigned char)name[0]) ||
-	    !isalnum((unsigned char)name[strlen(name) - 1]))
+	if (name - k > 254 || *name == '\0' || !k8s_label_value_ok(name))
 		return (0);
-	for (p = k; *p != '\0'; p++)
+	for (p = k; p < name; p++)
 		if (!isalnum((unsigned char)*p) && strchr("-_./", *p) == NULL)
 			return (0);
 	return (name == k || (name - k > 1 && isalnum((unsigned char)k[0])));
@@ -68,14 +69,9 @@ topology_key_ok(const char *k)
 static uint32_t
 topology_count(const char *v)
 {
-	char	     *end;
-	unsigned long n;
+	long n = workload_count(v, 1, WORKLOAD_MAX_GANG);
 
-	if (v == NULL || !isdigit((unsigned char)*v))
-		return (0);
-	n = strtoul(v, &end, 10);
-	return (
-	    *end == '\0' && n >= 1 && n <= WORKLOAD_MAX_GANG ? (uint32_t)n : 0);
+	return (n > 0 ? (uint32_t)n : 0);
 }
 
 /* The layer of that kind (apiVersion group prefix too), or NULL. */
@@ -219,14 +215,17 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 
 /*
  * Exclusive placement as JobSet and LeaderWorkerSet's subgroups state it:
- * the annotation, and the hash label their webhooks' affinity terms
- * select on (their group's key, In for the group, NotIn for the others).
+ * the annotation, the hash label their webhooks' affinity terms select on
+ * (their group's key, In for the group, NotIn for the others), and the
+ * annotation of a group's size (NULL: a JobSet's child Job, its
+ * parallelism).
  */
 static const struct {
-	const char *ann, *label;
+	const char *ann, *label, *size;
 } topology_exclusives[] = {
-	{ JOBSET_EXCLUSIVE, "jobset.sigs.k8s.io/job-key" },
-	{ LWS_SUB_EXCLUSIVE, "leaderworkerset.sigs.k8s.io/subgroup-key" },
+	{ JOBSET_EXCLUSIVE, "jobset.sigs.k8s.io/job-key", NULL },
+	{ LWS_SUB_EXCLUSIVE, "leaderworkerset.sigs.k8s.io/subgroup-key",
+	    LWS_SUB_SIZE },
 };
 
 int
@@ -253,9 +252,10 @@ topology_exclusive(const json_t *pod, json_t *const *layers, size_t nlayers,
 		x->ann = topology_exclusives[i].ann;
 		x->label = topology_exclusives[i].label;
 		x->key = v;
-		x->slice = i == 0 ?
+		x->slice = topology_exclusives[i].size == NULL ?
 		    topology_jobset_slice(pod, layers, nlayers) :
-		    topology_count(k8s_obj_annotation(pod, LWS_SUB_SIZE));
+		    topology_count(
+			k8s_obj_annotation(pod, topology_exclusives[i].size));
 		return (1);
 	}
 	return (0);

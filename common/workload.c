@@ -13,9 +13,8 @@
 #include "policy.h"
 #include "workload.h"
 
-/* Parses a positive decimal count; -1 if s is not one. */
-static long
-workload_count(const char *s, long max)
+long
+workload_count(const char *s, long min, long max)
 {
 	char *end;
 	long  n;
@@ -24,7 +23,7 @@ workload_count(const char *s, long max)
 		return (-1);
 	errno = 0;
 	n = strtol(s, &end, 10);
-	if (*end != '\0' || errno != 0 || n < 1 || n > max)
+	if (*end != '\0' || errno != 0 || n < min || n > max)
 		return (-1);
 	return (n);
 }
@@ -379,7 +378,8 @@ workload_group_label(const json_t *pod, const char *group, struct group_id *gid,
 		    "longer than 63 characters");
 		return (-1);
 	}
-	if (min != NULL && (n = workload_count(min, WORKLOAD_MAX_GANG)) == -1) {
+	if (min != NULL &&
+	    (n = workload_count(min, 1, WORKLOAD_MAX_GANG)) == -1) {
 		snprintf(err, errlen,
 		    "annotation " ANN_MIN_MEMBER
 		    ": \"%.32s\" is not a whole number from 1 to %d",
@@ -398,7 +398,7 @@ workload_group_lws(const json_t *pod, const char *lws, const char *idx,
 	char	    suffix[80];
 	long	    n;
 
-	if ((n = workload_count(size, WORKLOAD_MAX_GANG)) == -1) {
+	if ((n = workload_count(size, 1, WORKLOAD_MAX_GANG)) == -1) {
 		snprintf(err, errlen,
 		    "annotation " LWS_ANN_SIZE ": "
 		    "\"%.32s\" is not a whole number from 1 to %d",
@@ -528,30 +528,22 @@ workload_key_ns(const char *key, char *buf, size_t len)
 	return (buf);
 }
 
-/* A label's value as a count from 0 to max, or -1. */
-static int32_t
-workload_label_count(const json_t *pod, const char *key, long max)
-{
-	const char *v = k8s_obj_label(pod, key);
-	char	   *end;
-	long	    n;
-
-	if (v == NULL || !isdigit((unsigned char)*v))
-		return (-1);
-	n = strtol(v, &end, 10);
-	return (*end == '\0' && n >= 0 && n <= max ? (int32_t)n : -1);
-}
-
 int32_t
 workload_member_index(const json_t *pod)
 {
-	int32_t c = workload_label_count(pod,
-		    "batch.kubernetes.io/job-completion-index", INT32_MAX),
-		g = workload_label_count(pod, JOBSET_LABEL_GLOBAL_INDEX, 32767);
+	int32_t
+	    c = (int32_t)
+		workload_count(k8s_obj_label(pod,
+				   "batch.kubernetes.io/job-completion-index"),
+		    0, INT32_MAX),
+	    g = (int32_t)workload_count(k8s_obj_label(pod,
+					    JOBSET_LABEL_GLOBAL_INDEX),
+		0, 32767);
 
 	if (c < 0 && g < 0)
-		return (workload_label_count(pod, LWS_LABEL_WORKER_INDEX,
-		    INT32_MAX));
+		return ((int32_t)workload_count(k8s_obj_label(pod,
+						    LWS_LABEL_WORKER_INDEX),
+		    0, INT32_MAX));
 	if (g < 0)
 		return (c);
 	if (c > 65535)

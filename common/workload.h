@@ -132,6 +132,8 @@ int workload_jobset_stage(const json_t *jobset, const char *rjname,
  */
 int workload_member_order(int32_t index_a, const char *name_a, int32_t index_b,
     const char *name_b);
+/* A decimal count from min to max (all of s), or -1. */
+long workload_count(const char *s, long min, long max);
 /*
  * A member's index for placement order: its Job completion index
  * (batch.kubernetes.io/job-completion-index); for a JobSet's pod, its

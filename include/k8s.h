@@ -157,6 +157,12 @@ char *k8s_obj_key(const json_t *, char *key, size_t keylen);
  */
 int k8s_selector_matches(const json_t *selector, const json_t *labels);
 /*
+ * A label value as validation.IsValidLabelValue has it: at most 63
+ * characters of [-_.A-Za-z0-9], alphanumeric at both ends, or empty.  (A
+ * label key's name part is the same, but not empty.)
+ */
+int k8s_label_value_ok(const char *s);
+/*
  * Does the pod tolerate the taint key=value:effect?  Kubernetes' rules:
  * Exists with an empty key tolerates everything, an empty effect every
  * effect, Equal (the default) needs the value.

@@ -1,10 +1,29 @@
 /*
- * Matching pods against scheduling rules: tolerations of a taint, and label
- * selectors (matchLabels and matchExpressions).  Pure; any thread.
+ * Matching pods against scheduling rules: tolerations of a taint, label
+ * selectors (matchLabels and matchExpressions), and what a label value may
+ * be.  Pure; any thread.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "internal.h"
+
+int
+k8s_label_value_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0)
+		return (1);
+	if (n > 63 || !isalnum((unsigned char)s[0]) ||
+	    !isalnum((unsigned char)s[n - 1]))
+		return (0);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) &&
+		    strchr("-_.", s[i]) == NULL)
+			return (0);
+	return (1);
+}
 
 int
 k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
