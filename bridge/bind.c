@@ -5,7 +5,9 @@
  * Binding, handed to the writepool by bind_flush_writes; the results come
  * back through bind_write_done.  A labelled group (--jobid-label, or
  * another scheduler's pods) writes the job id label and our finalizer
- * first.  All bound: G_BOUND.
+ * first.  A gang that requires one topology domain takes the nodes of
+ * each slice's domain together, and an allocation that splits a domain
+ * is given back (bind_topology_holds).  All bound: G_BOUND.
  */
 #include <stdatomic.h>
 #include <stdio.h>

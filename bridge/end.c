@@ -1,6 +1,7 @@
 /*
  * How a group's job ends, on the reconcile thread: a member ended or left
- * (end_member_gone: give a pending gang's job up; once no member runs,
+ * (end_member_gone: give a pending gang's job up; end a gang whose
+ * PodGroup's disruptionMode is all; once no member runs,
  * have the end thread complete or cancel the job, and release finalizers
  * when its answer confirms it, end_done), Slurm ended the job
  * (end_members deletes its pods with Slurm's reason) or took it back

@@ -3,7 +3,8 @@
  * (placement order) and their workload layers are translated into one job
  * description (translate.c), handed to the submit threads (form_submit),
  * and the answer is taken in (form_submitted).  A pending job whose
- * request changed is changed in Slurm (form_update_pending).  Which pods
+ * request changed is changed in Slurm, or given up when the gang grew
+ * (form_update_pending).  Which pods
  * form a group is pods.c's (workload_group); when a group is complete is
  * group.c's.
  */
