@@ -12,7 +12,9 @@
  *   metadata   name (the cache key, k8s_obj_name everywhere), the labels
  *              (nodes.c reads LABEL_SLURM_NODENAME, the Slurm node a
  *              Kubernetes node stands for; the placement rule, fit.c,
- *              any label a pod's selector or affinity names)
+ *              any label a pod's selector or affinity names), and of
+ *              the annotations ANN_TAINTED_BY alone (nodes.c: which
+ *              install claims the managed-node taint)
  *   spec       taints[]: key, value, effect (translate_node_managed reads
  *              the key), unschedulable (noderec_cordoned)
  *   status     the condition of type Ready: type, status,
@@ -95,7 +97,7 @@ noderec_dup(const json_t *node)
 	const json_t *spec = json_object_get(node, "spec");
 	const json_t *status = json_object_get(node, "status");
 	const json_t *labels = json_object_get(meta, "labels");
-	json_t	     *rec, *m, *s, *l;
+	json_t	     *rec, *m, *s, *l, *by;
 
 	if (!json_is_object(node))
 		return (json_deep_copy(node));
@@ -111,6 +113,11 @@ noderec_dup(const json_t *node)
 		} else if (labels != NULL)
 			json_object_set_new(m, "labels",
 			    json_deep_copy(labels));
+		by = json_object_get(json_object_get(meta, "annotations"),
+		    ANN_TAINTED_BY);
+		if (by != NULL)
+			json_object_set_new(m, "annotations",
+			    json_pack("{s:O}", ANN_TAINTED_BY, by));
 		json_object_set_new(rec, "metadata", m);
 	} else if (meta != NULL)
 		json_object_set_new(rec, "metadata", json_deep_copy(meta));

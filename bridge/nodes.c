@@ -81,7 +81,9 @@ node_report_evictions(struct reconcile *r, const char *name)
  * fresh, goes back with the node's resourceVersion, so a taint added
  * meanwhile is not lost (a conflict is tried again on a fresh read).  The node is
  * annotated with the install's name (ANN_TAINTED_BY): uninstall takes
- * off only what its install added.
+ * off only what its install added.  A taint of the configured effect that
+ * no install claims (an earlier uninstall's leftover, or a bridge older
+ * than the annotation) is claimed; one another install claims is left.
  */
 static void
 node_taint(struct reconcile *r, const json_t *node, const char *sname)
@@ -99,7 +101,8 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 	if (effect == NULL)
 		effect = MANAGED_TAINT_EFFECT_DEFAULT;
 	have = translate_node_taint_effect(node);
-	if (have != NULL && strcmp(have, effect) == 0)
+	if (have != NULL && strcmp(have, effect) == 0 &&
+	    k8s_obj_annotation(node, ANN_TAINTED_BY) != NULL)
 		return;
 	if (strcmp(effect, "NoExecute") == 0)
 		node_report_evictions(r, name);
@@ -121,9 +124,13 @@ node_taint(struct reconcile *r, const json_t *node, const char *sname)
 		    "taints", taints);
 		if (k8s_patch(r->client, path, K8S_PATCH_MERGE, patch, NULL,
 			&err) == 0) {
-			log_info("node %s: tainted " MANAGED_TAINT_KEY
+			log_info("node %s: %s " MANAGED_TAINT_KEY
 				 "=" MANAGED_TAINT_VALUE ":%s (slurm node %s)",
-			    name, effect, sname);
+			    name,
+			    have != NULL && strcmp(have, effect) == 0 ?
+				"claimed the unclaimed taint" :
+				"tainted",
+			    effect, sname);
 			json_decref(patch);
 			json_decref(fresh);
 			return;
