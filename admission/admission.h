@@ -48,6 +48,7 @@ enum owner_kind {
 	/* scheduling.k8s.io, where served (the version is discovered) */
 	OWN_SCHED_PODGROUP,
 	OWN_WORKLOAD,
+	OWN_COMPOSITE, /* its own version: v1alpha3 in 1.37 */
 	OWN_KINDS
 };
 
@@ -64,10 +65,11 @@ struct owners_stats {
  */
 /*
  * podgroup_api: daemon_podgroup_api's, "" when the cluster has no
- * Kubernetes PodGroups (their kinds are then not watched).
+ * Kubernetes PodGroups (their kinds are then not watched); composite_api
+ * the same for CompositePodGroups.
  */
 struct owners *owners_new(const struct k8s_config *kconf,
-    const char					  *podgroup_api);
+    const char *podgroup_api, const char *composite_api);
 int	       owners_start(struct owners *);
 /* Stops the informers and frees the store. */
 void owners_free(struct owners *);

@@ -293,7 +293,7 @@ main(int argc, char *argv[])
 	const char	     *users[MAX_BRIDGE_USERS + 1];
 	const char	     *allow[GUARD_MAX_SCHEDULERS + 1];
 	const char	     *extender[GUARD_MAX_SCHEDULERS + 1];
-	char		      err[512], podgroup_api[96];
+	char		      err[512], podgroup_api[96], composite_api[96];
 	sigset_t	      set;
 	int		      sig, checkonly = 0;
 
@@ -332,8 +332,12 @@ main(int argc, char *argv[])
 		return (0);
 	}
 	daemon_podgroup_api(kconf, podgroup_api, sizeof(podgroup_api));
+	composite_api[0] = '\0';
+	if (podgroup_api[0] != '\0')
+		daemon_sched_api(kconf, "compositepodgroups", composite_api,
+		    sizeof(composite_api));
 	daemon_dra_release(kconf, &config->dra);
-	owners = owners_new(kconf, podgroup_api);
+	owners = owners_new(kconf, podgroup_api, composite_api);
 	guard = guard_new(kconf, conf.allow_schedulers,
 	    conf.extender_schedulers);
 	memset(&rconf, 0, sizeof(rconf));

@@ -1,6 +1,7 @@
 /*
  * The webhook's watch-based store of namespaces and workload owners (Jobs,
- * JobSets, LeaderWorkerSets, PodGroups of both APIs, Workloads), so a
+ * JobSets, LeaderWorkerSets, PodGroups of both APIs, CompositePodGroups,
+ * Workloads), so a
  * request never waits on the API server.  One informer thread per kind
  * writes; request threads read.  An owner is kept as its record
  * (common/ownerrec.c: the fields the rules read), a namespace as its
@@ -41,6 +42,9 @@ static const struct {
 	    WORKLOAD_SCHED_PODGROUP },
 	[OWN_WORKLOAD] = { "workloads", "watch/workloads",
 	    WORKLOAD_SCHED_WORKLOAD },
+	/* Under the discovered version of its own. */
+	[OWN_COMPOSITE] = { "compositepodgroups", "watch/compositepodgroups",
+	    WORKLOAD_SCHED_COMPOSITE },
 };
 
 struct owner_ctx {
@@ -134,8 +138,10 @@ owners_cb(enum k8s_watch_type type, json_t *obj, void *arg)
 }
 
 struct owners *
-owners_new(const struct k8s_config *kconf, const char *podgroup_api)
+owners_new(const struct k8s_config *kconf, const char *podgroup_api,
+    const char *composite_api)
 {
+	const char		*api;
 	struct owners		*o = xcalloc(1, sizeof(*o));
 	struct k8s_informer_opts opts;
 	pthread_condattr_t	 attr;
@@ -154,10 +160,10 @@ owners_new(const struct k8s_config *kconf, const char *podgroup_api)
 		memset(&opts, 0, sizeof(opts));
 		opts.path = owner_kinds[k].path;
 		if (opts.path[0] != '/') {
-			if (podgroup_api == NULL || podgroup_api[0] == '\0')
+			api = k == OWN_COMPOSITE ? composite_api : podgroup_api;
+			if (api == NULL || api[0] == '\0')
 				continue;
-			snprintf(path, sizeof(path), "%s/%s", podgroup_api,
-			    opts.path);
+			snprintf(path, sizeof(path), "%s/%s", api, opts.path);
 			opts.path = path;
 		}
 		opts.name = owner_kinds[k].name;
@@ -301,6 +307,7 @@ owners_lookup(void *arg, enum workload_kind kind, const char *ns,
 		[WORKLOAD_JOB] = OWN_JOB,
 		[WORKLOAD_SCHED_PODGROUP] = OWN_SCHED_PODGROUP,
 		[WORKLOAD_SCHED_WORKLOAD] = OWN_WORKLOAD,
+		[WORKLOAD_SCHED_COMPOSITE] = OWN_COMPOSITE,
 	};
 	const struct owners_lookup *ol = arg;
 

@@ -259,12 +259,21 @@ validate_has_template(const json_t *workload, const char *name)
 {
 	static const char *const lists[] = { "spec.podGroupTemplates",
 		"spec.compositePodGroupTemplates" };
-	const json_t		*t;
+	const json_t		*t, *c;
 	const char		*n;
-	size_t			 i, k;
+	size_t			 i, j, k;
 
 	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
 		json_array_foreach (k8s_obj_get(workload, lists[k]), i, t)
+			if ((n = k8s_obj_str(t, "name")) != NULL &&
+			    strcmp(n, name) == 0)
+				return (1);
+	/* A CompositePodGroup's children: its template's PodGroups. */
+	json_array_foreach (k8s_obj_get(workload,
+				"spec.compositePodGroupTemplates"),
+	    i, c)
+		json_array_foreach (json_object_get(c, "podGroupTemplates"), j,
+		    t)
 			if ((n = k8s_obj_str(t, "name")) != NULL &&
 			    strcmp(n, name) == 0)
 				return (1);
@@ -305,7 +314,8 @@ validate_podgroup(const json_t *pg, const char *op,
 		validate_deny(r,
 		    "spec.workloadRef.templateName: Workload %s/%s has no "
 		    "pod group template \"%.64s\" (spec.podGroupTemplates"
-		    "[].name)",
+		    "[].name, or compositePodGroupTemplates[]"
+		    ".podGroupTemplates[].name)",
 		    ns != NULL ? ns : "", wl, tmpl);
 	json_decref(w);
 }

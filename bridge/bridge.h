@@ -54,6 +54,8 @@ struct bridge_conf {
 	 * (k8s_discover): "/apis/scheduling.k8s.io/<version>", or "".
 	 */
 	char podgroup_api[96];
+	/* ... and CompositePodGroups (v1alpha3 in 1.37), or "" */
+	char composite_api[96];
 	/*
 	 * The install's name (main_install): in every job's comment and
 	 * admin_comment; the jobs of other names are not this install's.
@@ -959,11 +961,12 @@ struct group {
 	unsigned updating : 1;
 	unsigned unfit : 1; /* no node fits its pods (exclude_group) */
 	/*
-	 * For more->pg_cond: a write is on its way (pg_busy), it was sent
+	 * For more->pg_cond: writes on their way (pg_busy: to a PodGroup, or
+	 * a CompositePodGroup and its children, at most 1 + 8), it was sent
 	 * and not refused (pg_sent), True was wanted (pg_scheduled: it never
 	 * goes back).
 	 */
-	unsigned pg_busy : 1;
+	unsigned pg_busy : 4;
 	unsigned pg_sent : 1;
 	unsigned pg_scheduled : 1;
 	/* "gang:ns/g", "podgroup:ns/g" or "pod:ns/p": in the same block */
@@ -1012,7 +1015,8 @@ struct reconcile {
 	struct map *podgroups;	/* ns/name -> PodGroup CR */
 	/* ns/name -> scheduling.k8s.io PodGroup (Kubernetes' own gangs) */
 	struct map *sched_podgroups;
-	struct map *sched_workloads; /* ns/name -> Workload */
+	struct map *sched_workloads;  /* ns/name -> Workload */
+	struct map *sched_composites; /* ns/name -> CompositePodGroup */
 	/* Bridged nodes not Ready: name -> {"since": epoch s, "unknown": b} */
 	json_t *notready;
 	/*

@@ -1,6 +1,6 @@
 /*
  * The reconcile thread's caches of workload objects (PodGroups of both
- * APIs, Workloads, LeaderWorkerSets, JobSets, Jobs) and of ResourceClaims
+ * APIs, CompositePodGroups, Workloads, LeaderWorkerSets, JobSets, Jobs) and of ResourceClaims
  * and their templates (ns/name keyed maps in struct reconcile), as the
  * lookups the workload rules (common/workload.c) and the device rules
  * (common/dra.c) call.
@@ -14,7 +14,8 @@ caches_get(struct reconcile *r, enum workload_kind kind, const char *ns,
     const char *name)
 {
 	struct map *m[WORKLOAD_KINDS] = { r->podgroups, r->lwss, r->jobsets,
-		r->k8s_jobs, r->sched_podgroups, r->sched_workloads };
+		r->k8s_jobs, r->sched_podgroups, r->sched_workloads,
+		r->sched_composites };
 	char	    key[512];
 
 	if (ns == NULL || name == NULL)

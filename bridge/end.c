@@ -268,7 +268,8 @@ end_reset(struct reconcile *r, struct group *g)
 
 /*
  * A Kubernetes PodGroup with disruptionMode all: its members are disrupted
- * together.  One that ended otherwise than Succeeded (deleted, evicted,
+ * together.  In a composite gang (one Slurm job), the CompositePodGroup's
+ * all, or that of the member's own PodGroup, ends the whole gang.  One that ended otherwise than Succeeded (deleted, evicted,
  * failed) while others of the bound gang run ends the gang: they are
  * deleted, saying why, and the job is cancelled.  With
  * single (the default) the others run on, and a replacement takes the
@@ -279,14 +280,15 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 {
 	struct pod_entry  *e, *gone = NULL;
 	struct group_more *m;
-	json_t		  *pg;
-	char		   msg[512];
+	json_t		  *pg, *pod;
+	char		   msg[512], who[200];
 	size_t		   i;
 	int		   all;
 
 	if (live == 0 || g->state != G_BOUND || g->cancelled ||
 	    g->more->disruption != NULL || g->more->end_msg != NULL ||
-	    g->sized_by != WORKLOAD_SCHED_PODGROUP)
+	    (g->sized_by != WORKLOAD_SCHED_PODGROUP &&
+		g->sized_by != WORKLOAD_SCHED_COMPOSITE))
 		return;
 	for (i = 0; i < g->members.n && gone == NULL; i++) {
 		e = map_get(r->pods, g->members.v[i]);
@@ -297,16 +299,32 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	}
 	if (gone == NULL)
 		return;
-	pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-	    workload_key_name(g->key));
+	pg = caches_get(r, g->sized_by, g->ns, workload_key_name(g->key));
 	all = pg != NULL && workload_podgroup_disrupt_all(pg);
 	json_decref(pg);
+	snprintf(who, sizeof(who), "%s %s",
+	    g->sized_by == WORKLOAD_SCHED_COMPOSITE ? "CompositePodGroup" :
+						      "PodGroup",
+	    workload_key_name(g->key));
+	/* In a composite gang, the member's own PodGroup's mode too. */
+	if (!all && g->sized_by == WORKLOAD_SCHED_COMPOSITE) {
+		pod = podrec_json(gone->rec);
+		pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName"));
+		all = pg != NULL && workload_podgroup_disrupt_all(pg);
+		if (all)
+			snprintf(who, sizeof(who),
+			    "PodGroup %.63s (of CompositePodGroup %.63s)",
+			    k8s_obj_name(pg), workload_key_name(g->key));
+		json_decref(pg);
+		json_decref(pod);
+	}
 	if (!all)
 		return;
 	snprintf(msg, sizeof(msg),
-	    "slurm-bridge: PodGroup %s has disruptionMode all and its member "
+	    "slurm-bridge: %s has disruptionMode all and its member "
 	    "%s %s, so the gang ends (Slurm job %u cancelled)",
-	    workload_key_name(g->key), podrec_name(gone->rec),
+	    who, podrec_name(gone->rec),
 	    gone->rec->delete_at != 0 ? "was deleted" : "failed", g->jobid);
 	log_info("group %s: %s", g->key, msg + 14);
 	m = groupmore_get(g);

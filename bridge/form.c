@@ -397,11 +397,28 @@ form_submitted(struct reconcile *r, struct sreq *s)
 void
 form_unsized(struct reconcile *r, struct group *g)
 {
-	json_t *pg;
-	char	msg[512];
-	int	warn = 0;
+	struct workload_lookup lk;
+	json_t		      *pg;
+	char		       msg[512], why[400];
+	int		       warn = 0;
 
-	if (g->sized_by != WORKLOAD_SCHED_PODGROUP)
+	if (g->sized_by == WORKLOAD_SCHED_COMPOSITE) {
+		caches_lookup_init(r, &lk);
+		if ((pg = caches_get(r, WORKLOAD_SCHED_COMPOSITE, g->ns,
+			 workload_key_name(g->key))) == NULL)
+			snprintf(msg, sizeof(msg),
+			    "waiting for CompositePodGroup %s/%s (its "
+			    "PodGroups' spec.parentCompositePodGroupName) to "
+			    "exist",
+			    g->ns, workload_key_name(g->key));
+		else {
+			why[0] = '\0';
+			workload_composite_size(pg, &lk, why, sizeof(why));
+			snprintf(msg, sizeof(msg), "%s", why);
+			warn = strncmp(why, "waiting", 7) != 0;
+			json_decref(pg);
+		}
+	} else if (g->sized_by != WORKLOAD_SCHED_PODGROUP)
 		snprintf(msg, sizeof(msg),
 		    "waiting for PodGroup or JobSet "
 		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "

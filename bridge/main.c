@@ -121,9 +121,12 @@ static const struct {
 	/* Last: watched only where served; the path is discovered. */
 	{ MSG_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
 	{ MSG_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },
+	/* Under its own discovered version (alpha while PodGroups are beta). */
+	{ MSG_SCHED_COMPOSITE, "compositepodgroups",
+	    "watch/sched-compositepodgroups" },
 };
-/* The last ones, whose path is under the discovered scheduling.k8s.io. */
-#define NDISCOVERED 2
+/* The last ones, whose path is under a discovered scheduling.k8s.io. */
+#define NDISCOVERED 3
 #define NINFORMERS  ((int)(sizeof(watched) / sizeof(watched[0])))
 
 struct informer_ctx {
@@ -148,6 +151,8 @@ informer_owner_kind(enum msg_kind kind)
 		return (WORKLOAD_SCHED_PODGROUP);
 	case MSG_SCHED_WORKLOAD:
 		return (WORKLOAD_SCHED_WORKLOAD);
+	case MSG_SCHED_COMPOSITE:
+		return (WORKLOAD_SCHED_COMPOSITE);
 	default:
 		return (WORKLOAD_KINDS);
 	}
@@ -411,14 +416,22 @@ main_informers(struct daemon_parts *d)
 	    sizeof(d->conf.podgroup_api));
 	daemon_install_name(d->kconf, d->config, d->conf.scheduler_name,
 	    d->conf.install, sizeof(d->conf.install));
+	if (d->conf.podgroup_api[0] != '\0')
+		daemon_sched_api(d->kconf, "compositepodgroups",
+		    d->conf.composite_api, sizeof(d->conf.composite_api));
 	first = NINFORMERS - NDISCOVERED;
-	d->ninf = d->conf.podgroup_api[0] != '\0' ? NINFORMERS : first;
+	d->ninf = d->conf.podgroup_api[0] == '\0' ? first :
+	    d->conf.composite_api[0] == '\0'	  ? NINFORMERS - 1 :
+						    NINFORMERS;
 	for (i = 0; i < d->ninf; i++) {
 		memset(&o, 0, sizeof(o));
 		o.path = watched[i].path;
 		if (i >= first) {
 			snprintf(paths[i - first], sizeof(paths[0]), "%s/%s",
-			    d->conf.podgroup_api, watched[i].path);
+			    watched[i].kind == MSG_SCHED_COMPOSITE ?
+				d->conf.composite_api :
+				d->conf.podgroup_api,
+			    watched[i].path);
 			o.path = paths[i - first];
 		}
 		o.name = watched[i].name;

@@ -86,7 +86,9 @@ pods_regroup(struct reconcile *r, const char *key)
  * An owner object seen (again) that decides its pods' gang: pods grouped
  * before a JobSet was known, as one gang of the whole JobSet, go to their
  * stage's gang when it has dependsOn; pods of a Kubernetes PodGroup whose
- * policy turns out basic each go alone.
+ * policy turns out basic each go alone; those of a PodGroup that turns out
+ * to have a parent CompositePodGroup go to the composite's gang, and back
+ * to their PodGroup's when the composite's policy is basic.
  */
 void
 pods_regroup_owner(struct reconcile *r, enum msg_kind kind, const json_t *obj)
@@ -102,8 +104,14 @@ pods_regroup_owner(struct reconcile *r, enum msg_kind kind, const json_t *obj)
 		    k8s_obj_name(obj));
 		pods_regroup(r, key);
 	} else if (kind == MSG_SCHED_PODGROUP &&
-	    workload_podgroup_min(obj) == 0) {
+	    (workload_podgroup_min(obj) == 0 ||
+		k8s_obj_str(obj, "spec.parentCompositePodGroupName") != NULL)) {
 		snprintf(key, sizeof(key), "podgroup:%s/%s",
+		    k8s_obj_namespace(obj), k8s_obj_name(obj));
+		pods_regroup(r, key);
+	} else if (kind == MSG_SCHED_COMPOSITE &&
+	    k8s_obj_get(obj, "spec.schedulingPolicy.basic") != NULL) {
+		snprintf(key, sizeof(key), "composite:%s/%s",
 		    k8s_obj_namespace(obj), k8s_obj_name(obj));
 		pods_regroup(r, key);
 	}

@@ -111,7 +111,8 @@ enum msg_kind {
 	MSG_LWS,	    /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSets */
 	MSG_SCHED_PODGROUP, /* scheduling.k8s.io PodGroups, where served */
 	MSG_SCHED_WORKLOAD, /* scheduling.k8s.io Workloads, where served */
-	MSG_CLAIM,	    /* resource.k8s.io/v1 ResourceClaims */
+	MSG_SCHED_COMPOSITE, /* scheduling.k8s.io CompositePodGroups, where served */
+	MSG_CLAIM,	     /* resource.k8s.io/v1 ResourceClaims */
 	MSG_CLAIM_TEMPLATE, /* ... ResourceClaimTemplates */
 	MSG_SLICE,	    /* ... ResourceSlices (cluster-wide) */
 	MSG_DEVICECLASS,    /* ... DeviceClasses (cluster-wide) */

@@ -64,7 +64,9 @@ reconcile_synced(struct reconcile *r)
 		    r->synced[MSG_DEVICECLASS] &&
 		    ((r->synced[MSG_SCHED_PODGROUP] &&
 			 r->synced[MSG_SCHED_WORKLOAD]) ||
-			r->conf->podgroup_api[0] == '\0')) ||
+			r->conf->podgroup_api[0] == '\0') &&
+		    (r->synced[MSG_SCHED_COMPOSITE] ||
+			r->conf->composite_api[0] == '\0')) ||
 	    now_ms() >= r->core_synced_at + OWNER_SYNC_WAIT_MS);
 }
 
@@ -100,6 +102,8 @@ reconcile_map(struct reconcile *r, enum msg_kind kind)
 		return (r->sched_podgroups);
 	case MSG_SCHED_WORKLOAD:
 		return (r->sched_workloads);
+	case MSG_SCHED_COMPOSITE:
+		return (r->sched_composites);
 	case MSG_CLAIM:
 		return (r->claims);
 	case MSG_CLAIM_TEMPLATE:
@@ -406,6 +410,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->podgroups = map_new(json_free_cb);
 	r->sched_podgroups = map_new(json_free_cb);
 	r->sched_workloads = map_new(json_free_cb);
+	r->sched_composites = map_new(json_free_cb);
 	r->notready = json_object();
 	r->fit_cache = json_object();
 	r->fenced_nodes = json_object();
@@ -456,6 +461,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->podgroups);
 	map_free(r->sched_podgroups);
 	map_free(r->sched_workloads);
+	map_free(r->sched_composites);
 	json_decref(r->notready);
 	json_decref(r->fit_cache);
 	json_decref(r->fenced_nodes);

@@ -220,7 +220,8 @@ stats_gauges(struct reconcile *r)
 	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
 		map_count(r->k8s_jobs) + map_count(r->podgroups) +
 		map_count(r->sched_podgroups) + map_count(r->sched_workloads) +
-		map_count(r->jobsets) + map_count(r->lwss) +
-		map_count(r->claims) + map_count(r->claim_tmpls) +
-		map_count(r->slices) + map_count(r->deviceclasses)));
+		map_count(r->sched_composites) + map_count(r->jobsets) +
+		map_count(r->lwss) + map_count(r->claims) +
+		map_count(r->claim_tmpls) + map_count(r->slices) +
+		map_count(r->deviceclasses)));
 }

@@ -326,6 +326,16 @@ writes_preempt(struct reconcile *r, struct pod_entry *e, const char *msg,
 	writepool_submit(r->writepool, w);
 }
 
+/* The (Composite)PodGroup whose status g's condition goes to, or NULL. */
+static json_t *
+writes_group_obj(struct reconcile *r, struct group *g)
+{
+	if (g->sized_by != WORKLOAD_SCHED_PODGROUP &&
+	    g->sized_by != WORKLOAD_SCHED_COMPOSITE)
+		return (NULL);
+	return (caches_get(r, g->sized_by, g->ns, workload_key_name(g->key)));
+}
+
 void
 writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 {
@@ -333,17 +343,20 @@ writes_podgroup_disrupted(struct reconcile *r, struct group *g, const char *msg)
 	json_t	    *pg;
 	char	     ts[64];
 
-	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
-	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 workload_key_name(g->key))) == NULL)
+	if ((pg = writes_group_obj(r, g)) == NULL)
 		return;
 	wreq_condition_time(ts, sizeof(ts), 0);
 	/* No group key: its answer is logged, never compared (pg_cond). */
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, workload_key_name(g->key),
 	    k8s_obj_uid(pg));
 	w->msg = xstrdup(msg);
-	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, workload_key_name(g->key));
+	xasprintf(&w->path, "%s/namespaces/%s/%s/%s/status",
+	    g->sized_by == WORKLOAD_SCHED_COMPOSITE ? r->conf->composite_api :
+						      r->conf->podgroup_api,
+	    g->ns,
+	    g->sized_by == WORKLOAD_SCHED_COMPOSITE ? "compositepodgroups" :
+						      "podgroups",
+	    workload_key_name(g->key));
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
 	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
 	    "DisruptionTarget", "status", "True", "reason",
@@ -402,23 +415,28 @@ writes_extender_bind(struct reconcile *r, struct ext_call *c)
 	writepool_submit(r->writepool, w);
 }
 
-/* Sends g->more->pg_cond ("True|msg" or "False|msg") to the PodGroup. */
+/*
+ * Sends g->more->pg_cond ("True|msg" or "False|msg") as the condition
+ * cond of obj, at api/namespaces/NS/resource/NAME/status.
+ */
 static void
-writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
+writes_group_cond(struct reconcile *r, struct group *g, const json_t *obj,
+    const char *api, const char *resource, const char *cond)
 {
 	const json_t *c, *old = NULL;
 	const char   *status = strncmp(g->more->pg_cond, "True|", 5) == 0 ?
 	      "True" :
 	      "False";
 	const char   *msg = strchr(g->more->pg_cond, '|') + 1, *ltt = NULL;
+	const char   *name = k8s_obj_name(obj);
 	struct wreq  *w;
 	char	      ts[64];
 	size_t	      i;
 
-	json_array_foreach (k8s_obj_get(pg, "status.conditions"), i, c) {
+	json_array_foreach (k8s_obj_get(obj, "status.conditions"), i, c) {
 		const char *type = k8s_obj_str(c, "type");
 
-		if (type != NULL && strcmp(type, PODGROUP_CONDITION) == 0)
+		if (type != NULL && strcmp(type, cond) == 0)
 			old = c;
 	}
 	/* The transition time moves only when the status does. */
@@ -429,21 +447,74 @@ writes_podgroup_send(struct reconcile *r, struct group *g, json_t *pg)
 		wreq_condition_time(ts, sizeof(ts), 0);
 		ltt = ts;
 	}
-	w = wreq_new_named(WREQ_PODGROUP, g->ns, workload_key_name(g->key),
-	    k8s_obj_uid(pg));
+	w = wreq_new_named(WREQ_PODGROUP, g->ns, name, k8s_obj_uid(obj));
 	w->gkey = xstrdup(g->key);
 	w->msg = xstrdup(g->more->pg_cond);
-	xasprintf(&w->path, "%s/namespaces/%s/podgroups/%s/status",
-	    r->conf->podgroup_api, g->ns, workload_key_name(g->key));
+	xasprintf(&w->path, "%s/namespaces/%s/%s/%s/status", api, g->ns,
+	    resource, name);
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
-	    "metadata", "uid", k8s_obj_uid(pg), "status", "conditions", "type",
-	    PODGROUP_CONDITION, "status", status, "reason",
+	    "metadata", "uid", k8s_obj_uid(obj), "status", "conditions", "type",
+	    cond, "status", status, "reason",
 	    status[0] == 'T' ? "Scheduled" : "Unschedulable", "message", msg,
 	    "lastTransitionTime", ltt, "observedGeneration",
-	    json_integer_value(k8s_obj_get(pg, "metadata.generation")));
-	g->pg_busy = 1;
-	g->pg_sent = 1;
+	    json_integer_value(k8s_obj_get(obj, "metadata.generation")));
+	g->pg_busy++;
 	writepool_submit(r->writepool, w);
+}
+
+/*
+ * The Kubernetes PodGroups of g's members, by name (a composite gang's
+ * children), as a new object.
+ */
+static json_t *
+writes_child_groups(struct reconcile *r, struct group *g)
+{
+	struct pod_entry *e;
+	json_t		 *names = json_object(), *pod;
+	const char	 *pg;
+	size_t		  i;
+
+	for (i = 0; i < g->members.n; i++) {
+		if ((e = map_get(r->pods, g->members.v[i])) == NULL)
+			continue;
+		pod = podrec_json(e->rec);
+		if ((pg = k8s_obj_str(pod,
+			 "spec.schedulingGroup.podGroupName")) != NULL)
+			json_object_set_new(names, pg, json_null());
+		json_decref(pod);
+	}
+	return (names);
+}
+
+/*
+ * Sends g->more->pg_cond to its PodGroup (obj); for a composite gang, to
+ * the CompositePodGroup (obj) and to each of its members' PodGroups, as
+ * kube-scheduler writes the condition on every group of the tree.
+ */
+static void
+writes_podgroup_send(struct reconcile *r, struct group *g, const json_t *obj)
+{
+	json_t	   *names, *pg, *v;
+	const char *name;
+
+	g->pg_sent = 1;
+	if (g->sized_by != WORKLOAD_SCHED_COMPOSITE) {
+		writes_group_cond(r, g, obj, r->conf->podgroup_api, "podgroups",
+		    PODGROUP_CONDITION);
+		return;
+	}
+	writes_group_cond(r, g, obj, r->conf->composite_api,
+	    "compositepodgroups", COMPOSITE_CONDITION);
+	names = writes_child_groups(r, g);
+	json_object_foreach (names, name, v) {
+		if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+			 name)) == NULL)
+			continue;
+		writes_group_cond(r, g, pg, r->conf->podgroup_api, "podgroups",
+		    PODGROUP_CONDITION);
+		json_decref(pg);
+	}
+	json_decref(names);
 }
 
 void
@@ -453,7 +524,8 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	json_t *pg;
 	char   *want;
 
-	if (g->sized_by != WORKLOAD_SCHED_PODGROUP ||
+	if ((g->sized_by != WORKLOAD_SCHED_PODGROUP &&
+		g->sized_by != WORKLOAD_SCHED_COMPOSITE) ||
 	    (g->pg_scheduled && !scheduled))
 		return;
 	xasprintf(&want, "%s|%s", scheduled ? "True" : "False", msg);
@@ -469,15 +541,16 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	if (scheduled)
 		g->pg_scheduled = 1;
 	/* The PodGroup may not be known yet: asked again once it is. */
-	if (g->pg_busy ||
-	    (pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 workload_key_name(g->key))) == NULL)
+	if (g->pg_busy > 0 || (pg = writes_group_obj(r, g)) == NULL)
 		return;
 	writes_podgroup_send(r, g, pg);
 	json_decref(pg);
 }
 
-/* A PodGroup status write came back: a newer wish goes now. */
+/*
+ * A (Composite)PodGroup status write came back: once all of one send
+ * are back, a newer wish goes now.
+ */
 static void
 writes_podgroup_done(struct reconcile *r, struct wreq *w)
 {
@@ -489,14 +562,14 @@ writes_podgroup_done(struct reconcile *r, struct wreq *w)
 		    w->err.status, w->err.reason, w->err.text);
 	if (g == NULL || w->gkey == NULL)
 		return;
-	g->pg_busy = 0;
-	if (strcmp(g->more->pg_cond, w->msg) == 0) {
-		/* Failed: written again when asked again. */
-		g->pg_sent = w->rc == 0;
+	if (g->pg_busy > 0)
+		g->pg_busy--;
+	/* Failed: written again when asked again. */
+	if (w->rc == -1 && strcmp(g->more->pg_cond, w->msg) == 0)
+		g->pg_sent = 0;
+	if (g->pg_busy > 0 || strcmp(g->more->pg_cond, w->msg) == 0)
 		return;
-	}
-	if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
-		 workload_key_name(g->key))) != NULL) {
+	if ((pg = writes_group_obj(r, g)) != NULL) {
 		writes_podgroup_send(r, g, pg);
 		json_decref(pg);
 	}

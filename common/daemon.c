@@ -119,7 +119,8 @@ daemon_fini(struct config *c, struct k8s_config *kconf)
 }
 
 void
-daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
+daemon_sched_api(const struct k8s_config *kconf, const char *resource,
+    char *api, size_t len)
 {
 	struct k8s_error   err;
 	struct k8s_client *c = k8s_client_new(kconf, &err);
@@ -128,7 +129,7 @@ daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
 
 	api[0] = '\0';
 	for (tries = 0; c != NULL && tries < 30; tries++) {
-		if ((rc = k8s_discover(c, "scheduling.k8s.io", "podgroups", ver,
+		if ((rc = k8s_discover(c, "scheduling.k8s.io", resource, ver,
 			 sizeof(ver), &err)) != -1)
 			break;
 		log_warnx("API discovery of scheduling.k8s.io: %s", err.text);
@@ -140,12 +141,19 @@ daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
 		       "versions: %s",
 		    err.text);
 	if (rc == 0) {
-		log_info("Kubernetes PodGroups (scheduling.k8s.io): not served "
-			 "by this cluster");
+		log_info("Kubernetes %s (scheduling.k8s.io): not served "
+			 "by this cluster",
+		    resource);
 		return;
 	}
 	snprintf(api, len, "/apis/scheduling.k8s.io/%s", ver);
-	log_info("Kubernetes PodGroups and Workloads: served at %s", api);
+	log_info("Kubernetes %s: served at %s", resource, api);
+}
+
+void
+daemon_podgroup_api(const struct k8s_config *kconf, char *api, size_t len)
+{
+	daemon_sched_api(kconf, "podgroups", api, len);
 }
 
 /* The API server's minor version (GET /version: 35 for 1.35), or 0. */

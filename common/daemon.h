@@ -59,6 +59,13 @@ void daemon_fini(struct config *, struct k8s_config *);
  */
 void daemon_podgroup_api(const struct k8s_config *, char *api, size_t len);
 /*
+ * The same for one resource of scheduling.k8s.io (the version that serves
+ * it: "compositepodgroups" is v1alpha3 in 1.37, behind the
+ * CompositePodGroup gate).
+ */
+void daemon_sched_api(const struct k8s_config *, const char *resource,
+    char *api, size_t len);
+/*
  * Sets dra->extended_off from the API server's release (GET /version,
  * once, at start): DRA-backed extended resources are off by default
  * before 1.36.  A release it cannot read leaves them on.

@@ -30,8 +30,19 @@
  *               the last status condition
  *               of type PODGROUP_CONDITION: type, status, lastTransitionTime
  *               (writes_podgroup_send)
+ *               spec.parentCompositePodGroupName (workload_group: the
+ *               composite gang it is part of)
+ *   scheduling.k8s.io CompositePodGroup: spec.schedulingPolicy (gang
+ *               .minGroupCount, basic), spec.workloadRef.workloadName and
+ *               .templateName (workload_composite_size), spec
+ *               .schedulingConstraints.topology[0].key, spec.disruptionMode
+ *               .all, the last COMPOSITE_CONDITION condition, as a
+ *               PodGroup's
  *   Workload    spec.podGroupTemplates[].name and compositePodGroupTemplates
- *               [].name (the webhook's validate_has_template)
+ *               [].name (the webhook's validate_has_template); each
+ *               composite template's podGroupTemplates[]: name and
+ *               schedulingPolicy, and whether it nests composites
+ *               (workload_composite_size)
  *   LeaderWorkerSet: nothing more (its pods carry their gang's size).
  * A member that is present stays present, whatever its value: the rules
  * tell absent from present (a JobSet's replicas default to 1).  A value a
@@ -198,6 +209,21 @@ ownerrec_list(const json_t *list, const char *const *keys)
 	return (out);
 }
 
+/* An object as an object with only the members named, or NULL. */
+static json_t *
+ownerrec_list_one(const json_t *o, const char *const *keys)
+{
+	json_t *out;
+	size_t	k;
+
+	if (o == NULL)
+		return (NULL);
+	out = json_object();
+	for (k = 0; keys[k] != NULL; k++)
+		ownerrec_copy(out, o, keys[k]);
+	return (out);
+}
+
 /* A JobSet's replicated jobs: what sizes and stages them. */
 static json_t *
 ownerrec_rjobs(const json_t *rjs)
@@ -228,7 +254,10 @@ ownerrec_rjobs(const json_t *rjs)
 	return (out);
 }
 
-/* A Kubernetes PodGroup's schedulingPolicy: gang.minCount, basic. */
+/*
+ * A Kubernetes PodGroup's or CompositePodGroup's schedulingPolicy:
+ * gang.minCount (or .minGroupCount), basic.
+ */
 static json_t *
 ownerrec_policy(const json_t *policy)
 {
@@ -239,12 +268,45 @@ ownerrec_policy(const json_t *policy)
 	if (json_is_object(gang)) {
 		g = json_object();
 		ownerrec_copy(g, gang, "minCount");
+		ownerrec_copy(g, gang, "minGroupCount");
 		json_object_set_new(out, "gang", g);
 	} else if (gang != NULL)
 		json_object_set_new(out, "gang", json_null());
 	if (basic != NULL)
 		json_object_set_new(out, "basic",
 		    json_is_object(basic) ? json_object() : json_null());
+	return (out);
+}
+
+/*
+ * A Workload's compositePodGroupTemplates: each one's name, its child
+ * podGroupTemplates' names and policies (what sizes a composite gang,
+ * workload_composite_size), and whether it nests composites.
+ */
+static json_t *
+ownerrec_composites(const json_t *list)
+{
+	static const char *const keys[] = { "name", NULL };
+	const json_t		*e, *src, *t, *pol;
+	json_t			*out, *o, *pgs;
+	size_t			 i, j;
+
+	if ((out = ownerrec_list(list, keys)) == NULL)
+		return (NULL);
+	json_array_foreach (list, i, e) {
+		o = json_array_get(out, i);
+		src = json_object_get(e, "podGroupTemplates");
+		pgs = ownerrec_list(src, keys);
+		json_array_foreach (src, j, t)
+			if ((pol = json_object_get(t, "schedulingPolicy")) !=
+			    NULL)
+				json_object_set_new(json_array_get(pgs, j),
+				    "schedulingPolicy", ownerrec_policy(pol));
+		ownerrec_set(o, "podGroupTemplates", pgs);
+		if (json_object_get(e, "compositePodGroupTemplates") != NULL)
+			json_object_set_new(o, "compositePodGroupTemplates",
+			    json_array());
+	}
 	return (out);
 }
 
@@ -268,9 +330,9 @@ ownerrec_ref(const json_t *ref, const char *const *path)
 	return (out);
 }
 
-/* The last PODGROUP_CONDITION condition: type, status, transition time. */
+/* The last condition of type cond: type, status, transition time. */
 static json_t *
-ownerrec_pg_status(const json_t *status)
+ownerrec_pg_status(const json_t *status, const char *cond)
 {
 	static const char *const keys[] = { "type", "status",
 		"lastTransitionTime", NULL };
@@ -281,7 +343,7 @@ ownerrec_pg_status(const json_t *status)
 
 	json_array_foreach (json_object_get(status, "conditions"), i, c) {
 		type = json_string_value(json_object_get(c, "type"));
-		if (type != NULL && strcmp(type, PODGROUP_CONDITION) == 0)
+		if (type != NULL && strcmp(type, cond) == 0)
 			last = c;
 	}
 	if (last == NULL)
@@ -300,6 +362,8 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 	static const char *const none[] = { NULL };
 	static const char *const wl[] = { "workload", NULL };
 	static const char *const name[] = { "name", NULL };
+	static const char *const wref[] = { "workloadName", "templateName",
+		NULL };
 	const json_t		*spec = json_object_get(obj, "spec");
 	json_t			*out, *sp;
 
@@ -341,17 +405,38 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 			"all") != NULL)
 			json_object_set_new(sp, "disruptionMode",
 			    json_pack("{s:{}}", "all"));
+		ownerrec_copy(sp, spec, "parentCompositePodGroupName");
 		ownerrec_set(out, "status",
-		    ownerrec_pg_status(json_object_get(obj, "status")));
+		    ownerrec_pg_status(json_object_get(obj, "status"),
+			PODGROUP_CONDITION));
+		break;
+	case WORKLOAD_SCHED_COMPOSITE:
+		if (json_object_get(spec, "schedulingPolicy") != NULL)
+			json_object_set_new(sp, "schedulingPolicy",
+			    ownerrec_policy(
+				json_object_get(spec, "schedulingPolicy")));
+		ownerrec_set(sp, "workloadRef",
+		    ownerrec_list_one(json_object_get(spec, "workloadRef"),
+			wref));
+		ownerrec_copy(sp, spec, "parentCompositePodGroupName");
+		ownerrec_set(sp, "schedulingConstraints",
+		    ownerrec_topology(
+			json_object_get(spec, "schedulingConstraints")));
+		if (json_object_get(json_object_get(spec, "disruptionMode"),
+			"all") != NULL)
+			json_object_set_new(sp, "disruptionMode",
+			    json_pack("{s:{}}", "all"));
+		ownerrec_set(out, "status",
+		    ownerrec_pg_status(json_object_get(obj, "status"),
+			COMPOSITE_CONDITION));
 		break;
 	case WORKLOAD_SCHED_WORKLOAD:
 		ownerrec_set(sp, "podGroupTemplates",
 		    ownerrec_list(json_object_get(spec, "podGroupTemplates"),
 			name));
 		ownerrec_set(sp, "compositePodGroupTemplates",
-		    ownerrec_list(json_object_get(spec,
-				      "compositePodGroupTemplates"),
-			name));
+		    ownerrec_composites(
+			json_object_get(spec, "compositePodGroupTemplates")));
 		break;
 	case WORKLOAD_LWS:
 	case WORKLOAD_KINDS:

@@ -51,7 +51,9 @@ struct config;
 #define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
 #define PODGROUP_CONDITION "PodGroupInitiallyScheduled"
-#define ANN_MIN_MEMBER	   "scheduler.slinky.slurm.net/min-member"
+/* ... and a CompositePodGroup's (scheduling.k8s.io/v1alpha3). */
+#define COMPOSITE_CONDITION "CompositePodGroupInitiallyScheduled"
+#define ANN_MIN_MEMBER	    "scheduler.slinky.slurm.net/min-member"
 /* A gang's topology request in our own form (common/topology.c). */
 #define ANN_REQUIRED_TOPOLOGY	  ANN_PREFIX "required-topology"
 #define ANN_EXCLUSIVE_TOPOLOGY	  ANN_PREFIX "exclusive-topology"
@@ -148,7 +150,8 @@ struct jobspec {
 	int	 exclusive;
 	/*
 	 * A gang whose members differ: one Slurm heterogeneous job of
-	 * ncomps components, one per distinct pod shape (ncomps 0: one
+	 * ncomps components, one per distinct pod shape and Kubernetes
+	 * PodGroup (the children of a CompositePodGroup; ncomps 0: one
 	 * ordinary job of ntasks identical tasks).  comp_of[i] is the
 	 * component of the i-th pod, in placement order (owned).
 	 */
@@ -159,6 +162,8 @@ struct jobspec {
 		uint32_t gpus_per_task;
 		uint64_t mem_per_cpu_mb;
 		char	*tres_per_task; /* owned */
+		/* its pods' PodGroup while grouping (borrowed), then NULL */
+		const char *podgroup;
 	} comps[JOBSPEC_MAX_COMPS];
 	uint8_t *comp_of;
 };
@@ -230,7 +235,8 @@ const char *translate_node_taint_effect(const json_t *node);
  * Fills js for a gang: one task per pod, annotations from the first member
  * (they share a template).  Members of one shape (CPUs, memory, GPUs per
  * task): one job of identical tasks.  Members of 2 to JOBSPEC_MAX_COMPS
- * shapes: one component per shape (js->comps, js->comp_of), so Slurm
+ * shapes, or PodGroups (a CompositePodGroup's children): one component per
+ * shape and PodGroup (js->comps, js->comp_of), so Slurm
  * allocates each exactly; more shapes: identical tasks of the largest
  * request.  pods are in placement order; from gives the layers and the
  * namespace (its pod is not read).  admin_comment lists the pods and their

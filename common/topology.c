@@ -74,6 +74,17 @@ topology_count(const char *v)
 	return (n > 0 ? (uint32_t)n : 0);
 }
 
+/* A (Composite)PodGroup's spec.schedulingConstraints.topology[0].key. */
+static const char *
+topology_group_key(const json_t *pg)
+{
+	return (json_string_value(json_object_get(
+	    json_array_get(k8s_obj_get(pg,
+			       "spec.schedulingConstraints.topology"),
+		0),
+	    "key")));
+}
+
 /* The layer of that kind (apiVersion group prefix too), or NULL. */
 static const json_t *
 topology_layer(json_t *const *layers, size_t n, const char *group,
@@ -148,7 +159,8 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		{ TOPO_ANN(JOBSET_EXCLUSIVE), NULL, 1, 0, 1 },
 	};
 #undef TOPO_ANN
-	const json_t *pg;
+	const json_t *pg, *cpg;
+	const char   *cv, *from = "PodGroup " PODGROUP_TOPOLOGY;
 	const char   *v, *sz;
 	size_t	      i;
 
@@ -191,16 +203,35 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		}
 		break;
 	}
-	if (req->key == NULL &&
-	    (pg = topology_layer(layers, nlayers, "scheduling.k8s.io",
-		 "PodGroup")) != NULL &&
-	    (v = json_string_value(k8s_obj_get(
-		 json_array_get(k8s_obj_get(pg,
-				    "spec.schedulingConstraints.topology"),
-		     0),
-		 "key"))) != NULL) {
+	pg = topology_layer(layers, nlayers, "scheduling.k8s.io", "PodGroup");
+	v = topology_group_key(pg);
+	cpg = topology_layer(layers, nlayers, "scheduling.k8s.io",
+	    "CompositePodGroup");
+	if (cpg != NULL &&
+	    k8s_obj_get(cpg, "spec.schedulingPolicy.basic") == NULL) {
+		/*
+		 * A composite gang is one Slurm job: the composite's domain
+		 * holds for all of it, and a child's of its own cannot be
+		 * placed apart (unless it names the same key).
+		 */
+		cv = topology_group_key(cpg);
+		if (v != NULL && (cv == NULL || strcmp(v, cv) != 0)) {
+			snprintf(err, errlen,
+			    "PodGroup %.63s " PODGROUP_TOPOLOGY
+			    ": \"%.64s\" inside CompositePodGroup %.63s, "
+			    "which the bridge places as one Slurm job: a "
+			    "topology of one child PodGroup alone cannot be "
+			    "placed; set it on the CompositePodGroup (%s)",
+			    k8s_obj_name(pg), v, k8s_obj_name(cpg),
+			    cv != NULL ? cv : "it has none");
+			return (-1);
+		}
+		v = cv;
+		from = "CompositePodGroup " PODGROUP_TOPOLOGY;
+	}
+	if (req->key == NULL && v != NULL) {
 		req->key = v;
-		req->from = "PodGroup " PODGROUP_TOPOLOGY;
+		req->from = from;
 		req->required = 1;
 	}
 	if (req->key != NULL && !topology_key_ok(req->key)) {

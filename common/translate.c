@@ -923,17 +923,23 @@ translate_same_shape(const struct jobcomp *c, const struct jobspec *one)
 }
 
 /*
- * Puts member i (its job: one) in the component of its shape, or a new
- * one; 0, or -1 when there would be more than JOBSPEC_MAX_COMPS.
+ * Puts member i (its job: one; its Kubernetes PodGroup: pg, or NULL) in
+ * the component of its shape and PodGroup, or a new one: the children of
+ * a CompositePodGroup are components of their own.  0, or -1 when there
+ * would be more than JOBSPEC_MAX_COMPS.
  */
 static int
-translate_comp_add(struct jobspec *js, size_t i, struct jobspec *one)
+translate_comp_add(struct jobspec *js, size_t i, struct jobspec *one,
+    const char *pg)
 {
 	struct jobcomp *c;
 	size_t		k;
 
 	for (k = 0; k < js->ncomps; k++)
-		if (translate_same_shape(&js->comps[k], one))
+		if (translate_same_shape(&js->comps[k], one) &&
+		    ((pg == NULL && js->comps[k].podgroup == NULL) ||
+			(pg != NULL && js->comps[k].podgroup != NULL &&
+			    strcmp(pg, js->comps[k].podgroup) == 0)))
 			break;
 	if (k == JOBSPEC_MAX_COMPS)
 		return (-1);
@@ -944,6 +950,7 @@ translate_comp_add(struct jobspec *js, size_t i, struct jobspec *one)
 		c->mem_per_cpu_mb = one->mem_per_cpu_mb;
 		c->gpus_per_task = one->gpus_per_task;
 		c->tres_per_task = one->tres_per_task;
+		c->podgroup = pg;
 		one->tres_per_task = NULL;
 	}
 	c->ntasks++;
@@ -1065,11 +1072,16 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 			translate_jobspec_cleanup(js);
 			return (1);
 		}
-		if (het && translate_comp_add(js, i, &one) == -1)
+		if (het &&
+		    translate_comp_add(js, i, &one,
+			k8s_obj_str(pods[i],
+			    "spec.schedulingGroup.podGroupName")) == -1)
 			het = 0;
 		translate_largest(js, &one);
 		translate_jobspec_cleanup(&one);
 	}
+	for (i = 0; i < js->ncomps; i++)
+		js->comps[i].podgroup = NULL; /* the pods' own */
 	if (dra_gang_shared(pods, n, err, errlen) == -1) {
 		translate_jobspec_cleanup(js);
 		return (-1);
@@ -1086,6 +1098,13 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		translate_jobspec_cleanup(js);
 		return (-1);
 	}
+	/*
+	 * Slurm holds --switches and --segment for each component of a
+	 * heterogeneous job alone, not for the whole: a gang that must share
+	 * a domain is one job of identical tasks (of its largest member).
+	 */
+	if (js->ncomps > 0 && js->topo_key != NULL && js->topo_required)
+		translate_comps_drop(js);
 	/* A job-name from the pod or from a workload layer wins. */
 	src.pod = pods[0];
 	view = translate_view(&src);

@@ -275,6 +275,9 @@ workload_layers(const json_t *pod, const struct workload_lookup *lk,
 	if ((out[n] = workload_find(lk, WORKLOAD_SCHED_WORKLOAD, ns,
 		 workload_ref_name(pg))) != NULL)
 		n++;
+	if ((out[n] = workload_find(lk, WORKLOAD_SCHED_COMPOSITE, ns,
+		 k8s_obj_str(pg, "spec.parentCompositePodGroupName"))) != NULL)
+		n++;
 	out[n++] = pg;
 	return (n);
 }
@@ -288,10 +291,10 @@ workload_layers_free(json_t *out[], size_t n)
 		json_decref(out[i]);
 }
 
-int
-workload_podgroup_min(const json_t *pg)
+/* A schedulingPolicy's gang minCount, as workload_podgroup_min. */
+static int
+workload_policy_min(const json_t *policy)
 {
-	const json_t *policy = k8s_obj_get(pg, "spec.schedulingPolicy");
 	const json_t *gang = json_object_get(policy, "gang");
 	json_int_t    n;
 
@@ -299,6 +302,12 @@ workload_podgroup_min(const json_t *pg)
 		return (json_object_get(policy, "basic") != NULL ? 0 : -1);
 	n = json_integer_value(json_object_get(gang, "minCount"));
 	return (n >= 1 && n <= WORKLOAD_MAX_GANG ? (int)n : -1);
+}
+
+int
+workload_podgroup_min(const json_t *pg)
+{
+	return (workload_policy_min(k8s_obj_get(pg, "spec.schedulingPolicy")));
 }
 
 int
@@ -343,16 +352,36 @@ workload_gang(struct group_id *gid, const char *ns, const char *name,
  * A pod in a Kubernetes PodGroup (spec.schedulingGroup.podGroupName): its
  * gang, sized by the PodGroup's minCount, while the PodGroup is unknown
  * (pods may come first) or has a gang policy; 1 when its policy is basic
- * (each pod alone).
+ * (each pod alone).  A PodGroup with a parent CompositePodGroup
+ * (spec.parentCompositePodGroupName) whose policy is gang, or not known
+ * yet, is part of the composite's gang ("composite:ns/name"): one Slurm
+ * job for every child group.
  */
 static int
 workload_group_sched(const json_t *pod, const char *pg_name,
     const struct workload_lookup *lk, struct group_id *gid)
 {
-	const char *ns = k8s_obj_namespace(pod);
+	const char *ns = k8s_obj_namespace(pod), *parent;
 	json_t *pg = workload_find(lk, WORKLOAD_SCHED_PODGROUP, ns, pg_name);
+	json_t *cpg = NULL;
 	int	min = pg != NULL ? workload_podgroup_min(pg) : -1;
 
+	parent = k8s_obj_str(pg, "spec.parentCompositePodGroupName");
+	if (parent != NULL &&
+	    ((cpg = workload_find(lk, WORKLOAD_SCHED_COMPOSITE, ns, parent)) ==
+		    NULL ||
+		k8s_obj_get(cpg, "spec.schedulingPolicy.basic") == NULL)) {
+		snprintf(gid->key, sizeof(gid->key), "composite:%s/%s", ns,
+		    parent);
+		snprintf(gid->name, sizeof(gid->name), "%s", parent);
+		gid->min_member = 0;
+		gid->gang = 1;
+		gid->sized_by = WORKLOAD_SCHED_COMPOSITE;
+		json_decref(cpg);
+		json_decref(pg);
+		return (0);
+	}
+	json_decref(cpg);
 	json_decref(pg);
 	if (min == 0)
 		return (1);
@@ -362,6 +391,88 @@ workload_group_sched(const json_t *pod, const char *pg_name,
 	gid->gang = 1;
 	gid->sized_by = WORKLOAD_SCHED_PODGROUP;
 	return (0);
+}
+
+int
+workload_composite_size(const json_t *cpg, const struct workload_lookup *lk,
+    char *why, size_t len)
+{
+	const char   *ns = k8s_obj_namespace(cpg), *wname, *tname, *name;
+	const json_t *t = NULL, *pgt;
+	json_t	     *wl;
+	size_t	      i;
+	int	      n, total = 0, want;
+
+	name = k8s_obj_name(cpg);
+	wname = k8s_obj_str(cpg, "spec.workloadRef.workloadName");
+	tname = k8s_obj_str(cpg, "spec.workloadRef.templateName");
+	if (wname == NULL || tname == NULL) {
+		snprintf(why, len,
+		    "CompositePodGroup %s/%s has no spec.workloadRef "
+		    "(workloadName and templateName): the bridge sizes a "
+		    "composite gang from its Workload's template",
+		    ns, name);
+		return (0);
+	}
+	if ((wl = workload_find(lk, WORKLOAD_SCHED_WORKLOAD, ns, wname)) ==
+	    NULL) {
+		snprintf(why, len,
+		    "waiting for Workload %s/%s (CompositePodGroup %s "
+		    "spec.workloadRef) to exist",
+		    ns, wname, name);
+		return (0);
+	}
+	json_array_foreach (k8s_obj_get(wl, "spec.compositePodGroupTemplates"),
+	    i, pgt) {
+		const char *tn = json_string_value(
+		    json_object_get(pgt, "name"));
+		if (tn != NULL && strcmp(tn, tname) == 0)
+			t = pgt;
+	}
+	if (t == NULL) {
+		snprintf(why, len,
+		    "Workload %s/%s has no compositePodGroupTemplates entry "
+		    "named %s (CompositePodGroup %s spec.workloadRef"
+		    ".templateName)",
+		    ns, wname, tname, name);
+		goto out;
+	}
+	if (json_object_get(t, "compositePodGroupTemplates") != NULL) {
+		snprintf(why, len,
+		    "Workload %s/%s template %s nests CompositePodGroups: the "
+		    "bridge places one level of composite (PodGroups in one "
+		    "CompositePodGroup)",
+		    ns, wname, tname);
+		goto out;
+	}
+	json_array_foreach (json_object_get(t, "podGroupTemplates"), i, pgt) {
+		n = workload_policy_min(
+		    json_object_get(pgt, "schedulingPolicy"));
+		if (n < 1) {
+			snprintf(why, len,
+			    "Workload %s/%s template %s: podGroupTemplates[%zu]"
+			    ".schedulingPolicy must be gang with a minCount "
+			    "from 1 to %d in a composite gang",
+			    ns, wname, tname, i, WORKLOAD_MAX_GANG);
+			total = 0;
+			goto out;
+		}
+		total += n;
+	}
+	want = (int)json_integer_value(
+	    k8s_obj_get(cpg, "spec.schedulingPolicy.gang.minGroupCount"));
+	if (i == 0 || want < 1 || (size_t)want > i ||
+	    total > WORKLOAD_MAX_GANG) {
+		snprintf(why, len,
+		    "CompositePodGroup %s/%s: spec.schedulingPolicy.gang"
+		    ".minGroupCount must be from 1 to the %zu PodGroups of "
+		    "template %s, and their pods at most %d",
+		    ns, name, i, tname, WORKLOAD_MAX_GANG);
+		total = 0;
+	}
+out:
+	json_decref(wl);
+	return (total);
 }
 
 /* The pod-group label's gang: min-member, or 0 for a PodGroup CR. */
@@ -575,6 +686,16 @@ workload_gang_size(const char *ns, const char *name, int min_member,
 		n = o != NULL ? workload_podgroup_min(o) : 0;
 		json_decref(o);
 		return (n > 0 ? (int)n : 0);
+	}
+	if (sized_by == WORKLOAD_SCHED_COMPOSITE) {
+		char why[8];
+
+		o = workload_find(lk, WORKLOAD_SCHED_COMPOSITE, ns, name);
+		n = o != NULL ?
+		    workload_composite_size(o, lk, why, sizeof(why)) :
+		    0;
+		json_decref(o);
+		return ((int)n);
 	}
 	if ((o = workload_find(lk, WORKLOAD_PODGROUP, ns, name)) != NULL) {
 		n = json_integer_value(k8s_obj_get(o, "spec.minMember"));

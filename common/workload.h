@@ -34,6 +34,8 @@ enum workload_kind {
 	WORKLOAD_JOB,		 /* batch/v1 */
 	WORKLOAD_SCHED_PODGROUP, /* scheduling.k8s.io PodGroup (GenericWorkload) */
 	WORKLOAD_SCHED_WORKLOAD, /* scheduling.k8s.io Workload (GenericWorkload) */
+	/* scheduling.k8s.io/v1alpha3 CompositePodGroup (CompositePodGroup) */
+	WORKLOAD_SCHED_COMPOSITE,
 	WORKLOAD_KINDS
 };
 
@@ -72,13 +74,13 @@ json_t *workload_root(const json_t *pod, const struct workload_lookup *);
 /* The pod's controlling Job (uid checked), a new reference, or NULL. */
 json_t *workload_job(const json_t *pod, const struct workload_lookup *);
 
-#define WORKLOAD_LAYERS 3
+#define WORKLOAD_LAYERS 4
 /*
  * The objects whose annotations the pod inherits, least specific first, as
  * new references in out (the count returned; release with
  * workload_layers_free).  A pod of a Kubernetes PodGroup: its controlling
- * Job, the Workload the PodGroup's workloadRef names, then the PodGroup,
- * each where known.  Any other pod: its workload root, if any.
+ * Job, the Workload the PodGroup's workloadRef names, its parent
+ * CompositePodGroup, then the PodGroup, each where known.  Any other pod: its workload root, if any.
  */
 size_t workload_layers(const json_t *pod, const struct workload_lookup *,
     json_t			    *out[WORKLOAD_LAYERS]);
@@ -103,6 +105,15 @@ int workload_group(const json_t *pod, const struct workload_lookup *lk,
  */
 int workload_gang_size(const char *ns, const char *name, int min_member,
     enum workload_kind sized_by, const struct workload_lookup *);
+/*
+ * A composite gang's size: the minCounts of the child PodGroup templates
+ * of the Workload template its spec.workloadRef names, all of them (the
+ * bridge places every child, whatever minGroupCount below that).  0 with
+ * why while it cannot be known (no workloadRef, the Workload unknown, a
+ * child that is no gang, nested composites, minGroupCount out of range).
+ */
+int workload_composite_size(const json_t *cpg, const struct workload_lookup *,
+    char *why, size_t len);
 /*
  * The gang minCount of a Kubernetes PodGroup: 1 to WORKLOAD_MAX_GANG, 0
  * when its policy is basic (no gang), -1 when it has neither or the count

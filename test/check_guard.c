@@ -110,7 +110,7 @@ guard_setup(void)
 	g_cfg = config_new();
 	g_cfg->managed_namespace_selector = json_pack("{s:{s:s}}",
 	    "matchLabels", "slurm-bridge.io/managed", "true");
-	g_owners = owners_new(NULL, NULL);
+	g_owners = owners_new(NULL, NULL, NULL);
 	o = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "ext", "labels",
 	    "slurm-bridge.io/managed", "true");
 	owners_put(g_owners, OWN_NAMESPACE, o);

@@ -153,8 +153,9 @@ START_TEST(kubelet_node)
 	    ANN_TAINTED_BY, json_string("site-a"));
 	rec = noderec_dup(node);
 	ck_assert_str_eq(k8s_obj_annotation(rec, ANN_TAINTED_BY), "site-a");
-	ck_assert_int_eq(
-	    json_object_size(k8s_obj_get(rec, "metadata.annotations")), 1);
+	ck_assert_int_eq(json_object_size(
+			     k8s_obj_get(rec, "metadata.annotations")),
+	    1);
 	/* Every label: a pod's selector or affinity may name any. */
 	ck_assert_int_eq(json_object_size(k8s_obj_get(rec, "metadata.labels")),
 	    json_object_size(k8s_obj_get(node, "metadata.labels")));

@@ -790,6 +790,107 @@ START_TEST(test_ownerrec_disruption_mode)
 }
 END_TEST
 
+/* The composite's rules read the same from records as from the objects. */
+static json_t *or_comp[WORKLOAD_KINDS];
+
+static json_t *
+or_comp_lookup(void *arg, enum workload_kind kind, const char *ns,
+    const char *name)
+{
+	(void)arg;
+	(void)ns;
+	if (or_comp[kind] == NULL || name == NULL ||
+	    strcmp(k8s_obj_name(or_comp[kind]), name) != 0)
+		return (NULL);
+	return (json_incref(or_comp[kind]));
+}
+
+START_TEST(test_ownerrec_composite)
+{
+	static const struct workload_lookup lk = { or_comp_lookup, NULL };
+	json_t	       *obj[WORKLOAD_KINDS] = { NULL }, *pod;
+	struct group_id gid;
+	char		why[400], err[256];
+	int		k, size[2];
+
+	obj[WORKLOAD_SCHED_PODGROUP] = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:{s:i}}, s:{s:s, s:s}}}",
+	    "apiVersion", "scheduling.k8s.io/v1beta1", "kind", "PodGroup",
+	    "metadata", "name", "workers", "namespace", "ns", "spec",
+	    "parentCompositePodGroupName", "r0", "schedulingPolicy", "gang",
+	    "minCount", 3, "workloadRef", "workloadName", "serve",
+	    "templateName", "workers");
+	obj[WORKLOAD_SCHED_COMPOSITE] = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:i}}, s:{s:s, s:s},"
+	    " s:{s:[{s:s}]}, s:{s:{}}}, s:{s:[{s:s, s:s, s:s, s:s}]}}",
+	    "apiVersion", "scheduling.k8s.io/v1alpha3", "kind",
+	    "CompositePodGroup", "metadata", "name", "r0", "namespace", "ns",
+	    "spec", "schedulingPolicy", "gang", "minGroupCount", 2,
+	    "workloadRef", "workloadName", "serve", "templateName", "replica",
+	    "schedulingConstraints", "topology", "key", "example.com/rack",
+	    "disruptionMode", "all", "status", "conditions", "type",
+	    COMPOSITE_CONDITION, "status", "True", "reason", "Scheduled",
+	    "lastTransitionTime", "2026-12-06T00:00:00Z");
+	obj[WORKLOAD_SCHED_WORKLOAD] = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:[{s:s, s:{s:{s:i}},"
+	    " s:{s:[]}}, {s:s, s:{s:{s:i}}}]}]}}",
+	    "apiVersion", "scheduling.k8s.io/v1beta1", "kind", "Workload",
+	    "metadata", "name", "serve", "namespace", "ns", "spec",
+	    "compositePodGroupTemplates", "name", "replica",
+	    "podGroupTemplates", "name", "leader", "schedulingPolicy", "gang",
+	    "minCount", 1, "template", "containers", "name", "workers",
+	    "schedulingPolicy", "gang", "minCount", 3);
+	pod = json_pack("{s:{s:s, s:s}, s:{s:{s:s}}}", "metadata", "name",
+	    "w-0", "namespace", "ns", "spec", "schedulingGroup", "podGroupName",
+	    "workers");
+	for (k = 0; k < 2; k++) {
+		enum workload_kind kind;
+
+		for (kind = 0; kind < WORKLOAD_KINDS; kind++) {
+			json_decref(or_comp[kind]);
+			or_comp[kind] = k == 0 ? json_incref(obj[kind]) :
+						 ownerrec_dup(kind, obj[kind]);
+		}
+		ck_assert_int_eq(workload_group(pod, &lk, &gid, err,
+				     sizeof(err)),
+		    0);
+		ck_assert_str_eq(gid.key, "composite:ns/r0");
+		size[k] =
+		    workload_composite_size(or_comp[WORKLOAD_SCHED_COMPOSITE],
+			&lk, why, sizeof(why));
+		ck_assert_int_eq(workload_podgroup_disrupt_all(
+				     or_comp[WORKLOAD_SCHED_COMPOSITE]),
+		    1);
+		ck_assert_str_eq(
+		    k8s_obj_str(json_array_get(
+				    k8s_obj_get(or_comp
+						    [WORKLOAD_SCHED_COMPOSITE],
+					"status.conditions"),
+				    0),
+			"type"),
+		    COMPOSITE_CONDITION);
+	}
+	ck_assert_int_eq(size[0], 4);
+	ck_assert_int_eq(size[1], size[0]);
+	/* The record keeps no pod template. */
+	ck_assert_ptr_null(json_object_get(
+	    json_array_get(
+		k8s_obj_get(
+		    json_array_get(k8s_obj_get(or_comp[WORKLOAD_SCHED_WORKLOAD],
+				       "spec.compositePodGroupTemplates"),
+			0),
+		    "podGroupTemplates"),
+		0),
+	    "template"));
+	for (k = 0; k < WORKLOAD_KINDS; k++) {
+		json_decref(or_comp[k]);
+		or_comp[k] = NULL;
+		json_decref(obj[k]);
+	}
+	json_decref(pod);
+}
+END_TEST
+
 START_TEST(test_ownerrec_big_job)
 {
 	json_t *job = or_big_job(), *rec;
@@ -860,6 +961,7 @@ ownerrec_suite(void)
 	    (int)(sizeof(or_jobsets) / sizeof(or_jobsets[0])));
 	tcase_add_test(tc, test_ownerrec_big_job);
 	tcase_add_test(tc, test_ownerrec_disruption_mode);
+	tcase_add_test(tc, test_ownerrec_composite);
 	tcase_add_test(tc, test_ownerrec_idempotent);
 	suite_add_tcase(s, tc);
 	return (s);

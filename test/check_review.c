@@ -148,7 +148,7 @@ review_case(const char *name)
 	    "config.yaml: %s", err);
 	memset(&conf, 0, sizeof(conf));
 	conf.config = cfg;
-	conf.owners = owners_new(NULL, NULL);
+	conf.owners = owners_new(NULL, NULL, NULL);
 	conf.bridge_users = rv_users;
 	load_owners(conf.owners, name);
 	snprintf(path, sizeof(path), RV_DIR "/%s/input.json", name);

@@ -310,6 +310,22 @@ START_TEST(test_translate_group_het)
 	ck_assert_ptr_null(strstr(js.admin_comment, "comps"));
 	translate_jobspec_cleanup(&js);
 
+	/*
+	 * One shape in two Kubernetes PodGroups (a CompositePodGroup's
+	 * children): a component per PodGroup.
+	 */
+	for (i = 1; i < 3; i++)
+		json_object_set_new(json_object_get(pods[i], "spec"),
+		    "schedulingGroup",
+		    json_pack("{s:s}", "podGroupName", i == 1 ? "a" : "b"));
+	ck_assert_int_eq(translate_group(pods + 1, 2, "g", &none, &conf, &js,
+			     err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(js.ncomps, 2);
+	ck_assert_uint_eq(js.comp_of[1], 1);
+	ck_assert_ptr_null(js.comps[0].podgroup);
+	translate_jobspec_cleanup(&js);
+
 	/* Exclusive: whole nodes each, so no components. */
 	conf.exclusive = 1;
 	ck_assert_int_eq(translate_group(pods, 4, "g", &none, &conf, &js, err,

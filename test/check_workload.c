@@ -718,6 +718,109 @@ START_TEST(test_workload_layers)
 }
 END_TEST
 
+/*
+ * A PodGroup with a parent CompositePodGroup: its pods are the composite's
+ * gang while the composite is unknown or a gang, sized by the minCounts of
+ * the Workload template's children; a basic composite leaves each PodGroup
+ * its own gang.  What cannot size it says why.
+ */
+START_TEST(test_workload_composite)
+{
+	struct group_id gid;
+	json_t	       *pg, *cpg, *cbasic, *wl, *p, *out[WORKLOAD_LAYERS];
+	char		err[256], why[400];
+	size_t		n;
+
+	pg = object("leader", "u-pg",
+	    json_pack("{s:{s:{s:i}}, s:{s:s, s:s}, s:s}", "schedulingPolicy",
+		"gang", "minCount", 1, "workloadRef", "workloadName", "serve",
+		"templateName", "leader", "parentCompositePodGroupName",
+		"replica-0"));
+	cpg = object("replica-0", "u-cpg",
+	    json_pack("{s:{s:{s:i}}, s:{s:s, s:s}}", "schedulingPolicy", "gang",
+		"minGroupCount", 2, "workloadRef", "workloadName", "serve",
+		"templateName", "replica"));
+	cbasic = object("replica-0", "u-cb",
+	    json_pack("{s:{s:{}}}", "schedulingPolicy", "basic"));
+	wl = object("serve", "u-wl",
+	    json_pack("{s:[{s:s, s:[{s:s, s:{s:{s:i}}}, {s:s, s:{s:{s:i}}}]}]}",
+		"compositePodGroupTemplates", "name", "replica",
+		"podGroupTemplates", "name", "leader", "schedulingPolicy",
+		"gang", "minCount", 1, "name", "workers", "schedulingPolicy",
+		"gang", "minCount", 3));
+	p = pod("leader-0", NULL, NULL, NULL);
+	json_object_set_new(p, "spec",
+	    json_pack("{s:{s:s}}", "schedulingGroup", "podGroupName",
+		"leader"));
+
+	/* The PodGroup unknown: its own gang, until it says more. */
+	ck_assert_int_eq(workload_group(p, &lookup, &gid, err, sizeof(err)), 0);
+	ck_assert_str_eq(gid.key, "podgroup:ns/leader");
+	/* Its parent unknown yet: the composite's gang, of no size yet. */
+	known[WORKLOAD_SCHED_PODGROUP] = pg;
+	ck_assert_int_eq(workload_group(p, &lookup, &gid, err, sizeof(err)), 0);
+	ck_assert_str_eq(gid.key, "composite:ns/replica-0");
+	ck_assert_int_eq(gid.sized_by, WORKLOAD_SCHED_COMPOSITE);
+	ck_assert_int_eq(workload_gang_size("ns", "replica-0", 0,
+			     WORKLOAD_SCHED_COMPOSITE, &lookup),
+	    0);
+	/* A gang composite without its Workload: waits, and says for what. */
+	known[WORKLOAD_SCHED_COMPOSITE] = cpg;
+	ck_assert_int_eq(workload_composite_size(cpg, &lookup, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_ptr_nonnull(strstr(why, "waiting for Workload ns/serve"));
+	/* With it: 1 + 3 pods, every child's. */
+	known[WORKLOAD_SCHED_WORKLOAD] = wl;
+	ck_assert_int_eq(workload_gang_size("ns", "replica-0", 0,
+			     WORKLOAD_SCHED_COMPOSITE, &lookup),
+	    4);
+	/* The composite is a layer, between the Workload and the PodGroup. */
+	n = workload_layers(p, &lookup, out);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_eq(out[0], wl);
+	ck_assert_ptr_eq(out[1], cpg);
+	ck_assert_ptr_eq(out[2], pg);
+	workload_layers_free(out, n);
+	/* minGroupCount above its children: refused by name. */
+	json_object_set_new(json_object_get(k8s_obj_get(cpg,
+						"spec.schedulingPolicy"),
+				"gang"),
+	    "minGroupCount", json_integer(3));
+	ck_assert_int_eq(workload_composite_size(cpg, &lookup, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_ptr_nonnull(strstr(why,
+	    "minGroupCount must be from 1 to "
+	    "the 2 PodGroups"));
+	/* A child that is no gang cannot size a composite gang. */
+	json_object_set_new(
+	    json_array_get(
+		json_object_get(
+		    json_array_get(k8s_obj_get(wl,
+				       "spec.compositePodGroupTemplates"),
+			0),
+		    "podGroupTemplates"),
+		1),
+	    "schedulingPolicy", json_pack("{s:{}}", "basic"));
+	ck_assert_int_eq(workload_composite_size(cpg, &lookup, why,
+			     sizeof(why)),
+	    0);
+	ck_assert_ptr_nonnull(strstr(why, "podGroupTemplates[1]"));
+	/* A basic composite: each PodGroup is its own gang again. */
+	known[WORKLOAD_SCHED_COMPOSITE] = cbasic;
+	ck_assert_int_eq(workload_group(p, &lookup, &gid, err, sizeof(err)), 0);
+	ck_assert_str_eq(gid.key, "podgroup:ns/leader");
+
+	memset(known, 0, sizeof(known));
+	json_decref(p);
+	json_decref(pg);
+	json_decref(cpg);
+	json_decref(cbasic);
+	json_decref(wl);
+}
+END_TEST
+
 Suite *
 workload_suite(void)
 {
@@ -735,6 +838,7 @@ workload_suite(void)
 	tcase_add_test(tc, test_workload_member_order);
 	tcase_add_test(tc, test_workload_member_order_workloads);
 	tcase_add_test(tc, test_workload_key_name);
+	tcase_add_test(tc, test_workload_composite);
 	tcase_add_loop_test(tc, test_workload_jobset_stages, 0,
 	    (int)(sizeof(stages) / sizeof(stages[0])));
 	suite_add_tcase(s, tc);

@@ -46,7 +46,7 @@ fz_init(void)
 	    -1)
 		abort();
 	fz_conf.config = c;
-	fz_conf.owners = owners_new(NULL, NULL);
+	fz_conf.owners = owners_new(NULL, NULL, NULL);
 	fz_conf.bridge_users = fz_users;
 	for (k = 0; k < OWN_KINDS; k++) {
 		o = json_loads(objs[k], 0, NULL);
