@@ -56,7 +56,9 @@ start_etcd() {
 #    PodGroup (GenericWorkload), served as v1beta1 from 1.37 (off unless
 #    asked for), and a Job asking for a gang itself (WorkloadWithJob), so
 #    the Job controller makes its Workload and PodGroup; from 1.37 a
-#    PodGroup's topology constraint (TopologyAwareWorkloadScheduling).  KUBE_GATES adds
+#    PodGroup's topology constraint (TopologyAwareWorkloadScheduling) and
+#    CompositePodGroup (alpha, scheduling.k8s.io/v1alpha3: PodGroups
+#    grouped into one scheduling unit).  KUBE_GATES adds
 #    gates (comma-separated) to both daemons.
 release_flags() {
 	local gates=() extra=() minor=${KUBE_MINOR#1.}
@@ -68,8 +70,8 @@ release_flags() {
 		gates+=(GenericWorkload=true WorkloadWithJob=true)
 		if [ "$minor" -ge 37 ]; then
 			# A PodGroup's spec.schedulingConstraints.topology.
-			gates+=(TopologyAwareWorkloadScheduling=true)
-			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1beta1=true)
+			gates+=(TopologyAwareWorkloadScheduling=true CompositePodGroup=true)
+			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true)
 		else
 			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1alpha2=true)
 		fi
