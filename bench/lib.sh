@@ -137,11 +137,12 @@ proc_start_ms() {
 }
 
 # pods NS PREFIX N SCHEDULER [GPU] [GANG]: a List of N pods; with
-# PODS_TOPOLOGY=LABEL, each gang requires one value of that node label.
+# PODS_TOPOLOGY=LABEL, each gang requires one value of that node label,
+# in partition PODS_PARTITION if set.
 pods() {
 	local ns=$1 prefix=$2 n=$3 sched=$4 gpu=${5:-0} gang=${6:-0}
 	awk -v ns="$ns" -v p="$prefix" -v n="$n" -v s="$sched" -v gpu="$gpu" -v gang="$gang" \
-		-v topo="${PODS_TOPOLOGY:-}" 'BEGIN {
+		-v topo="${PODS_TOPOLOGY:-}" -v part="${PODS_PARTITION:-}" 'BEGIN {
 		print "apiVersion: v1\nkind: List\nitems:"
 		for (i = 0; i < n; i++) {
 			print "- apiVersion: v1\n  kind: Pod\n  metadata:"
@@ -151,6 +152,8 @@ pods() {
 				printf "    annotations: {scheduler.slinky.slurm.net/min-member: \"%d\"", gang
 				if (topo != "")
 					printf ", slurmjob.slinky.slurm.net/required-topology: %s", topo
+				if (part != "")
+					printf ", slurmjob.slinky.slurm.net/partition: %s", part
 				print "}"
 			}
 			printf "  spec:\n    schedulerName: %s\n    terminationGracePeriodSeconds: 0\n", s

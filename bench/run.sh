@@ -62,7 +62,10 @@ top=$(cd "$here/.." && pwd)
 export NODES=${BENCH_NODES:-64}
 # Baseline A (build/bench/slurm-baseline) links the host's libslurm: the
 # bench runs on the host's Slurm, whatever release the stack last ran.
-export SLURM=22.05
+# BENCH_SLURM=26.05 runs it on another release's root instead (topology/
+# block, the gangs scenario's gangs-block), without baseline A, which
+# cannot talk to a newer slurmctld.
+export SLURM=${BENCH_SLURM:-22.05}
 # shellcheck source=scripts/stack/stack-env.sh
 . "$top/scripts/stack/stack-env.sh"
 

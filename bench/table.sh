@@ -58,7 +58,7 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 (["scenario", "system", "round", "per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "startup_ms", "cpu_ms/pod",
 	"writes", "rpcs", "partial"] | @tsv)),
 (.runs[] | select((.scenario == "singles" or .scenario == "constrained" or .scenario == "gangs" or
-	.scenario == "gangs-topology" or .scenario == "fixed") and
+	.scenario == "gangs-topology" or .scenario == "gangs-block" or .scenario == "fixed") and
 	(ended | not)) | row),
 "",
 (run("singles"; "bridge") as $b | run("singles"; "kube-scheduler") as $k | run("singles"; "slurm") as $s |
@@ -71,6 +71,8 @@ def byrpc: .slurm_rpcs.by_rpc_per_pod | to_entries | map(select(.value > 0) | "\
 	"gangs\(if $g.round != null then ", round 1" else "" end): \($g.result.gangs // "-") gangs of \($g.gang_size // "-"): bridge \(r(rate($g))) pods/s = \(ratio(rate($g); rate($b))) its singles rate; \($g.result.partial_gangs // "-") partial; spread first to last bind p50 \(r($g.result.gang_spread_ms.p50)) ms, p99 \(r($g.result.gang_spread_ms.p99)) ms, max \(r($g.result.gang_spread_ms.max)) ms; \($g.result.unannotated_binds // "-") members bound without their slurm-node"),
 (run("gangs-topology"; "bridge") as $t | run("gangs"; "bridge") as $g | select($t != null) |
 	"gangs-topology\(if $t.round != null then ", round 1" else "" end): the same gangs, each required in one \($t.topology // "-"): bridge \(r(rate($t))) pods/s = \(ratio(rate($t); rate($g))) the plain gangs; p99 \(r($t.result.latency_ms.p99)) ms (plain \(r($g.result.latency_ms.p99)) ms); \($t.result.partial_gangs // "-") partial; spread p99 \(r($t.result.gang_spread_ms.p99)) ms"),
+(run("gangs-block"; "bridge") as $t | run("gangs"; "bridge") as $g | select($t != null) |
+	"gangs-block\(if $t.round != null then ", round 1" else "" end): the same gangs, each required in one \($t.topology // "-"): bridge \(r(rate($t))) pods/s = \(ratio(rate($t); rate($g))) the plain gangs; p99 \(r($t.result.latency_ms.p99)) ms (plain \(r($g.result.latency_ms.p99)) ms); \($t.result.partial_gangs // "-") partial; spread p99 \(r($t.result.gang_spread_ms.p99)) ms"),
 # The bridge'"'"'s own figures, labelled with the node count: rate, p99, CPU
 # and memory (VmRSS at the end of its window, VmHWM its peak) in singles
 # and gangs, and the backlog'"'"'s release to bind at its top band.

@@ -279,11 +279,14 @@ stack_node_names() { local k; for ((k = 1; k <= NODES; k++)); do echo "n$k"; don
 stack_node_leaf() { echo "leaf$(( ($1 - 1) / $(stack_nodes_per_leaf) + 1 ))"; }
 stack_node_port() { echo $(( SLURMD_PORT_BASE + $1 )); }
 # Slurm 25.05 on reads topology.yaml: several topologies, one per
-# partition.  There the stack adds topology/block blocks of two nodes,
-# taken across the leaf switches (n1 n3 | n2 n4 for 4 nodes), for the
-# partition SLURM_BLOCK_PARTITION; label slurm-bridge.io/block.
+# partition.  There the stack adds topology/block blocks, taken across the
+# leaf switches (n1 n3 | n2 n4 for 4 nodes), for the partition
+# SLURM_BLOCK_PARTITION; label slurm-bridge.io/block.  Blocks of two
+# nodes, of sixteen from 32 nodes on (the bench's 64: four, as an NVL72
+# rack guarantees 16 of its 18 nodes).
 stack_has_blocks() { [ "$SLURM" != 22.05 ] && [ "$SLURM" != 24.11 ] && [ "$NODES" -ge 4 ]; }
-stack_block_count() { echo $(( NODES / 2 )); }
+stack_block_size() { if [ "$NODES" -ge 32 ]; then echo 16; else echo 2; fi; }
+stack_block_count() { echo $(( NODES / $(stack_block_size) )); }
 # stack_node_block K: block name of node nK.
 stack_node_block() { echo "b$(( ($1 - 1) % $(stack_block_count) + 1 ))"; }
 
