@@ -6,7 +6,10 @@
  * answer depends only on the nodes (no host port, no node-limited
  * resource) shares it with every pod of the same constraints, until a
  * node changes in what the rule reads (exclude_nodes_changed): then the
- * answers are made again and pending jobs follow.  Just before a Binding
+ * answers are made again and pending jobs follow.  A pod whose claims ask
+ * for devices of a DeviceClass may use only the nodes whose
+ * ResourceSlices publish that many of them (exclude_devices): Slurm's
+ * GRES count does not say which driver a node has.  Just before a Binding
  * the node is checked again against the pods really on it
  * (exclude_recheck).
  */
@@ -49,19 +52,21 @@ exclude_needs_others(const json_t *pod)
 
 /*
  * The key of the answers a pod shares with others: what the rule reads
- * of it when no other pod matters.  A new string.
+ * of it when no other pod matters, and the devices it asks (needs).  A
+ * new string.
  */
 static char *
-exclude_key(const json_t *pod)
+exclude_key(const json_t *pod, const json_t *needs)
 {
 	json_t *k;
 	char   *s;
 
-	k = json_pack("{s:O?, s:O?, s:O?, s:O?}", "s",
+	k = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "s",
 	    k8s_obj_get(pod, "spec.nodeSelector"), "a",
 	    k8s_obj_get(pod, "spec.affinity.nodeAffinity"), "t",
 	    k8s_obj_get(pod, "spec.tolerations"), "n",
-	    k8s_obj_get(pod, "spec.nodeName"));
+	    k8s_obj_get(pod, "spec.nodeName"), "d",
+	    json_object_size(needs) > 0 ? needs : NULL);
 	s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(k);
 	return (s);
@@ -124,41 +129,101 @@ exclude_others_free(json_t **v, size_t n)
 }
 
 /*
- * The answer for one pod: [excluded Slurm nodes "a,b" or "", how many
- * nodes fit, the FailedScheduling text, how many bridged nodes were
- * asked about], a new reference.
+ * Do knode's ResourceSlices (by_node: Kubernetes node -> its slices)
+ * publish the devices the pod's claims ask (needs, dra_pod_needs)?  1, or
+ * 0 with the DynamicResources text in why: Slurm's GRES count is no proof
+ * that the node has the class's driver.
+ */
+static int
+exclude_devices(struct reconcile *r, const json_t *needs,
+    const json_t *by_node, const char *knode, char *why, size_t len)
+{
+	const struct dra_class *k;
+	const char	       *cls;
+	json_t		       *v;
+	json_int_t		want;
+
+	json_object_foreach ((json_t *)(uintptr_t)needs, cls, v) {
+		if ((k = dra_class_find(r->conf->dra, cls)) == NULL)
+			continue;
+		want = json_integer_value(json_object_get(v, "count"));
+		if (dra_node_devices(json_object_get(by_node, knode), k,
+			knode) >= want)
+			continue;
+		snprintf(why, len,
+		    "node(s) cannot allocate all claims (%s: %lld device(s) of "
+		    "DeviceClass %s, driver %s)",
+		    json_string_value(json_object_get(v, "where")),
+		    (long long)want, cls, k->driver);
+		return (0);
+	}
+	return (1);
+}
+
+/* The ResourceSlices by Kubernetes node name (a new object). */
+static json_t *
+exclude_slices(struct reconcile *r)
+{
+	json_t	   *out = json_object(), *l;
+	const char *nn;
+	size_t	    it = 0;
+	void	   *v;
+
+	while (map_next(r->slices, &it, NULL, &v)) {
+		if ((nn = json_string_value(k8s_obj_get(v, "spec.nodeName"))) ==
+		    NULL)
+			continue;
+		if ((l = json_object_get(out, nn)) == NULL) {
+			l = json_array();
+			json_object_set_new(out, nn, l);
+		}
+		json_array_append(l, v);
+	}
+	return (out);
+}
+
+/*
+ * The answer for one pod (its devices: needs): [excluded Slurm nodes
+ * "a,b" or "", how many nodes fit, the FailedScheduling text, how many
+ * bridged nodes were asked about], a new reference.
  */
 static json_t *
-exclude_pod(struct reconcile *r, const json_t *pod)
+exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 {
 	struct fit_tally t;
 	struct buf	 exc;
 	enum fit_reason	 fr;
 	const char	*name;
-	json_t		*node, *ans, **others = NULL;
-	char		 why[256], msg[1024];
+	json_t		*node, *ans, **others = NULL, *by_node = NULL;
+	char		 why[320], msg[1024];
 	size_t		 it = 0, n = 0;
-	int		 needs = exclude_needs_others(pod);
+	int		 needs_others = exclude_needs_others(pod);
 
 	fit_tally_init(&t);
 	buf_init(&exc);
+	if (json_object_size(needs) > 0)
+		by_node = exclude_slices(r);
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node))
 			continue;
-		if (needs)
+		if (needs_others)
 			others = exclude_others(r, name, pod, &n);
 		fr = fit_node(pod, node, others, n, why, sizeof(why));
+		if (fr == FIT_OK && by_node != NULL &&
+		    !exclude_devices(r, needs, by_node, name, why, sizeof(why)))
+			fr = FIT_DEVICES;
 		fit_tally_add(&t, fr, why);
 		/* Two nodes labelled for one Slurm node: neither is its. */
 		if (fr != FIT_OK ||
 		    nodes_claimed(r, exclude_slurm_name(node)) > 1)
 			buf_printf(&exc, "%s%s", exc.len > 0 ? "," : "",
 			    exclude_slurm_name(node));
-		if (needs)
+		if (needs_others)
 			exclude_others_free(others, n);
 		others = NULL;
 		n = 0;
 	}
+	json_decref(by_node);
 	fit_tally_message(&t, msg, sizeof(msg));
 	buf_add(&exc, "", 1);
 	ans = json_pack("[s, I, s, I]", exc.data, (json_int_t)t.fit, msg,
@@ -170,17 +235,19 @@ exclude_pod(struct reconcile *r, const json_t *pod)
 
 /* The answer for a pod, from the shared ones where it can (borrowed). */
 static const json_t *
-exclude_answer(struct reconcile *r, const json_t *pod, json_t **owned)
+exclude_answer(struct reconcile *r, const json_t *pod, const json_t *needs,
+    json_t **owned)
 {
 	const json_t *ans;
 	char	     *key;
 
 	*owned = NULL;
 	if (exclude_needs_others(pod))
-		return (*owned = exclude_pod(r, pod));
-	key = exclude_key(pod);
+		return (*owned = exclude_pod(r, pod, needs));
+	key = exclude_key(pod, needs);
 	if ((ans = json_object_get(r->fit_cache, key)) == NULL) {
-		json_object_set_new(r->fit_cache, key, exclude_pod(r, pod));
+		json_object_set_new(r->fit_cache, key,
+		    exclude_pod(r, pod, needs));
 		ans = json_object_get(r->fit_cache, key);
 	}
 	free(key);
@@ -262,20 +329,25 @@ int
 exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
     size_t n, struct jobspec *js, char *msg, size_t len)
 {
-	const json_t *ans;
-	const char   *exc, *first = NULL;
-	json_t	     *pod, *owned;
-	size_t	      i;
-	int	      rc = 0;
+	struct claims_asker ask;
+	struct dra_lookup   dl;
+	const json_t	   *ans;
+	const char	   *exc, *first = NULL;
+	json_t		   *pod, *owned, *needs;
+	size_t		    i;
+	int		    rc = 0;
 
 	g->unfit = 0;
+	bind_claims_lookup(r, g, &ask, &dl);
 	for (i = 0; i < n && rc == 0; i++) {
 		pod = podrec_json(pods[i]->rec);
 		if (fit_pod_waits(pod, msg, len)) {
 			json_decref(pod);
 			return (1);
 		}
-		ans = exclude_answer(r, pod, &owned);
+		needs = dra_pod_needs(pod, r->conf->dra, &dl);
+		ans = exclude_answer(r, pod, needs, &owned);
+		json_decref(needs);
 		exc = json_string_value(json_array_get(ans, 0));
 		/* No bridged node known yet: Slurm decides alone. */
 		if (json_integer_value(json_array_get(ans, 1)) == 0 &&

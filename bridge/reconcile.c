@@ -205,8 +205,11 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 	if (msg->kind == MSG_NODE && msg->type != K8S_WATCH_DELETED &&
 	    r->recovered)
 		nodes_changed(r, map_get(m, key), msg->obj);
-	/* The placement rule reads the records: a change redoes its answers. */
-	if (msg->kind == MSG_NODE &&
+	/*
+	 * The placement rule reads the records, and which devices a node's
+	 * slices publish: a change redoes its answers.
+	 */
+	if ((msg->kind == MSG_NODE || msg->kind == MSG_SLICE) &&
 	    (msg->type == K8S_WATCH_DELETED ||
 		!json_equal(map_get(m, key), msg->obj)))
 		exclude_nodes_changed(r);

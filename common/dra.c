@@ -747,15 +747,14 @@ dra_device_is(const json_t *dev, const struct dra_class *k, long idx)
 	return (json_is_integer(a) && json_integer_value(a) == idx);
 }
 
+/* Does dev have the attributes class k asks of its devices? */
 static int
-dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
+dra_device_attrs(const json_t *dev, const struct dra_class *k)
 {
 	const json_t *attrs = json_object_get(dev, "attributes");
 	const char   *key, *want, *have;
 	json_t	     *v;
 
-	if (!dra_device_is(dev, k, idx))
-		return (0);
 	json_object_foreach (k->attributes, key, v) {
 		want = json_string_value(v);
 		have = json_string_value(
@@ -764,6 +763,12 @@ dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
 			return (0);
 	}
 	return (1);
+}
+
+static int
+dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
+{
+	return (dra_device_is(dev, k, idx) && dra_device_attrs(dev, k));
 }
 
 /*
@@ -891,4 +896,140 @@ fail:
 	json_decref(results);
 	json_decref(configs);
 	return (NULL);
+}
+
+/*
+ * Adds count devices of the mapped class cls (where: how a message names
+ * the request) to needs, {class: {"count": N, "where": W}}.
+ */
+static void
+dra_need(json_t *needs, const struct dra_classes *classes, const char *cls,
+    json_int_t count, const char *where)
+{
+	json_t *n;
+
+	if (cls == NULL || dra_class_find(classes, cls) == NULL || count < 1)
+		return;
+	if ((n = json_object_get(needs, cls)) == NULL)
+		json_object_set_new(needs, cls,
+		    json_pack("{s:I, s:s}", "count", count, "where", where));
+	else
+		json_object_set_new(n, "count",
+		    json_integer(
+			json_integer_value(json_object_get(n, "count")) +
+			count));
+}
+
+/* The requests of one claim spec (where: its entry) into needs. */
+static void
+dra_spec_needs(json_t *needs, const struct dra_classes *classes,
+    const json_t *spec, const char *where)
+{
+	const json_t *req, *ex, *v;
+	const char   *rname;
+	char	      w[400];
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(spec, "devices.requests"), i, req) {
+		rname = json_string_value(json_object_get(req, "name"));
+		ex = json_object_get(req, "exactly");
+		v = json_object_get(ex, "count");
+		snprintf(w, sizeof(w), "%s request \"%.63s\"", where,
+		    rname != NULL ? rname : "");
+		dra_need(needs, classes,
+		    json_string_value(json_object_get(ex, "deviceClassName")),
+		    v == NULL ? 1 : json_integer_value(v), w);
+	}
+}
+
+json_t *
+dra_pod_needs(const json_t *pod, const struct dra_classes *classes,
+    const struct dra_lookup *lk)
+{
+	const json_t *e, *c, *m;
+	const char   *ns = k8s_obj_namespace(pod), *name, *key, *kind;
+	json_t	     *needs = json_object(), *obj, *v;
+	char	      where[300];
+	int64_t	      n;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, e) {
+		if (lk == NULL)
+			break;
+		snprintf(where, sizeof(where), "spec.resourceClaims[%zu] (%.63s)",
+		    i, json_string_value(json_object_get(e, "name")) != NULL ?
+			json_string_value(json_object_get(e, "name")) :
+			"");
+		/* A template's spec is the claim's; a claim's own else. */
+		name = json_string_value(
+		    json_object_get(e, "resourceClaimTemplateName"));
+		if (json_object_get(e, "resourceClaimName") == NULL &&
+		    name != NULL &&
+		    (obj = lk->fn(lk->arg, DRA_TEMPLATE, ns, name)) != NULL) {
+			dra_spec_needs(needs, classes,
+			    k8s_obj_get(obj, "spec.spec"), where);
+			json_decref(obj);
+			continue;
+		}
+		if ((name = dra_entry_claim(pod, e)) != NULL &&
+		    (obj = lk->fn(lk->arg, DRA_CLAIM, ns, name)) != NULL) {
+			dra_spec_needs(needs, classes,
+			    json_object_get(obj, "spec"), where);
+			json_decref(obj);
+		}
+	}
+	/* The app containers' DRA-backed extended resources, summed. */
+	json_array_foreach (k8s_obj_get(pod, "spec.containers"), i, c) {
+		m = dra_container_extended(c, &kind);
+		json_object_foreach ((json_t *)(uintptr_t)m, key, v) {
+			if (strncmp(key, DRA_CLASS_PREFIX,
+				strlen(DRA_CLASS_PREFIX)) != 0 ||
+			    !json_is_string(v) ||
+			    k8s_quantity_value(json_string_value(v), &n) == -1)
+				continue;
+			snprintf(where, sizeof(where),
+			    "spec.containers[%zu].%s: %.120s", i, kind, key);
+			dra_need(needs, classes, key + strlen(DRA_CLASS_PREFIX),
+			    (json_int_t)n, where);
+		}
+	}
+	return (needs);
+}
+
+int
+dra_node_devices(const json_t *slices, const struct dra_class *k,
+    const char *node)
+{
+	const json_t *s, *d;
+	const char   *drv, *nn, *pool;
+	json_t	     *newest = json_object();
+	json_int_t    gen;
+	size_t	      i, j;
+	int	      n = 0;
+
+	/* Each pool's newest generation: the older ones are going. */
+	json_array_foreach (slices, i, s) {
+		pool = json_string_value(k8s_obj_get(s, "spec.pool.name"));
+		gen = json_integer_value(
+		    k8s_obj_get(s, "spec.pool.generation"));
+		if (pool != NULL &&
+		    gen >= json_integer_value(json_object_get(newest, pool)))
+			json_object_set_new(newest, pool, json_integer(gen));
+	}
+	json_array_foreach (slices, i, s) {
+		drv = json_string_value(k8s_obj_get(s, "spec.driver"));
+		nn = json_string_value(k8s_obj_get(s, "spec.nodeName"));
+		pool = json_string_value(k8s_obj_get(s, "spec.pool.name"));
+		if (drv == NULL || nn == NULL || pool == NULL ||
+		    strcmp(drv, k->driver) != 0 || strcmp(nn, node) != 0 ||
+		    json_integer_value(
+			k8s_obj_get(s, "spec.pool.generation")) <
+			json_integer_value(json_object_get(newest, pool)))
+			continue;
+		json_array_foreach (k8s_obj_get(s, "spec.devices"), j, d)
+			if (dra_device_attrs(d, k))
+				n++;
+	}
+	json_decref(newest);
+	return (n);
 }

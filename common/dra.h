@@ -132,6 +132,23 @@ const json_t *dra_container_extended(const json_t *container,
     const char					 **field);
 
 /*
+ * What a pod's devices ask of a node, for choosing candidates before
+ * Slurm does: {DeviceClass: {"count": devices, "where": the first request
+ * of it, as messages name it}}, of the mapped classes its claims (through
+ * lk; NULL: none) and its app containers' DRA-backed extended resources
+ * name.  A new object, empty when it asks for none; what cannot be read
+ * is left out (dra_pod_gres refuses it).
+ */
+json_t *dra_pod_needs(const json_t *pod, const struct dra_classes *,
+    const struct dra_lookup *lk);
+/*
+ * How many devices of class k (its driver, with the attributes it asks)
+ * node's ResourceSlices publish, of each pool's newest generation.
+ */
+int dra_node_devices(const json_t *slices, const struct dra_class *k,
+    const char *node);
+
+/*
  * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:
  * one claim shared by pods Slurm may place apart cannot be one job's GRES.
  */

@@ -29,6 +29,9 @@ enum fit_reason {
 	FIT_TAINT,	   /* TaintToleration: NoSchedule or NoExecute */
 	FIT_PORTS,	   /* NodePorts: a host port in use */
 	FIT_RESOURCE,	   /* NodeResourcesFit: a node-limited resource */
+	/* DynamicResources: the node's slices lack a claim's devices (the
+	 * bridge's exclude.c decides it: the rule has no slices) */
+	FIT_DEVICES,
 	FIT_REASONS
 };
 

@@ -713,6 +713,68 @@ START_TEST(test_dra_device_names)
 END_TEST
 
 /* The config's deviceClasses replace the built-in list. */
+/*
+ * What a pod asks of a node's slices: the class of each request and its
+ * count (a template's, or the extended resources'); how many devices of
+ * a class a node's newest slices publish, of its driver alone.
+ */
+START_TEST(test_dra_node_needs)
+{
+	struct dra_classes c;
+	const struct dra_class *k;
+	json_t *pod = pod_with(claim_pod), *needs, *slices, *old;
+
+	dra_classes_defaults(&c);
+	set_template("{\"deviceClassName\": \"gpu.example.com\", "
+		     "\"count\": 2}");
+	needs = dra_pod_needs(pod, &c, &lk);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+					     needs, "gpu.example.com"),
+			     "count")),
+	    2);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+					 json_object_get(needs,
+					     "gpu.example.com"),
+					 "where")),
+	    "request \"gpus\""));
+	json_decref(needs);
+	/* Unknown claims and unmapped classes are left out. */
+	ck_assert_uint_eq(json_object_size(needs = dra_pod_needs(pod, &c,
+					       NULL)),
+	    0);
+	json_decref(needs);
+	json_decref(pod);
+	pod = pod_with("{\"metadata\": {\"name\": \"e\", \"namespace\": "
+		       "\"team\"}, \"spec\": {\"containers\": [{\"name\": "
+		       "\"c\", \"resources\": {\"limits\": "
+		       "{\"deviceclass.resource.kubernetes.io/gpu.nvidia.com\": "
+		       "\"3\"}}}]}}");
+	needs = dra_pod_needs(pod, &c, NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+					     needs, "gpu.nvidia.com"),
+			     "count")),
+	    3);
+	json_decref(needs);
+
+	/* n1 publishes 4 devices of gpu.example.com, none of NVIDIA's. */
+	slices = slices_n1(2);
+	k = dra_class_find(&c, "gpu.example.com");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1"), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n2"), 0);
+	ck_assert_int_eq(dra_node_devices(slices,
+			     dra_class_find(&c, "gpu.nvidia.com"), "n1"),
+	    0);
+	/* An older generation of the pool does not count. */
+	old = slices_n1(1);
+	json_array_extend(slices, old);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1"), 4);
+	json_decref(old);
+	json_decref(slices);
+	json_decref(pod);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
 START_TEST(test_dra_config)
 {
 	struct config *c = config_new();
@@ -789,6 +851,7 @@ dra_suite(void)
 	tcase_add_test(tc, test_dra_attributes);
 	tcase_add_test(tc, test_dra_device_names);
 	tcase_add_test(tc, test_dra_config);
+	tcase_add_test(tc, test_dra_node_needs);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -538,6 +538,33 @@ check_eq "neither is bound" "$(pod_field "$ns" all "$JP_NODE")$(pod_field "$ns" 
 check_eq "and no Slurm job was made" "$(squeue -h -o %j | grep -c "^$ns/")" 0
 k delete namespace "$ns" --wait=false >/dev/null
 
+scenario "DRA: only nodes whose slices publish the class's devices are candidates; none: the pod waits, naming the request"
+ns=$(new_ns enabled)
+nodes=$(sinfo -h -p slurm-bridge -N -o %N | sort -u)
+first=$(echo "$nodes" | head -n1)
+# The example driver's devices on the first node alone (NVIDIA's stay):
+# Slurm's gres.conf still counts gpu:8 everywhere.
+for n in $nodes; do
+	[ "$n" = "$first" ] || k delete resourceslice "e2e-dra-$n" --wait=true >/dev/null
+done
+dra_template "$ns" one 1 | k apply -f - >/dev/null
+dra_pod "$ns" only "resourceClaimTemplateName: one" | k apply -f - >/dev/null
+check "the pod is bound" wait_for 60 pod_has "$ns" only "$JP_NODE"
+check_eq "on the one node that publishes gpu.example.com devices" "$(pod_field "$ns" only "$JP_NODE")" "$first"
+job=$(pod_field "$ns" only "$JP_JOBID")
+echo "    scontrol show job $job: NodeList=$(job_field "$job" NodeList) ExcNodeList=$(job_field "$job" ExcNodeList)"
+check_match "the others were excluded before Slurm chose" "$(job_field "$job" ExcNodeList)" "n"
+dra_template "$ns" four 4 | k apply -f - >/dev/null
+k delete resourceslice "e2e-dra-$first" --wait=true >/dev/null
+dra_pod "$ns" none "resourceClaimTemplateName: four" | k apply -f - >/dev/null
+check "with no node publishing them, the pod waits, naming the request and the class" wait_for 30 cond_has "$ns" none \
+	'node(s) cannot allocate all claims (spec.resourceClaims.0. (gpu) request "gpus": 4 device(s) of DeviceClass gpu.example.com, driver gpu.example.com)'
+echo "    $(cond_msg "$ns" none)"
+check_eq "no Slurm job holds a node for it meanwhile" "$(pod_field "$ns" none "$JP_JOBID")" ""
+slice "e2e-dra-$first" gpu.example.com "$first" "$(gpus "$first")"
+check "once a node publishes them again, it is bound there" wait_for 60 pod_is "$ns" none "$JP_NODE" "$first"
+k delete namespace "$ns" --wait=false >/dev/null
+
 # The slices and the class were this file's: other tests see no devices.
 for n in $(sinfo -h -p slurm-bridge -N -o %N | sort -u); do
 	k delete resourceslice "e2e-dra-$n" "e2e-dra-nv-$n" --wait=false >/dev/null 2>&1 || true
