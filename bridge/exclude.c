@@ -135,11 +135,12 @@ exclude_others_free(json_t **v, size_t n)
  * that the node has the class's driver.
  */
 static int
-exclude_devices(struct reconcile *r, const json_t *needs,
-    const json_t *by_node, const char *knode, char *why, size_t len)
+exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
+    const char *knode, char *why, size_t len)
 {
 	const struct dra_class *k;
 	const char	       *cls;
+	const json_t	       *taint;
 	json_t		       *v;
 	json_int_t		want;
 
@@ -147,9 +148,27 @@ exclude_devices(struct reconcile *r, const json_t *needs,
 		if ((k = dra_class_find(r->conf->dra, cls)) == NULL)
 			continue;
 		want = json_integer_value(json_object_get(v, "count"));
-		if (dra_node_devices(json_object_get(by_node, knode), k,
-			knode) >= want)
+		/*
+		 * Slurm may give any of the node's GRES indices: a device
+		 * of the class with a taint the request does not tolerate
+		 * rules the node out, however many others it has.
+		 */
+		if (dra_node_devices(json_object_get(by_node, knode), k, knode,
+			json_object_get(v, "tolerations"), &taint) >= want &&
+		    taint == NULL)
 			continue;
+		if (taint != NULL) {
+			snprintf(why, len,
+			    "node(s) had untolerated device taint {%s: %s} "
+			    "(%s, DeviceClass %s)",
+			    k8s_obj_str(taint, "key"),
+			    k8s_obj_str(taint, "value") != NULL ?
+				k8s_obj_str(taint, "value") :
+				"",
+			    json_string_value(json_object_get(v, "where")),
+			    cls);
+			return (0);
+		}
 		snprintf(why, len,
 		    "node(s) cannot allocate all claims (%s: %lld device(s) of "
 		    "DeviceClass %s, driver %s)",
@@ -338,7 +357,11 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	int		    rc = 0;
 
 	g->unfit = 0;
-	bind_claims_lookup(r, g, &ask, &dl);
+	/* What the claims ask: the caches alone (dra_pod_needs). */
+	memset(&ask, 0, sizeof(ask));
+	ask.r = r;
+	ask.gkey = g->key;
+	caches_claims_init(&ask, &dl);
 	for (i = 0; i < n && rc == 0; i++) {
 		pod = podrec_json(pods[i]->rec);
 		if (fit_pod_waits(pod, msg, len)) {

@@ -904,7 +904,7 @@ fail:
  */
 static void
 dra_need(json_t *needs, const struct dra_classes *classes, const char *cls,
-    json_int_t count, const char *where)
+    json_int_t count, const char *where, const json_t *tolerations)
 {
 	json_t *n;
 
@@ -912,7 +912,8 @@ dra_need(json_t *needs, const struct dra_classes *classes, const char *cls,
 		return;
 	if ((n = json_object_get(needs, cls)) == NULL)
 		json_object_set_new(needs, cls,
-		    json_pack("{s:I, s:s}", "count", count, "where", where));
+		    json_pack("{s:I, s:s, s:O?}", "count", count, "where",
+			where, "tolerations", tolerations));
 	else
 		json_object_set_new(n, "count",
 		    json_integer(
@@ -938,7 +939,8 @@ dra_spec_needs(json_t *needs, const struct dra_classes *classes,
 		    rname != NULL ? rname : "");
 		dra_need(needs, classes,
 		    json_string_value(json_object_get(ex, "deviceClassName")),
-		    v == NULL ? 1 : json_integer_value(v), w);
+		    v == NULL ? 1 : json_integer_value(v), w,
+		    json_object_get(ex, "tolerations"));
 	}
 }
 
@@ -947,7 +949,7 @@ dra_pod_needs(const json_t *pod, const struct dra_classes *classes,
     const struct dra_lookup *lk)
 {
 	const json_t *e, *c, *m;
-	const char   *ns = k8s_obj_namespace(pod), *name, *key, *kind;
+	const char   *ns = k8s_obj_namespace(pod), *name, *key, *kind = "";
 	json_t	     *needs = json_object(), *obj, *v;
 	char	      where[300];
 	int64_t	      n;
@@ -956,8 +958,9 @@ dra_pod_needs(const json_t *pod, const struct dra_classes *classes,
 	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, e) {
 		if (lk == NULL)
 			break;
-		snprintf(where, sizeof(where), "spec.resourceClaims[%zu] (%.63s)",
-		    i, json_string_value(json_object_get(e, "name")) != NULL ?
+		snprintf(where, sizeof(where),
+		    "spec.resourceClaims[%zu] (%.63s)", i,
+		    json_string_value(json_object_get(e, "name")) != NULL ?
 			json_string_value(json_object_get(e, "name")) :
 			"");
 		/* A template's spec is the claim's; a claim's own else. */
@@ -990,23 +993,77 @@ dra_pod_needs(const json_t *pod, const struct dra_classes *classes,
 			snprintf(where, sizeof(where),
 			    "spec.containers[%zu].%s: %.120s", i, kind, key);
 			dra_need(needs, classes, key + strlen(DRA_CLASS_PREFIX),
-			    (json_int_t)n, where);
+			    (json_int_t)n, where, NULL);
 		}
 	}
 	return (needs);
 }
 
+/* Does one of tolerations (a request's) tolerate the device taint? */
+static int
+dra_tolerated(const json_t *tolerations, const json_t *taint)
+{
+	const json_t *t;
+	const char   *key = k8s_obj_str(taint, "key"), *eff, *op, *tk;
+	size_t	      i;
+
+	json_array_foreach (tolerations, i, t) {
+		tk = k8s_obj_str(t, "key");
+		op = k8s_obj_str(t, "operator");
+		eff = k8s_obj_str(t, "effect");
+		if (eff != NULL && *eff != '\0' &&
+		    (k8s_obj_str(taint, "effect") == NULL ||
+			strcmp(eff, k8s_obj_str(taint, "effect")) != 0))
+			continue;
+		if (op != NULL && strcmp(op, "Exists") == 0) {
+			if (tk == NULL || *tk == '\0' ||
+			    (key != NULL && strcmp(tk, key) == 0))
+				return (1);
+			continue;
+		}
+		if (tk != NULL && key != NULL && strcmp(tk, key) == 0 &&
+		    strcmp(k8s_obj_str(t, "value") != NULL ?
+			    k8s_obj_str(t, "value") :
+			    "",
+			k8s_obj_str(taint, "value") != NULL ?
+			    k8s_obj_str(taint, "value") :
+			    "") == 0)
+			return (1);
+	}
+	return (0);
+}
+
+const json_t *
+dra_device_untolerated(const json_t *dev, const json_t *tolerations)
+{
+	const json_t *t;
+	const char   *eff;
+	size_t	      i;
+
+	json_array_foreach (json_object_get(dev, "taints"), i, t) {
+		eff = k8s_obj_str(t, "effect");
+		if (eff != NULL &&
+		    (strcmp(eff, "NoSchedule") == 0 ||
+			strcmp(eff, "NoExecute") == 0) &&
+		    !dra_tolerated(tolerations, t))
+			return (t);
+	}
+	return (NULL);
+}
+
 int
 dra_node_devices(const json_t *slices, const struct dra_class *k,
-    const char *node)
+    const char *node, const json_t *tolerations, const json_t **taint)
 {
-	const json_t *s, *d;
+	const json_t *s, *d, *t;
 	const char   *drv, *nn, *pool;
 	json_t	     *newest = json_object();
 	json_int_t    gen;
 	size_t	      i, j;
 	int	      n = 0;
 
+	if (taint != NULL)
+		*taint = NULL;
 	/* Each pool's newest generation: the older ones are going. */
 	json_array_foreach (slices, i, s) {
 		pool = json_string_value(k8s_obj_get(s, "spec.pool.name"));
@@ -1022,13 +1079,20 @@ dra_node_devices(const json_t *slices, const struct dra_class *k,
 		pool = json_string_value(k8s_obj_get(s, "spec.pool.name"));
 		if (drv == NULL || nn == NULL || pool == NULL ||
 		    strcmp(drv, k->driver) != 0 || strcmp(nn, node) != 0 ||
-		    json_integer_value(
-			k8s_obj_get(s, "spec.pool.generation")) <
+		    json_integer_value(k8s_obj_get(s, "spec.pool.generation")) <
 			json_integer_value(json_object_get(newest, pool)))
 			continue;
-		json_array_foreach (k8s_obj_get(s, "spec.devices"), j, d)
-			if (dra_device_attrs(d, k))
-				n++;
+		json_array_foreach (k8s_obj_get(s, "spec.devices"), j, d) {
+			if (!dra_device_attrs(d, k))
+				continue;
+			if ((t = dra_device_untolerated(d, tolerations)) !=
+			    NULL) {
+				if (taint != NULL && *taint == NULL)
+					*taint = t;
+				continue;
+			}
+			n++;
+		}
 	}
 	json_decref(newest);
 	return (n);

@@ -134,19 +134,26 @@ const json_t *dra_container_extended(const json_t *container,
 /*
  * What a pod's devices ask of a node, for choosing candidates before
  * Slurm does: {DeviceClass: {"count": devices, "where": the first request
- * of it, as messages name it}}, of the mapped classes its claims (through
+ * of it, as messages name it, "tolerations": that request's device
+ * tolerations, if any}}, of the mapped classes its claims (through
  * lk; NULL: none) and its app containers' DRA-backed extended resources
  * name.  A new object, empty when it asks for none; what cannot be read
  * is left out (dra_pod_gres refuses it).
  */
 json_t *dra_pod_needs(const json_t *pod, const struct dra_classes *,
-    const struct dra_lookup *lk);
+    const struct dra_lookup	   *lk);
 /*
  * How many devices of class k (its driver, with the attributes it asks)
- * node's ResourceSlices publish, of each pool's newest generation.
+ * node's ResourceSlices publish, of each pool's newest generation, that
+ * carry no NoSchedule or NoExecute taint the request's tolerations
+ * (exactly.tolerations; NULL: none) do not tolerate.  *taint (if not
+ * NULL): the first such taint of one of them (borrowed), or NULL.
  */
 int dra_node_devices(const json_t *slices, const struct dra_class *k,
-    const char *node);
+    const char *node, const json_t *tolerations, const json_t **taint);
+/* A device's first NoSchedule/NoExecute taint not tolerated, or NULL. */
+const json_t *dra_device_untolerated(const json_t *dev,
+    const json_t				  *tolerations);
 
 /*
  * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:

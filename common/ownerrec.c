@@ -356,6 +356,30 @@ ownerrec_pg_status(const json_t *status, const char *cond)
 	return (out);
 }
 
+/*
+ * What a PodGroup and a CompositePodGroup share, into out and its spec
+ * sp: the policy, the topology, disruptionMode all, the parent, and the
+ * last condition of type cond.
+ */
+static void
+ownerrec_group(json_t *out, json_t *sp, const json_t *obj, const char *cond)
+{
+	const json_t *spec = json_object_get(obj, "spec");
+
+	if (json_object_get(spec, "schedulingPolicy") != NULL)
+		json_object_set_new(sp, "schedulingPolicy",
+		    ownerrec_policy(json_object_get(spec, "schedulingPolicy")));
+	ownerrec_set(sp, "schedulingConstraints",
+	    ownerrec_topology(json_object_get(spec, "schedulingConstraints")));
+	if (json_object_get(json_object_get(spec, "disruptionMode"), "all") !=
+	    NULL)
+		json_object_set_new(sp, "disruptionMode",
+		    json_pack("{s:{}}", "all"));
+	ownerrec_copy(sp, spec, "parentCompositePodGroupName");
+	ownerrec_set(out, "status",
+	    ownerrec_pg_status(json_object_get(obj, "status"), cond));
+}
+
 json_t *
 ownerrec_dup(enum workload_kind kind, const json_t *obj)
 {
@@ -389,46 +413,18 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 		ownerrec_copy(sp, spec, "minMember");
 		break;
 	case WORKLOAD_SCHED_PODGROUP:
-		if (json_object_get(spec, "schedulingPolicy") != NULL)
-			json_object_set_new(sp, "schedulingPolicy",
-			    ownerrec_policy(
-				json_object_get(spec, "schedulingPolicy")));
+		ownerrec_group(out, sp, obj, PODGROUP_CONDITION);
 		ownerrec_set(sp, "workloadRef",
 		    ownerrec_ref(json_object_get(spec, "workloadRef"), none));
 		ownerrec_set(sp, "podGroupTemplateRef",
 		    ownerrec_ref(json_object_get(spec, "podGroupTemplateRef"),
 			wl));
-		ownerrec_set(sp, "schedulingConstraints",
-		    ownerrec_topology(
-			json_object_get(spec, "schedulingConstraints")));
-		if (json_object_get(json_object_get(spec, "disruptionMode"),
-			"all") != NULL)
-			json_object_set_new(sp, "disruptionMode",
-			    json_pack("{s:{}}", "all"));
-		ownerrec_copy(sp, spec, "parentCompositePodGroupName");
-		ownerrec_set(out, "status",
-		    ownerrec_pg_status(json_object_get(obj, "status"),
-			PODGROUP_CONDITION));
 		break;
 	case WORKLOAD_SCHED_COMPOSITE:
-		if (json_object_get(spec, "schedulingPolicy") != NULL)
-			json_object_set_new(sp, "schedulingPolicy",
-			    ownerrec_policy(
-				json_object_get(spec, "schedulingPolicy")));
+		ownerrec_group(out, sp, obj, COMPOSITE_CONDITION);
 		ownerrec_set(sp, "workloadRef",
 		    ownerrec_list_one(json_object_get(spec, "workloadRef"),
 			wref));
-		ownerrec_copy(sp, spec, "parentCompositePodGroupName");
-		ownerrec_set(sp, "schedulingConstraints",
-		    ownerrec_topology(
-			json_object_get(spec, "schedulingConstraints")));
-		if (json_object_get(json_object_get(spec, "disruptionMode"),
-			"all") != NULL)
-			json_object_set_new(sp, "disruptionMode",
-			    json_pack("{s:{}}", "all"));
-		ownerrec_set(out, "status",
-		    ownerrec_pg_status(json_object_get(obj, "status"),
-			COMPOSITE_CONDITION));
 		break;
 	case WORKLOAD_SCHED_WORKLOAD:
 		ownerrec_set(sp, "podGroupTemplates",

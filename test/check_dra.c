@@ -720,55 +720,85 @@ END_TEST
  */
 START_TEST(test_dra_node_needs)
 {
-	struct dra_classes c;
+	struct dra_classes	c;
 	const struct dra_class *k;
-	json_t *pod = pod_with(claim_pod), *needs, *slices, *old;
+	const json_t	       *taint;
+	json_t *pod = pod_with(claim_pod), *needs, *slices, *old, *dev, *tol;
 
 	dra_classes_defaults(&c);
 	set_template("{\"deviceClassName\": \"gpu.example.com\", "
 		     "\"count\": 2}");
 	needs = dra_pod_needs(pod, &c, &lk);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
-					     needs, "gpu.example.com"),
-			     "count")),
+	ck_assert_int_eq(json_integer_value(
+			     json_object_get(json_object_get(needs,
+						 "gpu.example.com"),
+				 "count")),
 	    2);
-	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-					 json_object_get(needs,
-					     "gpu.example.com"),
-					 "where")),
-	    "request \"gpus\""));
+	ck_assert_ptr_nonnull(
+	    strstr(json_string_value(json_object_get(json_object_get(needs,
+							 "gpu.example.com"),
+		       "where")),
+		"request \"gpus\""));
 	json_decref(needs);
 	/* Unknown claims and unmapped classes are left out. */
-	ck_assert_uint_eq(json_object_size(needs = dra_pod_needs(pod, &c,
-					       NULL)),
+	ck_assert_uint_eq(json_object_size(
+			      needs = dra_pod_needs(pod, &c, NULL)),
 	    0);
 	json_decref(needs);
 	json_decref(pod);
-	pod = pod_with("{\"metadata\": {\"name\": \"e\", \"namespace\": "
-		       "\"team\"}, \"spec\": {\"containers\": [{\"name\": "
-		       "\"c\", \"resources\": {\"limits\": "
-		       "{\"deviceclass.resource.kubernetes.io/gpu.nvidia.com\": "
-		       "\"3\"}}}]}}");
+	pod = pod_with(
+	    "{\"metadata\": {\"name\": \"e\", \"namespace\": "
+	    "\"team\"}, \"spec\": {\"containers\": [{\"name\": "
+	    "\"c\", \"resources\": {\"limits\": "
+	    "{\"deviceclass.resource.kubernetes.io/gpu.nvidia.com\": "
+	    "\"3\"}}}]}}");
 	needs = dra_pod_needs(pod, &c, NULL);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
-					     needs, "gpu.nvidia.com"),
-			     "count")),
+	ck_assert_int_eq(json_integer_value(
+			     json_object_get(json_object_get(needs,
+						 "gpu.nvidia.com"),
+				 "count")),
 	    3);
 	json_decref(needs);
 
 	/* n1 publishes 4 devices of gpu.example.com, none of NVIDIA's. */
 	slices = slices_n1(2);
 	k = dra_class_find(&c, "gpu.example.com");
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1"), 4);
-	ck_assert_int_eq(dra_node_devices(slices, k, "n2"), 0);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, &taint), 4);
+	ck_assert_ptr_null(taint);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n2", NULL, NULL), 0);
 	ck_assert_int_eq(dra_node_devices(slices,
-			     dra_class_find(&c, "gpu.nvidia.com"), "n1"),
+			     dra_class_find(&c, "gpu.nvidia.com"), "n1", NULL,
+			     NULL),
 	    0);
 	/* An older generation of the pool does not count. */
 	old = slices_n1(1);
 	json_array_extend(slices, old);
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1"), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, NULL), 4);
 	json_decref(old);
+	/*
+	 * A device tainted NoSchedule is not counted, and is named, unless
+	 * the request tolerates it; a None taint is no taint.
+	 */
+	dev = json_array_get(k8s_obj_get(json_array_get(slices, 0),
+				 "spec.devices"),
+	    2);
+	json_object_set_new(dev, "taints",
+	    json_pack("[{s:s, s:s, s:s}, {s:s, s:s}]", "key", "health", "value",
+		"failing", "effect", "NoSchedule", "key", "note", "effect",
+		"None"));
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, &taint), 3);
+	ck_assert_str_eq(k8s_obj_str(taint, "value"), "failing");
+	tol = json_pack("[{s:s, s:s, s:s}]", "key", "health", "operator",
+	    "Equal", "value", "failing");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 4);
+	ck_assert_ptr_null(taint);
+	json_decref(tol);
+	tol = json_pack("[{s:s, s:s}]", "key", "health", "effect", "NoExecute");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 3);
+	json_decref(tol);
+	tol = json_pack("[{s:s}]", "operator", "Exists");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 4);
+	json_decref(tol);
 	json_decref(slices);
 	json_decref(pod);
 	dra_classes_cleanup(&c);
