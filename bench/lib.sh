@@ -169,12 +169,14 @@ pods() {
 create_pods() { k create -f - >/dev/null; }
 # unserved_watches: the bridge's watches (their watch="..." label) whose
 # resource this API server does not serve, one per line: a CRD that is not
-# installed (JobSet, LeaderWorkerSet, the coscheduling PodGroup) is never
+# installed (JobSet, LeaderWorkerSet, the coscheduling PodGroup), or a kind
+# this release does not serve (DeviceTaintRules before 1.37), is never
 # listed, so "every watch listed" leaves those out.
 unserved_watches() {
 	k get --raw /apis/jobset.x-k8s.io/v1alpha2 >/dev/null 2>&1 || echo jobsets
 	k get --raw /apis/leaderworkerset.x-k8s.io/v1 >/dev/null 2>&1 || echo lws
 	k get --raw /apis/scheduling.x-k8s.io/v1alpha1 >/dev/null 2>&1 || echo podgroups
+	k get --raw /apis/resource.k8s.io/v1/devicetaintrules >/dev/null 2>&1 || echo devicetaintrules
 }
 new_ns() {  # new_ns NAME [enabled]
 	k delete namespace "$1" --ignore-not-found --wait=true --timeout=300s >/dev/null

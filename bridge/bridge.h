@@ -1035,6 +1035,7 @@ struct reconcile {
 	struct map *claim_tmpls;   /* ns/name -> ResourceClaimTemplate */
 	struct map *slices;	   /* name -> ResourceSlice */
 	struct map *deviceclasses; /* name -> DeviceClass */
+	struct map *taint_rules;   /* name -> DeviceTaintRule */
 	/* Claims a job about to run will allocate: ns/name -> group key */
 	json_t *claim_allocators;
 	/*

@@ -8,8 +8,10 @@
  * node changes in what the rule reads (exclude_nodes_changed): then the
  * answers are made again and pending jobs follow.  A pod whose claims ask
  * for devices of a DeviceClass may use only the nodes whose
- * ResourceSlices publish that many of them (exclude_devices): Slurm's
- * GRES count does not say which driver a node has.  Just before a Binding
+ * ResourceSlices publish that many of them, with no device of the class
+ * tainted (in its slice or by a DeviceTaintRule) against the request
+ * (exclude_devices): Slurm's GRES count does not say which driver a node
+ * has, and Slurm may give any of its indices.  Just before a Binding
  * the node is checked again against the pods really on it
  * (exclude_recheck).
  */
@@ -136,7 +138,7 @@ exclude_others_free(json_t **v, size_t n)
  */
 static int
 exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
-    const char *knode, char *why, size_t len)
+    const json_t *rules, const char *knode, char *why, size_t len)
 {
 	const struct dra_class *k;
 	const char	       *cls;
@@ -154,7 +156,8 @@ exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
 		 * rules the node out, however many others it has.
 		 */
 		if (dra_node_devices(json_object_get(by_node, knode), k, knode,
-			json_object_get(v, "tolerations"), &taint) >= want &&
+			rules, json_object_get(v, "tolerations"),
+			&taint) >= want &&
 		    taint == NULL)
 			continue;
 		if (taint != NULL) {
@@ -177,6 +180,19 @@ exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
 		return (0);
 	}
 	return (1);
+}
+
+/* Every DeviceTaintRule (a new array of borrowed values). */
+static json_t *
+exclude_taint_rules(struct reconcile *r)
+{
+	json_t *out = json_array();
+	size_t	it = 0;
+	void   *v;
+
+	while (map_next(r->taint_rules, &it, NULL, &v))
+		json_array_append(out, v);
+	return (out);
 }
 
 /* The ResourceSlices by Kubernetes node name (a new object). */
@@ -214,14 +230,17 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	enum fit_reason	 fr;
 	const char	*name;
 	json_t		*node, *ans, **others = NULL, *by_node = NULL;
+	json_t		*rules = NULL;
 	char		 why[320], msg[1024];
 	size_t		 it = 0, n = 0;
 	int		 needs_others = exclude_needs_others(pod);
 
 	fit_tally_init(&t);
 	buf_init(&exc);
-	if (json_object_size(needs) > 0)
+	if (json_object_size(needs) > 0) {
 		by_node = exclude_slices(r);
+		rules = exclude_taint_rules(r);
+	}
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node))
 			continue;
@@ -229,7 +248,8 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 			others = exclude_others(r, name, pod, &n);
 		fr = fit_node(pod, node, others, n, why, sizeof(why));
 		if (fr == FIT_OK && by_node != NULL &&
-		    !exclude_devices(r, needs, by_node, name, why, sizeof(why)))
+		    !exclude_devices(r, needs, by_node, rules, name, why,
+			sizeof(why)))
 			fr = FIT_DEVICES;
 		fit_tally_add(&t, fr, why);
 		/* Two nodes labelled for one Slurm node: neither is its. */
@@ -243,6 +263,7 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 		n = 0;
 	}
 	json_decref(by_node);
+	json_decref(rules);
 	fit_tally_message(&t, msg, sizeof(msg));
 	buf_add(&exc, "", 1);
 	ans = json_pack("[s, I, s, I]", exc.data, (json_int_t)t.fit, msg,

@@ -118,6 +118,9 @@ static const struct {
 	    "watch/resourceslices" },
 	{ MSG_DEVICECLASS, "/apis/resource.k8s.io/v1/deviceclasses",
 	    "watch/deviceclasses" },
+	/* Taints on devices a site selects (GA in 1.37; not served before). */
+	{ MSG_TAINTRULE, "/apis/resource.k8s.io/v1/devicetaintrules",
+	    "watch/devicetaintrules" },
 	/* Last: watched only where served; the path is discovered. */
 	{ MSG_SCHED_PODGROUP, "podgroups", "watch/sched-podgroups" },
 	{ MSG_SCHED_WORKLOAD, "workloads", "watch/sched-workloads" },

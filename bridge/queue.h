@@ -116,6 +116,7 @@ enum msg_kind {
 	MSG_CLAIM_TEMPLATE, /* ... ResourceClaimTemplates */
 	MSG_SLICE,	    /* ... ResourceSlices (cluster-wide) */
 	MSG_DEVICECLASS,    /* ... DeviceClasses (cluster-wide) */
+	MSG_TAINTRULE,	    /* ... DeviceTaintRules (cluster-wide; 1.37 on) */
 	MSG_EXTENDER,  /* a scheduler-extender call (endpoints.c) to answer */
 	MSG_WRITE,     /* a pod write (writepool.c) came back */
 	MSG_SUBMITTED, /* an allocation request (submitter.c) came back */

@@ -61,7 +61,7 @@ reconcile_synced(struct reconcile *r)
 	return ((r->synced[MSG_PODGROUP] && r->synced[MSG_JOBSET] &&
 		    r->synced[MSG_LWS] && r->synced[MSG_CLAIM] &&
 		    r->synced[MSG_CLAIM_TEMPLATE] && r->synced[MSG_SLICE] &&
-		    r->synced[MSG_DEVICECLASS] &&
+		    r->synced[MSG_DEVICECLASS] && r->synced[MSG_TAINTRULE] &&
 		    ((r->synced[MSG_SCHED_PODGROUP] &&
 			 r->synced[MSG_SCHED_WORKLOAD]) ||
 			r->conf->podgroup_api[0] == '\0') &&
@@ -112,6 +112,8 @@ reconcile_map(struct reconcile *r, enum msg_kind kind)
 		return (r->slices);
 	case MSG_DEVICECLASS:
 		return (r->deviceclasses);
+	case MSG_TAINTRULE:
+		return (r->taint_rules);
 	default:
 		return (NULL);
 	}
@@ -207,9 +209,10 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 		nodes_changed(r, map_get(m, key), msg->obj);
 	/*
 	 * The placement rule reads the records, and which devices a node's
-	 * slices publish: a change redoes its answers.
+	 * slices publish, untainted: a change redoes its answers.
 	 */
-	if ((msg->kind == MSG_NODE || msg->kind == MSG_SLICE) &&
+	if ((msg->kind == MSG_NODE || msg->kind == MSG_SLICE ||
+		msg->kind == MSG_TAINTRULE) &&
 	    (msg->type == K8S_WATCH_DELETED ||
 		!json_equal(map_get(m, key), msg->obj)))
 		exclude_nodes_changed(r);
@@ -422,6 +425,7 @@ reconcile_new(const struct bridge_conf *conf, const struct k8s_config *kconf,
 	r->claims = map_new(json_free_cb);
 	r->claim_tmpls = map_new(json_free_cb);
 	r->slices = map_new(json_free_cb);
+	r->taint_rules = map_new(json_free_cb);
 	r->deviceclasses = map_new(json_free_cb);
 	r->claim_allocators = json_object();
 	r->claim_holders = json_object();
@@ -473,6 +477,7 @@ reconcile_free(struct reconcile *r)
 	map_free(r->claims);
 	map_free(r->claim_tmpls);
 	map_free(r->slices);
+	map_free(r->taint_rules);
 	map_free(r->deviceclasses);
 	json_decref(r->claim_allocators);
 	json_decref(r->claim_holders);

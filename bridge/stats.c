@@ -223,5 +223,5 @@ stats_gauges(struct reconcile *r)
 		map_count(r->sched_composites) + map_count(r->jobsets) +
 		map_count(r->lwss) + map_count(r->claims) +
 		map_count(r->claim_tmpls) + map_count(r->slices) +
-		map_count(r->deviceclasses)));
+		map_count(r->deviceclasses) + map_count(r->taint_rules)));
 }

@@ -1033,19 +1033,51 @@ dra_tolerated(const json_t *tolerations, const json_t *taint)
 	return (0);
 }
 
-const json_t *
-dra_device_untolerated(const json_t *dev, const json_t *tolerations)
+/* A NoSchedule or NoExecute taint that tolerations do not tolerate? */
+static int
+dra_taint_holds(const json_t *taint, const json_t *tolerations)
 {
-	const json_t *t;
-	const char   *eff;
+	const char *eff = k8s_obj_str(taint, "effect");
+
+	return (eff != NULL &&
+	    (strcmp(eff, "NoSchedule") == 0 || strcmp(eff, "NoExecute") == 0) &&
+	    !dra_tolerated(tolerations, taint));
+}
+
+/* Does a DeviceTaintRule's deviceSelector (unset fields: any) pick it? */
+static int
+dra_rule_picks(const json_t *rule, const char *driver, const char *pool,
+    const char *device)
+{
+	static const char *const keys[] = { "driver", "pool", "device" };
+	const char		*have[] = { driver, pool, device }, *want;
+	const json_t		*sel = k8s_obj_get(rule, "spec.deviceSelector");
+	size_t			 i;
+
+	for (i = 0; i < 3; i++) {
+		want = k8s_obj_str(sel, keys[i]);
+		if (want != NULL &&
+		    (have[i] == NULL || strcmp(want, have[i]) != 0))
+			return (0);
+	}
+	return (1);
+}
+
+const json_t *
+dra_device_untolerated(const json_t *dev, const char *driver, const char *pool,
+    const json_t *rules, const json_t *tolerations)
+{
+	const json_t *t, *rule;
 	size_t	      i;
 
-	json_array_foreach (json_object_get(dev, "taints"), i, t) {
-		eff = k8s_obj_str(t, "effect");
-		if (eff != NULL &&
-		    (strcmp(eff, "NoSchedule") == 0 ||
-			strcmp(eff, "NoExecute") == 0) &&
-		    !dra_tolerated(tolerations, t))
+	json_array_foreach (json_object_get(dev, "taints"), i, t)
+		if (dra_taint_holds(t, tolerations))
+			return (t);
+	json_array_foreach (rules, i, rule) {
+		t = k8s_obj_get(rule, "spec.taint");
+		if (dra_rule_picks(rule, driver, pool,
+			k8s_obj_str(dev, "name")) &&
+		    dra_taint_holds(t, tolerations))
 			return (t);
 	}
 	return (NULL);
@@ -1053,7 +1085,8 @@ dra_device_untolerated(const json_t *dev, const json_t *tolerations)
 
 int
 dra_node_devices(const json_t *slices, const struct dra_class *k,
-    const char *node, const json_t *tolerations, const json_t **taint)
+    const char *node, const json_t *rules, const json_t *tolerations,
+    const json_t **taint)
 {
 	const json_t *s, *d, *t;
 	const char   *drv, *nn, *pool;
@@ -1085,8 +1118,8 @@ dra_node_devices(const json_t *slices, const struct dra_class *k,
 		json_array_foreach (k8s_obj_get(s, "spec.devices"), j, d) {
 			if (!dra_device_attrs(d, k))
 				continue;
-			if ((t = dra_device_untolerated(d, tolerations)) !=
-			    NULL) {
+			if ((t = dra_device_untolerated(d, drv, pool, rules,
+				 tolerations)) != NULL) {
 				if (taint != NULL && *taint == NULL)
 					*taint = t;
 				continue;

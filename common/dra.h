@@ -145,15 +145,21 @@ json_t *dra_pod_needs(const json_t *pod, const struct dra_classes *,
 /*
  * How many devices of class k (its driver, with the attributes it asks)
  * node's ResourceSlices publish, of each pool's newest generation, that
- * carry no NoSchedule or NoExecute taint the request's tolerations
+ * carry no NoSchedule or NoExecute taint, of their own or from one of
+ * rules (DeviceTaintRules; NULL: none), that the request's tolerations
  * (exactly.tolerations; NULL: none) do not tolerate.  *taint (if not
  * NULL): the first such taint of one of them (borrowed), or NULL.
  */
 int dra_node_devices(const json_t *slices, const struct dra_class *k,
-    const char *node, const json_t *tolerations, const json_t **taint);
-/* A device's first NoSchedule/NoExecute taint not tolerated, or NULL. */
-const json_t *dra_device_untolerated(const json_t *dev,
-    const json_t				  *tolerations);
+    const char *node, const json_t *rules, const json_t *tolerations,
+    const json_t **taint);
+/*
+ * The first NoSchedule/NoExecute taint on device dev (of driver and pool)
+ * that tolerations do not tolerate: its own, or a rule's that selects it
+ * (spec.deviceSelector's driver, pool, device; unset: any).  Or NULL.
+ */
+const json_t *dra_device_untolerated(const json_t *dev, const char *driver,
+    const char *pool, const json_t *rules, const json_t *tolerations);
 
 /*
  * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:

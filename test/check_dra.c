@@ -724,6 +724,7 @@ START_TEST(test_dra_node_needs)
 	const struct dra_class *k;
 	const json_t	       *taint;
 	json_t *pod = pod_with(claim_pod), *needs, *slices, *old, *dev, *tol;
+	json_t *rules;
 
 	dra_classes_defaults(&c);
 	set_template("{\"deviceClassName\": \"gpu.example.com\", "
@@ -763,17 +764,20 @@ START_TEST(test_dra_node_needs)
 	/* n1 publishes 4 devices of gpu.example.com, none of NVIDIA's. */
 	slices = slices_n1(2);
 	k = dra_class_find(&c, "gpu.example.com");
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, &taint), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, NULL, &taint),
+	    4);
 	ck_assert_ptr_null(taint);
-	ck_assert_int_eq(dra_node_devices(slices, k, "n2", NULL, NULL), 0);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n2", NULL, NULL, NULL),
+	    0);
 	ck_assert_int_eq(dra_node_devices(slices,
 			     dra_class_find(&c, "gpu.nvidia.com"), "n1", NULL,
-			     NULL),
+			     NULL, NULL),
 	    0);
 	/* An older generation of the pool does not count. */
 	old = slices_n1(1);
 	json_array_extend(slices, old);
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, NULL), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, NULL, NULL),
+	    4);
 	json_decref(old);
 	/*
 	 * A device tainted NoSchedule is not counted, and is named, unless
@@ -786,19 +790,41 @@ START_TEST(test_dra_node_needs)
 	    json_pack("[{s:s, s:s, s:s}, {s:s, s:s}]", "key", "health", "value",
 		"failing", "effect", "NoSchedule", "key", "note", "effect",
 		"None"));
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, &taint), 3);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, NULL, &taint),
+	    3);
 	ck_assert_str_eq(k8s_obj_str(taint, "value"), "failing");
 	tol = json_pack("[{s:s, s:s, s:s}]", "key", "health", "operator",
 	    "Equal", "value", "failing");
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, tol, &taint),
+	    4);
 	ck_assert_ptr_null(taint);
 	json_decref(tol);
 	tol = json_pack("[{s:s, s:s}]", "key", "health", "effect", "NoExecute");
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 3);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, tol, &taint),
+	    3);
 	json_decref(tol);
 	tol = json_pack("[{s:s}]", "operator", "Exists");
-	ck_assert_int_eq(dra_node_devices(slices, k, "n1", tol, &taint), 4);
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", NULL, tol, &taint),
+	    4);
 	json_decref(tol);
+	/*
+	 * A DeviceTaintRule taints what its selector picks: the driver's
+	 * gpu-0 of pool n1; another driver's, or another pool's, nothing.
+	 */
+	rules = json_pack("[{s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}},"
+			  " {s:{s:{s:s}, s:{s:s, s:s}}}]",
+	    "spec", "deviceSelector", "driver", "gpu.example.com", "pool", "n1",
+	    "device", "gpu-0", "taint", "key", "maint", "effect", "NoExecute",
+	    "spec", "deviceSelector", "pool", "n9", "taint", "key", "other",
+	    "effect", "NoSchedule");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", rules, NULL, &taint),
+	    2);
+	tol = json_pack("[{s:s, s:s}]", "key", "health", "operator", "Exists");
+	ck_assert_int_eq(dra_node_devices(slices, k, "n1", rules, tol, &taint),
+	    3);
+	ck_assert_str_eq(k8s_obj_str(taint, "key"), "maint");
+	json_decref(tol);
+	json_decref(rules);
 	json_decref(slices);
 	json_decref(pod);
 	dra_classes_cleanup(&c);

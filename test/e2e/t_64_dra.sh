@@ -569,10 +569,10 @@ scenario "DRA: a device taint the request does not tolerate rules its node out; 
 ns=$(new_ns enabled)
 # The first node's gpu-3 is failing (NoSchedule); Slurm may give any index.
 slice "e2e-dra-$first" gpu.example.com "$first" "$(gpus "$first" | sed '/name: gpu-3$/a\    taints: [{key: example.com/health, value: failing, effect: NoSchedule}]')"
+dra_template "$ns" plain 1 | k apply -f - >/dev/null
 if [ -z "$(k get resourceslice "e2e-dra-$first" -o jsonpath='{.spec.devices[3].taints}')" ]; then
 	pass "skipped: this API server drops device taints (the DRADeviceTaints gate is off before 1.37)"
 else
-	dra_template "$ns" plain 1 | k apply -f - >/dev/null
 	dra_template "$ns" tolerant 1 "tolerations: [{key: example.com/health, operator: Exists}]" | k apply -f - >/dev/null
 	dra_pod "$ns" wary "resourceClaimTemplateName: plain" | k apply -f - >/dev/null
 	check "without a toleration the pod waits, naming the taint" wait_for 30 cond_has "$ns" wary \
@@ -581,6 +581,26 @@ else
 	dra_pod "$ns" brave "resourceClaimTemplateName: tolerant" | k apply -f - >/dev/null
 	check "with one it is bound on that node" wait_for 60 pod_is "$ns" brave "$JP_NODE" "$first"
 	check_eq "and the other still waits" "$(pod_field "$ns" wary "$JP_NODE")" ""
+	k -n "$ns" delete pod wary brave --wait=false >/dev/null
+fi
+if k api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -q '^devicetaintrules'; then
+	# The slice clean again; a DeviceTaintRule taints its gpu-5.
+	slice "e2e-dra-$first" gpu.example.com "$first" "$(gpus "$first")"
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: e2e-dra-maint}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: $first, device: gpu-5}
+  taint: {key: example.com/maintenance, value: planned, effect: NoSchedule}
+YAML
+	dra_pod "$ns" ruled "resourceClaimTemplateName: plain" | k apply -f - >/dev/null
+	check "a DeviceTaintRule's taint rules the node out too, naming it" wait_for 30 cond_has "$ns" ruled \
+		'untolerated device taint {example.com/maintenance: planned}'
+	k delete devicetaintrule e2e-dra-maint >/dev/null
+	check "once the rule is gone, the pod is bound there" wait_for 60 pod_is "$ns" ruled "$JP_NODE" "$first"
+else
+	pass "skipped: this API server serves no DeviceTaintRules (GA in 1.37)"
 fi
 k delete namespace "$ns" --wait=false >/dev/null
 for n in $nodes; do slice "e2e-dra-$n" gpu.example.com "$n" "$(gpus "$n")"; done
