@@ -599,6 +599,24 @@ YAML
 		'untolerated device taint {example.com/maintenance: planned}'
 	k delete devicetaintrule e2e-dra-maint >/dev/null
 	check "once the rule is gone, the pod is bound there" wait_for 60 pod_is "$ns" ruled "$JP_NODE" "$first"
+	# A NoExecute taint on the device a running pod holds: Kubernetes'
+	# device-taint-eviction controller evicts the pod, and its Slurm job ends.
+	rjob=$(pod_field "$ns" ruled "$JP_JOBID")
+	rclaim=$(claim_of "$ns" ruled)
+	rdev=$(claim_field "$ns" "$rclaim" '{.status.allocation.devices.results[0].device}')
+	k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: e2e-dra-evict}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: $first, device: $rdev}
+  taint: {key: example.com/health, value: dead, effect: NoExecute}
+YAML
+	check "a NoExecute taint on its device ($rdev): the pod is evicted" wait_for 60 pod_gone "$ns" ruled
+	job_over() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETED|COMPLETING|^$ ]]; }
+	check "and its Slurm job ends" wait_for 60 job_over "$rjob"
+	echo "    job $rjob: $(sacct -n -X -P -j "$rjob" -o State 2>/dev/null | head -n1)"
+	k delete devicetaintrule e2e-dra-evict >/dev/null
 else
 	pass "skipped: this API server serves no DeviceTaintRules (GA in 1.37)"
 fi
