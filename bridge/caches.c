@@ -54,10 +54,48 @@ caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
 	    map_get(kind == DRA_CLAIM ? r->claims : r->claim_tmpls, key)));
 }
 
+/* The values of map m as a new array (borrowed values). */
+static json_t *
+caches_values(struct map *m)
+{
+	json_t *out = json_array();
+	size_t	it = 0;
+	void   *v;
+
+	while (map_next(m, &it, NULL, &v))
+		json_array_append(out, v);
+	return (out);
+}
+
+/*
+ * dra_serves_fn over the caches: does some bridged node's slices publish
+ * count devices of class k that tolerations allow (DeviceTaintRules too)?
+ */
+static int
+caches_serves(void *arg, const struct dra_class *k, long long count,
+    const json_t *tolerations)
+{
+	struct reconcile *r = ((struct claims_asker *)arg)->r;
+	json_t		 *slices = caches_values(r->slices);
+	json_t		 *rules = caches_values(r->taint_rules), *node;
+	const char	 *name;
+	size_t		  it = 0;
+	int		  yes = 0;
+
+	while (!yes && map_next(r->nodes, &it, &name, (void **)&node))
+		yes = translate_node_managed(node) &&
+		    dra_node_devices(slices, k, name, rules, tolerations,
+			NULL) >= count;
+	json_decref(slices);
+	json_decref(rules);
+	return (yes);
+}
+
 void
 caches_claims_init(struct claims_asker *ask, struct dra_lookup *lk)
 {
 	lk->fn = caches_claim_lookup;
 	lk->busy = NULL;
+	lk->serves = caches_serves;
 	lk->arg = ask;
 }

@@ -178,20 +178,153 @@ dra_add(const char **gname, int64_t *total, const char *gres, int64_t count)
 }
 
 /*
+ * Checks what one request (or firstAvailable subrequest) asks, ex (its
+ * exactly, or the subrequest itself; field: how messages name it), as a
+ * GRES can give it: *k its class's mapping, *count its devices.  0, or
+ * -1 with err.
+ */
+static int
+dra_exactly_check(const json_t *ex, const char *field,
+    const struct dra_classes *classes, const struct dra_class **k,
+    json_int_t *count, char *err, size_t errlen)
+{
+	const char   *cname, *mode;
+	const json_t *v;
+
+	cname = json_string_value(json_object_get(ex, "deviceClassName"));
+	if ((*k = dra_class_find(classes, cname)) == NULL)
+		return (dra_unmapped(classes, field, cname, err, errlen));
+	mode = json_string_value(json_object_get(ex, "allocationMode"));
+	if (mode != NULL && strcmp(mode, "ExactCount") != 0) {
+		snprintf(err, errlen,
+		    "%s: allocationMode %.16s is not supported: Slurm "
+		    "allocates a count of GRES; use allocationMode ExactCount "
+		    "with a count",
+		    field, mode);
+		return (-1);
+	}
+	if (json_array_size(json_object_get(ex, "selectors")) > 0) {
+		snprintf(err, errlen,
+		    "%s: selectors are not supported: Slurm chooses devices "
+		    "by GRES name and type, not by attributes; ask for a "
+		    "DeviceClass mapped to the GRES type you need",
+		    field);
+		return (-1);
+	}
+	if (json_is_true(json_object_get(ex, "adminAccess"))) {
+		snprintf(err, errlen,
+		    "%s: adminAccess is not supported: it would reach "
+		    "devices Slurm gave other jobs",
+		    field);
+		return (-1);
+	}
+	if (json_object_get(ex, "capacity") != NULL) {
+		snprintf(err, errlen,
+		    "%s: capacity (sharing a device) is not supported: a "
+		    "Slurm GRES is given whole",
+		    field);
+		return (-1);
+	}
+	v = json_object_get(ex, "count");
+	*count = v == NULL ? 1 : json_integer_value(v);
+	if ((v != NULL && !json_is_integer(v)) || *count < 1 ||
+	    *count > DRA_MAX_COUNT) {
+		snprintf(err, errlen,
+		    "%s: count must be a whole number from 1 to %d", field,
+		    DRA_MAX_COUNT);
+		return (-1);
+	}
+	return (0);
+}
+
+int
+dra_request_pick(const json_t *req, const struct dra_classes *classes,
+    const struct dra_lookup *lk, const char *where, const json_t **ex,
+    const char **sub, char *err, size_t errlen)
+{
+	const struct dra_class *k = NULL;
+	const json_t	       *alts, *alt;
+	const char	       *rname, *sname;
+	char			field[320], first[512] = "";
+	json_int_t		count = 0;
+	size_t			i;
+	int			unserved = 0;
+
+	rname = json_string_value(json_object_get(req, "name"));
+	if (rname == NULL)
+		rname = "";
+	*sub = NULL;
+	if ((alts = json_object_get(req, "firstAvailable")) == NULL) {
+		if ((*ex = json_object_get(req, "exactly")) == NULL) {
+			snprintf(err, errlen,
+			    "%s: request \"%.63s\" has neither exactly: "
+			    "{deviceClassName, count} nor firstAvailable",
+			    where, rname);
+			return (-1);
+		}
+		snprintf(field, sizeof(field), "%s: request \"%.63s\"", where,
+		    rname);
+		return (dra_exactly_check(*ex, field, classes, &k, &count, err,
+		    errlen));
+	}
+	/*
+	 * The first subrequest a GRES can give and some node publishes
+	 * (lk->serves): what Slurm is asked.  Later ones only if the
+	 * earlier cannot be asked or served.
+	 */
+	json_array_foreach (alts, i, alt) {
+		sname = json_string_value(json_object_get(alt, "name"));
+		snprintf(field, sizeof(field),
+		    "%s: request \"%.63s\" firstAvailable[%zu] (\"%.63s\")",
+		    where, rname, i, sname != NULL ? sname : "");
+		if (sname == NULL ||
+		    dra_exactly_check(alt, field, classes, &k, &count, err,
+			errlen) == -1) {
+			if (first[0] == '\0')
+				snprintf(first, sizeof(first), "%s",
+				    sname == NULL ? "a subrequest has no name" :
+						    err);
+			continue;
+		}
+		if (lk != NULL && lk->serves != NULL &&
+		    !lk->serves(lk->arg, k, count,
+			json_object_get(alt, "tolerations"))) {
+			unserved = 1;
+			continue;
+		}
+		*ex = alt;
+		*sub = sname;
+		return (0);
+	}
+	if (unserved) {
+		snprintf(err, errlen,
+		    "%s: request \"%.63s\": no node publishes the devices of "
+		    "any of its firstAvailable subrequests that Slurm can be "
+		    "asked for; waiting for one",
+		    where, rname);
+		return (1);
+	}
+	snprintf(err, errlen, "%s",
+	    first[0] != '\0' ? first : "firstAvailable has no subrequest");
+	return (-1);
+}
+
+/*
  * Checks one claim spec (where: how messages name it) and adds its
- * devices to the pod's total.  0, or -1 with err.
+ * devices to the pod's total.  0, -1 with err, or 1 with err while no
+ * node serves any of a request's firstAvailable subrequests.
  */
 static int
 dra_spec_count(const json_t *spec, const char *where,
-    const struct dra_classes *classes, const char **gname, int64_t *total,
-    char *err, size_t errlen)
+    const struct dra_classes *classes, const struct dra_lookup *lk,
+    const char **gname, int64_t *total, char *err, size_t errlen)
 {
 	const json_t	       *reqs, *req, *ex, *v;
 	const struct dra_class *k;
-	const char	       *rname, *cname, *mode;
-	char			field[256];
+	const char	       *rname, *sub;
 	json_int_t		count;
 	size_t			i;
+	int			rc;
 
 	v = k8s_obj_get(spec, "devices.constraints");
 	if (json_array_size(v) > 0) {
@@ -214,79 +347,20 @@ dra_spec_count(const json_t *spec, const char *where,
 		rname = json_string_value(json_object_get(req, "name"));
 		if (rname == NULL)
 			rname = "";
-		if (json_object_get(req, "firstAvailable") != NULL) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": firstAvailable "
-			    "(alternatives) is not supported; ask with "
-			    "exactly: {deviceClassName, count}",
-			    where, rname);
-			return (-1);
-		}
-		if ((ex = json_object_get(req, "exactly")) == NULL) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\" has no exactly: "
-			    "{deviceClassName, count}",
-			    where, rname);
-			return (-1);
-		}
-		cname = json_string_value(
-		    json_object_get(ex, "deviceClassName"));
-		if ((k = dra_class_find(classes, cname)) == NULL) {
-			snprintf(field, sizeof(field), "%s: request \"%.63s\"",
-			    where, rname);
-			return (
-			    dra_unmapped(classes, field, cname, err, errlen));
-		}
-		mode = json_string_value(json_object_get(ex, "allocationMode"));
-		if (mode != NULL && strcmp(mode, "ExactCount") != 0) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": allocationMode %.16s is "
-			    "not supported: Slurm allocates a count of GRES; "
-			    "use allocationMode ExactCount with a count",
-			    where, rname, mode);
-			return (-1);
-		}
-		if (json_array_size(json_object_get(ex, "selectors")) > 0) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": selectors are not "
-			    "supported: Slurm chooses devices by GRES name "
-			    "and type, not by attributes; ask for a "
-			    "DeviceClass mapped to the GRES type you need",
-			    where, rname);
-			return (-1);
-		}
-		if (json_is_true(json_object_get(ex, "adminAccess"))) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": adminAccess is not "
-			    "supported: it would reach devices Slurm gave "
-			    "other jobs",
-			    where, rname);
-			return (-1);
-		}
-		if (json_object_get(ex, "capacity") != NULL) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": capacity (sharing a "
-			    "device) is not supported: a Slurm GRES is given "
-			    "whole",
-			    where, rname);
-			return (-1);
-		}
+		if ((rc = dra_request_pick(req, classes, lk, where, &ex, &sub,
+			 err, errlen)) != 0)
+			return (rc);
+		k = dra_class_find(classes,
+		    json_string_value(json_object_get(ex, "deviceClassName")));
 		v = json_object_get(ex, "count");
 		count = v == NULL ? 1 : json_integer_value(v);
-		if ((v != NULL && !json_is_integer(v)) || count < 1 ||
-		    count > DRA_MAX_COUNT) {
-			snprintf(err, errlen,
-			    "%s: request \"%.63s\": count must be a whole "
-			    "number from 1 to %d",
-			    where, rname, DRA_MAX_COUNT);
-			return (-1);
-		}
 		if (dra_add(gname, total, k->gres, count) == -1) {
 			snprintf(err, errlen,
-			    "%s: request \"%.63s\": DeviceClass %.63s is GRES "
-			    "%s, and the pod asks for GRES %s too: one pod's "
-			    "devices must be of one GRES name and type",
-			    where, rname, cname, k->gres, *gname);
+			    "%s: request \"%.63s\"%s%s: DeviceClass %.63s is "
+			    "GRES %s, and the pod asks for GRES %s too: one "
+			    "pod's devices must be of one GRES name and type",
+			    where, rname, sub != NULL ? "/" : "",
+			    sub != NULL ? sub : "", k->name, k->gres, *gname);
 			return (-1);
 		}
 	}
@@ -416,11 +490,10 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 			    where);
 			goto out;
 		}
-		if (dra_spec_count(k8s_obj_get(obj, "spec.spec"), where,
-			classes, gname, total, err, errlen) == -1) {
-			rc = -1;
+		if ((rc = dra_spec_count(k8s_obj_get(obj, "spec.spec"), where,
+			 classes, lk, gname, total, err, errlen)) != 0)
 			goto out;
-		}
+		rc = 1;
 	}
 	if ((cname = dra_entry_claim(pod, e)) == NULL) {
 		snprintf(err, errlen,
@@ -437,7 +510,7 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 	}
 	/* A named claim's own spec is refused first, whatever its state. */
 	if (obj == NULL &&
-	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
+	    dra_spec_count(json_object_get(claim, "spec"), where, classes, NULL,
 		&jname, &jcount, err, errlen) == -1) {
 		rc = -1;
 		goto out;
@@ -455,11 +528,9 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 	}
 	/* Counted once checked; a shared claim's devices are its holder's. */
 	if (obj == NULL && use != DRA_USE_JOIN &&
-	    dra_spec_count(json_object_get(claim, "spec"), where, classes,
-		gname, total, err, errlen) == -1) {
-		rc = -1;
+	    (rc = dra_spec_count(json_object_get(claim, "spec"), where, classes,
+		 lk, gname, total, err, errlen)) != 0)
 		goto out;
-	}
 	if (use == DRA_USE_JOIN) {
 		if (*join != NULL && strcmp(*join, node) != 0) {
 			snprintf(err, errlen,
@@ -821,6 +892,22 @@ dra_class_configs(json_t *configs, const json_t *class_obj, const char *req)
 	}
 }
 
+/* dra_serves_fn over one node's slices (struct dra_node_ctx). */
+struct dra_node_ctx {
+	const json_t *slices;
+	const char   *node;
+};
+
+static int
+dra_node_serves(void *arg, const struct dra_class *k, long long count,
+    const json_t *tolerations)
+{
+	const struct dra_node_ctx *c = arg;
+
+	return (dra_node_devices(c->slices, k, c->node, NULL, tolerations,
+		    NULL) >= count);
+}
+
 json_t *
 dra_allocation(const json_t *claim_spec, const json_t *class_objs,
     const struct dra_classes *classes, const json_t *slices, const char *node,
@@ -828,25 +915,33 @@ dra_allocation(const json_t *claim_spec, const json_t *class_objs,
 {
 	const struct dra_class *k;
 	const json_t	       *req, *ex, *c;
-	const char	       *rname, *cname, *pool = NULL, *dev = NULL;
+	const char	       *rname, *cname, *pool = NULL, *dev = NULL, *sub;
 	json_t		       *results = json_array(), *configs = json_array();
 	json_int_t		count, n;
 	size_t			i;
-	char			how[256];
+	char			how[256], full[160];
+	struct dra_node_ctx	ctx = { slices, node };
+	struct dra_lookup	here = { NULL, NULL, dra_node_serves, &ctx };
 
 	json_array_foreach (k8s_obj_get(claim_spec, "devices.requests"), i,
 	    req) {
 		rname = json_string_value(json_object_get(req, "name"));
-		ex = json_object_get(req, "exactly");
-		cname = json_string_value(
-		    json_object_get(ex, "deviceClassName"));
+		/* A firstAvailable's: the first this node serves. */
 		if (rname == NULL ||
-		    (k = dra_class_find(classes, cname)) == NULL) {
+		    dra_request_pick(req, classes, &here, "", &ex, &sub, err,
+			errlen) != 0 ||
+		    (k = dra_class_find(classes,
+			 cname = json_string_value(json_object_get(ex,
+			     "deviceClassName")))) == NULL) {
 			snprintf(err, errlen,
-			    "request %zu: no name, or a DeviceClass not "
-			    "mapped to a GRES",
+			    "request %zu: no name, or no subrequest this "
+			    "node serves of a DeviceClass mapped to a GRES",
 			    i);
 			goto fail;
+		}
+		if (sub != NULL) {
+			snprintf(full, sizeof(full), "%s/%s", rname, sub);
+			rname = full;
 		}
 		count = json_object_get(ex, "count") != NULL ?
 		    json_integer_value(json_object_get(ex, "count")) :
@@ -924,19 +1019,22 @@ dra_need(json_t *needs, const struct dra_classes *classes, const char *cls,
 /* The requests of one claim spec (where: its entry) into needs. */
 static void
 dra_spec_needs(json_t *needs, const struct dra_classes *classes,
-    const json_t *spec, const char *where)
+    const struct dra_lookup *lk, const json_t *spec, const char *where)
 {
 	const json_t *req, *ex, *v;
-	const char   *rname;
-	char	      w[400];
+	const char   *rname, *sub;
+	char	      w[400], err[512];
 	size_t	      i;
 
 	json_array_foreach (k8s_obj_get(spec, "devices.requests"), i, req) {
 		rname = json_string_value(json_object_get(req, "name"));
-		ex = json_object_get(req, "exactly");
+		if (dra_request_pick(req, classes, lk, where, &ex, &sub, err,
+			sizeof(err)) != 0)
+			continue;
 		v = json_object_get(ex, "count");
-		snprintf(w, sizeof(w), "%s request \"%.63s\"", where,
-		    rname != NULL ? rname : "");
+		snprintf(w, sizeof(w), "%s request \"%.63s%s%.63s\"", where,
+		    rname != NULL ? rname : "", sub != NULL ? "/" : "",
+		    sub != NULL ? sub : "");
 		dra_need(needs, classes,
 		    json_string_value(json_object_get(ex, "deviceClassName")),
 		    v == NULL ? 1 : json_integer_value(v), w,
@@ -969,14 +1067,14 @@ dra_pod_needs(const json_t *pod, const struct dra_classes *classes,
 		if (json_object_get(e, "resourceClaimName") == NULL &&
 		    name != NULL &&
 		    (obj = lk->fn(lk->arg, DRA_TEMPLATE, ns, name)) != NULL) {
-			dra_spec_needs(needs, classes,
+			dra_spec_needs(needs, classes, lk,
 			    k8s_obj_get(obj, "spec.spec"), where);
 			json_decref(obj);
 			continue;
 		}
 		if ((name = dra_entry_claim(pod, e)) != NULL &&
 		    (obj = lk->fn(lk->arg, DRA_CLAIM, ns, name)) != NULL) {
-			dra_spec_needs(needs, classes,
+			dra_spec_needs(needs, classes, lk,
 			    json_object_get(obj, "spec"), where);
 			json_decref(obj);
 		}

@@ -86,11 +86,31 @@ typedef json_t *(
 typedef int (
     *dra_busy_fn)(void *arg, const json_t *claim, char *why, size_t whylen);
 
+struct dra_class;
+/*
+ * Does some node publish count devices of class k, untainted against
+ * tolerations (a request's)?  Which firstAvailable subrequest a request
+ * takes (dra_request_pick) rests on it.
+ */
+typedef int (*dra_serves_fn)(void *arg, const struct dra_class *k,
+    long long count, const json_t *tolerations);
+
 struct dra_lookup {
 	dra_lookup_fn fn;
-	dra_busy_fn   busy; /* NULL: never busy */
+	dra_busy_fn   busy;   /* NULL: never busy */
+	dra_serves_fn serves; /* NULL: every class is served */
 	void	     *arg;
 };
+
+/*
+ * The request req asks for ex: its exactly, or of its firstAvailable the
+ * first subrequest (*sub its name, else NULL) that a GRES can give and
+ * lk->serves (where lk and it are not NULL).  0; -1 with err naming the
+ * field when none can be given; 1 with err while none is served.
+ */
+int dra_request_pick(const json_t *req, const struct dra_classes *,
+    const struct dra_lookup *lk, const char *where, const json_t **ex,
+    const char **sub, char *err, size_t errlen);
 
 /* How a pod uses one of its claims (dra.c). */
 enum dra_use {

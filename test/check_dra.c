@@ -46,7 +46,7 @@ lk_busy(void *arg, const json_t *claim, char *why, size_t len)
 	return (1);
 }
 
-static const struct dra_lookup lk = { lk_fn, lk_busy, NULL };
+static const struct dra_lookup lk = { lk_fn, lk_busy, NULL, NULL };
 /* The Slurm node a shared claim holds the pod to. */
 static char *join_node;
 
@@ -181,18 +181,7 @@ START_TEST(test_dra_shapes_refused)
 	char		  *gres = NULL, err[512];
 
 	dra_classes_defaults(&c);
-	/* Alternatives and constraints. */
-	json_decref(lk_template);
-	lk_template = json_loads(
-	    "{\"metadata\": {\"name\": \"two\"}, \"spec\": {\"spec\": "
-	    "{\"devices\": {\"requests\": [{\"name\": \"r\", "
-	    "\"firstAvailable\": [{\"name\": \"a\", \"deviceClassName\": "
-	    "\"gpu.example.com\"}]}]}}}}",
-	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
-	    -1);
-	ck_assert_ptr_nonnull(strstr(err, "firstAvailable (alternatives)"));
+	/* Constraints. */
 	json_decref(lk_template);
 	lk_template = json_loads(
 	    "{\"metadata\": {\"name\": \"two\"}, \"spec\": {\"spec\": "
@@ -831,6 +820,69 @@ START_TEST(test_dra_node_needs)
 }
 END_TEST
 
+/* firstAvailable's pick: for every subrequest Slurm cannot be asked for, or no node serves, the next one is tried. */
+static int serves_none;
+
+static int
+test_serves(void *arg, const struct dra_class *k, long long count,
+    const json_t *tolerations)
+{
+	(void)arg;
+	(void)k;
+	(void)count;
+	(void)tolerations;
+	return (!serves_none);
+}
+
+START_TEST(test_dra_first_available)
+{
+	static const struct dra_lookup slk = { NULL, NULL, test_serves, NULL };
+	struct dra_classes	       c;
+	const json_t		      *ex;
+	const char		      *sub;
+	json_t			      *req;
+	char			       err[512];
+
+	dra_classes_defaults(&c);
+	req = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s, s:i}]}", "name", "r",
+	    "firstAvailable", "name", "h100", "deviceClassName",
+	    "h100.example.com", "name", "a100", "deviceClassName",
+	    "gpu.example.com", "count", 2);
+	/* The first cannot be asked (no GRES): the second. */
+	ck_assert_int_eq(dra_request_pick(req, &c, &slk, "w", &ex, &sub, err,
+			     sizeof(err)),
+	    0);
+	ck_assert_str_eq(sub, "a100");
+	ck_assert_int_eq(json_integer_value(json_object_get(ex, "count")), 2);
+	/* No node serves it: the pod waits, saying so. */
+	serves_none = 1;
+	ck_assert_int_eq(dra_request_pick(req, &c, &slk, "w", &ex, &sub, err,
+			     sizeof(err)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(err, "no node publishes the devices"));
+	serves_none = 0;
+	/* None can be asked: the first one's reason. */
+	json_object_set_new(json_array_get(json_object_get(req,
+					       "firstAvailable"),
+				1),
+	    "allocationMode", json_string("All"));
+	ck_assert_int_eq(dra_request_pick(req, &c, &slk, "w", &ex, &sub, err,
+			     sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "firstAvailable[0] (\"h100\")"));
+	json_decref(req);
+	/* exactly: itself, no subrequest. */
+	req = json_pack("{s:s, s:{s:s}}", "name", "r", "exactly",
+	    "deviceClassName", "gpu.example.com");
+	ck_assert_int_eq(dra_request_pick(req, &c, NULL, "w", &ex, &sub, err,
+			     sizeof(err)),
+	    0);
+	ck_assert_ptr_null(sub);
+	json_decref(req);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
 START_TEST(test_dra_config)
 {
 	struct config *c = config_new();
@@ -907,6 +959,7 @@ dra_suite(void)
 	tcase_add_test(tc, test_dra_attributes);
 	tcase_add_test(tc, test_dra_device_names);
 	tcase_add_test(tc, test_dra_config);
+	tcase_add_test(tc, test_dra_first_available);
 	tcase_add_test(tc, test_dra_node_needs);
 	suite_add_tcase(s, tc);
 	return (s);

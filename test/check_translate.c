@@ -101,7 +101,7 @@ no_claims(void *arg, enum dra_kind kind, const char *ns, const char *name)
 	return (NULL);
 }
 
-static const struct dra_lookup no_claims_lk = { no_claims, NULL, NULL };
+static const struct dra_lookup no_claims_lk = { no_claims, NULL, NULL, NULL };
 
 static void
 translate_run(const char *cname, int slim)

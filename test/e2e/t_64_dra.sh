@@ -623,6 +623,31 @@ fi
 k delete namespace "$ns" --wait=false >/dev/null
 for n in $nodes; do slice "e2e-dra-$n" gpu.example.com "$n" "$(gpus "$n")"; done
 
+scenario "DRA: firstAvailable: the first subrequest some node can serve is what Slurm is asked; the claim names request/subrequest"
+ns=$(new_ns enabled)
+k apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: either, namespace: $ns}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        firstAvailable:
+        - {name: sixteen, deviceClassName: gpu.example.com, count: 16}
+        - {name: two, deviceClassName: gpu.example.com, count: 2}
+YAML
+dra_pod "$ns" alt "resourceClaimTemplateName: either" | k apply -f - >/dev/null
+check "the pod is bound (no node has 16 devices: the second subrequest)" wait_for 60 pod_has "$ns" alt "$JP_NODE"
+job=$(pod_field "$ns" alt "$JP_JOBID_ANN")
+check "Slurm was asked for two GPUs (sacct AllocTRES gres/gpu=2)" wait_for 30 tres
+aclaim=$(claim_of "$ns" alt)
+check_eq "the claim's results name request/subrequest" \
+	"$(claim_field "$ns" "$aclaim" '{.status.allocation.devices.results[*].request}')" "gpus/two gpus/two"
+check "with the devices Slurm gave the pod" same_devices "$ns" "$aclaim" alt
+k delete namespace "$ns" --wait=false >/dev/null
+
 # The slices and the class were this file's: other tests see no devices.
 for n in $(sinfo -h -p slurm-bridge -N -o %N | sort -u); do
 	k delete resourceslice "e2e-dra-$n" "e2e-dra-nv-$n" --wait=false >/dev/null 2>&1 || true
