@@ -5,7 +5,8 @@
  * same root and the same gang.
  *
  * The gang, everywhere: the PodGroup of Kubernetes' own gang API that its
- * spec.schedulingGroup names (a gang when its policy is gang), else the
+ * spec.schedulingGroup names (a gang when its policy is gang; all the
+ * PodGroups of its parent CompositePodGroup, when that one is a gang), else the
  * PodGroup its pod-group label names, else the LeaderWorkerSet group, else
  * the JobSet, else its controlling Job (an Indexed Job with parallelism > 1
  * is a gang), else the pod alone.  The workload root (whose annotations the
