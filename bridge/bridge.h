@@ -1175,6 +1175,8 @@ struct claims_asker {
 	const char	 *gkey;
 };
 void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
+/* The values of one of the caches as a new array (borrowed values). */
+json_t *caches_values(struct map *m);
 /* The cached workload object, a new reference, or NULL. */
 json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);

@@ -54,8 +54,7 @@ caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
 	    map_get(kind == DRA_CLAIM ? r->claims : r->claim_tmpls, key)));
 }
 
-/* The values of map m as a new array (borrowed values). */
-static json_t *
+json_t *
 caches_values(struct map *m)
 {
 	json_t *out = json_array();

@@ -182,19 +182,6 @@ exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
 	return (1);
 }
 
-/* Every DeviceTaintRule (a new array of borrowed values). */
-static json_t *
-exclude_taint_rules(struct reconcile *r)
-{
-	json_t *out = json_array();
-	size_t	it = 0;
-	void   *v;
-
-	while (map_next(r->taint_rules, &it, NULL, &v))
-		json_array_append(out, v);
-	return (out);
-}
-
 /* The ResourceSlices by Kubernetes node name (a new object). */
 static json_t *
 exclude_slices(struct reconcile *r)
@@ -239,7 +226,7 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	buf_init(&exc);
 	if (json_object_size(needs) > 0) {
 		by_node = exclude_slices(r);
-		rules = exclude_taint_rules(r);
+		rules = caches_values(r->taint_rules);
 	}
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node))

@@ -7,10 +7,13 @@
  * deviceClasses; the NVIDIA and example drivers' classes are built in).  A
  * pod's requests of a mapped class (from its ResourceClaims, or a
  * deviceclass.resource.kubernetes.io/CLASS extended resource) become GRES
- * per task; what a GRES cannot express (CEL selectors, allocationMode All,
- * admin access, capacity, alternatives, constraints, classes not mapped)
- * is refused with a message naming the claim, the request and what is
- * supported.  When Slurm allocates the job, a claim's devices are the
+ * per task; of a firstAvailable list, the first subrequest a GRES can give
+ * and some node serves.  What a GRES cannot express (CEL selectors,
+ * allocationMode All, admin access, capacity, constraints, classes not
+ * mapped) is refused with a message naming the claim, the request and
+ * what is supported.  Which nodes' slices publish a class's devices,
+ * untainted against a request's tolerations, is dra_node_devices'.  When
+ * Slurm allocates the job, a claim's devices are the
  * node's ResourceSlice devices of the class's driver that are the GRES
  * indices Slurm gave the pod (by the class's deviceNames, deviceName or
  * indexAttribute).  A claim another job of this install holds is shared:

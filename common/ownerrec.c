@@ -186,32 +186,9 @@ ownerrec_meta(const json_t *md)
 	return (out);
 }
 
-/*
- * A list of objects as a list of objects with only the members named (an
- * element that is no object becomes {}), or NULL when list is no array.
- */
-static json_t *
-ownerrec_list(const json_t *list, const char *const *keys)
-{
-	const json_t *e;
-	json_t	     *out, *o;
-	size_t	      i, k;
-
-	if (!json_is_array(list))
-		return (NULL);
-	out = json_array();
-	json_array_foreach (list, i, e) {
-		o = json_object();
-		for (k = 0; keys[k] != NULL; k++)
-			ownerrec_copy(o, e, keys[k]);
-		json_array_append_new(out, o);
-	}
-	return (out);
-}
-
 /* An object as an object with only the members named, or NULL. */
 static json_t *
-ownerrec_list_one(const json_t *o, const char *const *keys)
+ownerrec_keep(const json_t *o, const char *const *keys)
 {
 	json_t *out;
 	size_t	k;
@@ -221,6 +198,25 @@ ownerrec_list_one(const json_t *o, const char *const *keys)
 	out = json_object();
 	for (k = 0; keys[k] != NULL; k++)
 		ownerrec_copy(out, o, keys[k]);
+	return (out);
+}
+
+/*
+ * A list of objects as a list of objects with only the members named (an
+ * element that is no object becomes {}), or NULL when list is no array.
+ */
+static json_t *
+ownerrec_list(const json_t *list, const char *const *keys)
+{
+	const json_t *e;
+	json_t	     *out;
+	size_t	      i;
+
+	if (!json_is_array(list))
+		return (NULL);
+	out = json_array();
+	json_array_foreach (list, i, e)
+		json_array_append_new(out, ownerrec_keep(e, keys));
 	return (out);
 }
 
@@ -423,8 +419,7 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 	case WORKLOAD_SCHED_COMPOSITE:
 		ownerrec_group(out, sp, obj, COMPOSITE_CONDITION);
 		ownerrec_set(sp, "workloadRef",
-		    ownerrec_list_one(json_object_get(spec, "workloadRef"),
-			wref));
+		    ownerrec_keep(json_object_get(spec, "workloadRef"), wref));
 		break;
 	case WORKLOAD_SCHED_WORKLOAD:
 		ownerrec_set(sp, "podGroupTemplates",
