@@ -146,6 +146,8 @@ sampler_pid=""
 trap 'fc_cleanup; [ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null; rm -f "$SUBMITTED" "$OVERLAP"' EXIT
 sampler_start() {  # sampler_start "NS..."
 	local n args=()
+	# One at a time: a scenario that did not stop its own loses it here.
+	[ -z "$sampler_pid" ] || { kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null; }
 	for n in $1; do args+=(--ns "$n"); done
 	: >"$OVERLAP"
 	( while :; do
@@ -242,6 +244,7 @@ if want kill; then
 	sleep 5
 	collect_submitted "$BLOG" "$mark"
 	invariants "$ns"
+	sampler_stop
 	k delete namespace "$ns" --wait=true --timeout=120s >/dev/null
 	check "no bridge job is left once the namespace is gone" wait_for 60 bash -c \
 		"! squeue -h -o '%k' | grep -q '^slurm-bridge: .* $ns/'"
@@ -279,6 +282,10 @@ fi
 # --- 3. a dead slurmd: NODE_FAIL, and a controller's gang comes back -----------------
 if want slurmd; then
 	fault_begin "kill -9 of one slurmd: NODE_FAIL removes its pods, the StatefulSet's gang is resubmitted"
+	# Slurm runs the epilog on the job's live nodes at NODE_FAIL too: on
+	# kwok only the API-asking one holds them until the pods are gone, as
+	# a site's holds them until their containers are.
+	stack_epilog_api on
 	manifest statefulset-gang NS="$ns" | k apply -f - >/dev/null
 	check "the gang is bound" wait_for 60 n_with "$ns" app=gang "$JP_NODE" 2
 	first=$(pod_field "$ns" gang-0 "$JP_JOBID")
@@ -298,6 +305,7 @@ if want slurmd; then
 		n_with "$ns" app=gang "$JP_NODE" 2
 	}
 	check "the recreated gang runs as a new job on live nodes" wait_for 90 newjob
+	stack_epilog_api off
 	fault_end
 	"$top/scripts/stack/cluster-up.sh" >/dev/null
 	scontrol update nodename="$dead" state=resume 2>/dev/null || true
