@@ -285,7 +285,6 @@ node_track_ready(struct reconcile *r, const json_t *node)
 	const json_t *c = noderec_ready_cond(node);
 	const char   *st = k8s_obj_str(c, "status");
 	const char   *name = k8s_obj_name(node);
-	struct tm     tm;
 	const char   *ltt = k8s_obj_str(c, "lastTransitionTime");
 	time_t	      since = time(NULL), t;
 	int	      unknown = st == NULL || strcmp(st, "Unknown") == 0;
@@ -296,9 +295,7 @@ node_track_ready(struct reconcile *r, const json_t *node)
 		json_object_del(r->notready, name);
 		return;
 	}
-	memset(&tm, 0, sizeof(tm));
-	if (ltt != NULL && strptime(ltt, "%Y-%m-%dT%H:%M:%S", &tm) != NULL &&
-	    (t = timegm(&tm)) > 0 && t <= since)
+	if ((t = (time_t)k8s_time_parse(ltt)) > 0 && t <= since)
 		since = t;
 	if (json_object_get(r->notready, name) == NULL)
 		log_info(

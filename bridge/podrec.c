@@ -256,17 +256,6 @@ podrec_jobid(const char *s)
 	return (*end == '\0' && id > 0 && id < UINT32_MAX ? (uint32_t)id : 0);
 }
 
-static int64_t
-podrec_time(const char *s)
-{
-	struct tm tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return (0);
-	return ((int64_t)timegm(&tm));
-}
-
 static enum pod_phase
 podrec_phase(const char *s)
 {
@@ -412,9 +401,9 @@ podrec_new(const json_t *pod)
 	r->node = node != NULL && *node != '\0' ? intern_get(node) : NULL;
 	r->sched = intern_get(k8s_obj_str(pod, "spec.schedulerName"));
 	r->slurm_node = intern_get(k8s_obj_annotation(pod, ANN_SLURM_NODE));
-	r->created = podrec_time(
+	r->created = k8s_time_parse(
 	    k8s_obj_str(pod, "metadata.creationTimestamp"));
-	r->delete_at = podrec_time(
+	r->delete_at = k8s_time_parse(
 	    k8s_obj_str(pod, "metadata.deletionTimestamp"));
 	/* No grace period given counts as none, as it always has. */
 	r->grace_zero = json_integer_value(k8s_obj_get(pod,

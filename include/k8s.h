@@ -173,6 +173,8 @@ int k8s_pod_tolerates(const json_t *pod, const char *key, const char *value,
 /* encode.c: the encodings the API uses; strings returned are the caller's. */
 /* metav1.MicroTime of when (NULL: now), e.g. 2026-01-02T03:04:05.000006Z. */
 char *k8s_microtime(char *buf, size_t len, const struct timeval *when);
+/* A metav1.Time or MicroTime (its seconds) as epoch seconds; 0 if not one. */
+int64_t k8s_time_parse(const char *s);
 /* Standard base64 of len bytes, as a new string. */
 char *k8s_base64_encode(const void *data, size_t len);
 /*

@@ -1,6 +1,6 @@
 /*
- * Encodings the API uses: URL query escapes, MicroTime timestamps and
- * base64.  Pure; any thread; strings returned are the caller's.
+ * Encodings the API uses: URL query escapes, MicroTime timestamps (made
+ * and read) and base64.  Pure; any thread; strings returned are the caller's.
  */
 #include <sys/time.h>
 
@@ -47,6 +47,17 @@ k8s_microtime(char *buf, size_t len, const struct timeval *when)
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 	    tm.tm_sec, (int)tv.tv_usec);
 	return (buf);
+}
+
+int64_t
+k8s_time_parse(const char *s)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return (0);
+	return ((int64_t)timegm(&tm));
 }
 
 char *
