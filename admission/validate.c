@@ -181,6 +181,7 @@ validate_policy(const json_t *pod, const struct review_conf *rc,
 	ns = owners_get(rc->owners, OWN_NAMESPACE, NULL, k8s_obj_namespace(pod),
 	    rc->owner_wait_ms);
 	owners_lookup_init(&ol, rc->owners, rc->owner_wait_ms, 0);
+	src.gang = 0;
 	src.pod = pod;
 	src.layers = layers;
 	src.nlayers = workload_layers(pod, &ol.lk, layers);

@@ -305,6 +305,47 @@ bind_topology_holds(struct reconcile *r, const char *key, uint32_t slice,
 }
 
 /*
+ * A member's devices failed their binding conditions, or waited past the
+ * timeout (why): while none of the gang is bound, each member's claims
+ * the job allocated are deallocated and the job cancelled, so Slurm
+ * places the gang anew; the next try backs off as after a split domain.
+ */
+static void
+bind_give_back(struct reconcile *r, struct group *g, const char *why)
+{
+	struct pod_entry *e;
+	json_t		 *rel;
+	char		  msg[768];
+	size_t		  i, live = groups_live(r, g, NULL, 0, 0);
+
+	if (live != groups_live(r, g, NULL, 0, 1)) {
+		snprintf(msg, sizeof(msg),
+		    "Slurm job %u: not bound: %.400s; members of the gang run "
+		    "already, so it is not given back",
+		    g->jobid, why);
+		groups_condition(r, g, msg, 1);
+		groups_retry_later(g, 0);
+		return;
+	}
+	snprintf(msg, sizeof(msg),
+	    "Slurm job %u: not bound: %.400s; the devices' allocation and "
+	    "the job are given back and the pod placed anew",
+	    g->jobid, why);
+	log_warnx("group %s: %s", g->key, msg);
+	groups_condition(r, g, msg, 1);
+	for (i = 0; i < groups_job_list(g)->n; i++) {
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
+		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
+		    (rel = claims_release(r, e, g->jobid)) == NULL)
+			continue;
+		writes_claims(r, e, g->key, g->jobid, rel);
+	}
+	atomic_fetch_add(&bstats.refits, 1);
+	end_cancel(r, g, "its devices did not meet their binding conditions");
+	bind_refit_later(g);
+}
+
+/*
  * What an allocated group's members need next, given the writes in
  * flight.  The assignment is a pure function of the job's pod list and
  * layout, so a restarted bridge picks the same nodes.  A labelled group
@@ -320,9 +361,15 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	size_t		    i, n = groups_job_list(g)->n;
 	uint32_t	    slice = 0;
 	size_t		    unbound = 0, meta = 0;
-	int		    failed = 0, unplanned = 0, rc;
+	int		    failed = 0, unplanned = 0, rc, hold = 0;
 	struct claims_asker ask;
 	struct dra_lookup   dl;
+	struct {
+		json_t *claims;
+		int	ok;
+	} *plans = NULL;
+	char	holdmsg[512] = "", *group_gres = NULL;
+	json_t *round = json_object();
 
 	bind_claims_lookup(r, g, &ask, &dl);
 	a = xcalloc(n ? n : 1, sizeof(*a));
@@ -334,6 +381,15 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	if (g->gang && (topo = bind_topology(r, g, &slice)) != NULL &&
 	    slice != 0 && slice < n)
 		bind_topology_order(r, topo, a, n);
+	/* A gang on one node: what its tasks' shares leave is its PodGroup's. */
+	if (json_array_size(g->more->layout) == 1 &&
+	    (group_gres = placement_gres_rest(
+		 json_string_value(
+		     json_object_get(json_array_get(g->more->layout, 0),
+			 "gres")),
+		 (int)g->gpus_per_task, (int)n)) != NULL)
+		for (i = 0; i < n; i++)
+			a[i].group_gres = group_gres;
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
@@ -436,16 +492,35 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			groups_retry_later(g, 0);
 		goto out;
 	}
+	plans = xcalloc(n ? n : 1, sizeof(*plans));
 	for (i = 0; i < n; i++) {
-		json_t *claims;
-
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
-		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
-		    e->cond_busy)
+		/*
+		 * A member whose condition write is in flight is planned
+		 * (its devices may hold the gang) but not written to.
+		 */
+		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0) {
+			/* A member's claims on their way: no Binding yet. */
+			if (e != NULL && e->busy == WREQ_CLAIMS)
+				hold = 1;
 			continue;
+		}
 		/* Its claims get the devices Slurm gave it, or no bind. */
 		rc = claims_plan(r, e, g->jobid, nodes_k8s_name(r, a[i].node),
-		    &a[i], &dl, &claims, errs, sizeof(errs));
+		    &a[i], &dl, round, &plans[i].claims, errs, sizeof(errs));
+		if (rc == -3) {
+			bind_give_back(r, g, errs);
+			goto out;
+		}
+		if (rc == 1 && !hold) {
+			snprintf(holdmsg, sizeof(holdmsg),
+			    "Slurm job %u allocated node %.100s; the Binding "
+			    "waits for the devices' binding conditions "
+			    "(%.200s), at most %d s",
+			    g->jobid, nodes_k8s_name(r, a[i].node), errs,
+			    r->conf->binding_timeout_s);
+			hold = 1;
+		}
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg),
 			    "Slurm job %u: not bound: %s%s", g->jobid, errs,
@@ -464,15 +539,44 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			}
 			continue;
 		}
-		if (claims_allocate(claims))
+		plans[i].ok = !e->cond_busy;
+	}
+	if (g->cancelled)
+		goto out; /* given up above: its end comes */
+	/*
+	 * A gang binds nobody while a member's devices wait for their
+	 * binding conditions: their claims are written, and the sweep and
+	 * each claim's change ask again.
+	 */
+	for (i = 0; i < n; i++) {
+		if (!plans[i].ok)
+			continue;
+		e = map_get(r->pods, groups_job_list(g)->v[i]);
+		if (claims_allocate(plans[i].claims))
 			g->allocated_claims = 1;
-		writes_bind(r, e, g->key, g->jobid,
-		    nodes_k8s_name(r, a[i].node), &a[i], claims);
+		if (hold) {
+			if (holdmsg[0] != '\0')
+				writes_condition(r, e, holdmsg, 0);
+			if (json_array_size(plans[i].claims) > 0)
+				writes_claims(r, e, g->key, g->jobid,
+				    plans[i].claims);
+			else
+				json_decref(plans[i].claims);
+		} else
+			writes_bind(r, e, g->key, g->jobid,
+			    nodes_k8s_name(r, a[i].node), &a[i],
+			    plans[i].claims);
+		plans[i].claims = NULL;
 	}
 	/* One backoff for the round, not one per member. */
 	if (unplanned)
 		groups_retry_later(g, 0);
 out:
+	for (i = 0; plans != NULL && i < n; i++)
+		json_decref(plans[i].claims);
+	free(plans);
+	free(group_gres);
+	json_decref(round);
 	/*
 	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
 	 * return of nodes_k8s_name(r, a[0].node).
@@ -532,7 +636,7 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 	const char	 *uid;
 	struct group	 *g;
 
-	if (w->kind == WREQ_BIND)
+	if (w->kind == WREQ_BIND || w->kind == WREQ_CLAIMS)
 		claims_joins_inflight(r, w->claims, -1);
 	uid = e != NULL ? podrec_uid(e->rec) : NULL;
 	if (e == NULL || strcmp(uid != NULL ? uid : "", w->uid) != 0) {
@@ -557,7 +661,10 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 	}
 	if (w->rc == -1) {
 		log_warnx("pod %s: %s for slurm job %u: %ld %s: %s",
-		    e->rec->key, w->kind == WREQ_BIND ? "bind" : "label",
+		    e->rec->key,
+		    w->kind == WREQ_BIND       ? "bind" :
+			w->kind == WREQ_CLAIMS ? "claims" :
+						 "label",
 		    w->jobid, w->err.status, w->err.reason, w->err.text);
 		if (w->kind == WREQ_BIND) {
 			intern_put(e->bound_node);
@@ -569,6 +676,9 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 			groups_retry_later(g, 0);
 	} else if (w->kind == WREQ_BIND)
 		bind_bound(r, e, w);
+	else if (w->kind == WREQ_CLAIMS)
+		log_debug("pod %s: its claims written for slurm job %u",
+		    e->rec->key, w->jobid);
 	else {
 		writes_metadata_done(e, w->jobid, w->node);
 		if (w->jobid != 0 && (g == NULL || g->jobid != w->jobid))

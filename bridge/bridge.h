@@ -66,6 +66,7 @@ struct bridge_conf {
 	const char *taint_effect;      /* managedTaintEffect (the config's) */
 	const struct config *topology; /* the config's topology table */
 	int    end_grace_max_s;	       /* maxEndGraceSeconds (the config's) */
+	int    binding_timeout_s;      /* deviceBindingTimeoutSeconds */
 	double unhealthy_nodes_threshold; /* unhealthyNodesThreshold */
 };
 
@@ -391,7 +392,8 @@ enum wreq_kind {
 	WREQ_FAIL,	   /* merge patch of its status: phase Failed */
 	WREQ_EXTBIND,	   /* the extender's Binding of a pod not ours */
 	WREQ_PODGROUP,	   /* a Kubernetes PodGroup's status (path) */
-	WREQ_PREEMPT	   /* DisruptionTarget on its status, then delete */
+	WREQ_PREEMPT,	   /* DisruptionTarget on its status, then delete */
+	WREQ_CLAIMS	   /* its claims' writes only: no Binding (yet) */
 };
 
 /* Every pointer is owned (wreq_free); the pod's names are in buf. */
@@ -418,7 +420,7 @@ struct wreq {
 	struct ext_call *call;	 /* WREQ_EXTBIND: its call, a reference */
 	char		*path;	 /* WREQ_PODGROUP: the status subresource */
 	int64_t		 grace;	 /* WREQ_PREEMPT: gracePeriodSeconds */
-	json_t		*claims; /* WREQ_BIND: claims_plan's writes, or NULL */
+	json_t		*claims; /* WREQ_BIND, _CLAIMS: claims.c's writes */
 	int		 rc;	 /* result: 0, or -1 with err */
 	struct k8s_error err;
 	TAILQ_ENTRY(wreq) entry;
@@ -1399,6 +1401,11 @@ void writes_metadata_done(struct pod_entry *, uint32_t jobid, const char *node);
 void writes_bind(struct reconcile *, struct pod_entry *, const char *gkey,
     uint32_t jobid, const char *knode, const struct assignment *a,
     json_t *claims);
+/* Makes the claim writes of claims.c (taken) for the pod, no Binding. */
+void writes_claims(struct reconcile *, struct pod_entry *, const char *gkey,
+    uint32_t jobid, json_t *claims);
+/* Releases the claims of a PodGroup g's job allocated (claims_group_release). */
+void writes_group_release(struct reconcile *, const struct group *g);
 
 /* Drops our finalizer from an ended pod (nothing else in flight). */
 void writes_release(struct reconcile *, struct pod_entry *);
@@ -1444,11 +1451,18 @@ int writes_done(struct reconcile *, struct wreq *w);
  * its Binding.  claims_plan (reconcile thread): the writes that must come
  * first for pod e of job jobid on Kubernetes node knode, given its Slurm
  * node and GRES share a ("gpu:2(IDX:0-1)"): *out a new array, or NULL
- * when it asks for no device; -1 with err when a claim or device is
- * missing (not bound yet); -2 with err when a shared claim no longer
- * serves the job (its holder ended, or it is elsewhere): give the job up.
- * claims_write (writepool thread): makes w->claims in order; 0, or -1 with
- * w->err.
+ * when it asks for no device; 0 when the Binding may follow them; 1 with
+ * err while a device's bindingConditions (KEP-5007) are not all True: the
+ * writes are made, the Binding waits; -1 with err when a claim or device
+ * is missing (not bound yet); -2 with err when a shared claim no longer
+ * serves the job (its holder ended, or it is elsewhere): give the job up;
+ * -3 with err when a device reports a bindingFailureCondition or waited
+ * past deviceBindingTimeoutSeconds: give its claims (claims_release) and
+ * the job back.  A claim of the pod's PodGroup (KEP-5729) is allocated
+ * once, from a->group_gres, and reserved for the PodGroup; round (an
+ * object, one per round of the gang's members) notes it was planned, and
+ * every member holds until it is reserved.  claims_write (writepool thread): makes w->claims in
+ * order; 0, or -1 with w->err.
  *
  * A claim is shared when pods of several jobs name it: the first job
  * allocates it and holds its devices (claims_holder: what the bridge
@@ -1462,7 +1476,21 @@ int writes_done(struct reconcile *, struct wreq *w);
  */
 int claims_plan(struct reconcile *, const struct pod_entry *e, uint32_t jobid,
     const char *knode, const struct assignment *a, const struct dra_lookup *lk,
-    json_t **out, char *err, size_t errlen);
+    json_t *round, json_t **out, char *err, size_t errlen);
+/*
+ * The writes that deallocate the claims job jobid allocated for pod e and
+ * reserved for it alone (a new array), or NULL when there are none; its
+ * PodGroup's are claims_group_release's.
+ */
+json_t *claims_release(struct reconcile *, const struct pod_entry *e,
+    uint32_t jobid);
+/*
+ * g's job is over and none of its pods runs (end_reset, groups_gc): the
+ * claims of a PodGroup it allocated (reserved for the PodGroup, which
+ * outlives the job) are to be released, for Slurm has freed their devices.  Their writes, [{ns,
+ * podgroup, write}] (new), or NULL; writes_group_release makes them.
+ */
+json_t *claims_group_release(struct reconcile *, const struct group *g);
 /* g's job, just asked for, will allocate its pods' free claims. */
 void claims_allocating(struct reconcile *, const struct group *g,
     struct pod_entry *const *pods, size_t n);

@@ -39,7 +39,10 @@ caches_lookup_init(struct reconcile *r, struct workload_lookup *lk)
 	lk->arg = r;
 }
 
-/* dra_lookup_fn over the claim caches; a new reference, or NULL. */
+/*
+ * dra_lookup_fn over the claim caches (and the PodGroups, for their
+ * claims); a new reference, or NULL.
+ */
 static json_t *
 caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
     const char *name)
@@ -50,8 +53,10 @@ caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
 	if (ns == NULL || name == NULL)
 		return (NULL);
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	return (json_incref(
-	    map_get(kind == DRA_CLAIM ? r->claims : r->claim_tmpls, key)));
+	return (json_incref(map_get(kind == DRA_CLAIM ? r->claims :
+		kind == DRA_TEMPLATE		      ? r->claim_tmpls :
+							r->sched_podgroups,
+	    key)));
 }
 
 json_t *

@@ -11,6 +11,13 @@
  * resource.kubernetes.io/extended-resource-claim) and the pod's
  * status.extendedResourceClaimStatus.
  *
+ * A device with bindingConditions (KEP-5007) holds the Binding until its
+ * driver sets them True, and past deviceBindingTimeoutSeconds, or on a
+ * failure condition, the claims are released and the job given back
+ * (bind.c).  A claim of the pod's PodGroup (KEP-5729) is allocated once
+ * for the gang's job, reserved for the PodGroup, and released when the
+ * job is over (claims_group_release).
+ *
  * claims_plan runs on the reconcile thread, which owns the caches: it
  * decides every write.  claims_write runs on a writepool thread, just before
  * the Binding of the same request (writepool.c), and makes them in order;
@@ -22,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -235,6 +243,54 @@ claims_holder(struct reconcile *r, const json_t *claim, uint32_t *jobid,
 }
 
 /*
+ * Binding conditions (KEP-5007) of an allocated claim the pod uses: 0 when
+ * its devices may be bound to; 1 with err (if the first) while one waits;
+ * -3 with err when one failed or waited past the timeout.
+ */
+static int
+claims_binding(struct reconcile *r, const json_t *claim, int *hold, char *err,
+    size_t errlen)
+{
+	char why[400];
+
+	switch (dra_claim_binding(claim, (int64_t)time(NULL),
+	    r->conf->binding_timeout_s, why, sizeof(why))) {
+	case DRA_BINDING_READY:
+		return (0);
+	case DRA_BINDING_WAIT:
+		if (!*hold)
+			snprintf(err, errlen, "%s", why);
+		*hold = 1;
+		return (0);
+	default:
+		snprintf(err, errlen, "%s", why);
+		return (-3);
+	}
+}
+
+/*
+ * An allocation with devices that have bindingConditions: stamped, as
+ * kube-scheduler does, so the timeout counts from it; the Binding waits.
+ */
+static void
+claims_stamp(json_t *alloc, const char *cname, int *hold, char *err,
+    size_t errlen)
+{
+	char ts[64];
+
+	if (!dra_allocation_waits(alloc))
+		return;
+	wreq_condition_time(ts, sizeof(ts), 0);
+	json_object_set_new(alloc, "allocationTimestamp", json_string(ts));
+	if (!*hold)
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s: its devices have binding conditions; "
+		    "waiting for their driver",
+		    cname);
+	*hold = 1;
+}
+
+/*
  * One claim's write: allocation and reservation, our finalizer, and who
  * holds its devices (the job and Slurm node, for pods that share it).
  */
@@ -249,6 +305,108 @@ claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod,
 	    ANN_SLURM_NODE, snode, "status", "allocation", alloc, "reservedFor",
 	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
 	    k8s_obj_uid(pod)));
+}
+
+/* A PodGroup claim's write: reserved for the PodGroup pg (KEP-5729). */
+static json_t *
+claims_group_write_of(const json_t *claim, json_t *alloc, const json_t *pg,
+    const char *jobid, const char *snode)
+{
+	return (json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:o, "
+			  "s:[{s:s, s:s, s:s, s:s}]}}",
+	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	    k8s_obj_uid(claim), "holder", ANN_SLURM_JOBID, jobid,
+	    ANN_SLURM_NODE, snode, "status", "allocation", alloc, "reservedFor",
+	    "apiGroup", "scheduling.k8s.io", "resource", "podgroups", "name",
+	    k8s_obj_name(pg), "uid", k8s_obj_uid(pg)));
+}
+
+/* What claims_group_plan adds to, for one member of a round. */
+struct claims_round {
+	json_t *done; /* the claims planned this round (claims_plan's round) */
+	json_t *out;  /* the member's writes */
+	int    *hold;
+	char   *err;
+	size_t	errlen;
+};
+
+/*
+ * A claim of the pod's PodGroup pg (KEP-5729), for job jobid on the
+ * Slurm node a->node: allocated once, from the devices the job asked for
+ * the PodGroup (lk's group share of the node's GRES), by the first member
+ * planned (round notes it); the Binding of every member waits until it is
+ * reserved for the PodGroup.  0, 1 (hold) or -1/-2 with err.
+ */
+static int
+claims_group_plan(struct reconcile *r, const json_t *claim, const json_t *pg,
+    uint32_t jobid, const char *knode, const struct assignment *a,
+    struct claims_round *cr)
+{
+	json_t	   *round = cr->done, *out = cr->out;
+	int	   *hold = cr->hold;
+	char	   *err = cr->err;
+	size_t	    errlen = cr->errlen;
+	const char *snode;
+	json_t	   *slices, *classes, *alloc;
+	char	    gname[128], id[16], key[512];
+	long	    idx[DRA_MAX_COUNT];
+	size_t	    used = 0;
+	uint32_t    holder;
+	int	    nidx;
+
+	snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(claim),
+	    k8s_obj_name(claim));
+	if (claims_reserved(claim, k8s_obj_uid(pg))) {
+		if (claims_holder(r, claim, &holder, &snode) == -1 ||
+		    holder != jobid || strcmp(snode, a->node) != 0) {
+			snprintf(err, errlen,
+			    "ResourceClaim %.63s is reserved for PodGroup "
+			    "%.63s with devices that do not serve Slurm job %u "
+			    "on %.63s",
+			    k8s_obj_name(claim), k8s_obj_name(pg), jobid,
+			    a->node);
+			return (-2);
+		}
+		return (claims_binding(r, claim, hold, err, errlen));
+	}
+	if (k8s_obj_get(claim, "status.allocation") != NULL) {
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s of PodGroup %.63s is allocated, not "
+		    "for the PodGroup",
+		    k8s_obj_name(claim), k8s_obj_name(pg));
+		return (-1);
+	}
+	if (!*hold)
+		snprintf(err, errlen,
+		    "ResourceClaim %.63s of PodGroup %.63s is being allocated",
+		    k8s_obj_name(claim), k8s_obj_name(pg));
+	*hold = 1;
+	if (json_object_get(round, key) != NULL)
+		return (0); /* another member writes it */
+	if (a->group_gres == NULL ||
+	    (nidx = dra_gres_indices(a->group_gres, gname, sizeof(gname), idx,
+		 DRA_MAX_COUNT)) < 0) {
+		snprintf(err, errlen,
+		    "Slurm's allocation names no GRES index for the claims of "
+		    "PodGroup %.63s",
+		    k8s_obj_name(pg));
+		return (-1);
+	}
+	slices = claims_node_slices(r, knode);
+	classes = claims_classes(r);
+	alloc = dra_allocation(json_object_get(claim, "spec"), classes,
+	    r->conf->dra, slices, knode, idx, (size_t)nidx, &used, err, errlen);
+	json_decref(slices);
+	json_decref(classes);
+	if (alloc == NULL)
+		return (-1);
+	claims_stamp(alloc, k8s_obj_name(claim), hold, err, errlen);
+	snprintf(id, sizeof(id), "%u", jobid);
+	json_array_append_new(out,
+	    claims_group_write_of(claim, alloc, pg, id, a->node));
+	claims_holder_note(r, claim, id, a->node);
+	json_object_set_new(round, key, json_true());
+	return (0);
 }
 
 /*
@@ -332,16 +490,16 @@ claims_reserved_again(const json_t *claim, uint32_t jobid,
 int
 claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
     const char *knode, const struct assignment *a, const struct dra_lookup *lk,
-    json_t **out, char *err, size_t errlen)
+    json_t *round, json_t **out, char *err, size_t errlen)
 {
-	json_t	     *pod, *slices = NULL, *classes = NULL;
+	json_t	     *pod, *slices = NULL, *classes = NULL, *pg = NULL;
 	json_t	     *alloc, *spec, *maps = NULL, *w;
 	const json_t *entry, *claim, *made;
 	const char   *cname;
 	char	      key[512], gname[128], id[16];
 	long	      idx[DRA_MAX_COUNT];
 	size_t	      i, used = 0;
-	int	      nidx = -1, rc = -1;
+	int	      nidx = -1, rc = -1, hold = 0;
 
 	*out = NULL;
 	/* Most pods ask for no device: no decoding for them. */
@@ -379,10 +537,24 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			    i, cname);
 			goto out;
 		}
+		if (i == 0)
+			pg = dra_pod_podgroup(pod, lk);
+		if (dra_entry_podgroup(pg, entry)) {
+			struct claims_round cr = { round, *out, &hold, err,
+				errlen };
+
+			if ((rc = claims_group_plan(r, claim, pg, jobid, knode,
+				 a, &cr)) < 0)
+				goto out;
+			rc = -1;
+			continue;
+		}
 		/* A retry or a restart: reserved for the pod already. */
 		if (claims_reserved(claim, podrec_uid(e->rec))) {
 			if ((rc = claims_reserved_again(claim, jobid, a, lk,
-				 &used, *out, err, errlen)) < 0)
+				 &used, *out, err, errlen)) < 0 ||
+			    (rc = claims_binding(r, claim, &hold, err,
+				 errlen)) < 0)
 				goto out;
 			rc = -1;
 			continue;
@@ -395,6 +567,9 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 				goto out;
 			}
 			json_array_append_new(*out, w);
+			/* Its holder gives it back if its devices fail. */
+			if (claims_binding(r, claim, &hold, err, errlen) < 0)
+				hold = 1;
 			continue;
 		}
 		if (nidx < 0)
@@ -404,6 +579,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		    errlen);
 		if (alloc == NULL)
 			goto out;
+		claims_stamp(alloc, cname, &hold, err, errlen);
 		json_array_append_new(*out,
 		    claims_write_of(claim, alloc, pod, id, a->node));
 		claims_holder_note(r, claim, id, a->node);
@@ -418,9 +594,14 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		made = claims_extended_made(r, pod);
 		if (made != NULL && claims_reserved(made, podrec_uid(e->rec))) {
 			json_decref(alloc);
-			rc = 0;
-			goto out; /* written by an earlier try */
+			/* Written by an earlier try. */
+			if ((rc = claims_binding(r, made, &hold, err,
+				 errlen)) == 0)
+				rc = hold;
+			goto out;
 		}
+		claims_stamp(alloc, "for its extended resources", &hold, err,
+		    errlen);
 		if (made != NULL)
 			w = claims_write_of(made, alloc, pod, id, a->node);
 		else {
@@ -451,7 +632,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		maps = NULL;
 		json_array_append_new(*out, w);
 	}
-	rc = 0;
+	rc = hold;
 	goto out;
 noidx:
 	/* A job made to join a shared claim that has since been released. */
@@ -475,6 +656,7 @@ out:
 	json_decref(maps);
 	json_decref(slices);
 	json_decref(classes);
+	json_decref(pg);
 	json_decref(pod);
 	return (rc);
 }
@@ -505,6 +687,11 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 
 	if (json_is_true(json_object_get(cw, "noop")))
 		return (0); /* reserved already: only the Binding names it */
+	if ((patch = json_object_get(cw, "release")) != NULL) {
+		claims_path(path, sizeof(path), ns,
+		    json_string_value(json_object_get(cw, "name")), "/status");
+		return (k8s_patch(c, path, K8S_PATCH_JSON, patch, NULL, err));
+	}
 	holder = json_object_get(cw, "holder");
 	if ((create = json_object_get(cw, "create")) != NULL) {
 		json_object_set_new(json_object_get(create, "metadata"),
@@ -767,4 +954,103 @@ claims_allocate(const json_t *claims)
 		if (json_object_get(cw, "holder") != NULL)
 			return (1);
 	return (0);
+}
+
+/*
+ * The release of one claim job jobid allocated for pod and reserved for it
+ * alone, as kube-scheduler deallocates one whose devices failed to bind:
+ * its status emptied, if it is still the claim and the reservation the
+ * cache showed.  NULL when it is not such a claim.
+ */
+static json_t *
+claims_release_of(struct reconcile *r, const json_t *claim, const char *uid,
+    uint32_t jobid)
+{
+	const json_t *rf = k8s_obj_get(claim, "status.reservedFor");
+	const char   *snode;
+	uint32_t      holder;
+
+	if (json_array_size(rf) != 1 || !claims_reserved(claim, uid) ||
+	    claims_holder(r, claim, &holder, &snode) == -1 || holder != jobid)
+		return (NULL);
+	return (json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, "
+			  "s:O}, {s:s, s:s, s:{}}]}",
+	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	    k8s_obj_uid(claim), "release", "op", "test", "path",
+	    "/metadata/uid", "value", k8s_obj_uid(claim), "op", "test", "path",
+	    "/status/reservedFor", "value", rf, "op", "replace", "path",
+	    "/status", "value"));
+}
+
+json_t *
+claims_release(struct reconcile *r, const struct pod_entry *e, uint32_t jobid)
+{
+	const json_t	   *entry, *claim;
+	const char	   *cname, *uid = podrec_uid(e->rec);
+	json_t		   *pod, *out = json_array(), *w, *pg;
+	char		    key[512];
+	size_t		    i;
+	struct claims_asker ask = { r, NULL };
+	struct dra_lookup   lk;
+
+	caches_claims_init(&ask, &lk);
+	pod = podrec_json(e->rec);
+	pg = dra_pod_podgroup(pod, &lk);
+	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, entry) {
+		if ((cname = dra_entry_claim(pod, entry)) == NULL)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", e->rec->ns, cname);
+		/* A PodGroup's: claims_group_release, once the job ends. */
+		if ((claim = map_get(r->claims, key)) != NULL &&
+		    !dra_entry_podgroup(pg, entry) &&
+		    (w = claims_release_of(r, claim, uid, jobid)) != NULL)
+			json_array_append_new(out, w);
+	}
+	json_decref(pg);
+	if ((claim = claims_extended_made(r, pod)) != NULL &&
+	    (w = claims_release_of(r, claim, uid, jobid)) != NULL)
+		json_array_append_new(out, w);
+	json_decref(pod);
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return (NULL);
+	}
+	return (out);
+}
+
+json_t *
+claims_group_release(struct reconcile *r, const struct group *g)
+{
+	const json_t *rf, *ref;
+	const char   *snode, *pgname;
+	json_t	     *rel, *out = NULL;
+	uint32_t      holder;
+	size_t	      it = 0;
+	void	     *v;
+
+	/* Only a gang's job allocates them (one adopted after a restart too). */
+	if (g->jobid == 0 || !g->gang)
+		return (NULL);
+	while (map_next(r->claims, &it, NULL, &v)) {
+		rf = k8s_obj_get(v, "status.reservedFor");
+		ref = json_array_get(rf, 0);
+		pgname = k8s_obj_str(ref, "name");
+		if (json_array_size(rf) != 1 || pgname == NULL ||
+		    k8s_obj_str(ref, "resource") == NULL ||
+		    strcmp(k8s_obj_str(ref, "resource"), "podgroups") != 0 ||
+		    claims_holder(r, v, &holder, &snode) == -1 ||
+		    holder != g->jobid ||
+		    (rel = claims_release_of(r, v, k8s_obj_str(ref, "uid"),
+			 g->jobid)) == NULL)
+			continue;
+		log_info("group %s: slurm job %u is over: releasing "
+			 "ResourceClaim %s of PodGroup %s",
+		    g->key, g->jobid, k8s_obj_name(v), pgname);
+		if (out == NULL)
+			out = json_array();
+		json_array_append_new(out,
+		    json_pack("{s:s, s:s, s:o}", "ns", k8s_obj_namespace(v),
+			"podgroup", pgname, "write", rel));
+	}
+	return (out);
 }

@@ -246,6 +246,7 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 void
 end_reset(struct reconcile *r, struct group *g)
 {
+	writes_group_release(r, g);
 	if (g->jobid != 0)
 		groups_index_del(r, g);
 	g->jobid = 0;

@@ -41,6 +41,7 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 	for (i = 0; i < n; i++)
 		pods[i] = podrec_json(members[i]->rec);
 	caches_lookup_init(r, &lk);
+	src.gang = 0; /* translate_group says so for its members */
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
 	bind_claims_lookup(r, g, &ask, &dl);

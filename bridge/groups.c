@@ -196,6 +196,7 @@ groups_gc(struct reconcile *r, struct group *g)
 {
 	if (g->members.n > 0 || (g->jobid != 0 && (!g->cancelled || g->ending)))
 		return;
+	writes_group_release(r, g);
 	if (g->jobid != 0)
 		groups_index_del(r, g);
 	claims_forget(r, g);

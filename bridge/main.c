@@ -350,6 +350,7 @@ main_settle(struct bridge_conf *conf, const struct config *config)
 	conf->api_qps = config->api_qps;
 	conf->api_burst = config->api_burst;
 	conf->end_grace_max_s = config->end_grace_max_s;
+	conf->binding_timeout_s = config->binding_timeout_s;
 	conf->unhealthy_nodes_threshold = config->unhealthy_nodes_pct / 100.0;
 	if (conf->listen != NULL && *conf->listen == '\0')
 		conf->listen = NULL;

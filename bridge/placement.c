@@ -19,16 +19,20 @@
  * gets the k-th run of per_task indices.  Returns a new string, or NULL if
  * the detail has no index list or too few indices.
  */
-char *
-placement_gres_share(const char *detail, int per_task, int k)
+/*
+ * The indices [first, first + count) of a node's GRES detail (count < 0:
+ * to the last) as a share "gpu:N(IDX:...)"; a new string, or NULL.
+ */
+static char *
+placement_gres_slice(const char *detail, size_t first, long count)
 {
 	const char *idx, *p;
 	char	   *end, name[128];
 	long	    ids[1024], a, b;
-	size_t	    n = 0, i, first;
+	size_t	    n = 0, i, per;
 	struct buf  out;
 
-	if (detail == NULL || per_task < 1 || k < 0 ||
+	if (detail == NULL || count == 0 ||
 	    (idx = strstr(detail, "(IDX:")) == NULL)
 		return (NULL);
 	/* Name and type, without the count: "gpu:4" -> "gpu", "gpu:a:4" -> "gpu:a". */
@@ -66,16 +70,17 @@ placement_gres_share(const char *detail, int per_task, int k)
 		else if (*p != ')')
 			return (NULL);
 	}
-	first = (size_t)k * (size_t)per_task;
-	if (first + (size_t)per_task > n)
+	if (first >= n)
+		return (NULL);
+	per = count < 0 ? n - first : (size_t)count;
+	if (first + per > n)
 		return (NULL);
 	buf_init(&out);
-	buf_printf(&out, "%s:%d(IDX:", name, per_task);
-	for (i = first; i < first + (size_t)per_task; i++) {
+	buf_printf(&out, "%s:%zu(IDX:", name, per);
+	for (i = first; i < first + per; i++) {
 		/* Compress runs: 0,1,2 -> 0-2. */
 		size_t j = i;
-		while (j + 1 < first + (size_t)per_task &&
-		    ids[j + 1] == ids[j] + 1)
+		while (j + 1 < first + per && ids[j + 1] == ids[j] + 1)
 			j++;
 		if (i != first)
 			buf_addstr(&out, ",");
@@ -87,6 +92,24 @@ placement_gres_share(const char *detail, int per_task, int k)
 	}
 	buf_addstr(&out, ")");
 	return (buf_release(&out));
+}
+
+char *
+placement_gres_share(const char *detail, int per_task, int k)
+{
+	if (per_task < 1 || k < 0)
+		return (NULL);
+	return (placement_gres_slice(detail, (size_t)k * (size_t)per_task,
+	    per_task));
+}
+
+char *
+placement_gres_rest(const char *detail, int per_task, int ntasks)
+{
+	if (per_task < 0 || ntasks < 0)
+		return (NULL);
+	return (placement_gres_slice(detail, (size_t)per_task * (size_t)ntasks,
+	    -1));
 }
 
 int

@@ -12,10 +12,21 @@
 struct assignment {
 	char  node[256]; /* Slurm node */
 	char *gres;	 /* this task's share, e.g. gpu:1(IDX:3) */
+	/*
+	 * The share of the gang's PodGroup claims on that node
+	 * (placement_gres_rest), or NULL; borrowed, the same for all tasks.
+	 */
+	const char *group_gres;
 };
 
 /* The k-th task's share of a node's GRES detail; new string or NULL. */
 char *placement_gres_share(const char *detail, int per_task, int k);
+/*
+ * What is left of a node's GRES detail past ntasks tasks' shares: the
+ * devices of a gang's PodGroup claims (the job asked them per node, after
+ * each task's); new string, or NULL when none is.
+ */
+char *placement_gres_rest(const char *detail, int per_task, int ntasks);
 /*
  * Places nmembers tasks on an allocation layout ([{node, cpus, gres}]):
  * per_node tasks per node (exclusive), or cpus / cpus_per_task (shared).

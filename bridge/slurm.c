@@ -289,6 +289,7 @@ sctl_desc_fill(job_desc_msg_t *d, const struct jobspec *js)
 	d->reservation = js->reservation;
 	d->features = js->constraints;
 	d->tres_per_task = js->tres_per_task;
+	d->tres_per_node = js->tres_per_node;
 	d->num_tasks = js->ntasks;
 	d->cpus_per_task = (uint16_t)js->cpus_per_task;
 	d->min_cpus = js->ntasks * js->cpus_per_task;
@@ -741,7 +742,8 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	*jobid = SCTL_ALLOC_JOBID(resp);
 	atomic_fetch_add(&bstats.jobs_submitted, 1);
 	/* Allocated at once: the layout now rather than at the next poll. */
-	*layout = sctl_alloc_layout(resp, js->tres_per_task != NULL);
+	*layout = sctl_alloc_layout(resp,
+	    js->tres_per_task != NULL || js->tres_per_node != NULL);
 	slurm_free_resource_allocation_response_msg(resp);
 	return (0);
 }

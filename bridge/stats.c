@@ -120,9 +120,10 @@ stats_write(struct buf *b)
 	    "their nodes wait for the pods in slurm-bridge-epilog.",
 	    (double)atomic_load(&bstats.handoffs));
 	metrics_one(b, "slurm_bridge_refits_total", "counter",
-	    "Allocations given back because the allocated node no longer fit "
-	    "a pod just before its Binding (a taint, a label, a host port "
-	    "taken); the job is submitted again without that node.",
+	    "Allocations given back just before the Binding: an allocated "
+	    "node no longer fit a pod (a taint, a label, a host port taken), "
+	    "the nodes split a required topology domain, or a device failed "
+	    "its binding conditions; the job is submitted again.",
 	    (double)atomic_load(&bstats.refits));
 	metrics_one(b, "slurm_bridge_slurm_polls_hastened_total", "counter",
 	    "Loads of Slurm's jobs asked before their spacing ran out, "

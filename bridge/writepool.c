@@ -76,6 +76,9 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 		    w->uid[0] != '\0' ? w->uid : NULL, w->node, w->body,
 		    &w->err);
 		return;
+	case WREQ_CLAIMS:
+		w->rc = claims_write(c, w);
+		return;
 	case WREQ_DELETE:
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
 		    w->ns, w->name);

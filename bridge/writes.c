@@ -232,6 +232,39 @@ writes_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 }
 
 void
+writes_claims(struct reconcile *r, struct pod_entry *e, const char *gkey,
+    uint32_t jobid, json_t *claims)
+{
+	struct wreq *w = wreq_new(WREQ_CLAIMS, e, gkey);
+
+	w->claims = claims;
+	w->jobid = jobid;
+	claims_joins_inflight(r, claims, 1);
+	e->busy = WREQ_CLAIMS;
+	writepool_submit(r->writepool, w);
+}
+
+void
+writes_group_release(struct reconcile *r, const struct group *g)
+{
+	json_t	     *rels = claims_group_release(r, g);
+	const json_t *v;
+	struct wreq  *w;
+	size_t	      i;
+
+	json_array_foreach (rels, i, v) {
+		/* About the PodGroup, which is no pod: nothing to learn back. */
+		w = wreq_new_named(WREQ_CLAIMS, k8s_obj_str(v, "ns"),
+		    k8s_obj_str(v, "podgroup"), "");
+		w->gkey = xstrdup(g->key);
+		w->jobid = g->jobid;
+		w->claims = json_pack("[O]", json_object_get(v, "write"));
+		writepool_submit(r->writepool, w);
+	}
+	json_decref(rels);
+}
+
+void
 writes_release(struct reconcile *r, struct pod_entry *e)
 {
 	struct wreq *w;

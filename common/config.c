@@ -704,6 +704,8 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			rc = want_bounds(l, v, &c->bounds);
 		else if (strcmp(k, "deviceClasses") == 0)
 			rc = want_device_classes(l, v, &c->dra);
+		else if (strcmp(k, "deviceBindingTimeoutSeconds") == 0)
+			rc = want_int(l, v, k, 1, 86400, &c->binding_timeout_s);
 		else
 			rc = config_fail(l, root->keys[i]->line, k,
 			    "unknown "
@@ -717,7 +719,7 @@ config_walk(struct loader *l, const struct yamldoc_node *root, struct config *c)
 			    "maxEndGraceSeconds, unhealthyNodesThreshold, "
 			    "installName, "
 			    "bounds, "
-			    "deviceClasses)");
+			    "deviceClasses, deviceBindingTimeoutSeconds)");
 		if (rc == -1)
 			return (-1);
 	}
@@ -738,6 +740,7 @@ config_new(void)
 	c->api_qps = 200;
 	c->api_burst = 400;
 	c->end_grace_max_s = END_GRACE_MAX_DEFAULT_S;
+	c->binding_timeout_s = BINDING_TIMEOUT_DEFAULT_S;
 	c->unhealthy_nodes_pct = 55;
 	bounds_init(&c->bounds);
 	dra_classes_defaults(&c->dra);

@@ -86,6 +86,12 @@ struct config {
 	char		  *install_name;
 	struct bounds	   bounds; /* for namespaces without the annotations */
 	struct dra_classes dra;	   /* deviceClasses: DRA as Slurm GRES */
+	/*
+	 * deviceBindingTimeoutSeconds: how long a pod's Binding waits for
+	 * its devices' bindingConditions before the allocation is given back
+	 * (kube-scheduler's DynamicResources bindingTimeout, 600 s)
+	 */
+	int binding_timeout_s;
 };
 
 /* A config with the built-in defaults; never NULL.  Free with config_free. */

@@ -105,18 +105,60 @@ dra_unmapped(const struct dra_classes *c, const char *what, const char *cls,
 	return (-1);
 }
 
+/* Are a and b both absent, or equal? */
+static int
+dra_same(const json_t *a, const json_t *b)
+{
+	return ((a == NULL && b == NULL) || json_equal(a, b));
+}
+
 int
-dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen)
+dra_entry_podgroup(const json_t *pg, const json_t *entry)
+{
+	const json_t *c;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(pg, "spec.resourceClaims"), i, c)
+		if (json_object_get(c, "name") != NULL &&
+		    dra_same(json_object_get(c, "name"),
+			json_object_get(entry, "name")) &&
+		    dra_same(json_object_get(c, "resourceClaimName"),
+			json_object_get(entry, "resourceClaimName")) &&
+		    dra_same(json_object_get(c, "resourceClaimTemplateName"),
+			json_object_get(entry, "resourceClaimTemplateName")))
+			return (1);
+	return (0);
+}
+
+json_t *
+dra_pod_podgroup(const json_t *pod, const struct dra_lookup *lk)
+{
+	const char *name = k8s_obj_str(pod,
+	    "spec.schedulingGroup.podGroupName");
+
+	if (lk == NULL || name == NULL)
+		return (NULL);
+	return (lk->fn(lk->arg, DRA_PODGROUP, k8s_obj_namespace(pod), name));
+}
+
+int
+dra_gang_shared(json_t *const *pods, size_t n, const struct dra_lookup *lk,
+    char *err, size_t errlen)
 {
 	const json_t *e, *f;
 	const char   *name, *other;
+	json_t	     *pg;
 	size_t	      i, j, a, b;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		pg = dra_pod_podgroup(pods[i], lk);
 		json_array_foreach (k8s_obj_get(pods[i], "spec.resourceClaims"),
 		    a, e) {
-			name = json_string_value(
-			    json_object_get(e, "resourceClaimName"));
+			/* Its PodGroup's: shared by design (KEP-5729). */
+			name = dra_entry_podgroup(pg, e) ?
+			    NULL :
+			    json_string_value(
+				json_object_get(e, "resourceClaimName"));
 			for (j = i + 1; name != NULL && j < n; j++)
 				json_array_foreach (k8s_obj_get(pods[j],
 							"spec.resourceClaims"),
@@ -137,9 +179,12 @@ dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen)
 					    "ResourceClaimTemplate",
 					    name, k8s_obj_name(pods[i]),
 					    k8s_obj_name(pods[j]));
+					json_decref(pg);
 					return (-1);
 				}
 		}
+		json_decref(pg);
+	}
 	return (0);
 }
 
@@ -550,17 +595,89 @@ out:
 	return (rc);
 }
 
-/* The pod's claims; 0, -1 or 1 (waiting for a claim) with err. */
+/*
+ * One resourceClaims entry that is its PodGroup pg's claim: its devices,
+ * counted into *gtotal while the claim is free (the gang's job allocates
+ * it once); 1 with err while it is being made, deleted or released.
+ */
+static int
+dra_group_entry(const json_t *pod, const json_t *pg, const json_t *e,
+    const char *where, const struct dra_classes *classes,
+    const struct dra_lookup *lk, const char **gname, int64_t *gtotal, char *err,
+    size_t errlen)
+{
+	const char *ns = k8s_obj_namespace(pod), *cname, *tmpl;
+	json_t	   *obj = NULL, *claim = NULL;
+	int64_t	    count = 0;
+	char	    why[200];
+	int	    rc = 1;
+
+	tmpl = json_string_value(
+	    json_object_get(e, "resourceClaimTemplateName"));
+	if (tmpl != NULL &&
+	    (obj = lk->fn(lk->arg, DRA_TEMPLATE, ns, tmpl)) == NULL) {
+		snprintf(err, errlen, "%s: waiting for it to exist", where);
+		goto out;
+	}
+	if ((cname = dra_entry_claim(pod, e)) == NULL) {
+		snprintf(err, errlen,
+		    "%s: waiting for kube-controller-manager to make the "
+		    "ResourceClaim of PodGroup %.63s",
+		    where, k8s_obj_name(pg));
+		goto out;
+	}
+	if ((claim = lk->fn(lk->arg, DRA_CLAIM, ns, cname)) == NULL) {
+		snprintf(err, errlen,
+		    "%s: waiting for ResourceClaim %.63s to exist", where,
+		    cname);
+		goto out;
+	}
+	if ((rc = dra_spec_count(obj != NULL ? k8s_obj_get(obj, "spec.spec") :
+					       json_object_get(claim, "spec"),
+		 where, classes, lk, gname, &count, err, errlen)) != 0)
+		goto out;
+	rc = 1;
+	if (k8s_obj_get(claim, "metadata.deletionTimestamp") != NULL) {
+		snprintf(err, errlen,
+		    "%s: the claim is being deleted; waiting for it to go",
+		    where);
+		goto out;
+	}
+	if (k8s_obj_get(claim, "status.allocation") != NULL) {
+		if (lk->busy != NULL &&
+		    lk->busy(lk->arg, claim, why, sizeof(why)) == 1)
+			snprintf(err, errlen, "%s: %s", where, why);
+		else
+			snprintf(err, errlen,
+			    "%s: ResourceClaim %.63s of PodGroup %.63s is "
+			    "allocated already, not by a job of this gang; "
+			    "waiting for it to be released",
+			    where, cname, k8s_obj_name(pg));
+		goto out;
+	}
+	*gtotal += count;
+	rc = 0;
+out:
+	json_decref(obj);
+	json_decref(claim);
+	return (rc);
+}
+
+/*
+ * The pod's claims, its PodGroup's counted apart (*gtotal); 0, -1 or 1
+ * (waiting for a claim) with err.
+ */
 static int
 dra_claims(const json_t *pod, const struct dra_classes *classes,
     const struct dra_lookup *lk, const char **gname, int64_t *total,
-    char **join, char *err, size_t errlen)
+    int64_t *gtotal, char **join, char *err, size_t errlen)
 {
 	const json_t *claims = k8s_obj_get(pod, "spec.resourceClaims"), *e;
 	const char   *ename, *claim, *tmpl;
+	json_t	     *pg = NULL;
 	char	      where[256];
 	size_t	      i;
-	int	      rc;
+	int	      rc = 0;
 
 	if (json_array_size(claims) > DRA_MAX_ENTRIES) {
 		snprintf(err, errlen, "spec.resourceClaims: at most %d claims",
@@ -581,11 +698,19 @@ dra_claims(const json_t *pod, const struct dra_classes *classes,
 		    claim != NULL ? claim : (tmpl != NULL ? tmpl : "?"));
 		if (lk == NULL)
 			continue;
-		if ((rc = dra_entry(pod, e, where, classes, lk, gname, total,
-			 join, err, errlen)) != 0)
-			return (rc);
+		if (i == 0)
+			pg = dra_pod_podgroup(pod, lk);
+		if (dra_entry_podgroup(pg, e))
+			rc = dra_group_entry(pod, pg, e, where, classes, lk,
+			    gname, gtotal, err, errlen);
+		else
+			rc = dra_entry(pod, e, where, classes, lk, gname, total,
+			    join, err, errlen);
+		if (rc != 0)
+			break;
 	}
-	return (0);
+	json_decref(pg);
+	return (rc);
 }
 
 const json_t *
@@ -681,17 +806,18 @@ dra_extended(const json_t *containers, const char *what, int sum,
 
 int
 dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
-    const struct dra_lookup *lk, char **gres, char **node, char *err,
-    size_t errlen)
+    const struct dra_lookup *lk, char **gres, char **group, char **node,
+    char *err, size_t errlen)
 {
 	const char *gname = NULL;
-	int64_t	    claims = 0, app = 0, init = 0, total;
+	int64_t	    claims = 0, app = 0, init = 0, total, pgroup = 0;
 	int	    rc;
 
 	*gres = NULL;
+	*group = NULL;
 	*node = NULL;
-	if ((rc = dra_claims(pod, classes, lk, &gname, &claims, node, err,
-		 errlen)) != 0 ||
+	if ((rc = dra_claims(pod, classes, lk, &gname, &claims, &pgroup, node,
+		 err, errlen)) != 0 ||
 	    (rc = dra_extended(k8s_obj_get(pod, "spec.containers"),
 		 "spec.containers", 1, classes, &gname, &app, err, errlen)) !=
 		0 ||
@@ -704,17 +830,19 @@ dra_pod_gres(const json_t *pod, const struct dra_classes *classes,
 	}
 	/* Init containers run before the others: the larger of the two. */
 	total = claims + (app > init ? app : init);
-	if (total > DRA_MAX_COUNT) {
+	if (total + pgroup > DRA_MAX_COUNT) {
 		snprintf(err, errlen,
 		    "the pod asks for %lld devices through Dynamic Resource "
 		    "Allocation: at most %d",
-		    (long long)total, DRA_MAX_COUNT);
+		    (long long)total + (long long)pgroup, DRA_MAX_COUNT);
 		free(*node);
 		*node = NULL;
 		return (-1);
 	}
 	if (total > 0)
 		xasprintf(gres, "%s:%lld", gname, (long long)total);
+	if (pgroup > 0)
+		xasprintf(group, "%s:%lld", gname, (long long)pgroup);
 	return (0);
 }
 
@@ -843,12 +971,13 @@ dra_device_matches(const json_t *dev, const struct dra_class *k, long idx)
 }
 
 /*
- * The device of class k on node with GRES index idx: its pool and name
- * (borrowed from slices), from the pool's newest generation; -1 if none.
+ * The device of class k on node with GRES index idx: its pool's name and
+ * the device (borrowed from slices), from the pool's newest generation; -1
+ * if none.
  */
 static int
 dra_device_find(const json_t *slices, const struct dra_class *k,
-    const char *node, long idx, const char **pool, const char **device)
+    const char *node, long idx, const char **pool, const json_t **device)
 {
 	const json_t *s, *d;
 	const char   *drv, *nn;
@@ -869,10 +998,14 @@ dra_device_find(const json_t *slices, const struct dra_class *k,
 			best = gen;
 			*pool = json_string_value(
 			    k8s_obj_get(s, "spec.pool.name"));
-			*device = json_string_value(json_object_get(d, "name"));
+			*device = d;
 		}
 	}
-	return (best >= 0 && *pool != NULL && *device != NULL ? 0 : -1);
+	return (best >= 0 && *pool != NULL && *device != NULL &&
+		    json_string_value(json_object_get(*device, "name")) !=
+			NULL ?
+		0 :
+		-1);
 }
 
 /* The configs of the class objects a claim's requests use (FromClass). */
@@ -915,7 +1048,8 @@ dra_allocation(const json_t *claim_spec, const json_t *class_objs,
 {
 	const struct dra_class *k;
 	const json_t	       *req, *ex, *c;
-	const char	       *rname, *cname, *pool = NULL, *dev = NULL, *sub;
+	const char	       *rname, *cname, *pool = NULL, *sub;
+	const json_t	       *dev = NULL, *bc, *bfc;
 	json_t		       *results = json_array(), *configs = json_array();
 	json_int_t		count, n;
 	size_t			i;
@@ -967,10 +1101,20 @@ dra_allocation(const json_t *claim_spec, const json_t *class_objs,
 				goto fail;
 			}
 			(*used)++;
+			/* A device usable once its driver says so (KEP-5007). */
+			bc = json_object_get(dev, "bindingConditions");
+			bfc = json_object_get(dev, "bindingFailureConditions");
 			json_array_append_new(results,
-			    json_pack("{s:s, s:s, s:s, s:s}", "request", rname,
-				"driver", k->driver, "pool", pool, "device",
-				dev));
+			    json_pack("{s:s, s:s, s:s, s:O, s:O*, s:O*}",
+				"request", rname, "driver", k->driver, "pool",
+				pool, "device", json_object_get(dev, "name"),
+				"bindingConditions",
+				json_array_size(bc) > 0 ? bc : NULL,
+				"bindingFailureConditions",
+				json_array_size(bc) > 0 &&
+					json_array_size(bfc) > 0 ?
+				    bfc :
+				    NULL));
 		}
 		dra_class_configs(configs, json_object_get(class_objs, cname),
 		    rname);
@@ -1227,4 +1371,117 @@ dra_node_devices(const json_t *slices, const struct dra_class *k,
 	}
 	json_decref(newest);
 	return (n);
+}
+
+int
+dra_allocation_waits(const json_t *alloc)
+{
+	const json_t *res;
+	size_t	      i;
+
+	json_array_foreach (k8s_obj_get(alloc, "devices.results"), i, res)
+		if (json_array_size(json_object_get(res, "bindingConditions")) >
+		    0)
+			return (1);
+	return (0);
+}
+
+/* A status.devices entry's condition of type when True, else NULL. */
+static const json_t *
+dra_condition_true(const json_t *dstatus, const char *type)
+{
+	const json_t *c;
+	const char   *t, *st;
+	size_t	      i;
+
+	json_array_foreach (json_object_get(dstatus, "conditions"), i, c) {
+		t = json_string_value(json_object_get(c, "type"));
+		st = json_string_value(json_object_get(c, "status"));
+		if (t != NULL && st != NULL && strcmp(t, type) == 0 &&
+		    strcmp(st, "True") == 0)
+			return (c);
+	}
+	return (NULL);
+}
+
+/* The status.devices entry of an allocation result, or NULL. */
+static const json_t *
+dra_device_status(const json_t *claim, const json_t *res)
+{
+	const json_t *d;
+	size_t	      i;
+	const char   *keys[] = { "driver", "pool", "device" };
+	size_t	      k;
+
+	json_array_foreach (k8s_obj_get(claim, "status.devices"), i, d) {
+		for (k = 0; k < 3; k++)
+			if (!json_equal(json_object_get(d, keys[k]),
+				json_object_get(res, keys[k])))
+				break;
+		if (k == 3)
+			return (d);
+	}
+	return (NULL);
+}
+
+enum dra_binding
+dra_claim_binding(const json_t *claim, int64_t now, int timeout_s, char *why,
+    size_t len)
+{
+	const json_t *res, *ds, *c, *v;
+	const char   *dev, *type;
+	int64_t	      at;
+	size_t	      i, j;
+	int	      waiting = 0;
+
+	json_array_foreach (k8s_obj_get(claim,
+				"status.allocation.devices.results"),
+	    i, res) {
+		if (json_array_size(
+			json_object_get(res, "bindingConditions")) == 0)
+			continue;
+		dev = json_string_value(json_object_get(res, "device"));
+		ds = dra_device_status(claim, res);
+		json_array_foreach (json_object_get(res,
+					"bindingFailureConditions"),
+		    j, v) {
+			type = json_string_value(v);
+			if (type == NULL ||
+			    (c = dra_condition_true(ds, type)) == NULL)
+				continue;
+			snprintf(why, len,
+			    "ResourceClaim %.63s: device %.63s reports %.63s "
+			    "(%.63s: %.120s)",
+			    k8s_obj_name(claim), dev != NULL ? dev : "", type,
+			    k8s_obj_str(c, "reason") != NULL ?
+				k8s_obj_str(c, "reason") :
+				"",
+			    k8s_obj_str(c, "message") != NULL ?
+				k8s_obj_str(c, "message") :
+				"");
+			return (DRA_BINDING_FAILED);
+		}
+		json_array_foreach (json_object_get(res, "bindingConditions"),
+		    j, v) {
+			type = json_string_value(v);
+			if (type == NULL ||
+			    dra_condition_true(ds, type) != NULL || waiting)
+				continue;
+			snprintf(why, len,
+			    "ResourceClaim %.63s: device %.63s: condition "
+			    "%.63s is not True yet",
+			    k8s_obj_name(claim), dev != NULL ? dev : "", type);
+			waiting = 1;
+		}
+	}
+	if (!waiting)
+		return (DRA_BINDING_READY);
+	at = k8s_time_parse(
+	    k8s_obj_str(claim, "status.allocation.allocationTimestamp"));
+	if (at > 0 && timeout_s > 0 && now - at >= timeout_s) {
+		snprintf(why + strlen(why), len - strlen(why),
+		    " %d s after its allocation", timeout_s);
+		return (DRA_BINDING_TIMEOUT);
+	}
+	return (DRA_BINDING_WAIT);
 }

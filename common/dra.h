@@ -74,8 +74,9 @@ const struct dra_class *dra_class_find(const struct dra_classes *,
     const char *name);
 
 enum dra_kind {
-	DRA_CLAIM,   /* a ResourceClaim */
-	DRA_TEMPLATE /* a ResourceClaimTemplate */
+	DRA_CLAIM,    /* a ResourceClaim */
+	DRA_TEMPLATE, /* a ResourceClaimTemplate */
+	DRA_PODGROUP  /* a scheduling.k8s.io PodGroup */
 };
 
 /* Finds a claim or template: a new reference, or NULL while unknown. */
@@ -131,8 +132,21 @@ enum dra_use {
 int dra_claim_holder(const json_t *claim, uint32_t *jobid, const char **node);
 
 /*
+ * Is a pod's resourceClaims entry a claim of its PodGroup pg (KEP-5729,
+ * DRAWorkloadResourceClaims: the same name, and the same resourceClaimName
+ * or resourceClaimTemplateName, as one of pg's spec.resourceClaims)?  Such
+ * a claim is allocated once for the PodGroup and reserved for it.
+ */
+int dra_entry_podgroup(const json_t *pg, const json_t *entry);
+/* The pod's PodGroup (spec.schedulingGroup.podGroupName) from lk, or NULL. */
+json_t *dra_pod_podgroup(const json_t *pod, const struct dra_lookup *lk);
+
+/*
  * The GRES per task that a pod's device requests become, merged into one
  * "name[:type]:count" in *gres (new string; NULL when it asks for none).
+ * Its PodGroup's claims (dra_entry_podgroup) are not the pod's: they are
+ * counted in *group ("name[:type]:count" of the same GRES, or NULL), which
+ * the gang's job asks once.
  * A claim allocated and reserved for other pods by a job of this install
  * is shared: its devices are that job's, not counted, and *node is the
  * Slurm node the pod must run on (new string; NULL when it joins none).
@@ -142,8 +156,8 @@ int dra_claim_holder(const json_t *claim, uint32_t *jobid, const char **node);
  * left to the scheduler, and only the extended resources count.
  */
 int dra_pod_gres(const json_t *pod, const struct dra_classes *,
-    const struct dra_lookup *lk, char **gres, char **node, char *err,
-    size_t errlen);
+    const struct dra_lookup *lk, char **gres, char **group, char **node,
+    char *err, size_t errlen);
 
 /*
  * Where a container's DRA-backed extended resources
@@ -185,10 +199,12 @@ const json_t *dra_device_untolerated(const json_t *dev, const char *driver,
     const char *pool, const json_t *rules, const json_t *tolerations);
 
 /*
- * Do two of a gang's pods name the same ResourceClaim?  -1 with err then:
- * one claim shared by pods Slurm may place apart cannot be one job's GRES.
+ * Do two of a gang's pods name the same ResourceClaim, not their PodGroup's
+ * (through lk; NULL: none)?  -1 with err then: one claim shared by pods
+ * Slurm may place apart cannot be one job's GRES.
  */
-int dra_gang_shared(json_t *const *pods, size_t n, char *err, size_t errlen);
+int dra_gang_shared(json_t *const *pods, size_t n, const struct dra_lookup *lk,
+    char *err, size_t errlen);
 
 /*
  * The ResourceClaim a pod's resourceClaims entry uses: resourceClaimName,
@@ -216,5 +232,27 @@ int dra_gres_indices(const char *share, char *name, size_t namelen, long *idx,
 json_t *dra_allocation(const json_t *claim_spec, const json_t *class_objs,
     const struct dra_classes *, const json_t *slices, const char *node,
     const long *idx, size_t nidx, size_t *used, char *err, size_t errlen);
+
+/*
+ * Does an allocation (dra_allocation's) give a device with
+ * bindingConditions (KEP-5007: usable once its driver says so)?
+ */
+int dra_allocation_waits(const json_t *alloc);
+
+enum dra_binding {
+	DRA_BINDING_READY,  /* no device waits: the Binding may be made */
+	DRA_BINDING_WAIT,   /* a device's bindingConditions are not all True */
+	DRA_BINDING_FAILED, /* one of its bindingFailureConditions is True */
+	DRA_BINDING_TIMEOUT /* still waiting timeout_s after the allocation */
+};
+/*
+ * May a pod be bound with claim's devices, as kube-scheduler's PreBind
+ * decides: by the conditions of status.devices against each allocated
+ * device's bindingConditions and bindingFailureConditions, and against
+ * status.allocation.allocationTimestamp (now: epoch seconds).  Anything but
+ * READY says in why which device and condition.
+ */
+enum dra_binding dra_claim_binding(const json_t *claim, int64_t now,
+    int timeout_s, char *why, size_t len);
 
 #endif /* DRA_H */

@@ -31,7 +31,9 @@
  *               of type PODGROUP_CONDITION: type, status, lastTransitionTime
  *               (writes_podgroup_send)
  *               spec.parentCompositePodGroupName (workload_group: the
- *               composite gang it is part of)
+ *               composite gang it is part of), spec.resourceClaims[]:
+ *               name, resourceClaimName, resourceClaimTemplateName
+ *               (dra_entry_podgroup)
  *   scheduling.k8s.io CompositePodGroup: spec.schedulingPolicy (gang
  *               .minGroupCount, basic), spec.workloadRef.workloadName and
  *               .templateName (workload_composite_size), spec
@@ -384,6 +386,8 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 	static const char *const name[] = { "name", NULL };
 	static const char *const wref[] = { "workloadName", "templateName",
 		NULL };
+	static const char *const claim[] = { "name", "resourceClaimName",
+		"resourceClaimTemplateName", NULL };
 	const json_t		*spec = json_object_get(obj, "spec");
 	json_t			*out, *sp;
 
@@ -410,6 +414,9 @@ ownerrec_dup(enum workload_kind kind, const json_t *obj)
 		break;
 	case WORKLOAD_SCHED_PODGROUP:
 		ownerrec_group(out, sp, obj, PODGROUP_CONDITION);
+		ownerrec_set(sp, "resourceClaims",
+		    ownerrec_list(json_object_get(spec, "resourceClaims"),
+			claim));
 		ownerrec_set(sp, "workloadRef",
 		    ownerrec_ref(json_object_get(spec, "workloadRef"), none));
 		ownerrec_set(sp, "podGroupTemplateRef",

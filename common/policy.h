@@ -78,6 +78,8 @@ struct config;
 #define MANAGED_TAINT_EFFECT_DEFAULT "NoSchedule"
 /* maxEndGraceSeconds' default: half Slurm's default UnkillableStepTimeout. */
 #define END_GRACE_MAX_DEFAULT_S 30
+/* deviceBindingTimeoutSeconds' default: kube-scheduler's bindingTimeout. */
+#define BINDING_TIMEOUT_DEFAULT_S 600
 /* On a node the scheduler tainted: the install that did (for removal). */
 #define ANN_TAINTED_BY "slinky.slurm.net/managed-node-install"
 /* Drains the bridge makes carry this reason prefix; it undoes only those. */
@@ -97,6 +99,14 @@ struct jobspec {
 	char *reservation;
 	char *constraints;
 	char *tres_per_task; /* "gres:gpu:2" or NULL */
+	/*
+	 * A gang that shares its PodGroup's claims (KEP-5729): their GRES
+	 * ("gpu:2", asked once for the job) and the job's GRES on its one
+	 * node ("gres:gpu:6": each task's and the PodGroup's), which then
+	 * replaces tres_per_task; else NULL.
+	 */
+	char *group_gres;
+	char *tres_per_node;
 	char *licenses;
 	char *wckey;
 	char *mcs_label; /* config mcsLabel, or NULL */
@@ -196,6 +206,12 @@ struct translate_src {
 	const json_t  *ns; /* its Namespace: defaults and bounds */
 	/* the pod's ResourceClaims and templates; NULL: not looked up */
 	const struct dra_lookup *dra;
+	/*
+	 * A member of a gang (translate_group): its PodGroup's claims are
+	 * the gang's.  Alone, a pod naming one is refused: the pods of a
+	 * basic PodGroup are placed one by one, each its own job.
+	 */
+	int gang;
 };
 
 void translate_jobspec_cleanup(struct jobspec *);

@@ -43,6 +43,8 @@ translate_jobspec_cleanup(struct jobspec *js)
 	free(js->reservation);
 	free(js->constraints);
 	free(js->tres_per_task);
+	free(js->group_gres);
+	free(js->tres_per_node);
 	free(js->licenses);
 	free(js->wckey);
 	free(js->mcs_label);
@@ -754,7 +756,7 @@ translate_pod(const struct translate_src *src,
 	struct translate_raw raw = { NULL, NULL, NULL, NULL };
 	int64_t		     cpu_milli, mem, gpus;
 	json_t		    *ac, *view;
-	char		    *dra = NULL, *join = NULL;
+	char		    *dra = NULL, *join = NULL, *group = NULL;
 	int		     rc = -1;
 
 	jobspec_init(js);
@@ -773,10 +775,22 @@ translate_pod(const struct translate_src *src,
 						 MANAGED_TAINT_EFFECT_DEFAULT);
 		goto fail;
 	}
-	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, &join, err,
-		 errlen)) != 0)
+	if ((rc = dra_pod_gres(pod, conf->dra, src->dra, &dra, &group, &join,
+		 err, errlen)) != 0)
 		goto fail;
 	rc = -1;
+	if (group != NULL && !src->gang) {
+		snprintf(err, errlen,
+		    "spec.resourceClaims: the pod names a claim of its "
+		    "PodGroup %.63s, whose pods are placed one by one (basic "
+		    "policy): Slurm cannot give one job's devices to the "
+		    "next; give the PodGroup a gang policy, or the pod a claim "
+		    "of its own",
+		    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName"));
+		goto fail;
+	}
+	js->group_gres = group;
+	group = NULL;
 	/* A shared claim's devices are on one node: the pod runs there. */
 	js->req_nodes = join;
 	join = NULL;
@@ -805,6 +819,7 @@ fail:
 	translate_raw_cleanup(&raw);
 	json_decref(view);
 	free(dra);
+	free(group);
 	translate_jobspec_cleanup(js);
 	return (rc);
 }
@@ -1018,6 +1033,66 @@ out:
 	return (het);
 }
 
+/*
+ * The claims of the gang's PodGroup that member one (pod) names: all the
+ * members that name any must name the same (their GRES, one->group_gres,
+ * is the gang's, js->group_gres).  0, or -1 with err.
+ */
+static int
+translate_group_claims(struct jobspec *js, struct jobspec *one,
+    const json_t *pod, char *err, size_t errlen)
+{
+	if (one->group_gres == NULL)
+		return (0);
+	if (js->group_gres == NULL) {
+		js->group_gres = one->group_gres;
+		one->group_gres = NULL;
+		return (0);
+	}
+	if (strcmp(js->group_gres, one->group_gres) == 0)
+		return (0);
+	snprintf(err, errlen,
+	    "pod %.63s names claims of PodGroup %.63s of GRES %.63s, and "
+	    "another member %.63s: the pods of a gang must name the same "
+	    "claims of their PodGroup",
+	    k8s_obj_name(pod),
+	    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName"),
+	    one->group_gres, js->group_gres);
+	return (-1);
+}
+
+/*
+ * A gang sharing its PodGroup's claims: their devices are on one node
+ * (they are node-local, as kube-scheduler holds them), so the job is one
+ * node asking, per node, each task's GRES and the PodGroup's once
+ * ("gres:gpu:6" for 4 tasks of 1 and a claim of 2).  One job of the
+ * largest member's shape: Slurm's GRES per node is the job's, not a
+ * component's.
+ */
+static int
+translate_group_node(struct jobspec *js, char *err, size_t errlen)
+{
+	const char   *colon = strrchr(js->group_gres, ':');
+	unsigned long n = strtoul(colon + 1, NULL, 10);
+
+	if (js->exclusive && js->ntasks > 1) {
+		snprintf(err, errlen,
+		    "the gang shares claims of its PodGroup, whose devices "
+		    "are on one node, and asks for whole nodes (exclusive: "
+		    "one pod per node): both cannot hold; drop exclusive, or "
+		    "the PodGroup's claims");
+		return (-1);
+	}
+	translate_comps_drop(js);
+	js->min_nodes = js->max_nodes = 1;
+	xasprintf(&js->tres_per_node, "gres:%.*s:%lu",
+	    (int)(colon - js->group_gres), js->group_gres,
+	    n + (unsigned long)js->ntasks * js->gpus_per_task);
+	free(js->tres_per_task);
+	js->tres_per_task = NULL;
+	return (0);
+}
+
 /* A gang's topology request (topology.c), read from its first member. */
 static int
 translate_topology(struct jobspec *js, const struct translate_src *src,
@@ -1052,6 +1127,7 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 		return (-1);
 	}
 	src.pod = pods[0];
+	src.gang = 1;
 	if ((rc = translate_pod(&src, conf, js, err, errlen)) != 0)
 		return (rc);
 	ns = k8s_obj_namespace(pods[0]);
@@ -1072,6 +1148,12 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 			translate_jobspec_cleanup(js);
 			return (1);
 		}
+		if (translate_group_claims(js, &one, pods[i], err, errlen) ==
+		    -1) {
+			translate_jobspec_cleanup(&one);
+			translate_jobspec_cleanup(js);
+			return (-1);
+		}
 		if (het &&
 		    translate_comp_add(js, i, &one,
 			k8s_obj_str(pods[i],
@@ -1082,7 +1164,7 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	}
 	for (i = 0; i < js->ncomps; i++)
 		js->comps[i].podgroup = NULL; /* the pods' own */
-	if (dra_gang_shared(pods, n, err, errlen) == -1) {
+	if (dra_gang_shared(pods, n, src.dra, err, errlen) == -1) {
 		translate_jobspec_cleanup(js);
 		return (-1);
 	}
@@ -1105,6 +1187,11 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	 */
 	if (js->ncomps > 0 && js->topo_key != NULL && js->topo_required)
 		translate_comps_drop(js);
+	if (js->group_gres != NULL &&
+	    translate_group_node(js, err, errlen) == -1) {
+		translate_jobspec_cleanup(js);
+		return (-1);
+	}
 	/* A job-name from the pod or from a workload layer wins. */
 	src.pod = pods[0];
 	view = translate_view(&src);
@@ -1159,6 +1246,7 @@ translate_owner_check(const json_t *obj, const json_t *ns,
 	    k8s_obj_name(obj), "spec", "tolerations", "key", MANAGED_TAINT_KEY,
 	    "operator", "Exists", "containers", "name", "c", "resources",
 	    "requests", "cpu", "1");
+	src.gang = 0;
 	src.pod = pod;
 	src.layers = &layer;
 	src.nlayers = 1;

@@ -49,6 +49,8 @@ lk_busy(void *arg, const json_t *claim, char *why, size_t len)
 static const struct dra_lookup lk = { lk_fn, lk_busy, NULL, NULL };
 /* The Slurm node a shared claim holds the pod to. */
 static char *join_node;
+/* The GRES of the pod's PodGroup's claims: none here. */
+static char *group_gres;
 
 /* A claim spec of one request: REQ is the body of exactly. */
 static json_t *
@@ -105,7 +107,8 @@ gres_of(const char *exactly, char **gres, char *err, size_t len)
 
 	dra_classes_defaults(&c);
 	set_template(exactly);
-	rc = dra_pod_gres(pod, &c, &lk, gres, &join_node, err, len);
+	rc = dra_pod_gres(pod, &c, &lk, gres, &group_gres, &join_node, err,
+	    len);
 	dra_classes_cleanup(&c);
 	json_decref(pod);
 	return (rc);
@@ -189,22 +192,22 @@ START_TEST(test_dra_shapes_refused)
 	    "{\"deviceClassName\": \"gpu.example.com\", \"count\": 2}}], "
 	    "\"constraints\": [{\"matchAttribute\": \"x/numa\"}]}}}}",
 	    0, NULL);
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "spec.devices.constraints"));
 	/* A template that is not there yet: waiting, not refused. */
 	json_decref(lk_template);
 	lk_template = NULL;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
 	    "waiting for it to exist");
 	/* No lookup (the webhook): claims are the scheduler's to judge. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_ptr_null(gres);
 	json_decref(pod);
@@ -225,8 +228,8 @@ START_TEST(test_dra_claim_states)
 	/* kube-controller-manager has not made it yet. */
 	st = json_object_get(pod, "status");
 	json_object_del(st, "resourceClaimStatuses");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "waiting for kube-controller-manager "
@@ -237,8 +240,8 @@ START_TEST(test_dra_claim_states)
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "q", "uid", "u-q"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
@@ -250,14 +253,14 @@ START_TEST(test_dra_claim_states)
 	    "annotations",
 	    json_pack("{s:s, s:s}", "scheduler.slinky.slurm.net/slurm-jobid",
 		"12", "slinky.slurm.net/slurm-node", "n3"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "is reserved for another pod"));
 	/* The scheduler says wait (its holder is ending, say). */
 	lk_busy_why = "Slurm job 12, which holds its devices, is ending";
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_str_eq(err,
 	    "spec.resourceClaims[0] (\"gpu\", from ResourceClaimTemplate two): "
@@ -267,8 +270,8 @@ START_TEST(test_dra_claim_states)
 	json_object_set_new(lk_claim, "status",
 	    json_pack("{s:{}, s:[{s:s, s:s, s:s}]}", "allocation",
 		"reservedFor", "resource", "pods", "name", "p", "uid", "u-p"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:2");
 	free(gres);
@@ -305,8 +308,8 @@ START_TEST(test_dra_claim_shared)
 	    "status", "allocation", "reservedFor", "resource", "pods", "name",
 	    "q", "uid", "u-q");
 	/* Joins on n3; only its own extended resource is GRES. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:1");
 	ck_assert_str_eq(join_node, "n3");
@@ -316,8 +319,8 @@ START_TEST(test_dra_claim_shared)
 	/* Its pods gone, kube-controller-manager releasing it: wait. */
 	json_object_set_new(json_object_get(lk_claim, "status"), "reservedFor",
 	    json_array());
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "kube-controller-manager is "
@@ -331,8 +334,8 @@ START_TEST(test_dra_claim_shared)
 	claim2 = k8s_obj_get(lk_claim, "metadata.annotations");
 	json_object_set_new(claim2, "scheduler.slinky.slurm.net/slurm-jobid",
 	    json_string("12x"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err, "by another scheduler"));
 	/* An extended resource's claim is its pod's alone. */
@@ -341,8 +344,8 @@ START_TEST(test_dra_claim_shared)
 	json_object_set_new(claim2,
 	    "resource.kubernetes.io/extended-resource-claim",
 	    json_string("true"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "made for the extended resources of "
@@ -354,8 +357,8 @@ START_TEST(test_dra_claim_shared)
 	    json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", "p", "uid",
 		"u-p"));
 	lk_busy_why = "Slurm job 12, which holds its devices, is ending";
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "reserved for this pod with the "
@@ -366,8 +369,8 @@ START_TEST(test_dra_claim_shared)
 	json_object_set_new(lk_claim, "spec",
 	    spec_of("{\"deviceClassName\": \"gpu.example.com\", "
 		    "\"allocationMode\": \"All\"}"));
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "allocationMode All is not "
@@ -393,8 +396,8 @@ START_TEST(test_dra_gang_shared)
 		    "spec", "resourceClaims", "name", "gpu",
 		    "resourceClaimName",
 		    i == 2 ? "shared" : (i == 0 ? "own-0" : "shared"));
-	ck_assert_int_eq(dra_gang_shared(pods, 2, err, sizeof(err)), 0);
-	ck_assert_int_eq(dra_gang_shared(pods, 3, err, sizeof(err)), -1);
+	ck_assert_int_eq(dra_gang_shared(pods, 2, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(dra_gang_shared(pods, 3, NULL, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "ResourceClaim shared is named by pods w1 and w2 of the gang: "
 	    "the pods of one gang cannot share a claim"));
@@ -419,15 +422,15 @@ START_TEST(test_dra_extended)
 		       "\"resources\": {\"requests\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "gpu.example.com\": \"2\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
 	/* A cluster that does not back them with DRA (before 1.36). */
 	c.extended_off = 1;
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err,
 	    "spec.containers[0].resources.limits: "
@@ -436,8 +439,8 @@ START_TEST(test_dra_extended)
 	    "Allocation"));
 	c.extended_off = 0;
 	/* The webhook (no lookup) counts them the same. */
-	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, NULL, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(gres, "gpu:3");
 	free(gres);
@@ -447,8 +450,8 @@ START_TEST(test_dra_extended)
 		       "\"a\", \"resources\": {\"limits\": "
 		       "{\"deviceclass.resource.kubernetes.io/"
 		       "fpga.example.com\": \"1\"}}}]}}");
-	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &join_node, err,
-			     sizeof(err)),
+	ck_assert_int_eq(dra_pod_gres(pod, &c, &lk, &gres, &group_gres,
+			     &join_node, err, sizeof(err)),
 	    -1);
 	ck_assert_str_eq(err,
 	    "spec.containers[0].resources.limits: "
@@ -557,6 +560,105 @@ START_TEST(test_dra_allocation)
 	    &used, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "fewer than its claims ask for"));
 	json_decref(classes);
+	json_decref(spec);
+	json_decref(slices);
+	dra_classes_cleanup(&c);
+}
+END_TEST
+
+/*
+ * Binding conditions (KEP-5007): a device that has them carries them into
+ * the allocation; the Binding waits until status.devices shows them True,
+ * fails on a failure condition, and times out after the allocation.
+ */
+START_TEST(test_dra_binding_conditions)
+{
+	struct dra_classes c;
+	json_t *spec = spec_of("{\"deviceClassName\": \"gpu.example.com\", "
+			       "\"count\": 1}"),
+	       *slices = slices_n1(1), *a, *claim, *dev, *conds;
+	long   idx[1] = { 2 };
+	size_t used = 0;
+	char   err[512], why[512];
+
+	dra_classes_defaults(&c);
+	/* No conditions: nothing waits. */
+	a = dra_allocation(spec, NULL, &c, slices, "n1", idx, 1, &used, err,
+	    sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_int_eq(dra_allocation_waits(a), 0);
+	json_decref(a);
+	/* gpu-2 is attached over a fabric: Attached, or AttachFailed. */
+	dev = json_array_get(
+	    json_object_get(json_object_get(json_array_get(slices, 0), "spec"),
+		"devices"),
+	    2);
+	json_object_set_new(dev, "bindingConditions",
+	    json_pack("[s]", "Attached"));
+	json_object_set_new(dev, "bindingFailureConditions",
+	    json_pack("[s]", "AttachFailed"));
+	used = 0;
+	a = dra_allocation(spec, NULL, &c, slices, "n1", idx, 1, &used, err,
+	    sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_int_eq(dra_allocation_waits(a), 1);
+	ck_assert_str_eq(
+	    json_string_value(json_array_get(
+		json_object_get(
+		    json_array_get(json_object_get(json_object_get(a,
+						       "devices"),
+				       "results"),
+			0),
+		    "bindingFailureConditions"),
+		0)),
+	    "AttachFailed");
+	json_object_set_new(a, "allocationTimestamp",
+	    json_string("2026-12-07T01:00:00Z"));
+	claim = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "name", "c1",
+	    "status", "allocation", a);
+	/* 1:00:30, 1:10:00: waiting, then past a 600 s timeout. */
+	ck_assert_int_eq(dra_claim_binding(claim, 1796605230, 600, why,
+			     sizeof(why)),
+	    DRA_BINDING_WAIT);
+	ck_assert_str_eq(why,
+	    "ResourceClaim c1: device gpu-2: condition Attached is not True "
+	    "yet");
+	ck_assert_int_eq(dra_claim_binding(claim, 1796605800, 600, why,
+			     sizeof(why)),
+	    DRA_BINDING_TIMEOUT);
+	ck_assert_str_eq(why,
+	    "ResourceClaim c1: device gpu-2: condition Attached is not True "
+	    "yet 600 s after its allocation");
+	/* The driver's word, on another device first: still waiting. */
+	conds = json_pack("[{s:s, s:s, s:s, s:s}]", "type", "Attached",
+	    "status", "True", "reason", "Ok", "message", "");
+	json_object_set_new(json_object_get(claim, "status"), "devices",
+	    json_pack("[{s:s, s:s, s:s, s:O}]", "driver", "gpu.example.com",
+		"pool", "n1", "device", "gpu-1", "conditions", conds));
+	ck_assert_int_eq(dra_claim_binding(claim, 1796605230, 600, why,
+			     sizeof(why)),
+	    DRA_BINDING_WAIT);
+	json_object_set_new(json_object_get(claim, "status"), "devices",
+	    json_pack("[{s:s, s:s, s:s, s:O}]", "driver", "gpu.example.com",
+		"pool", "n1", "device", "gpu-2", "conditions", conds));
+	ck_assert_int_eq(dra_claim_binding(claim, 1796605800, 600, why,
+			     sizeof(why)),
+	    DRA_BINDING_READY);
+	/* A failure condition True wins over the rest. */
+	json_array_append_new(conds,
+	    json_pack("{s:s, s:s, s:s, s:s}", "type", "AttachFailed", "status",
+		"True", "reason", "FabricDown", "message", "switch 3 lost"));
+	json_object_set_new(json_object_get(claim, "status"), "devices",
+	    json_pack("[{s:s, s:s, s:s, s:O}]", "driver", "gpu.example.com",
+		"pool", "n1", "device", "gpu-2", "conditions", conds));
+	ck_assert_int_eq(dra_claim_binding(claim, 1796605230, 600, why,
+			     sizeof(why)),
+	    DRA_BINDING_FAILED);
+	ck_assert_str_eq(why,
+	    "ResourceClaim c1: device gpu-2 reports AttachFailed (FabricDown: "
+	    "switch 3 lost)");
+	json_decref(conds);
+	json_decref(claim);
 	json_decref(spec);
 	json_decref(slices);
 	dra_classes_cleanup(&c);
@@ -956,6 +1058,7 @@ dra_suite(void)
 	tcase_add_test(tc, test_dra_extended);
 	tcase_add_test(tc, test_dra_indices);
 	tcase_add_test(tc, test_dra_allocation);
+	tcase_add_test(tc, test_dra_binding_conditions);
 	tcase_add_test(tc, test_dra_attributes);
 	tcase_add_test(tc, test_dra_device_names);
 	tcase_add_test(tc, test_dra_config);

@@ -15,6 +15,7 @@
 
 #include <check.h>
 
+#include "dra.h"
 #include "policy.h"
 #include "workload.h"
 #include "ownerrec.h"
@@ -119,6 +120,7 @@ or_translate_both(const char *what, const json_t *pod, json_t *const *layers,
 	src.ns = ns;
 	src.layers = layers;
 	src.dra = NULL;
+	src.gang = 0;
 	src.dra = NULL;
 	src.nlayers = n;
 	full = or_translate(&src, tc);
@@ -566,6 +568,7 @@ or_rules(const json_t *pod, struct or_world *w)
 	src.dra = NULL;
 	src.nlayers = n;
 	src.ns = NULL;
+	src.gang = 0;
 	json_object_set_new(r, "translate", or_translate(&src, &tc));
 	workload_layers_free(layers, n);
 
@@ -773,7 +776,7 @@ START_TEST(test_ownerrec_disruption_mode)
 		       "PodGroup", "metadata", "name", "d", "spec",
 		       "schedulingPolicy", "gang", "minCount", 2,
 		       "disruptionMode", "all"),
-	       *single = json_deep_copy(all), *ra, *rs;
+	       *single = json_deep_copy(all), *ra, *rs, *entry;
 
 	json_object_set_new(k8s_obj_get(single, "spec"), "disruptionMode",
 	    json_pack("{s:{}}", "single"));
@@ -783,6 +786,21 @@ START_TEST(test_ownerrec_disruption_mode)
 	ck_assert_int_eq(workload_podgroup_disrupt_all(ra), 1);
 	ck_assert_int_eq(workload_podgroup_disrupt_all(single), 0);
 	ck_assert_int_eq(workload_podgroup_disrupt_all(rs), 0);
+	json_decref(rs);
+	/* Its claims (KEP-5729) are read from the record as from the object. */
+	json_object_set_new(k8s_obj_get(single, "spec"), "resourceClaims",
+	    json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "a",
+		"resourceClaimName", "shared", "name", "b",
+		"resourceClaimTemplateName", "two"));
+	rs = ownerrec_dup(WORKLOAD_SCHED_PODGROUP, single);
+	ck_assert(json_equal(k8s_obj_get(rs, "spec.resourceClaims"),
+	    k8s_obj_get(single, "spec.resourceClaims")));
+	entry = json_pack("{s:s, s:s}", "name", "b",
+	    "resourceClaimTemplateName", "two");
+	ck_assert_int_eq(dra_entry_podgroup(rs, entry), 1);
+	json_object_set_new(entry, "name", json_string("a"));
+	ck_assert_int_eq(dra_entry_podgroup(rs, entry), 0);
+	json_decref(entry);
 	json_decref(all);
 	json_decref(single);
 	json_decref(ra);

@@ -119,6 +119,7 @@ translate_run(const char *cname, int slim)
 	pod = load(cname, "input.json");
 	src.layers = layers;
 	src.dra = &no_claims_lk;
+	src.gang = 0;
 	src.nlayers = 0;
 	expect = load(cname, "expect.json");
 	/*
@@ -203,7 +204,7 @@ START_TEST(test_translate_group_name)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	struct jobspec	      js;
-	struct translate_src  src = { NULL, NULL, 1, NULL, NULL };
+	struct translate_src  src = { NULL, NULL, 1, NULL, NULL, 0 };
 	json_t		     *in, *pods[2], *root;
 	char		      err[256] = "";
 
@@ -254,6 +255,106 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 	return (p);
 }
 
+/* The objects of the PodGroup-claim test, by kind (one of each). */
+static json_t *pgc_objs[3];
+
+static json_t *
+pgc_lookup(void *arg, enum dra_kind kind, const char *ns, const char *name)
+{
+	json_t *o = pgc_objs[kind];
+
+	(void)arg;
+	if (o == NULL || strcmp(ns, "team") != 0 ||
+	    strcmp(k8s_obj_name(o), name) != 0)
+		return (NULL);
+	return (json_incref(o));
+}
+
+/*
+ * A gang whose pods share their PodGroup's claim (KEP-5729): the claim's
+ * devices are asked once, per node, on one node, beside each task's own;
+ * a pod of a basic PodGroup naming one is refused, naming the field.
+ */
+START_TEST(test_translate_group_claims)
+{
+	struct translate_conf conf = { .partition = "slurm-bridge" };
+	struct dra_lookup     lk = { pgc_lookup, NULL, NULL, NULL };
+	struct translate_src  src = { NULL, NULL, 0, NULL, &lk, 0 };
+	struct dra_classes    dra;
+	struct jobspec	      js;
+	json_t		     *pods[4], *spec;
+	char		      err[512] = "", name[8];
+	size_t		      i;
+
+	dra_classes_defaults(&dra);
+	conf.dra = &dra;
+	spec = json_pack("{s:{s:[{s:s, s:{s:s, s:i}}]}}", "devices", "requests",
+	    "name", "gpus", "exactly", "deviceClassName", "gpu.example.com",
+	    "count", 2);
+	pgc_objs[DRA_TEMPLATE] = json_pack("{s:{s:s, s:s}, s:{s:O}}",
+	    "metadata", "name", "two", "namespace", "team", "spec", "spec",
+	    spec);
+	pgc_objs[DRA_CLAIM] = json_pack("{s:{s:s, s:s}, s:O}", "metadata",
+	    "name", "pgc-shared-x", "namespace", "team", "spec", spec);
+	pgc_objs[DRA_PODGROUP] =
+	    json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:{s:i}}, "
+		      "s:[{s:s, s:s}]}}",
+		"metadata", "name", "pgc", "namespace", "team", "uid", "u-pg",
+		"spec", "schedulingPolicy", "gang", "minCount", 4,
+		"resourceClaims", "name", "shared", "resourceClaimTemplateName",
+		"two");
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "p%zu", i);
+		pods[i] = het_pod(name, "1", "1Gi", NULL);
+		json_object_set_new(json_object_get(pods[i], "spec"),
+		    "schedulingGroup",
+		    json_pack("{s:s}", "podGroupName", "pgc"));
+		json_object_set_new(json_object_get(pods[i], "spec"),
+		    "resourceClaims",
+		    json_pack("[{s:s, s:s}]", "name", "shared",
+			"resourceClaimTemplateName", "two"));
+		json_object_set_new(pods[i], "status",
+		    json_pack("{s:[{s:s, s:s}]}", "resourceClaimStatuses",
+			"name", "shared", "resourceClaimName", "pgc-shared-x"));
+	}
+	ck_assert_msg(translate_group(pods, 4, "pgc", &src, &conf, &js, err,
+			  sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_str_eq(js.group_gres, "gpu:2");
+	ck_assert_str_eq(js.tres_per_node, "gres:gpu:2");
+	ck_assert_ptr_null(js.tres_per_task);
+	ck_assert_uint_eq(js.min_nodes, 1);
+	ck_assert_uint_eq(js.max_nodes, 1);
+	ck_assert_uint_eq(js.ncomps, 0);
+	translate_jobspec_cleanup(&js);
+	/* Alone, its PodGroup's claim is refused. */
+	src.pod = pods[0];
+	ck_assert_int_eq(translate_pod(&src, &conf, &js, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err,
+	    "names a claim of its PodGroup pgc, whose pods are placed one by "
+	    "one"));
+	/* Not the PodGroup's (another name): each pod's own, as before. */
+	json_object_set_new(json_array_get(k8s_obj_get(pgc_objs[DRA_PODGROUP],
+					       "spec.resourceClaims"),
+				0),
+	    "name", json_string("other"));
+	ck_assert_int_eq(translate_group(pods, 4, "pgc", &src, &conf, &js, err,
+			     sizeof(err)),
+	    0);
+	ck_assert_ptr_null(js.group_gres);
+	ck_assert_str_eq(js.tres_per_task, "gres:gpu:2");
+	translate_jobspec_cleanup(&js);
+	for (i = 0; i < 4; i++)
+		json_decref(pods[i]);
+	for (i = 0; i < 3; i++) {
+		json_decref(pgc_objs[i]);
+		pgc_objs[i] = NULL;
+	}
+	json_decref(spec);
+	dra_classes_cleanup(&dra);
+}
+END_TEST
+
 /*
  * Members of different shapes (an LWS leader of 4 CPUs and 3 workers of
  * 1): one component per shape, exactly sized, in order of first member;
@@ -262,7 +363,7 @@ het_pod(const char *name, const char *cpu, const char *mem, const char *gpu)
 START_TEST(test_translate_group_het)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
-	struct translate_src  none = { NULL, NULL, 0, NULL, NULL };
+	struct translate_src  none = { NULL, NULL, 0, NULL, NULL, 0 };
 	struct jobspec	      js;
 	json_t		     *pods[4];
 	char		      err[256] = "";
@@ -360,7 +461,7 @@ START_TEST(test_translate_owner_check)
 {
 	struct translate_conf conf = { .partition = "slurm-bridge" };
 	json_t		     *wl, *pod;
-	struct translate_src  src = { NULL, NULL, 0, NULL, NULL };
+	struct translate_src  src = { NULL, NULL, 0, NULL, NULL, 0 };
 	struct jobspec	      js;
 	char		      err[256] = "", perr[256] = "";
 
@@ -667,6 +768,7 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_admin_pods);
 	tcase_add_test(tc, test_translate_group_name);
 	tcase_add_test(tc, test_translate_group_het);
+	tcase_add_test(tc, test_translate_group_claims);
 	tcase_add_test(tc, test_translate_owner_check);
 	tcase_add_test(tc, test_translate_topology);
 	tcase_add_test(tc, test_translate_topology_apply);

@@ -118,6 +118,9 @@ fi
 cat >>"$BRIDGE_CONFIG.new" <<'YAML'
 gangGpuSwitchThreshold: 16
 preferredTopologyWaitMinutes: 5
+# A device's binding conditions are waited for 20 s here, so that
+# test/e2e/t_64_dra.sh sees the allocation given back (default: 600).
+deviceBindingTimeoutSeconds: 20
 # Namespaces the scheduler manages without the webhook (no label
 # slurm-bridge=enabled): the scheduler-extender e2e places pods there with
 # a stock kube-scheduler.

@@ -583,7 +583,7 @@ else
 	check_eq "and the other still waits" "$(pod_field "$ns" wary "$JP_NODE")" ""
 	k -n "$ns" delete pod wary brave --wait=false >/dev/null
 fi
-if k api-resources --api-group=resource.k8s.io -o name 2>/dev/null | grep -q '^devicetaintrules'; then
+if grep -q '^devicetaintrules' <(k api-resources --api-group=resource.k8s.io -o name 2>/dev/null); then
 	# The slice clean again; a DeviceTaintRule taints its gpu-5.
 	slice "e2e-dra-$first" gpu.example.com "$first" "$(gpus "$first")"
 	k apply -f - >/dev/null <<YAML
@@ -646,6 +646,136 @@ aclaim=$(claim_of "$ns" alt)
 check_eq "the claim's results name request/subrequest" \
 	"$(claim_field "$ns" "$aclaim" '{.status.allocation.devices.results[*].request}')" "gpus/two gpus/two"
 check "with the devices Slurm gave the pod" same_devices "$ns" "$aclaim" alt
+k delete namespace "$ns" --wait=false >/dev/null
+
+scenario "DRA: binding conditions: the Binding waits until the driver says the device is attached; a failure, or the timeout, gives the allocation back"
+ns=$(new_ns enabled)
+# The first node's devices attach over a fabric (KEP-5007): usable once
+# their driver sets Attached, failed if it sets AttachFailed.  The other
+# nodes publish none, so the pods go there.
+for n in $nodes; do
+	[ "$n" = "$first" ] || k delete resourceslice "e2e-dra-$n" --wait=true >/dev/null
+done
+slice "e2e-dra-$first" gpu.example.com "$first" "$(gpus "$first" |
+	sed -e '/name: gpu-[0-9]$/a\    bindingConditions: [Attached]' \
+	    -e '/name: gpu-[0-9]$/a\    bindingFailureConditions: [AttachFailed]')"
+if [ -z "$(k get resourceslice "e2e-dra-$first" -o jsonpath='{.spec.devices[0].bindingConditions}')" ]; then
+	pass "skipped: this API server drops binding conditions (DRADeviceBindingConditions is beta from 1.36)"
+else
+	dra_template "$ns" one 1 | k apply -f - >/dev/null
+	# cond_set NS CLAIM TYPE: the driver's word: TYPE True on each device.
+	cond_set() {
+		k -n "$1" get resourceclaim "$2" -o json |
+			jq --arg t "$3" --arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '{status: {devices: [.status.allocation.devices.results[] |
+				{driver, pool, device, conditions: [{type: $t, status: "True", reason: "ByTest", message: "set by the e2e test", lastTransitionTime: $now}]}]}}' |
+			k -n "$1" patch resourceclaim "$2" --subresource status --type merge --patch-file /dev/stdin >/dev/null
+	}
+	# event_has NS POD TEXT: an Event of the pod says TEXT (the condition
+	# moves on once the pod is placed anew).
+	event_has() { grep -qF "$3" <(k -n "$1" get events --field-selector "involvedObject.name=$2" -o jsonpath='{.items[*].message}'); }
+	held() { allocated "$1" "$2" && [ -z "$(pod_field "$1" "$3" "$JP_NODE")" ] &&
+		[ -n "$(claim_field "$1" "$2" '{.status.reservedFor[0].name}')" ]; }
+	dra_pod "$ns" late "resourceClaimTemplateName: one" | k apply -f - >/dev/null
+	check "the claim is allocated and reserved" wait_for 60 bash -c "$(declare -f k claim_field allocated pod_field held); c=\$(k -n $ns get pod late -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'); [ -n \"\$c\" ] && held $ns \$c late"
+	lclaim=$(claim_of "$ns" late)
+	check_eq "  its result carries the device's binding conditions" \
+		"$(claim_field "$ns" "$lclaim" '{.status.allocation.devices.results[0].bindingConditions[0]}')" Attached
+	check "  stamped with its allocation time" test -n "$(claim_field "$ns" "$lclaim" '{.status.allocation.allocationTimestamp}')"
+	check "the pod is not bound meanwhile, and says why" wait_for 30 cond_has "$ns" late \
+		"waits for the devices' binding conditions (ResourceClaim $lclaim: device gpu-"
+	echo "    $(cond_msg "$ns" late)"
+	cond_set "$ns" "$lclaim" Attached
+	check "once the driver sets Attached, the pod is bound" wait_for 30 pod_is "$ns" late "$JP_NODE" "$first"
+	check "  with the devices Slurm gave it" same_devices "$ns" "$lclaim" late
+	k -n "$ns" delete pod late --wait=false >/dev/null
+
+	dra_pod "$ns" failing "resourceClaimTemplateName: one" | k apply -f - >/dev/null
+	check "a second pod's claim is allocated and held" wait_for 60 bash -c "$(declare -f k claim_field allocated pod_field held); c=\$(k -n $ns get pod failing -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'); [ -n \"\$c\" ] && held $ns \$c failing"
+	fclaim=$(claim_of "$ns" failing)
+	fjob=$(claim_field "$ns" "$fclaim" "{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}")
+	cond_set "$ns" "$fclaim" AttachFailed
+	check "AttachFailed: the pod says so, and that the allocation is given back" wait_for 30 event_has "$ns" failing \
+		"reports AttachFailed (ByTest: set by the e2e test); the devices' allocation and the job are given back"
+	k -n "$ns" get events --field-selector involvedObject.name=failing -o jsonpath='{range .items[*]}    {.reason}: {.message}{"\n"}{end}' | grep -F "given back" | head -n1
+	job_over() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETED|COMPLETING|^$ ]]; }
+	check "  its Slurm job $fjob is cancelled" wait_for 30 job_over "$fjob"
+	regot() { local j; j=$(claim_field "$ns" "$fclaim" "{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}")
+		[ -n "$j" ] && [ "$j" != "$fjob" ] && allocated "$ns" "$fclaim" &&
+		[ -z "$(claim_field "$ns" "$fclaim" '{.status.devices}')" ]; }
+	check "  and a new job allocates the claim afresh (the driver's old word cleared)" wait_for 60 regot
+	cond_set "$ns" "$fclaim" Attached
+	check "  which binds once Attached" wait_for 30 pod_is "$ns" failing "$JP_NODE" "$first"
+	k -n "$ns" delete pod failing --wait=false >/dev/null
+
+	dra_pod "$ns" never "resourceClaimTemplateName: one" | k apply -f - >/dev/null
+	check "a third pod's claim is allocated and held" wait_for 60 bash -c "$(declare -f k claim_field allocated pod_field held); c=\$(k -n $ns get pod never -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'); [ -n \"\$c\" ] && held $ns \$c never"
+	nclaim=$(claim_of "$ns" never)
+	njob=$(claim_field "$ns" "$nclaim" "{.metadata.annotations.scheduler\.slinky\.slurm\.net/slurm-jobid}")
+	check "no word from the driver in 20 s (the stack's deviceBindingTimeoutSeconds): given back, saying so" wait_for 60 event_has "$ns" never \
+		"condition Attached is not True yet 20 s after its allocation; the devices' allocation and the job are given back"
+	k -n "$ns" get events --field-selector involvedObject.name=never -o jsonpath='{range .items[*]}    {.reason}: {.message}{"\n"}{end}' | grep -F "given back" | head -n1
+	check "  its Slurm job $njob is cancelled" wait_for 30 job_over "$njob"
+	check_eq "  and the pod was never bound" "$(pod_field "$ns" never "$JP_NODE")" ""
+	echo "    refits: $(stack_metric slurm_bridge_refits_total)"
+fi
+k delete namespace "$ns" --wait=false >/dev/null
+for n in $nodes; do slice "e2e-dra-$n" gpu.example.com "$n" "$(gpus "$n")"; done
+
+scenario "DRA: a PodGroup's claim (DRAWorkloadResourceClaims): allocated once for the gang's job, reserved for the PodGroup, released when the job ends"
+ns=$(new_ns enabled)
+# (grep reads process substitutions: under pipefail a writer's SIGPIPE
+# after grep -q's match would fail the pipe.)
+pg_api=$(grep -q '"podgroups"' <(k get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null) &&
+	echo scheduling.k8s.io/v1beta1)
+pgc_apply() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: $pg_api
+kind: PodGroup
+metadata: {name: pgc, namespace: $ns}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+  resourceClaims: [{name: shared, resourceClaimTemplateName: two-gpus}]
+YAML
+}
+[ -z "$pg_api" ] || check "the PodGroup is made" wait_for 20 pgc_apply || pgc_apply 2>&1 | sed "s/^/    /"
+if [ -z "$pg_api" ] || [ -z "$(k -n "$ns" get podgroup.scheduling.k8s.io pgc -o jsonpath='{.spec.resourceClaims}' 2>/dev/null)" ]; then
+	pass "skipped: this API server keeps no PodGroup spec.resourceClaims (DRAWorkloadResourceClaims, beta and off by default in 1.37)"
+else
+	dra_template "$ns" two-gpus 2 | k apply -f - >/dev/null
+	for i in 0 1 2 3; do
+		pod_yaml "$ns" "pgc-$i" 1 64Mi |
+			sed "s/^spec:\$/spec:\n  schedulingGroup: {podGroupName: pgc}\n  resourceClaims: [{name: shared, resourceClaimTemplateName: two-gpus}]/" |
+			k apply -f - >/dev/null
+	done
+	check "the gang of four is bound" wait_for 90 all_bound "$ns" pgc-0 pgc-1 pgc-2 pgc-3
+	check "as one Slurm job" same_jobid "$ns" pgc-0 pgc-1 pgc-2 pgc-3
+	pjob=$(pod_field "$ns" pgc-0 "$JP_JOBID")
+	pnode=$(pod_field "$ns" pgc-0 "$JP_NODE")
+	check_eq "on one node (the claim's devices are there)" \
+		"$(for i in 0 1 2 3; do pod_field "$ns" "pgc-$i" "$JP_NODE"; echo; done | sort -u | paste -sd' ')" "$pnode"
+	pclaim=$(k -n "$ns" get podgroup.scheduling.k8s.io pgc -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+	check "kube-controller-manager made one claim for the PodGroup ($pclaim)" test -n "$pclaim"
+	check_eq "  every pod uses it" \
+		"$(for i in 0 1 2 3; do claim_of "$ns" "pgc-$i"; echo; done | sort -u)" "$pclaim"
+	check_eq "  reserved for the PodGroup, not for each pod" \
+		"$(claim_field "$ns" "$pclaim" '{range .status.reservedFor[*]}{.resource}/{.name} {end}')" "podgroups/pgc "
+	# The node's line (Nodes=... GRES=gpu:2(IDX:..)), not JOB_GRES=.
+	gres=$(scontrol show job -d "$pjob" | grep -o ' GRES=[^ ]*(IDX:[^)]*)' | head -n1 | sed 's/^ GRES=//')
+	echo "    scontrol show job -d $pjob: Nodes=$pnode GRES=$gres; claim: $(devices "$ns" "$pclaim")"
+	want=$(echo "$gres" | sed -n 's/.*IDX:\(.*\))$/\1/p' | tr ',' '\n' |
+		awk -F- '{ for (i = $1; i <= (NF == 2 ? $2 : $1); i++) print i }' |
+		sed "s#^#$pnode/gpu-#" | paste -sd' ')
+	check_eq "  with the two devices Slurm gave the job once (scontrol GRES)" "$(devices "$ns" "$pclaim")" "$want"
+	check "  sacct: gres/gpu=2 for the four tasks" wait_for 30 bash -c "sacct -n -X -P -j $pjob -o AllocTRES | grep -q 'gres/gpu=2'"
+	echo "    sacct: $(sacct -n -X -P -j "$pjob" -o JobID,JobName,AllocTRES 2>/dev/null | head -n1)"
+	k -n "$ns" delete pod pgc-0 pgc-1 pgc-2 pgc-3 --wait=false >/dev/null
+	job_done() { [[ $(job_field "$1" JobState) =~ CANCELLED|COMPLETED|^$ ]]; }
+	check "the pods gone, the job ends" wait_for 60 job_done "$pjob"
+	check "and the claim is released while the PodGroup stays" wait_for 60 bash -c \
+		"[ -z \"\$(kubectl --kubeconfig=$KUBECONFIG -n $ns get resourceclaim $pclaim -o jsonpath='{.status.allocation}')\" ]"
+	pg_there() { k -n "$ns" get podgroup.scheduling.k8s.io pgc >/dev/null 2>&1; }
+	check "  the PodGroup is still there" pg_there
+fi
 k delete namespace "$ns" --wait=false >/dev/null
 
 # The slices and the class were this file's: other tests see no devices.

@@ -227,7 +227,7 @@ fz_gang_check(const struct translate_src *src,
 	rc = translate_group(pods, n, group, src, conf, &js, err, sizeof(err));
 	got = fz_result(rc, &js, err, 0);
 	/* Copies naming one ResourceClaim share it: a gang is refused that. */
-	if (dra_gang_shared(pods, n, shared, sizeof(shared)) == -1) {
+	if (dra_gang_shared(pods, n, NULL, shared, sizeof(shared)) == -1) {
 		if (rc != -1)
 			fz_fail("a gang sharing a claim was not refused",
 			    single, got);
@@ -270,6 +270,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	src.pod = in;
 	src.ns = NULL;
 	src.dra = NULL;
+	src.gang = 0;
 	src.layers = &root;
 	src.nlayers = 0;
 	if (json_object_get(in, "pod") != NULL) {

@@ -56,9 +56,10 @@ start_etcd() {
 #    PodGroup (GenericWorkload), served as v1beta1 from 1.37 (off unless
 #    asked for), and a Job asking for a gang itself (WorkloadWithJob), so
 #    the Job controller makes its Workload and PodGroup; from 1.37 a
-#    PodGroup's topology constraint (TopologyAwareWorkloadScheduling) and
+#    PodGroup's topology constraint (TopologyAwareWorkloadScheduling),
 #    CompositePodGroup (alpha, scheduling.k8s.io/v1alpha3: PodGroups
-#    grouped into one scheduling unit).  KUBE_GATES adds
+#    grouped into one scheduling unit) and a PodGroup's own claims
+#    (DRAWorkloadResourceClaims, beta).  KUBE_GATES adds
 #    gates (comma-separated) to both daemons.
 release_flags() {
 	local gates=() extra=() minor=${KUBE_MINOR#1.}
@@ -71,6 +72,8 @@ release_flags() {
 		if [ "$minor" -ge 37 ]; then
 			# A PodGroup's spec.schedulingConstraints.topology.
 			gates+=(TopologyAwareWorkloadScheduling=true CompositePodGroup=true)
+			# A PodGroup's spec.resourceClaims (beta, off by default).
+			gates+=(DRAWorkloadResourceClaims=true)
 			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true)
 		else
 			APISERVER_RELEASE_FLAGS+=(--runtime-config=scheduling.k8s.io/v1alpha2=true)
