@@ -291,34 +291,27 @@ claims_stamp(json_t *alloc, const char *cname, int *hold, char *err,
 }
 
 /*
- * One claim's write: allocation and reservation, our finalizer, and who
- * holds its devices (the job and Slurm node, for pods that share it).
+ * One claim's write: allocation and reservation for ref (a consumer
+ * reference, taken), our finalizer, and who holds its devices (the job
+ * and Slurm node, for pods that share it).
  */
 static json_t *
-claims_write_of(const json_t *claim, json_t *alloc, const json_t *pod,
+claims_write_of(const json_t *claim, json_t *alloc, json_t *ref,
     const char *jobid, const char *snode)
 {
-	return (json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:o, "
-			  "s:[{s:s, s:s, s:s}]}}",
-	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
+	return (json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:o, s:[o]}}", "ns",
+	    k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
 	    k8s_obj_uid(claim), "holder", ANN_SLURM_JOBID, jobid,
 	    ANN_SLURM_NODE, snode, "status", "allocation", alloc, "reservedFor",
-	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
-	    k8s_obj_uid(pod)));
+	    ref));
 }
 
-/* A PodGroup claim's write: reserved for the PodGroup pg (KEP-5729). */
+/* The consumer reference of a pod (new). */
 static json_t *
-claims_group_write_of(const json_t *claim, json_t *alloc, const json_t *pg,
-    const char *jobid, const char *snode)
+claims_pod_ref(const json_t *pod)
 {
-	return (json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:o, "
-			  "s:[{s:s, s:s, s:s, s:s}]}}",
-	    "ns", k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
-	    k8s_obj_uid(claim), "holder", ANN_SLURM_JOBID, jobid,
-	    ANN_SLURM_NODE, snode, "status", "allocation", alloc, "reservedFor",
-	    "apiGroup", "scheduling.k8s.io", "resource", "podgroups", "name",
-	    k8s_obj_name(pg), "uid", k8s_obj_uid(pg)));
+	return (json_pack("{s:s, s:s, s:s}", "resource", "pods", "name",
+	    k8s_obj_name(pod), "uid", k8s_obj_uid(pod)));
 }
 
 /* What claims_group_plan adds to, for one member of a round. */
@@ -403,7 +396,11 @@ claims_group_plan(struct reconcile *r, const json_t *claim, const json_t *pg,
 	claims_stamp(alloc, k8s_obj_name(claim), hold, err, errlen);
 	snprintf(id, sizeof(id), "%u", jobid);
 	json_array_append_new(out,
-	    claims_group_write_of(claim, alloc, pg, id, a->node));
+	    claims_write_of(claim, alloc,
+		json_pack("{s:s, s:s, s:s, s:s}", "apiGroup",
+		    "scheduling.k8s.io", "resource", "podgroups", "name",
+		    k8s_obj_name(pg), "uid", k8s_obj_uid(pg)),
+		id, a->node));
 	claims_holder_note(r, claim, id, a->node);
 	json_object_set_new(round, key, json_true());
 	return (0);
@@ -440,12 +437,11 @@ claims_join_of(const json_t *claim, const json_t *pod,
 		return (NULL);
 	}
 	/* The allocation it joins: a copy, for the writepool thread. */
-	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:{s:s, s:s, s:s}}", "ns",
+	return (json_pack("{s:s, s:s, s:s, s:I, s:o, s:o}", "ns",
 	    k8s_obj_namespace(claim), "name", k8s_obj_name(claim), "uid",
 	    k8s_obj_uid(claim), "join", (json_int_t)jobid, "allocation",
 	    json_deep_copy(k8s_obj_get(claim, "status.allocation")), "ref",
-	    "resource", "pods", "name", k8s_obj_name(pod), "uid",
-	    k8s_obj_uid(pod)));
+	    claims_pod_ref(pod)));
 }
 
 /*
@@ -581,7 +577,8 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 			goto out;
 		claims_stamp(alloc, cname, &hold, err, errlen);
 		json_array_append_new(*out,
-		    claims_write_of(claim, alloc, pod, id, a->node));
+		    claims_write_of(claim, alloc, claims_pod_ref(pod), id,
+			a->node));
 		claims_holder_note(r, claim, id, a->node);
 	}
 	if (spec != NULL) {
@@ -603,9 +600,11 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		claims_stamp(alloc, "for its extended resources", &hold, err,
 		    errlen);
 		if (made != NULL)
-			w = claims_write_of(made, alloc, pod, id, a->node);
+			w = claims_write_of(made, alloc, claims_pod_ref(pod),
+			    id, a->node);
 		else {
-			w = claims_write_of(pod, alloc, pod, id, a->node);
+			w = claims_write_of(pod, alloc, claims_pod_ref(pod), id,
+			    a->node);
 			json_object_del(w, "name");
 			json_object_del(w, "uid");
 			json_object_set_new(w, "ns", json_string(e->rec->ns));

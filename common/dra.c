@@ -510,6 +510,35 @@ dra_claim_use(const json_t *claim, const char *where, const char *pod_uid,
 }
 
 /*
+ * The ResourceClaim a resourceClaims entry uses, through lk (new), or NULL
+ * with err while kube-controller-manager has not made it (of PodGroup pg,
+ * if not NULL) or it does not exist yet.
+ */
+static json_t *
+dra_entry_lookup(const json_t *pod, const json_t *e, const char *where,
+    const json_t *pg, const struct dra_lookup *lk, char *err, size_t errlen)
+{
+	const char *cname = dra_entry_claim(pod, e);
+	json_t	   *claim;
+
+	if (cname == NULL) {
+		snprintf(err, errlen,
+		    "%s: waiting for kube-controller-manager to make %s%.63s",
+		    where,
+		    pg != NULL ? "the ResourceClaim of PodGroup " :
+				 "its ResourceClaim",
+		    pg != NULL ? k8s_obj_name(pg) : "");
+		return (NULL);
+	}
+	if ((claim = lk->fn(lk->arg, DRA_CLAIM, k8s_obj_namespace(pod),
+		 cname)) == NULL)
+		snprintf(err, errlen,
+		    "%s: waiting for ResourceClaim %.63s to exist", where,
+		    cname);
+	return (claim);
+}
+
+/*
  * One resourceClaims entry: its template is checked first (so a request
  * no GRES can express is refused before any claim exists), then the claim
  * the pod uses; a shared claim it joins sets *join (a new string).  0, -1
@@ -540,19 +569,10 @@ dra_entry(const json_t *pod, const json_t *e, const char *where,
 			goto out;
 		rc = 1;
 	}
-	if ((cname = dra_entry_claim(pod, e)) == NULL) {
-		snprintf(err, errlen,
-		    "%s: waiting for kube-controller-manager to make its "
-		    "ResourceClaim",
-		    where);
+	if ((claim = dra_entry_lookup(pod, e, where, NULL, lk, err, errlen)) ==
+	    NULL)
 		goto out;
-	}
-	if ((claim = lk->fn(lk->arg, DRA_CLAIM, ns, cname)) == NULL) {
-		snprintf(err, errlen,
-		    "%s: waiting for ResourceClaim %.63s to exist", where,
-		    cname);
-		goto out;
-	}
+	cname = k8s_obj_name(claim);
 	/* A named claim's own spec is refused first, whatever its state. */
 	if (obj == NULL &&
 	    dra_spec_count(json_object_get(claim, "spec"), where, classes, NULL,
@@ -619,19 +639,10 @@ dra_group_entry(const json_t *pod, const json_t *pg, const json_t *e,
 		snprintf(err, errlen, "%s: waiting for it to exist", where);
 		goto out;
 	}
-	if ((cname = dra_entry_claim(pod, e)) == NULL) {
-		snprintf(err, errlen,
-		    "%s: waiting for kube-controller-manager to make the "
-		    "ResourceClaim of PodGroup %.63s",
-		    where, k8s_obj_name(pg));
+	if ((claim = dra_entry_lookup(pod, e, where, pg, lk, err, errlen)) ==
+	    NULL)
 		goto out;
-	}
-	if ((claim = lk->fn(lk->arg, DRA_CLAIM, ns, cname)) == NULL) {
-		snprintf(err, errlen,
-		    "%s: waiting for ResourceClaim %.63s to exist", where,
-		    cname);
-		goto out;
-	}
+	cname = k8s_obj_name(claim);
 	if ((rc = dra_spec_count(obj != NULL ? k8s_obj_get(obj, "spec.spec") :
 					       json_object_get(claim, "spec"),
 		 where, classes, lk, gname, &count, err, errlen)) != 0)
