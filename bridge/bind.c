@@ -112,6 +112,49 @@ bind_serves_claims(const struct group *g)
 }
 
 /*
+ * A claim this bridge allocated for job jobid and reserved for one pod
+ * that is still not bound, while no group has that job any more (a
+ * give-back whose release did not land): nobody else would release it
+ * (kube-controller-manager keeps a pending pod's reservation), so the
+ * bridge does.
+ */
+static void
+bind_claim_orphan(struct reconcile *r, const json_t *claim, uint32_t jobid)
+{
+	const json_t	 *rf = k8s_obj_get(claim, "status.reservedFor");
+	const json_t	 *memo;
+	struct pod_entry *e;
+	json_t		 *rel;
+	char		  key[512];
+
+	/*
+	 * Only a claim this bridge allocated itself, and noted: the holder
+	 * annotations could name another install's job.
+	 */
+	snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(claim),
+	    k8s_obj_name(claim));
+	memo = json_object_get(r->claim_holders, key);
+	if (memo == NULL || k8s_obj_uid(claim) == NULL ||
+	    k8s_obj_str(memo, "uid") == NULL ||
+	    strcmp(k8s_obj_str(memo, "uid"), k8s_obj_uid(claim)) != 0 ||
+	    json_integer_value(json_object_get(memo, "job")) != jobid)
+		return;
+	if (json_array_size(rf) != 1 ||
+	    k8s_obj_str(json_array_get(rf, 0), "name") == NULL)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", k8s_obj_namespace(claim),
+	    k8s_obj_str(json_array_get(rf, 0), "name"));
+	e = map_get(r->pods, key);
+	if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
+	    (rel = claims_release(r, e, jobid)) == NULL)
+		return;
+	log_info("pod %s: releasing its claims of slurm job %u, which is "
+		 "gone",
+	    e->rec->key, jobid);
+	writes_claims(r, e, e->group, jobid, rel);
+}
+
+/*
  * dra_busy_fn (dra.h) for a struct claims_asker: a pod waits for a free
  * claim while another group's job, about to run, will allocate it, and for
  * a shared one while the job holding its devices is ending.
@@ -159,6 +202,8 @@ bind_claim_busy(void *arg, const json_t *claim, char *why, size_t whylen)
 		return (1);
 	}
 	g = groups_by_job(r, jobid);
+	if (g == NULL)
+		bind_claim_orphan(r, claim, jobid);
 	if (!bind_serves_claims(g) ||
 	    (g->state != G_ALLOCATED && g->state != G_BOUND)) {
 		snprintf(why, whylen,
