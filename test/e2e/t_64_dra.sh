@@ -739,7 +739,7 @@ YAML
 }
 [ -z "$pg_api" ] || check "the PodGroup is made" wait_for 20 pgc_apply || pgc_apply 2>&1 | sed "s/^/    /"
 if [ -z "$pg_api" ] || [ -z "$(k -n "$ns" get podgroup.scheduling.k8s.io pgc -o jsonpath='{.spec.resourceClaims}' 2>/dev/null)" ]; then
-	pass "skipped: this API server keeps no PodGroup spec.resourceClaims (DRAWorkloadResourceClaims, beta and off by default in 1.37)"
+	pass "skipped: this API server keeps no scheduling.k8s.io/v1beta1 PodGroup spec.resourceClaims (DRAWorkloadResourceClaims: beta from 1.37, off by default)"
 else
 	dra_template "$ns" two-gpus 2 | k apply -f - >/dev/null
 	for i in 0 1 2 3; do
