@@ -215,7 +215,7 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	struct fit_tally t;
 	struct buf	 exc;
 	enum fit_reason	 fr;
-	const char	*name;
+	const char	*name, *kn;
 	json_t		*node, *ans, **others = NULL, *by_node = NULL;
 	json_t		*rules = NULL;
 	char		 why[320], msg[1024];
@@ -230,6 +230,14 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	}
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node))
+			continue;
+		/*
+		 * A node labelled for a Slurm node stands for it, not one
+		 * merely of that name (a kwok node beside a real kubelet
+		 * labelled for it): the other is not asked.
+		 */
+		kn = nodes_k8s_name(r, exclude_slurm_name(node));
+		if (kn != NULL && strcmp(kn, name) != 0)
 			continue;
 		if (needs_others)
 			others = exclude_others(r, name, pod, &n);
