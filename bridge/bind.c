@@ -427,7 +427,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 	    slice != 0 && slice < n)
 		bind_topology_order(r, topo, a, n);
 	/* A gang on one node: what its tasks' shares leave is its PodGroup's. */
-	if (json_array_size(g->more->layout) == 1 &&
+	if (g->gang && json_array_size(g->more->layout) == 1 &&
 	    (group_gres = placement_gres_rest(
 		 json_string_value(
 		     json_object_get(json_array_get(g->more->layout, 0),

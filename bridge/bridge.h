@@ -1179,6 +1179,8 @@ struct claims_asker {
 void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
 /* The values of one of the caches as a new array (borrowed values). */
 json_t *caches_values(struct map *m);
+/* The ResourceSlices by their spec.nodeName (a new object of arrays). */
+json_t *caches_slices_by_node(struct reconcile *);
 /* The cached workload object, a new reference, or NULL. */
 json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);

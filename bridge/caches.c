@@ -71,6 +71,27 @@ caches_values(struct map *m)
 	return (out);
 }
 
+json_t *
+caches_slices_by_node(struct reconcile *r)
+{
+	json_t	   *out = json_object(), *l;
+	const char *nn;
+	size_t	    it = 0;
+	void	   *v;
+
+	while (map_next(r->slices, &it, NULL, &v)) {
+		if ((nn = json_string_value(k8s_obj_get(v, "spec.nodeName"))) ==
+		    NULL)
+			continue;
+		if ((l = json_object_get(out, nn)) == NULL) {
+			l = json_array();
+			json_object_set_new(out, nn, l);
+		}
+		json_array_append(l, v);
+	}
+	return (out);
+}
+
 /*
  * dra_serves_fn over the caches: does some bridged node's slices publish
  * count devices of class k that tolerations allow (DeviceTaintRules too)?
@@ -80,7 +101,7 @@ caches_serves(void *arg, const struct dra_class *k, long long count,
     const json_t *tolerations)
 {
 	struct reconcile *r = ((struct claims_asker *)arg)->r;
-	json_t		 *slices = caches_values(r->slices);
+	json_t		 *by_node = caches_slices_by_node(r);
 	json_t		 *rules = caches_values(r->taint_rules), *node;
 	const char	 *name;
 	size_t		  it = 0;
@@ -88,9 +109,9 @@ caches_serves(void *arg, const struct dra_class *k, long long count,
 
 	while (!yes && map_next(r->nodes, &it, &name, (void **)&node))
 		yes = translate_node_managed(node) &&
-		    dra_node_devices(slices, k, name, rules, tolerations,
-			NULL) >= count;
-	json_decref(slices);
+		    dra_node_devices(json_object_get(by_node, name), k, name,
+			rules, tolerations, NULL) >= count;
+	json_decref(by_node);
 	json_decref(rules);
 	return (yes);
 }

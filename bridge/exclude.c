@@ -182,28 +182,6 @@ exclude_devices(struct reconcile *r, const json_t *needs, const json_t *by_node,
 	return (1);
 }
 
-/* The ResourceSlices by Kubernetes node name (a new object). */
-static json_t *
-exclude_slices(struct reconcile *r)
-{
-	json_t	   *out = json_object(), *l;
-	const char *nn;
-	size_t	    it = 0;
-	void	   *v;
-
-	while (map_next(r->slices, &it, NULL, &v)) {
-		if ((nn = json_string_value(k8s_obj_get(v, "spec.nodeName"))) ==
-		    NULL)
-			continue;
-		if ((l = json_object_get(out, nn)) == NULL) {
-			l = json_array();
-			json_object_set_new(out, nn, l);
-		}
-		json_array_append(l, v);
-	}
-	return (out);
-}
-
 /*
  * The answer for one pod (its devices: needs): [excluded Slurm nodes
  * "a,b" or "", how many nodes fit, the FailedScheduling text, how many
@@ -225,7 +203,7 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	fit_tally_init(&t);
 	buf_init(&exc);
 	if (json_object_size(needs) > 0) {
-		by_node = exclude_slices(r);
+		by_node = caches_slices_by_node(r);
 		rules = caches_values(r->taint_rules);
 	}
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {

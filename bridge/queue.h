@@ -59,8 +59,11 @@
  *                                     (sctl_cancel_jobs)
  * writepool           writepool.c     one pod write at a time   writepool.
  *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
- *                                     claims' writes first),    (request
- *                                     its own client            list)
+ *                                     claims' writes first, or  (request
+ *                                     the claims' alone: held   list)
+ *                                     for binding conditions,
+ *                                     or released), its own
+ *                                     client
  * eventer             eventer.c       Kubernetes Events: their  lane.lock
  *  x EVENTER_LANES                    aggregation, its own      (its Event
  *                                     client and recorder       list)

@@ -16,8 +16,11 @@
  * Slurm allocates the job, a claim's devices are the
  * node's ResourceSlice devices of the class's driver that are the GRES
  * indices Slurm gave the pod (by the class's deviceNames, deviceName or
- * indexAttribute).  A claim another job of this install holds is shared:
- * the pod joins it on that job's node.  Pure: no I/O.
+ * indexAttribute), with the binding conditions a device lists, which
+ * dra_claim_binding reads back.  A claim another job of this install holds
+ * is shared: the pod joins it on that job's node.  A claim of the pod's
+ * PodGroup is counted apart (dra_pod_gres' group), once for the gang.
+ * Pure: no I/O.
  */
 #ifndef DRA_H
 #define DRA_H
