@@ -56,7 +56,9 @@ daemon() {
 	*) bin=$ADMISSION_BIN ;;
 	esac
 	local pidfile=$RUN_DIR/$name.pid
-	if up_to_date "$pidfile" "$bin"; then
+	# New flags restart it too.
+	if up_to_date "$pidfile" "$bin" &&
+		[ "$(cat "$RUN_DIR/$name.args" 2>/dev/null)" = "$*" ]; then
 		echo "bridge-up: $name already running (pid $(stack_pid "$pidfile"))"
 		return 0
 	fi
@@ -64,6 +66,7 @@ daemon() {
 	log_from=$(stat -c %s "$LOG_DIR/$name.log" 2>/dev/null) || log_from=0
 	# shellcheck disable=SC2086
 	stack_spawn "$name" "${STACK_EXEC[@]}" ${DAEMON_WRAPPER:-} "$bin" "$@"
+	echo "$*" >"$RUN_DIR/$name.args"
 	if ! stack_wait "$name to be ready" 30 $ready; then
 		stack_log_tail "$name" 30
 		exit 1
@@ -156,12 +159,14 @@ BRIDGE_USER=system:slurm-bridge
 # The extender e2e's stock kube-scheduler (default-scheduler) places pods
 # of the namespaces managedNamespaceSelector picks: the guard lets its pods
 # tolerate the managed-node taint there.  slurm-bridge-b is the second
-# install test/e2e/t_56_installs.sh runs beside this one.
+# install test/e2e/t_56_installs.sh runs beside this one.  KubeRay's gang
+# integration names its pods' scheduler scheduler-plugins-scheduler: in the
+# namespaces the webhook manages, slurm-bridge places them (t_67_kuberay).
 daemon slurm-bridge-admission admission_ready \
 	--listen "$ADMISSION_LISTEN" --tls-cert "$ADMISSION_CERT" --tls-key "$ADMISSION_KEY" \
 	--config "$BRIDGE_CONFIG" --kubeconfig "$ADMISSION_KUBECONFIG" \
 	--bridge-user "$BRIDGE_USER" --extender-scheduler default-scheduler \
-	--allow-scheduler slurm-bridge-b
+	--allow-scheduler slurm-bridge-b --adopt-scheduler scheduler-plugins-scheduler
 # Both webhook configurations, from manifests/admission/webhooks.yaml (see
 # there for the failurePolicy), pointed at the local webhook by URL.  The
 # guard also exempts the bench's namespaces where a stock kube-scheduler

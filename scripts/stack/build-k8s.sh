@@ -8,9 +8,11 @@
 #                                  kube-scheduler kubectl lws jobset crds/
 #   $K8S_CACHE/kwok-$KWOK_VERSION/kwok
 #   $K8S_CACHE/etcd-$ETCD_VERSION/etcd   (only when Debian's is not wanted)
+#   $K8S_CACHE/kueue-$KUEUE_VERSION/kueue crds/
+#   $K8S_CACHE/kuberay-$KUBERAY_VERSION/kuberay crds/   (ray-operator)
 #
 # Usage: build-k8s.sh [kube-apiserver|kube-controller-manager|kube-scheduler|
-#                      kubectl|kubelet|lws|jobset|kwok|etcd ...]
+#                      kubectl|kubelet|lws|jobset|kwok|etcd|kueue|kuberay ...]
 # With no argument it builds what the stack always runs (kube-apiserver,
 # kube-controller-manager, kwok).  Binaries already cached are not rebuilt.
 #
@@ -20,7 +22,8 @@
 # compiles and links every missing binary with both cores busy.  (Built one
 # module each, the controllers alone took 407 s of a first demo.)  kwok
 # keeps a module of its own (v0.7.0 does not compile against apimachinery
-# 0.34).  The versions of each come with the Kubernetes release
+# 0.34), and so do Kueue and KubeRay (each pins its own client-go).  The
+# versions of each come with the Kubernetes release
 # (kube_release_versions in stack-env.sh).  Concurrent runs wait for each other (flock).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -174,11 +177,37 @@ build_etcd() {
 	echo "build-k8s: built $out"
 }
 
+# build_module NAME PACKAGE@VERSION MODULE@VERSION CRDGLOB: a controller with a module of
+# its own, installed with `go install` (neither Kueue's nor KubeRay's
+# go.mod has replace directives), and its CRDs of the same version (the
+# files under the module's config/ that match CRDGLOB) beside it.
+build_module() {
+	local name=$1 pkg=$2 mod=$3 glob=$4 out dir src t
+	out=$(stack_cache_path "$name"); dir=$(dirname "$out")
+	if [ -x "$out" ] && [ -d "$dir/crds" ]; then echo "build-k8s: cached $out"; return 0; fi
+	t=$EPOCHREALTIME
+	mkdir -p "$dir"
+	if [ ! -x "$out" ]; then
+		echo "build-k8s: building $name ($pkg)"
+		rm -rf "$dir/.bin"
+		GOBIN=$dir/.bin go install -trimpath -ldflags "-s -w" "$pkg" || return 1
+		mv "$dir/.bin/"* "$out"
+		rm -rf "$dir/.bin"
+	fi
+	src=$(cd / && go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+	[ -n "$src" ] || { echo "build-k8s: cannot read the $name module" >&2; return 1; }
+	rm -rf "$dir/crds.tmp"; mkdir -p "$dir/crds.tmp"
+	find "$src/config" -path "$glob" -name '*.yaml' -exec cp {} "$dir/crds.tmp/" \;
+	mv "$dir/crds.tmp" "$dir/crds"
+	echo "build-k8s: built $name in $(stack_since "$t" 0) ($out)"
+}
+
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(kube-apiserver kube-controller-manager kwok)
-stack=() kwok=0 etcd=0
+stack=() kwok=0 etcd=0 mods=()
 for t in "${targets[@]}"; do
 	case $t in
+	kueue|kuberay) mods+=("$t") ;;
 	kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|jobset|lws) stack+=("$t") ;;
 	kwok) kwok=1 ;;
 	etcd) etcd=1 ;;
@@ -188,4 +217,12 @@ done
 if [ ${#stack[@]} -gt 0 ]; then build_stack "${stack[@]}"; fi
 if [ "$kwok" = 1 ]; then build_kwok; fi
 if [ "$etcd" = 1 ]; then build_etcd; fi
+for t in "${mods[@]}"; do
+	case $t in
+	kueue) build_module kueue "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION" \
+		"sigs.k8s.io/kueue@$KUEUE_VERSION" '*/crd/bases/*' ;;
+	kuberay) build_module kuberay "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" \
+		"github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" '*/crd/bases/*' ;;
+	esac
+done
 echo "build-k8s: done in $(stack_since "$t0" 0)"

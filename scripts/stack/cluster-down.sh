@@ -39,6 +39,7 @@ stop_k8s() {
 	fi
 	stack_stop_many 10 "kwok|$RUN_DIR/kwok.pid|kwok" \
 		"jobset|$RUN_DIR/jobset.pid|jobset" "lws|$RUN_DIR/lws.pid|lws" \
+		"kueue|$RUN_DIR/kueue.pid|kueue" "kuberay|$RUN_DIR/kuberay.pid|kuberay" \
 		"kube-controller-manager|$RUN_DIR/kube-controller-manager.pid|kube-controller-manager"
 	# The apiserver drains for a few seconds; etcd goes last.
 	stack_stop kube-apiserver "$RUN_DIR/kube-apiserver.pid" kube-apiserver 30

@@ -18,6 +18,9 @@
 #               running stack's, else 1.37); see kube_release_versions
 #   KWOK_VERSION ETCD_VERSION JOBSET_VERSION LWS_VERSION  overrides of the
 #               versions that release brings
+#   KUEUE_VERSION KUBERAY_VERSION  Kueue's and KubeRay's controllers (one
+#               version for every release; Kueue v0.17 and KubeRay v1.5 are
+#               built against client-go 0.35 and 0.34, which 1.34 to 1.37 serve)
 #   K8S_CACHE   where build-k8s.sh caches the stack's Go binaries
 #
 # KUBECONFIG is always $STACK_DIR/kubeconfig (admin). Everything listens on
@@ -173,6 +176,8 @@ ETCD_VERSION=${ETCD_VERSION:-$_etcd}
 JOBSET_VERSION=${JOBSET_VERSION:-$_js}
 LWS_VERSION=${LWS_VERSION:-$_lws}
 CONTROLLER_RUNTIME_VERSION=${CONTROLLER_RUNTIME_VERSION:-$_cr}
+KUEUE_VERSION=${KUEUE_VERSION:-v0.17.0}
+KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
 unset _kv _kminor _kvers _k8s _js _lws _kwok _etcd _cr
 K8S_CACHE=${K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slurm-bridge}
 # The binaries that build-k8s.sh builds from one Go module, keyed by the
@@ -186,6 +191,8 @@ stack_cache_path() {
 		echo "$STACK_GO_DIR/$1" ;;
 	kwok) echo "$K8S_CACHE/kwok-$KWOK_VERSION/kwok" ;;
 	etcd) echo "$K8S_CACHE/etcd-$ETCD_VERSION/etcd" ;;
+	kueue) echo "$K8S_CACHE/kueue-$KUEUE_VERSION/kueue" ;;
+	kuberay) echo "$K8S_CACHE/kuberay-$KUBERAY_VERSION/kuberay" ;;
 	*) return 1 ;;
 	esac
 }

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# make workload-controllers: JobSet and LeaderWorkerSet on the local stack.
+# make workload-controllers: JobSet, LeaderWorkerSet, Kueue and KubeRay on
+# the local stack.
 #
-# make workload-controllers: runs the JobSet and LeaderWorkerSet controllers
-# against the local stack, built from their Go modules (sigs.k8s.io/jobset,
-# sigs.k8s.io/lws) and cached like kube-apiserver, with their CRDs applied
-# from the same module versions.  Their admission webhooks are served on
+# make workload-controllers: runs the JobSet and LeaderWorkerSet
+# controllers, Kueue's controller manager and KubeRay's operator against
+# the local stack, built from their Go modules (sigs.k8s.io/jobset,
+# sigs.k8s.io/lws, sigs.k8s.io/kueue, github.com/ray-project/kuberay/
+# ray-operator) and cached like kube-apiserver, with their CRDs applied from
+# the same module versions.  Their admission webhooks are served on
 # 127.0.0.1 with a certificate from the stack CA and registered by URL.
-# Idempotent; cluster-down stops them.
+# Kueue and KubeRay are optional: when their module cannot be had (the
+# module proxy refuses it), a line says so and the others start; the
+# scenarios that need them skip, saying why.  Idempotent; cluster-down
+# stops them.
 #
-# Usage: workloads-up.sh [jobset] [lws]   (default: both; the demo needs
-# only lws)
+# Usage: workloads-up.sh [jobset] [lws] [kueue] [kuberay]   (default: all;
+# the demo needs only lws)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/stack/stack-env.sh
@@ -17,16 +23,32 @@ here=$(cd "$(dirname "$0")" && pwd)
 t0=$EPOCHREALTIME
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(jobset lws)
-bins=() crds=()
+[ ${#want[@]} -gt 0 ] || want=(jobset lws kueue kuberay)
+bins=() crds=() opt=()
 for w in "${want[@]}"; do
 	case $w in
 	jobset) bins+=(JOBSET=jobset); crds+=(jobsets.jobset.x-k8s.io) ;;
 	lws) bins+=(LWS=lws); crds+=(leaderworkersets.leaderworkerset.x-k8s.io) ;;
-	*) echo "usage: workloads-up.sh [jobset] [lws]" >&2; exit 2 ;;
+	kueue|kuberay) opt+=("$w") ;;
+	*) echo "usage: workloads-up.sh [jobset] [lws] [kueue] [kuberay]" >&2; exit 2 ;;
 	esac
 done
-stack_resolve_bins "${bins[@]}"
+[ ${#bins[@]} -eq 0 ] || stack_resolve_bins "${bins[@]}"
+# The optional ones: each built once, or left out with a line saying why.
+want=()
+for w in "${bins[@]}"; do want+=("${w#*=}"); done
+for w in "${opt[@]}"; do
+	var=$(echo "$w" | tr a-z A-Z)
+	if ! stack_resolve_bins "$var=$w" 2>"$STACK_DIR/log/build-$w.log"; then
+		echo "workloads-up: $w not started: it could not be built (scripts/stack/build-k8s.sh $w; $(tail -1 "$STACK_DIR/log/build-$w.log"))"
+		continue
+	fi
+	want+=("$w")
+	for f in "$(dirname "${!var}")"/crds/*.yaml; do
+		c=$(basename "$f" .yaml)
+		crds+=("${c#*_}.${c%%_*}")
+	done
+done
 # LWS v0.9 also runs a DisaggregatedSet controller, and exits when its
 # CRD is missing (its cache never syncs): install it where it ships.
 if [[ " ${want[*]} " == *" lws "* ]] &&
@@ -37,6 +59,10 @@ fi
 # their binaries.
 for c in "${crds[@]}"; do
 	f=$STACK_GO_DIR/crds/${c#*.}_${c%%.*}.yaml
+	case $c in
+	*.kueue.x-k8s.io) f=$(dirname "$KUEUE")/crds/${c#*.}_${c%%.*}.yaml ;;
+	*.ray.io) f=$(dirname "$KUBERAY")/crds/${c#*.}_${c%%.*}.yaml ;;
+	esac
 	[ -f "$f" ] || { echo "workloads-up: CRD $f is missing" >&2; exit 1; }
 	kubectl --kubeconfig="$KUBECONFIG" apply --server-side -f "$f" >/dev/null
 done
@@ -77,15 +103,53 @@ YAML
 	echo "$STACK_DIR/$1-config.yaml"
 }
 
-# controller NAME BINARY CONFIG HEALTH_PORT
+# Kueue: its v1beta2 Configuration.  Integrations: batch Jobs, JobSets
+# and plain pods (its pod integration), each only where it has a
+# queue-name label (manageJobsWithoutQueueName is off), so nothing else
+# on the stack is Kueue's.  Its visibility API server is left off: it
+# would need an APIService, which no scenario reads.
+config_kueue() {
+	cat >"$STACK_DIR/kueue-config.yaml" <<YAML
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+webhook:
+  host: $LOCAL_IP
+  port: 9446
+  certDir: $certs
+health:
+  healthProbeBindAddress: $LOCAL_IP:8093
+metrics:
+  bindAddress: $LOCAL_IP:8443
+manageJobsWithoutQueueName: false
+integrations:
+  frameworks:
+  - batch/job
+  - jobset.x-k8s.io/jobset
+  - pod
+YAML
+	echo "$STACK_DIR/kueue-config.yaml"
+}
+
+# controller NAME BINARY CONFIG HEALTH_PORT [FLAG...]: CONFIG is passed as
+# --config, unless it is -.  Running with other flags, it is restarted.
 controller() {
 	local name=$1 binary=$2 conf=$3 port=$4
+	shift 4
+	[ "$conf" = - ] || set -- --config="$conf" "$@"
 	if stack_alive "$RUN_DIR/$name.pid" "$name"; then
-		echo "workloads-up: $name already running (pid $(stack_pid "$RUN_DIR/$name.pid"))"
-		return
+		if [ "$(cat "$RUN_DIR/$name.args" 2>/dev/null)" = "$*" ]; then
+			echo "workloads-up: $name already running (pid $(stack_pid "$RUN_DIR/$name.pid"))"
+			return
+		fi
+		stack_stop "$name" "$RUN_DIR/$name.pid" "$name" 20 >/dev/null
 	fi
-	stack_spawn "$name" "$binary" --config="$conf" \
-		--kubeconfig="$KUBECONFIG"
+	stack_spawn "$name" "$binary" "$@" --kubeconfig="$KUBECONFIG"
+	echo "$*" >"$RUN_DIR/$name.args"
 	if ! stack_wait "$name" 60 curl -fsS "http://$LOCAL_IP:$port/readyz"; then
 		stack_log_tail "$name" 25
 		exit 1
@@ -146,6 +210,33 @@ webhooks_lws() {
 			leaderworkerset.x-k8s.io v1 leaderworkersets "CREATE, UPDATE"
 	fi
 }
+# Kueue's, from the webhook manifests of its module (sigs.k8s.io/kueue):
+# its own objects, and the Jobs, JobSets and pods of the integrations
+# above, those limited to objects with a queue-name label.
+webhooks_kueue() {
+	local q=kueue.x-k8s.io/queue-name r ops
+	if [ "$1" = Mutating ]; then
+		ops=CREATE
+		webhook mjob.kb.io 9446 /mutate-batch-v1-job batch v1 jobs "$ops" $q
+		webhook mjobset.kb.io 9446 /mutate-jobset-x-k8s-io-v1alpha2-jobset \
+			jobset.x-k8s.io v1alpha2 jobsets "$ops" $q
+		webhook mpod.kb.io 9446 /mutate--v1-pod "" v1 pods "$ops" $q
+		for r in clusterqueue resourceflavor workload; do
+			webhook "m$r.kb.io" 9446 "/mutate-kueue-x-k8s-io-v1beta2-$r" \
+				kueue.x-k8s.io v1beta2 "${r}s" "$ops"
+		done
+	else
+		ops="CREATE, UPDATE"
+		webhook vjob.kb.io 9446 /validate-batch-v1-job batch v1 jobs "$ops" $q
+		webhook vjobset.kb.io 9446 /validate-jobset-x-k8s-io-v1alpha2-jobset \
+			jobset.x-k8s.io v1alpha2 jobsets "$ops" $q
+		webhook vpod.kb.io 9446 /validate--v1-pod "" v1 pods "$ops" $q
+		for r in clusterqueue cohort resourceflavor workload; do
+			webhook "v$r.kb.io" 9446 "/validate-kueue-x-k8s-io-v1beta2-$r" \
+				kueue.x-k8s.io v1beta2 "${r}s" "$ops"
+		done
+	fi
+}
 # register_webhooks NAME
 register_webhooks() {
 	local kind
@@ -164,6 +255,31 @@ for w in "${want[@]}"; do
 	case $w in
 	jobset) controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io 9444 8091 8441)" 8091 ;;
 	lws) controller lws "$LWS" "$(config lws config.lws.x-k8s.io 9445 8092 8442)" 8092 ;;
+	kueue)
+		# Without internal certificate management Kueue serves its
+		# metrics with the certificate at a fixed path.
+		mkdir -p /etc/kueue/metrics/certs
+		cp "$certs/tls.crt" "$certs/tls.key" /etc/kueue/metrics/certs/
+		kubectl --kubeconfig="$KUBECONFIG" create namespace kueue-system \
+			--dry-run=client -o yaml | kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
+		controller kueue "$KUEUE" "$(config_kueue)" 8093 \
+			--feature-gates=VisibilityOnDemand=false ;;
+	kuberay)
+		# As KubeRay runs by default: no batch scheduler.  With
+		# KUBERAY_BATCH_SCHEDULER=scheduler-plugins (its gang
+		# integration), a RayCluster labelled
+		# ray.io/gang-scheduling-enabled gets a PodGroup
+		# (scheduling.x-k8s.io) and its pods the pod-group label; but
+		# KubeRay 1.5 then refuses every RayJob ("currently only
+		# RayCluster is supported"), so t_67_kuberay turns it on for
+		# its RayCluster scenario alone.  It serves no webhook
+		# (ENABLE_WEBHOOKS is unset).
+		controller kuberay "$KUBERAY" - 8094 \
+			--health-probe-bind-address="$LOCAL_IP:8094" \
+			--metrics-addr="$LOCAL_IP:8444" --enable-leader-election=false \
+			${KUBERAY_BATCH_SCHEDULER:+--batch-scheduler=$KUBERAY_BATCH_SCHEDULER} \
+			--log-stdout-encoder=console
+		continue ;;
 	esac
 	register_webhooks "$w"
 done
