@@ -34,6 +34,7 @@ struct admission_conf {
 	const char	 **bridge_users; /* --bridge-user, NULL-ended */
 	const char	 **allow_schedulers; /* --allow-scheduler, NULL-ended */
 	const char	 **extender_schedulers; /* --extender-scheduler */
+	const char	 **adopt_schedulers;	/* --adopt-scheduler */
 	int		   verbose;
 	struct sockaddr_in addr; /* parsed listen */
 };
@@ -112,11 +113,13 @@ enum review_mode {
 struct guard;
 
 struct review_conf {
-	const struct config *config;	    /* names, tables, defaults */
-	struct owners	    *owners;	    /* namespaces and owners */
-	struct guard	    *guard;	    /* managed nodes, or NULL */
-	const char *const   *bridge_users;  /* may write bridge keys */
-	int		     owner_wait_ms; /* for an owner not yet seen */
+	const struct config *config;	   /* names, tables, defaults */
+	struct owners	    *owners;	   /* namespaces and owners */
+	struct guard	    *guard;	   /* managed nodes, or NULL */
+	const char *const   *bridge_users; /* may write bridge keys */
+	/* Other schedulers whose pods are ours (--adopt-scheduler), or NULL. */
+	const char *const *adopt_schedulers;
+	int		   owner_wait_ms; /* for an owner not yet seen */
 };
 
 /* What one review decided; filled by mutate.c and validate.c. */

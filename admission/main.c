@@ -83,6 +83,12 @@ usage(FILE *fp)
 	    "                      (/guard) a scheduler that calls slurm-bridge as\n"
 	    "                      its extender: its pods may tolerate the taint\n"
 	    "                      in namespaces the bridge manages (repeatable)\n"
+	    "  --adopt-scheduler NAME\n"
+	    "                      (/mutate) in namespaces the bridge manages, a\n"
+	    "                      pod of this scheduler is placed by slurm-bridge,\n"
+	    "                      as one of default-scheduler is (KubeRay's gang\n"
+	    "                      integration names scheduler-plugins-scheduler;\n"
+	    "                      repeatable)\n"
 	    "  -n                  check the configuration and exit\n"
 	    "  -v                  more logging (repeatable)\n"
 	    "  -h, --help          this text\n"
@@ -161,14 +167,14 @@ main_list_add(const char **list, size_t max, const char *flag,
 }
 
 /*
- * Parses the flags into conf (users holds the --bridge-user names, allow
- * and extender those of --allow-scheduler and --extender-scheduler): -1
- * to go on, or the exit status for -h and usage errors.
+ * Parses the flags into conf (users holds the --bridge-user names;
+ * lists[0], [1] and [2] those of --allow-scheduler, --extender-scheduler
+ * and --adopt-scheduler): -1 to go on, or the exit status for -h and
+ * usage errors.
  */
 static int
 main_flags(int argc, char *argv[], struct admission_conf *conf,
-    const char **users, const char **allow, const char **extender,
-    int *checkonly)
+    const char **users, const char **lists[3], int *checkonly)
 {
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -181,6 +187,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "bridge-user", required_argument, NULL, 'u' },
 		{ "allow-scheduler", required_argument, NULL, 'S' },
 		{ "extender-scheduler", required_argument, NULL, 'E' },
+		{ "adopt-scheduler", required_argument, NULL, 'A' },
 		{ "webhook-configuration", required_argument, NULL, 'W' },
 		{ "issue-certs", no_argument, NULL, 'I' },
 		{ "uninstall", no_argument, NULL, 'U' },
@@ -189,7 +196,7 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, rc, nusers = 0;
+	int ch, rc, i, nusers = 0;
 
 	memset(conf, 0, sizeof(*conf));
 	conf->listen = config_env("ADMISSION_LISTEN", "127.0.0.1:9443");
@@ -201,8 +208,9 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 	conf->namespace = config_env("POD_NAMESPACE", NULL);
 	conf->cert_days = CERT_DAYS;
 	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
-	memset(allow, 0, (GUARD_MAX_SCHEDULERS + 1) * sizeof(*allow));
-	memset(extender, 0, (GUARD_MAX_SCHEDULERS + 1) * sizeof(*extender));
+	for (i = 0; i < 3; i++)
+		memset(lists[i], 0,
+		    (GUARD_MAX_SCHEDULERS + 1) * sizeof(*lists[i]));
 	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
@@ -255,12 +263,16 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 			users[nusers++] = optarg;
 			break;
 		case 'S':
-			main_list_add(allow, GUARD_MAX_SCHEDULERS,
+			main_list_add(lists[0], GUARD_MAX_SCHEDULERS,
 			    "--allow-scheduler", optarg);
 			break;
 		case 'E':
-			main_list_add(extender, GUARD_MAX_SCHEDULERS,
+			main_list_add(lists[1], GUARD_MAX_SCHEDULERS,
 			    "--extender-scheduler", optarg);
+			break;
+		case 'A':
+			main_list_add(lists[2], GUARD_MAX_SCHEDULERS,
+			    "--adopt-scheduler", optarg);
 			break;
 		default:
 			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
@@ -274,8 +286,9 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 	if (nusers == 0)
 		users[nusers++] = DEFAULT_BRIDGE_USER;
 	conf->bridge_users = users;
-	conf->allow_schedulers = allow;
-	conf->extender_schedulers = extender;
+	conf->allow_schedulers = lists[0];
+	conf->extender_schedulers = lists[1];
+	conf->adopt_schedulers = lists[2];
 	return (-1);
 }
 
@@ -293,12 +306,14 @@ main(int argc, char *argv[])
 	const char	     *users[MAX_BRIDGE_USERS + 1];
 	const char	     *allow[GUARD_MAX_SCHEDULERS + 1];
 	const char	     *extender[GUARD_MAX_SCHEDULERS + 1];
+	const char	     *adopt[GUARD_MAX_SCHEDULERS + 1];
+	const char	    **lists[3] = { allow, extender, adopt };
 	char		      err[512], podgroup_api[96], composite_api[96];
 	sigset_t	      set;
 	int		      sig, checkonly = 0;
 
-	if ((sig = main_flags(argc, argv, &conf, users, allow, extender,
-		 &checkonly)) != -1)
+	if ((sig = main_flags(argc, argv, &conf, users, lists, &checkonly)) !=
+	    -1)
 		return (sig);
 	log_init(conf.verbose);
 	if (conf.issue_certs || conf.uninstall) {
@@ -345,6 +360,7 @@ main(int argc, char *argv[])
 	rconf.owners = owners;
 	rconf.guard = guard;
 	rconf.bridge_users = conf.bridge_users;
+	rconf.adopt_schedulers = conf.adopt_schedulers;
 	rconf.owner_wait_ms = OWNER_WAIT_MS;
 	if ((srv = server_start(&conf, &rconf, err, sizeof(err))) == NULL)
 		fatalx("%s", err);

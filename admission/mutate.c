@@ -370,6 +370,20 @@ mutate_exclusive(const json_t *pod, const struct review_conf *rc,
 	    x.slice, x.key, dropped, dropped == 1 ? "" : "s");
 }
 
+/* Is sched one of the schedulers whose pods we place (--adopt-scheduler)? */
+static int
+mutate_adopted(const struct review_conf *rc, const char *sched)
+{
+	size_t i;
+
+	for (i = 0;
+	     rc->adopt_schedulers != NULL && rc->adopt_schedulers[i] != NULL;
+	     i++)
+		if (strcmp(rc->adopt_schedulers[i], sched) == 0)
+			return (1);
+	return (0);
+}
+
 void
 mutate_pod(const json_t *pod, const char *operation,
     const struct review_conf *rc, struct review_result *r)
@@ -385,7 +399,8 @@ mutate_pod(const json_t *pod, const char *operation,
 	if (sched == NULL)
 		patch_op(r->patch, "add", "/spec/schedulerName",
 		    json_string(rc->config->scheduler_name));
-	else if (strcmp(sched, "default-scheduler") == 0)
+	else if (strcmp(sched, "default-scheduler") == 0 ||
+	    mutate_adopted(rc, sched))
 		patch_op(r->patch, "replace", "/spec/schedulerName",
 		    json_string(rc->config->scheduler_name));
 	else if (strcmp(sched, rc->config->scheduler_name) != 0)

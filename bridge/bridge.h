@@ -829,6 +829,11 @@ struct pod_entry {
 	uint8_t	 del_sent;    /* a deletion asked (cleared if failed) */
 	uint8_t	 finalizer;   /* carries our finalizer */
 	uint8_t	 foreign;     /* another schedulerName (extender) */
+	/*
+	 * The gang whose job was full when it came, so it is placed alone
+	 * (pods_beyond; interned), or NULL.
+	 */
+	const char *beyond;
 };
 
 /* podentry.c: pod entries (reconcile thread). */
@@ -928,7 +933,9 @@ struct group {
 	enum workload_kind sized_by;
 	enum group_state   state;
 	unsigned	   gang : 1;
-	unsigned	   job_pods_set : 1; /* job_pods is known */
+	/* a member that finds its job full goes alone (group_id.grows) */
+	unsigned grows : 1;
+	unsigned job_pods_set : 1; /* job_pods is known */
 	/* ... and is the members, as they are (job_pods stays empty) */
 	unsigned job_pods_members : 1;
 	unsigned exclusive : 1;
@@ -1360,6 +1367,12 @@ void end_fail(struct reconcile *, struct group *, const char *reason,
 /* group.c: the group state machine (see the file's header). */
 /* Decides and does what the group needs next (submit, bind, end). */
 void group_evaluate(struct reconcile *, struct group *);
+/*
+ * Puts the pod in its group (workload_group; alone once placed beyond its
+ * gang), leaving the one it was in: the group, or NULL when the pod's
+ * settings are bad (its condition says why).
+ */
+struct group *group_join(struct reconcile *, struct pod_entry *);
 /* Re-evaluates the groups of one namespace. */
 void group_evaluate_ns(struct reconcile *, const char *ns);
 /* Has the periodic sweep nothing to do for the group? */

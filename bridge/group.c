@@ -4,11 +4,14 @@
  * ALLOCATED(layout) -> BOUND -> ENDED.  group_evaluate decides what it
  * needs next: wait for its members (and its namespace, and its size), be
  * submitted as one allocation-only placeholder job (form.c), have its
- * members bound once Slurm allocated it (bind.c), or end (end.c).  A
- * member that arrives after the allocation takes a free slot of it.
+ * members bound once Slurm allocated it (bind.c), or end (end.c).  A pod
+ * joins the group the workload rules name (group_join).  A member that
+ * arrives after the allocation takes a free slot of it, or, when the job
+ * is full and the gang grows, is placed alone (group_beyond).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "bridge.h"
@@ -20,18 +23,81 @@ group_in_job(struct group *g, const char *pkey)
 	return (strv_find(groups_job_list(g), pkey) != -1);
 }
 
+struct group *
+group_join(struct reconcile *r, struct pod_entry *e)
+{
+	struct workload_lookup lk;
+	struct group_id	       gid;
+	struct group	      *g, *old;
+	json_t		      *obj;
+	char		       err[256], msg[320];
+	int		       rc;
+
+	obj = podrec_json(e->rec);
+	caches_lookup_init(r, &lk);
+	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
+	if (rc == 0 && gid.gang && e->beyond)
+		rc = workload_group_alone(obj, &gid, err, sizeof(err));
+	json_decref(obj);
+	if (rc == -1) {
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
+		writes_condition(r, e, msg, 1);
+		return (NULL);
+	}
+	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
+	    (old = map_get(r->groups, e->group)) != NULL) {
+		groups_member_remove(old, e->rec->key);
+		e->group = NULL; /* old may go now */
+		end_member_gone(r, old);
+	}
+	g = groups_get(r, &gid, e->rec->ns);
+	e->group = g->key;
+	groups_member_add(g, e->rec->key);
+	if (e->foreign)
+		g->foreign = 1; /* labelled from now on */
+	if (g->invalid) {
+		/* A member changed: try a translation that failed again. */
+		g->invalid = 0;
+		g->next_try = 0;
+		g->retry_ms = 0;
+	}
+	return (g);
+}
+
+/*
+ * A member that came when its gang's Slurm job (jobid) was full, of a gang
+ * that grows: it leaves the gang and is placed alone, as a job of its own;
+ * its Binding marks it so (ANN_BEYOND_GANG, writes_bind).
+ */
+static void
+group_beyond(struct reconcile *r, struct pod_entry *e, const char *gang,
+    uint32_t jobid)
+{
+	struct group *g;
+
+	log_info("pod %s: gang %s's Slurm job %u is full (a PodGroup's pods "
+		 "beyond its minMember run once it has): placed alone, as a "
+		 "Slurm job of its own",
+	    e->rec->key, workload_key_name(gang), jobid);
+	intern_put(e->beyond);
+	e->beyond = intern_get(workload_key_name(gang));
+	if ((g = group_join(r, e)) != NULL)
+		group_evaluate(r, g);
+}
+
 /*
  * A member that arrives after its gang's job was allocated (a controller's
  * replacement for a member that ended) takes the slot of an ended or
  * vanished member: the allocation still holds it.  A member recreated
  * under the same name has its slot already.  Returns how many members now
- * need binding; one that finds no slot is told why.
+ * need binding; one that finds no slot is placed alone when the gang
+ * grows (group_beyond), else told why.
  */
 static size_t
 group_refill(struct reconcile *r, struct group *g)
 {
 	struct pod_entry *e, *old;
-	struct strv	 *jp;
+	struct strv	 *jp, beyond = { NULL, 0, 0 };
 	size_t		  i, j, filled = 0;
 	char		  msg[256];
 	int		  found;
@@ -59,7 +125,9 @@ group_refill(struct reconcile *r, struct group *g)
 			found = 1;
 			break;
 		}
-		if (!found) {
+		if (!found && g->grows)
+			strv_add(&beyond, e->rec->key);
+		else if (!found) {
 			snprintf(msg, sizeof(msg),
 			    "gang %s: Slurm job %u has "
 			    "no free slot for this pod; it waits until the "
@@ -68,6 +136,11 @@ group_refill(struct reconcile *r, struct group *g)
 			writes_condition(r, e, msg, 0);
 		}
 	}
+	/* After the loop: each leaves g's members. */
+	for (i = 0; i < beyond.n; i++)
+		if ((e = map_get(r->pods, beyond.v[i])) != NULL)
+			group_beyond(r, e, g->key, g->jobid);
+	strv_clear(&beyond);
 	return (filled);
 }
 

@@ -155,6 +155,7 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 	memcpy(g->key, gid->key, n);
 	g->ns = intern_get(ns);
 	g->gang = gid->gang != 0;
+	g->grows = gid->grows != 0;
 	g->min_member = gid->min_member;
 	g->sized_by = gid->sized_by;
 	map_put(r->groups, g->key, g);

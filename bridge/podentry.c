@@ -19,6 +19,7 @@ podentry_free(void *p)
 		return;
 	podrec_free(e->rec);
 	intern_put(e->bound_node);
+	intern_put(e->beyond);
 	intern_put(e->slurm_node);
 	free(e->cond_text);
 	free(e);

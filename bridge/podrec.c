@@ -30,11 +30,13 @@ static atomic_llong podrec_live_count;
 static const char *const keep_labels[] = { "scheduling.x-k8s.io/",
 	"jobset.sigs.k8s.io/", "leaderworkerset.sigs.k8s.io/",
 	"batch.kubernetes.io/job-completion-", "scheduler.slinky.slurm.net/",
-	"slinky.slurm.net/", "slurmjob.slinky.slurm.net/", NULL };
+	"slinky.slurm.net/", "slurmjob.slinky.slurm.net/",
+	"kueue.x-k8s.io/pod-group-", NULL };
 static const char *const keep_annotations[] = { ANN_PREFIX,
 	"scheduler.slinky.slurm.net/", "slinky.slurm.net/",
 	"leaderworkerset.sigs.k8s.io/", "batch.kubernetes.io/job-completion-",
-	"kueue.x-k8s.io/podset-", "alpha.jobset.sigs.k8s.io/", NULL };
+	"kueue.x-k8s.io/podset-", "kueue.x-k8s.io/pod-group-",
+	"alpha.jobset.sigs.k8s.io/", NULL };
 
 static int
 podrec_kept(const char *key, const char *const *prefixes)

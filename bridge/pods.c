@@ -1,7 +1,7 @@
 /*
  * The pods the reconcile thread takes in: a watch's pod (or the
- * extender's) becomes an entry (podentry.c) and joins its group, the one
- * the workload rules name (workload_group: its gang, or itself alone), and
+ * extender's) becomes an entry (podentry.c) and joins its group
+ * (group_join: its gang, or itself alone), and
  * the group is evaluated; a pod that leaves a group, ends or is deleted is
  * gone from it (end_member_gone).  A change to the object that decides a
  * gang (a JobSet with dependsOn, a Kubernetes PodGroup found basic) groups
@@ -13,50 +13,6 @@
 
 #include "xmalloc.h"
 #include "bridge.h"
-
-/*
- * Puts the pod in its group (workload_group), leaving the one it was in:
- * the group, or NULL when the pod's settings are bad (its condition says
- * why).
- */
-static struct group *
-pods_group(struct reconcile *r, struct pod_entry *e)
-{
-	struct workload_lookup lk;
-	struct group_id	       gid;
-	struct group	      *g, *old;
-	json_t		      *obj;
-	char		       err[256], msg[320];
-	int		       rc;
-
-	obj = podrec_json(e->rec);
-	caches_lookup_init(r, &lk);
-	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
-	json_decref(obj);
-	if (rc == -1) {
-		snprintf(msg, sizeof(msg), "slurm-bridge: %s", err);
-		writes_condition(r, e, msg, 1);
-		return (NULL);
-	}
-	if (e->group != NULL && strcmp(e->group, gid.key) != 0 &&
-	    (old = map_get(r->groups, e->group)) != NULL) {
-		groups_member_remove(old, e->rec->key);
-		e->group = NULL; /* old may go now */
-		end_member_gone(r, old);
-	}
-	g = groups_get(r, &gid, e->rec->ns);
-	e->group = g->key;
-	groups_member_add(g, e->rec->key);
-	if (e->foreign)
-		g->foreign = 1; /* labelled from now on */
-	if (g->invalid) {
-		/* A member changed: try a translation that failed again. */
-		g->invalid = 0;
-		g->next_try = 0;
-		g->retry_ms = 0;
-	}
-	return (g);
-}
 
 /*
  * Groups again the members of the group key, as long as nothing was asked
@@ -77,7 +33,7 @@ pods_regroup(struct reconcile *r, const char *key)
 		strv_add(&keys, g->members.v[i]);
 	for (i = 0; i < keys.n; i++)
 		if ((e = map_get(r->pods, keys.v[i])) != NULL &&
-		    (g = pods_group(r, e)) != NULL)
+		    (g = group_join(r, e)) != NULL)
 			group_evaluate(r, g);
 	strv_clear(&keys);
 }
@@ -162,6 +118,8 @@ pods_update(struct reconcile *r, struct podrec *rec)
 		e->cond_text = NULL;
 		intern_put(e->bound_node);
 		e->bound_node = NULL;
+		intern_put(e->beyond);
+		e->beyond = NULL;
 	}
 	/*
 	 * The watch shows the deletion asked: from here on only the force
@@ -187,7 +145,7 @@ pods_update(struct reconcile *r, struct podrec *rec)
 	intern_put(e->slurm_node);
 	e->slurm_node = intern_get(rec->slurm_node);
 
-	if ((g = pods_group(r, e)) == NULL)
+	if ((g = group_join(r, e)) == NULL)
 		return;
 	if (changed)
 		g->recheck = 1;

@@ -223,6 +223,10 @@ writes_bind(struct reconcile *r, struct pod_entry *e, const char *gkey,
 	if (a->gres != NULL)
 		json_object_set_new(w->body, ANN_SLURM_GRES,
 		    json_string(a->gres));
+	/* Alone from now on, a restart included (workload_group). */
+	if (e->beyond)
+		json_object_set_new(w->body, ANN_BEYOND_GANG,
+		    json_string(e->beyond));
 	writes_device_jobs(w->body, claims);
 	claims_joins_inflight(r, claims, 1);
 	intern_put(e->bound_node);

@@ -48,7 +48,13 @@ struct config;
  * devices ("12,40"); the epilog waits for it as for their own pods.
  */
 #define ANN_SLURM_DEVICE_JOBS "scheduler.slinky.slurm.net/device-jobs"
-#define LABEL_POD_GROUP	      "scheduling.x-k8s.io/pod-group"
+/*
+ * On a pod of a scheduler-plugins PodGroup that came after its gang's job
+ * was full, so was placed alone (its own Slurm job): the gang's name.  The
+ * scheduler writes it with the job id; it keeps the pod alone from then on.
+ */
+#define ANN_BEYOND_GANG "scheduler.slinky.slurm.net/beyond-gang"
+#define LABEL_POD_GROUP "scheduling.x-k8s.io/pod-group"
 /* Kubernetes' PodGroup condition, as kube-scheduler writes it. */
 #define PODGROUP_CONDITION "PodGroupInitiallyScheduled"
 /* ... and a CompositePodGroup's (scheduling.k8s.io/v1alpha3). */
@@ -65,9 +71,12 @@ struct config;
 #define LWS_LABEL_GROUP_INDEX	  "leaderworkerset.sigs.k8s.io/group-index"
 #define LWS_LABEL_WORKER_INDEX	  "leaderworkerset.sigs.k8s.io/worker-index"
 #define LWS_ANN_SIZE		  "leaderworkerset.sigs.k8s.io/size"
-#define FINALIZER		  "scheduler.slinky.slurm.net/finalizer"
-#define MANAGED_TAINT_KEY	  "slinky.slurm.net/managed-node"
-#define MANAGED_TAINT_VALUE	  "slurm-bridge"
+/* Kueue's pod integration: a group of plain pods admitted as one. */
+#define KUEUE_LABEL_GROUP     "kueue.x-k8s.io/pod-group-name"
+#define KUEUE_ANN_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+#define FINALIZER	      "scheduler.slinky.slurm.net/finalizer"
+#define MANAGED_TAINT_KEY     "slinky.slurm.net/managed-node"
+#define MANAGED_TAINT_VALUE   "slurm-bridge"
 /*
  * The taint's effect is the config's managedTaintEffect: NoSchedule by
  * default (the guard webhook keeps other schedulers' pods off Slurm's

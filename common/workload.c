@@ -497,6 +497,32 @@ workload_group_label(const json_t *pod, const char *group, struct group_id *gid,
 		    min, WORKLOAD_MAX_GANG);
 		return (-1);
 	}
+	workload_gang(gid, k8s_obj_namespace(pod), group, "", (int)n);
+	gid->grows = 1;
+	return (0);
+}
+
+/*
+ * A pod group of Kueue's pod integration: the pods with its group-name
+ * label, pod-group-total-count of them.  Kueue admits them as one
+ * Workload and ungates them together, so they are one Slurm job.
+ */
+static int
+workload_group_kueue(const json_t *pod, const char *group, struct group_id *gid,
+    char *err, size_t errlen)
+{
+	const char *total = k8s_obj_annotation(pod, KUEUE_ANN_GROUP_TOTAL);
+	long	    n;
+
+	if ((n = workload_count(total, 1, WORKLOAD_MAX_GANG)) == -1) {
+		snprintf(err, errlen,
+		    "annotation " KUEUE_ANN_GROUP_TOTAL
+		    ": \"%.32s\" is not a whole number from 1 to %d (label " KUEUE_LABEL_GROUP
+		    " makes the pod one of a Kueue pod "
+		    "group)",
+		    total != NULL ? total : "", WORKLOAD_MAX_GANG);
+		return (-1);
+	}
 	return (workload_gang(gid, k8s_obj_namespace(pod), group, "", (int)n));
 }
 
@@ -583,13 +609,15 @@ int
 workload_group(const json_t *pod, const struct workload_lookup *lk,
     struct group_id *gid, char *err, size_t errlen)
 {
-	const char *ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
 	const char *v, *idx;
 	int	    gang;
 
 	memset(gid, 0, sizeof(*gid));
 	if ((gang = workload_gang_override(pod, err, errlen)) == -2)
 		return (-1);
+	/* Placed beyond its gang's size, alone: so it stays. */
+	if (k8s_obj_annotation(pod, ANN_BEYOND_GANG) != NULL)
+		gang = 0;
 	if (gang != 0) {
 		if ((v = k8s_obj_str(pod,
 			 "spec.schedulingGroup.podGroupName")) != NULL &&
@@ -597,6 +625,8 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 			return (0);
 		if ((v = k8s_obj_label(pod, LABEL_POD_GROUP)) != NULL)
 			return (workload_group_label(pod, v, gid, err, errlen));
+		if ((v = k8s_obj_label(pod, KUEUE_LABEL_GROUP)) != NULL)
+			return (workload_group_kueue(pod, v, gid, err, errlen));
 		if ((v = k8s_obj_label(pod, LWS_LABEL_NAME)) != NULL &&
 		    (idx = k8s_obj_label(pod, LWS_LABEL_GROUP_INDEX)) != NULL)
 			return (
@@ -607,6 +637,16 @@ workload_group(const json_t *pod, const struct workload_lookup *lk,
 		if (workload_group_job(pod, lk, gid))
 			return (0);
 	}
+	return (workload_group_alone(pod, gid, err, errlen));
+}
+
+int
+workload_group_alone(const json_t *pod, struct group_id *gid, char *err,
+    size_t errlen)
+{
+	const char *ns = k8s_obj_namespace(pod), *name = k8s_obj_name(pod);
+
+	memset(gid, 0, sizeof(*gid));
 	if ((size_t)snprintf(gid->key, sizeof(gid->key), "pod:%s/%s", ns,
 		name) >= sizeof(gid->key)) {
 		snprintf(err, errlen, "namespace and pod name are too long");

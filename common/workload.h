@@ -7,7 +7,8 @@
  * The gang, everywhere: the PodGroup of Kubernetes' own gang API that its
  * spec.schedulingGroup names (a gang when its policy is gang; all the
  * PodGroups of its parent CompositePodGroup, when that one is a gang), else the
- * PodGroup its pod-group label names, else the LeaderWorkerSet group, else
+ * PodGroup its pod-group label names, else the Kueue pod group its
+ * pod-group-name label names, else the LeaderWorkerSet group, else
  * the JobSet, else its controlling Job (an Indexed Job with parallelism > 1
  * is a gang), else the pod alone.  The workload root (whose annotations the
  * pods inherit) follows the same order, with Kubernetes' PodGroup last: a
@@ -59,6 +60,11 @@ struct group_id {
 	int  min_member; /* 0: from the object named by sized_by */
 	/* What sizes the gang: WORKLOAD_SCHED_PODGROUP, else by name. */
 	enum workload_kind sized_by;
+	/*
+	 * Members beyond its size may each be placed alone once its job is
+	 * full (a scheduler-plugins PodGroup: Coscheduling lets them run).
+	 */
+	int grows;
 };
 /* The group's name in a key of group_id's (after the namespace: in key). */
 const char *workload_key_name(const char *key);
@@ -90,7 +96,8 @@ void   workload_layers_free(json_t *out[], size_t n);
 const char *workload_ref_name(const json_t *pg);
 /*
  * Finds the group of a pod: the pod-group label (with min-member, or 0 for
- * a PodGroup CR), else a LeaderWorkerSet group (size annotation), else a
+ * a PodGroup CR), else a Kueue pod group (pod-group-total-count), else a
+ * LeaderWorkerSet group (size annotation), else a
  * JobSet (its size from the JobSet, 0 while unknown), else an Indexed Job
  * owner, else the pod alone.  The gang annotation overrides.  lk may be
  * NULL: then JobSet sizes are unknown and Jobs are not looked up.  -1 with
@@ -98,6 +105,13 @@ const char *workload_ref_name(const json_t *pg);
  */
 int workload_group(const json_t *pod, const struct workload_lookup *lk,
     struct group_id *, char *err, size_t errlen);
+/*
+ * Fills gid as the pod alone ("pod:ns/name"), whatever its gang: what a
+ * pod beyond its gang's size is, and one the scheduler marked so
+ * (ANN_BEYOND_GANG, which workload_group reads).  0, or -1 with err.
+ */
+int workload_group_alone(const json_t *pod, struct group_id *gid, char *err,
+    size_t errlen);
 /*
  * A gang's size: min_member when the pods gave one; else, sized by a
  * Kubernetes PodGroup, its spec.schedulingPolicy.gang.minCount; else its

@@ -25,6 +25,8 @@
 #define RV_DIR TEST_DATA "/review"
 
 static const char *const rv_users[] = { "system:slurm-bridge", NULL };
+/* --adopt-scheduler: KubeRay's gang integration's scheduler. */
+static const char *const rv_adopt[] = { "scheduler-plugins-scheduler", NULL };
 
 /* Replaces the base64 patch of a response by the decoded JSON Patch. */
 static void
@@ -150,6 +152,7 @@ review_case(const char *name)
 	conf.config = cfg;
 	conf.owners = owners_new(NULL, NULL, NULL);
 	conf.bridge_users = rv_users;
+	conf.adopt_schedulers = rv_adopt;
 	load_owners(conf.owners, name);
 	snprintf(path, sizeof(path), RV_DIR "/%s/input.json", name);
 	body = check_slurp(path, &len);

@@ -166,6 +166,40 @@ START_TEST(test_workload_groups)
 	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
 	json_decref(p);
 
+	/* Kueue's pod group: its name, pod-group-total-count pods. */
+	p = pod("kp-0", NULL, NULL, NULL);
+	json_object_set_new(k8s_obj_get(p, "metadata.labels"),
+	    KUEUE_LABEL_GROUP, json_string("kp"));
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    KUEUE_ANN_GROUP_TOTAL, json_string("3"));
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/kp");
+	ck_assert_int_eq(g.min_member, 3);
+	ck_assert_int_eq(g.gang, 1);
+	ck_assert_int_eq(g.grows, 0); /* Kueue admits the group whole */
+	json_object_del(k8s_obj_get(p, "metadata.annotations"),
+	    KUEUE_ANN_GROUP_TOTAL);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, KUEUE_ANN_GROUP_TOTAL ": \"\" is not") !=
+		NULL,
+	    "%s", err);
+	json_decref(p);
+
+	/*
+	 * A scheduler-plugins PodGroup grows: a pod the scheduler placed
+	 * beyond it (ANN_BEYOND_GANG) is alone from then on.
+	 */
+	p = pod("pg-extra", "pg", "2", NULL);
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "gang:ns/pg");
+	ck_assert_int_eq(g.grows, 1);
+	json_object_set_new(k8s_obj_get(p, "metadata.annotations"),
+	    ANN_BEYOND_GANG, json_string("pg"));
+	ck_assert_int_eq(workload_group(p, NULL, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.key, "pod:ns/pg-extra");
+	ck_assert_int_eq(g.gang, 0);
+	json_decref(p);
+
 	/* JobSet: 2 x 3 + 1 (defaults) pods; the Job owner does not win. */
 	job = json_pack("{s:{s:s, s:s}, s:{s:[{s:i, s:{s:{s:i}}}, {s:{}}]}}",
 	    "metadata", "name", "js", "namespace", "ns", "spec",
