@@ -338,6 +338,91 @@ out:
 	return (rc);
 }
 
+/*
+ * A gang whose members may use different nodes (Kueue's topology-aware
+ * scheduling pins each pod to the node it chose): one component per set
+ * of nodes, so Slurm allocates each pod where it may run.  A topology the
+ * gang requires then holds only if every node any member may use is in
+ * one domain; it is, and Slurm needs no request for it.  0, or 1 with msg.
+ */
+static int
+exclude_split(struct reconcile *r, struct group *g, struct pod_entry **pods,
+    size_t n, struct jobspec *js, const char *const *exc, char *msg, size_t len)
+{
+	const char *name, *val, *dom = NULL;
+	json_t	   *node, **excl;
+	uint64_t    it = 0;
+	char	    why[256], *cp, *tok, *save;
+	size_t	    i;
+	int	    allowed, ok = 1;
+
+	if (js->topo_key != NULL && js->topo_required) {
+		/* Each member's excluded nodes, as a set (of pointers). */
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+		excl = xcalloc(n, sizeof(*excl));
+		for (i = 0; i < n; i++) {
+			excl[i] = json_object();
+			cp = xstrdup(exc[i]);
+			for (tok = strtok_r(cp, ",", &save); tok != NULL;
+			     tok = strtok_r(NULL, ",", &save))
+				json_object_set_new(excl[i], tok, json_true());
+			free(cp);
+		}
+		while (ok && map_next(r->nodes, &it, &name, (void **)&node)) {
+			if (!translate_node_managed(node))
+				continue;
+			/* May any member use it? */
+			allowed = 0;
+			for (i = 0; i < n && !allowed; i++)
+				allowed = json_object_get(excl[i],
+					      exclude_slurm_name(node)) == NULL;
+			if (!allowed)
+				continue;
+			val = k8s_obj_label(node, js->topo_key);
+			if (val == NULL ||
+			    (dom != NULL && strcmp(dom, val) != 0))
+				ok = 0;
+			dom = val;
+		}
+		for (i = 0; i < n; i++)
+			json_decref(excl[i]);
+		free(excl);
+		if (!ok) {
+			snprintf(msg, len,
+			    "gang %s: its pods may use different nodes (their "
+			    "nodeSelector, affinity, tolerations, host ports or "
+			    "resources differ), and together nodes of more "
+			    "than one value of %s, which it requires one of; "
+			    "Slurm holds a topology request for each part of "
+			    "such a job alone, so give the pods the same node "
+			    "constraints, or constraints within one %s",
+			    workload_key_name(g->key), js->topo_key,
+			    js->topo_key);
+			return (1);
+		}
+		free(js->topo_key);
+		js->topo_key = NULL;
+		js->topo_required = 0;
+		js->req_switch = 0;
+		js->wait4switch = 0;
+		js->segment_size = 0;
+	}
+	if (translate_split_nodes(js, exc, n, why, sizeof(why)) == -1) {
+		snprintf(msg, len,
+		    "gang %s: pod %s may use other nodes than pod %s (their "
+		    "nodeSelector, affinity, tolerations, host ports or "
+		    "resources differ), and slurm-bridge cannot ask Slurm for "
+		    "each set of nodes: %s",
+		    workload_key_name(g->key), podrec_name(pods[n - 1]->rec),
+		    podrec_name(pods[0]->rec), why);
+		return (1);
+	}
+	log_info("group %s: its pods may use %zu different sets of nodes: "
+		 "one heterogeneous job of a component per set",
+	    g->key, js->ncomps);
+	return (0);
+}
+
 int
 exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
     size_t n, struct jobspec *js, char *msg, size_t len)
@@ -345,10 +430,10 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	struct claims_asker ask;
 	struct dra_lookup   dl;
 	const json_t	   *ans;
-	const char	   *exc, *first = NULL;
+	const char	   *exc, **each;
 	json_t		   *pod, *owned, *needs;
 	size_t		    i;
-	int		    rc = 0;
+	int		    rc = 0, differ = 0;
 
 	g->unfit = 0;
 	/* What the claims ask: the caches alone (dra_pod_needs). */
@@ -356,11 +441,13 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	ask.r = r;
 	ask.gkey = g->key;
 	caches_claims_init(&ask, &dl);
+	each = xcalloc(n, sizeof(*each));
 	for (i = 0; i < n && rc == 0; i++) {
 		pod = podrec_json(pods[i]->rec);
 		if (fit_pod_waits(pod, msg, len)) {
 			json_decref(pod);
-			return (1);
+			rc = 1;
+			break;
 		}
 		needs = dra_pod_needs(pod, r->conf->dra, &dl);
 		ans = exclude_answer(r, pod, needs, &owned);
@@ -373,24 +460,23 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 			    json_string_value(json_array_get(ans, 2)));
 			g->unfit = 1;
 			rc = 1;
-		} else if (first == NULL) {
-			free(js->exc_nodes);
-			js->exc_nodes = *exc != '\0' ? xstrdup(exc) : NULL;
-			first = js->exc_nodes != NULL ? js->exc_nodes : "";
-		} else if (strcmp(first, exc) != 0) {
-			snprintf(msg, len,
-			    "gang %s: pod %s may use other nodes than pod %s "
-			    "(their nodeSelector, affinity, tolerations, host "
-			    "ports or resources differ); slurm-bridge places a "
-			    "gang's pods only where all of them may run",
-			    workload_key_name(g->key),
-			    podrec_name(pods[i]->rec),
-			    podrec_name(pods[0]->rec));
-			rc = 1;
+		} else {
+			each[i] = xstrdup(exc);
+			if (i > 0 && strcmp(each[0], each[i]) != 0)
+				differ = 1;
 		}
 		json_decref(owned);
 		json_decref(pod);
 	}
+	if (rc == 0 && !differ) {
+		free(js->exc_nodes);
+		js->exc_nodes = n > 0 && *each[0] != '\0' ? xstrdup(each[0]) :
+							    NULL;
+	} else if (rc == 0)
+		rc = exclude_split(r, g, pods, n, js, each, msg, len);
+	for (i = 0; i < n; i++)
+		free((char *)(uintptr_t)each[i]);
+	free(each);
 	if (rc == 0 && js->topo_key != NULL && js->topo_required &&
 	    js->topo_kind == TOPO_LABEL &&
 	    (rc = exclude_domain(r, js, msg, len)) != 0)

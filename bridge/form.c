@@ -60,6 +60,18 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 	return (rc);
 }
 
+/* Do the gang's components exclude nodes of their own? */
+static int
+form_split(const struct jobspec *js)
+{
+	size_t k;
+
+	for (k = 0; k < js->ncomps; k++)
+		if (js->comps[k].exc_nodes != NULL)
+			return (1);
+	return (0);
+}
+
 /*
  * What the owner of a pending job may change of it (sctl_update_pending),
  * as a hash to compare (map_hash of the fields, never 0): 8 bytes a
@@ -69,7 +81,8 @@ static uint64_t
 form_spec(const struct jobspec *js)
 {
 	uint64_t h;
-	char	*s;
+	char	*s, *t;
+	size_t	 k;
 
 	xasprintf(&s,
 	    "%s\x1f%u\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
@@ -82,6 +95,14 @@ form_spec(const struct jobspec *js)
 	    js->licenses != NULL ? js->licenses : "",
 	    js->wckey != NULL ? js->wckey : "",
 	    js->exc_nodes != NULL ? js->exc_nodes : "");
+	/* Each component's own nodes (translate_split_nodes). */
+	for (k = 0; k < js->ncomps; k++) {
+		xasprintf(&t, "%s\x1e%s", s,
+		    js->comps[k].exc_nodes != NULL ? js->comps[k].exc_nodes :
+						     "");
+		free(s);
+		s = t;
+	}
 	h = map_hash(s);
 	free(s);
 	return (h != 0 ? h : 1);
@@ -146,7 +167,8 @@ form_update_pending(struct reconcile *r, struct group *g)
 	 * scontrol update of it is not undone.  But for the nodes its pods
 	 * may not use: a hard constraint, sent whenever there are some.
 	 */
-	if ((g->spec == 0 && js.exc_nodes == NULL) || spec == g->spec) {
+	if ((g->spec == 0 && js.exc_nodes == NULL && !form_split(&js)) ||
+	    spec == g->spec) {
 		g->spec = spec;
 		translate_jobspec_cleanup(&js);
 		return;

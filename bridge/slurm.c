@@ -626,6 +626,8 @@ sctl_comp_fill(job_desc_msg_t *d, const struct jobspec *js, size_t k)
 	    NO_VAL64;
 	d->min_nodes = 1;
 	d->max_nodes = c->ntasks == 1 ? 1 : NO_VAL;
+	if (c->exc_nodes != NULL)
+		d->exc_nodes = c->exc_nodes;
 	d->environment = sctl_het_env;
 	d->env_size = 1;
 	d->std_out = (char *)(uintptr_t) "/dev/null";
@@ -790,8 +792,14 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	if (js->time_limit > 0)
 		u.time_limit = js->time_limit;
 	t0 = metrics_now();
-	for (k = 0; k < n && rc == 0; k++)
+	for (k = 0; k < n && rc == 0; k++) {
+		/* A component's own nodes, when the pods' differ. */
+		if (js->ncomps > 1 && js->exc_nodes == NULL)
+			u.exc_nodes = js->comps[k].exc_nodes != NULL ?
+			    js->comps[k].exc_nodes :
+			    empty;
 		rc = sctl_update_job(&u, jobid, js->ncomps > 1, k, &e);
+	}
 	sctl_owner_end(&u, 1, &o);
 	stats_rpc(RPC_UPDATE_JOB, t0, rc == 0);
 	if (rc == 0)

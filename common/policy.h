@@ -181,6 +181,12 @@ struct jobspec {
 		uint32_t gpus_per_task;
 		uint64_t mem_per_cpu_mb;
 		char	*tres_per_task; /* owned */
+		/*
+		 * The nodes its pods may not use, when a gang's members
+		 * differ in them (translate_split_nodes; owned), else NULL:
+		 * the job's exc_nodes.
+		 */
+		char *exc_nodes;
 		/* its pods' PodGroup while grouping (borrowed), then NULL */
 		const char *podgroup;
 	} comps[JOBSPEC_MAX_COMPS];
@@ -271,6 +277,17 @@ const char *translate_node_taint_effect(const json_t *node);
 int translate_group(json_t *const *pods, size_t n, const char *group,
     const struct translate_src *from, const struct translate_conf *,
     struct jobspec *js, char *err, size_t errlen);
+/*
+ * A gang whose members may use different nodes (exc[i]: the nodes pod i
+ * may not use, "" for none; as many as its pods, in placement order):
+ * one component per component of js (or per gang, when js is of
+ * identical tasks) and set of nodes, each excluding its own, with the
+ * admin_comment's components to match.  0, or -1 with err when that
+ * cannot be (whole nodes, memory per node, PodGroup claims, more than
+ * JOBSPEC_MAX_COMPS components).
+ */
+int translate_split_nodes(struct jobspec *js, const char *const *exc, size_t n,
+    char *err, size_t errlen);
 /*
  * Checks the annotations of an object whose pods inherit them (a Workload,
  * a PodGroup) as a pod's would be: 0, or -1 with the same message a pod

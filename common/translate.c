@@ -53,8 +53,10 @@ translate_jobspec_cleanup(struct jobspec *js)
 	free(js->req_nodes);
 	free(js->exc_nodes);
 	free(js->topo_key);
-	for (size_t i = 0; i < js->ncomps; i++)
+	for (size_t i = 0; i < js->ncomps; i++) {
 		free(js->comps[i].tres_per_task);
+		free(js->comps[i].exc_nodes);
+	}
 	free(js->comp_of);
 	jobspec_init(js);
 }
@@ -995,8 +997,10 @@ translate_comps_drop(struct jobspec *js)
 {
 	size_t k;
 
-	for (k = 0; k < js->ncomps; k++)
+	for (k = 0; k < js->ncomps; k++) {
 		free(js->comps[k].tres_per_task);
+		free(js->comps[k].exc_nodes);
+	}
 	memset(js->comps, 0, sizeof(js->comps));
 	js->ncomps = 0;
 	free(js->comp_of);
@@ -1227,6 +1231,109 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	for (i = 0; i < n; i++)
 		json_array_append_new(list, translate_uid(pods[i]));
 	translate_stamp(js, conf, ac, list);
+	return (0);
+}
+
+/* The admin_comment's "comps" and "shapes", from js->comps (n pods). */
+static void
+translate_comps_comment(struct jobspec *js, size_t n)
+{
+	json_t *ac, *comps, *shapes;
+	size_t	i;
+
+	if (js->admin_comment == NULL ||
+	    (ac = json_loads(js->admin_comment, 0, NULL)) == NULL)
+		return;
+	comps = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(comps, json_integer(js->comp_of[i]));
+	shapes = json_array();
+	for (i = 0; i < js->ncomps; i++)
+		json_array_append_new(shapes,
+		    json_pack("[I, I]", (json_int_t)js->comps[i].cpus_per_task,
+			(json_int_t)js->comps[i].gpus_per_task));
+	json_object_set_new(ac, "comps", comps);
+	json_object_set_new(ac, "shapes", shapes);
+	free(js->admin_comment);
+	js->admin_comment = json_dumps(ac, JSON_COMPACT);
+	json_decref(ac);
+}
+
+int
+translate_split_nodes(struct jobspec *js, const char *const *exc, size_t n,
+    char *err, size_t errlen)
+{
+	struct jobcomp c[JOBSPEC_MAX_COMPS], *from;
+	int	       cbase[JOBSPEC_MAX_COMPS]; /* the component it splits */
+	uint8_t	      *of;
+	size_t	       i, k, nc = 0;
+	int	       base;
+
+	if (js->exclusive || js->mem_per_node_mb > 0 ||
+	    js->group_gres != NULL) {
+		snprintf(err, errlen,
+		    "it asks for %s, which Slurm gives a heterogeneous job's "
+		    "components alone",
+		    js->exclusive ? "whole nodes (exclusive)" :
+			js->mem_per_node_mb > 0 ?
+				    "memory per node" :
+				    "its PodGroup's claims on one node");
+		return (-1);
+	}
+	memset(c, 0, sizeof(c));
+	of = xcalloc(n, sizeof(*of));
+	for (i = 0; i < n; i++) {
+		base = js->ncomps > 0 ? js->comp_of[i] : -1;
+		for (k = 0; k < nc; k++)
+			if (cbase[k] == base &&
+			    strcmp(c[k].exc_nodes != NULL ? c[k].exc_nodes : "",
+				exc[i]) == 0)
+				break;
+		if (k == JOBSPEC_MAX_COMPS) {
+			snprintf(err, errlen,
+			    "its pods may use more than %d different sets of "
+			    "nodes (or shapes), and Slurm allocates it as one "
+			    "heterogeneous job of a component per set: at most "
+			    "%d here",
+			    JOBSPEC_MAX_COMPS, JOBSPEC_MAX_COMPS);
+			for (k = 0; k < nc; k++) {
+				free(c[k].tres_per_task);
+				free(c[k].exc_nodes);
+			}
+			free(of);
+			return (-1);
+		}
+		if (k == nc) {
+			from = base >= 0 ? &js->comps[base] : NULL;
+			c[k].cpus_per_task = from != NULL ?
+			    from->cpus_per_task :
+			    js->cpus_per_task;
+			c[k].mem_per_cpu_mb = from != NULL ?
+			    from->mem_per_cpu_mb :
+			    js->mem_per_cpu_mb;
+			c[k].gpus_per_task = from != NULL ?
+			    from->gpus_per_task :
+			    js->gpus_per_task;
+			if ((from != NULL ? from->tres_per_task :
+					    js->tres_per_task) != NULL)
+				c[k].tres_per_task = xstrdup(from != NULL ?
+					from->tres_per_task :
+					js->tres_per_task);
+			c[k].exc_nodes = *exc[i] != '\0' ? xstrdup(exc[i]) :
+							   NULL;
+			cbase[k] = base;
+			nc++;
+		}
+		c[k].ntasks++;
+		of[i] = (uint8_t)k;
+	}
+	translate_comps_drop(js);
+	memcpy(js->comps, c, sizeof(c));
+	js->ncomps = nc;
+	js->comp_of = of;
+	free(js->exc_nodes);
+	js->exc_nodes = NULL; /* each component's own */
+	translate_comps_comment(js, n);
 	return (0);
 }
 

@@ -757,6 +757,59 @@ START_TEST(test_translate_topology_agrees)
 }
 END_TEST
 
+/* A gang whose pods may use different nodes: a component per set. */
+START_TEST(test_translate_split_nodes)
+{
+	static const char *const exc[] = { "n2,n3", "n1,n3", "n2,n3" };
+	static const char *const many[] = { "a", "b", "c", "d", "e", "f", "g",
+		"h", "i" };
+	struct jobspec		 js;
+	char			 err[256];
+	json_t			*ac;
+
+	memset(&js, 0, sizeof(js));
+	js.cpus_per_task = 2;
+	js.ntasks = 3;
+	js.exc_nodes = xstrdup("n9");
+	js.admin_comment = xstrdup("{\"pods\":[\"ns/a\",\"ns/b\",\"ns/c\"]}");
+	ck_assert_int_eq(translate_split_nodes(&js, exc, 3, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(js.ncomps, 2);
+	ck_assert_uint_eq(js.comp_of[0], 0);
+	ck_assert_uint_eq(js.comp_of[1], 1);
+	ck_assert_uint_eq(js.comp_of[2], 0);
+	ck_assert_uint_eq(js.comps[0].ntasks, 2);
+	ck_assert_str_eq(js.comps[0].exc_nodes, "n2,n3");
+	ck_assert_uint_eq(js.comps[1].ntasks, 1);
+	ck_assert_str_eq(js.comps[1].exc_nodes, "n1,n3");
+	ck_assert_uint_eq(js.comps[1].cpus_per_task, 2);
+	ck_assert_ptr_null(js.exc_nodes); /* each component's own */
+	ac = json_loads(js.admin_comment, 0, NULL);
+	ck_assert_int_eq(json_integer_value(
+			     json_array_get(json_object_get(ac, "comps"), 1)),
+	    1);
+	ck_assert_uint_eq(json_array_size(json_object_get(ac, "shapes")), 2);
+	ck_assert_ptr_nonnull(translate_admin_het(js.admin_comment, 3));
+	json_decref(translate_admin_het(js.admin_comment, 3));
+	json_decref(ac);
+	translate_jobspec_cleanup(&js);
+
+	/* Whole nodes, or more sets than components: refused, saying so. */
+	memset(&js, 0, sizeof(js));
+	js.cpus_per_task = 1;
+	js.exclusive = 1;
+	ck_assert_int_eq(translate_split_nodes(&js, exc, 3, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "whole nodes"));
+	js.exclusive = 0;
+	ck_assert_int_eq(translate_split_nodes(&js, many, 9, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "more than 8"));
+	ck_assert_uint_eq(js.ncomps, 0);
+	translate_jobspec_cleanup(&js);
+}
+END_TEST
+
 Suite *
 translate_suite(void)
 {
@@ -773,6 +826,7 @@ translate_suite(void)
 	tcase_add_test(tc, test_translate_topology);
 	tcase_add_test(tc, test_translate_topology_apply);
 	tcase_add_test(tc, test_translate_topology_agrees);
+	tcase_add_test(tc, test_translate_split_nodes);
 	suite_add_tcase(s, tc);
 	return (s);
 }
