@@ -1829,6 +1829,65 @@ START_TEST(test_gang_heterogeneous)
 }
 END_TEST
 
+/*
+ * A gang whose pods may use different nodes (Kueue's topology-aware
+ * scheduling pins each to a node): one heterogeneous job of a component
+ * per node set, and each pod bound on its own node.
+ */
+START_TEST(test_gang_node_sets)
+{
+	static const char *const on[] = { "n1", "n2", "n1" };
+	json_t			*pod, *node;
+	const json_t		*w;
+	char			 name[64], key[128];
+	size_t			 i;
+	int			 binds = 0;
+
+	for (i = 0; i < 2; i++) {
+		node = json_object_get(H.nodes, i == 0 ? "n1" : "n2");
+		json_object_set_new(json_object_get(node, "metadata"), "labels",
+		    json_pack("{s:s}", "kubernetes.io/hostname",
+			i == 0 ? "n1" : "n2"));
+		h_obj_msg(MSG_NODE, K8S_WATCH_MODIFIED, noderec_dup(node));
+	}
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), GANG "-%zu", i);
+		pod = h_pod_json(name);
+		json_object_set_new(json_object_get(pod, "spec"),
+		    "nodeSelector",
+		    json_pack("{s:s}", "kubernetes.io/hostname", on[i]));
+		json_object_set_new(H.api, h_key((int)i, key, sizeof(key)),
+		    pod);
+		h_pod_event(pod, K8S_WATCH_ADDED);
+	}
+	h_expect_state(G_SUBMITTING, "node sets: submitting");
+	h_submit(FAKE_SUBMIT_ALLOCATE);
+	h_writes_settle();
+	h_expect_state(G_PENDING, "node sets: pending");
+	ck_assert_uint_eq(fake_slurm_job_comps(fake_slurm_last_job()), 2);
+	ck_assert_int_eq(fake_slurm_start_comps(fake_slurm_last_job(), "n1",
+			     "n2"),
+	    0);
+	h_poll();
+	h_expect_state(G_ALLOCATED, "node sets: allocated");
+	for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0; i++) {
+		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
+		bind_flush_writes(H.r);
+	}
+	h_expect_state(G_BOUND, "node sets: bound");
+	json_array_foreach (fake_writes_log(), i, w) {
+		if (strcmp(k8s_obj_str(w, "w"), "bind") != 0)
+			continue;
+		binds++;
+		ck_assert_str_eq(k8s_obj_str(w, "node"),
+		    strcmp(k8s_obj_str(w, "pod"), NS "/" GANG "-1") == 0 ?
+			"n2" :
+			"n1");
+	}
+	ck_assert_int_eq(binds, 3);
+}
+END_TEST
+
 /* What each Binding carried of its claims: pod key -> w->claims. */
 static json_t *h_claims;
 
@@ -2203,6 +2262,7 @@ group_suite(void)
 	tcase_add_test(tc, test_gang_shutdown_order);
 	tcase_add_test(tc, test_gang_fenced);
 	tcase_add_test(tc, test_gang_heterogeneous);
+	tcase_add_test(tc, test_gang_node_sets);
 	tcase_add_test(tc, test_gang_claims);
 	tcase_add_test(tc, test_gang_other_install);
 	tcase_add_test(tc, test_gang_legacy_claimed);
