@@ -369,7 +369,9 @@ handoff-node-test: all deps images
 bridge-up: all
 	$(Q)scripts/stack/bridge-up.sh
 
-# JobSet and LeaderWorkerSet controllers (from their Go modules).
+# The JobSet, LeaderWorkerSet, Kueue and KubeRay controllers (from their Go
+# modules, cached by version; Kueue and KubeRay are left out, saying why,
+# when their module cannot be had).
 workload-controllers:
 	$(Q)scripts/stack/workloads-up.sh
 
