@@ -34,8 +34,14 @@ check_eq "one member gone, the gang's job keeps running" "$(job_field "$jobid" J
 gang_pod "$ns" w2 train 4 1 1
 check "the replacement is bound" wait_for 30 pod_has "$ns" w2 "$JP_NODE"
 check_eq "into the same Slurm job" "$(pod_field "$ns" w2 "$JP_JOBID")" "$jobid"
+# A pod-group gang grows, as Coscheduling lets it: a fifth member, with
+# the gang's job full, is placed alone and marked so.
 gang_pod "$ns" w5 train 4 1 1
-check "a fifth member finds no slot and says so" wait_for 20 cond_has "$ns" w5 'has no free slot for this pod'
+check "a fifth member is bound alone" wait_for 30 pod_has "$ns" w5 "$JP_NODE"
+j5=$(pod_field "$ns" w5 "$JP_JOBID")
+check "as a Slurm job of its own" test -n "$j5" -a "$j5" != "$jobid"
+check_eq "of one task" "$(job_field "$j5" NumTasks)" 1
+check_eq "marked beyond the gang" "$(pod_field "$ns" w5 '{.metadata.annotations.scheduler\.slinky\.slurm\.net/beyond-gang}')" train
 k delete namespace "$ns" --wait=false >/dev/null
 check "deleting the gang cancels its job" wait_for 60 job_is "$jobid" CANCELLED
 
