@@ -346,8 +346,8 @@ out:
  * one domain; it is, and Slurm needs no request for it.  0, or 1 with msg.
  */
 static int
-exclude_split(struct reconcile *r, struct group *g, struct pod_entry **pods,
-    size_t n, struct jobspec *js, const char *const *exc, char *msg, size_t len)
+exclude_split(struct reconcile *r, struct group *g, size_t n,
+    struct jobspec *js, const char *const *exc, char *msg, size_t len)
 {
 	const char *name, *val, *dom = NULL;
 	json_t	   *node, **excl;
@@ -409,12 +409,11 @@ exclude_split(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	}
 	if (translate_split_nodes(js, exc, n, why, sizeof(why)) == -1) {
 		snprintf(msg, len,
-		    "gang %s: pod %s may use other nodes than pod %s (their "
+		    "gang %s: its pods may use different nodes (their "
 		    "nodeSelector, affinity, tolerations, host ports or "
 		    "resources differ), and slurm-bridge cannot ask Slurm for "
 		    "each set of nodes: %s",
-		    workload_key_name(g->key), podrec_name(pods[n - 1]->rec),
-		    podrec_name(pods[0]->rec), why);
+		    workload_key_name(g->key), why);
 		return (1);
 	}
 	log_info("group %s: its pods may use %zu different sets of nodes: "
@@ -473,7 +472,7 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 		js->exc_nodes = n > 0 && *each[0] != '\0' ? xstrdup(each[0]) :
 							    NULL;
 	} else if (rc == 0)
-		rc = exclude_split(r, g, pods, n, js, each, msg, len);
+		rc = exclude_split(r, g, n, js, each, msg, len);
 	for (i = 0; i < n; i++)
 		free((char *)(uintptr_t)each[i]);
 	free(each);

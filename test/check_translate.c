@@ -765,7 +765,7 @@ START_TEST(test_translate_split_nodes)
 		"h", "i" };
 	struct jobspec		 js;
 	char			 err[256];
-	json_t			*ac;
+	json_t			*ac, *het;
 
 	memset(&js, 0, sizeof(js));
 	js.cpus_per_task = 2;
@@ -789,8 +789,9 @@ START_TEST(test_translate_split_nodes)
 			     json_array_get(json_object_get(ac, "comps"), 1)),
 	    1);
 	ck_assert_uint_eq(json_array_size(json_object_get(ac, "shapes")), 2);
-	ck_assert_ptr_nonnull(translate_admin_het(js.admin_comment, 3));
-	json_decref(translate_admin_het(js.admin_comment, 3));
+	het = translate_admin_het(js.admin_comment, 3);
+	ck_assert_ptr_nonnull(het);
+	json_decref(het);
 	json_decref(ac);
 	translate_jobspec_cleanup(&js);
 

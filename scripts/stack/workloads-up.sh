@@ -38,7 +38,7 @@ done
 want=()
 for w in "${bins[@]}"; do want+=("${w#*=}"); done
 for w in "${opt[@]}"; do
-	var=$(echo "$w" | tr a-z A-Z)
+	var=${w^^}
 	if ! stack_resolve_bins "$var=$w" 2>"$STACK_DIR/log/build-$w.log"; then
 		echo "workloads-up: $w not started: it could not be built (scripts/stack/build-k8s.sh $w; $(tail -1 "$STACK_DIR/log/build-$w.log"))"
 		continue
@@ -82,10 +82,11 @@ mkdir -p "$certs"
 cp "$ADMISSION_CERT" "$certs/tls.crt"
 cp "$ADMISSION_KEY" "$certs/tls.key"
 
-# config NAME GROUP WEBHOOK_PORT HEALTH_PORT METRICS_PORT
+# config NAME APIVERSION WEBHOOK_PORT HEALTH_PORT METRICS_PORT [MORE]: a
+# controller-runtime Configuration (MORE: more top-level lines).
 config() {
 	cat >"$STACK_DIR/$1-config.yaml" <<YAML
-apiVersion: $2/v1alpha1
+apiVersion: $2
 kind: Configuration
 internalCertManagement:
   enable: false
@@ -99,41 +100,23 @@ health:
   healthProbeBindAddress: $LOCAL_IP:$4
 metrics:
   bindAddress: $LOCAL_IP:$5
+${6:-}
 YAML
 	echo "$STACK_DIR/$1-config.yaml"
 }
 
-# Kueue: its v1beta2 Configuration.  Integrations: batch Jobs, JobSets
-# and plain pods (its pod integration), each only where it has a
-# queue-name label (manageJobsWithoutQueueName is off), so nothing else
-# on the stack is Kueue's.  Its visibility API server is left off: it
+# Kueue's integrations: batch Jobs, JobSets and plain pods (its pod
+# integration), each only where it has a queue-name label
+# (manageJobsWithoutQueueName is off), so nothing else on the stack is
+# Kueue's.  Its visibility API server is left off (main loop below): it
 # would need an APIService, which no scenario reads.
-config_kueue() {
-	cat >"$STACK_DIR/kueue-config.yaml" <<YAML
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: kueue-system
-internalCertManagement:
-  enable: false
-leaderElection:
-  leaderElect: false
-webhook:
-  host: $LOCAL_IP
-  port: 9446
-  certDir: $certs
-health:
-  healthProbeBindAddress: $LOCAL_IP:8093
-metrics:
-  bindAddress: $LOCAL_IP:8443
+KUEUE_MORE="namespace: kueue-system
 manageJobsWithoutQueueName: false
 integrations:
   frameworks:
   - batch/job
   - jobset.x-k8s.io/jobset
-  - pod
-YAML
-	echo "$STACK_DIR/kueue-config.yaml"
-}
+  - pod"
 
 # controller NAME BINARY CONFIG HEALTH_PORT [FLAG...]: CONFIG is passed as
 # --config, unless it is -.  Running with other flags, it is restarted.
@@ -253,8 +236,8 @@ register_webhooks() {
 
 for w in "${want[@]}"; do
 	case $w in
-	jobset) controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io 9444 8091 8441)" 8091 ;;
-	lws) controller lws "$LWS" "$(config lws config.lws.x-k8s.io 9445 8092 8442)" 8092 ;;
+	jobset) controller jobset "$JOBSET" "$(config jobset config.jobset.x-k8s.io/v1alpha1 9444 8091 8441)" 8091 ;;
+	lws) controller lws "$LWS" "$(config lws config.lws.x-k8s.io/v1alpha1 9445 8092 8442)" 8092 ;;
 	kueue)
 		# Without internal certificate management Kueue serves its
 		# metrics with the certificate at a fixed path.
@@ -262,7 +245,7 @@ for w in "${want[@]}"; do
 		cp "$certs/tls.crt" "$certs/tls.key" /etc/kueue/metrics/certs/
 		kubectl --kubeconfig="$KUBECONFIG" create namespace kueue-system \
 			--dry-run=client -o yaml | kubectl --kubeconfig="$KUBECONFIG" apply -f - >/dev/null
-		controller kueue "$KUEUE" "$(config_kueue)" 8093 \
+		controller kueue "$KUEUE" "$(config kueue config.kueue.x-k8s.io/v1beta2 9446 8093 8443 "$KUEUE_MORE")" 8093 \
 			--feature-gates=VisibilityOnDemand=false ;;
 	kuberay)
 		# As KubeRay runs by default: no batch scheduler.  With
