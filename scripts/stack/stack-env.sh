@@ -478,9 +478,16 @@ stack_cpu_ticks() {
 		"/proc/$1/stat" 2>/dev/null
 }
 
-# stack_no_bridge_jobs: true when Slurm holds no live job of the bridge.
+# stack_no_bridge_jobs [NS]: true when Slurm holds no live job of the
+# bridge; with NS, none for a pod or gang of namespace NS (the job's
+# comment names it: "slurm-bridge: pod NS/NAME ...", "... gang NS/GROUP"),
+# so that a test waits for its own jobs alone, not the demo's beside it.
 # (awk reads all of squeue's output: grep -q would leave it a broken pipe.)
-stack_no_bridge_jobs() { squeue -h -t PD,R,CG -o '%k' | awk '/^slurm-bridge:/ { f = 1 } END { exit f }'; }
+stack_no_bridge_jobs() {
+	squeue -h -t PD,R,CG -o '%k' | awk -v ns="${1:-}" '
+		/^slurm-bridge:/ && (ns == "" || index($0, " " ns "/") > 0) { f = 1 }
+		END { exit f }'
+}
 
 # stack_issue_cert PREFIX SUBJECT EKU [SANS]: writes PREFIX.key and PREFIX.crt,
 # a certificate for SUBJECT (e.g. /CN=slurm-bridge-extender-client) that the

@@ -296,7 +296,7 @@ scenario "in-cluster: uninstall leaves nothing behind"
 ns_gone() { ! k get namespace "$1" >/dev/null 2>&1; }
 k delete namespace "$ns" --wait=false >/dev/null
 check "the workloads are deleted while the scheduler runs (namespace gone)" wait_for 120 ns_gone "$ns"
-check "and their Slurm jobs ended" wait_for 60 stack_no_bridge_jobs
+check "and their Slurm jobs ended" wait_for 60 stack_no_bridge_jobs "$ns"
 # The nodes the install tainted (annotated with its name): uninstall takes
 # the managed-node taint and the annotation off them, and only them.
 node_marks() {
