@@ -1,5 +1,5 @@
 /*
- * How a group's job ends, on the reconcile thread: a member ended or left
+ * How a group's job ends: a member ended or left
  * (end_member_gone: give a pending gang's job up; end a gang whose
  * PodGroup's disruptionMode is all; once no member runs,
  * have the end thread complete or cancel the job, and release finalizers
@@ -8,7 +8,9 @@
  * (end_yield: preempted, suspended, requeued), a node was lost
  * (end_fail), and the job is forgotten so the group can start again
  * (end_reset).  A job whose pods ended lives on while pods of other jobs
- * share its claims' devices.
+ * share its claims' devices.  All of it runs on the reconcile thread but
+ * end_make (and end_make_one), which the end thread (ender.c) runs to
+ * complete or cancel jobs in Slurm.
  */
 #include <stdatomic.h>
 #include <stdio.h>
