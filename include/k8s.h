@@ -5,7 +5,9 @@
  *   files or inline *-data; bearer token) or in-cluster service account.
  * - Client: one curl easy handle per client; a client belongs to one thread
  *   and is never shared.  Errors come back in a caller-owned struct
- *   k8s_error; the library never logs and never exits on runtime errors.
+ *   k8s_error; the library never exits on runtime errors, and logs (log.h)
+ *   only from an informer's thread, whose list and watch failures have no
+ *   caller to go back to.
  * - Watch: a streaming parser for the JSON watch protocol, and an informer
  *   thread that lists, watches from the list's resourceVersion, follows
  *   bookmarks, relists on 410 Gone (HTTP or in-stream) and keeps a keyed
