@@ -831,7 +831,7 @@ struct pod_entry {
 	uint8_t	 foreign;     /* another schedulerName (extender) */
 	/*
 	 * The gang whose job was full when it came, so it is placed alone
-	 * (pods_beyond; interned), or NULL.
+	 * (group_beyond; interned), or NULL.
 	 */
 	const char *beyond;
 };

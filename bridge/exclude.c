@@ -267,6 +267,21 @@ exclude_answer(struct reconcile *r, const json_t *pod, const json_t *needs,
 	return (ans);
 }
 
+/* A comma list of Slurm node names as a set (a new object). */
+static json_t *
+exclude_set(const char *nodes)
+{
+	json_t *set = json_object();
+	char   *list, *tok, *save = NULL;
+
+	list = xstrdup(nodes != NULL ? nodes : "");
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save))
+		json_object_set_new(set, tok, json_true());
+	free(list);
+	return (set);
+}
+
 /*
  * A gang that requires one value of a label Slurm knows nothing of
  * (topology level "none"): of the nodes its pods may use, those under the
@@ -278,20 +293,14 @@ exclude_answer(struct reconcile *r, const json_t *pod, const json_t *needs,
 static int
 exclude_domain(struct reconcile *r, struct jobspec *js, char *msg, size_t len)
 {
-	json_t	   *excl = json_object(), *count = json_object(), *v;
+	json_t *excl = exclude_set(js->exc_nodes), *count = json_object(), *v;
 	const char *name, *val, *best = NULL;
 	json_t	   *node;
 	struct buf  exc;
-	char	   *list, *tok, *save = NULL;
 	size_t	    it = 0;
 	json_int_t  most = 0;
 	int	    rc = 0;
 
-	list = xstrdup(js->exc_nodes != NULL ? js->exc_nodes : "");
-	for (tok = strtok_r(list, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save))
-		json_object_set_new(excl, tok, json_true());
-	free(list);
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node) ||
 		    json_object_get(excl, exclude_slurm_name(node)) != NULL ||
@@ -352,7 +361,7 @@ exclude_split(struct reconcile *r, struct group *g, size_t n,
 	const char *name, *val, *dom = NULL;
 	json_t	   *node, **excl;
 	uint64_t    it = 0;
-	char	    why[256], *cp, *tok, *save;
+	char	    why[256];
 	size_t	    i;
 	int	    allowed, ok = 1;
 
@@ -360,14 +369,8 @@ exclude_split(struct reconcile *r, struct group *g, size_t n,
 		/* Each member's excluded nodes, as a set (of pointers). */
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		excl = xcalloc(n, sizeof(*excl));
-		for (i = 0; i < n; i++) {
-			excl[i] = json_object();
-			cp = xstrdup(exc[i]);
-			for (tok = strtok_r(cp, ",", &save); tok != NULL;
-			     tok = strtok_r(NULL, ",", &save))
-				json_object_set_new(excl[i], tok, json_true());
-			free(cp);
-		}
+		for (i = 0; i < n; i++)
+			excl[i] = exclude_set(exc[i]);
 		while (ok && map_next(r->nodes, &it, &name, (void **)&node)) {
 			if (!translate_node_managed(node))
 				continue;

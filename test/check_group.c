@@ -1756,6 +1756,42 @@ START_TEST(test_gang_fenced)
 END_TEST
 
 /*
+ * The last job's two components start on n1 and n2; its three pods are
+ * bound, GANG-1 on n2 (its component's node) and the others on n1.
+ */
+static void
+h_bind_comps(const char *what)
+{
+	const json_t *w;
+	char	      state[64];
+	size_t	      i;
+	int	      binds = 0;
+
+	ck_assert_int_eq(fake_slurm_start_comps(fake_slurm_last_job(), "n1",
+			     "n2"),
+	    0);
+	h_poll();
+	snprintf(state, sizeof(state), "%s: allocated", what);
+	h_expect_state(G_ALLOCATED, state);
+	for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0; i++) {
+		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
+		bind_flush_writes(H.r);
+	}
+	snprintf(state, sizeof(state), "%s: bound", what);
+	h_expect_state(G_BOUND, state);
+	json_array_foreach (fake_writes_log(), i, w) {
+		if (strcmp(k8s_obj_str(w, "w"), "bind") != 0)
+			continue;
+		binds++;
+		ck_assert_str_eq(k8s_obj_str(w, "node"),
+		    strcmp(k8s_obj_str(w, "pod"), NS "/" GANG "-1") == 0 ?
+			"n2" :
+			"n1");
+	}
+	ck_assert_int_eq(binds, 3);
+}
+
+/*
  * A gang whose members differ (one of 2 CPUs, two of 1): one
  * heterogeneous job of two components, which never starts at once (only
  * backfill starts one); once Slurm starts it, each member is bound to a
@@ -1764,11 +1800,8 @@ END_TEST
 START_TEST(test_gang_heterogeneous)
 {
 	struct group *g;
-	json_t	     *pod, *bind;
-	const json_t *w;
+	json_t	     *pod;
 	char	      key[128];
-	size_t	      i;
-	int	      binds = 0;
 
 	h_add(0);
 	pod = h_pod_json(GANG "-1");
@@ -1805,27 +1838,7 @@ START_TEST(test_gang_heterogeneous)
 	 * Component 0 (two tasks of 1 CPU) on n1, component 1 on n2: sized
 	 * by the largest member, train-2 would have gone to n2.
 	 */
-	ck_assert_int_eq(fake_slurm_start_comps(fake_slurm_last_job(), "n1",
-			     "n2"),
-	    0);
-	h_poll();
-	h_expect_state(G_ALLOCATED, "heterogeneous: allocated");
-	for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0; i++) {
-		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
-		bind_flush_writes(H.r);
-	}
-	h_expect_state(G_BOUND, "heterogeneous: bound");
-	json_array_foreach (fake_writes_log(), i, w) {
-		if (strcmp(k8s_obj_str(w, "w"), "bind") != 0)
-			continue;
-		bind = (json_t *)(uintptr_t)w;
-		binds++;
-		ck_assert_str_eq(k8s_obj_str(bind, "node"),
-		    strcmp(k8s_obj_str(bind, "pod"), NS "/" GANG "-1") == 0 ?
-			"n2" :
-			"n1");
-	}
-	ck_assert_int_eq(binds, 3);
+	h_bind_comps("heterogeneous");
 }
 END_TEST
 
@@ -1838,10 +1851,8 @@ START_TEST(test_gang_node_sets)
 {
 	static const char *const on[] = { "n1", "n2", "n1" };
 	json_t			*pod, *node;
-	const json_t		*w;
 	char			 name[64], key[128];
 	size_t			 i;
-	int			 binds = 0;
 
 	for (i = 0; i < 2; i++) {
 		node = json_object_get(H.nodes, i == 0 ? "n1" : "n2");
@@ -1865,26 +1876,7 @@ START_TEST(test_gang_node_sets)
 	h_writes_settle();
 	h_expect_state(G_PENDING, "node sets: pending");
 	ck_assert_uint_eq(fake_slurm_job_comps(fake_slurm_last_job()), 2);
-	ck_assert_int_eq(fake_slurm_start_comps(fake_slurm_last_job(), "n1",
-			     "n2"),
-	    0);
-	h_poll();
-	h_expect_state(G_ALLOCATED, "node sets: allocated");
-	for (i = 0; i < 4 && fake_writes_waiting(H.r->writepool) > 0; i++) {
-		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
-		bind_flush_writes(H.r);
-	}
-	h_expect_state(G_BOUND, "node sets: bound");
-	json_array_foreach (fake_writes_log(), i, w) {
-		if (strcmp(k8s_obj_str(w, "w"), "bind") != 0)
-			continue;
-		binds++;
-		ck_assert_str_eq(k8s_obj_str(w, "node"),
-		    strcmp(k8s_obj_str(w, "pod"), NS "/" GANG "-1") == 0 ?
-			"n2" :
-			"n1");
-	}
-	ck_assert_int_eq(binds, 3);
+	h_bind_comps("node sets");
 }
 END_TEST
 
