@@ -178,6 +178,15 @@ JP_PHASE='{.status.phase}'
 # Group helpers: conditions, binding counts, shared job ids.
 cond_msg() { pod_field "$1" "$2" '{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 cond_has() { cond_msg "$1" "$2" | grep -q "$3"; }
+# check_cond DESCRIPTION TIMEOUT_S NS POD REGEX: passes once the pod's
+# PodScheduled message matches REGEX; a failure says what it was instead.
+check_cond() {
+	if wait_for "$2" cond_has "$3" "$4" "$5"; then
+		pass "$1"
+	else
+		fail "$1: PodScheduled says '$(cond_msg "$3" "$4")'"
+	fi
+}
 bound_count() {
 	local ns=$1 n=0 p; shift
 	for p in "$@"; do [ -n "$(pod_field "$ns" "$p" "$JP_NODE")" ] && n=$((n + 1)); done

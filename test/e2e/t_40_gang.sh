@@ -15,7 +15,7 @@ gang_pod() {
 scenario "gang from the pod-group label: nothing before the last member"
 ns=$(new_ns enabled)
 for i in 1 2 3; do gang_pod "$ns" "w$i" train 4 1 1; done
-check "3 of 4 members wait with a count" wait_for 20 cond_has "$ns" w1 'waiting for gang train: 3 of 4 pods present'
+check_cond "3 of 4 members wait with a count" 20 "$ns" w1 'waiting for gang train: 3 of 4 pods present'
 check_eq "no member is bound" "$(bound_count "$ns" w1 w2 w3)" 0
 check_eq "no job id yet" "$(pod_field "$ns" w1 "$JP_JOBID")" ""
 gang_pod "$ns" w4 train 4 1 1
@@ -53,7 +53,7 @@ check "two whole-node singles run" wait_for 30 all_bound "$ns" big-1 big-2
 want=$((NODES - 1))
 members=()
 for i in $(seq 1 "$want"); do gang_pod "$ns" "g$i" wide "$want" 32; members+=("g$i"); done
-check "the gang waits on Reason=Resources" wait_for 30 cond_has "$ns" g1 'waiting for Slurm job [0-9]* (Reason=Resources)'
+check_cond "the gang waits on Reason=Resources" 30 "$ns" g1 'waiting for Slurm job [0-9]* (Reason=Resources)'
 gjob=$(pod_field "$ns" g1 "$JP_JOBID")
 check_eq "its job is PENDING" "$(job_field "$gjob" JobState)" PENDING
 sleep 2
@@ -70,18 +70,18 @@ scenario "a pending gang that loses a member gives its job up"
 ns=$(new_ns enabled)
 for i in $(seq 1 "$NODES"); do pod_yaml "$ns" "fill-$i" 32 1Gi | k apply -f - >/dev/null; done
 for i in 1 2; do gang_pod "$ns" "s$i" shrink 2 32; done
-check "the gang is pending" wait_for 30 cond_has "$ns" s1 'waiting for Slurm job'
+check_cond "the gang is pending" 30 "$ns" s1 'waiting for Slurm job'
 sjob=$(pod_field "$ns" s1 "$JP_JOBID")
 k -n "$ns" delete pod s2 --wait=false >/dev/null
 check "its job is cancelled" wait_for 30 job_is "$sjob" CANCELLED
-check "the survivor waits for the gang again" wait_for 30 cond_has "$ns" s1 'waiting for gang shrink: 1 of 2 pods present'
+check_cond "the survivor waits for the gang again" 30 "$ns" s1 'waiting for gang shrink: 1 of 2 pods present'
 check_eq "the survivor's stale job id is removed" "$(pod_field "$ns" s1 "$JP_JOBID")" ""
 k delete namespace "$ns" --wait=false >/dev/null
 
 scenario "gang from a PodGroup"
 ns=$(new_ns enabled)
 for i in 1 2 3; do gang_pod "$ns" "p$i" pg1 - 1; done
-check "members wait for the PodGroup" wait_for 20 cond_has "$ns" p1 'waiting for PodGroup'
+check_cond "members wait for the PodGroup" 20 "$ns" p1 'waiting for PodGroup'
 podgroup_yaml "$ns" pg1 3 | k apply -f - >/dev/null
 check "the PodGroup releases the gang" wait_for 30 all_bound "$ns" p1 p2 p3
 check "one job for the PodGroup" same_jobid "$ns" p1 p2 p3

@@ -116,12 +116,12 @@ done
 check "four whole-node pods fill the cluster" wait_for 60 all_bound "$ns" fill1 fill2 fill3 fill4
 sched_pg_yaml "$ns" grow "gang: {minCount: 2}" | k apply -f - >/dev/null
 for i in 0 1; do in_pg "$ns" "grow-$i" grow 32 | k apply -f - >/dev/null; done
-check "a gang of two waits in Slurm" wait_for 30 cond_has "$ns" grow-0 "waiting for Slurm job"
+check_cond "a gang of two waits in Slurm" 30 "$ns" grow-0 "waiting for Slurm job"
 j2=$(pod_field "$ns" grow-0 "$JP_JOBID")
 k -n "$ns" patch "podgroup.${pg_api%%/*}" grow --type=merge -p '{"spec":{"schedulingPolicy":{"gang":{"minCount":3}}}}' >/dev/null
 j2_over() { [[ $(job_field "$j2" JobState) =~ CANCELLED|^$ ]]; }
 check "minCount 3: its job of two is cancelled" wait_for 30 j2_over
-check "and the pods wait for the third" wait_for 30 cond_has "$ns" grow-0 "waiting for gang grow: 2 of 3 pods present"
+check_cond "and the pods wait for the third" 30 "$ns" grow-0 "waiting for gang grow: 2 of 3 pods present"
 in_pg "$ns" grow-2 grow 32 | k apply -f - >/dev/null
 j3_pending() { local j; j=$(pod_field "$ns" grow-2 "$JP_JOBID"); [ -n "$j" ] && [ "$j" != "$j2" ] && job_is "$j" PENDING; }
 check "the third comes: a new job waits" wait_for 30 j3_pending

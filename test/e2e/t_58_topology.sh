@@ -260,7 +260,7 @@ out=$(pod_yaml "$ns" zone 1 256Mi "  annotations: {$TA/required-topology: cloud.
 check_match "a required level the table lacks: refused by the webhook" "$out" \
 	"annotation $TA/required-topology: \"cloud.example.com/zone\" is not a level in slurm-bridge's topology table"
 topo_gang "$ns" slices "kueue.x-k8s.io/podset-slice-required-topology: $TL, kueue.x-k8s.io/podset-slice-size: \"1\""
-check "slices at a switch level: the pods say why they wait" wait_for 30 cond_has "$ns" slices-0 \
+check_cond "slices at a switch level: the pods say why they wait" 30 "$ns" slices-0 \
 	"Slurm can hold each slice in one domain only at a block level"
 echo "    $(cond_msg "$ns" slices-0)"
 lws_yaml "$ns" lx 1 2 "$E2E_POD" |

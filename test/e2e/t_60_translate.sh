@@ -109,7 +109,7 @@ k delete namespace "$ns" --wait=false >/dev/null
 ns=$(new_ns)
 pod_yaml "$ns" bad 1 256Mi "  annotations: {$A/timelimit: soon}" | k apply -f - >/dev/null
 k label namespace "$ns" slurm-bridge=enabled >/dev/null
-check "the condition names the key and the accepted form" wait_for 30 cond_has "$ns" bad \
+check_cond "the condition names the key and the accepted form" 30 "$ns" bad \
 	"annotation $A/timelimit: \"soon\" is not a whole number of minutes"
 bad_event() {
 	k -n "$ns" get events --field-selector involvedObject.name=bad -o jsonpath='{.items[*].reason}' | grep -qw FailedScheduling

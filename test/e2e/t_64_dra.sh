@@ -254,7 +254,7 @@ for p in s0 s1; do
 		"  labels: {scheduling.x-k8s.io/pod-group: sharing}
   annotations: {scheduler.slinky.slurm.net/min-member: \"2\"}" | k apply -f - >/dev/null
 done
-check "a gang whose pods share one claim stays Pending, saying why" wait_for 30 cond_has "$ns" s0 \
+check_cond "a gang whose pods share one claim stays Pending, saying why" 30 "$ns" s0 \
 	"ResourceClaim pair-gpu is named by pods s0 and s1 of the gang: the pods of one gang cannot share a claim"
 check_eq "no pod of it is bound" "$(pod_field "$ns" s0 "$JP_NODE")$(pod_field "$ns" s1 "$JP_NODE")" ""
 check_eq "and no Slurm job was made for it" "$(squeue -h -n "$ns/sharing" -o %i | wc -l)" 0
@@ -328,7 +328,7 @@ if [ "${minor:-0}" -lt 36 ]; then
 		ns2=$(new_ns)
 		ext_pod "$ns2" ext gpu.example.com | k apply -f - >/dev/null
 		k label namespace "$ns2" slurm-bridge=enabled >/dev/null
-		check "with the webhook bypassed, the scheduler leaves it Pending, saying why" wait_for 30 cond_has "$ns2" ext \
+		check_cond "with the webhook bypassed, the scheduler leaves it Pending, saying why" 30 "$ns2" ext \
 			'does not back extended resources with Dynamic Resource Allocation'
 		echo "    $(cond_msg "$ns2" ext)"
 		check_eq "it is not bound" "$(pod_field "$ns2" ext "$JP_NODE")" ""
@@ -528,9 +528,9 @@ dra_template "$ns" picky 1 | sed "s/count: 1}/count: 1, selectors: [{cel: {expre
 	k apply -f - >/dev/null
 dra_pod "$ns" all "resourceClaimTemplateName: every-gpu" | k apply -f - >/dev/null
 dra_pod "$ns" sel "resourceClaimTemplateName: picky" | k apply -f - >/dev/null
-check "allocationMode All: Pending, naming the claim, the request and what is supported" wait_for 30 cond_has "$ns" all \
+check_cond "allocationMode All: Pending, naming the claim, the request and what is supported" 30 "$ns" all \
 	'spec.resourceClaims.0. ."gpu", from ResourceClaimTemplate every-gpu.: request "gpus": allocationMode All is not supported'
-check "a CEL selector: Pending, saying why" wait_for 30 cond_has "$ns" sel \
+check_cond "a CEL selector: Pending, saying why" 30 "$ns" sel \
 	'request "gpus": selectors are not supported'
 echo "    $(cond_msg "$ns" all)"
 sleep 2
@@ -557,7 +557,7 @@ check_match "the others were excluded before Slurm chose" "$(job_field "$job" Ex
 dra_template "$ns" four 4 | k apply -f - >/dev/null
 k delete resourceslice "e2e-dra-$first" --wait=true >/dev/null
 dra_pod "$ns" none "resourceClaimTemplateName: four" | k apply -f - >/dev/null
-check "with no node publishing them, the pod waits, naming the request and the class" wait_for 30 cond_has "$ns" none \
+check_cond "with no node publishing them, the pod waits, naming the request and the class" 30 "$ns" none \
 	'node(s) cannot allocate all claims (spec.resourceClaims.0. (gpu) request "gpus": 4 device(s) of DeviceClass gpu.example.com, driver gpu.example.com)'
 echo "    $(cond_msg "$ns" none)"
 check_eq "no Slurm job holds a node for it meanwhile" "$(pod_field "$ns" none "$JP_JOBID")" ""
@@ -575,7 +575,7 @@ if [ -z "$(k get resourceslice "e2e-dra-$first" -o jsonpath='{.spec.devices[3].t
 else
 	dra_template "$ns" tolerant 1 "tolerations: [{key: example.com/health, operator: Exists}]" | k apply -f - >/dev/null
 	dra_pod "$ns" wary "resourceClaimTemplateName: plain" | k apply -f - >/dev/null
-	check "without a toleration the pod waits, naming the taint" wait_for 30 cond_has "$ns" wary \
+	check_cond "without a toleration the pod waits, naming the taint" 30 "$ns" wary \
 		'untolerated device taint {example.com/health: failing}'
 	echo "    $(cond_msg "$ns" wary)"
 	dra_pod "$ns" brave "resourceClaimTemplateName: tolerant" | k apply -f - >/dev/null
@@ -595,7 +595,7 @@ spec:
   taint: {key: example.com/maintenance, value: planned, effect: NoSchedule}
 YAML
 	dra_pod "$ns" ruled "resourceClaimTemplateName: plain" | k apply -f - >/dev/null
-	check "a DeviceTaintRule's taint rules the node out too, naming it" wait_for 30 cond_has "$ns" ruled \
+	check_cond "a DeviceTaintRule's taint rules the node out too, naming it" 30 "$ns" ruled \
 		'untolerated device taint {example.com/maintenance: planned}'
 	k delete devicetaintrule e2e-dra-maint >/dev/null
 	check "once the rule is gone, the pod is bound there" wait_for 60 pod_is "$ns" ruled "$JP_NODE" "$first"
@@ -681,7 +681,7 @@ else
 	check_eq "  its result carries the device's binding conditions" \
 		"$(claim_field "$ns" "$lclaim" '{.status.allocation.devices.results[0].bindingConditions[0]}')" Attached
 	check "  stamped with its allocation time" test -n "$(claim_field "$ns" "$lclaim" '{.status.allocation.allocationTimestamp}')"
-	check "the pod is not bound meanwhile, and says why" wait_for 30 cond_has "$ns" late \
+	check_cond "the pod is not bound meanwhile, and says why" 30 "$ns" late \
 		"waits for the devices' binding conditions (ResourceClaim $lclaim: device gpu-"
 	echo "    $(cond_msg "$ns" late)"
 	cond_set "$ns" "$lclaim" Attached
