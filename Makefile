@@ -573,7 +573,9 @@ lint-docs:
 # The indexes stay true (scripts/dev/lint-index.py, whose header gives the
 # rules): the thread map in bridge/queue.h against the threads the code
 # starts and the locks it declares (and its copy in the contributors'
-# docs against the header), each header's section comments against where
+# docs against the header), which thread runs which code (from each
+# thread's entry points) against the map and each bridge/ file's
+# "Threads:" line, each header's section comments against where
 # its functions are defined, each file's function prefix, and every file
 # a comment names.  One line per finding, FILE:LINE: what.
 lint-index:

@@ -8,6 +8,8 @@
  * first.  A gang that requires one topology domain takes the nodes of
  * each slice's domain together, and an allocation that splits a domain
  * is given back (bind_topology_holds).  All bound: G_BOUND.
+ *
+ * Threads: reconcile.
  */
 #include <stdatomic.h>
 #include <stdio.h>

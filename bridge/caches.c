@@ -4,6 +4,8 @@
  * and their templates (ns/name keyed maps in struct reconcile), as the
  * lookups the workload rules (common/workload.c) and the device rules
  * (common/dra.c) call.
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 

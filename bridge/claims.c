@@ -25,6 +25,8 @@
  * reconcile thread about shared claims: which claims a job about to run
  * will allocate, which pods share a job's claims, and the joins in flight
  * (bridge.h); group.c and poll.c apply the rules.
+ *
+ * Threads: reconcile, writepool.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,8 @@
  * share its claims' devices.  All of it runs on the reconcile thread but
  * end_make (and end_make_one), which the end thread (ender.c) runs to
  * complete or cancel jobs in Slurm.
+ *
+ * Threads: reconcile, end (end_make, end_make_one).
  */
 #include <stdatomic.h>
 #include <stdio.h>

@@ -15,6 +15,8 @@
  * which the reconcile thread reads (end_done); what it makes is the
  * function it was given (end_make).  It owns nothing but its lists of
  * requests.
+ *
+ * Threads: reconcile, end (ender_main, ender_take).
  */
 
 #include <pthread.h>

@@ -12,6 +12,8 @@
  * (endpoints_debug_refuse).  Handlers run on the server's threads and read
  * only atomics; an extender call is queued to the reconcile thread, which
  * owns all state, and its answer awaited for up to EXT_WAIT_MS.
+ *
+ * Threads: HTTP.
  */
 #include <stdio.h>
 #include <stdlib.h>

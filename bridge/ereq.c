@@ -3,6 +3,8 @@
  * the end thread (ender.c) and which comes back to it with its result as
  * an MSG_ENDED message.  Made and freed here, so the queue can free what
  * it holds without knowing the end thread.
+ *
+ * Threads: reconcile.
  */
 #include <stdlib.h>
 

@@ -5,6 +5,8 @@
  * so its binds and patches are not queued behind them.  The queue is
  * bounded; when the API server cannot keep up, Events are dropped, counted
  * and logged, never the scheduling work.
+ *
+ * Threads: reconcile, eventer (ev_item_free, eventer_main).
  */
 #include <sys/queue.h>
 

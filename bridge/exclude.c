@@ -14,6 +14,8 @@
  * has, and Slurm may give any of its indices.  Just before a Binding
  * the node is checked again against the pods really on it
  * (exclude_recheck).
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 #include <stdlib.h>

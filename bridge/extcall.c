@@ -5,6 +5,9 @@
  * and the message's
  * (and a third while a write for it is in flight), so a caller that gave
  * up waiting leaves nothing dangling.
+ *
+ * Threads: HTTP (extcall_new, extcall_release, extcall_wait), reconcile
+ * (extcall_done, extcall_hold, extcall_release).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -2,6 +2,8 @@
  * The scheduler extender's answers, on the reconcile thread: a call made on
  * an HTTP thread (endpoints.c) is queued, answered here and handed
  * back (extcall.c).
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 #include <string.h>

@@ -3,6 +3,8 @@
  * daemon stops as if sent SIGTERM, then exits with status 1, so Kubernetes
  * restarts it instead of leaving a process that answers /healthz but does
  * nothing.  Any thread.
+ *
+ * Threads: eventer (fail_thread), reconcile (fail_thread).
  */
 #include <signal.h>
 #include <stdarg.h>

@@ -6,6 +6,8 @@
  * renewal,
  * and the lease's own calls give up after LEADER_CALL_MS, so a leader that
  * stalls stops writing well before a successor can start.  Any thread.
+ *
+ * Threads: end, reconcile.
  */
 #include <stdatomic.h>
 #include <time.h>

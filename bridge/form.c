@@ -7,6 +7,8 @@
  * (form_update_pending).  Which pods
  * form a group is pods.c's (workload_group); when a group is complete is
  * group.c's.
+ *
+ * Threads: reconcile.
  */
 #include <stdatomic.h>
 #include <stdio.h>

@@ -8,6 +8,8 @@
  * joins the group the workload rules name (group_join).  A member that
  * arrives after the allocation takes a free slot of it, or, when the job
  * is full and the gang grows, is placed alone (group_beyond).
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,8 @@
  * is written there, a group's more is one shared, read-only, all-NULL
  * record, so that 50,000 pending pods do not each carry 72 bytes of NULLs.
  * Reconcile thread.
+ *
+ * Threads: reconcile.
  */
 #include <malloc.h>
 #include <stdint.h>

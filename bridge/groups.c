@@ -6,6 +6,8 @@
  * them, the backoff).  What a group does at each stage is in form.c
  * (forming and submission), bind.c (placement and binding) and end.c
  * (ending); group.c decides which stage comes next.
+ *
+ * Threads: reconcile.
  */
 #include <stdatomic.h>
 #include <stdio.h>

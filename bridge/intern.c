@@ -2,6 +2,9 @@
  * Interned strings: one shared, reference-counted copy of each string that
  * repeats across thousands of pods (namespaces, node names, scheduler
  * names).  Any thread: one mutex guards the table.
+ *
+ * Threads: reconcile (intern_get, intern_put), HTTP (intern_stats), informer
+ * (intern_get).
  */
 #include <malloc.h>
 #include <pthread.h>

@@ -8,6 +8,8 @@
  * leave nothing behind.  Not locked: its owner's lock guards it (the
  * submit threads' requests, submitter.c; the end thread's bulk cancels,
  * ender.c).
+ *
+ * Threads: reconcile, end, submit.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,8 @@
  * takes it off at start too, in case its process was killed as leader.  A
  * Service selecting the label reaches the leader alone, while every
  * replica reports ready (a follower is ready to take over).
+ *
+ * Threads: main.
  */
 #include <sys/random.h>
 

@@ -4,6 +4,8 @@
  * informer thread per watched kind, the reconcile thread (which starts its
  * workers: queue.h has the thread map) and the HTTP endpoints, then waits
  * for SIGINT/SIGTERM with sigwait() and shuts everything down in order.
+ *
+ * Threads: main, informer (informer_cb, informer_owner_kind).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -4,6 +4,8 @@
  * strings, the informers' stores, the message queue), as GET /debug/memory
  * (JSON) and as the slurm_bridge_memory_bytes metric family.  Reads only
  * atomics and /proc: any thread.
+ *
+ * Threads: HTTP.
  */
 #include <malloc.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * Which namespaces the bridge schedules in: one labelled
  * slurm-bridge=enabled, or one the config's managedNamespaces or
  * managedNamespaceSelector names.  Reconcile thread.
+ *
+ * Threads: reconcile.
  */
 #include <string.h>
 

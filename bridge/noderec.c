@@ -26,6 +26,8 @@
  * A member that is present stays present, whatever its type, so a reader
  * tells absent from present (and a wrong type) on the record as on the
  * object.
+ *
+ * Threads: informer, reconcile (noderec_cordoned, noderec_ready_cond).
  */
 #include <string.h>
 

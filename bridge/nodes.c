@@ -6,6 +6,8 @@
  * which Kubernetes node stands for a Slurm node (the index of the label
  * LABEL_SLURM_NODENAME, nodes_k8s_name); and, at recovery, whether the
  * topology table's labels agree with Slurm's topology.
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 #include <string.h>

@@ -2,6 +2,8 @@
  * Placement: which member of a gang goes to which node of its allocation,
  * and each task's share of a node's GRES.  Pure; the reconcile thread runs
  * it when an allocation is granted.
+ *
+ * Threads: reconcile.
  */
 #include <errno.h>
 #include <stdint.h>

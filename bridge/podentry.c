@@ -2,6 +2,8 @@
  * The reconcile thread's pod entries: what the bridge knows about each pod
  * it schedules (owned by the pods map), its age and whether it is over.
  * Pure but for the clocks.
+ *
+ * Threads: reconcile.
  */
 #include <stdlib.h>
 #include <time.h>

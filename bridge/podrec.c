@@ -11,6 +11,8 @@
  * the Binding).  Everything else of the pod (images, env, volumes other
  * than claims, probes, statuses, other labels and annotations) is
  * dropped at once.
+ *
+ * Threads: reconcile, informer, HTTP (podrec_stats).
  */
 #include <malloc.h>
 #include <stdatomic.h>

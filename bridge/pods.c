@@ -6,6 +6,8 @@
  * gone from it (end_member_gone).  A change to the object that decides a
  * gang (a JobSet with dependsOn, a Kubernetes PodGroup found basic) groups
  * its pods again while nothing was asked of Slurm for them.
+ *
+ * Threads: reconcile.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,8 @@
  * cancel.  Only this install's jobs count: another install's, or a native
  * job that looks like a bridge job, is ignored (translate_admin_owner).
  * Every call here is the reconcile thread's.
+ *
+ * Threads: reconcile.
  */
 #include <malloc.h>
 #include <stdio.h>

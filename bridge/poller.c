@@ -13,6 +13,8 @@
  * asked (poller_probe), it probes slurmctld's count of jobs started
  * (sctl_jobs_started) too, and gives it back as an MSG_PROBED message.
  * It owns nothing but the requests it was given.
+ *
+ * Threads: reconcile, poll (poller_main).
  */
 
 #include <pthread.h>

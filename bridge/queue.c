@@ -1,6 +1,10 @@
 /*
- * The message queue: informers, the submit threads, the writepool and HTTP
- * threads push, the reconcile thread pops.
+ * The message queue: informers, the submit, poll and end threads, the
+ * writepool and HTTP threads push, the reconcile thread pops.
+ *
+ * Threads: HTTP (queue_len, queue_push), reconcile (queue_msg_free,
+ * queue_pop), end (queue_push), informer (queue_push), poll (queue_push),
+ * submit (queue_push), writepool (queue_push).
  */
 #include <errno.h>
 #include <pthread.h>

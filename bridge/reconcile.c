@@ -14,6 +14,8 @@
  * with the pods its admin_comment names by name and UID; a job id on a pod
  * is only where to look) before anything is submitted, so a restart neither
  * duplicates nor orphans a job, and never takes another install's.
+ *
+ * Threads: reconcile.
  */
 #include <inttypes.h>
 #include <pthread.h>

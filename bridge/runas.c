@@ -6,6 +6,8 @@
  * thread for the length of one request.  Apart from slurm.c because
  * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
  * submit threads (sctl_submit), each changing its own identity only.
+ *
+ * Threads: submit.
  */
 #include <sys/syscall.h>
 #include <sys/types.h>

@@ -15,6 +15,8 @@
  * Every difference between the releases it builds against (22.05 to 26.05)
  * is dealt with in the block below, keyed on SLURM_VERSION_NUMBER, and
  * nowhere else.
+ *
+ * Threads: reconcile, submit, end, poll.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -3,6 +3,8 @@
  * thread (submitter.c) and which comes back to it with its result as an
  * MSG_SUBMITTED message.  Made and freed here, so the queue can free what
  * it holds without knowing the submit threads.
+ *
+ * Threads: reconcile.
  */
 #include <stdlib.h>
 

@@ -4,6 +4,9 @@
  * read; and the gauges, a walk of the reconcile thread's caches.  Written
  * as Prometheus text with the slurm_bridge_ prefix.  stats_trim gives
  * free heap pages back to the system and counts the trims and their time.
+ *
+ * Threads: reconcile, poll (stats_rpc, stats_trim), HTTP (stats_write), end
+ * (stats_rpc), submit (stats_rpc).
  */
 #include <malloc.h>
 #include <stdatomic.h>

@@ -14,6 +14,8 @@
  * not by which namespace asked first.  The threads share nothing but the
  * lanes; the identity changes of user-id jobs (runas.c) are each
  * thread's own.
+ *
+ * Threads: reconcile, submit (submitter_main).
  */
 
 #include <pthread.h>

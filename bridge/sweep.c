@@ -2,6 +2,8 @@
  * The reconcile thread's sweeps: ends deleted pods past their grace
  * period, and re-evaluates the groups that are not quiet (every second),
  * or those of namespaces whose objects changed.
+ *
+ * Threads: reconcile.
  */
 #include <time.h>
 

@@ -3,6 +3,8 @@
  * (writepool.c) and which comes back to it with its result as an
  * MSG_WRITE message.  Made and freed here, so the queue can free what it
  * holds without knowing the writepool.
+ *
+ * Threads: reconcile, writepool (wreq_condition_time, wreq_status_body).
  */
 #include <sys/time.h>
 

@@ -5,6 +5,9 @@
  * gives it back, with its result, as an MSG_WRITE message on the queue.  So
  * every result is applied on the reconcile thread, which owns the cache,
  * and no write waits for another one: there are no batches.
+ *
+ * Threads: reconcile (writepool_free, writepool_new, writepool_submit),
+ * writepool (writepool_do, writepool_main, writepool_preempt).
  */
 
 #include <pthread.h>

@@ -13,6 +13,8 @@
  * one condition (e->cond_busy), and one deletion is asked until it fails
  * (e->del_sent), so a sweep before the watch shows the pod deleting asks
  * nothing twice.
+ *
+ * Threads: reconcile.
  */
 
 #include <inttypes.h>

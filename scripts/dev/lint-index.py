@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make lint-index (part of make lint): the indexes in the tree stay true.
-A newcomer finds their way by three indexes, and a stale one sends them to
+A newcomer finds their way by these indexes, and a stale one sends them to
 the wrong file, so this compares each with the code it describes:
 
   threads   The thread map at the top of bridge/queue.h (thread / file /
@@ -32,6 +32,15 @@ the wrong file, so this compares each with the code it describes:
             prefix.  In libk8s a function is k8s_* (the public API,
             include/k8s.h), <file>_* (the shared helpers: buf.c buf_*,
             map.c map_*), or declared in libk8s/internal.h.
+  reach     Which thread runs which code: from each thread's entry points
+            (main's main(), each pthread_create's start routine, the
+            callbacks HANDOFFS hands over) along every call and every
+            function whose address is taken.  Each file a row of the map
+            names runs on that row's thread, and each bridge/ file's
+            opening comment says which threads run it ("Threads:
+            reconcile, end (end_make, end_make_one)."): all of them but
+            main, which may be left out, and a list after a thread is
+            exactly the file's functions it runs.
   refs      A file named in a comment (C, shell, Python, Makefile) exists:
             any name ending in .c .h .sh .py .md .mk .yaml .yml or .json.
             A bare name matches any file of that name; a path is taken from
@@ -48,8 +57,8 @@ one declaration a statement) keeps simple.  Prints FILE:LINE: what, one
 line per finding, and exits 1 when anything was found.  Python 3, the
 standard library only, well under a second.
 
-Usage: scripts/dev/lint-index.py [threads|sections|prefixes|refs]...
-       (default: all four)
+Usage: scripts/dev/lint-index.py [threads|sections|prefixes|reach|refs]...
+       (default: all five)
 """
 import os
 import re
@@ -154,6 +163,8 @@ class CFile:
         self.toks = []       # (kind, value, line), no comments
         self.comments = []   # [first line, last line, text, nested]
         self.defs = []       # (name, line, static)
+        self.bodies = []     # (name, static, first token, last token)
+        self.data = []       # (name, first token, last token): file scope
         self.decls = []      # (name, line, static): prototypes
         self._lex()
         self._parse()
@@ -183,7 +194,7 @@ class CFile:
         # ci: the next comment, to be told whether it is nested: inside a
         # statement or a body (1), or between top-level statements (0).
         ci = 0
-        stmt, i = [], 0
+        stmt, i, start = [], 0, 0
         while i < n:
             kind, val, line = toks[i]
             while ci < len(self.comments) and self.comments[ci][0] <= line:
@@ -193,9 +204,11 @@ class CFile:
                 end = self._match(i)
                 if self._funcdef(stmt):
                     name, nline = self._name(stmt)
-                    self.defs.append((name, nline, "static" in
-                                      [t[1] for t in stmt]))
+                    static = "static" in [t[1] for t in stmt]
+                    self.defs.append((name, nline, static))
+                    self.bodies.append((name, static, i, end))
                     stmt = []
+                    start = end + 1
                 else:
                     # struct, union, enum or initializer body: skip it
                     stmt.append(("body", "{}", line))
@@ -208,13 +221,28 @@ class CFile:
                 continue
             if val == ";":
                 self._decl(stmt)
+                self._datum(stmt, start, i)
                 stmt = []
+                start = i + 1
             else:
                 stmt.append(toks[i])
             i += 1
         while ci < len(self.comments):
             self.comments[ci][3] = 0
             ci += 1
+
+    def _datum(self, stmt, first, last):
+        """A file-scope variable with an initializer: its name and tokens
+        (a table of handlers, say), for the call graph."""
+        s = self._strip_attrs(stmt)
+        if not s or s[0][1] in ("typedef", "extern") or \
+                "=" not in [t[1] for t in s]:
+            return
+        eq = [t[1] for t in s].index("=")
+        ids = [t[1] for t in s[:eq] if t[0] == "id" and
+               t[1] not in KEYWORDS]
+        if ids:
+            self.data.append((ids[-1], first, last))
 
     def _match(self, i):
         """The index of the token closing the bracket at i."""
@@ -283,6 +311,23 @@ class CFile:
             return
         self.decls.append((name, line, "static" in [t[1] for t in stmt]))
 
+    def args(self, i):
+        """The argument token lists of the call whose '(' is at i."""
+        end = self._match(i)
+        args, cur, d = [], [], 0
+        for t in self.toks[i + 1:end]:
+            if t[1] in ("(", "[", "{"):
+                d += 1
+            elif t[1] in (")", "]", "}"):
+                d -= 1
+            if t[1] == "," and d == 0:
+                args.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        args.append(cur)
+        return args
+
     def calls(self, fn):
         """(line, [argument token lists]) of every call of fn."""
         out = []
@@ -290,20 +335,7 @@ class CFile:
             if kind != "id" or val != fn or i + 1 >= len(self.toks) or \
                     self.toks[i + 1][1] != "(":
                 continue
-            end = self._match(i + 1)
-            args, cur, d = [], [], 0
-            for t in self.toks[i + 2:end]:
-                if t[1] in ("(", "[", "{"):
-                    d += 1
-                elif t[1] in (")", "]", "}"):
-                    d -= 1
-                if t[1] == "," and d == 0:
-                    args.append(cur)
-                    cur = []
-                else:
-                    cur.append(t)
-            args.append(cur)
-            out.append((line, args))
+            out.append((line, self.args(i + 1)))
         return out
 
     def array_entries(self, name):
@@ -656,6 +688,239 @@ def check_threads(tree, out):
     check_map_copies(tree, out)
 
 
+# ---------------------------------------------------------------------------
+# reach: which thread runs which code, from the thread map's entry points
+
+# The code of the bridge daemon, which the thread map describes.
+BRIDGE = ("libk8s", "common", "bridge")
+
+# Calls that hand the functions named in their arguments to another thread
+# rather than calling them: pthread_create's start routine runs on the
+# thread the map's row for the creating file names; the others' callbacks
+# run on the thread given here.  A function that makes such a call hands
+# over every function whose address it takes (the callbacks it fills in
+# before the call, too), so it never reaches them itself.
+HANDOFFS = {
+    "pthread_create": None,
+    "k8s_informer_new": "informer",
+    "httpd_start": "HTTP",
+    "MHD_start_daemon": "HTTP",
+    "ender_new": "end",
+}
+
+
+class CallGraph:
+    """Functions of the bridge's code and what each may call: each call
+    and each function whose address it takes (a callback it passes on or
+    stores), including through a file-scope table it reads.  Functions
+    handed to another thread (HANDOFFS) are that thread's entry points
+    instead."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.body = {}      # (file, name) -> (CFile, first, last)
+        self.public = {}    # name -> (file, name), non-static
+        self.statics = {}   # file -> {name}
+        self.data = {}      # file -> {variable: [token ranges]}
+        for f in tree.cfiles(BRIDGE, ext=(".c",)):
+            cf = tree.c(f)
+            for name, static, a, b in cf.bodies:
+                self.body[(f, name)] = (cf, a, b)
+                if static:
+                    self.statics.setdefault(f, set()).add(name)
+                else:
+                    self.public.setdefault(name, (f, name))
+            for name, a, b in cf.data:
+                self.data.setdefault(f, {}).setdefault(name, []).append(
+                    (a, b))
+        self.edges = {}
+        self.entries = []   # (thread or None, file, line, (file, name))
+        for fn in self.body:
+            self.edges[fn] = self._edges(fn)
+
+    def resolve(self, f, name):
+        if name in self.statics.get(f, ()):
+            return (f, name)
+        return self.public.get(name)
+
+    def _refs(self, f, cf, a, b, seen):
+        """(function, taken, line) of each function the tokens a..b name:
+        taken when not called (a callback); through file-scope tables."""
+        t = cf.toks
+        for i in range(a, b + 1):
+            if t[i][0] != "id":
+                continue
+            name = t[i][1]
+            fn = self.resolve(f, name)
+            if fn is not None:
+                called = i + 1 < len(t) and t[i + 1][1] == "("
+                yield fn, not called, t[i][2]
+            elif name in self.data.get(f, {}) and name not in seen:
+                seen.add(name)
+                for da, db in self.data[f][name]:
+                    for r in self._refs(f, cf, da, db, seen):
+                        yield r[0], True, r[2]
+
+    def _handed(self, f, cf, a, b):
+        """(thread or None, line, function) of each function a..b hands to
+        another thread: named in a HANDOFFS call's arguments (the start
+        routine alone for pthread_create), or stored in a variable the call
+        is given ("o.handler = endpoints_handle; httpd_start(&o, ...)")."""
+        t = cf.toks
+        for i in range(a, b + 1):
+            if t[i][1] not in HANDOFFS or i + 1 > b or t[i + 1][1] != "(":
+                continue
+            args = cf.args(i + 1)
+            if t[i][1] == "pthread_create":
+                args = args[2:3]
+            # a function called in the arguments runs here, before the call
+            names = {x[1] for arg in args for k, x in enumerate(arg)
+                     if x[0] == "id" and (k + 1 == len(arg) or
+                                          arg[k + 1][1] != "(")}
+            for j in range(a, b - 3):
+                if t[j][1] in names and t[j + 1][1] in (".", "->") and \
+                        t[j + 3][1] == "=" and t[j + 4][0] == "id":
+                    names.add(t[j + 4][1])
+            for name in sorted(names):
+                fn = self.resolve(f, name)
+                if fn is not None:
+                    yield HANDOFFS[t[i][1]], t[i][2], fn
+
+    def _edges(self, fn):
+        f, _ = fn
+        cf, a, b = self.body[fn]
+        handed = set()
+        for thread, line, callee in self._handed(f, cf, a, b):
+            self.entries.append((thread, f, line, callee))
+            handed.add(callee)
+        return {callee for callee, _, _ in self._refs(f, cf, a, b, set())
+                if callee != fn and callee not in handed}
+
+    def reach(self, roots):
+        """Every function reached from roots."""
+        seen, todo = set(roots), list(roots)
+        while todo:
+            for g in self.edges.get(todo.pop(), ()):
+                if g not in seen:
+                    seen.add(g)
+                    todo.append(g)
+        return seen
+
+
+def thread_reach(tree, rows):
+    """row name -> the functions its thread runs: from main's main() for
+    the main row, from the entry points HANDOFFS finds for the others (a
+    pthread_create's start routine goes to the row that names the creating
+    file or the routine's).  Rows "any" are not computed."""
+    g = CallGraph(tree)
+    rowfiles = {}
+    for r in rows:
+        rowfiles.setdefault(r["name"], set()).update(
+            p for p in (map_file(tree, n) for n, _ in r["files"]) if p)
+    roots = {r["name"]: set() for r in rows if r["name"] != "any"}
+    if ("bridge/main.c", "main") in g.body:
+        roots.setdefault("main", set()).add(("bridge/main.c", "main"))
+    for thread, f, _, fn in g.entries:
+        if thread is None:
+            # the row naming the file; of several, the one whose words
+            # the routine's name has most of (HTTP reaper: httpd_reaper_main)
+            cands = [n for n, fs in rowfiles.items()
+                     if n != "any" and (f in fs or fn[0] in fs)]
+            cands.sort(key=lambda n: -sum(w.lower() in fn[1]
+                                          for w in n.split()))
+            thread = cands[0] if cands else None
+        if thread in roots:
+            roots[thread].add(fn)
+    return g, {n: g.reach(rs) for n, rs in roots.items()}
+
+
+def check_reach(tree, out):
+    rows, _, _ = thread_map(tree)
+    if not rows:
+        return
+    g, runs = thread_reach(tree, rows)
+    where = THREAD_MAP
+    files_of = {n: {f for f, _ in fns} for n, fns in runs.items()}
+    names = sorted(files_of, key=len, reverse=True)
+    # The map: each file a thread's row names runs on that thread.
+    for r in rows:
+        if r["name"] not in runs:
+            continue
+        if not runs[r["name"]]:
+            out.append(f"{where}:{r['line']}: thread map row '{r['name']}' "
+                       "has no entry point: no pthread_create of its files, "
+                       "and no HANDOFFS call hands it a function")
+            continue
+        for name, ln in r["files"]:
+            p = map_file(tree, name)
+            if p and p.startswith(BRIDGE) and p not in files_of[r["name"]]:
+                out.append(f"{where}:{ln}: thread map row '{r['name']}' "
+                           f"names {name}, but the {r['name']} thread "
+                           "never runs its code")
+    # The files: each bridge/ file's opening comment says which threads
+    # run its code ("Threads: reconcile, end (end_make, end_make_one)."):
+    # every thread but main (which starts, stops and frees everything)
+    # that reaches one of its functions, and no other; a thread with a list
+    # runs those of the file's functions and no others.
+    ran = {}
+    for n, fns in runs.items():
+        for f, fn in fns:
+            ran.setdefault(f, {}).setdefault(n, set()).add(fn)
+    for f in tree.cfiles(("bridge",), ext=(".c",)):
+        cf = tree.c(f)
+        head = next((c for c in cf.comments if c[3] == 0), None)
+        claim = threads_claim(head[2]) if head else None
+        mine = {n: fns for n, fns in ran.get(f, {}).items() if n != "main"}
+        if not mine and "main" in ran.get(f, {}):
+            mine_main = "main"
+        else:
+            mine_main = "none"
+        want = ", ".join(
+            f"{n} ({', '.join(sorted(fns))})" if len(fns) <= 3 and
+            len(fns) < len([1 for k in g.body if k[0] == f]) else n
+            for n, fns in sorted(mine.items(), key=lambda kv: (
+                -len(kv[1]), kv[0]))) or mine_main
+        if claim is None:
+            out.append(f"{f}:1: the opening comment says no "
+                       f"'Threads: {want}.' line")
+            continue
+        ln, said = claim
+        ln += head[0] - 1
+        for n, fns in said.items():
+            if n == "main" and fns is None and "main" in ran.get(f, {}):
+                continue
+            if n not in mine:
+                out.append(f"{f}:{ln}: says the {n} thread runs its code, "
+                           f"but it never does (Threads: {want})")
+            elif fns is not None and fns != mine[n]:
+                out.append(f"{f}:{ln}: says the {n} thread runs "
+                           f"{', '.join(sorted(fns))}, but it runs "
+                           f"{', '.join(sorted(mine[n]))}")
+        for n in sorted(set(mine) - set(said)):
+            out.append(f"{f}:{ln}: the {n} thread runs its code too "
+                       f"({', '.join(sorted(mine[n])[:3])}): say so "
+                       f"(Threads: {want})")
+
+
+def threads_claim(text):
+    """(line within the comment, {thread: set of functions or None}) of a
+    comment's 'Threads: a, b (f, g).' line (which may wrap), or None."""
+    m = re.search(r"Threads:((?:[^.]|\.(?!\s))*)\.?", text)
+    if not m:
+        return None
+    body = re.sub(r"\s*\n\s*\*\s*", " ", m.group(1)).strip()
+    said = {}
+    if body != "none":
+        for mm in re.finditer(r"([\w ]+?)\s*(?:\(([^)]*)\))?\s*(?:,|$)",
+                              body):
+            if not mm.group(1).strip():
+                continue
+            fns = None if mm.group(2) is None else {
+                x.strip() for x in mm.group(2).split(",")}
+            said[mm.group(1).strip()] = fns
+    return text.count("\n", 0, m.start()) + 1, said
+
+
 def check_map_copies(tree, out):
     """Each copy of the map in the docs is the header, line for line."""
     text = read(THREAD_MAP)
@@ -938,6 +1203,7 @@ CHECKS = {
     "sections": check_sections,
     "prefixes": check_prefixes,
     "refs": check_refs,
+    "reach": check_reach,
 }
 
 
