@@ -79,16 +79,16 @@ SHARED_SRCS	:= common/translate.c common/topology.c common/fit.c common/dra.c co
 		   common/ownerrec.c common/daemon.c \
 		   common/metrics.c common/httpd.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
-		   bridge/podrec.c bridge/noderec.c bridge/podentry.c bridge/placement.c bridge/fail.c \
-		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c bridge/lanes.c \
+		   bridge/podrec.c bridge/noderec.c bridge/placement.c bridge/fail.c \
+		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c \
 		   bridge/groupmore.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
-		   bridge/namespaces.c bridge/pods.c bridge/extender.c \
+		   bridge/pods.c bridge/extender.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c bridge/poller.c \
 		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
-		   bridge/eventer.c bridge/memstats.c bridge/fence.c bridge/claims.c \
+		   bridge/eventer.c bridge/memstats.c bridge/claims.c \
 		   bridge/exclude.c \
 		   $(BRIDGE_LIB_SRCS)
 ADMISSION_LIB_SRCS := admission/review.c admission/mutate.c \
@@ -118,10 +118,10 @@ GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \
 		   test/fake_submit.c test/fake_poller.c test/fake_ender.c \
 		   test/fake_clock.c
 GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
-		   bridge/form.c bridge/bind.c bridge/end.c bridge/namespaces.c \
+		   bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/pods.c bridge/extender.c bridge/writes.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
-		   bridge/fence.c bridge/claims.c bridge/exclude.c \
+		   bridge/leader.c bridge/claims.c bridge/exclude.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

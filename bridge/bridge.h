@@ -150,7 +150,7 @@ struct bridge_stats {
 	atomic_llong lease_ok_at;    /* a follower's last Lease answer, s */
 	/* When the leader's last good renewal began (monotonic ms). */
 	atomic_llong  lease_renewed_ms;
-	atomic_ullong fenced;	   /* Slurm writes held back (fence_check) */
+	atomic_ullong fenced;	   /* Slurm writes held back (leader_fenced) */
 	atomic_int    recovered;   /* caches synced, jobs adopted */
 	atomic_llong  slurm_ok_at; /* last good Slurm poll, s */
 };
@@ -454,8 +454,9 @@ void writepool_free(struct writepool *);
 void writepool_submit(struct writepool *, struct wreq *w);
 
 /*
- * lanes.c: items waiting, a first-in-first-out lane per namespace, taken a
- * lane at a time in turn.  The caller owns the items and locks the lanes.
+ * queue.c: the lanes, items waiting, a first-in-first-out lane per
+ * namespace, taken a lane at a time in turn.  The caller owns the items
+ * and locks the lanes.
  */
 struct lanes;
 struct lanes *lanes_new(void);
@@ -473,7 +474,7 @@ size_t lanes_namespaces(const struct lanes *); /* lanes with items */
 
 /*
  * An allocation request: made on a submit thread (submitter.c), taken a
- * namespace at a time in turn (lanes.c), each namespace's in the order
+ * namespace at a time in turn (queue.c), each namespace's in the order
  * asked; each comes back as an MSG_SUBMITTED message.
  */
 struct sreq {
@@ -551,7 +552,7 @@ struct ereq {
 	int	    complete; /* sctl_complete with code and sig, else cancel */
 	int	    code, sig;
 	const char *why;	  /* a string literal: why it is cancelled */
-	int	    leader_elect; /* fence_check before it is made */
+	int	    leader_elect; /* leader_fenced before it is made */
 	/* The result. */
 	int  rc; /* 0, or -1 with err */
 	char err[256];
@@ -602,13 +603,14 @@ void leader_release(struct leader *);
 #define LEADER_CALL_MS 4000
 
 /*
- * fence.c: before a Slurm write that acts on work another leader may own
- * now (cancels, completions, the orphan sweep, drains): 1, logged with
- * what, when this replica leads by a Lease it last renewed LEADER_FENCE_MS
- * or more ago (another may hold it 15 s after that renewal), else 0.
+ * The fence, before a Slurm write that acts on work another leader may
+ * own now (cancels, completions, the orphan sweep, drains): 1, logged
+ * with what, when this replica leads by a Lease it last renewed
+ * LEADER_FENCE_MS or more ago (another may hold it 15 s after that
+ * renewal), else 0.
  */
 #define LEADER_FENCE_MS 8000
-int fence_check(int leader_elect, const char *what);
+int leader_fenced(int leader_elect, const char *what);
 
 /* endpoints.c: the scheduler's HTTP endpoints on --listen. */
 struct endpoints;
@@ -836,7 +838,7 @@ struct pod_entry {
 	const char *beyond;
 };
 
-/* podentry.c: pod entries (reconcile thread). */
+/* podrec.c: pod entries (reconcile thread). */
 /* Frees an entry (the pods map's free function). */
 void podentry_free(void *);
 /*
@@ -1186,6 +1188,8 @@ struct claims_asker {
 void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
 /* The values of one of the caches as a new array (borrowed values). */
 json_t *caches_values(struct map *m);
+/* Is the namespace enabled (its label, or the config's lists)? */
+int caches_namespace_enabled(struct reconcile *, const char *ns);
 /* The ResourceSlices by their spec.nodeName (a new object of arrays). */
 json_t *caches_slices_by_node(struct reconcile *);
 /* The cached workload object, a new reference, or NULL. */
@@ -1221,12 +1225,6 @@ void pods_regroup_owner(struct reconcile *, enum msg_kind, const json_t *obj);
 
 /* extender.c: answers a scheduler-extender call (one reference of c). */
 void extender_answer(struct reconcile *, struct ext_call *c);
-
-/*
- * namespaces.c: is the namespace enabled (its label, or the config's
- * lists)?
- */
-int namespaces_enabled(struct reconcile *, const char *ns);
 
 /*
  * groupmore.c: a group's more.  A new group's is the shared empty one

@@ -68,7 +68,7 @@ end_stop(struct reconcile *r, struct group *g, const char *why, int ask)
 
 	if (g->jobid == 0 || g->cancelled)
 		return;
-	if (fence_check(r->conf->leader_elect, "cancelling a job")) {
+	if (leader_fenced(r->conf->leader_elect, "cancelling a job")) {
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
@@ -123,7 +123,7 @@ end_finish(struct reconcile *r, struct group *g)
 			sig = e->rec->exit_signal;
 		}
 	}
-	if (fence_check(r->conf->leader_elect, "completing a job")) {
+	if (leader_fenced(r->conf->leader_elect, "completing a job")) {
 		g->cancel_due = 1; /* the sweep tries again */
 		return;
 	}
@@ -448,7 +448,7 @@ end_make(struct ereq **es, size_t n)
 
 	if (n == 0)
 		return;
-	if (fence_check(es[0]->leader_elect,
+	if (leader_fenced(es[0]->leader_elect,
 		es[0]->complete ? "completing a job" : "cancelling a job")) {
 		for (i = 0; i < n; i++) {
 			es[i]->rc = -1;

@@ -6,7 +6,7 @@
  * free none, wait until no such end does, or END_FAIR of them went in a
  * row, and go batch at a time (END_BATCH where Slurm cancels many in one
  * RPC, else 1: sctl_cancel_batch), a namespace at a time in turn
- * (lanes.c; orphans' in a lane of their own).  A bulk cancel whose job
+ * (queue.c; orphans' in a lane of their own).  A bulk cancel whose job
  * started is moved to the front (ender_promote).  So a tenant who deletes
  * thousands of pending pods delays neither the reconcile thread, nor
  * another tenant's nodes, nor by more than a cancel another tenant's
@@ -31,7 +31,7 @@ struct ender {
 	pthread_cond_t	work; /* a request came, or stop */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
-	struct lanes *bulk;	    /* by namespace, taken in turn (lanes.c) */
+	struct lanes *bulk;	    /* by namespace, taken in turn (queue.c) */
 	int	      stop;
 	int	      started;
 	size_t	      batch;  /* bulk cancels made at once, 1..END_BATCH */

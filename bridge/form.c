@@ -175,7 +175,7 @@ form_update_pending(struct reconcile *r, struct group *g)
 		translate_jobspec_cleanup(&js);
 		return;
 	}
-	if (fence_check(r->conf->leader_elect, "changing a pending job")) {
+	if (leader_fenced(r->conf->leader_elect, "changing a pending job")) {
 		g->recheck = 1; /* asked again at the next evaluation */
 		translate_jobspec_cleanup(&js);
 		return;

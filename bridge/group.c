@@ -214,7 +214,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 */
 	if (g->foreign && !g->ext_asked)
 		return;
-	if (!namespaces_enabled(r, g->ns)) {
+	if (!caches_namespace_enabled(r, g->ns)) {
 		snprintf(msg, sizeof(msg),
 		    "namespace %s is not enabled for "
 		    "slurm-bridge; enable it with: kubectl label namespace %s " BRIDGE_NS_LABEL

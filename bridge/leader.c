@@ -13,7 +13,10 @@
  * Service selecting the label reaches the leader alone, while every
  * replica reports ready (a follower is ready to take over).
  *
- * Threads: main.
+ * The fence (leader_fenced, at the end): a Slurm write that acts on work
+ * another leader may own by now waits while the last renewal is too old.
+ *
+ * Threads: main, end (leader_fenced), reconcile (leader_fenced).
  */
 #include <sys/random.h>
 
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdatomic.h>
 
 #include "clock.h"
 #include "log.h"
@@ -212,4 +216,31 @@ leader_release(struct leader *l)
 		log_warnx("leader: %s: release: %s", l->where, err.text);
 	else
 		log_info("leader: %s: released", l->where);
+}
+
+/*
+ * The fence of Slurm writes that act on work another leader may own by now:
+ * with --leader-elect, a replica whose Lease renewal (above, on main's
+ * thread) is LEADER_FENCE_MS old or more holds such writes back.  The
+ * Lease passes to another replica only its duration (15 s) after the last
+ * renewal,
+ * and the lease's own calls give up after LEADER_CALL_MS, so a leader that
+ * stalls stops writing well before a successor can start.  Any thread:
+ * it reads an atomic.
+ */
+int
+leader_fenced(int leader_elect, const char *what)
+{
+	long long age;
+
+	if (!leader_elect)
+		return (0);
+	age = clock_ms(CLOCK_MONOTONIC) - atomic_load(&bstats.lease_renewed_ms);
+	if (age < LEADER_FENCE_MS)
+		return (0);
+	log_warnx("fence: Lease last renewed %lld ms ago, another replica "
+		  "may lead by now: not %s",
+	    age, what);
+	atomic_fetch_add(&bstats.fenced, 1);
+	return (1);
 }

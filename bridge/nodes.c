@@ -346,7 +346,8 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 		/* Drained already: keep its owner and reason. */
 		if (known != NULL)
 			;
-		else if (fence_check(r->conf->leader_elect, "draining a node"))
+		else if (leader_fenced(r->conf->leader_elect,
+			     "draining a node"))
 			json_object_set_new(r->fenced_nodes, name, json_true());
 		else if (sctl_node_drain(sname,
 			     DRAIN_REASON_PREFIX " node "
@@ -364,7 +365,8 @@ nodes_changed(struct reconcile *r, const json_t *old, const json_t *node)
 			strncmp(known, DRAIN_REASON_PREFIX,
 			    strlen(DRAIN_REASON_PREFIX)) != 0))
 			;
-		else if (fence_check(r->conf->leader_elect, "resuming a node"))
+		else if (leader_fenced(r->conf->leader_elect,
+			     "resuming a node"))
 			json_object_set_new(r->fenced_nodes, name, json_true());
 		else if (sctl_node_resume_ours(sname, DRAIN_REASON_PREFIX,
 			     &resumed, err, sizeof(err)) == -1)

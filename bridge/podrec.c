@@ -1,5 +1,6 @@
 /*
- * What the scheduler keeps of a pod: a compact record, built from the
+ * What the scheduler keeps of a pod: the reconcile thread's entry for each
+ * pod it schedules (podentry_*, at the end), and a compact record, built from the
  * decoded object on the informer's thread and then read-only.  The fields
  * the reconcile thread tests on every event are plain C fields; what only
  * translation, the gang rules and the placement rule read (the labels and
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
@@ -547,4 +549,58 @@ const char *
 podrec_cold(const struct podrec *r)
 {
 	return (r->cold_at != 0 ? r->buf + r->cold_at : NULL);
+}
+
+/*
+ * The reconcile thread's pod entries: what the bridge knows about each pod
+ * it schedules (owned by the pods map), its age and whether it is over.
+ * Pure but for the clocks.
+ */
+void
+podentry_free(void *p)
+{
+	struct pod_entry *e = p;
+
+	if (e == NULL)
+		return;
+	podrec_free(e->rec);
+	intern_put(e->bound_node);
+	intern_put(e->beyond);
+	intern_put(e->slurm_node);
+	free(e->cond_text);
+	free(e);
+}
+
+double
+podentry_epoch(void)
+{
+	return (clock_seconds(CLOCK_REALTIME));
+}
+
+double
+podentry_age(const struct pod_entry *e)
+{
+	double created = (double)e->rec->created;
+	double now = podentry_epoch();
+
+	if (created == 0 || e->seen_at - created < 2.0)
+		return (now - e->seen_at);
+	return (now - created);
+}
+
+/* Terminal, or deleted and past its grace period. */
+int
+podentry_over(const struct pod_entry *e)
+{
+	if (e->rec->phase == PHASE_SUCCEEDED || e->rec->phase == PHASE_FAILED)
+		return (1);
+	/*
+	 * Deleted: over once the node confirmed (grace shortened to 0), the
+	 * grace period ran out, or at once if it never ran anywhere.
+	 */
+	if (e->rec->delete_at != 0 &&
+	    (e->state == PS_UNBOUND || time(NULL) >= e->rec->delete_at ||
+		e->rec->grace_zero))
+		return (1);
+	return (0);
 }

@@ -1,6 +1,6 @@
 /*
  * The pods the reconcile thread takes in: a watch's pod (or the
- * extender's) becomes an entry (podentry.c) and joins its group
+ * extender's) becomes an entry (podrec.c) and joins its group
  * (group_join: its gang, or itself alone), and
  * the group is evaluated; a pod that leaves a group, ends or is deleted is
  * gone from it (end_member_gone).  A change to the object that decides a

@@ -51,7 +51,7 @@ poll_claim(struct reconcile *r, const struct sjob *j, const json_t *pods)
 	if ((ac = translate_admin_claim(j->admin_comment, r->conf->install,
 		 uids)) == NULL)
 		return;
-	if (fence_check(r->conf->leader_elect, "claiming a job"))
+	if (leader_fenced(r->conf->leader_elect, "claiming a job"))
 		; /* claimed at the next start */
 	else if (sctl_set_admin_comment(j->id, ac, err, sizeof(err)) == -1)
 		log_warnx("slurm job %u: %s", j->id, err);

@@ -1,16 +1,19 @@
 /*
  * The message queue: informers, the submit, poll and end threads, the
- * writepool and HTTP threads push, the reconcile thread pops.
+ * writepool and HTTP threads push, the reconcile thread pops.  And the
+ * lanes the submit and end threads' requests wait in, a namespace at a
+ * time in turn (lanes_*, below).
  *
- * Threads: HTTP (queue_len, queue_push), reconcile (queue_msg_free,
- * queue_pop), end (queue_push), informer (queue_push), poll (queue_push),
- * submit (queue_push), writepool (queue_push).
+ * Threads: reconcile, end, submit, HTTP (queue_len, queue_push), informer
+ * (queue_push), poll (queue_push), writepool (queue_push).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <string.h>
 
+#include "map.h"
 #include "clock.h"
 #include "xmalloc.h"
 #include "bridge.h"
@@ -122,4 +125,171 @@ queue_len(struct queue *q)
 	n = q->len;
 	pthread_mutex_unlock(&q->mtx);
 	return (n);
+}
+
+/*
+ * Requests waiting, one first-in-first-out lane per namespace, taken a
+ * lane at a time in turn: so a tenant with thousands of requests waiting
+ * delays another tenant's first request by one request per namespace
+ * that has some waiting, not by its thousands.  Within a namespace the
+ * order is the order of arrival.  A lane is made when its first request
+ * comes and freed when its last is taken, so namespaces that come and go
+ * leave nothing behind.  Not locked: its owner's lock guards it (the
+ * submit threads' requests, submitter.c; the end thread's bulk cancels,
+ * ender.c).
+ */
+struct lane {
+	void	   **v; /* a ring of cap items, n of them from head */
+	size_t	     head, n, cap;
+	struct lane *next; /* the next lane's turn */
+	char	     ns[]; /* the map's key, borrowed */
+};
+
+struct lanes {
+	struct map  *byns; /* ns -> lane, keys borrowed from the lanes */
+	struct lane *first, *last; /* lanes with items, in turn order */
+	size_t	     count;	   /* items in all lanes */
+};
+
+struct lanes *
+lanes_new(void)
+{
+	struct lanes *ls = xcalloc(1, sizeof(*ls));
+
+	ls->byns = map_new_borrowed(NULL);
+	return (ls);
+}
+
+/* l's turn comes after every other lane's. */
+static void
+lanes_append(struct lanes *ls, struct lane *l)
+{
+	if (ls->last != NULL)
+		ls->last->next = l;
+	else
+		ls->first = l;
+	ls->last = l;
+}
+
+void
+lanes_free(struct lanes *ls, void (*free_cb)(void *))
+{
+	void *item;
+
+	if (ls == NULL)
+		return;
+	/* Taking the last item of a lane frees the lane. */
+	while ((item = lanes_take(ls)) != NULL)
+		if (free_cb != NULL)
+			free_cb(item);
+	map_free(ls->byns);
+	free(ls);
+}
+
+void
+lanes_push(struct lanes *ls, const char *ns, void *item)
+{
+	struct lane *l;
+	size_t	     i, len;
+	void	   **v;
+
+	if (ns == NULL)
+		ns = "";
+	if ((l = map_get(ls->byns, ns)) == NULL) {
+		len = strlen(ns);
+		l = xcalloc(1, sizeof(*l) + len + 1);
+		memcpy(l->ns, ns, len + 1);
+		map_put(ls->byns, l->ns, l);
+		lanes_append(ls, l);
+	}
+	if (l->n == l->cap) {
+		/* Unroll the ring into a larger one. */
+		v = xcalloc(l->cap == 0 ? 4 : l->cap * 2, sizeof(*v));
+		for (i = 0; i < l->n; i++)
+			v[i] = l->v[(l->head + i) % l->cap];
+		free(l->v);
+		l->v = v;
+		l->head = 0;
+		l->cap = l->cap == 0 ? 4 : l->cap * 2;
+	}
+	l->v[(l->head + l->n) % l->cap] = item;
+	l->n++;
+	ls->count++;
+}
+
+/* An empty lane, out of the turns already, goes. */
+static void
+lanes_drop(struct lanes *ls, struct lane *l)
+{
+	map_del(ls->byns, l->ns);
+	free(l->v);
+	free(l);
+}
+
+void *
+lanes_take(struct lanes *ls)
+{
+	struct lane *l;
+	void	    *item;
+
+	if ((l = ls->first) == NULL)
+		return (NULL);
+	item = l->v[l->head];
+	l->head = (l->head + 1) % l->cap;
+	l->n--;
+	ls->count--;
+	ls->first = l->next;
+	l->next = NULL;
+	if (ls->first == NULL)
+		ls->last = NULL;
+	if (l->n == 0)
+		lanes_drop(ls, l);
+	else
+		lanes_append(ls, l); /* its next item waits its turn */
+	return (item);
+}
+
+size_t
+lanes_count(const struct lanes *ls)
+{
+	return (ls->count);
+}
+
+size_t
+lanes_namespaces(const struct lanes *ls)
+{
+	return (map_count(ls->byns));
+}
+
+void *
+lanes_remove(struct lanes *ls, int (*match)(const void *item, const void *arg),
+    const void		  *arg)
+{
+	struct lane *l, *prev = NULL;
+	size_t	     i, j;
+	void	    *item;
+
+	for (l = ls->first; l != NULL; prev = l, l = l->next)
+		for (i = 0; i < l->n; i++) {
+			item = l->v[(l->head + i) % l->cap];
+			if (!match(item, arg))
+				continue;
+			/* The lane keeps its order and its turn. */
+			for (j = i; j + 1 < l->n; j++)
+				l->v[(l->head + j) % l->cap] =
+				    l->v[(l->head + j + 1) % l->cap];
+			l->n--;
+			ls->count--;
+			if (l->n == 0) {
+				if (prev != NULL)
+					prev->next = l->next;
+				else
+					ls->first = l->next;
+				if (ls->last == l)
+					ls->last = prev;
+				lanes_drop(ls, l);
+			}
+			return (item);
+		}
+	return (NULL);
 }

@@ -77,7 +77,7 @@
  * HTTP reaper         common/httpd.c  nothing: shuts down the   conn_lock
  *                                     connections past their
  *                                     read deadline
- * any                 fence.c         nothing: reads the        (none; an
+ * any                 leader.c        nothing: reads the        (none; an
  *                                     Lease's last renewal      atomic)
  *                                     (bstats)
  * any                 intern.c        shared strings (refcount) intern_lock

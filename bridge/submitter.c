@@ -7,7 +7,7 @@
  * request's round trip (munge, the network, libslurm) overlaps another's
  * turn in slurmctld.  A group has one request out at a time, so its own
  * requests stay in order; two groups' may reach slurmctld in either
- * order.  Requests wait in a lane per namespace, taken in turn (lanes.c):
+ * order.  Requests wait in a lane per namespace, taken in turn (queue.c):
  * a tenant's backlog of thousands delays another tenant's pods by one
  * request per namespace with requests waiting, so Slurm soon holds both
  * tenants' jobs and orders them by its own priorities (fair share, QOS),

@@ -1,6 +1,6 @@
 /*
  * The message queue: order, timeout, close, and a producer thread; the
- * submit threads' lanes (lanes.c).
+ * submit threads' lanes (queue.c).
  */
 #include <pthread.h>
 #include <signal.h>

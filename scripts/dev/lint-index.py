@@ -90,6 +90,10 @@ PREFIXES = {
     # OpenBSD's names, as every daemon of theirs spells them.
     "libk8s/xmalloc.c": ("x",),
     "libk8s/log.c": ("log_", "fatal"),
+    # A file with a data structure of its own beside its module's: the
+    # structure's name is the prefix (struct lanes, struct pod_entry).
+    "bridge/queue.c": ("queue_", "lanes_"),
+    "bridge/podrec.c": ("podrec_", "podentry_"),
 }
 
 # File names that comments may cite though they are not in the tree.
