@@ -207,29 +207,29 @@ poll_live(const struct reconcile *r)
 	    r->nstate[G_PENDING] + r->nstate[G_ALLOCATED] + r->nstate[G_BOUND]);
 }
 
-static void
-poll_job_cb(const struct sjob *j, void *arg)
+/*
+ * The group a job of the load belongs to, or NULL when there is nothing
+ * more to do with it.  A job this install made (by its submit answer, or
+ * adopted) is known; any other is judged by its admin_comment: another
+ * install's, or a native Slurm user's, is none of this install's
+ * business.  Adoption is for a restart: later, every job is ours by
+ * answer.  A job no live pod wants is an orphan, cancelled with the
+ * others after the poll.
+ */
+static struct group *
+poll_group(struct reconcile *r, const struct sjob *j)
 {
-	struct reconcile *r = arg;
-	struct group	 *g;
-	enum admin_owner  owner = ADMIN_MINE;
-	json_t		 *v;
-	char		  msg[320];
-	int		  warn;
+	struct group	*g;
+	enum admin_owner owner;
+	json_t		*v;
+	char		 key[32];
 
-	/*
-	 * A job this install made (by its submit answer, or adopted) is
-	 * known; any other is judged by its admin_comment: another
-	 * install's, or a native Slurm user's, is none of this install's
-	 * business.  Adoption is for a restart: later, every job is ours by
-	 * answer.
-	 */
+	snprintf(key, sizeof(key), "%u", j->id);
 	if ((g = groups_by_job(r, j->id)) == NULL) {
 		/* A load asked for before this thread let the job go. */
-		snprintf(msg, sizeof(msg), "%u", j->id);
-		v = json_object_get(r->forgotten, msg);
+		v = json_object_get(r->forgotten, key);
 		if (v != NULL && json_integer_value(v) >= r->poll_asked)
-			return;
+			return (NULL);
 		/*
 		 * After recovery, an ended job no group knows is nothing to
 		 * do, whoever's it is: slurmctld keeps ended jobs MinJobAge
@@ -237,7 +237,7 @@ poll_job_cb(const struct sjob *j, void *arg)
 		 * and their admin_comments are not parsed each time.
 		 */
 		if (r->recovered && r->others == NULL && j->phase == SJOB_ENDED)
-			return;
+			return (NULL);
 		owner = translate_admin_owner(j->admin_comment, j->comment,
 		    r->conf->install);
 		if (owner != ADMIN_OTHER && !r->recovered)
@@ -245,15 +245,13 @@ poll_job_cb(const struct sjob *j, void *arg)
 		/* Not this install's: a legacy job none of its pods claims. */
 		if (g == NULL &&
 		    (owner == ADMIN_OTHER || owner == ADMIN_LEGACY)) {
-			if (r->others != NULL) {
-				snprintf(msg, sizeof(msg), "%u", j->id);
-				json_object_set_new(r->others, msg,
+			if (r->others != NULL)
+				json_object_set_new(r->others, key,
 				    json_true());
-			}
-			return;
+			return (NULL);
 		}
 		if (g == NULL && j->phase == SJOB_ENDED)
-			return;
+			return (NULL);
 	}
 	/* Its pods ended, but pods of other jobs use its devices. */
 	if (g == NULL && j->phase != SJOB_ENDED && !r->recovered)
@@ -265,24 +263,172 @@ poll_job_cb(const struct sjob *j, void *arg)
 		 * before all answers are in.  Its answer, or the last one,
 		 * makes the next poll load everything again.
 		 */
-		snprintf(msg, sizeof(msg), "%u", j->id);
-		json_object_set_new(r->deferred, msg, json_true());
+		json_object_set_new(r->deferred, key, json_true());
+		return (NULL);
+	}
+	/* A preempted job ends by Slurm's hand, PREEMPTED. */
+	if (g == NULL && j->phase != SJOB_ENDED && j->preempt_time == 0 &&
+	    json_object_get(r->orphans_asked, key) == NULL) {
+		log_info("slurm job %u: no pod wants it (%s): cancelling",
+		    j->id, j->name != NULL ? j->name : "?");
+		json_array_append_new(r->orphans, json_integer(j->id));
+	}
+	return (g);
+}
+
+/*
+ * Slurm took the allocation back while the pods hold it (requeued,
+ * suspended, preempted): the pods yield.  1 when there is nothing more
+ * to do with the job.
+ */
+static int
+poll_taken_back(struct reconcile *r, struct group *g, const struct sjob *j)
+{
+	if (g->state != G_ALLOCATED && g->state != G_BOUND)
+		return (0);
+	if (j->phase == SJOB_PENDING) {
+		end_yield(r, g, YIELD_REQUEUED, 0);
+		return (1);
+	}
+	if (j->suspended) {
+		end_yield(r, g, YIELD_SUSPENDED, 0);
+		return (1);
+	}
+	if (j->phase == SJOB_RUNNING && j->preempt_time != 0) {
+		end_yield(r, g, YIELD_PREEMPTED, j->end_time);
+		return (1);
+	}
+	if (j->phase == SJOB_ENDED && strcmp(j->state, "PREEMPTED") == 0)
+		end_yield(r, g, YIELD_PREEMPTED, 0);
+	return (0);
+}
+
+/*
+ * A pending job its group gave up (end_member_gone) but did not cancel:
+ * that failed, or a restart came first.  It goes now.  1 when its cancel
+ * is on the end thread: news of the job is moot then, but a start holds
+ * nodes, so its cancel goes to the front.
+ */
+static int
+poll_given_up(struct reconcile *r, struct group *g, const struct sjob *j)
+{
+	if (g->state != G_PENDING || j->phase == SJOB_ENDED)
+		return (0);
+	if (!g->cancelled && g->job_pods_set &&
+	    groups_live(r, g, NULL, 0, 0) < groups_job_list(g)->n)
+		end_member_gone(r, g);
+	if (!g->cancelled)
+		return (0);
+	if (g->ending && j->phase == SJOB_RUNNING)
+		ender_promote(r->ender, j->id);
+	return (1);
+}
+
+/*
+ * A job waiting in Slurm.  Its owner (a tenant, where user-id makes it
+ * one) may change it with scontrol update: out of the namespace's bounds,
+ * it goes, and its pods are submitted again as they ask.  Else the pods
+ * say what it waits for.
+ */
+static void
+poll_pending(struct reconcile *r, struct group *g, const struct sjob *j)
+{
+	struct pod_entry *e;
+	char		  msg[320], why[700];
+	size_t		  i;
+	int		  warn;
+
+	if (!g->cancelled &&
+	    bounds_check_job(r->conf->bounds, map_get(r->namespaces, g->ns),
+		g->ns, j->partition, j->account, j->qos, msg,
+		sizeof(msg)) == -1) {
+		snprintf(why, sizeof(why),
+		    "slurm-bridge: Slurm job %u was changed outside "
+		    "the namespace's bounds: %s; it is cancelled and "
+		    "the pods submitted again",
+		    j->id, msg);
+		log_warnx("group %s: %s", g->key, why + 14);
+		groups_condition(r, g, why, 1);
+		for (i = 0; i < g->members.n; i++)
+			if ((e = map_get(r->pods, g->members.v[i])) != NULL)
+				writes_event(r, e, "Warning",
+				    "SlurmJobOutOfBounds", "Cancel", why);
+		end_cancel(r, g, "changed outside its bounds");
 		return;
 	}
-	if (g == NULL) {
-		/* A preempted job ends by Slurm's hand, PREEMPTED. */
-		snprintf(msg, sizeof(msg), "%u", j->id);
-		if (j->phase != SJOB_ENDED && j->preempt_time == 0 &&
-		    json_object_get(r->orphans_asked, msg) == NULL) {
-			/* No live pod wants this job: an orphan, cancelled
-			 * with the others after the poll. */
-			log_info("slurm job %u: no pod wants it (%s): "
-				 "cancelling",
-			    j->id, j->name != NULL ? j->name : "?");
-			json_array_append_new(r->orphans, json_integer(j->id));
-		}
+	if (g->pending_reason == NULL ||
+	    strcmp(g->pending_reason, j->reason) != 0) {
+		intern_put(g->pending_reason);
+		g->pending_reason = intern_get(j->reason);
+	}
+	warn = poll_pending_msg(g, j, msg, sizeof(msg));
+	if (g->state == G_PENDING)
+		groups_condition(r, g, msg, warn);
+}
+
+/* A job Slurm started: a pending group's pods are bound to its nodes. */
+static void
+poll_running(struct reconcile *r, struct group *g, const struct sjob *j)
+{
+	json_t *layout;
+
+	if (g->state != G_PENDING)
+		return;
+	if ((layout = sctl_job_layout(j)) == NULL) {
+		/* Reload everything at the next poll. */
+		log_warnx("group %s: slurm job %u runs, but its allocation "
+			  "could not be read",
+		    g->key, j->id);
+		r->slurm_since = 0;
 		return;
 	}
+	form_adopt_sizes(r, g);
+	log_info("group %s: slurm job %u allocated", g->key, g->jobid);
+	bind_allocated(r, g, layout);
+	json_decref(layout);
+}
+
+/*
+ * A job that ended.  The job is the pods' lease on the nodes: they end
+ * too, unless we ended the job ourselves (its pods were gone already).
+ */
+static void
+poll_ended(struct reconcile *r, struct group *g, const struct sjob *j)
+{
+	if (g->state != G_ENDED) {
+		stats_job_ended(j->state);
+		/* Its nodes wait in the epilog for these pods to stop. */
+		if ((!g->cancelled || g->slurm_ends) &&
+		    groups_live(r, g, NULL, 0, 0) >
+			groups_live(r, g, NULL, 0, 1))
+			atomic_fetch_add(&bstats.handoffs, 1);
+	}
+	log_info("group %s: slurm job %u ended: %s (reason %s)", g->key, j->id,
+	    j->state, j->reason);
+	if (!g->cancelled && g->more->end_msg == NULL) {
+		xasprintf(&groupmore_get(g)->end_msg,
+		    "Slurm job %u ended: %s "
+		    "(Reason=%s); deleting the pod",
+		    j->id, j->state, j->reason);
+		end_members(r, g);
+	}
+	g->cancelled = 1;
+	groups_set_state(r, g, G_ENDED);
+	end_member_gone(r, g);
+}
+
+/*
+ * One job of a load (sctl_load's callback): its group, then what its
+ * state means for the group's pods.
+ */
+static void
+poll_job_cb(const struct sjob *j, void *arg)
+{
+	struct reconcile *r = arg;
+	struct group	 *g;
+
+	if ((g = poll_group(r, j)) == NULL)
+		return;
 	g->present = r->load_mark;
 	g->missed = 0;
 	if (poll_holds(g))
@@ -294,128 +440,17 @@ poll_job_cb(const struct sjob *j, void *arg)
 		groups_job_pods(g, pods, j->admin_comment);
 		json_decref(pods);
 	}
-	/* The allocation taken back while the pods hold it. */
-	if (g->state == G_ALLOCATED || g->state == G_BOUND) {
-		if (j->phase == SJOB_PENDING) {
-			end_yield(r, g, YIELD_REQUEUED, 0);
-			return;
-		}
-		if (j->suspended) {
-			end_yield(r, g, YIELD_SUSPENDED, 0);
-			return;
-		}
-		if (j->phase == SJOB_RUNNING && j->preempt_time != 0) {
-			end_yield(r, g, YIELD_PREEMPTED, j->end_time);
-			return;
-		}
-		if (j->phase == SJOB_ENDED &&
-		    strcmp(j->state, "PREEMPTED") == 0)
-			end_yield(r, g, YIELD_PREEMPTED, 0);
-	}
-	if (g->state == G_PENDING && j->phase != SJOB_ENDED) {
-		/*
-		 * A job its group gave up (end_member_gone) but did not
-		 * cancel: that failed, or a restart came first.  It goes now.
-		 */
-		if (!g->cancelled && g->job_pods_set &&
-		    groups_live(r, g, NULL, 0, 0) < groups_job_list(g)->n)
-			end_member_gone(r, g);
-		/*
-		 * Its cancel is on the end thread: news of it is moot, but a
-		 * start holds nodes, so its cancel goes to the front.
-		 */
-		if (g->cancelled) {
-			if (g->ending && j->phase == SJOB_RUNNING)
-				ender_promote(r->ender, j->id);
-			return;
-		}
-	}
+	if (poll_taken_back(r, g, j) || poll_given_up(r, g, j))
+		return;
 	switch (j->phase) {
 	case SJOB_PENDING:
-		/*
-		 * Its owner (a tenant, where user-id makes it one) may change
-		 * a waiting job with scontrol update: out of the namespace's
-		 * bounds, it goes, and its pods are submitted again as they
-		 * ask.
-		 */
-		if (!g->cancelled &&
-		    bounds_check_job(r->conf->bounds,
-			map_get(r->namespaces, g->ns), g->ns, j->partition,
-			j->account, j->qos, msg, sizeof(msg)) == -1) {
-			struct pod_entry *e;
-			char		  why[700];
-			size_t		  i;
-
-			snprintf(why, sizeof(why),
-			    "slurm-bridge: Slurm job %u was changed outside "
-			    "the namespace's bounds: %s; it is cancelled and "
-			    "the pods submitted again",
-			    j->id, msg);
-			log_warnx("group %s: %s", g->key, why + 14);
-			groups_condition(r, g, why, 1);
-			for (i = 0; i < g->members.n; i++)
-				if ((e = map_get(r->pods, g->members.v[i])) !=
-				    NULL)
-					writes_event(r, e, "Warning",
-					    "SlurmJobOutOfBounds", "Cancel",
-					    why);
-			end_cancel(r, g, "changed outside its bounds");
-			return;
-		}
-		if (g->pending_reason == NULL ||
-		    strcmp(g->pending_reason, j->reason) != 0) {
-			intern_put(g->pending_reason);
-			g->pending_reason = intern_get(j->reason);
-		}
-		warn = poll_pending_msg(g, j, msg, sizeof(msg));
-		if (g->state == G_PENDING)
-			groups_condition(r, g, msg, warn);
+		poll_pending(r, g, j);
 		break;
 	case SJOB_RUNNING:
-		if (g->state == G_PENDING) {
-			json_t *layout = sctl_job_layout(j);
-
-			if (layout == NULL) {
-				/* Reload everything at the next poll. */
-				log_warnx(
-				    "group %s: slurm job %u runs, but its "
-				    "allocation could not be read",
-				    g->key, j->id);
-				r->slurm_since = 0;
-				break;
-			}
-			form_adopt_sizes(r, g);
-			log_info("group %s: slurm job %u allocated", g->key,
-			    g->jobid);
-			bind_allocated(r, g, layout);
-			json_decref(layout);
-		}
+		poll_running(r, g, j);
 		break;
 	case SJOB_ENDED:
-		if (g->state != G_ENDED) {
-			stats_job_ended(j->state);
-			/* Its nodes wait in the epilog for these pods to stop. */
-			if ((!g->cancelled || g->slurm_ends) &&
-			    groups_live(r, g, NULL, 0, 0) >
-				groups_live(r, g, NULL, 0, 1))
-				atomic_fetch_add(&bstats.handoffs, 1);
-		}
-		log_info("group %s: slurm job %u ended: %s (reason %s)", g->key,
-		    j->id, j->state, j->reason);
-		/*
-		 * The job is the pods' lease on the nodes: end them too, unless
-		 * we ended the job ourselves (its pods were gone already).
-		 */
-		if (!g->cancelled && g->more->end_msg == NULL) {
-			xasprintf(&groupmore_get(g)->end_msg,
-			    "Slurm job %u ended: %s "
-			    "(Reason=%s); deleting the pod",
-			    j->id, j->state, j->reason);
-			end_members(r, g);
-		}
-		g->cancelled = 1;
-		groups_set_state(r, g, G_ENDED);
-		end_member_gone(r, g);
+		poll_ended(r, g, j);
 		break;
 	}
 }
