@@ -393,113 +393,152 @@ bind_give_back(struct reconcile *r, struct group *g, const char *why)
 }
 
 /*
- * What an allocated group's members need next, given the writes in
- * flight.  The assignment is a pure function of the job's pod list and
- * layout, so a restarted bridge picks the same nodes.  A labelled group
- * binds only once every member carries its metadata; a gang binds nobody
- * while a member's node cannot be resolved.  All bound: G_BOUND.
+ * One round of planning an allocated group's Bindings: its members'
+ * assignment (job list order) and what the steps found.
  */
-static void
-bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
-{
-	struct assignment  *a;
-	struct pod_entry   *e;
-	char		    msg[512], errs[256], *topo = NULL;
-	size_t		    i, n = groups_job_list(g)->n;
-	uint32_t	    slice = 0;
-	size_t		    unbound = 0, meta = 0;
-	int		    failed = 0, unplanned = 0, rc, hold = 0;
+struct bind_round {
+	struct reconcile   *r;
+	struct group	   *g;
+	size_t		    n;	   /* the job's pods */
+	struct assignment  *a;	   /* n, each member's node and shares */
+	char		   *topo;  /* a gang's required topology, or NULL */
+	uint32_t	    slice; /* ... its slice size */
+	char		   *group_gres; /* what a one-node gang's tasks leave */
 	struct claims_asker ask;
 	struct dra_lookup   dl;
+	json_t		   *claimed; /* devices planned this round */
 	struct {
-		json_t *claims;
-		int	ok;
-	} *plans = NULL;
-	char	holdmsg[512] = "", *group_gres = NULL;
-	json_t *round = json_object();
+		json_t *claims; /* the member's planned claim writes */
+		int	ok;	/* planned, and may be written to */
+	} * plans;
+	int  hold; /* a member's devices wait: no Binding this round */
+	char holdmsg[512];
+	int  unplanned; /* a member's claims could not be planned */
+};
 
-	bind_claims_lookup(r, g, &ask, &dl);
-	a = xcalloc(n ? n : 1, sizeof(*a));
-	if (bind_place(g, n, a, errs, sizeof(errs)) == -1) {
+/*
+ * The members' nodes, from the job's layout: in a gang with a required
+ * topology, in the order its slices take; a one-node gang's PodGroup gets
+ * what its tasks' shares leave.  -1 when the layout does not place them.
+ */
+static int
+bind_assign(struct bind_round *b)
+{
+	struct group *g = b->g;
+	char	      errs[256];
+	size_t	      i;
+
+	b->a = xcalloc(b->n ? b->n : 1, sizeof(*b->a));
+	if (bind_place(g, b->n, b->a, errs, sizeof(errs)) == -1) {
 		log_warnx("group %s: slurm job %u: %s", g->key, g->jobid, errs);
-		groups_retry_later(g, 0);
-		goto out;
+		return (-1);
 	}
-	if (g->gang && (topo = bind_topology(r, g, &slice)) != NULL &&
-	    slice != 0 && slice < n)
-		bind_topology_order(r, topo, a, n);
-	/* A gang on one node: what its tasks' shares leave is its PodGroup's. */
+	if (g->gang && (b->topo = bind_topology(b->r, g, &b->slice)) != NULL &&
+	    b->slice != 0 && b->slice < b->n)
+		bind_topology_order(b->r, b->topo, b->a, b->n);
 	if (g->gang && json_array_size(g->more->layout) == 1 &&
-	    (group_gres = placement_gres_rest(
+	    (b->group_gres = placement_gres_rest(
 		 json_string_value(
 		     json_object_get(json_array_get(g->more->layout, 0),
 			 "gres")),
-		 (int)g->gpus_per_task, (int)n)) != NULL)
-		for (i = 0; i < n; i++)
-			a[i].group_gres = group_gres;
-	for (i = 0; i < n; i++) {
+		 (int)g->gpus_per_task, (int)b->n)) != NULL)
+		for (i = 0; i < b->n; i++)
+			b->a[i].group_gres = b->group_gres;
+	return (0);
+}
+
+/*
+ * Each unbound member's node has a Kubernetes node (else the member says
+ * why, and *failed is set); in a labelled group, the members not yet
+ * labelled are labelled first (*meta counts them).  Returns how many
+ * members are unbound.
+ */
+static size_t
+bind_resolve(struct bind_round *b, int labelled, int *failed, size_t *meta)
+{
+	struct reconcile *r = b->r;
+	struct group	 *g = b->g;
+	struct pod_entry *e;
+	char		  msg[512];
+	size_t		  i, unbound = 0;
+
+	for (i = 0; i < b->n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND)
 			continue;
 		unbound++;
-		if (nodes_k8s_name(r, a[i].node) == NULL) {
-			if (nodes_claimed(r, a[i].node) > 1)
+		if (nodes_k8s_name(r, b->a[i].node) == NULL) {
+			if (nodes_claimed(r, b->a[i].node) > 1)
 				snprintf(msg, sizeof(msg),
 				    "Slurm job %u was allocated node %.100s, "
 				    "and %d Kubernetes nodes are labelled " LABEL_SLURM_NODENAME
 				    "=%.100s: neither "
 				    "stands for it until one label goes",
-				    g->jobid, a[i].node,
-				    nodes_claimed(r, a[i].node), a[i].node);
+				    g->jobid, b->a[i].node,
+				    nodes_claimed(r, b->a[i].node),
+				    b->a[i].node);
 			else
 				snprintf(msg, sizeof(msg),
 				    "Slurm job %u was allocated node %.100s, "
 				    "which has no Kubernetes node (same name, "
 				    "or a node labelled " LABEL_SLURM_NODENAME
 				    "=%.100s)",
-				    g->jobid, a[i].node, a[i].node);
+				    g->jobid, b->a[i].node, b->a[i].node);
 			if (e->cond != map_hash(msg))
 				log_warnx("pod %s: %s", e->rec->key, msg);
 			writes_condition(r, e, msg, 1);
-			failed = 1;
+			*failed = 1;
 			continue;
 		}
 		/* A labelled group binds nobody before all are labelled. */
 		if (!labelled ||
 		    (e->busy != WREQ_METADATA &&
-			bind_meta_done(e, g->jobid, a[i].node)))
+			bind_meta_done(e, g->jobid, b->a[i].node)))
 			continue;
-		meta++;
+		(*meta)++;
 		if (e->busy == 0 && !e->cond_busy)
-			writes_label(r, e, g->key, g->jobid, &a[i]);
+			writes_label(r, e, g->key, g->jobid, &b->a[i]);
 	}
-	if (unbound == 0) {
-		groups_set_state(r, g, G_BOUND);
-		g->retry_ms = 0;
-		if (g->more->topo_refits != 0)
-			groupmore_get(g)->topo_refits = 0;
-		snprintf(msg, sizeof(msg),
-		    "Slurm job %u allocated the group; its %zu pods are bound",
-		    g->jobid, n);
-		writes_podgroup(r, g, 1, msg);
-		goto out;
-	}
-	if (failed) {
-		groups_retry_later(g, 0);
-		goto out;
-	}
-	if (meta > 0)
-		goto out; /* binds follow once the metadata is on */
-	/*
-	 * The node can change between Slurm's decision and the Binding (a
-	 * taint, a label, a host port taken): each member's node is checked
-	 * again, and a group none of whose pods runs yet gives the
-	 * allocation back, to be placed anew without that node.
-	 */
-	if (g->cancelled)
-		goto out; /* given back already: its end comes */
-	if (topo != NULL && unbound == n && !g->allocated_claims &&
-	    !bind_topology_holds(r, topo, slice, a, n, errs, sizeof(errs))) {
+	return (unbound);
+}
+
+/* Every member is bound: the group is. */
+static void
+bind_all_bound(struct reconcile *r, struct group *g, size_t n)
+{
+	char msg[128];
+
+	groups_set_state(r, g, G_BOUND);
+	g->retry_ms = 0;
+	if (g->more->topo_refits != 0)
+		groupmore_get(g)->topo_refits = 0;
+	snprintf(msg, sizeof(msg),
+	    "Slurm job %u allocated the group; its %zu pods are bound",
+	    g->jobid, n);
+	writes_podgroup(r, g, 1, msg);
+}
+
+/*
+ * The node can change between Slurm's decision and the Binding (a taint,
+ * a label, a host port taken): a gang none of whose pods is bound yet
+ * must still lie in one topology domain, and each member's node must
+ * still fit it.  Else a group none of whose pods runs yet gives the
+ * allocation back, to be placed anew without that node.  1 when the
+ * round ends here.
+ */
+static int
+bind_recheck(struct bind_round *b, size_t unbound)
+{
+	struct reconcile *r = b->r;
+	struct group	 *g = b->g;
+	struct pod_entry *e;
+	char		  msg[512], errs[256];
+	size_t		  i;
+	int		  alone;
+
+	if (b->topo != NULL && unbound == b->n && !g->allocated_claims &&
+	    !bind_topology_holds(r, b->topo, b->slice, b->a, b->n, errs,
+		sizeof(errs))) {
 		snprintf(msg, sizeof(msg),
 		    "Slurm job %u: its nodes do not keep the gang in one "
 		    "topology domain (%.200s); not bound: the allocation is "
@@ -510,63 +549,77 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 		atomic_fetch_add(&bstats.refits, 1);
 		end_cancel(r, g, "the allocation spans topology domains");
 		bind_refit_later(g);
-		goto out;
+		return (1);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < b->n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0 ||
 		    e->cond_busy ||
-		    exclude_recheck(r, e->rec, nodes_k8s_name(r, a[i].node),
+		    exclude_recheck(r, e->rec, nodes_k8s_name(r, b->a[i].node),
 			errs, sizeof(errs)))
 			continue;
+		/* Nothing of the job runs: it can be given back. */
+		alone = groups_live(r, g, NULL, 0, 0) ==
+		    groups_live(r, g, NULL, 0, 1);
 		snprintf(msg, sizeof(msg),
 		    "Slurm job %u: node %.100s no longer fits the pod (%.160s); "
 		    "not bound%s",
-		    g->jobid, nodes_k8s_name(r, a[i].node), errs,
-		    groups_live(r, g, NULL, 0, 0) ==
-			    groups_live(r, g, NULL, 0, 1) ?
-			"; the allocation is given back and the pod placed "
-			"anew" :
-			"");
+		    g->jobid, nodes_k8s_name(r, b->a[i].node), errs,
+		    alone ? "; the allocation is given back and the pod placed "
+			    "anew" :
+			    "");
 		log_warnx("pod %s: %s", e->rec->key, msg);
 		writes_condition(r, e, msg, 1);
-		if (!g->allocated_claims &&
-		    groups_live(r, g, NULL, 0, 0) ==
-			groups_live(r, g, NULL, 0, 1)) {
+		if (!g->allocated_claims && alone) {
 			atomic_fetch_add(&bstats.refits, 1);
 			end_cancel(r, g, "an allocated node no longer fits");
 		} else
 			groups_retry_later(g, 0);
-		goto out;
+		return (1);
 	}
-	plans = xcalloc(n ? n : 1, sizeof(*plans));
-	for (i = 0; i < n; i++) {
+	return (0);
+}
+
+/*
+ * Each member's claims get the devices Slurm gave it (claims_plan), or the
+ * member is not bound.  A member whose condition write is in flight is
+ * planned (its devices may hold the gang) but not written to; a member's
+ * claims on their way, or devices with binding conditions, hold every
+ * Binding of the round.  -1 when the job was given back or given up.
+ */
+static int
+bind_plan_claims(struct bind_round *b)
+{
+	struct reconcile *r = b->r;
+	struct group	 *g = b->g;
+	struct pod_entry *e;
+	char		  msg[512], errs[256];
+	size_t		  i;
+	int		  rc;
+
+	b->plans = xcalloc(b->n ? b->n : 1, sizeof(*b->plans));
+	for (i = 0; i < b->n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
-		/*
-		 * A member whose condition write is in flight is planned
-		 * (its devices may hold the gang) but not written to.
-		 */
 		if (e == NULL || e->state != PS_UNBOUND || e->busy != 0) {
-			/* A member's claims on their way: no Binding yet. */
 			if (e != NULL && e->busy == WREQ_CLAIMS)
-				hold = 1;
+				b->hold = 1;
 			continue;
 		}
-		/* Its claims get the devices Slurm gave it, or no bind. */
-		rc = claims_plan(r, e, g->jobid, nodes_k8s_name(r, a[i].node),
-		    &a[i], &dl, round, &plans[i].claims, errs, sizeof(errs));
+		rc = claims_plan(r, e, g->jobid,
+		    nodes_k8s_name(r, b->a[i].node), &b->a[i], &b->dl,
+		    b->claimed, &b->plans[i].claims, errs, sizeof(errs));
 		if (rc == -3) {
 			bind_give_back(r, g, errs);
-			goto out;
+			return (-1);
 		}
-		if (rc == 1 && !hold) {
-			snprintf(holdmsg, sizeof(holdmsg),
+		if (rc == 1 && !b->hold) {
+			snprintf(b->holdmsg, sizeof(b->holdmsg),
 			    "Slurm job %u allocated node %.100s; the Binding "
 			    "waits for the devices' binding conditions "
 			    "(%.200s), at most %d s",
-			    g->jobid, nodes_k8s_name(r, a[i].node), errs,
+			    g->jobid, nodes_k8s_name(r, b->a[i].node), errs,
 			    r->conf->binding_timeout_s);
-			hold = 1;
+			b->hold = 1;
 		}
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg),
@@ -576,7 +629,7 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 				       "");
 			log_warnx("pod %s: %s", e->rec->key, msg);
 			writes_condition(r, e, msg, 1);
-			unplanned = 1;
+			b->unplanned = 1;
 			/* Given up only while nothing of it runs. */
 			if (rc == -2 && !g->allocated_claims &&
 			    groups_live(r, g, NULL, 0, 0) ==
@@ -586,53 +639,107 @@ bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
 			}
 			continue;
 		}
-		plans[i].ok = !e->cond_busy;
+		b->plans[i].ok = !e->cond_busy;
 	}
-	if (g->cancelled)
-		goto out; /* given up above: its end comes */
-	/*
-	 * A gang binds nobody while a member's devices wait for their
-	 * binding conditions: their claims are written, and the sweep and
-	 * each claim's change ask again.
-	 */
-	for (i = 0; i < n; i++) {
-		if (!plans[i].ok)
+	return (g->cancelled ? -1 : 0);
+}
+
+/*
+ * The round's writes: each planned member's Binding with its claims'
+ * writes, or, while the round holds, its claims alone (and the condition
+ * saying what it waits for); the sweep and each claim's change ask again.
+ */
+static void
+bind_write_round(struct bind_round *b)
+{
+	struct reconcile *r = b->r;
+	struct group	 *g = b->g;
+	struct pod_entry *e;
+	size_t		  i;
+
+	for (i = 0; i < b->n; i++) {
+		if (!b->plans[i].ok)
 			continue;
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
-		if (claims_allocate(plans[i].claims))
+		if (claims_allocate(b->plans[i].claims))
 			g->allocated_claims = 1;
-		if (hold) {
-			if (holdmsg[0] != '\0')
-				writes_condition(r, e, holdmsg, 0);
-			if (json_array_size(plans[i].claims) > 0)
+		if (b->hold) {
+			if (b->holdmsg[0] != '\0')
+				writes_condition(r, e, b->holdmsg, 0);
+			if (json_array_size(b->plans[i].claims) > 0)
 				writes_claims(r, e, g->key, g->jobid,
-				    plans[i].claims);
+				    b->plans[i].claims);
 			else
-				json_decref(plans[i].claims);
+				json_decref(b->plans[i].claims);
 		} else
 			writes_bind(r, e, g->key, g->jobid,
-			    nodes_k8s_name(r, a[i].node), &a[i],
-			    plans[i].claims);
-		plans[i].claims = NULL;
+			    nodes_k8s_name(r, b->a[i].node), &b->a[i],
+			    b->plans[i].claims);
+		b->plans[i].claims = NULL;
 	}
-	/* One backoff for the round, not one per member. */
-	if (unplanned)
-		groups_retry_later(g, 0);
-out:
-	for (i = 0; plans != NULL && i < n; i++)
-		json_decref(plans[i].claims);
-	free(plans);
-	free(group_gres);
-	json_decref(round);
+}
+
+static void
+bind_round_free(struct bind_round *b)
+{
+	size_t i;
+
+	for (i = 0; b->plans != NULL && i < b->n; i++)
+		json_decref(b->plans[i].claims);
+	free(b->plans);
+	free(b->group_gres);
+	json_decref(b->claimed);
 	/*
 	 * a is xcalloc'd, never NULL; clang 14's analyzer ties it to a NULL
 	 * return of nodes_k8s_name(r, a[0].node).
 	 */
-	for (i = 0; i < n; i++)
+	for (i = 0; b->a != NULL && i < b->n; i++)
 		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-		free(a[i].gres);
-	free(a);
-	free(topo);
+		free(b->a[i].gres);
+	free(b->a);
+	free(b->topo);
+}
+
+/*
+ * What an allocated group's members need next, given the writes in
+ * flight.  The assignment is a pure function of the job's pod list and
+ * layout, so a restarted bridge picks the same nodes.  A labelled group
+ * binds only once every member carries its metadata; a gang binds nobody
+ * while a member's node cannot be resolved.  All bound: G_BOUND.
+ */
+static void
+bind_plan_allocated(struct reconcile *r, struct group *g, int labelled)
+{
+	struct bind_round b = { .r = r, .g = g };
+	size_t		  unbound, meta = 0;
+	int		  failed = 0;
+
+	b.n = groups_job_list(g)->n;
+	b.claimed = json_object();
+	bind_claims_lookup(r, g, &b.ask, &b.dl);
+	if (bind_assign(&b) == -1) {
+		groups_retry_later(g, 0);
+		goto out;
+	}
+	unbound = bind_resolve(&b, labelled, &failed, &meta);
+	if (unbound == 0) {
+		bind_all_bound(r, g, b.n);
+		goto out;
+	}
+	if (failed) {
+		groups_retry_later(g, 0);
+		goto out;
+	}
+	/* Binds follow once the metadata is on; a group given back ends. */
+	if (meta > 0 || g->cancelled || bind_recheck(&b, unbound) ||
+	    bind_plan_claims(&b) == -1)
+		goto out;
+	bind_write_round(&b);
+	/* One backoff for the round, not one per member. */
+	if (b.unplanned)
+		groups_retry_later(g, 0);
+out:
+	bind_round_free(&b);
 }
 
 /*
