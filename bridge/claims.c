@@ -485,19 +485,206 @@ claims_reserved_again(const json_t *claim, uint32_t jobid,
 	return (0);
 }
 
+/* One member's claims being planned: what claims_plan's steps share. */
+struct claims_plan {
+	struct reconcile	*r;
+	const struct pod_entry	*e;
+	json_t			*pod;
+	uint32_t		 jobid;
+	char			 id[16]; /* the job id, as text */
+	const char		*knode;
+	const struct assignment *a;
+	const struct dra_lookup *lk;
+	json_t			*round;
+	json_t			*out;	  /* the member's writes */
+	json_t			*slices;  /* the node's */
+	json_t			*classes; /* the DeviceClasses */
+	json_t			*pg; /* the pod's PodGroup, for its claims */
+	long			 idx[DRA_MAX_COUNT]; /* the GRES indices */
+	int			 nidx; /* ... how many, or -1: none named */
+	size_t			 used; /* indices the claims took so far */
+	int			 hold; /* binding conditions: no Binding yet */
+	char			*err;
+	size_t			 errlen;
+};
+
+/* Slurm named no GRES index for the pod: -2, the job given up, or -1. */
+static int
+claims_no_indices(struct claims_plan *p)
+{
+	/* A job made to join a shared claim that has since been released. */
+	if (p->a->gres == NULL) {
+		snprintf(p->err, p->errlen,
+		    "its job holds no device, and a claim it was to share "
+		    "is free now");
+		return (-2);
+	}
+	snprintf(p->err, p->errlen,
+	    "Slurm's allocation names no GRES index for this pod (%.64s), so "
+	    "its claims cannot be given the devices Slurm chose",
+	    p->a->gres);
+	return (-1);
+}
+
+/*
+ * Entry i of the pod's spec.resourceClaims: its PodGroup's claim, one
+ * reserved for the pod already (a retry or a restart), a shared one whose
+ * devices another job holds (the pod joins it), or one given the devices
+ * Slurm chose.  0, or claims_plan's error codes.
+ */
+static int
+claims_plan_entry(struct claims_plan *p, size_t i, const json_t *entry)
+{
+	struct reconcile *r = p->r;
+	const json_t	 *claim;
+	const char	 *cname;
+	json_t		 *alloc, *w;
+	char		  key[512];
+	int		  rc;
+
+	if ((cname = dra_entry_claim(p->pod, entry)) == NULL) {
+		snprintf(p->err, p->errlen,
+		    "spec.resourceClaims[%zu]: its ResourceClaim is not made "
+		    "yet",
+		    i);
+		return (-1);
+	}
+	snprintf(key, sizeof(key), "%s/%s", p->e->rec->ns, cname);
+	if ((claim = map_get(r->claims, key)) == NULL) {
+		snprintf(p->err, p->errlen,
+		    "spec.resourceClaims[%zu]: ResourceClaim %.63s is gone", i,
+		    cname);
+		return (-1);
+	}
+	if (i == 0)
+		p->pg = dra_pod_podgroup(p->pod, p->lk);
+	if (dra_entry_podgroup(p->pg, entry)) {
+		struct claims_round cr = { p->round, p->out, &p->hold, p->err,
+			p->errlen };
+
+		rc = claims_group_plan(r, claim, p->pg, p->jobid, p->knode,
+		    p->a, &cr);
+		return (rc < 0 ? rc : 0);
+	}
+	if (claims_reserved(claim, podrec_uid(p->e->rec))) {
+		if ((rc = claims_reserved_again(claim, p->jobid, p->a, p->lk,
+			 &p->used, p->out, p->err, p->errlen)) < 0 ||
+		    (rc = claims_binding(r, claim, &p->hold, p->err,
+			 p->errlen)) < 0)
+			return (rc);
+		return (0);
+	}
+	if (k8s_obj_get(claim, "status.allocation") != NULL) {
+		if ((w = claims_join_of(claim, p->pod, p->a, p->lk, p->err,
+			 p->errlen)) == NULL)
+			return (-2);
+		json_array_append_new(p->out, w);
+		/* Its holder gives it back if its devices fail. */
+		if (claims_binding(r, claim, &p->hold, p->err, p->errlen) < 0)
+			p->hold = 1;
+		return (0);
+	}
+	if (p->nidx < 0)
+		return (claims_no_indices(p));
+	if ((alloc = dra_allocation(json_object_get(claim, "spec"), p->classes,
+		 r->conf->dra, p->slices, p->knode, p->idx, (size_t)p->nidx,
+		 &p->used, p->err, p->errlen)) == NULL)
+		return (-1);
+	claims_stamp(alloc, cname, &p->hold, p->err, p->errlen);
+	json_array_append_new(p->out,
+	    claims_write_of(claim, alloc, claims_pod_ref(p->pod), p->id,
+		p->a->node));
+	claims_holder_note(r, claim, p->id, p->a->node);
+	return (0);
+}
+
+/*
+ * The claim the pod's extended resources (spec) become, and its write
+ * (taking maps).  Made once, named after the pod's uid; a claim an
+ * earlier try wrote is only checked again.  claims_plan's return.
+ */
+static int
+claims_plan_extended(struct claims_plan *p, json_t *spec, json_t *maps)
+{
+	const struct pod_entry *e = p->e;
+	const json_t	       *made;
+	json_t		       *alloc, *w;
+	char			key[512];
+	int			rc;
+
+	if (p->nidx < 0) {
+		json_decref(maps);
+		return (claims_no_indices(p));
+	}
+	if ((alloc = dra_allocation(spec, p->classes, p->r->conf->dra,
+		 p->slices, p->knode, p->idx, (size_t)p->nidx, &p->used, p->err,
+		 p->errlen)) == NULL) {
+		json_decref(maps);
+		return (-1);
+	}
+	made = claims_extended_made(p->r, p->pod);
+	if (made != NULL && claims_reserved(made, podrec_uid(e->rec))) {
+		json_decref(alloc);
+		json_decref(maps);
+		/* Written by an earlier try. */
+		if ((rc = claims_binding(p->r, made, &p->hold, p->err,
+			 p->errlen)) == 0)
+			rc = p->hold;
+		return (rc);
+	}
+	claims_stamp(alloc, "for its extended resources", &p->hold, p->err,
+	    p->errlen);
+	if (made != NULL)
+		w = claims_write_of(made, alloc, claims_pod_ref(p->pod), p->id,
+		    p->a->node);
+	else {
+		w = claims_write_of(p->pod, alloc, claims_pod_ref(p->pod),
+		    p->id, p->a->node);
+		json_object_del(w, "name");
+		json_object_del(w, "uid");
+		json_object_set_new(w, "ns", json_string(e->rec->ns));
+		/*
+		 * Named after the pod's uid, not generated: a retry after a
+		 * failed write finds the claim it made (409) rather than
+		 * making a second one.
+		 */
+		snprintf(key, sizeof(key), "%.200s-extended-resources-%.8s",
+		    k8s_obj_name(p->pod), podrec_uid(e->rec));
+		json_object_set_new(w, "create",
+		    json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, "
+			      "s:s, s:s, s:b, s:b}]}, s:O}",
+			"metadata", "name", key, "namespace", e->rec->ns,
+			"annotations", DRA_EXTENDED_ANNOTATION, "true",
+			"ownerReferences", "apiVersion", "v1", "kind", "Pod",
+			"name", k8s_obj_name(p->pod), "uid", podrec_uid(e->rec),
+			"controller", 1, "blockOwnerDeletion", 1, "spec",
+			spec));
+	}
+	json_object_set_new(w, "mappings", maps);
+	json_array_append_new(p->out, w);
+	return (p->hold);
+}
+
 int
 claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
     const char *knode, const struct assignment *a, const struct dra_lookup *lk,
     json_t *round, json_t **out, char *err, size_t errlen)
 {
-	json_t	     *pod, *slices = NULL, *classes = NULL, *pg = NULL;
-	json_t	     *alloc, *spec, *maps = NULL, *w;
-	const json_t *entry, *claim, *made;
-	const char   *cname;
-	char	      key[512], gname[128], id[16];
-	long	      idx[DRA_MAX_COUNT];
-	size_t	      i, used = 0;
-	int	      nidx = -1, rc = -1, hold = 0;
+	struct claims_plan p = { .r = r,
+		.e = e,
+		.jobid = jobid,
+		.knode = knode,
+		.a = a,
+		.lk = lk,
+		.round = round,
+		.nidx = -1,
+		.err = err,
+		.errlen = errlen };
+	json_t		  *spec, *maps = NULL;
+	const json_t	  *entry;
+	char		   gname[128];
+	size_t		   i;
+	int		   rc = 0;
 
 	*out = NULL;
 	/* Most pods ask for no device: no decoding for them. */
@@ -505,160 +692,38 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 	    (podrec_cold(e->rec) == NULL ||
 		strstr(podrec_cold(e->rec), DRA_CLASS_PREFIX) == NULL))
 		return (0);
-	pod = podrec_json(e->rec);
-	spec = claims_extended_spec(pod, &maps);
-	if (json_array_size(k8s_obj_get(pod, "spec.resourceClaims")) == 0 &&
+	p.pod = podrec_json(e->rec);
+	spec = claims_extended_spec(p.pod, &maps);
+	if (json_array_size(k8s_obj_get(p.pod, "spec.resourceClaims")) == 0 &&
 	    spec == NULL) {
-		json_decref(pod);
+		json_decref(p.pod);
 		return (0);
 	}
-	snprintf(id, sizeof(id), "%u", jobid);
+	snprintf(p.id, sizeof(p.id), "%u", jobid);
 	if (a->gres != NULL)
-		nidx = dra_gres_indices(a->gres, gname, sizeof(gname), idx,
+		p.nidx = dra_gres_indices(a->gres, gname, sizeof(gname), p.idx,
 		    DRA_MAX_COUNT);
-	slices = claims_node_slices(r, knode);
-	classes = claims_classes(r);
-	*out = json_array();
-	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, entry) {
-		if ((cname = dra_entry_claim(pod, entry)) == NULL) {
-			snprintf(err, errlen,
-			    "spec.resourceClaims[%zu]: its ResourceClaim is "
-			    "not made yet",
-			    i);
-			goto out;
-		}
-		snprintf(key, sizeof(key), "%s/%s", e->rec->ns, cname);
-		if ((claim = map_get(r->claims, key)) == NULL) {
-			snprintf(err, errlen,
-			    "spec.resourceClaims[%zu]: ResourceClaim %.63s is "
-			    "gone",
-			    i, cname);
-			goto out;
-		}
-		if (i == 0)
-			pg = dra_pod_podgroup(pod, lk);
-		if (dra_entry_podgroup(pg, entry)) {
-			struct claims_round cr = { round, *out, &hold, err,
-				errlen };
-
-			if ((rc = claims_group_plan(r, claim, pg, jobid, knode,
-				 a, &cr)) < 0)
-				goto out;
-			rc = -1;
-			continue;
-		}
-		/* A retry or a restart: reserved for the pod already. */
-		if (claims_reserved(claim, podrec_uid(e->rec))) {
-			if ((rc = claims_reserved_again(claim, jobid, a, lk,
-				 &used, *out, err, errlen)) < 0 ||
-			    (rc = claims_binding(r, claim, &hold, err,
-				 errlen)) < 0)
-				goto out;
-			rc = -1;
-			continue;
-		}
-		/* Shared: another job holds its devices; the pod joins. */
-		if (k8s_obj_get(claim, "status.allocation") != NULL) {
-			if ((w = claims_join_of(claim, pod, a, lk, err,
-				 errlen)) == NULL) {
-				rc = -2;
-				goto out;
-			}
-			json_array_append_new(*out, w);
-			/* Its holder gives it back if its devices fail. */
-			if (claims_binding(r, claim, &hold, err, errlen) < 0)
-				hold = 1;
-			continue;
-		}
-		if (nidx < 0)
-			goto noidx;
-		alloc = dra_allocation(json_object_get(claim, "spec"), classes,
-		    r->conf->dra, slices, knode, idx, (size_t)nidx, &used, err,
-		    errlen);
-		if (alloc == NULL)
-			goto out;
-		claims_stamp(alloc, cname, &hold, err, errlen);
-		json_array_append_new(*out,
-		    claims_write_of(claim, alloc, claims_pod_ref(pod), id,
-			a->node));
-		claims_holder_note(r, claim, id, a->node);
-	}
-	if (spec != NULL) {
-		if (nidx < 0)
-			goto noidx;
-		alloc = dra_allocation(spec, classes, r->conf->dra, slices,
-		    knode, idx, (size_t)nidx, &used, err, errlen);
-		if (alloc == NULL)
-			goto out;
-		made = claims_extended_made(r, pod);
-		if (made != NULL && claims_reserved(made, podrec_uid(e->rec))) {
-			json_decref(alloc);
-			/* Written by an earlier try. */
-			if ((rc = claims_binding(r, made, &hold, err,
-				 errlen)) == 0)
-				rc = hold;
-			goto out;
-		}
-		claims_stamp(alloc, "for its extended resources", &hold, err,
-		    errlen);
-		if (made != NULL)
-			w = claims_write_of(made, alloc, claims_pod_ref(pod),
-			    id, a->node);
-		else {
-			w = claims_write_of(pod, alloc, claims_pod_ref(pod), id,
-			    a->node);
-			json_object_del(w, "name");
-			json_object_del(w, "uid");
-			json_object_set_new(w, "ns", json_string(e->rec->ns));
-			/*
-			 * Named after the pod's uid, not generated: a retry
-			 * after a failed write finds the claim it made (409)
-			 * rather than making a second one.
-			 */
-			snprintf(key, sizeof(key),
-			    "%.200s-extended-resources-%.8s", k8s_obj_name(pod),
-			    podrec_uid(e->rec));
-			json_object_set_new(w, "create",
-			    json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, "
-				      "s:s, s:s, s:b, s:b}]}, s:O}",
-				"metadata", "name", key, "namespace",
-				e->rec->ns, "annotations",
-				DRA_EXTENDED_ANNOTATION, "true",
-				"ownerReferences", "apiVersion", "v1", "kind",
-				"Pod", "name", k8s_obj_name(pod), "uid",
-				podrec_uid(e->rec), "controller", 1,
-				"blockOwnerDeletion", 1, "spec", spec));
-		}
-		json_object_set_new(w, "mappings", maps);
+	p.slices = claims_node_slices(r, knode);
+	p.classes = claims_classes(r);
+	p.out = json_array();
+	json_array_foreach (k8s_obj_get(p.pod, "spec.resourceClaims"), i, entry)
+		if ((rc = claims_plan_entry(&p, i, entry)) < 0)
+			break;
+	if (rc >= 0 && spec != NULL) {
+		rc = claims_plan_extended(&p, spec, maps);
 		maps = NULL;
-		json_array_append_new(*out, w);
-	}
-	rc = hold;
-	goto out;
-noidx:
-	/* A job made to join a shared claim that has since been released. */
-	if (a->gres == NULL) {
-		snprintf(err, errlen,
-		    "its job holds no device, and a claim it was to share "
-		    "is free now");
-		rc = -2;
-		goto out;
-	}
-	snprintf(err, errlen,
-	    "Slurm's allocation names no GRES index for this pod (%.64s), so "
-	    "its claims cannot be given the devices Slurm chose",
-	    a->gres);
-out:
-	if (rc < 0) {
-		json_decref(*out);
-		*out = NULL;
-	}
+	} else if (rc >= 0)
+		rc = p.hold;
+	if (rc < 0)
+		json_decref(p.out);
+	else
+		*out = p.out;
 	json_decref(spec);
 	json_decref(maps);
-	json_decref(slices);
-	json_decref(classes);
-	json_decref(pg);
-	json_decref(pod);
+	json_decref(p.slices);
+	json_decref(p.classes);
+	json_decref(p.pg);
+	json_decref(p.pod);
 	return (rc);
 }
 
