@@ -121,85 +121,76 @@ reconcile_map(struct reconcile *r, enum msg_kind kind)
 	}
 }
 
-void
-reconcile_msg(struct reconcile *r, struct msg *msg)
+/* A worker's answer: an extender call, a write, a submit, an end, a poll. */
+static void
+reconcile_answer(struct reconcile *r, struct msg *msg)
 {
-	struct map *m;
-	char	    key[512], ns[512];
-	double	    t0, c0;
+	struct group *g;
 
-	if (msg->kind == MSG_EXTENDER) {
+	switch (msg->kind) {
+	case MSG_EXTENDER:
 		extender_answer(r, msg->call);
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_WRITE) {
+		break;
+	case MSG_WRITE:
 		if (!writes_done(r, msg->write) &&
 		    bind_write_done(r, msg->write))
 			pods_gone(r, msg->write->pkey);
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_SUBMITTED) {
+		break;
+	case MSG_SUBMITTED:
 		if (group_submitted(r, msg->submit))
 			reconcile_poll_soon(r);
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_ENDED) {
-		struct group *g;
-
+		break;
+	case MSG_ENDED:
 		/* An orphan's cancel has no group (poll.c asked it). */
 		if (msg->end->gkey == NULL) {
 			poll_orphan_done(r, msg->end);
-			queue_msg_free(msg);
-			return;
+			break;
 		}
 		end_done(r, msg->end);
 		/* A pod that joined the group meanwhile waited for this. */
 		if ((g = map_get(r->groups, msg->end->gkey)) != NULL)
 			group_evaluate(r, g);
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_PROBED) {
+		break;
+	case MSG_PROBED:
 		poll_probed(r, msg->probe_rc, msg->started);
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_POLLED) {
+		break;
+	case MSG_POLLED:
 		poll_loaded(r, msg->load);
 		msg->load = NULL;
 		if (r->next_poll < poll_floor(r))
 			r->next_poll = poll_floor(r);
-		queue_msg_free(msg);
-		return;
+		break;
+	default:
+		break;
 	}
-	if (msg->type == K8S_WATCH_SYNCED) {
-		r->synced[msg->kind] = 1;
-		/* Everything listed: recover now, not at the next tick. */
-		if (!r->recovered && reconcile_synced(r))
-			r->next_poll = 0;
-		else if (!r->recovered && r->core_synced_at != 0)
-			r->next_poll = r->core_synced_at + OWNER_SYNC_WAIT_MS;
-		queue_msg_free(msg);
-		return;
-	}
-	if (msg->kind == MSG_POD || msg->kind == MSG_EXTPOD) {
-		t0 = metrics_now();
-		c0 = metrics_thread_cpu();
-		if (msg->type == K8S_WATCH_DELETED)
-			pods_deleted(r, msg->pod);
-		else
-			pods_update(r, msg->pod);
-		metrics_hist_observe(&bstats.decision, metrics_now() - t0);
-		metrics_hist_observe(&bstats.decision_cpu,
-		    metrics_thread_cpu() - c0);
-		msg->pod = NULL;
-		queue_msg_free(msg);
-		return;
-	}
-	m = reconcile_map(r, msg->kind);
+}
+
+/* A pod's watch event, timed as one decision. */
+static void
+reconcile_pod(struct reconcile *r, struct msg *msg)
+{
+	double t0 = metrics_now(), c0 = metrics_thread_cpu();
+
+	if (msg->type == K8S_WATCH_DELETED)
+		pods_deleted(r, msg->pod);
+	else
+		pods_update(r, msg->pod);
+	metrics_hist_observe(&bstats.decision, metrics_now() - t0);
+	metrics_hist_observe(&bstats.decision_cpu, metrics_thread_cpu() - c0);
+	msg->pod = NULL;
+}
+
+/*
+ * Any other object's watch event: the cache of its kind takes it (a node
+ * also its index and what the placement rule answered), and the groups of
+ * its namespace are evaluated again soon.
+ */
+static void
+reconcile_object(struct reconcile *r, struct msg *msg)
+{
+	struct map *m = reconcile_map(r, msg->kind);
+	char	    key[512], ns[512];
+
 	k8s_obj_key(msg->obj, key, sizeof(key));
 	snprintf(ns, sizeof(ns), "%s",
 	    msg->kind == MSG_NAMESPACE ? key :
@@ -245,6 +236,36 @@ reconcile_msg(struct reconcile *r, struct msg *msg)
 			r->sweep_due = 1;
 			r->next_change = now_ms() + SWEEP_COALESCE_MS;
 		}
+	}
+}
+
+/* One message of the queue, by its kind; frees it. */
+void
+reconcile_msg(struct reconcile *r, struct msg *msg)
+{
+	switch (msg->kind) {
+	case MSG_EXTENDER:
+	case MSG_WRITE:
+	case MSG_SUBMITTED:
+	case MSG_ENDED:
+	case MSG_PROBED:
+	case MSG_POLLED:
+		reconcile_answer(r, msg);
+		break;
+	default:
+		if (msg->type == K8S_WATCH_SYNCED) {
+			r->synced[msg->kind] = 1;
+			/* Everything listed: recover now, not at the next tick. */
+			if (!r->recovered && reconcile_synced(r))
+				r->next_poll = 0;
+			else if (!r->recovered && r->core_synced_at != 0)
+				r->next_poll = r->core_synced_at +
+				    OWNER_SYNC_WAIT_MS;
+		} else if (msg->kind == MSG_POD || msg->kind == MSG_EXTPOD)
+			reconcile_pod(r, msg);
+		else
+			reconcile_object(r, msg);
+		break;
 	}
 	queue_msg_free(msg);
 }
