@@ -1112,93 +1112,78 @@ translate_topology(struct jobspec *js, const struct translate_src *src,
 	return (topology_apply(&req, conf->topology, js, err, errlen));
 }
 
-int
-translate_group(json_t *const *pods, size_t n, const char *group,
-    const struct translate_src *from, const struct translate_conf *conf,
-    struct jobspec *js, char *err, size_t errlen)
+/*
+ * Each member translated alone: the gang's job asks for the largest of
+ * them, with a component per shape where the pods differ (dropped later
+ * when they cannot be used), and their claims gathered.  0, -1 or 1
+ * (waiting), as translate_group; js is cleaned up on failure.
+ */
+static int
+translate_members(json_t *const *pods, size_t n, struct translate_src *src,
+    const struct translate_conf *conf, struct jobspec *js, char *err,
+    size_t errlen)
 {
-	struct translate_src src = *from;
-	struct jobspec	     one;
-	json_t		    *view;
-	json_t		    *ac, *list, *comps;
-	const char	    *ns;
-	size_t		     i;
-	char		     key[512];
-	int		     het = 1, rc;
+	struct jobspec one;
+	size_t	       i;
+	int	       het = 1, rc = 0;
 
-	if (n == 0) {
-		snprintf(err, errlen, "group %s has no pods", group);
-		return (-1);
-	}
-	src.pod = pods[0];
-	src.gang = 1;
-	if ((rc = translate_pod(&src, conf, js, err, errlen)) != 0)
-		return (rc);
-	ns = k8s_obj_namespace(pods[0]);
 	js->comp_of = xcalloc(n, sizeof(*js->comp_of));
-	for (i = 0; i < n; i++) {
-		src.pod = pods[i];
-		if ((rc = translate_pod(&src, conf, &one, err, errlen)) != 0) {
-			translate_jobspec_cleanup(js);
-			return (rc);
-		}
+	for (i = 0; i < n && rc == 0; i++) {
+		src->pod = pods[i];
+		if ((rc = translate_pod(src, conf, &one, err, errlen)) != 0)
+			break;
 		if (one.req_nodes != NULL) {
 			snprintf(err, errlen,
 			    "pod %.63s shares a ResourceClaim held by another "
 			    "Slurm job on node %.63s: a gang's pods cannot join "
 			    "another job's claim; waiting until it is free",
 			    k8s_obj_name(pods[i]), one.req_nodes);
-			translate_jobspec_cleanup(&one);
-			translate_jobspec_cleanup(js);
-			return (1);
+			rc = 1;
+		} else if (translate_group_claims(js, &one, pods[i], err,
+			       errlen) == -1)
+			rc = -1;
+		else {
+			if (het &&
+			    translate_comp_add(js, i, &one,
+				k8s_obj_str(pods[i],
+				    "spec.schedulingGroup.podGroupName")) == -1)
+				het = 0;
+			translate_largest(js, &one);
 		}
-		if (translate_group_claims(js, &one, pods[i], err, errlen) ==
-		    -1) {
-			translate_jobspec_cleanup(&one);
-			translate_jobspec_cleanup(js);
-			return (-1);
-		}
-		if (het &&
-		    translate_comp_add(js, i, &one,
-			k8s_obj_str(pods[i],
-			    "spec.schedulingGroup.podGroupName")) == -1)
-			het = 0;
-		translate_largest(js, &one);
 		translate_jobspec_cleanup(&one);
+	}
+	if (rc != 0) {
+		translate_jobspec_cleanup(js);
+		return (rc);
 	}
 	for (i = 0; i < js->ncomps; i++)
 		js->comps[i].podgroup = NULL; /* the pods' own */
-	if (dra_gang_shared(pods, n, src.dra, err, errlen) == -1) {
-		translate_jobspec_cleanup(js);
-		return (-1);
-	}
 	/*
 	 * Exclusive gangs take whole nodes, and a job of its own size per
 	 * member would not change that: components only for shared ones.
 	 */
 	if (!het || js->ncomps < 2 || js->exclusive || js->mem_per_node_mb > 0)
 		translate_comps_drop(js);
-	js->ntasks = (uint32_t)n;
-	src.pod = pods[0];
-	if (translate_topology(js, &src, conf, err, errlen) == -1) {
-		translate_jobspec_cleanup(js);
-		return (-1);
-	}
-	/*
-	 * Slurm holds --switches and --segment for each component of a
-	 * heterogeneous job alone, not for the whole: a gang that must share
-	 * a domain is one job of identical tasks (of its largest member).
-	 */
-	if (js->ncomps > 0 && js->topo_key != NULL && js->topo_required)
-		translate_comps_drop(js);
-	if (js->group_gres != NULL &&
-	    translate_group_node(js, err, errlen) == -1) {
-		translate_jobspec_cleanup(js);
-		return (-1);
-	}
-	/* A job-name from the pod or from a workload layer wins. */
-	src.pod = pods[0];
-	view = translate_view(&src);
+	return (0);
+}
+
+/*
+ * A gang's name (unless the pod or a workload layer gives one), comment
+ * and admin_comment: its pods, and where they differ, each one's
+ * component and the components' shapes, for placement.
+ */
+static void
+translate_group_stamp(json_t *const *pods, size_t n, const char *group,
+    struct translate_src *src, const struct translate_conf *conf,
+    struct jobspec *js)
+{
+	json_t	   *view, *ac, *list, *comps;
+	const char *ns = k8s_obj_namespace(pods[0]);
+	char	    key[512];
+	size_t	    i;
+
+	src->pod = pods[0];
+	view = translate_view(src);
 	if (k8s_obj_annotation(view, ANN_PREFIX "job-name") == NULL) {
 		free(js->name);
 		xasprintf(&js->name, "%s/%s", ns, group);
@@ -1218,7 +1203,6 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 			json_array_append_new(comps,
 			    json_integer(js->comp_of[i]));
 		json_object_set_new(ac, "comps", comps);
-		/* Each component's CPUs and GPUs per task, for placement. */
 		list = json_array();
 		for (i = 0; i < js->ncomps; i++)
 			json_array_append_new(list,
@@ -1231,7 +1215,46 @@ translate_group(json_t *const *pods, size_t n, const char *group,
 	for (i = 0; i < n; i++)
 		json_array_append_new(list, translate_uid(pods[i]));
 	translate_stamp(js, conf, ac, list);
+}
+
+int
+translate_group(json_t *const *pods, size_t n, const char *group,
+    const struct translate_src *from, const struct translate_conf *conf,
+    struct jobspec *js, char *err, size_t errlen)
+{
+	struct translate_src src = *from;
+	int		     rc;
+
+	if (n == 0) {
+		snprintf(err, errlen, "group %s has no pods", group);
+		return (-1);
+	}
+	src.pod = pods[0];
+	src.gang = 1;
+	if ((rc = translate_pod(&src, conf, js, err, errlen)) != 0 ||
+	    (rc = translate_members(pods, n, &src, conf, js, err, errlen)) != 0)
+		return (rc);
+	if (dra_gang_shared(pods, n, src.dra, err, errlen) == -1)
+		goto fail;
+	js->ntasks = (uint32_t)n;
+	src.pod = pods[0];
+	if (translate_topology(js, &src, conf, err, errlen) == -1)
+		goto fail;
+	/*
+	 * Slurm holds --switches and --segment for each component of a
+	 * heterogeneous job alone, not for the whole: a gang that must share
+	 * a domain is one job of identical tasks (of its largest member).
+	 */
+	if (js->ncomps > 0 && js->topo_key != NULL && js->topo_required)
+		translate_comps_drop(js);
+	if (js->group_gres != NULL &&
+	    translate_group_node(js, err, errlen) == -1)
+		goto fail;
+	translate_group_stamp(pods, n, group, &src, conf, js);
 	return (0);
+fail:
+	translate_jobspec_cleanup(js);
+	return (-1);
 }
 
 /* The admin_comment's "comps" and "shapes", from js->comps (n pods). */
