@@ -308,29 +308,18 @@ form_min(struct reconcile *r, struct group *g)
 }
 
 /*
- * The submit thread's answer.  A job made for pods that changed meanwhile
- * (one was deleted, or left the gang) is cancelled, and the group decides
- * afresh (FORM_AGAIN).  FORM_POLL when the job now waits on Slurm (poll
- * soon), else 0.
+ * A poll that saw this job before its answer (deferred, poll_group) loads
+ * everything again, as does the last answer while any was deferred.
  */
-int
-form_submitted(struct reconcile *r, struct sreq *s)
+static void
+form_undefer(struct reconcile *r, const struct sreq *s)
 {
-	struct group	 *g = map_get(r->groups, s->gkey);
-	struct pod_entry *e;
-	char		  msg[640], err[256];
-	size_t		  i, n = json_array_size(s->pods);
+	char id[16];
 
-	if (s->update_jobid != 0) {
-		form_updated(r, s);
-		return (0);
-	}
-	r->submits--;
-	/* A poll saw this job before its answer: load everything again. */
 	if (s->rc == 0 && json_object_size(r->deferred) > 0) {
-		snprintf(err, sizeof(err), "%u", s->jobid);
-		if (json_object_get(r->deferred, err) != NULL) {
-			json_object_del(r->deferred, err);
+		snprintf(id, sizeof(id), "%u", s->jobid);
+		if (json_object_get(r->deferred, id) != NULL) {
+			json_object_del(r->deferred, id);
 			r->slurm_since = 0;
 		}
 	}
@@ -338,53 +327,68 @@ form_submitted(struct reconcile *r, struct sreq *s)
 		json_object_clear(r->deferred);
 		r->slurm_since = 0;
 	}
-	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq != s->seq))
-		g = NULL;
-	if (g != NULL) {
-		g->inflight = NULL;
-		groups_set_state(r, g, G_WAITING);
-	}
-	if (g == NULL || !form_request_current(r, g, s)) {
-		if (s->rc == 0 &&
-		    sctl_cancel(s->jobid, err, sizeof(err)) == -1) {
-			log_warnx(
-			    "slurm job %u: made for pods that changed "
-			    "meanwhile; cancel: %s; retried after the next "
-			    "poll",
-			    s->jobid, err);
-			json_array_append_new(r->orphans,
-			    json_integer(s->jobid));
-		} else if (s->rc == 0)
-			log_info("slurm job %u: cancelled: made for pods that "
-				 "changed meanwhile",
-			    s->jobid);
-		if (s->rc == 0)
-			groups_forgot(r, s->jobid);
-		/* Withdrawn (not made): the group decides again at once. */
-		if (g != NULL && s->rc == -1 && !atomic_load(&s->withdrawn))
-			groups_retry_later(g, s->permanent);
-		return (g != NULL ? FORM_AGAIN : 0);
-	}
-	if (s->rc == -1) {
+}
+
+/*
+ * An answer for pods that changed meanwhile (or for a group gone): the
+ * job made goes; a group that is still there decides afresh.
+ */
+static int
+form_stale(struct reconcile *r, struct group *g, struct sreq *s)
+{
+	char err[256];
+
+	if (s->rc == 0 && sctl_cancel(s->jobid, err, sizeof(err)) == -1) {
+		log_warnx("slurm job %u: made for pods that changed meanwhile; "
+			  "cancel: %s; retried after the next poll",
+		    s->jobid, err);
+		json_array_append_new(r->orphans, json_integer(s->jobid));
+	} else if (s->rc == 0)
+		log_info("slurm job %u: cancelled: made for pods that changed "
+			 "meanwhile",
+		    s->jobid);
+	if (s->rc == 0)
+		groups_forgot(r, s->jobid);
+	/* Withdrawn (not made): the group decides again at once. */
+	if (g != NULL && s->rc == -1 && !atomic_load(&s->withdrawn))
 		groups_retry_later(g, s->permanent);
-		log_warnx("group %s: submit: %s; retrying in %lds", g->key,
-		    s->err, (long)(g->retry_ms / 1000));
-		if (s->permanent == SUBMIT_REFUSED_HERE)
-			snprintf(msg, sizeof(msg), "slurm-bridge: %s", s->err);
-		else if (g->sized_by == WORKLOAD_SCHED_PODGROUP)
-			snprintf(msg, sizeof(msg),
-			    "slurm-bridge: Slurm refused the job for the %d "
-			    "pods of PodGroup %.63s "
-			    "(spec.schedulingPolicy.gang.minCount): %.400s",
-			    form_min(r, g), workload_key_name(g->key), s->err);
-		else
-			snprintf(msg, sizeof(msg),
-			    "slurm-bridge: Slurm refused the "
-			    "job: %.500s",
-			    s->err);
-		groups_condition(r, g, msg, 1);
-		return (0);
-	}
+	return (g != NULL ? FORM_AGAIN : 0);
+}
+
+/* Slurm refused the job: the group backs off, its pods say why. */
+static void
+form_refused(struct reconcile *r, struct group *g, const struct sreq *s)
+{
+	char msg[640];
+
+	groups_retry_later(g, s->permanent);
+	log_warnx("group %s: submit: %s; retrying in %lds", g->key, s->err,
+	    (long)(g->retry_ms / 1000));
+	if (s->permanent == SUBMIT_REFUSED_HERE)
+		snprintf(msg, sizeof(msg), "slurm-bridge: %s", s->err);
+	else if (g->sized_by == WORKLOAD_SCHED_PODGROUP)
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm refused the job for the %d pods of "
+		    "PodGroup %.63s (spec.schedulingPolicy.gang.minCount): "
+		    "%.400s",
+		    form_min(r, g), workload_key_name(g->key), s->err);
+	else
+		snprintf(msg, sizeof(msg),
+		    "slurm-bridge: Slurm refused the job: %.500s", s->err);
+	groups_condition(r, g, msg, 1);
+}
+
+/*
+ * The job is made: the group holds it, and is bound at once when Slurm
+ * allocated it with the answer, else pending (each pod gets an Event).
+ */
+static int
+form_made(struct reconcile *r, struct group *g, struct sreq *s)
+{
+	struct pod_entry *e;
+	char		  msg[128];
+	size_t		  i, n = json_array_size(s->pods);
+
 	g->jobid = s->jobid;
 	g->cancelled = 0;
 	g->failed = 0;
@@ -404,9 +408,8 @@ form_submitted(struct reconcile *r, struct sreq *s)
 		return (0);
 	}
 	snprintf(msg, sizeof(msg),
-	    "submitted Slurm job %u%s; it waits for "
-	    "its allocation",
-	    g->jobid, g->gang ? " for the gang" : "");
+	    "submitted Slurm job %u%s; it waits for its allocation", g->jobid,
+	    g->gang ? " for the gang" : "");
 	for (i = 0; i < n; i++) {
 		e = map_get(r->pods, groups_job_list(g)->v[i]);
 		if (e != NULL)
@@ -416,6 +419,38 @@ form_submitted(struct reconcile *r, struct sreq *s)
 	groups_want(r->writes, g->key);
 	/* It waits on Slurm: poll soon, not at the idle interval. */
 	return (FORM_POLL);
+}
+
+/*
+ * The submit thread's answer.  A job made for pods that changed meanwhile
+ * (one was deleted, or left the gang) is cancelled, and the group decides
+ * afresh (FORM_AGAIN).  FORM_POLL when the job now waits on Slurm (poll
+ * soon), else 0.
+ */
+int
+form_submitted(struct reconcile *r, struct sreq *s)
+{
+	struct group *g = map_get(r->groups, s->gkey);
+
+	if (s->update_jobid != 0) {
+		form_updated(r, s);
+		return (0);
+	}
+	r->submits--;
+	form_undefer(r, s);
+	if (g != NULL && (g->state != G_SUBMITTING || g->submit_seq != s->seq))
+		g = NULL;
+	if (g != NULL) {
+		g->inflight = NULL;
+		groups_set_state(r, g, G_WAITING);
+	}
+	if (g == NULL || !form_request_current(r, g, s))
+		return (form_stale(r, g, s));
+	if (s->rc == -1) {
+		form_refused(r, g, s);
+		return (0);
+	}
+	return (form_made(r, g, s));
 }
 
 /* Says on the members what the gang's size waits for. */
