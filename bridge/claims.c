@@ -737,16 +737,122 @@ claims_path(char *path, size_t len, const char *ns, const char *name,
 }
 
 /*
+ * The claim a DRA-backed extended resource becomes, made with our
+ * finalizer and the holder's annotations (or found, made by an earlier
+ * try, if the pod owns it); its name and uid go into cw.
+ */
+static int
+claims_write_create(struct k8s_client *c, const struct wreq *w, json_t *cw,
+    json_t *create, struct k8s_error *err)
+{
+	json_t *made = NULL;
+	char	path[700];
+
+	json_object_set_new(json_object_get(create, "metadata"), "finalizers",
+	    json_pack("[s]", DRA_FINALIZER));
+	json_object_update(k8s_obj_get(create, "metadata.annotations"),
+	    json_object_get(cw, "holder"));
+	snprintf(path, sizeof(path), CLAIMS_API "/%s/resourceclaims", w->ns);
+	if (k8s_create(c, path, create, &made, err) == -1) {
+		if (err->status != 409)
+			return (-1);
+		/* Made by an earlier try: ours if the pod owns it. */
+		claims_path(path, sizeof(path), w->ns,
+		    k8s_obj_str(create, "metadata.name"), "");
+		if (k8s_get(c, path, &made, err) == -1)
+			return (-1);
+		if (!claims_owned_by(made, w->uid)) {
+			json_decref(made);
+			snprintf(err->text, sizeof(err->text),
+			    "ResourceClaim %s exists and is not the pod's",
+			    k8s_obj_str(create, "metadata.name"));
+			return (-1);
+		}
+	}
+	log_info("pod %s: made ResourceClaim %s for its extended resources",
+	    w->pkey, k8s_obj_name(made));
+	json_object_set_new(cw, "name", json_string(k8s_obj_name(made)));
+	json_object_set_new(cw, "uid", json_string(k8s_obj_uid(made)));
+	json_decref(made);
+	return (0);
+}
+
+/*
+ * Allocation and reservation in one status write.  A shared claim's
+ * reservedFor gains the pod (a strategic merge would replace the list),
+ * if the allocation is still the one the pod was placed for.
+ */
+static int
+claims_write_status(struct k8s_client *c, json_t *cw, const char *ns,
+    const char *name, const char *uid, struct k8s_error *err)
+{
+	json_t *patch;
+	char	path[700];
+	int	rc;
+
+	claims_path(path, sizeof(path), ns, name, "/status");
+	if (json_object_get(cw, "join") != NULL) {
+		patch = json_pack("[{s:s, s:s, s:O}, {s:s, s:s, s:O}]", "op",
+		    "test", "path", "/status/allocation", "value",
+		    json_object_get(cw, "allocation"), "op", "add", "path",
+		    "/status/reservedFor/-", "value",
+		    json_object_get(cw, "ref"));
+		rc = k8s_patch(c, path, K8S_PATCH_JSON, patch, NULL, err);
+	} else {
+		patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid,
+		    "status", json_object_get(cw, "status"));
+		rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
+	}
+	json_decref(patch);
+	return (rc);
+}
+
+/*
+ * The pod's status names the claim of its extended resources: the kubelet
+ * finds it there.  An API server without the feature drops the field: no
+ * Binding then.
+ */
+static int
+claims_write_mappings(struct k8s_client *c, const struct wreq *w,
+    const char *name, const json_t *mappings, struct k8s_error *err)
+{
+	json_t *patch, *pod = NULL;
+	char	path[700];
+	int	rc;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status",
+	    w->ns, w->name);
+	patch = json_pack("{s:{s:s}, s:{s:{s:s, s:O}}}", "metadata", "uid",
+	    w->uid, "status", "extendedResourceClaimStatus",
+	    "resourceClaimName", name, "requestMappings", mappings);
+	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, &pod, err);
+	json_decref(patch);
+	if (rc == 0 &&
+	    json_object_get(k8s_obj_get(pod, "status"),
+		"extendedResourceClaimStatus") == NULL) {
+		memset(err, 0, sizeof(*err));
+		snprintf(err->text, sizeof(err->text),
+		    "the API server dropped the pod's "
+		    "status.extendedResourceClaimStatus: this cluster does "
+		    "not back extended resources with Dynamic Resource "
+		    "Allocation (DRAExtendedResource is off)");
+		rc = -1;
+	}
+	json_decref(pod);
+	return (rc);
+}
+
+/*
  * The writes of one claim, in kube-scheduler's order: the claim made (a
  * DRA-backed extended resource's) or our finalizer and the holder's
- * annotations put on it, then its status.
+ * annotations put on it, then its status, then the pod's mappings.
  */
 static int
 claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
     struct k8s_error *err)
 {
 	const char *ns = json_string_value(json_object_get(cw, "ns"));
-	json_t	   *made = NULL, *patch, *create, *holder;
+	json_t	   *patch, *create, *holder;
 	const char *name, *uid;
 	char	    path[700];
 	int	    rc;
@@ -760,39 +866,9 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 	}
 	holder = json_object_get(cw, "holder");
 	if ((create = json_object_get(cw, "create")) != NULL) {
-		json_object_set_new(json_object_get(create, "metadata"),
-		    "finalizers", json_pack("[s]", DRA_FINALIZER));
-		json_object_update(k8s_obj_get(create, "metadata.annotations"),
-		    holder);
-		snprintf(path, sizeof(path), CLAIMS_API "/%s/resourceclaims",
-		    w->ns);
-		if (k8s_create(c, path, create, &made, err) == -1) {
-			if (err->status != 409)
-				return (-1);
-			/* Made by an earlier try: ours if the pod owns it. */
-			snprintf(path, sizeof(path),
-			    CLAIMS_API "/%s/resourceclaims/%s", w->ns,
-			    k8s_obj_str(create, "metadata.name"));
-			if (k8s_get(c, path, &made, err) == -1)
-				return (-1);
-			if (!claims_owned_by(made, w->uid)) {
-				json_decref(made);
-				snprintf(err->text, sizeof(err->text),
-				    "ResourceClaim %s exists and is not the "
-				    "pod's",
-				    k8s_obj_str(create, "metadata.name"));
-				return (-1);
-			}
-		}
+		if (claims_write_create(c, w, cw, create, err) == -1)
+			return (-1);
 		ns = w->ns;
-		log_info("pod %s: made ResourceClaim %s for its extended "
-			 "resources",
-		    w->pkey, k8s_obj_name(made));
-		json_object_set_new(cw, "name",
-		    json_string(k8s_obj_name(made)));
-		json_object_set_new(cw, "uid", json_string(k8s_obj_uid(made)));
-		json_decref(made);
-		made = NULL;
 	}
 	name = json_string_value(json_object_get(cw, "name"));
 	uid = json_string_value(json_object_get(cw, "uid"));
@@ -810,50 +886,11 @@ claims_write_one(struct k8s_client *c, const struct wreq *w, json_t *cw,
 		if (rc == -1)
 			return (-1);
 	}
-	/*
-	 * Allocation and reservation in one status write.  A shared claim's
-	 * reservedFor gains the pod (a strategic merge would replace the
-	 * list), if the allocation is still the one the pod was placed for.
-	 */
-	claims_path(path, sizeof(path), ns, name, "/status");
-	if (json_object_get(cw, "join") != NULL) {
-		patch = json_pack("[{s:s, s:s, s:O}, {s:s, s:s, s:O}]", "op",
-		    "test", "path", "/status/allocation", "value",
-		    json_object_get(cw, "allocation"), "op", "add", "path",
-		    "/status/reservedFor/-", "value",
-		    json_object_get(cw, "ref"));
-		rc = k8s_patch(c, path, K8S_PATCH_JSON, patch, NULL, err);
-	} else {
-		patch = json_pack("{s:{s:s}, s:O}", "metadata", "uid", uid,
-		    "status", json_object_get(cw, "status"));
-		rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, NULL, err);
-	}
-	json_decref(patch);
-	if (rc == -1 || json_object_get(cw, "mappings") == NULL)
+	if ((rc = claims_write_status(c, cw, ns, name, uid, err)) == -1 ||
+	    json_object_get(cw, "mappings") == NULL)
 		return (rc);
-	/* The kubelet finds the extended resources' claim here. */
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status",
-	    w->ns, w->name);
-	patch = json_pack("{s:{s:s}, s:{s:{s:s, s:O}}}", "metadata", "uid",
-	    w->uid, "status", "extendedResourceClaimStatus",
-	    "resourceClaimName", name, "requestMappings",
-	    json_object_get(cw, "mappings"));
-	rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, patch, &made, err);
-	json_decref(patch);
-	/* An API server without the feature drops the field: no Binding. */
-	if (rc == 0 &&
-	    json_object_get(k8s_obj_get(made, "status"),
-		"extendedResourceClaimStatus") == NULL) {
-		memset(err, 0, sizeof(*err));
-		snprintf(err->text, sizeof(err->text),
-		    "the API server dropped the pod's "
-		    "status.extendedResourceClaimStatus: this cluster does "
-		    "not back extended resources with Dynamic Resource "
-		    "Allocation (DRAExtendedResource is off)");
-		rc = -1;
-	}
-	json_decref(made);
-	return (rc);
+	return (claims_write_mappings(c, w, name,
+	    json_object_get(cw, "mappings"), err));
 }
 
 int
