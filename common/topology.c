@@ -133,9 +133,15 @@ topology_jobset_slice(const json_t *pod, json_t *const *layers, size_t n)
 	return (0);
 }
 
-int
-topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
-    struct topology_req *req, char *err, size_t errlen)
+/*
+ * The first topology annotation the pod or its workload layers carry
+ * (ours, Kueue's, LeaderWorkerSet's, JobSet's), and its slice.  -1 with
+ * err on a bad slice size, or LeaderWorkerSet's whole-group exclusive
+ * placement, which cannot be placed.
+ */
+static int
+topology_from_annotations(const json_t *pod, json_t *const *layers,
+    size_t nlayers, struct topology_req *req, char *err, size_t errlen)
 {
 	/* Each source: its annotation, the phrase messages name it by,
 	 * whether it is required, and its slice's annotation (needed: the
@@ -159,12 +165,9 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		{ TOPO_ANN(JOBSET_EXCLUSIVE), NULL, 1, 0, 1 },
 	};
 #undef TOPO_ANN
-	const json_t *pg, *cpg;
-	const char   *cv, *from = "PodGroup " PODGROUP_TOPOLOGY;
-	const char   *v, *sz;
-	size_t	      i;
+	const char *v, *sz;
+	size_t	    i;
 
-	memset(req, 0, sizeof(*req));
 	for (i = 0; i < sizeof(anns) / sizeof(anns[0]); i++) {
 		if ((v = topology_ann(pod, layers, nlayers, anns[i].key)) ==
 		    NULL)
@@ -203,32 +206,66 @@ topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
 		}
 		break;
 	}
+	return (0);
+}
+
+/*
+ * The topology of the pod's Kubernetes PodGroup, or of the
+ * CompositePodGroup around it, which the bridge places as one job (*from
+ * says which).  NULL when neither has one; -1 in *bad, with err, when a
+ * child names a domain of its own.
+ */
+static const char *
+topology_from_podgroups(json_t *const *layers, size_t nlayers,
+    const char **from, int *bad, char *err, size_t errlen)
+{
+	const json_t *pg, *cpg;
+	const char   *v, *cv;
+
+	*from = "PodGroup " PODGROUP_TOPOLOGY;
 	pg = topology_layer(layers, nlayers, "scheduling.k8s.io", "PodGroup");
 	v = topology_group_key(pg);
 	cpg = topology_layer(layers, nlayers, "scheduling.k8s.io",
 	    "CompositePodGroup");
-	if (cpg != NULL &&
-	    k8s_obj_get(cpg, "spec.schedulingPolicy.basic") == NULL) {
-		/*
-		 * A composite gang is one Slurm job: the composite's domain
-		 * holds for all of it, and a child's of its own cannot be
-		 * placed apart (unless it names the same key).
-		 */
-		cv = topology_group_key(cpg);
-		if (v != NULL && (cv == NULL || strcmp(v, cv) != 0)) {
-			snprintf(err, errlen,
-			    "PodGroup %.63s " PODGROUP_TOPOLOGY
-			    ": \"%.64s\" inside CompositePodGroup %.63s, "
-			    "which the bridge places as one Slurm job: a "
-			    "topology of one child PodGroup alone cannot be "
-			    "placed; set it on the CompositePodGroup (%s)",
-			    k8s_obj_name(pg), v, k8s_obj_name(cpg),
-			    cv != NULL ? cv : "it has none");
-			return (-1);
-		}
-		v = cv;
-		from = "CompositePodGroup " PODGROUP_TOPOLOGY;
+	if (cpg == NULL ||
+	    k8s_obj_get(cpg, "spec.schedulingPolicy.basic") != NULL)
+		return (v);
+	/*
+	 * A composite gang is one Slurm job: the composite's domain holds for
+	 * all of it, and a child's of its own cannot be placed apart (unless
+	 * it names the same key).
+	 */
+	cv = topology_group_key(cpg);
+	if (v != NULL && (cv == NULL || strcmp(v, cv) != 0)) {
+		snprintf(err, errlen,
+		    "PodGroup %.63s " PODGROUP_TOPOLOGY
+		    ": \"%.64s\" inside CompositePodGroup %.63s, which the "
+		    "bridge places as one Slurm job: a topology of one child "
+		    "PodGroup alone cannot be placed; set it on the "
+		    "CompositePodGroup (%s)",
+		    k8s_obj_name(pg), v, k8s_obj_name(cpg),
+		    cv != NULL ? cv : "it has none");
+		*bad = -1;
+		return (NULL);
 	}
+	*from = "CompositePodGroup " PODGROUP_TOPOLOGY;
+	return (cv);
+}
+
+int
+topology_request(const json_t *pod, json_t *const *layers, size_t nlayers,
+    struct topology_req *req, char *err, size_t errlen)
+{
+	const char *v, *from;
+	int	    bad = 0;
+
+	memset(req, 0, sizeof(*req));
+	if (topology_from_annotations(pod, layers, nlayers, req, err, errlen) ==
+	    -1)
+		return (-1);
+	v = topology_from_podgroups(layers, nlayers, &from, &bad, err, errlen);
+	if (bad)
+		return (-1);
 	if (req->key == NULL && v != NULL) {
 		req->key = v;
 		req->from = from;
