@@ -388,8 +388,13 @@ epilog_api(char **argv)
 	return (1);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * The flags into ep, *owners, *api and *resume (the options after --api
+ * are the API epilog's).  -1 to go on, else the exit status.
+ */
+static int
+epilog_flags(int argc, char **argv, struct epilog *ep, const char **owners,
+    int *api, int *resume)
 {
 	static const struct option opts[] = {
 		{ "cgroup-root", required_argument, NULL, 'c' },
@@ -404,41 +409,30 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct epilog ep;
-	const char   *owners = NULL, *uid, *env;
-	char	     *pods;
-	int	      c, api = 0, resume = 0, rc;
+	int c;
 
-	memset(&ep, 0, sizeof(ep));
-	ep.max_wait_s = EPILOG_MAX_WAIT_S;
-	ep.kill_wait_s = EPILOG_KILL_WAIT_S;
-	ep.interval_ms = EPILOG_INTERVAL_MS;
-	ep.mount = "/sys/fs/cgroup";
-	ep.scontrol = EPILOG_SCONTROL;
-	ep.state_dir = EPILOG_STATE_DIR;
-	/* "+": the options after --api are the API epilog's. */
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			ep.mount = optarg;
+			ep->mount = optarg;
 			break;
 		case 'm':
 			if (epilog_number("max-wait", optarg, 1, 86400,
-				&ep.max_wait_s) == -1)
+				&ep->max_wait_s) == -1)
 				return (2);
 			break;
 		case 'w':
 			if (epilog_number("kill-wait", optarg, 0, 3600,
-				&ep.kill_wait_s) == -1)
+				&ep->kill_wait_s) == -1)
 				return (2);
 			break;
 		case 'i':
 			if (epilog_number("interval", optarg, 10, 10000,
-				&ep.interval_ms) == -1)
+				&ep->interval_ms) == -1)
 				return (2);
 			break;
 		case 'o':
-			owners = optarg;
+			*owners = optarg;
 			break;
 		case 's':
 			if (optarg[0] != '/') {
@@ -449,16 +443,16 @@ main(int argc, char **argv)
 				    optarg);
 				return (2);
 			}
-			ep.scontrol = optarg;
+			ep->scontrol = optarg;
 			break;
 		case 'a':
-			api = 1;
+			*api = 1;
 			break;
 		case 'r':
-			resume = 1;
+			*resume = 1;
 			break;
 		case 'd':
-			ep.state_dir = optarg;
+			ep->state_dir = optarg;
 			break;
 		case 'h':
 			epilog_usage();
@@ -467,9 +461,29 @@ main(int argc, char **argv)
 			epilog_usage();
 			return (2);
 		}
-		if (api)
+		if (*api)
 			break;
 	}
+	return (-1);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct epilog ep;
+	const char   *owners = NULL, *uid, *env;
+	char	     *pods;
+	int	      api = 0, resume = 0, rc;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.max_wait_s = EPILOG_MAX_WAIT_S;
+	ep.kill_wait_s = EPILOG_KILL_WAIT_S;
+	ep.interval_ms = EPILOG_INTERVAL_MS;
+	ep.mount = "/sys/fs/cgroup";
+	ep.scontrol = EPILOG_SCONTROL;
+	ep.state_dir = EPILOG_STATE_DIR;
+	if ((rc = epilog_flags(argc, argv, &ep, &owners, &api, &resume)) != -1)
+		return (rc);
 	if (resume) {
 		log_init(0);
 		log_setname("epilog");
