@@ -166,6 +166,102 @@ main_list_add(const char **list, size_t max, const char *flag,
 	list[n] = value;
 }
 
+/* The configuration before the flags: defaults, and the environment's. */
+static void
+main_defaults(struct admission_conf *conf, const char **users,
+    const char **lists[3])
+{
+	int i;
+
+	memset(conf, 0, sizeof(*conf));
+	conf->listen = config_env("ADMISSION_LISTEN", "127.0.0.1:9443");
+	conf->max_conns = MAX_CONNS_DEFAULT;
+	conf->max_conns_per_client = MAX_CONNS_PER_CLIENT_DEFAULT;
+	conf->tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
+	conf->tls_key = config_env("ADMISSION_TLS_KEY", NULL);
+	conf->config_path = config_env("ADMISSION_CONFIG", NULL);
+	conf->namespace = config_env("POD_NAMESPACE", NULL);
+	conf->cert_days = CERT_DAYS;
+	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
+	for (i = 0; i < 3; i++)
+		memset(lists[i], 0,
+		    (GUARD_MAX_SCHEDULERS + 1) * sizeof(*lists[i]));
+}
+
+/*
+ * One flag (getopt_long's ch, with optarg) into conf, users (*nusers of
+ * them) and lists: -1 to go on, or the exit status.
+ */
+static int
+main_flag(int ch, struct admission_conf *conf, const char **users, int *nusers,
+    const char **lists[3], int *checkonly)
+{
+	switch (ch) {
+	case 'l':
+		conf->listen = optarg;
+		break;
+	case 'M':
+	case 'm':
+		if (daemon_limit_flag(ch, optarg, "slurm-bridge-admission",
+			&conf->max_conns, &conf->max_conns_per_client) != 0)
+			return (2);
+		break;
+	case 'c':
+		conf->tls_cert = optarg;
+		break;
+	case 'k':
+		conf->tls_key = optarg;
+		break;
+	case 'C':
+		conf->config_path = optarg;
+		break;
+	case 'K':
+		conf->kubeconfig = optarg;
+		break;
+	case 'W':
+		conf->webhook_config = optarg;
+		break;
+	case 'I':
+		conf->issue_certs = 1;
+		break;
+	case 'U':
+		conf->uninstall = 1;
+		break;
+	case 'N':
+		conf->namespace = optarg;
+		break;
+	case 'D':
+		if ((conf->cert_days = main_days(optarg)) == -1) {
+			fprintf(stderr,
+			    "--days: %s is not a number of days from 1 to "
+			    "3650\n",
+			    optarg);
+			return (2);
+		}
+		break;
+	case 'u':
+		if (*nusers == MAX_BRIDGE_USERS)
+			fatalx("--bridge-user: at most %d", MAX_BRIDGE_USERS);
+		users[(*nusers)++] = optarg;
+		break;
+	case 'S':
+		main_list_add(lists[0], GUARD_MAX_SCHEDULERS,
+		    "--allow-scheduler", optarg);
+		break;
+	case 'E':
+		main_list_add(lists[1], GUARD_MAX_SCHEDULERS,
+		    "--extender-scheduler", optarg);
+		break;
+	case 'A':
+		main_list_add(lists[2], GUARD_MAX_SCHEDULERS,
+		    "--adopt-scheduler", optarg);
+		break;
+	default:
+		return (daemon_flag(ch, &conf->verbose, checkonly, usage));
+	}
+	return (-1);
+}
+
 /*
  * Parses the flags into conf (users holds the --bridge-user names;
  * lists[0], [1] and [2] those of --allow-scheduler, --extender-scheduler
@@ -196,91 +292,13 @@ main_flags(int argc, char *argv[], struct admission_conf *conf,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch, rc, i, nusers = 0;
+	int ch, rc, nusers = 0;
 
-	memset(conf, 0, sizeof(*conf));
-	conf->listen = config_env("ADMISSION_LISTEN", "127.0.0.1:9443");
-	conf->max_conns = MAX_CONNS_DEFAULT;
-	conf->max_conns_per_client = MAX_CONNS_PER_CLIENT_DEFAULT;
-	conf->tls_cert = config_env("ADMISSION_TLS_CERT", NULL);
-	conf->tls_key = config_env("ADMISSION_TLS_KEY", NULL);
-	conf->config_path = config_env("ADMISSION_CONFIG", NULL);
-	conf->namespace = config_env("POD_NAMESPACE", NULL);
-	conf->cert_days = CERT_DAYS;
-	memset(users, 0, (MAX_BRIDGE_USERS + 1) * sizeof(*users));
-	for (i = 0; i < 3; i++)
-		memset(lists[i], 0,
-		    (GUARD_MAX_SCHEDULERS + 1) * sizeof(*lists[i]));
-	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			conf->listen = optarg;
-			break;
-		case 'M':
-		case 'm':
-			if (daemon_limit_flag(ch, optarg,
-				"slurm-bridge-admission", &conf->max_conns,
-				&conf->max_conns_per_client) != 0)
-				return (2);
-			break;
-		case 'c':
-			conf->tls_cert = optarg;
-			break;
-		case 'k':
-			conf->tls_key = optarg;
-			break;
-		case 'C':
-			conf->config_path = optarg;
-			break;
-		case 'K':
-			conf->kubeconfig = optarg;
-			break;
-		case 'W':
-			conf->webhook_config = optarg;
-			break;
-		case 'I':
-			conf->issue_certs = 1;
-			break;
-		case 'U':
-			conf->uninstall = 1;
-			break;
-		case 'N':
-			conf->namespace = optarg;
-			break;
-		case 'D':
-			if ((conf->cert_days = main_days(optarg)) == -1) {
-				fprintf(stderr,
-				    "--days: %s is not a number of "
-				    "days from 1 to 3650\n",
-				    optarg);
-				return (2);
-			}
-			break;
-		case 'u':
-			if (nusers == MAX_BRIDGE_USERS)
-				fatalx("--bridge-user: at most %d",
-				    MAX_BRIDGE_USERS);
-			users[nusers++] = optarg;
-			break;
-		case 'S':
-			main_list_add(lists[0], GUARD_MAX_SCHEDULERS,
-			    "--allow-scheduler", optarg);
-			break;
-		case 'E':
-			main_list_add(lists[1], GUARD_MAX_SCHEDULERS,
-			    "--extender-scheduler", optarg);
-			break;
-		case 'A':
-			main_list_add(lists[2], GUARD_MAX_SCHEDULERS,
-			    "--adopt-scheduler", optarg);
-			break;
-		default:
-			if ((rc = daemon_flag(ch, &conf->verbose, checkonly,
-				 usage)) != -1)
-				return (rc);
-			break;
-		}
-	}
+	main_defaults(conf, users, lists);
+	while ((ch = getopt_long(argc, argv, "hnv", longopts, NULL)) != -1)
+		if ((rc = main_flag(ch, conf, users, &nusers, lists,
+			 checkonly)) != -1)
+			return (rc);
 	if ((rc = daemon_operands(argc, usage)) != -1)
 		return (rc);
 	if (nusers == 0)
