@@ -575,9 +575,10 @@ lint-docs:
 # starts and the locks it declares (and its copy in the contributors'
 # docs against the header), which thread runs which code (from each
 # thread's entry points) against the map and each bridge/ file's
-# "Threads:" line, each header's section comments against where
-# its functions are defined, each file's function prefix, and every file
-# a comment names.  One line per finding, FILE:LINE: what.
+# "Threads:" line, each header's section comments against where its
+# functions are defined (and bridge.h's order against the layout's), each
+# file's function prefix, and every file a comment names.  One line per
+# finding, FILE:LINE: what.
 lint-index:
 	@echo "  INDEX"
 	$(Q)scripts/dev/lint-index.py

@@ -26,6 +26,10 @@ the wrong file, so this compares each with the code it describes:
             "/* reconcile.c, group.c: ...") have each prototype defined in
             a file the section names, no prototype before the first
             section, and no section naming a file that does not exist.
+  order     bridge/bridge.h's sections come in the order in which
+            docs/contributors/layout.md's bridge/ entry lists their files
+            (the files of one line in any order), and that entry lists
+            every C file of bridge/.
   prefixes  Each file's non-static functions start with its name:
             group_* in bridge/group.c, config_* in common/config.c.  main.c
             is exempt and PREFIXES lists the few files with another
@@ -57,8 +61,8 @@ one declaration a statement) keeps simple.  Prints FILE:LINE: what, one
 line per finding, and exits 1 when anything was found.  Python 3, the
 standard library only, well under a second.
 
-Usage: scripts/dev/lint-index.py [threads|sections|prefixes|reach|refs]...
-       (default: all five)
+Usage: scripts/dev/lint-index.py [threads|sections|order|prefixes|reach|refs]...
+       (default: all six)
 """
 import os
 import re
@@ -1085,6 +1089,61 @@ def check_sections(tree, out):
                            f"(line {sec[0]}) but {found}")
 
 
+# The header whose sections follow the layout's order, and the layout.
+ORDERED_HEADER = "bridge/bridge.h"
+LAYOUT = "docs/contributors/layout.md"
+
+
+def layout_order(tree, directory):
+    """{file: (position, line)} of the files the layout's entry for
+    directory ("bridge/     ...") lists at the start of a line ("  a.c,
+    b.c: what they are"); the files of one line share a position."""
+    if LAYOUT not in tree.fileset:
+        return {}
+    order, inside, pos = {}, False, 0
+    for ln, line in enumerate(read(LAYOUT).split("\n"), 1):
+        if re.match(r"\S", line):
+            inside = line.startswith(directory + "/ ")
+            if not inside:
+                continue
+        if not inside:
+            continue
+        m = re.match(r"^\s+((?:[\w-]+\.[ch](?:,\s*)?)+):", line)
+        if m:
+            pos += 1
+            for f in re.findall(r"[\w-]+\.[ch]", m.group(1)):
+                order.setdefault(f"{directory}/{f}", (pos, ln))
+    return order
+
+
+def check_order(tree, out):
+    """The ordered header's sections come in the layout's order, and the
+    layout lists every file of the header's directory."""
+    h = ORDERED_HEADER
+    if h not in tree.fileset:
+        return
+    d = os.path.dirname(h)
+    order = layout_order(tree, d)
+    for f in tree.files:
+        if os.path.dirname(f) == d and f.endswith(".c") and \
+                f not in order:
+            out.append(f"{LAYOUT}:1: the {d}/ entry does not list "
+                       f"{os.path.basename(f)}")
+    last, last_name = (0, 0), None
+    for first, _, text, nested in tree.c(h).comments:
+        names = section_files(text) if not nested else None
+        for n in names or ():
+            p = section_home(tree, h, n)
+            if p not in order:
+                continue
+            if order[p][0] < last[0]:
+                out.append(f"{h}:{first}: section {n} comes after "
+                           f"{last_name}, but {LAYOUT}:{order[p][1]} lists "
+                           f"it before ({LAYOUT}:{last[1]}): one order for "
+                           "both")
+            last, last_name = order[p], n
+
+
 # ---------------------------------------------------------------------------
 # prefixes: each file's functions start with its name
 
@@ -1205,6 +1264,7 @@ def check_refs(tree, out):
 CHECKS = {
     "threads": check_threads,
     "sections": check_sections,
+    "order": check_order,
     "prefixes": check_prefixes,
     "refs": check_refs,
     "reach": check_reach,
