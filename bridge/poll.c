@@ -1,8 +1,9 @@
 /*
  * What Slurm's job list tells the reconcile thread: each poll's changed
- * jobs (started, pending reason, ended), the recovery that adopts jobs a
- * restarted bridge finds, jobs Slurm no longer knows, and orphans to
- * cancel.  Only this install's jobs count: another install's, or a native
+ * jobs (started, pending reason, ended, or taken back: preempted,
+ * suspended, requeued, which end_yield makes the pods yield to), the
+ * recovery that adopts jobs a restarted bridge finds, jobs Slurm no
+ * longer knows, and orphans to cancel.  Only this install's jobs count: another install's, or a native
  * job that looks like a bridge job, is ignored (translate_admin_owner).
  * Every call here is the reconcile thread's.
  *

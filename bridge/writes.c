@@ -4,7 +4,9 @@
  * back as an MSG_WRITE message.  Events (through the eventer), the
  * PodScheduled condition, Bindings, bridge metadata (job id label, node and
  * GRES annotations, the finalizer), finalizer release, Failed status,
- * deletion when a job ended, the final deletion of a pod whose node never
+ * deletion when a job ended, a preempted pod's DisruptionTarget and
+ * graceful deletion (writes_preempt), the final deletion of a pod whose
+ * node never
  * confirmed, and the extender's Bindings of pods that are not ours.  A
  * Binding carries the writes of the pod's ResourceClaims that must come
  * before it (claims.c plans them; the same writer makes them first, the
