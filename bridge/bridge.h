@@ -53,6 +53,7 @@ struct sjob;
 struct sload;
 struct sreq;
 struct submitter;
+struct worker;
 struct wreq;
 struct writepool;
 
@@ -694,6 +695,20 @@ struct bridge_stats {
 	atomic_ullong fenced;	   /* Slurm writes held back (leader_fenced) */
 	atomic_int    recovered;   /* caches synced, jobs adopted */
 	atomic_llong  slurm_ok_at; /* last good Slurm poll, s */
+};
+
+/*
+ * A worker's policy (worker.c): its threads' name, what to take next from
+ * the owner's list (under the worker's lock; NULL: nothing waits), and
+ * what to do with it (unlocked, on thread i).  init, when set, runs first
+ * on each thread (-1: the thread ends at once), and fini last.
+ */
+struct worker_policy {
+	const char *name;
+	void *(*take)(void *owner);
+	void (*run)(void *owner, int i, void *job);
+	int (*init)(void *owner, int i);
+	void (*fini)(void *owner, int i);
 };
 
 /* ===================================================================== */
@@ -1575,5 +1590,19 @@ void	    intern_stats(size_t *count, size_t *bytes);
 void fail_thread(const char *who, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int fail_happened(void);
+
+/*
+ * worker.c: the skeleton of the worker threads: nthreads threads that take
+ * owner's work by policy; NULL when a thread cannot start.  The owner
+ * puts work on its list under worker_lock, and wakes a thread.
+ */
+struct worker *worker_new(const struct worker_policy *, void *owner,
+    int nthreads);
+/* Stops and joins the threads; the owner frees what is left after. */
+void worker_free(struct worker *);
+void worker_lock(struct worker *);
+void worker_unlock(struct worker *);
+/* Wakes a thread for work just put on the list (under the lock). */
+void worker_wake(struct worker *);
 
 #endif /* BRIDGE_H */

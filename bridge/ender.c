@@ -16,81 +16,78 @@
  * function it was given (end_make).  It owns nothing but its lists of
  * requests.
  *
- * Threads: reconcile, end (ender_main, ender_take).
+ * Threads: reconcile, end (ender_run, ender_take).
  */
 
-#include <pthread.h>
 #include <stdlib.h>
 
-#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
 struct ender {
-	pthread_mutex_t lock;
-	pthread_cond_t	work; /* a request came, or stop */
+	struct worker *worker; /* one thread; its lock guards what follows */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
 	struct lanes *bulk;	    /* by namespace, taken in turn (queue.c) */
-	int	      stop;
-	int	      started;
 	size_t	      batch;  /* bulk cancels made at once, 1..END_BATCH */
 	int	      in_row; /* ends made since the last bulk batch */
-	pthread_t     thread;
+	struct ereq  *es[END_BATCH]; /* taken, for the thread */
+	size_t	      n;
 	struct queue *done;
 	void (*make)(struct ereq **, size_t);
 };
 
-/* Takes the next requests to make, under the lock: their count. */
-static size_t
-ender_take(struct ender *en, struct ereq **es)
+/*
+ * Takes the next requests to make, under the lock: an end that frees
+ * nodes, unless END_FAIR of them went in a row while bulk cancels wait;
+ * else a batch of bulk cancels.  NULL when none waits.
+ */
+static void *
+ender_take(void *owner)
 {
-	struct ereq *e;
-	size_t	     n = 0;
+	struct ender *en = owner;
+	struct ereq  *e;
 
+	en->n = 0;
 	if ((e = TAILQ_FIRST(&en->waiting)) != NULL &&
 	    (en->in_row < END_FAIR || lanes_count(en->bulk) == 0)) {
 		TAILQ_REMOVE(&en->waiting, e, entry);
-		es[n++] = e;
+		en->es[en->n++] = e;
 		en->in_row++;
-		return (n);
+		return (en);
 	}
+	while (en->n < en->batch && (e = lanes_take(en->bulk)) != NULL)
+		en->es[en->n++] = e;
+	if (en->n == 0)
+		return (NULL);
 	en->in_row = 0;
-	while (n < en->batch && (e = lanes_take(en->bulk)) != NULL)
-		es[n++] = e;
-	return (n);
+	return (en);
 }
 
-static void *
-ender_main(void *arg)
+/* Makes the requests taken (end_make), and answers each MSG_ENDED. */
+static void
+ender_run(void *owner, int i, void *job)
 {
-	struct ender *en = arg;
-	struct ereq  *es[END_BATCH];
+	struct ender *en = owner;
 	struct msg   *msg;
-	size_t	      n, i;
+	size_t	      k;
 
-	log_setname("end");
-	pthread_mutex_lock(&en->lock);
-	for (;;) {
-		while (!en->stop && TAILQ_EMPTY(&en->waiting) &&
-		    lanes_count(en->bulk) == 0)
-			pthread_cond_wait(&en->work, &en->lock);
-		if (en->stop)
-			break;
-		n = ender_take(en, es);
-		pthread_mutex_unlock(&en->lock);
-		en->make(es, n);
-		for (i = 0; i < n; i++) {
-			msg = xcalloc(1, sizeof(*msg));
-			msg->kind = MSG_ENDED;
-			msg->end = es[i];
-			queue_push(en->done, msg);
-		}
-		pthread_mutex_lock(&en->lock);
+	(void)i;
+	(void)job;
+	en->make(en->es, en->n);
+	for (k = 0; k < en->n; k++) {
+		msg = xcalloc(1, sizeof(*msg));
+		msg->kind = MSG_ENDED;
+		msg->end = en->es[k];
+		queue_push(en->done, msg);
 	}
-	pthread_mutex_unlock(&en->lock);
-	return (NULL);
 }
+
+static const struct worker_policy ender_policy = {
+	.name = "end",
+	.take = ender_take,
+	.run = ender_run,
+};
 
 static void
 ender_drop(void *e)
@@ -110,18 +107,15 @@ ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
-	pthread_mutex_init(&en->lock, NULL);
-	pthread_cond_init(&en->work, NULL);
 	TAILQ_INIT(&en->waiting);
 	en->bulk = lanes_new();
 	en->done = done;
 	en->make = make;
 	en->batch = batch < 1 ? 1 : batch > END_BATCH ? END_BATCH : batch;
-	if (pthread_create(&en->thread, NULL, ender_main, en) != 0) {
+	if ((en->worker = worker_new(&ender_policy, en, 1)) == NULL) {
 		ender_free(en);
 		return (NULL);
 	}
-	en->started = 1;
 	return (en);
 }
 
@@ -132,19 +126,12 @@ ender_free(struct ender *en)
 
 	if (en == NULL)
 		return;
-	pthread_mutex_lock(&en->lock);
-	en->stop = 1;
-	pthread_cond_signal(&en->work);
-	pthread_mutex_unlock(&en->lock);
-	if (en->started)
-		pthread_join(en->thread, NULL);
+	worker_free(en->worker);
 	while ((e = TAILQ_FIRST(&en->waiting)) != NULL) {
 		TAILQ_REMOVE(&en->waiting, e, entry);
 		ereq_free(e);
 	}
 	lanes_free(en->bulk, ender_drop);
-	pthread_mutex_destroy(&en->lock);
-	pthread_cond_destroy(&en->work);
 	free(en);
 }
 
@@ -153,7 +140,7 @@ ender_push(struct ender *en, struct ereq *e)
 {
 	char ns[256];
 
-	pthread_mutex_lock(&en->lock);
+	worker_lock(en->worker);
 	if (e->bulk)
 		lanes_push(en->bulk,
 		    e->gkey != NULL ? workload_key_ns(e->gkey, ns, sizeof(ns)) :
@@ -161,8 +148,8 @@ ender_push(struct ender *en, struct ereq *e)
 		    e);
 	else
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
-	pthread_cond_signal(&en->work);
-	pthread_mutex_unlock(&en->lock);
+	worker_wake(en->worker);
+	worker_unlock(en->worker);
 }
 
 void
@@ -170,10 +157,10 @@ ender_promote(struct ender *en, uint32_t jobid)
 {
 	struct ereq *e;
 
-	pthread_mutex_lock(&en->lock);
+	worker_lock(en->worker);
 	if ((e = lanes_remove(en->bulk, ender_is_job, &jobid)) != NULL) {
 		e->bulk = 0;
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	}
-	pthread_mutex_unlock(&en->lock);
+	worker_unlock(en->worker);
 }

@@ -6,11 +6,10 @@
  * bounded; when the API server cannot keep up, Events are dropped, counted
  * and logged, never the scheduling work.
  *
- * Threads: reconcile, eventer (ev_item_free, eventer_main).
+ * Threads: eventer, reconcile.
  */
 #include <sys/queue.h>
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,15 +36,13 @@ struct eventer;
 
 struct ev_lane {
 	struct eventer *ev;
-	pthread_t	thread;
-	int		started;
-	pthread_mutex_t lock;
-	pthread_cond_t	cond;
+	struct worker  *worker; /* one thread; its lock guards what follows */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ev_item) items;
-	size_t	      n;
-	int	      stop;
-	unsigned long dropped;
+	size_t		     n;
+	unsigned long	     dropped;
+	struct k8s_client   *client; /* the thread's own */
+	struct k8s_recorder *rec;
 };
 
 struct eventer {
@@ -66,49 +63,72 @@ ev_item_free(struct ev_item *it)
 	free(it);
 }
 
-static void *
-eventer_main(void *arg)
+/* The lane's thread makes its own client and recorder, or stops all. */
+static int
+eventer_init(void *owner, int i)
 {
-	struct ev_lane	    *l = arg;
-	struct eventer	    *ev = l->ev;
-	struct k8s_client   *c;
-	struct k8s_recorder *rec;
-	struct k8s_error     err;
-	struct ev_item	    *it;
+	struct ev_lane	*l = owner;
+	struct eventer	*ev = l->ev;
+	struct k8s_error err;
 
-	log_setname("eventer");
-	if ((c = k8s_client_new(ev->kconf, &err)) == NULL) {
+	(void)i;
+	if ((l->client = k8s_client_new(ev->kconf, &err)) == NULL) {
 		fail_thread("events", "client: %s", err.text);
-		return (NULL);
+		return (-1);
 	}
 	/* The scheduler's one API rate, not a client's private 50 qps. */
-	k8s_client_set_limiter(c, ev->lim);
-	rec = k8s_recorder_new(c, ev->controller, ev->instance);
-	for (;;) {
-		pthread_mutex_lock(&l->lock);
-		while (TAILQ_EMPTY(&l->items) && !l->stop)
-			pthread_cond_wait(&l->cond, &l->lock);
-		if (l->stop) {
-			/* What is left is dropped: Events are best effort. */
-			pthread_mutex_unlock(&l->lock);
-			break;
-		}
-		it = TAILQ_FIRST(&l->items);
-		TAILQ_REMOVE(&l->items, it, entry);
-		l->n--;
-		atomic_fetch_sub(&bstats.events_queued, 1);
-		pthread_mutex_unlock(&l->lock);
-		if (k8s_recorder_post(rec, it->obj, it->type, it->reason,
-			it->action, &err, "%s", it->note) == -1)
-			log_warnx("%s/%s: event %s: %ld %s: %s",
-			    k8s_obj_namespace(it->obj), k8s_obj_name(it->obj),
-			    it->reason, err.status, err.reason, err.text);
-		ev_item_free(it);
-	}
-	k8s_recorder_free(rec);
-	k8s_client_free(c);
-	return (NULL);
+	k8s_client_set_limiter(l->client, ev->lim);
+	l->rec = k8s_recorder_new(l->client, ev->controller, ev->instance);
+	return (0);
 }
+
+static void
+eventer_fini(void *owner, int i)
+{
+	struct ev_lane *l = owner;
+
+	(void)i;
+	k8s_recorder_free(l->rec);
+	k8s_client_free(l->client);
+}
+
+static void *
+eventer_take(void *owner)
+{
+	struct ev_lane *l = owner;
+	struct ev_item *it;
+
+	if ((it = TAILQ_FIRST(&l->items)) == NULL)
+		return (NULL);
+	TAILQ_REMOVE(&l->items, it, entry);
+	l->n--;
+	atomic_fetch_sub(&bstats.events_queued, 1);
+	return (it);
+}
+
+static void
+eventer_run(void *owner, int i, void *job)
+{
+	struct ev_lane	*l = owner;
+	struct ev_item	*it = job;
+	struct k8s_error err;
+
+	(void)i;
+	if (k8s_recorder_post(l->rec, it->obj, it->type, it->reason, it->action,
+		&err, "%s", it->note) == -1)
+		log_warnx("%s/%s: event %s: %ld %s: %s",
+		    k8s_obj_namespace(it->obj), k8s_obj_name(it->obj),
+		    it->reason, err.status, err.reason, err.text);
+	ev_item_free(it);
+}
+
+static const struct worker_policy eventer_policy = {
+	.name = "eventer",
+	.take = eventer_take,
+	.run = eventer_run,
+	.init = eventer_init,
+	.fini = eventer_fini,
+};
 
 struct eventer *
 eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
@@ -125,12 +145,9 @@ eventer_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
 	for (i = 0; i < EVENTER_LANES; i++) {
 		l = &ev->lanes[i];
 		l->ev = ev;
-		pthread_mutex_init(&l->lock, NULL);
-		pthread_cond_init(&l->cond, NULL);
 		TAILQ_INIT(&l->items);
-		if (pthread_create(&l->thread, NULL, eventer_main, l) != 0)
+		if ((l->worker = worker_new(&eventer_policy, l, 1)) == NULL)
 			fatalx("eventer: pthread_create");
-		l->started = 1;
 	}
 	return (ev);
 }
@@ -163,20 +180,20 @@ eventer_post(struct eventer *ev, json_t *id, const char *type,
 	it->action = xstrdup(action);
 	it->note = xstrdup(note);
 	l = eventer_lane(ev, id);
-	pthread_mutex_lock(&l->lock);
+	worker_lock(l->worker);
 	if (l->n >= EVENTER_MAX) {
 		if (l->dropped++ % 1000 == 0)
 			log_warnx("events: %zu queued; dropping (%lu so far)",
 			    l->n, l->dropped);
-		pthread_mutex_unlock(&l->lock);
+		worker_unlock(l->worker);
 		ev_item_free(it);
 		return;
 	}
 	TAILQ_INSERT_TAIL(&l->items, it, entry);
 	l->n++;
 	atomic_fetch_add(&bstats.events_queued, 1);
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
+	worker_wake(l->worker);
+	worker_unlock(l->worker);
 }
 
 void
@@ -188,23 +205,14 @@ eventer_free(struct eventer *ev)
 
 	if (ev == NULL)
 		return;
+	/* What is left is dropped: Events are best effort. */
 	for (i = 0; i < EVENTER_LANES; i++) {
 		l = &ev->lanes[i];
-		pthread_mutex_lock(&l->lock);
-		l->stop = 1;
-		pthread_cond_signal(&l->cond);
-		pthread_mutex_unlock(&l->lock);
-	}
-	for (i = 0; i < EVENTER_LANES; i++) {
-		l = &ev->lanes[i];
-		if (l->started)
-			pthread_join(l->thread, NULL);
+		worker_free(l->worker);
 		while ((it = TAILQ_FIRST(&l->items)) != NULL) {
 			TAILQ_REMOVE(&l->items, it, entry);
 			ev_item_free(it);
 		}
-		pthread_cond_destroy(&l->cond);
-		pthread_mutex_destroy(&l->lock);
 	}
 	free(ev->controller);
 	free(ev->instance);

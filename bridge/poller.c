@@ -14,89 +14,101 @@
  * (sctl_jobs_started) too, and gives it back as an MSG_PROBED message.
  * It owns nothing but the requests it was given.
  *
- * Threads: reconcile, poll (poller_main).
+ * Threads: reconcile, poll (poller_run, poller_take).
  */
 
-#include <pthread.h>
 #include <stdlib.h>
 
-#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
-struct poller {
-	pthread_mutex_t lock;
-	pthread_cond_t	work; /* a load was asked for, or stop */
-	int		asked;
-	time_t		since;
-	int		probe; /* a probe of jobs started was asked */
-	struct sload   *spent; /* read: to free */
-	int		spent_trim;
-	int		stop;
-	int		started;
-	pthread_t	thread;
-	struct queue   *done;
+/* What the thread does next (one thread: the worker's job is &p->job). */
+enum poller_do {
+	POLLER_FREE, /* a load read, to be freed (and trimmed after) */
+	POLLER_LOAD, /* a load of the jobs changed since since */
+	POLLER_PROBE /* a probe of jobs started */
 };
 
-static void *
-poller_main(void *arg)
-{
-	struct poller *p = arg;
-	struct msg    *msg;
-	struct sload  *spent;
+struct poller {
+	struct worker *worker; /* one thread; its lock guards what follows */
+	int	       asked;
 	time_t	       since;
-	int	       trim;
+	int	       probe; /* a probe of jobs started was asked */
+	struct sload  *spent; /* read: to free */
+	int	       spent_trim;
+	struct {
+		enum poller_do what;
+		time_t	       since;
+		struct sload  *spent;
+		int	       trim;
+	} job; /* taken, for the thread */
+	struct queue *done;
+};
 
-	log_setname("poll");
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		while (!p->stop && !p->asked && !p->probe && p->spent == NULL)
-			pthread_cond_wait(&p->work, &p->lock);
-		if (p->stop)
-			break;
-		if ((spent = p->spent) != NULL) {
-			trim = p->spent_trim;
-			p->spent = NULL;
-			pthread_mutex_unlock(&p->lock);
-			sctl_load_free(spent);
-			if (trim)
-				stats_trim();
-			pthread_mutex_lock(&p->lock);
-			continue;
-		}
-		msg = xcalloc(1, sizeof(*msg));
-		if (p->asked) {
-			p->asked = 0;
-			since = p->since;
-			pthread_mutex_unlock(&p->lock);
-			msg->kind = MSG_POLLED;
-			msg->load = sctl_load(since);
-		} else {
-			p->probe = 0;
-			pthread_mutex_unlock(&p->lock);
-			msg->kind = MSG_PROBED;
-			msg->probe_rc = sctl_jobs_started(&msg->started);
-		}
-		queue_push(p->done, msg);
-		pthread_mutex_lock(&p->lock);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return (NULL);
+/* A load read goes first: its memory is the largest the bridge holds. */
+static void *
+poller_take(void *owner)
+{
+	struct poller *p = owner;
+
+	if (p->spent != NULL) {
+		p->job.what = POLLER_FREE;
+		p->job.spent = p->spent;
+		p->job.trim = p->spent_trim;
+		p->spent = NULL;
+	} else if (p->asked) {
+		p->asked = 0;
+		p->job.what = POLLER_LOAD;
+		p->job.since = p->since;
+	} else if (p->probe) {
+		p->probe = 0;
+		p->job.what = POLLER_PROBE;
+	} else
+		return (NULL);
+	return (&p->job);
 }
+
+static void
+poller_run(void *owner, int i, void *job)
+{
+	struct poller *p = owner;
+	struct msg    *msg;
+
+	(void)i;
+	(void)job;
+	if (p->job.what == POLLER_FREE) {
+		sctl_load_free(p->job.spent);
+		if (p->job.trim)
+			stats_trim();
+		return;
+	}
+	msg = xcalloc(1, sizeof(*msg));
+	if (p->job.what == POLLER_LOAD) {
+		msg->kind = MSG_POLLED;
+		msg->load = sctl_load(p->job.since);
+	} else {
+		msg->kind = MSG_PROBED;
+		msg->probe_rc = sctl_jobs_started(&msg->started);
+	}
+	queue_push(p->done, msg);
+}
+
+static const struct worker_policy poller_policy = {
+	.name = "poll",
+	.take = poller_take,
+	.run = poller_run,
+};
 
 struct poller *
 poller_new(struct queue *done)
 {
 	struct poller *p = xcalloc(1, sizeof(*p));
 
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->work, NULL);
 	p->done = done;
-	if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
+	if ((p->worker = worker_new(&poller_policy, p, 1)) == NULL) {
 		poller_free(p);
 		return (NULL);
 	}
-	p->started = 1;
 	return (p);
 }
 
@@ -105,35 +117,28 @@ poller_free(struct poller *p)
 {
 	if (p == NULL)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
-	if (p->started)
-		pthread_join(p->thread, NULL);
+	worker_free(p->worker);
 	sctl_load_free(p->spent);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->work);
 	free(p);
 }
 
 void
 poller_ask(struct poller *p, time_t since)
 {
-	pthread_mutex_lock(&p->lock);
+	worker_lock(p->worker);
 	p->asked = 1;
 	p->since = since;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
+	worker_wake(p->worker);
+	worker_unlock(p->worker);
 }
 
 void
 poller_probe(struct poller *p)
 {
-	pthread_mutex_lock(&p->lock);
+	worker_lock(p->worker);
 	p->probe = 1;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
+	worker_wake(p->worker);
+	worker_unlock(p->worker);
 }
 
 void
@@ -141,12 +146,12 @@ poller_spent(struct poller *p, struct sload *l, int trim)
 {
 	struct sload *old;
 
-	pthread_mutex_lock(&p->lock);
+	worker_lock(p->worker);
 	/* One the thread has not come to yet goes now, on this thread. */
 	old = p->spent;
 	p->spent = l;
 	p->spent_trim = trim || (old != NULL && p->spent_trim);
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
+	worker_wake(p->worker);
+	worker_unlock(p->worker);
 	sctl_load_free(old);
 }

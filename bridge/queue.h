@@ -31,42 +31,40 @@
  *                     claims.c poll.c
  *                     nodes.c sweep.c
  *                     slurm.c
- * submit              submitter.c     one allocation or pending submitter.
- *  x SUBMIT_THREADS   slurm.c         job change at a time      lock (the
- *                     runas.c         (sctl_submit,             request
- *                                     sctl_update_pending; may  list);
- *                                     take on the owner's ids)  owner_lock
- *                                                               (SlurmUser's
+ * submit              submitter.c     one allocation or pending worker.lock
+ *  x SUBMIT_THREADS   worker.c        job change at a time      (the request
+ *                     slurm.c         (sctl_submit,             list);
+ *                     runas.c         sctl_update_pending; may  owner_lock
+ *                                     take on the owner's ids)  (SlurmUser's
  *                                                               uid)
- * poll                poller.c        one load of Slurm's jobs  poller.lock
- *                     slurm.c         (sctl_load) or probe of   (its
- *                                     jobs started              requests)
+ * poll                poller.c        one load of Slurm's jobs  worker.lock
+ *                     worker.c        (sctl_load) or probe of   (its
+ *                     slurm.c         jobs started              requests)
  *                                     (sctl_jobs_started) at a
  *                                     time, when the reconcile
  *                                     thread asks; frees each
  *                                     load once read, and
  *                                     trims after large ones
- * end                 ender.c         one end of a job whose    ender.lock
- *                     slurm.c         pods ended at a time, in  (its
- *                                     order (sctl_complete,     request
- *                                                               list and
- *                                     sctl_cancel); when none   lanes)
- *                                     waits, or END_FAIR went
+ * end                 ender.c         one end of a job whose    worker.lock
+ *                     worker.c        pods ended at a time, in  (its
+ *                     slurm.c         order (sctl_complete,     request
+ *                                     sctl_cancel); when none   list and
+ *                                     waits, or END_FAIR went   lanes)
  *                                     in a row, up to
  *                                     END_BATCH bulk cancels
  *                                     (pending jobs, orphans)
  *                                     at once
  *                                     (sctl_cancel_jobs)
- * writepool           writepool.c     one pod write at a time   writepool.
- *  x WRITEPOOL_THREADS claims.c       (a Binding with its       lock
- *                                     claims' writes first, or  (request
- *                                     the claims' alone: held   list)
+ * writepool           writepool.c     one pod write at a time   worker.lock
+ *  x WRITEPOOL_THREADS claims.c       (a Binding with its       (request
+ *                     worker.c        claims' writes first, or  list)
+ *                                     the claims' alone: held
  *                                     for binding conditions,
  *                                     or released), its own
  *                                     client
- * eventer             eventer.c       Kubernetes Events: their  lane.lock
- *  x EVENTER_LANES                    aggregation, its own      (its Event
- *                                     client and recorder       list)
+ * eventer             eventer.c       Kubernetes Events: their  worker.lock
+ *  x EVENTER_LANES    worker.c        aggregation, its own      (each lane's
+ *                                     client and recorder       Event list)
  * HTTP                common/httpd.c  a request at a time;      httpd
  *  x ENDPOINTS_THREADS endpoints.c    reads atomics (bstats),   cred_lock
  *  (libmicrohttpd)    extcall.c       queues extender calls     (TLS

@@ -15,65 +15,60 @@
  * lanes; the identity changes of user-id jobs (runas.c) are each
  * thread's own.
  *
- * Threads: reconcile, submit (submitter_main).
+ * Threads: reconcile, submit (submitter_run, submitter_take).
  */
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "log.h"
 #include "xmalloc.h"
 #include "bridge.h"
 
 struct submitter {
-	pthread_mutex_t lock;
-	pthread_cond_t	work; /* a request came, or stop */
-	struct lanes   *waiting;
-	int		stop;
-	int		started; /* threads */
-	pthread_t	threads[SUBMIT_THREADS];
-	struct queue   *done;
+	struct worker *worker; /* SUBMIT_THREADS; its lock guards waiting */
+	struct lanes  *waiting;
+	struct queue  *done;
 };
 
 static void *
-submitter_main(void *arg)
+submitter_take(void *owner)
 {
-	struct submitter *sb = arg;
-	struct msg	 *msg;
-	struct sreq	 *s;
+	struct submitter *sb = owner;
 
-	log_setname("submit");
-	pthread_mutex_lock(&sb->lock);
-	for (;;) {
-		while (!sb->stop && lanes_count(sb->waiting) == 0)
-			pthread_cond_wait(&sb->work, &sb->lock);
-		if (sb->stop)
-			break;
-		s = lanes_take(sb->waiting);
-		pthread_mutex_unlock(&sb->lock);
-		if (atomic_load(&s->withdrawn)) {
-			s->rc = -1;
-			snprintf(s->err, sizeof(s->err),
-			    "withdrawn: its pods "
-			    "changed before it was made");
-		} else if (s->update_jobid != 0) {
-			s->jobid = s->update_jobid;
-			s->rc = sctl_update_pending(&s->js, s->jobid, s->err,
-			    sizeof(s->err));
-		} else
-			s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
-			    &s->permanent, s->err, sizeof(s->err));
-		msg = xcalloc(1, sizeof(*msg));
-		msg->kind = MSG_SUBMITTED;
-		msg->submit = s;
-		queue_push(sb->done, msg);
-		pthread_mutex_lock(&sb->lock);
-	}
-	pthread_mutex_unlock(&sb->lock);
-	return (NULL);
+	return (lanes_take(sb->waiting));
 }
+
+/* Makes the job (or changes a pending one) and answers MSG_SUBMITTED. */
+static void
+submitter_run(void *owner, int i, void *job)
+{
+	struct submitter *sb = owner;
+	struct sreq	 *s = job;
+	struct msg	 *msg;
+
+	(void)i;
+	if (atomic_load(&s->withdrawn)) {
+		s->rc = -1;
+		snprintf(s->err, sizeof(s->err),
+		    "withdrawn: its pods changed before it was made");
+	} else if (s->update_jobid != 0) {
+		s->jobid = s->update_jobid;
+		s->rc = sctl_update_pending(&s->js, s->jobid, s->err,
+		    sizeof(s->err));
+	} else
+		s->rc = sctl_submit(&s->js, &s->jobid, &s->layout,
+		    &s->permanent, s->err, sizeof(s->err));
+	msg = xcalloc(1, sizeof(*msg));
+	msg->kind = MSG_SUBMITTED;
+	msg->submit = s;
+	queue_push(sb->done, msg);
+}
+
+static const struct worker_policy submitter_policy = {
+	.name = "submit",
+	.take = submitter_take,
+	.run = submitter_run,
+};
 
 static void
 submitter_drop(void *s)
@@ -86,16 +81,13 @@ submitter_new(struct queue *done)
 {
 	struct submitter *sb = xcalloc(1, sizeof(*sb));
 
-	pthread_mutex_init(&sb->lock, NULL);
-	pthread_cond_init(&sb->work, NULL);
 	sb->waiting = lanes_new();
 	sb->done = done;
-	for (; sb->started < SUBMIT_THREADS; sb->started++)
-		if (pthread_create(&sb->threads[sb->started], NULL,
-			submitter_main, sb) != 0) {
-			submitter_free(sb);
-			return (NULL);
-		}
+	if ((sb->worker = worker_new(&submitter_policy, sb, SUBMIT_THREADS)) ==
+	    NULL) {
+		submitter_free(sb);
+		return (NULL);
+	}
 	return (sb);
 }
 
@@ -104,23 +96,16 @@ submitter_free(struct submitter *sb)
 {
 	if (sb == NULL)
 		return;
-	pthread_mutex_lock(&sb->lock);
-	sb->stop = 1;
-	pthread_cond_broadcast(&sb->work);
-	pthread_mutex_unlock(&sb->lock);
-	while (sb->started > 0)
-		pthread_join(sb->threads[--sb->started], NULL);
+	worker_free(sb->worker);
 	lanes_free(sb->waiting, submitter_drop);
-	pthread_mutex_destroy(&sb->lock);
-	pthread_cond_destroy(&sb->work);
 	free(sb);
 }
 
 void
 submitter_push(struct submitter *sb, struct sreq *s)
 {
-	pthread_mutex_lock(&sb->lock);
+	worker_lock(sb->worker);
 	lanes_push(sb->waiting, s->ns, s);
-	pthread_cond_signal(&sb->work);
-	pthread_mutex_unlock(&sb->lock);
+	worker_wake(sb->worker);
+	worker_unlock(sb->worker);
 }

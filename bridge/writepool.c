@@ -6,11 +6,10 @@
  * every result is applied on the reconcile thread, which owns the cache,
  * and no write waits for another one: there are no batches.
  *
- * Threads: reconcile (writepool_free, writepool_new, writepool_submit),
- * writepool (writepool_do, writepool_main, writepool_preempt).
+ * Threads: writepool, reconcile (writepool_free, writepool_new,
+ * writepool_submit).
  */
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +19,11 @@
 #include "bridge.h"
 
 struct writepool {
-	pthread_mutex_t lock;
-	pthread_cond_t	work; /* a request came, or stop */
+	struct worker *worker; /* nthreads; its lock guards waiting */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, wreq) waiting;
-	int		    stop;
 	int		    nthreads;
-	pthread_t	   *threads;
-	struct k8s_client **clients;
+	struct k8s_client **clients; /* one per thread */
 	struct queue	   *done;
 };
 
@@ -119,79 +115,64 @@ writepool_do(struct k8s_client *c, struct wreq *w)
 	w->rc = k8s_patch(c, path, K8S_PATCH_STRATEGIC, w->body, NULL, &w->err);
 }
 
-struct worker_arg {
-	struct writepool *p;
-	int		  i;
-};
-
 static void *
-writepool_main(void *arg)
+writepool_take(void *owner)
 {
-	struct worker_arg *wa = arg;
-	struct writepool  *p = wa->p;
-	struct k8s_client *c = p->clients[wa->i];
-	struct msg	  *msg;
-	struct wreq	  *w;
+	struct writepool *p = owner;
+	struct wreq	 *w;
 
-	free(wa);
-	log_setname("writepool");
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		while (!p->stop && TAILQ_EMPTY(&p->waiting))
-			pthread_cond_wait(&p->work, &p->lock);
-		if (p->stop)
-			break;
-		w = TAILQ_FIRST(&p->waiting);
-		TAILQ_REMOVE(&p->waiting, w, entry);
-		atomic_fetch_sub(&bstats.writes_waiting, 1);
-		pthread_mutex_unlock(&p->lock);
-		writepool_do(c, w);
-		msg = xcalloc(1, sizeof(*msg));
-		msg->kind = MSG_WRITE;
-		msg->write = w;
-		queue_push(p->done, msg);
-		pthread_mutex_lock(&p->lock);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return (NULL);
+	if ((w = TAILQ_FIRST(&p->waiting)) == NULL)
+		return (NULL);
+	TAILQ_REMOVE(&p->waiting, w, entry);
+	atomic_fetch_sub(&bstats.writes_waiting, 1);
+	return (w);
 }
+
+/* Makes the write on thread i's own client, and answers MSG_WRITE. */
+static void
+writepool_run(void *owner, int i, void *job)
+{
+	struct writepool *p = owner;
+	struct wreq	 *w = job;
+	struct msg	 *msg;
+
+	writepool_do(p->clients[i], w);
+	msg = xcalloc(1, sizeof(*msg));
+	msg->kind = MSG_WRITE;
+	msg->write = w;
+	queue_push(p->done, msg);
+}
+
+static const struct worker_policy writepool_policy = {
+	.name = "writepool",
+	.take = writepool_take,
+	.run = writepool_run,
+};
 
 struct writepool *
 writepool_new(const struct k8s_config *kconf, struct k8s_limiter *lim,
     int nthreads, struct queue *done, char *err, size_t errlen)
 {
-	struct writepool  *p;
-	struct worker_arg *wa;
-	struct k8s_error   kerr;
-	int		   i;
+	struct writepool *p;
+	struct k8s_error  kerr;
 
 	p = xcalloc(1, sizeof(*p));
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->work, NULL);
 	TAILQ_INIT(&p->waiting);
 	p->done = done;
-	p->threads = xcalloc((size_t)nthreads, sizeof(*p->threads));
 	/* An array of pointers: sizeof a pointer is meant. */
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	p->clients = xcalloc((size_t)nthreads, sizeof(*p->clients));
-	for (i = 0; i < nthreads; i++) {
-		if ((p->clients[i] = k8s_client_new(kconf, &kerr)) == NULL) {
+	for (; p->nthreads < nthreads; p->nthreads++) {
+		if ((p->clients[p->nthreads] = k8s_client_new(kconf, &kerr)) ==
+		    NULL) {
 			snprintf(err, errlen, "writer client: %s", kerr.text);
 			goto fail;
 		}
-		k8s_client_set_limiter(p->clients[i], lim);
-		wa = xcalloc(1, sizeof(*wa));
-		wa->p = p;
-		wa->i = i;
-		if (pthread_create(&p->threads[i], NULL, writepool_main, wa) !=
-		    0) {
-			free(wa);
-			k8s_client_free(p->clients[i]);
-			p->clients[i] = NULL;
-			snprintf(err, errlen, "writepool thread: cannot start");
-			goto fail;
-		}
-		p->nthreads++;
+		k8s_client_set_limiter(p->clients[p->nthreads], lim);
+	}
+	if ((p->worker = worker_new(&writepool_policy, p, nthreads)) == NULL) {
+		snprintf(err, errlen, "writepool thread: cannot start");
+		goto fail;
 	}
 	return (p);
 fail:
@@ -207,22 +188,14 @@ writepool_free(struct writepool *p)
 
 	if (p == NULL)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->lock);
-	for (i = 0; i < p->nthreads; i++) {
-		pthread_join(p->threads[i], NULL);
+	worker_free(p->worker);
+	for (i = 0; i < p->nthreads; i++)
 		k8s_client_free(p->clients[i]);
-	}
 	while ((w = TAILQ_FIRST(&p->waiting)) != NULL) {
 		TAILQ_REMOVE(&p->waiting, w, entry);
 		atomic_fetch_sub(&bstats.writes_waiting, 1);
 		wreq_free(w);
 	}
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->work);
-	free(p->threads);
 	free(p->clients);
 	free(p);
 }
@@ -230,13 +203,13 @@ writepool_free(struct writepool *p)
 void
 writepool_submit(struct writepool *p, struct wreq *w)
 {
-	pthread_mutex_lock(&p->lock);
+	worker_lock(p->worker);
 	/* An extender call waits for it (kube-scheduler): it goes first. */
 	if (w->kind == WREQ_EXTBIND)
 		TAILQ_INSERT_HEAD(&p->waiting, w, entry);
 	else
 		TAILQ_INSERT_TAIL(&p->waiting, w, entry);
 	atomic_fetch_add(&bstats.writes_waiting, 1);
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
+	worker_wake(p->worker);
+	worker_unlock(p->worker);
 }

@@ -583,6 +583,9 @@ def check_threads(tree, out):
                           home[0] if home else None))
         for line, _ in cf.calls("MHD_start_daemon"):
             sites.append((f, line, "MHD_start_daemon", None, None))
+        for call in SKELETONS:
+            for line, _ in cf.calls(call):
+                sites.append((f, line, call, None, None))
     # The rows' files, resolved.
     rowfiles = []
     for r in rows:
@@ -710,11 +713,18 @@ BRIDGE = ("libk8s", "common", "bridge")
 # before the call, too), so it never reaches them itself.
 HANDOFFS = {
     "pthread_create": None,
+    "worker_new": None,
     "k8s_informer_new": "informer",
     "httpd_start": "HTTP",
     "MHD_start_daemon": "HTTP",
     "ender_new": "end",
 }
+
+# Calls that start threads running a skeleton of ours: the skeleton's
+# loop runs on them too (worker_new's threads run worker.c's worker_main,
+# which takes and runs by the policy handed over).  Such a call is a
+# thread's creation site, for the map, as a pthread_create is.
+SKELETONS = {"worker_new": "worker_main"}
 
 
 class CallGraph:
@@ -785,6 +795,16 @@ class CallGraph:
             names = {x[1] for arg in args for k, x in enumerate(arg)
                      if x[0] == "id" and (k + 1 == len(arg) or
                                           arg[k + 1][1] != "(")}
+            # a file-scope table handed over (a worker's policy): its
+            # functions
+            for name in sorted(names & set(self.data.get(f, {}))):
+                for da, db in self.data[f][name]:
+                    names |= {x[1] for x in cf.toks[da:db + 1]
+                              if x[0] == "id"}
+            if t[i][1] in SKELETONS:
+                for key in self.body:
+                    if key[1] == SKELETONS[t[i][1]]:
+                        yield HANDOFFS[t[i][1]], t[i][2], key
             for j in range(a, b - 3):
                 if t[j][1] in names and t[j + 1][1] in (".", "->") and \
                         t[j + 3][1] == "=" and t[j + 4][0] == "id":
@@ -830,10 +850,13 @@ def thread_reach(tree, rows):
         roots.setdefault("main", set()).add(("bridge/main.c", "main"))
     for thread, f, _, fn in g.entries:
         if thread is None:
-            # the row naming the file; of several, the one whose words
-            # the routine's name has most of (HTTP reaper: httpd_reaper_main)
+            # the row naming the calling file (else the routine's); of
+            # several, the one whose words the routine's name has most of
+            # (HTTP reaper: httpd_reaper_main)
             cands = [n for n, fs in rowfiles.items()
-                     if n != "any" and (f in fs or fn[0] in fs)]
+                     if n != "any" and f in fs] or \
+                [n for n, fs in rowfiles.items()
+                 if n != "any" and fn[0] in fs]
             cands.sort(key=lambda n: -sum(w.lower() in fn[1]
                                           for w in n.split()))
             thread = cands[0] if cands else None
