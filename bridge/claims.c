@@ -678,7 +678,6 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 		.lk = lk,
 		.round = round,
 		.nidx = -1,
-		.err = err,
 		.errlen = errlen };
 	json_t		  *spec, *maps = NULL;
 	const json_t	  *entry;
@@ -687,6 +686,7 @@ claims_plan(struct reconcile *r, const struct pod_entry *e, uint32_t jobid,
 	int		   rc = 0;
 
 	*out = NULL;
+	p.err = err;
 	/* Most pods ask for no device: no decoding for them. */
 	if (!claims_pod_names(e) &&
 	    (podrec_cold(e->rec) == NULL ||
