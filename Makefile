@@ -87,7 +87,8 @@ BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/pods.c bridge/extender.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c bridge/poller.c \
-		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
+		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/slurmsubmit.c \
+		   bridge/slurmload.c bridge/slurmend.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
 		   bridge/eventer.c bridge/memstats.c bridge/claims.c \
 		   bridge/exclude.c \
 		   $(BRIDGE_LIB_SRCS)

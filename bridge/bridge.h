@@ -1265,87 +1265,15 @@ void ender_push(struct ender *, struct ereq *e);
 void ender_promote(struct ender *, uint32_t jobid);
 
 /*
- * slurm.c: the only libslurm user.  Runs on the reconcile thread, but for
- * sctl_submit and sctl_update_pending (the submit threads), sctl_load and
- * sctl_jobs_started (the poll thread) and the ends of jobs whose pods
- * ended and the cancels of orphans (the end thread).
+ * slurm.c: the reconcile thread's libslurm calls (and main's sctl_init and
+ * sctl_fini).  With slurmsubmit.c, slurmend.c and slurmload.c, the other
+ * threads' calls, the only libslurm users.
  */
 /* Rewrites a job's admin_comment (an administrator's right). */
 int sctl_set_admin_comment(uint32_t jobid, const char *admin_comment, char *err,
     size_t errlen);
 int sctl_init(void);
 void sctl_fini(void);
-/*
- * Submits an allocation-only placeholder (on a submit thread: sctl_submit
- * may take on the job owner's identity for the call, on its own thread
- * only).  Returns 0 with *jobid and, when
- * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
- * set; -1 with err filled and *permanent set when resubmitting the same
- * request cannot succeed (invalid account, impossible configuration, ...):
- * SUBMIT_REFUSED_HERE when the bridge refused it before asking Slurm (the
- * owner user-id names is unknown, or out of bounds, on this host).
- */
-#define SUBMIT_REFUSED_HERE 2
-int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
-    int *permanent, char *err, size_t errlen);
-/*
- * Changes what a pending job's request says that its owner may change:
- * name, time limit, account, QOS, partition, reservation, constraints,
- * licenses and wckey (each component of a heterogeneous job), asked as the
- * job's owner where Slurm takes the owner from the caller (23.11+), so
- * Slurm checks it as it would the owner's own `scontrol update`.  On the
- * submit thread.  0, or -1 with err.
- */
-int sctl_update_pending(const struct jobspec *, uint32_t jobid, char *err,
-    size_t errlen);
-int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
-/*
- * Ends an allocation as its pods ended, so sacct tells it: exit code 0
- * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
- * 0 (also when it had ended already), or -1 with err.
- */
-int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
-    size_t errlen);
-/*
- * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
- * ended already count as cancelled.  ended[i] (n of them, the caller's)
- * tells whether ids[i] is over.  -1 with the first failure in err.
- */
-int sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
-    size_t errlen);
-/*
- * How many jobs sctl_cancel_jobs should be given at once: END_BATCH where
- * it is one RPC, else 1 (each is an RPC of its own, so more would only
- * hold the end thread from other ends).
- */
-size_t sctl_cancel_batch(void);
-/*
- * A load of Slurm's jobs: sctl_load makes it (one RPC; any thread: the
- * poll thread, or the reconcile thread at recovery) when anything changed
- * since since (0: load everything); sctl_load_each then calls cb for every
- * job whose comment starts with BRIDGE_COMMENT_MARKER (any install's, or a
- * look-alike: cb judges), sets *since to the load's time, and returns 1 if
- * nothing changed, 0 after the callbacks, -1 on error (err filled).
- * sctl_load logs a failed load on the calling thread, when it fails.
- * rpc_s (may be NULL) gets the load's own time.  The caller frees the load
- * with sctl_load_free once it is read; the records cb sees live until then.
- */
-struct sload *sctl_load(time_t since);
-int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
-     double *rpc_s, char *err, size_t errlen);
-void sctl_load_free(struct sload *);
-/* The jobs in a load (0: no change, or an error). */
-uint32_t sctl_load_count(const struct sload *);
-/* 1 if the load holds job id, whatever its comment (a scan: seldom). */
-int sctl_load_has(const struct sload *, uint32_t id);
-/*
- * How many jobs slurmctld started since its statistics were last reset
- * (sdiag's "Jobs started"; at midnight, or sdiag -r): when it moves
- * between two probes, a job started.  One RPC that takes none of
- * slurmctld's job locks.  0 with *started set, -1 on error (logged).  Any
- * thread: the poll thread calls it.
- */
-int sctl_jobs_started(uint32_t *started);
 /*
  * The allocation of a running job seen by sctl_load_each, as a new array
  * [{node, cpus, gres}], or NULL.  Costs an RPC: call it from the callback,
@@ -1375,7 +1303,86 @@ json_t *sctl_node_names(char *err, size_t errlen);
  * with err.
  */
 json_t *sctl_topology(int blocks, const char *name, char *err, size_t errlen);
-
+/* slurmsubmit.c: the submit threads' calls. */
+/*
+ * Submits an allocation-only placeholder (on a submit thread: sctl_submit
+ * may take on the job owner's identity for the call, on its own thread
+ * only).  Returns 0 with *jobid and, when
+ * Slurm allocated at once, *layout (a new reference, [{node, cpus, gres}])
+ * set; -1 with err filled and *permanent set when resubmitting the same
+ * request cannot succeed (invalid account, impossible configuration, ...):
+ * SUBMIT_REFUSED_HERE when the bridge refused it before asking Slurm (the
+ * owner user-id names is unknown, or out of bounds, on this host).
+ */
+#define SUBMIT_REFUSED_HERE 2
+int sctl_submit(const struct jobspec *, uint32_t *jobid, json_t **layout,
+    int *permanent, char *err, size_t errlen);
+/*
+ * Changes what a pending job's request says that its owner may change:
+ * name, time limit, account, QOS, partition, reservation, constraints,
+ * licenses and wckey (each component of a heterogeneous job), asked as the
+ * job's owner where Slurm takes the owner from the caller (23.11+), so
+ * Slurm checks it as it would the owner's own `scontrol update`.  On the
+ * submit thread.  0, or -1 with err.
+ */
+int sctl_update_pending(const struct jobspec *, uint32_t jobid, char *err,
+    size_t errlen);
+/*
+ * slurmend.c: the ends of jobs, the end thread's (and a cancel the
+ * reconcile or a submit thread makes).
+ */
+int sctl_cancel(uint32_t jobid, char *err, size_t errlen);
+/*
+ * Ends an allocation as its pods ended, so sacct tells it: exit code 0
+ * makes it COMPLETED 0:0; another code, or a signal, FAILED code:signal.
+ * 0 (also when it had ended already), or -1 with err.
+ */
+int sctl_complete(uint32_t jobid, int exit_code, int signal, char *err,
+    size_t errlen);
+/*
+ * Cancels n jobs, in one RPC where the release has one (24.05); jobs that
+ * ended already count as cancelled.  ended[i] (n of them, the caller's)
+ * tells whether ids[i] is over.  -1 with the first failure in err.
+ */
+int sctl_cancel_jobs(const uint32_t *ids, size_t n, uint8_t *ended, char *err,
+    size_t errlen);
+/*
+ * How many jobs sctl_cancel_jobs should be given at once: END_BATCH where
+ * it is one RPC, else 1 (each is an RPC of its own, so more would only
+ * hold the end thread from other ends).
+ */
+size_t sctl_cancel_batch(void);
+/*
+ * slurmload.c: loads of Slurm's jobs, made on the poll thread and read on
+ * the reconcile thread.
+ */
+/*
+ * A load of Slurm's jobs: sctl_load makes it (one RPC; any thread: the
+ * poll thread, or the reconcile thread at recovery) when anything changed
+ * since since (0: load everything); sctl_load_each then calls cb for every
+ * job whose comment starts with BRIDGE_COMMENT_MARKER (any install's, or a
+ * look-alike: cb judges), sets *since to the load's time, and returns 1 if
+ * nothing changed, 0 after the callbacks, -1 on error (err filled).
+ * sctl_load logs a failed load on the calling thread, when it fails.
+ * rpc_s (may be NULL) gets the load's own time.  The caller frees the load
+ * with sctl_load_free once it is read; the records cb sees live until then.
+ */
+struct sload *sctl_load(time_t since);
+int  sctl_load_each(const struct sload *, time_t *since, sjob_cb cb, void *arg,
+     double *rpc_s, char *err, size_t errlen);
+void sctl_load_free(struct sload *);
+/* The jobs in a load (0: no change, or an error). */
+uint32_t sctl_load_count(const struct sload *);
+/* 1 if the load holds job id, whatever its comment (a scan: seldom). */
+int sctl_load_has(const struct sload *, uint32_t id);
+/*
+ * How many jobs slurmctld started since its statistics were last reset
+ * (sdiag's "Jobs started"; at midnight, or sdiag -r): when it moves
+ * between two probes, a job started.  One RPC that takes none of
+ * slurmctld's job locks.  0 with *started set, -1 on error (logged).  Any
+ * thread: the poll thread calls it.
+ */
+int sctl_jobs_started(uint32_t *started);
 /* ===================================================================== */
 /* Write: pod writes and Events, made by the writepool and the eventer. */
 

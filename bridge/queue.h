@@ -33,13 +33,13 @@
  *                     slurm.c
  * submit              submitter.c     one allocation or pending worker.lock
  *  x SUBMIT_THREADS   worker.c        job change at a time      (the request
- *                     slurm.c         (sctl_submit,             list);
+ *                     slurmsubmit.c   (sctl_submit,             list);
  *                     runas.c         sctl_update_pending; may  owner_lock
  *                                     take on the owner's ids)  (SlurmUser's
  *                                                               uid)
  * poll                poller.c        one load of Slurm's jobs  worker.lock
  *                     worker.c        (sctl_load) or probe of   (its
- *                     slurm.c         jobs started              requests)
+ *                     slurmload.c     jobs started              requests)
  *                                     (sctl_jobs_started) at a
  *                                     time, when the reconcile
  *                                     thread asks; frees each
@@ -47,7 +47,7 @@
  *                                     trims after large ones
  * end                 ender.c         one end of a job whose    worker.lock
  *                     worker.c        pods ended at a time, in  (its
- *                     slurm.c         order (sctl_complete,     request
+ *                     slurmend.c      order (sctl_complete,     request
  *                                     sctl_cancel); when none   list and
  *                                     waits, or END_FAIR went   lanes)
  *                                     in a row, up to

@@ -91,6 +91,9 @@ COUNT_OF = {}
 PREFIXES = {
     # libslurm owns slurm_*: the bridge's Slurm calls are sctl_*.
     "bridge/slurm.c": ("sctl_",),
+    "bridge/slurmsubmit.c": ("sctl_",),
+    "bridge/slurmload.c": ("sctl_",),
+    "bridge/slurmend.c": ("sctl_",),
     # OpenBSD's names, as every daemon of theirs spells them.
     "libk8s/xmalloc.c": ("x",),
     "libk8s/log.c": ("log_", "fatal"),
