@@ -73,11 +73,12 @@ LIBK8S_SRCS	:= libk8s/log.c libk8s/xmalloc.c libk8s/buf.c libk8s/clock.c \
 		   libk8s/map.c libk8s/strv.c libk8s/list.c \
 		   libk8s/discovery.c
 # common/: what both daemons link.  The pure policy (translate, bounds, workload), the
-# config file, the metrics writer and the HTTP(S) server (httpd.c, the only
-# libmicrohttpd user).
+# config file, the metrics writer and the HTTP(S) server (httpd.c with its
+# TLS, httpdtls.c, and connection limits, httpdconn.c: the only
+# libmicrohttpd users).
 SHARED_SRCS	:= common/translate.c common/topology.c common/fit.c common/dra.c common/bounds.c common/workload.c common/config.c \
 		   common/ownerrec.c common/daemon.c \
-		   common/metrics.c common/httpd.c
+		   common/metrics.c common/httpd.c common/httpdtls.c common/httpdconn.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/noderec.c bridge/placement.c bridge/fail.c \
 		   bridge/extcall.c bridge/wreq.c bridge/sreq.c bridge/ereq.c \

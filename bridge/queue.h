@@ -72,8 +72,8 @@
  *                                                               conn_lock;
  *                                                               ext_call.
  *                                                               lock
- * HTTP reaper         common/httpd.c  nothing: shuts down the   conn_lock
- *                                     connections past their
+ * HTTP reaper         common/         nothing: shuts down the   conn_lock
+ *                     httpdconn.c     connections past their
  *                                     read deadline
  * any                 leader.c        nothing: reads the        (none; an
  *                                     Lease's last renewal      atomic)

@@ -1,6 +1,7 @@
 /*
- * The HTTP(S) server both daemons use (libmicrohttpd, GnuTLS): the only
- * file that includes <microhttpd.h>.  A small pool of threads collects each
+ * The HTTP(S) server both daemons use (libmicrohttpd, GnuTLS: httpd.c,
+ * httpdtls.c and httpdconn.c, the only files that include <microhttpd.h>).
+ * A small pool of threads collects each
  * request's body (up to max_body) and calls the handler, which must be
  * reentrant and must not block for long.  With a certificate and key it
  * serves TLS only, and reloads the pair when either file changes.

@@ -94,6 +94,9 @@ PREFIXES = {
     "bridge/slurmsubmit.c": ("sctl_",),
     "bridge/slurmload.c": ("sctl_",),
     "bridge/slurmend.c": ("sctl_",),
+    # The HTTP server's files share httpd_, its API's prefix.
+    "common/httpdtls.c": ("httpd_",),
+    "common/httpdconn.c": ("httpd_",),
     # OpenBSD's names, as every daemon of theirs spells them.
     "libk8s/xmalloc.c": ("x",),
     "libk8s/log.c": ("log_", "fatal"),
@@ -755,7 +758,8 @@ class CallGraph:
                 self.data.setdefault(f, {}).setdefault(name, []).append(
                     (a, b))
         self.edges = {}
-        self.entries = []   # (thread or None, file, line, (file, name))
+        # (thread or None, file, line, (file, name), the handing call)
+        self.entries = []
         for fn in self.body:
             self.edges[fn] = self._edges(fn)
 
@@ -807,7 +811,7 @@ class CallGraph:
             if t[i][1] in SKELETONS:
                 for key in self.body:
                     if key[1] == SKELETONS[t[i][1]]:
-                        yield HANDOFFS[t[i][1]], t[i][2], key
+                        yield HANDOFFS[t[i][1]], t[i][2], key, t[i][1]
             for j in range(a, b - 3):
                 if t[j][1] in names and t[j + 1][1] in (".", "->") and \
                         t[j + 3][1] == "=" and t[j + 4][0] == "id":
@@ -815,14 +819,14 @@ class CallGraph:
             for name in sorted(names):
                 fn = self.resolve(f, name)
                 if fn is not None:
-                    yield HANDOFFS[t[i][1]], t[i][2], fn
+                    yield HANDOFFS[t[i][1]], t[i][2], fn, t[i][1]
 
     def _edges(self, fn):
         f, _ = fn
         cf, a, b = self.body[fn]
         handed = set()
-        for thread, line, callee in self._handed(f, cf, a, b):
-            self.entries.append((thread, f, line, callee))
+        for thread, line, callee, call in self._handed(f, cf, a, b):
+            self.entries.append((thread, f, line, callee, call))
             handed.add(callee)
         return {callee for callee, _, _ in self._refs(f, cf, a, b, set())
                 if callee != fn and callee not in handed}
@@ -841,8 +845,9 @@ class CallGraph:
 def thread_reach(tree, rows):
     """row name -> the functions its thread runs: from main's main() for
     the main row, from the entry points HANDOFFS finds for the others (a
-    pthread_create's start routine goes to the row that names the creating
-    file or the routine's).  Rows "any" are not computed."""
+    pthread_create's start routine goes to the row that names the
+    routine's file, else the creating file's; a worker_new's policy to the
+    row naming the calling file).  Rows "any" are not computed."""
     g = CallGraph(tree)
     rowfiles = {}
     for r in rows:
@@ -851,15 +856,18 @@ def thread_reach(tree, rows):
     roots = {r["name"]: set() for r in rows if r["name"] != "any"}
     if ("bridge/main.c", "main") in g.body:
         roots.setdefault("main", set()).add(("bridge/main.c", "main"))
-    for thread, f, _, fn in g.entries:
+    for thread, f, _, fn, call in g.entries:
         if thread is None:
-            # the row naming the calling file (else the routine's); of
-            # several, the one whose words the routine's name has most of
-            # (HTTP reaper: httpd_reaper_main)
+            # the row naming the start routine's file (a worker's policy:
+            # the calling file) else the other; of several, the one whose
+            # words the routine's name has most of (HTTP reaper:
+            # httpd_reaper_main)
+            first, second = (fn[0], f) if call == "pthread_create" else \
+                (f, fn[0])
             cands = [n for n, fs in rowfiles.items()
-                     if n != "any" and f in fs] or \
+                     if n != "any" and first in fs] or \
                 [n for n, fs in rowfiles.items()
-                 if n != "any" and fn[0] in fs]
+                 if n != "any" and second in fs]
             cands.sort(key=lambda n: -sum(w.lower() in fn[1]
                                           for w in n.split()))
             thread = cands[0] if cands else None
