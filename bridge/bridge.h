@@ -777,6 +777,36 @@ void  *lanes_remove(struct lanes *,
 size_t lanes_count(const struct lanes *);      /* items waiting */
 size_t lanes_namespaces(const struct lanes *); /* lanes with items */
 
+/* An allocation request for group gkey of ns, with an empty pod list. */
+struct sreq *sreq_new(const char *gkey, const char *ns, uint32_t seq);
+void	     sreq_free(struct sreq *);
+
+/* The end of group gkey's job jobid. */
+struct ereq *ereq_new(const char *gkey, uint32_t jobid);
+void	     ereq_free(struct ereq *);
+
+/* A pod write request about e (its identity is copied) for group gkey. */
+struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
+    const char *gkey);
+/* ... about the pod ns/name (uid may be ""), which the bridge may not know. */
+struct wreq *wreq_new_named(enum wreq_kind, const char *ns, const char *name,
+    const char *uid);
+void	     wreq_free(struct wreq *);
+/* WREQ_STATUS: the PodScheduled=False patch of msg at at (new reference). */
+json_t *wreq_status_body(const struct wreq *);
+/* A condition's lastTransitionTime, to the second: at (epoch s), or now (0). */
+void wreq_condition_time(char *ts, size_t len, int64_t at);
+
+/* A scheduler-extender call (see struct ext_call). */
+struct ext_call *extcall_new(enum ext_op);
+/* One more reference (returns c); extcall_release drops one. */
+struct ext_call *extcall_hold(struct ext_call *);
+void		 extcall_release(struct ext_call *);
+/* The reconcile thread's answer: wakes the caller. */
+void extcall_done(struct ext_call *);
+/* Waits up to ms for the answer; 0 when done, -1 on timeout. */
+int extcall_wait(struct ext_call *, int ms);
+
 /* ===================================================================== */
 /* Decide: the reconcile thread, from a pod to its job and nodes. */
 
@@ -1207,10 +1237,6 @@ int64_t now_ms(void);
 /* ===================================================================== */
 /* Slurm: the submit, poll and end threads, and the one libslurm user. */
 
-/* sreq.c: a request for group gkey of namespace ns with an empty pod list. */
-struct sreq *sreq_new(const char *gkey, const char *ns, uint32_t seq);
-void	     sreq_free(struct sreq *);
-
 /*
  * submitter.c: the submit threads; results go to done, which outlives
  * them.  NULL on failure.
@@ -1245,10 +1271,6 @@ void poller_spent(struct poller *, struct sload *l, int trim);
  * a load asked too is made first.
  */
 void poller_probe(struct poller *);
-
-/* ereq.c */
-struct ereq *ereq_new(const char *gkey, uint32_t jobid);
-void	     ereq_free(struct ereq *);
 
 /*
  * ender.c: the end thread, which makes requests with make (end_make): one
@@ -1463,18 +1485,6 @@ void writes_podgroup(struct reconcile *, struct group *g, int scheduled,
  */
 int writes_done(struct reconcile *, struct wreq *w);
 
-/* wreq.c: a request about e (its identity is copied) for group gkey. */
-struct wreq *wreq_new(enum wreq_kind, const struct pod_entry *e,
-    const char *gkey);
-/* ... about the pod ns/name (uid may be ""), which the bridge may not know. */
-struct wreq *wreq_new_named(enum wreq_kind, const char *ns, const char *name,
-    const char *uid);
-void	     wreq_free(struct wreq *);
-/* WREQ_STATUS: the PodScheduled=False patch of msg at at (new reference). */
-json_t *wreq_status_body(const struct wreq *);
-/* A condition's lastTransitionTime, to the second: at (epoch s), or now (0). */
-void wreq_condition_time(char *ts, size_t len, int64_t at);
-
 /*
  * writepool.c: pod writes on nthreads threads with their own clients;
  * results go to done.  kconf, lim and done outlive it.
@@ -1516,16 +1526,6 @@ void eventer_post(struct eventer *, json_t *id, const char *type,
 struct endpoints *endpoints_start(const struct bridge_conf *,
     const struct endpoints_source *, char *err, size_t errlen);
 void		  endpoints_stop(struct endpoints *);
-
-/* extcall.c */
-struct ext_call *extcall_new(enum ext_op);
-/* One more reference (returns c); extcall_release drops one. */
-struct ext_call *extcall_hold(struct ext_call *);
-void		 extcall_release(struct ext_call *);
-/* The reconcile thread's answer: wakes the caller. */
-void extcall_done(struct ext_call *);
-/* Waits up to ms for the answer; 0 when done, -1 on timeout. */
-int extcall_wait(struct ext_call *, int ms);
 
 /* extender.c: answers a scheduler-extender call (one reference of c). */
 void extender_answer(struct reconcile *, struct ext_call *c);

@@ -1,7 +1,7 @@
 /*
  * The scheduler extender's answers, on the reconcile thread: a call made on
  * an HTTP thread (endpoints.c) is queued, answered here and handed
- * back (extcall.c).
+ * back (extcall_done, in queue.c).
  *
  * Threads: reconcile.
  */

@@ -1,17 +1,23 @@
 /*
  * The message queue: informers, the submit, poll and end threads, the
- * writepool and HTTP threads push, the reconcile thread pops.  And the
- * lanes the submit and end threads' requests wait in, a namespace at a
- * time in turn (lanes_*, below).
+ * writepool and HTTP threads push, the reconcile thread pops.  And what
+ * the messages carry back: the requests the reconcile thread hands the
+ * workers (sreq_*, ereq_*, wreq_*) and the extender calls HTTP threads
+ * make (extcall_*), made and freed here, so the queue frees what it holds
+ * without knowing the threads; and the lanes the submit and end threads'
+ * requests wait in, a namespace at a time in turn (lanes_*).
  *
- * Threads: reconcile, end, submit, HTTP (queue_len, queue_push), informer
- * (queue_push), poll (queue_push), writepool (queue_push).
+ * Threads: reconcile, HTTP, end, submit, writepool (queue_push,
+ * wreq_condition_time, wreq_status_body), informer (queue_push), poll
+ * (queue_push).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/time.h>
+#include <stdio.h>
 
 #include "map.h"
 #include "clock.h"
@@ -292,4 +298,202 @@ lanes_remove(struct lanes *ls, int (*match)(const void *item, const void *arg),
 			return (item);
 		}
 	return (NULL);
+}
+
+/*
+ * An allocation request, which the reconcile thread hands to the submit
+ * thread (submitter.c) and which comes back to it with its result as an
+ * MSG_SUBMITTED message.
+ */
+struct sreq *
+sreq_new(const char *gkey, const char *ns, uint32_t seq)
+{
+	struct sreq *s = xcalloc(1, sizeof(*s));
+
+	s->gkey = xstrdup(gkey);
+	s->ns = intern_get(ns);
+	s->seq = seq;
+	s->pods = json_array();
+	return (s);
+}
+
+void
+sreq_free(struct sreq *s)
+{
+	if (s == NULL)
+		return;
+	free(s->gkey);
+	intern_put(s->ns);
+	translate_jobspec_cleanup(&s->js);
+	json_decref(s->pods);
+	json_decref(s->layout);
+	free(s);
+}
+
+/*
+ * The end of a job whose pods ended, which the reconcile thread hands to
+ * the end thread (ender.c) and which comes back to it with its result as
+ * an MSG_ENDED message.
+ */
+struct ereq *
+ereq_new(const char *gkey, uint32_t jobid)
+{
+	struct ereq *e = xcalloc(1, sizeof(*e));
+
+	e->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
+	e->jobid = jobid;
+	return (e);
+}
+
+void
+ereq_free(struct ereq *e)
+{
+	if (e == NULL)
+		return;
+	free(e->gkey);
+	free(e);
+}
+
+/*
+ * A pod write request, which the reconcile thread hands to the writepool
+ * (writepool.c) and which comes back to it with its result as an
+ * MSG_WRITE message.
+ */
+struct wreq *
+wreq_new_named(enum wreq_kind kind, const char *ns, const char *name,
+    const char *uid)
+{
+	size_t	     nl, kl, ul;
+	struct wreq *w;
+	char	    *p;
+
+	if (uid == NULL)
+		uid = "";
+	nl = strlen(ns) + 1;
+	kl = nl + strlen(name) + 1;
+	ul = strlen(uid) + 1;
+	w = xcalloc(1, sizeof(*w) + nl + kl + ul);
+	w->kind = kind;
+	p = w->buf;
+	memcpy(p, ns, nl);
+	w->ns = p;
+	p += nl;
+	snprintf(p, kl, "%s/%s", ns, name);
+	w->pkey = p;
+	w->name = p + nl;
+	p += kl;
+	memcpy(p, uid, ul);
+	w->uid = p;
+	return (w);
+}
+
+struct wreq *
+wreq_new(enum wreq_kind kind, const struct pod_entry *e, const char *gkey)
+{
+	struct wreq *w = wreq_new_named(kind, e->rec->ns, podrec_name(e->rec),
+	    podrec_uid(e->rec));
+
+	w->gkey = gkey != NULL ? xstrdup(gkey) : NULL;
+	return (w);
+}
+
+void
+wreq_free(struct wreq *w)
+{
+	if (w == NULL)
+		return;
+	free(w->gkey);
+	free(w->node);
+	free(w->slurm_node);
+	free(w->gres);
+	free(w->msg);
+	free(w->path);
+	if (w->call != NULL)
+		extcall_release(w->call);
+	json_decref(w->body);
+	json_decref(w->claims);
+	free(w);
+}
+
+void
+wreq_condition_time(char *ts, size_t len, int64_t at)
+{
+	struct timeval tv = { (time_t)at, 0 };
+
+	k8s_microtime(ts, len, at != 0 ? &tv : NULL);
+	snprintf(ts + 19, len - 19, "Z");
+}
+
+json_t *
+wreq_status_body(const struct wreq *w)
+{
+	char ts[64];
+
+	wreq_condition_time(ts, sizeof(ts), w->at);
+	return (json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+	    "conditions", "type", "PodScheduled", "status", "False", "reason",
+	    "Unschedulable", "message", w->msg != NULL ? w->msg : "",
+	    "lastTransitionTime", ts));
+}
+
+/*
+ * Scheduler-extender calls: made on an HTTP thread (endpoints.c), queued
+ * as a message, answered by the reconcile thread (extender.c), awaited by
+ * the caller with a timeout.  Each call has two references, the caller's
+ * and the message's
+ * (and a third while a write for it is in flight), so a caller that gave
+ * up waiting leaves nothing dangling.
+ */
+struct ext_call *
+extcall_new(enum ext_op op)
+{
+	struct ext_call *c = xcalloc(1, sizeof(*c));
+
+	c->op = op;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	atomic_init(&c->refs, 2);
+	return (c);
+}
+
+struct ext_call *
+extcall_hold(struct ext_call *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+	return (c);
+}
+
+void
+extcall_release(struct ext_call *c)
+{
+	if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	json_decref(c->pod);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void
+extcall_done(struct ext_call *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->done = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int
+extcall_wait(struct ext_call *c, int ms)
+{
+	struct timespec ts;
+	int		rc = 0;
+
+	clock_deadline_ms(&ts, CLOCK_REALTIME, ms);
+	pthread_mutex_lock(&c->lock);
+	while (!c->done && rc == 0)
+		rc = pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	rc = c->done ? 0 : -1;
+	pthread_mutex_unlock(&c->lock);
+	return (rc);
 }

@@ -67,7 +67,7 @@
  *                                     client and recorder       Event list)
  * HTTP                common/httpd.c  a request at a time;      httpd
  *  x ENDPOINTS_THREADS endpoints.c    reads atomics (bstats),   cred_lock
- *  (libmicrohttpd)    extcall.c       queues extender calls     (TLS
+ *  (libmicrohttpd)    queue.c         queues extender calls     (TLS
  *                                                               reload),
  *                                                               conn_lock;
  *                                                               ext_call.

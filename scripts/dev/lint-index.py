@@ -102,7 +102,8 @@ PREFIXES = {
     "libk8s/log.c": ("log_", "fatal"),
     # A file with a data structure of its own beside its module's: the
     # structure's name is the prefix (struct lanes, struct pod_entry).
-    "bridge/queue.c": ("queue_", "lanes_"),
+    "bridge/queue.c": ("queue_", "lanes_", "sreq_", "ereq_", "wreq_",
+                       "extcall_"),
     "bridge/podrec.c": ("podrec_", "podentry_"),
 }
 
