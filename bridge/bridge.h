@@ -1577,11 +1577,6 @@ void stats_rpc(enum stats_rpc, double t0, int ok);
 void stats_job_ended(const char *state);
 /* Appends the scheduler's metrics (not the watch counters) to b. */
 void stats_write(struct buf *b);
-/*
- * The pending pods and gangs, and the sizes of the stores, for /metrics:
- * a walk of the reconcile thread's caches (on that thread).
- */
-void stats_gauges(struct reconcile *);
 /* malloc_trim(0), counted and timed in bstats (any thread). */
 void stats_trim(void);
 
@@ -1589,14 +1584,6 @@ void stats_trim(void);
 const char *intern_get(const char *); /* NULL gives NULL */
 void	    intern_put(const char *); /* one reference less */
 void	    intern_stats(size_t *count, size_t *bytes);
-
-/*
- * fail.c: a thread the daemon needs failed: logs why and stops the daemon
- * (SIGTERM to itself); main then exits 1.  Any thread.
- */
-void fail_thread(const char *who, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-int fail_happened(void);
 
 /*
  * worker.c: the skeleton of the worker threads: nthreads threads that take
@@ -1611,5 +1598,12 @@ void worker_lock(struct worker *);
 void worker_unlock(struct worker *);
 /* Wakes a thread for work just put on the list (under the lock). */
 void worker_wake(struct worker *);
+/*
+ * A thread the daemon needs failed: logs why and stops the daemon
+ * (SIGTERM to itself); main then exits 1.  Any thread.
+ */
+void fail_thread(const char *who, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int fail_happened(void);
 
 #endif /* BRIDGE_H */

@@ -88,7 +88,7 @@
  * (submit), MSG_POLLED and MSG_PROBED (poll), MSG_ENDED (end),
  * MSG_EXTENDER (HTTP), and one per watched kind (informers).  No thread
  * holds a lock while it waits on another's.
- * A thread the daemon needs that fails stops the daemon (fail.c).
+ * A thread the daemon needs that fails stops the daemon (fail_thread).
  */
 #ifndef QUEUE_H
 #define QUEUE_H

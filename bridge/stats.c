@@ -1,7 +1,7 @@
 /*
  * The scheduler's metrics: one struct of atomics that the reconcile thread
  * and the submit threads (through slurm.c) update and the HTTP threads
- * read; and the gauges, a walk of the reconcile thread's caches.  Written
+ * read (the gauges are set by reconcile_gauges, reconcile.c).  Written
  * as Prometheus text with the slurm_bridge_ prefix.  stats_trim gives
  * free heap pages back to the system and counts the trims and their time.
  *
@@ -158,13 +158,6 @@ stats_write(struct buf *b)
 	    (double)atomic_load(&bstats.leader));
 }
 
-/* Bytes of a string the caches own (0 for NULL). */
-static size_t
-str_bytes(const char *s)
-{
-	return (s != NULL ? malloc_usable_size((void *)(uintptr_t)s) : 0);
-}
-
 void
 stats_trim(void)
 {
@@ -174,58 +167,4 @@ stats_trim(void)
 	atomic_fetch_add(&bstats.trims, 1);
 	atomic_fetch_add(&bstats.trim_us,
 	    (long long)((metrics_now() - t0) * 1e6));
-}
-
-/* Pending pods and gangs, and the sizes of the stores, for /metrics. */
-void
-stats_gauges(struct reconcile *r)
-{
-	size_t	  it = 0;
-	void	 *v;
-	long long pods = 0, gangs = 0, pbytes, gbytes, jbytes;
-
-	pbytes = (long long)map_bytes(r->pods) +
-	    (long long)map_bytes(r->deleting);
-	while (map_next(r->pods, &it, NULL, &v)) {
-		struct pod_entry *e = v;
-		if (e->state == PS_UNBOUND && e->rec->delete_at == 0)
-			pods++;
-		pbytes += (long long)(malloc_usable_size(e) +
-		    str_bytes(e->cond_text));
-	}
-	it = 0;
-	gbytes = (long long)map_bytes(r->groups) +
-	    (long long)map_bytes(r->ns_groups) +
-	    (long long)map_bytes(r->dirty_ns);
-	while (map_next(r->ns_groups, &it, NULL, &v))
-		gbytes += (long long)map_bytes(v);
-	it = 0;
-	while (map_next(r->groups, &it, NULL, &v)) {
-		struct group *g = v;
-		if (g->gang &&
-		    (g->state == G_WAITING || g->state == G_SUBMITTING ||
-			g->state == G_PENDING))
-			gangs++;
-		gbytes += (long long)(malloc_usable_size(g) +
-		    strv_bytes(&g->members) + groupmore_bytes(g) +
-		    str_bytes(g->more->end_msg));
-	}
-	it = 0;
-	jbytes = (long long)map_bytes(r->jobs);
-	atomic_store(&bstats.pending_pods, pods);
-	atomic_store(&bstats.pending_gangs, gangs);
-	atomic_store(&bstats.mem_pods, (long long)map_count(r->pods));
-	atomic_store(&bstats.mem_pods_bytes, pbytes);
-	atomic_store(&bstats.mem_groups, (long long)map_count(r->groups));
-	atomic_store(&bstats.mem_groups_bytes, gbytes);
-	atomic_store(&bstats.mem_jobs, (long long)map_count(r->jobs));
-	atomic_store(&bstats.mem_jobs_bytes, jbytes);
-	atomic_store(&bstats.mem_objects,
-	    (long long)(map_count(r->nodes) + map_count(r->namespaces) +
-		map_count(r->k8s_jobs) + map_count(r->podgroups) +
-		map_count(r->sched_podgroups) + map_count(r->sched_workloads) +
-		map_count(r->sched_composites) + map_count(r->jobsets) +
-		map_count(r->lwss) + map_count(r->claims) +
-		map_count(r->claim_tmpls) + map_count(r->slices) +
-		map_count(r->deviceclasses) + map_count(r->taint_rules)));
 }

@@ -6,13 +6,20 @@
  * what to take next from its list, under the lock, and what to do with
  * it, unlocked.  The owner puts work on its list under worker_lock and
  * wakes a thread (worker_wake); worker_free stops and joins the threads,
- * and the owner then frees what is left on its list.
+ * and the owner then frees what is left on its list.  And what a thread
+ * the daemon cannot run without does when it fails (fail_thread, at the
+ * end).
  *
- * Threads: reconcile, end (worker_main), eventer (worker_main), poll
- * (worker_main), submit (worker_main), writepool (worker_main).
+ * Threads: reconcile, eventer (fail_thread, worker_main), end (worker_main),
+ * poll (worker_main), submit (worker_main), writepool (worker_main).
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "xmalloc.h"
@@ -123,4 +130,33 @@ void
 worker_wake(struct worker *w)
 {
 	pthread_cond_signal(&w->work);
+}
+
+/*
+ * A thread the daemon cannot run without failed: it says why, and the
+ * daemon stops as if sent SIGTERM, then exits with status 1, so Kubernetes
+ * restarts it instead of leaving a process that answers /healthz but does
+ * nothing.  Any thread.
+ */
+static atomic_int fail_count;
+
+void
+fail_thread(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+	char	msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("%s: %s; the %s thread cannot go on, stopping the daemon",
+	    who, msg, who);
+	if (atomic_fetch_add(&fail_count, 1) == 0)
+		kill(getpid(), SIGTERM);
+}
+
+int
+fail_happened(void)
+{
+	return (atomic_load(&fail_count) > 0);
 }

@@ -105,6 +105,7 @@ PREFIXES = {
     "bridge/queue.c": ("queue_", "lanes_", "sreq_", "ereq_", "wreq_",
                        "extcall_"),
     "bridge/podrec.c": ("podrec_", "podentry_"),
+    "bridge/worker.c": ("worker_", "fail_"),
 }
 
 # File names that comments may cite though they are not in the tree.
