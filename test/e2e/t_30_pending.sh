@@ -19,11 +19,10 @@ scenario "pending until capacity frees"
 ns=$(new_ns enabled)
 fill "$ns"
 pod_yaml "$ns" waiter 32 1Gi | k apply -f - >/dev/null
-waiting_msg() {
-	pod_field "$ns" waiter '{.status.conditions[?(@.type=="PodScheduled")].message}' |
-		grep -q 'waiting for Slurm job [0-9]* (Reason=\(Resources\|Priority\))'
-}
-check "the extra pod waits with Slurm's pending reason" wait_for 30 waiting_msg
+# The reason, then ")" or, once the backfill planned its start, "; expected
+# start ..." (t_53 checks that part).
+check_cond "the extra pod waits with Slurm's pending reason" 30 "$ns" waiter \
+	'waiting for Slurm job [0-9]* (Reason=\(Resources\|Priority\)[;)]'
 jobid=$(pod_field "$ns" waiter "$JP_JOBID")
 check_match "the waiting pod already carries its job id" "$jobid" '^[0-9]+$'
 check_eq "the waiting pod is not bound" "$(pod_field "$ns" waiter "$JP_NODE")" ""

@@ -54,9 +54,10 @@ want=$((NODES - 1))
 members=()
 for i in $(seq 1 "$want"); do gang_pod "$ns" "g$i" wide "$want" 32; members+=("g$i"); done
 # Resources, or Priority while a job of an earlier scenario still waits
-# ahead of it in the partition: either way, for capacity.
+# ahead of it in the partition: either way, for capacity.  Then ")" or,
+# once the backfill planned its start, "; expected start ...".
 check_cond "the gang waits in Slurm for capacity" 30 "$ns" g1 \
-	'waiting for Slurm job [0-9]* (Reason=\(Resources\|Priority\)'
+	'waiting for Slurm job [0-9]* (Reason=\(Resources\|Priority\)[;)]'
 gjob=$(pod_field "$ns" g1 "$JP_JOBID")
 check_eq "its job is PENDING" "$(job_field "$gjob" JobState)" PENDING
 sleep 2
