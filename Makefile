@@ -112,7 +112,7 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_guard.c test/check_ender.c test/check_fit.c \
 		   test/check_epilog.c test/check_log.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
-# Slurm (the slurm.c seam), the writepool, the submit thread, libk8s's
+# Slurm (the seam of the slurm*.c files), the writepool, the submit thread, libk8s's
 # requests and the clock; a binary of its own, since the fakes stand in for
 # parts of the daemon.
 GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \

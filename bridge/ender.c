@@ -1,7 +1,7 @@
 /*
  * The end thread: it ends the jobs whose pods all ended, in the order the
  * reconcile thread asked (ender_push): the completion (sctl_complete) or
- * the cancel (sctl_cancel), through slurm.c.  An end
+ * the cancel (sctl_cancel), in slurmend.c.  An end
  * that frees nodes goes first; bulk cancels (pending jobs, orphans), which
  * free none, wait until no such end does, or END_FAIR of them went in a
  * row, and go batch at a time (END_BATCH where Slurm cancels many in one

@@ -1,5 +1,5 @@
 /*
- * The poll thread: it loads Slurm's jobs (sctl_load, through slurm.c) when
+ * The poll thread: it loads Slurm's jobs (sctl_load, in slurmload.c) when
  * the reconcile thread asks (poller_ask), one load at a time, and gives
  * the load back as an MSG_POLLED message, which the reconcile thread reads
  * (poll_loaded).  So the reconcile thread goes on deciding and binding

@@ -3,9 +3,10 @@
  * group-id annotations (a number or a name each), resolved on the
  * scheduler's host; and, for Slurm 23.11 and later, which take a job's
  * owner from the caller's credential, the owner's identity on the calling
- * thread for the length of one request.  Apart from slurm.c because
- * <grp.h>'s struct group would clash with the bridge's own.  Runs on the
- * submit threads (sctl_submit), each changing its own identity only.
+ * thread for the length of one request.  Apart from the slurm*.c files
+ * because <grp.h>'s struct group would clash with the bridge's own.  Runs
+ * on the submit threads (sctl_submit), each changing its own identity
+ * only.
  *
  * Threads: submit.
  */

@@ -1,9 +1,10 @@
 /*
- * The scheduler's metrics: one struct of atomics that the reconcile thread
- * and the submit threads (through slurm.c) update and the HTTP threads
- * read (the gauges are set by reconcile_gauges, reconcile.c).  Written
- * as Prometheus text with the slurm_bridge_ prefix.  stats_trim gives
- * free heap pages back to the system and counts the trims and their time.
+ * The scheduler's metrics: one struct of atomics that the reconcile, submit,
+ * poll and end threads (stats_rpc, from the slurm*.c files) update and the
+ * HTTP threads read (the gauges are set by reconcile_gauges, reconcile.c).
+ * Written as Prometheus text with the slurm_bridge_ prefix.  stats_trim
+ * gives free heap pages back to the system and counts the trims and their
+ * time.
  *
  * Threads: reconcile, poll (stats_rpc, stats_trim), HTTP (stats_write), end
  * (stats_rpc), submit (stats_rpc).

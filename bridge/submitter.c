@@ -1,6 +1,6 @@
 /*
  * The submit threads: SUBMIT_THREADS of them make the reconcile thread's
- * allocation requests (sctl_submit, through slurm.c) and changes of
+ * allocation requests (sctl_submit, in slurmsubmit.c) and changes of
  * pending jobs (sctl_update_pending), and give each back with its result
  * as an MSG_SUBMITTED message.  So the reconcile thread goes on deciding,
  * binding and answering while slurmctld works on an allocation, and one

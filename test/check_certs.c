@@ -2,7 +2,7 @@
  * admission/certs.c, its pure part: certificates issued with GnuTLS, and
  * the rule that keeps or renews them.  What openssl makes of them is
  * checked by the in-cluster test (the API server and curl verify them).
- * Also common/httpd.c's rule for client certificates (purpose and name),
+ * Also common/httpdtls.c's rule for client certificates (purpose and name),
  * on certificates issued here, and its flag parsers.
  */
 #include <stdlib.h>

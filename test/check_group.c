@@ -9,8 +9,8 @@
  * (reconcile_msg, poll_slurm, poll_recover, sweep_groups,
  * sweep_changed, bind_flush_writes) in the order its loop would, over fakes of Slurm, the
  * writepool, the submit thread and the clock (test/fakes.h).  A binary of
- * its own: those fakes stand in for slurm.c, writepool.c, submitter.c,
- * eventer.c, now.c and libk8s's requests.
+ * its own: those fakes stand in for the slurm*.c files, writepool.c,
+ * submitter.c, eventer.c, now.c and libk8s's requests.
  */
 #include <stdio.h>
 #include <stdlib.h>

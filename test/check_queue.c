@@ -14,7 +14,7 @@
 #include "check_suites.h"
 
 /*
- * slurm.c's sctl_load_free, which queue_msg_free and the poll thread call
+ * slurmload.c's sctl_load_free, which queue_msg_free and the poll thread call
  * for a load (the unit binary has no libslurm): counts the loads freed.
  * The poll thread's loads and probes are stubs too.
  */

@@ -1,5 +1,5 @@
 /*
- * A fake Slurm behind the slurm.c seam: the sctl_ calls over an in-memory
+ * A fake Slurm behind the slurm*.c seam: the sctl_ calls over an in-memory
  * table of jobs (pending, running with a layout, ended with a state and
  * reason) and nodes (CPUs, GPUs), which the tests drive: start a job on
  * nodes, end it, purge it, take slurmctld away.  Polls answer as
@@ -496,7 +496,7 @@ fake_slurm_counts(void)
 	return (&fs.n);
 }
 
-/* --- The seam: slurm.c's functions ------------------------------------- */
+/* --- The seam: the slurm*.c files' functions ------------------------------ */
 
 int
 sctl_init(void)

@@ -1,6 +1,6 @@
 /*
  * The fakes the group tests (check_group.c) link in place of the bridge's
- * outside world: Slurm behind the slurm.c seam (fake_slurm.c), the
+ * outside world: Slurm behind the slurm*.c seam (fake_slurm.c), the
  * writepool, the Event poster and libk8s's requests (fake_writes.c), the
  * submit thread (fake_submit.c), the poll thread (fake_poller.c), the end
  * thread (fake_ender.c) and the reconcile thread's clock
