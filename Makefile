@@ -112,17 +112,18 @@ TEST_SRCS	:= test/check_main.c test/check_quantity.c test/check_watch.c \
 		   test/check_guard.c test/check_ender.c test/check_fit.c \
 		   test/check_epilog.c test/check_log.c
 # The group state machine: reconcile.c, the group files and writes.c over fakes of
-# Slurm (the seam of the slurm*.c files), the writepool, the submit thread, libk8s's
-# requests and the clock; a binary of its own, since the fakes stand in for
+# Slurm (the seam of the slurm*.c files), the writepool, libk8s's requests and
+# the clock, with the submit, poll and end threads' own code on workers of no
+# thread (test/drive.c); a binary of its own, since the fakes stand in for
 # parts of the daemon.
 GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \
-		   test/fake_submit.c test/fake_poller.c test/fake_ender.c \
-		   test/fake_clock.c
+		   test/drive.c test/fake_clock.c
 GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/pods.c bridge/extender.c bridge/writes.c \
 		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/leader.c bridge/claims.c bridge/exclude.c \
+		   bridge/submitter.c bridge/poller.c bridge/ender.c \
 		   $(BRIDGE_LIB_SRCS)
 
 LIBK8S_OBJS	:= $(LIBK8S_SRCS:%.c=$(BUILD)/%.o)

@@ -1238,22 +1238,28 @@ int64_t now_ms(void);
 /* Slurm: the submit, poll and end threads, and the one libslurm user. */
 
 /*
- * submitter.c: the submit threads; results go to done, which outlives
+ * submitter.c: nthreads submit threads (SUBMIT_THREADS; 0: none, and
+ * submitter_step makes each request); results go to done, which outlives
  * them.  NULL on failure.
  */
-struct submitter *submitter_new(struct queue *done);
+struct submitter *submitter_new(struct queue *done, int nthreads);
 /* Joins the threads; requests not started yet are dropped. */
 void submitter_free(struct submitter *);
 /* Takes s. */
 void submitter_push(struct submitter *, struct sreq *s);
+/* Requests not taken by a thread yet. */
+size_t submitter_waiting(struct submitter *);
+/* Makes the next request on the caller's thread: 1, or 0: none waits. */
+int submitter_step(struct submitter *);
 
 /*
  * poller.c: the poll thread, which loads Slurm's jobs when asked and gives
  * each load back as an MSG_POLLED message on done.  poller_ask asks for a
  * load of what changed since since (0: every job); the reconcile thread
- * asks again only once the last load came back.
+ * asks again only once the last load came back.  nthreads: 1, or 0: none,
+ * and poller_step does the thread's next piece of work.
  */
-struct poller *poller_new(struct queue *done);
+struct poller *poller_new(struct queue *done, int nthreads);
 /*
  * Stops the thread; a load it made is on the queue, which frees it, and a
  * spent one is freed here.
@@ -1271,20 +1277,27 @@ void poller_spent(struct poller *, struct sload *l, int trim);
  * a load asked too is made first.
  */
 void poller_probe(struct poller *);
+/* Does the next piece of work on the caller's thread: 1, or 0: none. */
+int poller_step(struct poller *);
 
 /*
  * ender.c: the end thread, which makes requests with make (end_make): one
  * that frees nodes alone, or up to batch (1..END_BATCH) bulk ones at once;
- * results go to done, which outlives it.  NULL on failure.
+ * results go to done, which outlives it.  nthreads: 1, or 0: none, and
+ * ender_step makes the next requests.  NULL on failure.
  */
 struct ender *ender_new(struct queue *done,
-    void (*make)(struct ereq **, size_t), size_t batch);
+    void (*make)(struct ereq **, size_t), size_t batch, int nthreads);
 /* Joins the thread; requests not started yet are dropped. */
 void ender_free(struct ender *);
 /* Takes e. */
 void ender_push(struct ender *, struct ereq *e);
 /* A bulk cancel of jobid not made yet goes to the front: its job started. */
 void ender_promote(struct ender *, uint32_t jobid);
+/* Requests not taken yet, and how many of them are bulk cancels. */
+size_t ender_waiting(struct ender *, size_t *bulk);
+/* Makes the next requests on the caller's thread: 1, or 0: none waits. */
+int ender_step(struct ender *);
 
 /*
  * slurm.c: the reconcile thread's libslurm calls (and main's sctl_init and
@@ -1588,7 +1601,8 @@ void	    intern_stats(size_t *count, size_t *bytes);
 /*
  * worker.c: the skeleton of the worker threads: nthreads threads that take
  * owner's work by policy; NULL when a thread cannot start.  The owner
- * puts work on its list under worker_lock, and wakes a thread.
+ * puts work on its list under worker_lock, and wakes a thread.  With
+ * nthreads 0 nothing runs until worker_step.
  */
 struct worker *worker_new(const struct worker_policy *, void *owner,
     int nthreads);
@@ -1598,6 +1612,11 @@ void worker_lock(struct worker *);
 void worker_unlock(struct worker *);
 /* Wakes a thread for work just put on the list (under the lock). */
 void worker_wake(struct worker *);
+/*
+ * Runs the next job on the caller's thread, as thread 0 (a worker of no
+ * threads: the group tests): 1, or 0 when none waits.
+ */
+int worker_step(struct worker *);
 /*
  * A thread the daemon needs failed: logs why and stops the daemon
  * (SIGTERM to itself); main then exits 1.  Any thread.

@@ -103,7 +103,7 @@ ender_is_job(const void *e, const void *jobid)
 
 struct ender *
 ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
-    size_t		batch)
+    size_t batch, int nthreads)
 {
 	struct ender *en = xcalloc(1, sizeof(*en));
 
@@ -112,7 +112,7 @@ ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
 	en->done = done;
 	en->make = make;
 	en->batch = batch < 1 ? 1 : batch > END_BATCH ? END_BATCH : batch;
-	if ((en->worker = worker_new(&ender_policy, en, 1)) == NULL) {
+	if ((en->worker = worker_new(&ender_policy, en, nthreads)) == NULL) {
 		ender_free(en);
 		return (NULL);
 	}
@@ -163,4 +163,25 @@ ender_promote(struct ender *en, uint32_t jobid)
 		TAILQ_INSERT_TAIL(&en->waiting, e, entry);
 	}
 	worker_unlock(en->worker);
+}
+
+size_t
+ender_waiting(struct ender *en, size_t *bulk)
+{
+	struct ereq *e;
+	size_t	     n;
+
+	worker_lock(en->worker);
+	*bulk = lanes_count(en->bulk);
+	n = *bulk;
+	TAILQ_FOREACH (e, &en->waiting, entry)
+		n++;
+	worker_unlock(en->worker);
+	return (n);
+}
+
+int
+ender_step(struct ender *en)
+{
+	return (worker_step(en->worker));
 }

@@ -100,12 +100,12 @@ static const struct worker_policy poller_policy = {
 };
 
 struct poller *
-poller_new(struct queue *done)
+poller_new(struct queue *done, int nthreads)
 {
 	struct poller *p = xcalloc(1, sizeof(*p));
 
 	p->done = done;
-	if ((p->worker = worker_new(&poller_policy, p, 1)) == NULL) {
+	if ((p->worker = worker_new(&poller_policy, p, nthreads)) == NULL) {
 		poller_free(p);
 		return (NULL);
 	}
@@ -154,4 +154,10 @@ poller_spent(struct poller *p, struct sload *l, int trim)
 	worker_wake(p->worker);
 	worker_unlock(p->worker);
 	sctl_load_free(old);
+}
+
+int
+poller_step(struct poller *p)
+{
+	return (worker_step(p->worker));
 }

@@ -402,16 +402,16 @@ reconcile_main(void *arg)
 		fail_thread("reconcile", "%s", ebuf);
 		goto out;
 	}
-	if ((r->submitter = submitter_new(r->queue)) == NULL) {
+	if ((r->submitter = submitter_new(r->queue, SUBMIT_THREADS)) == NULL) {
 		fail_thread("reconcile", "submit thread: cannot start");
 		goto out;
 	}
-	if ((r->poller = poller_new(r->queue)) == NULL) {
+	if ((r->poller = poller_new(r->queue, 1)) == NULL) {
 		fail_thread("reconcile", "poll thread: cannot start");
 		goto out;
 	}
-	if ((r->ender = ender_new(r->queue, end_make, sctl_cancel_batch())) ==
-	    NULL) {
+	if ((r->ender = ender_new(r->queue, end_make, sctl_cancel_batch(),
+		 1)) == NULL) {
 		fail_thread("reconcile", "end thread: cannot start");
 		goto out;
 	}

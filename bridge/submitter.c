@@ -77,13 +77,13 @@ submitter_drop(void *s)
 }
 
 struct submitter *
-submitter_new(struct queue *done)
+submitter_new(struct queue *done, int nthreads)
 {
 	struct submitter *sb = xcalloc(1, sizeof(*sb));
 
 	sb->waiting = lanes_new();
 	sb->done = done;
-	if ((sb->worker = worker_new(&submitter_policy, sb, SUBMIT_THREADS)) ==
+	if ((sb->worker = worker_new(&submitter_policy, sb, nthreads)) ==
 	    NULL) {
 		submitter_free(sb);
 		return (NULL);
@@ -108,4 +108,21 @@ submitter_push(struct submitter *sb, struct sreq *s)
 	lanes_push(sb->waiting, s->ns, s);
 	worker_wake(sb->worker);
 	worker_unlock(sb->worker);
+}
+
+size_t
+submitter_waiting(struct submitter *sb)
+{
+	size_t n;
+
+	worker_lock(sb->worker);
+	n = lanes_count(sb->waiting);
+	worker_unlock(sb->worker);
+	return (n);
+}
+
+int
+submitter_step(struct submitter *sb)
+{
+	return (worker_step(sb->worker));
 }

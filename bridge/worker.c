@@ -6,7 +6,10 @@
  * what to take next from its list, under the lock, and what to do with
  * it, unlocked.  The owner puts work on its list under worker_lock and
  * wakes a thread (worker_wake); worker_free stops and joins the threads,
- * and the owner then frees what is left on its list.  And what a thread
+ * and the owner then frees what is left on its list.  A worker of no
+ * threads runs nothing by itself: whoever holds it runs its next job on
+ * its own thread (worker_step), as the group tests drive the submit, poll
+ * and end threads' policies by hand.  And what a thread
  * the daemon cannot run without does when it fails (fail_thread, at the
  * end).
  *
@@ -112,6 +115,20 @@ worker_free(struct worker *w)
 	pthread_cond_destroy(&w->work);
 	free(w->threads);
 	free(w);
+}
+
+int
+worker_step(struct worker *w)
+{
+	void *job;
+
+	pthread_mutex_lock(&w->lock);
+	job = w->stop ? NULL : w->policy->take(w->owner);
+	pthread_mutex_unlock(&w->lock);
+	if (job == NULL)
+		return (0);
+	w->policy->run(w->owner, 0, job);
+	return (1);
 }
 
 void

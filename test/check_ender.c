@@ -108,7 +108,7 @@ START_TEST(test_ender_lanes)
 
 	rec_reset();
 	q = queue_new();
-	en = ender_new(q, rec_make, END_BATCH);
+	en = ender_new(q, rec_make, END_BATCH, 1);
 	ck_assert_ptr_nonnull(en);
 	/* Job 1 frees nodes: made at once, and held in make. */
 	ender_push(en, req(1, 0));
@@ -161,7 +161,7 @@ START_TEST(test_ender_fair)
 
 	rec_reset();
 	q = queue_new();
-	en = ender_new(q, rec_make, END_BATCH);
+	en = ender_new(q, rec_make, END_BATCH, 1);
 	ck_assert_ptr_nonnull(en);
 	ender_push(en, req(1, 0));
 	rec_wait_entered();
@@ -211,7 +211,7 @@ START_TEST(test_ender_namespaces)
 
 	rec_reset();
 	q = queue_new();
-	en = ender_new(q, rec_make, 4);
+	en = ender_new(q, rec_make, 4, 1);
 	ck_assert_ptr_nonnull(en);
 	ender_push(en, req(1, 0));
 	rec_wait_entered();

@@ -96,7 +96,7 @@ h_pod_event(const json_t *pod, enum k8s_watch_type type)
 	msg->pod = podrec_new(pod);
 	ck_assert_ptr_nonnull(msg->pod);
 	reconcile_msg(H.r, msg);
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -109,7 +109,7 @@ h_obj_msg(enum msg_kind kind, enum k8s_watch_type type, json_t *obj)
 	msg->type = type;
 	msg->obj = obj;
 	reconcile_msg(H.r, msg);
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -247,11 +247,11 @@ h_writes_settle(void)
 {
 	int i;
 
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 	for (i = 0; i < 16 && fake_writes_waiting(H.r->writepool) > 0; i++) {
 		fake_writes_answer(H.r->writepool, H.r, 0, h_landed, NULL);
-		fake_ender_deliver(H.r);
+		drive_end_deliver(H.r);
 		bind_flush_writes(H.r);
 	}
 	ck_assert_uint_eq(fake_writes_waiting(H.r->writepool), 0);
@@ -320,9 +320,7 @@ h_bridge_start(void)
 
 	H.r = reconcile_new(&H.conf, NULL, NULL);
 	H.r->writepool = writepool_new(NULL, NULL, 0, NULL, NULL, 0);
-	H.r->submitter = submitter_new(NULL);
-	H.r->poller = poller_new(NULL);
-	H.r->ender = ender_new(NULL, end_make, END_BATCH);
+	drive_start(H.r);
 	H.r->eventer = eventer_new(NULL, NULL, BRIDGE_SCHEDULER_NAME, "test");
 	h_obj_msg(MSG_NAMESPACE, K8S_WATCH_ADDED,
 	    json_pack("{s:s, s:s, "
@@ -338,7 +336,7 @@ h_bridge_start(void)
 		h_obj_msg((enum msg_kind)kind, K8S_WATCH_SYNCED, NULL);
 	poll_recover(H.r);
 	ck_assert_int_eq(H.r->recovered, 1);
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -347,7 +345,7 @@ static void
 h_bridge_stop(void)
 {
 	/* As the daemon stops: the thread's last step, then main's. */
-	reconcile_workers_stop(H.r);
+	drive_stop(H.r);
 	reconcile_free(H.r);
 	H.r = NULL;
 }
@@ -374,7 +372,7 @@ h_setup(void)
 	fake_slurm_node("n1", 2, 0);
 	fake_slurm_node("n2", 2, 0);
 	fake_writes_reset();
-	fake_submit_reset();
+	drive_reset();
 	h_bridge_start();
 }
 
@@ -409,7 +407,7 @@ static void
 h_poll(void)
 {
 	poll_slurm(H.r);
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -419,7 +417,7 @@ h_time(int64_t ms)
 {
 	fake_clock_advance(ms);
 	sweep_groups(H.r, 0);
-	fake_ender_deliver(H.r);
+	drive_end_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -427,9 +425,9 @@ static void
 h_submit(enum fake_submit mode)
 {
 	fake_slurm_submit_mode(mode);
-	fake_submit_make(H.r->submitter);
+	drive_submit_make(H.r);
 	fake_slurm_submit_mode(FAKE_SUBMIT_PEND);
-	fake_submit_deliver(H.r->submitter, H.r);
+	drive_submit_deliver(H.r);
 	bind_flush_writes(H.r);
 }
 
@@ -490,9 +488,9 @@ static void
 h_ends(int fail)
 {
 	fake_slurm_down(fail);
-	fake_ender_lazy(0);
-	fake_ender_hold(0);
-	fake_ender_deliver(H.r);
+	drive_end_lazy(0);
+	drive_end_hold(0);
+	drive_end_deliver(H.r);
 	fake_slurm_down(0);
 	bind_flush_writes(H.r);
 }
@@ -526,7 +524,7 @@ h_reach(enum start s)
 		return;
 	case S_MADE:
 		h_reach(S_SUBMITTING);
-		fake_submit_make(H.r->submitter);
+		drive_submit_make(H.r);
 		ck_assert_uint_ne(fake_slurm_last_job(), 0);
 		return;
 	case S_MADE_LOST:
@@ -555,11 +553,11 @@ h_reach(enum start s)
 		return;
 	case S_CANCELLING:
 		h_reach(S_PENDING);
-		fake_ender_lazy(1);
-		fake_ender_hold(1);
+		drive_end_lazy(1);
+		drive_end_hold(1);
 		h_delete(0);
 		h_expect_state(G_PENDING, "cancelling");
-		ck_assert_uint_eq(fake_ender_waiting(H.r), 1);
+		ck_assert_uint_eq(drive_end_waiting(H.r, NULL), 1);
 		return;
 	case S_CANCEL_FAILED:
 		h_reach(S_CANCELLING);
@@ -690,7 +688,7 @@ h_step(enum step e, int arg, const char *sarg)
 		h_submit(FAKE_SUBMIT_FAIL);
 		break;
 	case E_DELIVER:
-		fake_submit_deliver(H.r->submitter, H.r);
+		drive_submit_deliver(H.r);
 		bind_flush_writes(H.r);
 		break;
 	case E_WRITES:
@@ -785,7 +783,7 @@ h_counts(struct counts *c)
 {
 	const struct fake_slurm_counts *s = fake_slurm_counts();
 
-	c->asks = fake_submit_asked();
+	c->asks = drive_submit_asked();
 	c->submits = s->submits;
 	c->cancels = s->cancels;
 	c->binds = fake_writes_count(FW_BIND);
@@ -1547,12 +1545,18 @@ END_TEST
 /* A bulk cancel whose job a poll sees start goes to the front. */
 START_TEST(test_cancel_promoted)
 {
+	size_t bulk;
+
 	h_reach(S_CANCELLING);
-	ck_assert_int_eq(fake_ender_promoted(), 0);
+	ck_assert_uint_eq(drive_end_waiting(H.r, &bulk), 1);
+	ck_assert_uint_eq(bulk, 1);
 	h_step(E_POLL_PEND, 0, "Priority");
-	ck_assert_int_eq(fake_ender_promoted(), 0);
+	ck_assert_uint_eq(drive_end_waiting(H.r, &bulk), 1);
+	ck_assert_uint_eq(bulk, 1);
 	h_step(E_POLL_START, 0, NULL);
-	ck_assert_int_eq(fake_ender_promoted(), 1);
+	/* Now among the ends that free nodes, made first. */
+	ck_assert_uint_eq(drive_end_waiting(H.r, &bulk), 1);
+	ck_assert_uint_eq(bulk, 0);
 	ck_assert_int_eq(h_state(), G_PENDING);
 }
 END_TEST
@@ -1580,14 +1584,14 @@ START_TEST(test_poll_probe)
 	poll_probe(H.r);
 	ck_assert(poll_probe_next(H.r) == INT64_MAX); /* one at a time */
 	/* The first answer is what the next ones are held against. */
-	ck_assert_int_eq(fake_poller_probe_deliver(H.r), 0);
+	ck_assert_int_eq(drive_probe_deliver(H.r), 0);
 	ck_assert(H.r->next_poll == spaced);
 	ck_assert(poll_probe_next(H.r) > now);
 	if (probe_cases[_i].start)
 		ck_assert_int_eq(fake_slurm_start(fake_slurm_last_job(), NULL),
 		    0);
 	poll_probe(H.r);
-	ck_assert_int_eq(fake_poller_probe_deliver(H.r), 0);
+	ck_assert_int_eq(drive_probe_deliver(H.r), 0);
 	if (!probe_cases[_i].start) {
 		ck_assert(H.r->next_poll == spaced);
 		ck_assert_uint_eq(atomic_load(&bstats.polls_hastened), h0);
@@ -1600,8 +1604,8 @@ START_TEST(test_poll_probe)
 	ck_assert(poll_probe_next(H.r) == INT64_MAX);
 	poll_ask(H.r);
 	ck_assert_int_eq(H.r->starts_seen, 0);
-	ck_assert_int_eq(fake_poller_make(H.r), 1);
-	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(drive_poll_make(H.r), 1);
+	ck_assert_int_eq(drive_poll_deliver(H.r), 0);
 	ck_assert_int_eq(h_state(), G_ALLOCATED);
 }
 END_TEST
@@ -1643,8 +1647,8 @@ START_TEST(test_gang_stale_load)
 	H.r->slurm_since = 0; /* a load of every job, as now and then */
 	poll_ask(H.r);
 	poll_ask(H.r);
-	ck_assert_int_eq(fake_poller_asked(H.r), 1);
-	ck_assert_int_eq(fake_poller_make(H.r), 1); /* the job RUNNING */
+	ck_assert_int_eq(H.r->polling, 1);	   /* one load asked */
+	ck_assert_int_eq(drive_poll_make(H.r), 1); /* the job RUNNING */
 	h_counts(&a);
 	if (stale_cases[_i].phase != NULL)
 		h_pods_end(stale_cases[_i].phase, 0);
@@ -1654,14 +1658,14 @@ START_TEST(test_gang_stale_load)
 	ck_assert_int_eq(b.completes - a.completes, stale_cases[_i].completes);
 	ck_assert_int_eq(b.cancels - a.cancels, stale_cases[_i].cancels);
 	ck_assert_int_eq(h_state() == GONE, stale_cases[_i].gone);
-	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(drive_poll_deliver(H.r), 0);
 	bind_flush_writes(H.r);
 	h_counts(&a);
 	h_nothing_more(&b, &a);
 	poll_ask(H.r);
-	ck_assert_int_eq(fake_poller_asked(H.r), 1);
-	ck_assert_int_eq(fake_poller_make(H.r), 1); /* the job, ended */
-	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(H.r->polling, 1);	   /* one load asked */
+	ck_assert_int_eq(drive_poll_make(H.r), 1); /* the job, ended */
+	ck_assert_int_eq(drive_poll_deliver(H.r), 0);
 	bind_flush_writes(H.r);
 	h_counts(&b);
 	h_nothing_more(&a, &b);
@@ -1885,13 +1889,13 @@ START_TEST(test_gang_purged)
 	h_reach(S_SUBMITTING);
 	H.r->slurm_since = 0; /* a load of every job: none yet */
 	poll_ask(H.r);
-	ck_assert_int_eq(fake_poller_asked(H.r), 1);
-	ck_assert_int_eq(fake_poller_make(H.r), 0);
+	ck_assert_int_eq(H.r->polling, 1); /* one load asked */
+	ck_assert_int_eq(drive_poll_make(H.r), 0);
 	h_step(E_SUBMIT_OK, 0, NULL);
 	ck_assert_int_eq(h_state(), G_PENDING);
 	job = fake_slurm_last_job();
 	h_counts(&a);
-	ck_assert_int_eq(fake_poller_deliver(H.r), 0);
+	ck_assert_int_eq(drive_poll_deliver(H.r), 0);
 	ck_assert_int_eq(H.r->slurm_since, 0); /* the next load is full */
 	h_poll();
 	fake_slurm_pend(job, "Priority", 0);
@@ -1938,7 +1942,7 @@ START_TEST(test_gang_end_answer)
 	h_bridge_start();
 	h_reach(S_BOUND);
 	job = fake_slurm_last_job();
-	fake_ender_hold(1);
+	drive_end_hold(1);
 	fake_slurm_down(down);
 	h_counts(&a);
 	rel = fake_writes_count(FW_RELEASE);
@@ -1947,13 +1951,13 @@ START_TEST(test_gang_end_answer)
 	h_time(1000);
 	h_counts(&b);
 	ck_assert_int_eq(b.completes - a.completes, 1); /* asked once */
-	ck_assert_uint_eq(fake_ender_waiting(H.r), 1);
+	ck_assert_uint_eq(drive_end_waiting(H.r, NULL), 1);
 	g = h_group();
 	ck_assert_ptr_nonnull(g);
 	ck_assert_int_eq(g->ending, 1);
 	/* The last member to end holds the finalizer for the job. */
 	ck_assert_int_eq(fake_writes_count(FW_RELEASE), rel + GANG_SIZE - 1);
-	fake_ender_hold(0);
+	drive_end_hold(0);
 	h_writes_settle();
 	h_counts(&b);
 	ck_assert_str_eq(fake_slurm_job_state(job),
@@ -2005,9 +2009,9 @@ START_TEST(test_single_borrows)
 	ck_assert_ptr_eq(g->members.v[0], g->key + strlen("pod:"));
 	ck_assert_str_eq(g->members.v[0], NS "/solo");
 	ck_assert_uint_eq(strv_bytes(&g->members), 0);
-	ck_assert_int_eq(fake_submit_asked(), 1);
-	fake_submit_make(H.r->submitter);
-	fake_submit_deliver(H.r->submitter, H.r);
+	ck_assert_int_eq(drive_submit_asked(), 1);
+	drive_submit_make(H.r);
+	drive_submit_deliver(H.r);
 	ck_assert_ptr_eq(groups_job_list(g), &g->members);
 }
 END_TEST
@@ -2268,7 +2272,7 @@ START_TEST(test_gang_claims)
 	/* No claim in the cache yet: waiting, nothing submitted. */
 	h_writes_settle();
 	h_expect_state(G_WAITING, "claims: waiting for them");
-	ck_assert_int_eq(fake_submit_asked(), 0);
+	ck_assert_int_eq(drive_submit_asked(), 0);
 	ck_assert_ptr_nonnull(strstr(fake_writes_cond(NS "/" GANG "-0"),
 	    "spec.resourceClaims[0] (\"gpu\", ResourceClaim " GANG
 	    "-0-gpu): waiting for ResourceClaim " GANG "-0-gpu to exist"));
@@ -2354,8 +2358,8 @@ END_TEST
 START_TEST(test_gang_shutdown_order)
 {
 	h_reach(S_SUBMITTING);
-	ck_assert_uint_eq(fake_submit_waiting(H.r->submitter), 1);
-	reconcile_workers_stop(H.r);
+	ck_assert_uint_eq(drive_submit_waiting(H.r), 1);
+	drive_stop(H.r); /* reconcile_workers_stop, then the queues */
 	reconcile_free(H.r);
 	H.r = NULL;
 }

@@ -154,7 +154,7 @@ queue_test_nap(void)
 START_TEST(test_poller_spent)
 {
 	struct queue  *q = queue_new();
-	struct poller *p = poller_new(q);
+	struct poller *p = poller_new(q, 1);
 	long long      trims = atomic_load(&bstats.trims);
 	int	       i;
 

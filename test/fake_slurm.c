@@ -559,6 +559,39 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 }
 
 /* Ends a job at our request; already gone is what a cancel wants. */
+/*
+ * What slurmsubmit.c's does: a pending job takes the request's name,
+ * partition, account and QOS; one that left PENDING, or is gone, refuses.
+ */
+int
+sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
+    size_t errlen)
+{
+	struct fake_job *j = fake_job_find(jobid);
+
+	fs.n.updates++;
+	if (fs.down) {
+		snprintf(err, errlen,
+		    "update pending job %u: Unable to contact slurm "
+		    "controller (connect failure)",
+		    jobid);
+		return (-1);
+	}
+	if (j == NULL || j->phase != SJOB_PENDING) {
+		snprintf(err, errlen,
+		    "update pending job %u: Job/step already completing or "
+		    "completed",
+		    jobid);
+		return (-1);
+	}
+	if (js->name != NULL) {
+		free(j->name);
+		j->name = xstrdup(js->name);
+	}
+	fake_slurm_update(jobid, js->partition, js->account, js->qos);
+	return (0);
+}
+
 static int
 fake_cancel_one(uint32_t jobid, char *err, size_t errlen)
 {

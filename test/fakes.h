@@ -1,11 +1,11 @@
 /*
  * The fakes the group tests (check_group.c) link in place of the bridge's
  * outside world: Slurm behind the slurm*.c seam (fake_slurm.c), the
- * writepool, the Event poster and libk8s's requests (fake_writes.c), the
- * submit thread (fake_submit.c), the poll thread (fake_poller.c), the end
- * thread (fake_ender.c) and the reconcile thread's clock
- * (fake_clock.c).  They keep their state in file globals: the sctl_ and
- * k8s_ calls they stand for take no context, and a test runs one bridge.
+ * writepool, the Event poster and libk8s's requests (fake_writes.c) and
+ * the reconcile thread's clock (fake_clock.c); and what drives the submit,
+ * poll and end threads by hand (drive.c).  They keep their state in file
+ * globals: the sctl_ and k8s_ calls they stand for take no context, and a
+ * test runs one bridge.
  */
 #ifndef FAKES_H
 #define FAKES_H
@@ -17,7 +17,6 @@
 
 struct reconcile;
 struct writepool;
-struct submitter;
 struct wreq;
 
 /* fake_clock.c: now_ms moves only when a test moves it. */
@@ -39,6 +38,7 @@ struct fake_slurm_counts {
 	int layouts;	    /* sctl_job_layout calls */
 	int completes;	    /* sctl_complete calls */
 	int admin_updates;  /* sctl_set_admin_comment calls that worked */
+	int updates;	    /* sctl_update_pending calls */
 };
 
 /* Forgets every job and node, the counts and the modes. */
@@ -127,36 +127,37 @@ size_t fake_writes_waiting(struct writepool *);
 size_t fake_writes_answer(struct writepool *, struct reconcile *r, long status,
     void (*landed)(const struct wreq *, void *), void *arg);
 
-/* fake_submit.c: the submit thread, run by hand. */
-void fake_submit_reset(void);
-/* Requests handed over so far. */
-int    fake_submit_asked(void);
-size_t fake_submit_waiting(struct submitter *);
-/* The thread's work: sctl_submit for each request not withdrawn. */
-void fake_submit_make(struct submitter *);
-/* The answers made, each as an MSG_SUBMITTED message to r. */
-size_t fake_submit_deliver(struct submitter *, struct reconcile *r);
-
-/* fake_poller.c: the poll thread, run by hand. */
-/* Loads asked for and not made yet. */
-int fake_poller_asked(struct reconcile *);
-/* The thread's work: the load asked for, made now: its jobs, or -1. */
-int fake_poller_make(struct reconcile *);
-/* The load made, as an MSG_POLLED message to r (0, or -1: none). */
-int fake_poller_deliver(struct reconcile *);
-/* Answers one (sctl_jobs_started now) as an MSG_PROBED message; -1: none. */
-int fake_poller_probe_deliver(struct reconcile *);
-
-/* fake_ender.c: the end thread; an end is made when asked, bulk ones lazily. */
-/* The ends made, each as an MSG_ENDED message to r (none while held). */
-size_t fake_ender_deliver(struct reconcile *r);
-/* Holds the answers back (1) or lets deliver hand them over (0). */
-void fake_ender_hold(int hold);
-/* Lazy (1): a request is made only when delivered, not when asked. */
-void fake_ender_lazy(int lazy);
-/* Bulk cancels moved to the front (ender_promote) while lazy. */
-int fake_ender_promoted(void);
-/* Answers on their way. */
-size_t fake_ender_waiting(struct reconcile *r);
+/*
+ * drive.c: the daemon's submit, poll and end threads (submitter.c,
+ * poller.c, ender.c) on workers of no thread, run by hand; each worker's
+ * answers wait in a queue of its own until delivered, each as the message
+ * the reconcile thread reads.  drive_start gives r its three workers;
+ * drive_stop stops them (reconcile_workers_stop) and frees their queues.
+ */
+void drive_reset(void); /* drive_submit_asked counts from 0 */
+void drive_start(struct reconcile *r);
+void drive_stop(struct reconcile *r);
+/* Requests handed to the submit thread since drive_reset. */
+int drive_submit_asked(void);
+/* Requests not made yet. */
+size_t drive_submit_waiting(struct reconcile *r);
+/* The thread's work: every request waiting, made (sctl_submit, ...). */
+void drive_submit_make(struct reconcile *r);
+/* The answers made, each as an MSG_SUBMITTED message. */
+size_t drive_submit_deliver(struct reconcile *r);
+/* The load asked for, made now: its jobs, or -1: none asked. */
+int drive_poll_make(struct reconcile *r);
+/* The load made, as an MSG_POLLED message (0, or -1: none). */
+int drive_poll_deliver(struct reconcile *r);
+/* The probe asked for, made and delivered as MSG_PROBED; -1: none asked. */
+int drive_probe_deliver(struct reconcile *r);
+/* The ends made, and their answers delivered as MSG_ENDED messages. */
+size_t drive_end_deliver(struct reconcile *r);
+/* Holds the answers back (1), or lets drive_end_deliver hand them (0). */
+void drive_end_hold(int hold);
+/* While held, lazy (1) makes nothing: the thread has not come to them. */
+void drive_end_lazy(int lazy);
+/* Ends asked and not delivered; bulk (may be NULL): bulk cancels unmade. */
+size_t drive_end_waiting(struct reconcile *r, size_t *bulk);
 
 #endif /* FAKES_H */
