@@ -9,14 +9,26 @@
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 # The scenarios fill whole nodes: start from an empty cluster (leftovers of
-# earlier runs or of the demo are removed, and their jobs end with them).
+# earlier runs and the demo, this stack's own sample, are removed, and their
+# jobs end with them).  Nothing else is: another namespace's pods, another
+# install's or a Slurm user's jobs would make a capacity scenario fail, not
+# go away.
 leftover=$(k get namespaces -o name | sed -n 's#^namespace/\(e2e-.*\|demo\)$#\1#p')
 if [ -n "$leftover" ]; then
 	echo "e2e: removing leftover namespaces: $leftover"
 	# shellcheck disable=SC2086
 	k delete namespace $leftover --wait=true --timeout=120s >/dev/null
 fi
-wait_for 60 stack_no_bridge_jobs || echo "e2e: warning: bridge jobs still in Slurm"
+for ns in $leftover; do
+	wait_for 60 stack_no_bridge_jobs "$ns" || echo "e2e: warning: jobs of $ns still in Slurm"
+done
+# Say up front what else holds the nodes, so that a capacity scenario's
+# failure is not a mystery.
+others=$(squeue -h -t R,CG -p "$SLURM_PARTITION" -o '%i %u %j %N' 2>/dev/null)
+if [ -n "$others" ]; then
+	echo "e2e: warning: other jobs hold nodes; the scenarios that fill them will fail:"
+	sed 's/^/  /' <<<"$others"
+fi
 
 t_start=$SECONDS
 results=$(mktemp)
