@@ -85,7 +85,7 @@ BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c 
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/pods.c bridge/extender.c \
-		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
+		   bridge/lookups.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/writepool.c bridge/submitter.c bridge/poller.c \
 		   bridge/ender.c bridge/writes.c bridge/slurm.c bridge/slurmsubmit.c \
 		   bridge/slurmload.c bridge/slurmend.c bridge/runas.c bridge/leader.c bridge/endpoints.c \
@@ -121,7 +121,7 @@ GROUP_TEST_SRCS	:= test/check_group.c test/fake_slurm.c test/fake_writes.c \
 GROUP_BRIDGE_SRCS := bridge/reconcile.c bridge/group.c bridge/groups.c \
 		   bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/pods.c bridge/extender.c bridge/writes.c \
-		   bridge/caches.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
+		   bridge/lookups.c bridge/poll.c bridge/nodes.c bridge/sweep.c \
 		   bridge/leader.c bridge/claims.c bridge/exclude.c \
 		   bridge/submitter.c bridge/poller.c bridge/ender.c \
 		   $(BRIDGE_LIB_SRCS)

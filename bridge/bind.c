@@ -224,7 +224,7 @@ bind_claims_lookup(struct reconcile *r, const struct group *g,
 {
 	ask->r = r;
 	ask->gkey = g->key;
-	caches_claims_init(ask, dl);
+	lookups_claims_init(ask, dl);
 	dl->busy = bind_claim_busy;
 }
 
@@ -248,7 +248,7 @@ bind_topology(struct reconcile *r, struct group *g, uint32_t *slice)
 	if (n == 0)
 		return (NULL);
 	pod = podrec_json(first->rec);
-	caches_lookup_init(r, &lk);
+	lookups_workload_init(r, &lk);
 	nl = workload_layers(pod, &lk, layers);
 	if (topology_request(pod, layers, nl, &req, err, sizeof(err)) == 0 &&
 	    req.key != NULL && req.required) {

@@ -298,7 +298,7 @@ struct reconcile {
 	json_t	   *fenced_nodes;
 	struct map *jobsets; /* ns/name -> JobSet */
 	struct map *lwss;    /* ns/name -> LeaderWorkerSet */
-	/* Dynamic Resource Allocation (caches.c looks claims up) */
+	/* Dynamic Resource Allocation (lookups.c looks claims up) */
 	struct map *claims;	   /* ns/name -> ResourceClaim */
 	struct map *claim_tmpls;   /* ns/name -> ResourceClaimTemplate */
 	struct map *slices;	   /* name -> ResourceSlice */
@@ -896,17 +896,20 @@ void pods_gone(struct reconcile *, const char *key);
 /* An owner object that decides its pods' gang was seen (again). */
 void pods_regroup_owner(struct reconcile *, enum msg_kind, const json_t *obj);
 
-/* caches.c: the scheduler's lookup of workload objects, its owner caches. */
-void caches_lookup_init(struct reconcile *, struct workload_lookup *);
-void caches_claims_init(struct claims_asker *ask, struct dra_lookup *);
+/*
+ * lookups.c: the lookups the workload and device rules call, over the
+ * reconcile thread's caches of workload objects, claims and namespaces.
+ */
+void lookups_workload_init(struct reconcile *, struct workload_lookup *);
+void lookups_claims_init(struct claims_asker *ask, struct dra_lookup *);
 /* The values of one of the caches as a new array (borrowed values). */
-json_t *caches_values(struct map *m);
+json_t *lookups_values(struct map *m);
 /* Is the namespace enabled (its label, or the config's lists)? */
-int caches_namespace_enabled(struct reconcile *, const char *ns);
+int lookups_namespace_enabled(struct reconcile *, const char *ns);
 /* The ResourceSlices by their spec.nodeName (a new object of arrays). */
-json_t *caches_slices_by_node(struct reconcile *);
+json_t *lookups_slices_by_node(struct reconcile *);
 /* The cached workload object, a new reference, or NULL. */
-json_t *caches_get(struct reconcile *, enum workload_kind, const char *ns,
+json_t *lookups_workload(struct reconcile *, enum workload_kind, const char *ns,
     const char *name);
 
 /*

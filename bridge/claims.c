@@ -1096,7 +1096,7 @@ claims_release(struct reconcile *r, const struct pod_entry *e, uint32_t jobid)
 	struct claims_asker ask = { r, NULL };
 	struct dra_lookup   lk;
 
-	caches_claims_init(&ask, &lk);
+	lookups_claims_init(&ask, &lk);
 	pod = podrec_json(e->rec);
 	pg = dra_pod_podgroup(pod, &lk);
 	json_array_foreach (k8s_obj_get(pod, "spec.resourceClaims"), i, entry) {

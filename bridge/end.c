@@ -304,7 +304,7 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	}
 	if (gone == NULL)
 		return;
-	pg = caches_get(r, g->sized_by, g->ns, workload_key_name(g->key));
+	pg = lookups_workload(r, g->sized_by, g->ns, workload_key_name(g->key));
 	all = pg != NULL && workload_podgroup_disrupt_all(pg);
 	json_decref(pg);
 	snprintf(who, sizeof(who), "%s %s",
@@ -314,7 +314,7 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	/* In a composite gang, the member's own PodGroup's mode too. */
 	if (!all && g->sized_by == WORKLOAD_SCHED_COMPOSITE) {
 		pod = podrec_json(gone->rec);
-		pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		pg = lookups_workload(r, WORKLOAD_SCHED_PODGROUP, g->ns,
 		    k8s_obj_str(pod, "spec.schedulingGroup.podGroupName"));
 		all = pg != NULL && workload_podgroup_disrupt_all(pg);
 		if (all)

@@ -205,8 +205,8 @@ exclude_pod(struct reconcile *r, const json_t *pod, const json_t *needs)
 	fit_tally_init(&t);
 	buf_init(&exc);
 	if (json_object_size(needs) > 0) {
-		by_node = caches_slices_by_node(r);
-		rules = caches_values(r->taint_rules);
+		by_node = lookups_slices_by_node(r);
+		rules = lookups_values(r->taint_rules);
 	}
 	while (map_next(r->nodes, &it, &name, (void **)&node)) {
 		if (!translate_node_managed(node))
@@ -444,7 +444,7 @@ exclude_group(struct reconcile *r, struct group *g, struct pod_entry **pods,
 	memset(&ask, 0, sizeof(ask));
 	ask.r = r;
 	ask.gkey = g->key;
-	caches_claims_init(&ask, &dl);
+	lookups_claims_init(&ask, &dl);
 	each = xcalloc(n, sizeof(*each));
 	for (i = 0; i < n && rc == 0; i++) {
 		pod = podrec_json(pods[i]->rec);

@@ -27,7 +27,7 @@ extender_answer(struct reconcile *r, struct ext_call *c)
 
 	if (c->op == EXT_FILTER) {
 		k8s_obj_key(c->pod, key, sizeof(key));
-		c->managed = caches_namespace_enabled(r,
+		c->managed = lookups_namespace_enabled(r,
 		    k8s_obj_namespace(c->pod));
 		if (c->managed) {
 			/* A known pod's own watch is newer than this copy. */

@@ -42,7 +42,7 @@ form_translate(struct reconcile *r, struct group *g, struct pod_entry **members,
 	pods = xreallocarray(NULL, n, sizeof(*pods));
 	for (i = 0; i < n; i++)
 		pods[i] = podrec_json(members[i]->rec);
-	caches_lookup_init(r, &lk);
+	lookups_workload_init(r, &lk);
 	src.gang = 0; /* translate_group says so for its members */
 	src.pod = pods[0];
 	src.ns = map_get(r->namespaces, g->ns);
@@ -302,7 +302,7 @@ form_min(struct reconcile *r, struct group *g)
 {
 	struct workload_lookup lk;
 
-	caches_lookup_init(r, &lk);
+	lookups_workload_init(r, &lk);
 	return (workload_gang_size(g->ns, workload_key_name(g->key),
 	    g->min_member, g->sized_by, &lk));
 }
@@ -463,8 +463,8 @@ form_unsized(struct reconcile *r, struct group *g)
 	int		       warn = 0;
 
 	if (g->sized_by == WORKLOAD_SCHED_COMPOSITE) {
-		caches_lookup_init(r, &lk);
-		if ((pg = caches_get(r, WORKLOAD_SCHED_COMPOSITE, g->ns,
+		lookups_workload_init(r, &lk);
+		if ((pg = lookups_workload(r, WORKLOAD_SCHED_COMPOSITE, g->ns,
 			 workload_key_name(g->key))) == NULL)
 			snprintf(msg, sizeof(msg),
 			    "waiting for CompositePodGroup %s/%s (its "
@@ -484,7 +484,7 @@ form_unsized(struct reconcile *r, struct group *g)
 		    "%s/%s, or the " ANN_MIN_MEMBER " annotation, to give the "
 		    "gang's size",
 		    g->ns, workload_key_name(g->key));
-	else if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+	else if ((pg = lookups_workload(r, WORKLOAD_SCHED_PODGROUP, g->ns,
 		      workload_key_name(g->key))) == NULL)
 		snprintf(msg, sizeof(msg),
 		    "waiting for PodGroup %s/%s (spec.schedulingGroup."

@@ -36,7 +36,7 @@ group_join(struct reconcile *r, struct pod_entry *e)
 	int		       rc;
 
 	obj = podrec_json(e->rec);
-	caches_lookup_init(r, &lk);
+	lookups_workload_init(r, &lk);
 	rc = workload_group(obj, &lk, &gid, err, sizeof(err));
 	if (rc == 0 && gid.gang && e->beyond)
 		rc = workload_group_alone(obj, &gid, err, sizeof(err));
@@ -214,7 +214,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 */
 	if (g->foreign && !g->ext_asked)
 		return;
-	if (!caches_namespace_enabled(r, g->ns)) {
+	if (!lookups_namespace_enabled(r, g->ns)) {
 		snprintf(msg, sizeof(msg),
 		    "namespace %s is not enabled for "
 		    "slurm-bridge; enable it with: kubectl label namespace %s " BRIDGE_NS_LABEL

@@ -374,7 +374,8 @@ writes_group_obj(struct reconcile *r, struct group *g)
 	if (g->sized_by != WORKLOAD_SCHED_PODGROUP &&
 	    g->sized_by != WORKLOAD_SCHED_COMPOSITE)
 		return (NULL);
-	return (caches_get(r, g->sized_by, g->ns, workload_key_name(g->key)));
+	return (
+	    lookups_workload(r, g->sized_by, g->ns, workload_key_name(g->key)));
 }
 
 void
@@ -548,7 +549,7 @@ writes_podgroup_send(struct reconcile *r, struct group *g, const json_t *obj)
 	    "compositepodgroups", COMPOSITE_CONDITION);
 	names = writes_child_groups(r, g);
 	json_object_foreach (names, name, v) {
-		if ((pg = caches_get(r, WORKLOAD_SCHED_PODGROUP, g->ns,
+		if ((pg = lookups_workload(r, WORKLOAD_SCHED_PODGROUP, g->ns,
 			 name)) == NULL)
 			continue;
 		writes_group_cond(r, g, pg, r->conf->podgroup_api, "podgroups",

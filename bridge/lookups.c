@@ -1,10 +1,11 @@
 /*
- * The reconcile thread's caches of workload objects (PodGroups of both
- * APIs, CompositePodGroups, Workloads, LeaderWorkerSets, JobSets, Jobs) and of ResourceClaims
- * and their templates (ns/name keyed maps in struct reconcile), as the
- * lookups the workload rules (common/workload.c) and the device rules
- * (common/dra.c) call; and of Namespaces, for which ones the bridge
- * schedules in (caches_namespace_enabled).
+ * The lookups the rules of common/ call, over the reconcile thread's
+ * caches (ns/name keyed maps in struct reconcile): of workload objects
+ * (PodGroups of both APIs, CompositePodGroups, Workloads,
+ * LeaderWorkerSets, JobSets, Jobs) for the workload rules
+ * (common/workload.c); of ResourceClaims, their templates and the
+ * ResourceSlices for the device rules (common/dra.c); and of Namespaces,
+ * for which ones the bridge schedules in (lookups_namespace_enabled).
  *
  * Threads: reconcile.
  */
@@ -14,7 +15,7 @@
 #include "bridge.h"
 
 json_t *
-caches_get(struct reconcile *r, enum workload_kind kind, const char *ns,
+lookups_workload(struct reconcile *r, enum workload_kind kind, const char *ns,
     const char *name)
 {
 	struct map *m[WORKLOAD_KINDS] = { r->podgroups, r->lwss, r->jobsets,
@@ -30,16 +31,16 @@ caches_get(struct reconcile *r, enum workload_kind kind, const char *ns,
 
 /* workload_lookup_fn over the owner caches; a new reference, or NULL. */
 static json_t *
-caches_lookup(void *arg, enum workload_kind kind, const char *ns,
+lookups_workload_fn(void *arg, enum workload_kind kind, const char *ns,
     const char *name)
 {
-	return (caches_get(arg, kind, ns, name));
+	return (lookups_workload(arg, kind, ns, name));
 }
 
 void
-caches_lookup_init(struct reconcile *r, struct workload_lookup *lk)
+lookups_workload_init(struct reconcile *r, struct workload_lookup *lk)
 {
-	lk->fn = caches_lookup;
+	lk->fn = lookups_workload_fn;
 	lk->arg = r;
 }
 
@@ -48,7 +49,7 @@ caches_lookup_init(struct reconcile *r, struct workload_lookup *lk)
  * claims); a new reference, or NULL.
  */
 static json_t *
-caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
+lookups_claim_fn(void *arg, enum dra_kind kind, const char *ns,
     const char *name)
 {
 	struct reconcile *r = ((struct claims_asker *)arg)->r;
@@ -64,7 +65,7 @@ caches_claim_lookup(void *arg, enum dra_kind kind, const char *ns,
 }
 
 json_t *
-caches_values(struct map *m)
+lookups_values(struct map *m)
 {
 	json_t *out = json_array();
 	size_t	it = 0;
@@ -76,7 +77,7 @@ caches_values(struct map *m)
 }
 
 json_t *
-caches_slices_by_node(struct reconcile *r)
+lookups_slices_by_node(struct reconcile *r)
 {
 	json_t	   *out = json_object(), *l;
 	const char *nn;
@@ -101,12 +102,12 @@ caches_slices_by_node(struct reconcile *r)
  * count devices of class k that tolerations allow (DeviceTaintRules too)?
  */
 static int
-caches_serves(void *arg, const struct dra_class *k, long long count,
+lookups_serves(void *arg, const struct dra_class *k, long long count,
     const json_t *tolerations)
 {
 	struct reconcile *r = ((struct claims_asker *)arg)->r;
-	json_t		 *by_node = caches_slices_by_node(r);
-	json_t		 *rules = caches_values(r->taint_rules), *node;
+	json_t		 *by_node = lookups_slices_by_node(r);
+	json_t		 *rules = lookups_values(r->taint_rules), *node;
 	const char	 *name;
 	size_t		  it = 0;
 	int		  yes = 0;
@@ -121,11 +122,11 @@ caches_serves(void *arg, const struct dra_class *k, long long count,
 }
 
 void
-caches_claims_init(struct claims_asker *ask, struct dra_lookup *lk)
+lookups_claims_init(struct claims_asker *ask, struct dra_lookup *lk)
 {
-	lk->fn = caches_claim_lookup;
+	lk->fn = lookups_claim_fn;
 	lk->busy = NULL;
-	lk->serves = caches_serves;
+	lk->serves = lookups_serves;
 	lk->arg = ask;
 }
 
@@ -135,7 +136,7 @@ caches_claims_init(struct claims_asker *ask, struct dra_lookup *lk)
  * managedNamespaceSelector names.
  */
 int
-caches_namespace_enabled(struct reconcile *r, const char *ns)
+lookups_namespace_enabled(struct reconcile *r, const char *ns)
 {
 	json_t	   *obj = map_get(r->namespaces, ns);
 	const char *v;
