@@ -81,7 +81,7 @@ SHARED_SRCS	:= common/translate.c common/topology.c common/fit.c common/dra.c co
 		   common/metrics.c common/httpd.c common/httpdtls.c common/httpdconn.c
 BRIDGE_LIB_SRCS	:= $(SHARED_SRCS) bridge/queue.c bridge/stats.c bridge/intern.c \
 		   bridge/podrec.c bridge/noderec.c bridge/placement.c \
-		   bridge/groupmore.c bridge/worker.c
+		   bridge/groupjob.c bridge/worker.c
 BRIDGE_SRCS	:= bridge/main.c bridge/reconcile.c bridge/now.c bridge/group.c \
 		   bridge/groups.c bridge/form.c bridge/bind.c bridge/end.c \
 		   bridge/pods.c bridge/extender.c \

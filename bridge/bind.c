@@ -96,10 +96,10 @@ static int
 bind_place(const struct group *g, size_t n, struct assignment *a, char *err,
     size_t errlen)
 {
-	if (g->more->het != NULL)
-		return (placement_assign_het(g->more->layout, g->more->het, n,
-		    a, err, errlen));
-	return (placement_assign(g->more->layout, n, (int)g->cpus_per_task,
+	if (g->job->het != NULL)
+		return (placement_assign_het(g->job->layout, g->job->het, n, a,
+		    err, errlen));
+	return (placement_assign(g->job->layout, n, (int)g->cpus_per_task,
 	    g->exclusive ? 1 : 0, (int)g->gpus_per_task, a, err, errlen));
 }
 
@@ -107,8 +107,8 @@ bind_place(const struct group *g, size_t n, struct assignment *a, char *err,
 static int
 bind_serves_claims(const struct group *g)
 {
-	return (g != NULL && !g->cancelled && g->more->disruption == NULL &&
-	    g->more->end_msg == NULL &&
+	return (g != NULL && !g->cancelled && g->job->disruption == NULL &&
+	    g->job->end_msg == NULL &&
 	    (g->state == G_SUBMITTING || g->state == G_PENDING ||
 		g->state == G_ALLOCATED || g->state == G_BOUND));
 }
@@ -312,7 +312,7 @@ bind_topology_order(struct reconcile *r, const char *key, struct assignment *a,
 static void
 bind_refit_later(struct group *g)
 {
-	uint32_t n = ++groupmore_get(g)->topo_refits;
+	uint32_t n = ++groupjob_get(g)->topo_refits;
 
 	g->retry_ms = n > 8 ? 300000 : 1000u << n;
 	if (g->retry_ms > 300000)
@@ -436,10 +436,10 @@ bind_assign(struct bind_round *b)
 	if (g->gang && (b->topo = bind_topology(b->r, g, &b->slice)) != NULL &&
 	    b->slice != 0 && b->slice < b->n)
 		bind_topology_order(b->r, b->topo, b->a, b->n);
-	if (g->gang && json_array_size(g->more->layout) == 1 &&
+	if (g->gang && json_array_size(g->job->layout) == 1 &&
 	    (b->group_gres = placement_gres_rest(
 		 json_string_value(
-		     json_object_get(json_array_get(g->more->layout, 0),
+		     json_object_get(json_array_get(g->job->layout, 0),
 			 "gres")),
 		 (int)g->gpus_per_task, (int)b->n)) != NULL)
 		for (i = 0; i < b->n; i++)
@@ -510,8 +510,8 @@ bind_all_bound(struct reconcile *r, struct group *g, size_t n)
 
 	groups_set_state(r, g, G_BOUND);
 	g->retry_ms = 0;
-	if (g->more->topo_refits != 0)
-		groupmore_get(g)->topo_refits = 0;
+	if (g->job->topo_refits != 0)
+		groupjob_get(g)->topo_refits = 0;
 	snprintf(msg, sizeof(msg),
 	    "Slurm job %u allocated the group; its %zu pods are bound",
 	    g->jobid, n);
@@ -768,7 +768,7 @@ bind_flush_writes(struct reconcile *r)
 		    groups_labelled(r, g))
 			bind_plan_pending(r, g);
 		else if (g->state == G_ALLOCATED && g->next_try <= now &&
-		    g->more->disruption == NULL)
+		    g->job->disruption == NULL)
 			bind_plan_allocated(r, g, groups_labelled(r, g));
 	}
 	json_object_foreach (rel, k, v)
@@ -851,8 +851,8 @@ bind_write_done(struct reconcile *r, struct wreq *w)
 void
 bind_allocated(struct reconcile *r, struct group *g, const json_t *layout)
 {
-	json_decref(g->more->layout);
-	groupmore_get(g)->layout = json_deep_copy(layout);
+	json_decref(g->job->layout);
+	groupjob_get(g)->layout = json_deep_copy(layout);
 	groups_set_state(r, g, G_ALLOCATED);
 	groups_want(r->writes, g->key);
 }

@@ -42,7 +42,7 @@ struct ereq;
 struct eventer;
 struct ext_call;
 struct group;
-struct group_more;
+struct group_job;
 struct lanes;
 struct leader;
 struct pod_entry;
@@ -119,10 +119,11 @@ enum group_state {
 };
 
 /*
- * The part of a group a pending pod alone does not use, kept apart so that
- * 50,000 of them do not carry it (struct group's more).
+ * What a group keeps of its Slurm job (struct group's job): the part a
+ * pending pod alone does not use, kept apart so that 50,000 of them do
+ * not carry it.
  */
-struct group_more {
+struct group_job {
 	/*
 	 * Pod keys in the job, placement order, when they are not the
 	 * members (job_pods_members): read them through groups_job_list.
@@ -167,12 +168,12 @@ struct group {
 	/*
 	 * What a pending pod alone never has (an allocation, an end, a
 	 * PodGroup's condition): the shared empty one, read-only, until
-	 * groupmore_get makes its own.  Read it directly; write through
-	 * groupmore_get.
+	 * groupjob_get makes its own.  Read it directly; write through
+	 * groupjob_get.
 	 */
-	struct group_more *more;
-	const char	  *pending_reason; /* Slurm's, interned, or NULL */
-	struct sreq	  *inflight; /* while G_SUBMITTING (the submitter's) */
+	struct group_job *job;
+	const char	 *pending_reason; /* Slurm's, interned, or NULL */
+	struct sreq	 *inflight; /* while G_SUBMITTING (the submitter's) */
 	/*
 	 * What a pending job's owner may change of it, as last asked: a
 	 * hash of form_spec's fields (0: not known, an adopted job).
@@ -229,7 +230,7 @@ struct group {
 	unsigned updating : 1;
 	unsigned unfit : 1; /* no node fits its pods (exclude_group) */
 	/*
-	 * For more->pg_cond: writes on their way (pg_busy: to a PodGroup, or
+	 * For job->pg_cond: writes on their way (pg_busy: to a PodGroup, or
 	 * a CompositePodGroup and its children, at most 1 + 8), it was sent
 	 * and not refused (pg_sent), True was wanted (pg_scheduled: it never
 	 * goes back).
@@ -950,7 +951,7 @@ int groups_labelled(struct reconcile *, struct group *);
 void groups_retry_later(struct group *, int refused);
 /* The pods the group's job was made for, in placement order (borrowed). */
 const struct strv *groups_job_list(const struct group *);
-/* Makes more->job_pods a list of its own, to change it apart from the members. */
+/* Makes job->job_pods a list of its own, to change it apart from the members. */
 void groups_job_list_own(struct group *);
 /*
  * The pods the group's job was made for (placement order), and, for a
@@ -967,17 +968,17 @@ void groups_withdraw(struct group *);
 void groups_withdraw_all(struct reconcile *);
 
 /*
- * groupmore.c: a group's more.  A new group's is the shared empty one
- * (groupmore_init); groupmore_get makes its own, to write.
+ * groupjob.c: what a group keeps of its job.  A new group's is the shared
+ * empty one (groupjob_init); groupjob_get makes its own, to write.
  */
-void		   groupmore_init(struct group *);
-struct group_more *groupmore_get(struct group *);
+void		  groupjob_init(struct group *);
+struct group_job *groupjob_get(struct group *);
 /* Drops its last job's layout, end, comment and het. */
-void groupmore_forget_job(struct group *);
-/* Frees its own more; the group has the shared empty one after. */
-void groupmore_free(struct group *);
-/* Bytes of its own more (0 while it has none). */
-size_t groupmore_bytes(const struct group *);
+void groupjob_forget(struct group *);
+/* Frees its own; the group has the shared empty one after. */
+void groupjob_free(struct group *);
+/* Bytes of its own (0 while it has none). */
+size_t groupjob_bytes(const struct group *);
 
 /* group.c: the group state machine (see the file's header). */
 /* Decides and does what the group needs next (submit, bind, end). */

@@ -169,11 +169,10 @@ end_joiner(void *arg, struct pod_entry *e, const json_t *claim)
 	snprintf(msg, sizeof(msg),
 	    "%s (it held the devices of ResourceClaim %.63s this pod "
 	    "shares)",
-	    g->more->disruption != NULL ? g->more->disruption :
-					  g->more->end_msg,
+	    g->job->disruption != NULL ? g->job->disruption : g->job->end_msg,
 	    k8s_obj_name(claim));
-	if (g->more->disruption != NULL)
-		writes_preempt(r, e, msg, g->more->grace_end);
+	if (g->job->disruption != NULL)
+		writes_preempt(r, e, msg, g->job->grace_end);
 	else
 		writes_delete(r, e, msg);
 }
@@ -193,14 +192,14 @@ end_members(struct reconcile *r, struct group *g)
 		e = map_get(r->pods, g->members.v[i]);
 		if (e == NULL || e->state == PS_ENDED || e->rec->delete_at != 0)
 			continue;
-		if (g->more->disruption != NULL)
-			writes_preempt(r, e, g->more->disruption,
-			    g->more->grace_end);
+		if (g->job->disruption != NULL)
+			writes_preempt(r, e, g->job->disruption,
+			    g->job->grace_end);
 		else
-			writes_delete(r, e, g->more->end_msg);
+			writes_delete(r, e, g->job->end_msg);
 	}
 	/* ... and the pods of other jobs that share its claims' devices. */
-	if ((g->more->disruption != NULL || g->more->end_msg != NULL) &&
+	if ((g->job->disruption != NULL || g->job->end_msg != NULL) &&
 	    (g->claims_held || g->allocated_claims || claims_named(r, g))) {
 		void *arg[2] = { r, g };
 
@@ -218,10 +217,10 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 				    "if preempted)",
 		[YIELD_REQUEUED] = "requeued",
 	};
-	struct group_more *m;
-	char		   msg[512];
+	struct group_job *m;
+	char		  msg[512];
 
-	if (g->more->disruption != NULL || g->jobid == 0)
+	if (g->job->disruption != NULL || g->jobid == 0)
 		return;
 	if (grace_end > time(NULL))
 		snprintf(msg, sizeof(msg),
@@ -232,7 +231,7 @@ end_yield(struct reconcile *r, struct group *g, enum stats_yield cause,
 		snprintf(msg, sizeof(msg), "slurm-bridge: Slurm %s job %u",
 		    why[cause], g->jobid);
 	log_info("group %s: %s: its pods yield", g->key, msg + 14);
-	m = groupmore_get(g);
+	m = groupjob_get(g);
 	m->disruption = xstrdup(msg);
 	m->grace_end = grace_end;
 	g->slurm_ends = cause == YIELD_PREEMPTED;
@@ -260,7 +259,7 @@ end_reset(struct reconcile *r, struct group *g)
 	groups_set_state(r, g, G_WAITING);
 	g->job_pods_set = 0;
 	g->job_pods_members = 0;
-	groupmore_forget_job(g);
+	groupjob_forget(g);
 	g->cpus_per_task = g->gpus_per_task = 0;
 	g->slurm_ends = 0;
 	g->spec = 0;
@@ -283,15 +282,15 @@ end_reset(struct reconcile *r, struct group *g)
 static void
 end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 {
-	struct pod_entry  *e, *gone = NULL;
-	struct group_more *m;
-	json_t		  *pg, *pod;
-	char		   msg[512], who[200];
-	size_t		   i;
-	int		   all;
+	struct pod_entry *e, *gone = NULL;
+	struct group_job *m;
+	json_t		 *pg, *pod;
+	char		  msg[512], who[200];
+	size_t		  i;
+	int		  all;
 
 	if (live == 0 || g->state != G_BOUND || g->cancelled ||
-	    g->more->disruption != NULL || g->more->end_msg != NULL ||
+	    g->job->disruption != NULL || g->job->end_msg != NULL ||
 	    (g->sized_by != WORKLOAD_SCHED_PODGROUP &&
 		g->sized_by != WORKLOAD_SCHED_COMPOSITE))
 		return;
@@ -332,7 +331,7 @@ end_disrupt_all(struct reconcile *r, struct group *g, size_t live)
 	    who, podrec_name(gone->rec),
 	    gone->rec->delete_at != 0 ? "was deleted" : "failed", g->jobid);
 	log_info("group %s: %s", g->key, msg + 14);
-	m = groupmore_get(g);
+	m = groupjob_get(g);
 	m->end_msg = xstrdup(msg);
 	end_members(r, g);
 	end_stop(r, g, "disruptionMode all: a member was disrupted", 1);

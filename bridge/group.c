@@ -115,14 +115,14 @@ group_refill(struct reconcile *r, struct group *g)
 		}
 		found = 0;
 		groups_job_list_own(g);
-		jp = &g->more->job_pods;
+		jp = &g->job->job_pods;
 		for (j = 0; j < jp->n; j++) {
 			old = map_get(r->pods, jp->v[j]);
 			if (old != NULL && old->state != PS_ENDED)
 				continue;
 			log_info("pod %s: takes the slot of %s in slurm job %u",
 			    e->rec->key, jp->v[j], g->jobid);
-			strv_set(&groupmore_get(g)->job_pods, j, e->rec->key);
+			strv_set(&groupjob_get(g)->job_pods, j, e->rec->key);
 			filled++;
 			found = 1;
 			break;
@@ -163,7 +163,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 * delete is asked again, and once no member it bound still runs, the
 	 * job is cancelled (a controller's replacement pods get a new one).
 	 */
-	if (g->jobid != 0 && g->more->disruption != NULL && !g->cancelled) {
+	if (g->jobid != 0 && g->job->disruption != NULL && !g->cancelled) {
 		end_members(r, g);
 		if (groups_live(r, g, NULL, 0, 0) !=
 		    groups_live(r, g, NULL, 0, 1))
@@ -176,7 +176,7 @@ group_evaluate(struct reconcile *r, struct group *g)
 	 * controller's new pods get a new job rather than a dead slot.
 	 */
 	if (g->jobid != 0 && (g->cancelled || g->state == G_ENDED)) {
-		if (g->more->end_msg != NULL)
+		if (g->job->end_msg != NULL)
 			end_members(r, g);
 		if (groups_live(r, g, NULL, 0, 0) !=
 		    groups_live(r, g, NULL, 0, 1))
@@ -274,7 +274,7 @@ group_quiet(struct reconcile *r, struct group *g, int64_t now)
 	/* An end on the end thread: its answer brings the group back. */
 	if (g->ending)
 		return (1);
-	if (g->cancelled || g->more->end_msg != NULL || g->claims_held)
+	if (g->cancelled || g->job->end_msg != NULL || g->claims_held)
 		return (0);
 	/* A cancel failed (slurmctld away): the sweep tries again. */
 	if (g->cancel_due)

@@ -61,7 +61,7 @@ groups_entry_free(void *p)
 	intern_put(g->ns);
 	intern_put(g->pending_reason);
 	strv_clear(&g->members);
-	groupmore_free(g);
+	groupjob_free(g);
 	free(g);
 }
 
@@ -153,7 +153,7 @@ groups_get(struct reconcile *r, const struct group_id *gid, const char *ns)
 		return (g);
 	n = strlen(gid->key) + 1;
 	g = xcalloc(1, sizeof(*g) + n);
-	groupmore_init(g);
+	groupjob_init(g);
 	memcpy(g->key, gid->key, n);
 	g->ns = intern_get(ns);
 	g->gang = gid->gang != 0;
@@ -302,7 +302,7 @@ groups_retry_later(struct group *g, int refused)
 const struct strv *
 groups_job_list(const struct group *g)
 {
-	return (g->job_pods_members ? &g->members : &g->more->job_pods);
+	return (g->job_pods_members ? &g->members : &g->job->job_pods);
 }
 
 void
@@ -314,7 +314,7 @@ groups_job_list_own(struct group *g)
 	if (!g->job_pods_members)
 		return;
 	g->job_pods_members = 0;
-	jp = &groupmore_get(g)->job_pods;
+	jp = &groupjob_get(g)->job_pods;
 	for (i = 0; i < g->members.n; i++)
 		strv_add(jp, g->members.v[i]);
 }
@@ -344,14 +344,14 @@ groups_job_pods(struct group *g, const json_t *pods, const char *admin_comment)
 {
 	json_t *het = translate_admin_het(admin_comment, json_array_size(pods));
 
-	if (g->more->job_pods.v != NULL)
-		strv_clear(&g->more->job_pods);
+	if (g->job->job_pods.v != NULL)
+		strv_clear(&g->job->job_pods);
 	g->job_pods_members = groups_are_members(g, pods);
 	if (!g->job_pods_members)
-		strv_from_json(&groupmore_get(g)->job_pods, pods);
+		strv_from_json(&groupjob_get(g)->job_pods, pods);
 	g->job_pods_set = 1;
-	if (het != NULL || g->more->het != NULL) {
-		json_decref(g->more->het);
-		groupmore_get(g)->het = het;
+	if (het != NULL || g->job->het != NULL) {
+		json_decref(g->job->het);
+		groupjob_get(g)->het = het;
 	}
 }

@@ -406,8 +406,8 @@ poll_ended(struct reconcile *r, struct group *g, const struct sjob *j)
 	}
 	log_info("group %s: slurm job %u ended: %s (reason %s)", g->key, j->id,
 	    j->state, j->reason);
-	if (!g->cancelled && g->more->end_msg == NULL) {
-		xasprintf(&groupmore_get(g)->end_msg,
+	if (!g->cancelled && g->job->end_msg == NULL) {
+		xasprintf(&groupjob_get(g)->end_msg,
 		    "Slurm job %u ended: %s "
 		    "(Reason=%s); deleting the pod",
 		    j->id, j->state, j->reason);
@@ -626,8 +626,8 @@ poll_misnamed(struct reconcile *r, struct group *g)
 		end_reset(r, g);
 		return (1);
 	}
-	free(g->more->end_msg);
-	xasprintf(&groupmore_get(g)->end_msg,
+	free(g->job->end_msg);
+	xasprintf(&groupjob_get(g)->end_msg,
 	    "its job-id label or annotation names Slurm job %u, which was "
 	    "not made for it; deleting the pod",
 	    g->jobid);

@@ -357,8 +357,8 @@ reconcile_gauges(struct reconcile *r)
 			g->state == G_PENDING))
 			gangs++;
 		gbytes += (long long)(malloc_usable_size(g) +
-		    strv_bytes(&g->members) + groupmore_bytes(g) +
-		    str_bytes(g->more->end_msg));
+		    strv_bytes(&g->members) + groupjob_bytes(g) +
+		    str_bytes(g->job->end_msg));
 	}
 	it = 0;
 	jbytes = (long long)map_bytes(r->jobs);

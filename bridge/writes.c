@@ -458,7 +458,7 @@ writes_extender_bind(struct reconcile *r, struct ext_call *c)
 }
 
 /*
- * Sends g->more->pg_cond ("True|msg" or "False|msg") as the condition
+ * Sends g->job->pg_cond ("True|msg" or "False|msg") as the condition
  * cond of obj, at api/namespaces/NS/resource/NAME/status.
  */
 static void
@@ -466,10 +466,10 @@ writes_group_cond(struct reconcile *r, struct group *g, const json_t *obj,
     const char *api, const char *resource, const char *cond)
 {
 	const json_t *c, *old = NULL;
-	const char   *status = strncmp(g->more->pg_cond, "True|", 5) == 0 ?
+	const char   *status = strncmp(g->job->pg_cond, "True|", 5) == 0 ?
 	      "True" :
 	      "False";
-	const char   *msg = strchr(g->more->pg_cond, '|') + 1, *ltt = NULL;
+	const char   *msg = strchr(g->job->pg_cond, '|') + 1, *ltt = NULL;
 	const char   *name = k8s_obj_name(obj);
 	struct wreq  *w;
 	char	      ts[64];
@@ -491,7 +491,7 @@ writes_group_cond(struct reconcile *r, struct group *g, const json_t *obj,
 	}
 	w = wreq_new_named(WREQ_PODGROUP, g->ns, name, k8s_obj_uid(obj));
 	w->gkey = xstrdup(g->key);
-	w->msg = xstrdup(g->more->pg_cond);
+	w->msg = xstrdup(g->job->pg_cond);
 	xasprintf(&w->path, "%s/namespaces/%s/%s/%s/status", api, g->ns,
 	    resource, name);
 	w->body = json_pack("{s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}}",
@@ -529,7 +529,7 @@ writes_child_groups(struct reconcile *r, struct group *g)
 }
 
 /*
- * Sends g->more->pg_cond to its PodGroup (obj); for a composite gang, to
+ * Sends g->job->pg_cond to its PodGroup (obj); for a composite gang, to
  * the CompositePodGroup (obj) and to each of its members' PodGroups, as
  * kube-scheduler writes the condition on every group of the tree.
  */
@@ -571,15 +571,15 @@ writes_podgroup(struct reconcile *r, struct group *g, int scheduled,
 	    (g->pg_scheduled && !scheduled))
 		return;
 	xasprintf(&want, "%s|%s", scheduled ? "True" : "False", msg);
-	if (g->more->pg_cond != NULL && strcmp(g->more->pg_cond, want) == 0 &&
+	if (g->job->pg_cond != NULL && strcmp(g->job->pg_cond, want) == 0 &&
 	    g->pg_sent) {
 		free(want);
 		return;
 	}
-	if (g->more->pg_cond == NULL || strcmp(g->more->pg_cond, want) != 0)
+	if (g->job->pg_cond == NULL || strcmp(g->job->pg_cond, want) != 0)
 		g->pg_sent = 0;
-	free(g->more->pg_cond);
-	groupmore_get(g)->pg_cond = want;
+	free(g->job->pg_cond);
+	groupjob_get(g)->pg_cond = want;
 	if (scheduled)
 		g->pg_scheduled = 1;
 	/* The PodGroup may not be known yet: asked again once it is. */
@@ -607,9 +607,9 @@ writes_podgroup_done(struct reconcile *r, struct wreq *w)
 	if (g->pg_busy > 0)
 		g->pg_busy--;
 	/* Failed: written again when asked again. */
-	if (w->rc == -1 && strcmp(g->more->pg_cond, w->msg) == 0)
+	if (w->rc == -1 && strcmp(g->job->pg_cond, w->msg) == 0)
 		g->pg_sent = 0;
-	if (g->pg_busy > 0 || strcmp(g->more->pg_cond, w->msg) == 0)
+	if (g->pg_busy > 0 || strcmp(g->job->pg_cond, w->msg) == 0)
 		return;
 	if ((pg = writes_group_obj(r, g)) != NULL) {
 		writes_podgroup_send(r, g, pg);

@@ -1529,13 +1529,13 @@ START_TEST(test_job_list)
 	ck_assert_uint_ge(n, 2);
 	jl = groups_job_list(g);
 	ck_assert_ptr_eq(jl, &g->members);
-	ck_assert_uint_eq(g->more->job_pods.n, 0);
+	ck_assert_uint_eq(g->job->job_pods.n, 0);
 	h_key(1, key, sizeof(key));
 	ck_assert_int_ne(strv_find(jl, key), -1);
 	groups_member_remove(g, key);
 	ck_assert_uint_eq(g->members.n, n - 1);
 	jl = groups_job_list(g);
-	ck_assert_ptr_eq(jl, &g->more->job_pods);
+	ck_assert_ptr_eq(jl, &g->job->job_pods);
 	ck_assert_uint_eq(jl->n, n);
 	ck_assert_int_ne(strv_find(jl, key), -1);
 	ck_assert_int_eq(strv_find(&g->members, key), -1);
@@ -2141,15 +2141,15 @@ START_TEST(test_gang_heterogeneous)
 	    "PENDING");
 	ck_assert_uint_eq(fake_slurm_job_comps(fake_slurm_last_job()), 2);
 	g = h_group();
-	ck_assert_ptr_nonnull(g->more->het);
+	ck_assert_ptr_nonnull(g->job->het);
 	/* In placement order: train-0 and train-2 of 1 CPU, train-1 of 2. */
 	ck_assert_int_eq(json_integer_value(
-			     json_array_get(json_object_get(g->more->het,
+			     json_array_get(json_object_get(g->job->het,
 						"comps"),
 				 1)),
 	    1);
 	ck_assert_int_eq(json_integer_value(
-			     json_array_get(json_object_get(g->more->het,
+			     json_array_get(json_object_get(g->job->het,
 						"comps"),
 				 2)),
 	    0);
