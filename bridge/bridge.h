@@ -119,9 +119,9 @@ enum group_state {
 };
 
 /*
- * What a group keeps of its Slurm job (struct group's job): the part a
- * pending pod alone does not use, kept apart so that 50,000 of them do
- * not carry it.
+ * What a group keeps of its Slurm job (struct group's job), and its
+ * PodGroup's condition: the part a pending pod alone does not use, kept
+ * apart so that 50,000 of them do not carry it.
  */
 struct group_job {
 	/*
@@ -496,7 +496,6 @@ struct sreq {
 	json_t	*layout; /* allocated at once, or NULL */
 	int	 permanent;
 	char	 err[512];
-	TAILQ_ENTRY(sreq) entry; /* the group tests' fake submitter's lists */
 };
 
 /*
@@ -951,7 +950,7 @@ int groups_labelled(struct reconcile *, struct group *);
 void groups_retry_later(struct group *, int refused);
 /* The pods the group's job was made for, in placement order (borrowed). */
 const struct strv *groups_job_list(const struct group *);
-/* Makes job->job_pods a list of its own, to change it apart from the members. */
+/* Makes job->job_pods a list of its own, to change apart from members. */
 void groups_job_list_own(struct group *);
 /*
  * The pods the group's job was made for (placement order), and, for a
@@ -968,12 +967,13 @@ void groups_withdraw(struct group *);
 void groups_withdraw_all(struct reconcile *);
 
 /*
- * groupjob.c: what a group keeps of its job.  A new group's is the shared
- * empty one (groupjob_init); groupjob_get makes its own, to write.
+ * groupjob.c: what a group keeps of its job, and its PodGroup's
+ * condition.  A new group's is the shared empty one (groupjob_init);
+ * groupjob_get makes its own, to write.
  */
 void		  groupjob_init(struct group *);
 struct group_job *groupjob_get(struct group *);
-/* Drops its last job's layout, end, comment and het. */
+/* Drops its last job's pod list, layout, het shape, end and disruption. */
 void groupjob_forget(struct group *);
 /* Frees its own; the group has the shared empty one after. */
 void groupjob_free(struct group *);
@@ -1106,8 +1106,8 @@ void exclude_nodes_changed(struct reconcile *);
  * the job back.  A claim of the pod's PodGroup (KEP-5729) is allocated
  * once, from a->group_gres, and reserved for the PodGroup; round (an
  * object, one per round of the gang's members) notes it was planned, and
- * every member holds until it is reserved.  claims_write (writepool thread): makes w->claims in
- * order; 0, or -1 with w->err.
+ * every member holds until it is reserved.  claims_write (writepool
+ * thread): makes w->claims in order; 0, or -1 with w->err.
  *
  * A claim is shared when pods of several jobs name it: the first job
  * allocates it and holds its devices (claims_holder: what the bridge
@@ -1132,8 +1132,9 @@ json_t *claims_release(struct reconcile *, const struct pod_entry *e,
 /*
  * g's job is over and none of its pods runs (end_reset, groups_gc): the
  * claims of a PodGroup it allocated (reserved for the PodGroup, which
- * outlives the job) are to be released, for Slurm has freed their devices.  Their writes, [{ns,
- * podgroup, write}] (new), or NULL; writes_group_release makes them.
+ * outlives the job) are to be released, for Slurm has freed their
+ * devices.  Their writes, [{ns, podgroup, write}] (new), or NULL;
+ * writes_group_release makes them.
  */
 json_t *claims_group_release(struct reconcile *, const struct group *g);
 /* g's job, just asked for, will allocate its pods' free claims. */
@@ -1253,15 +1254,16 @@ void submitter_free(struct submitter *);
 void submitter_push(struct submitter *, struct sreq *s);
 /* Requests not taken by a thread yet. */
 size_t submitter_waiting(struct submitter *);
-/* Makes the next request on the caller's thread: 1, or 0: none waits. */
+/* Makes the next request on the caller's thread (worker_step). */
 int submitter_step(struct submitter *);
 
 /*
  * poller.c: the poll thread, which loads Slurm's jobs when asked and gives
  * each load back as an MSG_POLLED message on done.  poller_ask asks for a
  * load of what changed since since (0: every job); the reconcile thread
- * asks again only once the last load came back.  nthreads: 1, or 0: none,
- * and poller_step does the thread's next piece of work.
+ * asks again only once the last load came back.  nthreads: 1 (more count
+ * as 1: the thread keeps one job), or 0: none, and poller_step does the
+ * thread's next piece of work.
  */
 struct poller *poller_new(struct queue *done, int nthreads);
 /*
@@ -1281,14 +1283,15 @@ void poller_spent(struct poller *, struct sload *l, int trim);
  * a load asked too is made first.
  */
 void poller_probe(struct poller *);
-/* Does the next piece of work on the caller's thread: 1, or 0: none. */
+/* Does the next piece of work on the caller's thread (worker_step). */
 int poller_step(struct poller *);
 
 /*
  * ender.c: the end thread, which makes requests with make (end_make): one
  * that frees nodes alone, or up to batch (1..END_BATCH) bulk ones at once;
- * results go to done, which outlives it.  nthreads: 1, or 0: none, and
- * ender_step makes the next requests.  NULL on failure.
+ * results go to done, which outlives it.  nthreads: 1 (more count as 1:
+ * the thread keeps one job), or 0: none, and ender_step makes the next
+ * requests.  NULL on failure.
  */
 struct ender *ender_new(struct queue *done,
     void (*make)(struct ereq **, size_t), size_t batch, int nthreads);
@@ -1300,7 +1303,7 @@ void ender_push(struct ender *, struct ereq *e);
 void ender_promote(struct ender *, uint32_t jobid);
 /* Requests not taken yet, and how many of them are bulk cancels. */
 size_t ender_waiting(struct ender *, size_t *bulk);
-/* Makes the next requests on the caller's thread: 1, or 0: none waits. */
+/* Makes the next requests on the caller's thread (worker_step). */
 int ender_step(struct ender *);
 
 /*
@@ -1461,7 +1464,10 @@ void writes_bind(struct reconcile *, struct pod_entry *, const char *gkey,
 /* Makes the claim writes of claims.c (taken) for the pod, no Binding. */
 void writes_claims(struct reconcile *, struct pod_entry *, const char *gkey,
     uint32_t jobid, json_t *claims);
-/* Releases the claims of a PodGroup g's job allocated (claims_group_release). */
+/*
+ * Releases the claims of a PodGroup g's job allocated
+ * (claims_group_release).
+ */
 void writes_group_release(struct reconcile *, const struct group *g);
 /* Drops our finalizer from an ended pod (nothing else in flight). */
 void writes_release(struct reconcile *, struct pod_entry *);
@@ -1617,8 +1623,9 @@ void worker_unlock(struct worker *);
 /* Wakes a thread for work just put on the list (under the lock). */
 void worker_wake(struct worker *);
 /*
- * Runs the next job on the caller's thread, as thread 0 (a worker of no
- * threads: the group tests): 1, or 0 when none waits.
+ * Runs the next job on the caller's thread, as thread 0: 1, or 0 when none
+ * waits.  Only a worker of no threads whose policy has no init (the group
+ * tests' submit, poll and end threads); -1 for any other.
  */
 int worker_step(struct worker *);
 /*

@@ -25,7 +25,8 @@
 #include "bridge.h"
 
 struct ender {
-	struct worker *worker; /* one thread; its lock guards what follows */
+	struct worker
+	    *worker; /* one thread, or none; its lock guards the rest */
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
 	struct lanes *bulk;	    /* by namespace, taken in turn (queue.c) */
@@ -112,7 +113,8 @@ ender_new(struct queue *done, void (*make)(struct ereq **, size_t),
 	en->done = done;
 	en->make = make;
 	en->batch = batch < 1 ? 1 : batch > END_BATCH ? END_BATCH : batch;
-	if ((en->worker = worker_new(&ender_policy, en, nthreads)) == NULL) {
+	if ((en->worker = worker_new(&ender_policy, en,
+		 nthreads > 0 ? 1 : 0)) == NULL) {
 		ender_free(en);
 		return (NULL);
 	}

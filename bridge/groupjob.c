@@ -1,10 +1,11 @@
 /*
- * What a group keeps of its Slurm job (struct group_job, the group's job):
- * the part that a pending pod alone never uses (the job's own pod list,
- * layout and end, a heterogeneous job's shape, the allocations given back,
- * a PodGroup's condition).  Until something is written there, a group's
- * job is one shared, read-only, all-NULL record, so that 50,000 pending
- * pods do not each carry 72 bytes of NULLs.
+ * What a group keeps of its Slurm job (struct group_job, the group's job),
+ * and its PodGroup's condition: the part that a pending pod alone never
+ * uses (the job's own pod list, layout and end, a heterogeneous job's
+ * shape, the allocations given back, the PodGroup's condition).  Until
+ * something is written there, a group's job is one shared, read-only,
+ * all-NULL record, so that 50,000 pending pods do not each carry 72 bytes
+ * of NULLs.
  *
  * Threads: reconcile.
  */

@@ -22,7 +22,7 @@
 #include "xmalloc.h"
 #include "bridge.h"
 
-/* What the thread does next (one thread: the worker's job is &p->job). */
+/* What the thread does next (one runner: the worker's job is &p->job). */
 enum poller_do {
 	POLLER_FREE, /* a load read, to be freed (and trimmed after) */
 	POLLER_LOAD, /* a load of the jobs changed since since */
@@ -30,12 +30,13 @@ enum poller_do {
 };
 
 struct poller {
-	struct worker *worker; /* one thread; its lock guards what follows */
-	int	       asked;
-	time_t	       since;
-	int	       probe; /* a probe of jobs started was asked */
-	struct sload  *spent; /* read: to free */
-	int	       spent_trim;
+	struct worker
+	      *worker; /* one thread, or none; its lock guards the rest */
+	int    asked;
+	time_t since;
+	int    probe;	     /* a probe of jobs started was asked */
+	struct sload *spent; /* read: to free */
+	int	      spent_trim;
 	struct {
 		enum poller_do what;
 		time_t	       since;
@@ -105,7 +106,8 @@ poller_new(struct queue *done, int nthreads)
 	struct poller *p = xcalloc(1, sizeof(*p));
 
 	p->done = done;
-	if ((p->worker = worker_new(&poller_policy, p, nthreads)) == NULL) {
+	if ((p->worker = worker_new(&poller_policy, p, nthreads > 0 ? 1 : 0)) ==
+	    NULL) {
 		poller_free(p);
 		return (NULL);
 	}

@@ -25,7 +25,8 @@
 #include "bridge.h"
 
 struct submitter {
-	struct worker *worker; /* SUBMIT_THREADS; its lock guards waiting */
+	/* SUBMIT_THREADS threads, or none; its lock guards waiting */
+	struct worker *worker;
 	struct lanes  *waiting;
 	struct queue  *done;
 };

@@ -9,9 +9,8 @@
  * and the owner then frees what is left on its list.  A worker of no
  * threads runs nothing by itself: whoever holds it runs its next job on
  * its own thread (worker_step), as the group tests drive the submit, poll
- * and end threads' policies by hand.  And what a thread
- * the daemon cannot run without does when it fails (fail_thread, at the
- * end).
+ * and end threads' policies by hand.  And what a thread the daemon cannot
+ * run without does when it fails (fail_thread, at the end).
  *
  * Threads: reconcile, eventer (fail_thread, worker_main), end (worker_main),
  * poll (worker_main), submit (worker_main), writepool (worker_main).
@@ -122,6 +121,9 @@ worker_step(struct worker *w)
 {
 	void *job;
 
+	/* Its threads would race the caller; init is per thread. */
+	if (w->nthreads > 0 || w->policy->init != NULL)
+		return (-1);
 	pthread_mutex_lock(&w->lock);
 	job = w->stop ? NULL : w->policy->take(w->owner);
 	pthread_mutex_unlock(&w->lock);
