@@ -6,11 +6,12 @@
  * allocation requests and Slurm calls (submit, cancel), pod writes (binds,
  * PodScheduled messages, deletes, Failed status) and Events.
  * Single-threaded: the test calls the reconcile thread's own handlers
- * (reconcile_msg, poll_slurm, poll_recover, sweep_groups,
- * sweep_changed, bind_flush_writes) in the order its loop would, over fakes of Slurm, the
- * writepool, the submit thread and the clock (test/fakes.h).  A binary of
- * its own: those fakes stand in for the slurm*.c files, writepool.c,
- * submitter.c, eventer.c, now.c and libk8s's requests.
+ * (reconcile_msg, poll_slurm, poll_recover, sweep_groups, sweep_changed,
+ * bind_flush_writes) in the order its loop would, over fakes of Slurm,
+ * the writepool and the clock, and runs the submit, poll and end threads'
+ * own code a step at a time (test/drive.c) on workers of no thread.  A
+ * binary of its own: the fakes stand in for the slurm*.c files,
+ * writepool.c, eventer.c, now.c and libk8s's requests.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1561,6 +1562,41 @@ START_TEST(test_cancel_promoted)
 }
 END_TEST
 
+/*
+ * The pods of a pending gang ask for another account: the submit thread
+ * changes the job (sctl_update_pending), and makes no new one.
+ */
+START_TEST(test_pending_update)
+{
+	struct counts a, b;
+	json_t	     *pod;
+	uint32_t      job;
+	char	      key[128];
+	int	      i, updates;
+
+	h_reach(S_PENDING);
+	job = fake_slurm_last_job();
+	updates = fake_slurm_counts()->updates;
+	h_counts(&a);
+	for (i = 0; i < GANG_SIZE; i++) {
+		pod = json_object_get(H.api, h_key(i, key, sizeof(key)));
+		json_object_set_new(k8s_obj_get(pod, "metadata.annotations"),
+		    ANN_PREFIX "account", json_string("physics"));
+		h_pod_event(pod, K8S_WATCH_MODIFIED);
+	}
+	ck_assert_uint_eq(drive_submit_waiting(H.r), 1);
+	drive_submit_make(H.r);
+	ck_assert_uint_eq(drive_submit_deliver(H.r), 1);
+	h_counts(&b);
+	ck_assert_int_eq(fake_slurm_counts()->updates, updates + 1);
+	ck_assert_str_eq(fake_slurm_job_account(job), "physics");
+	ck_assert_int_eq(b.submits - a.submits, 0);
+	ck_assert_int_eq(b.cancels - a.cancels, 0);
+	ck_assert_int_eq(h_state(), G_PENDING);
+	ck_assert_uint_eq(h_group()->jobid, job);
+}
+END_TEST
+
 START_TEST(test_poll_probe)
 {
 	unsigned long long h0 = atomic_load(&bstats.polls_hastened);
@@ -1639,6 +1675,21 @@ static const struct {
 	{ NULL, 0, 1, 1 },
 };
 
+/*
+ * Asked again while a load is on its way, the reconcile thread asks the
+ * poll thread for nothing: one load out at a time.
+ */
+static void
+h_poll_asked_again(void)
+{
+	int polls = fake_slurm_counts()->polls;
+
+	poll_ask(H.r);
+	while (poller_step(H.r->poller) == 1)
+		;
+	ck_assert_int_eq(fake_slurm_counts()->polls, polls);
+}
+
 START_TEST(test_gang_stale_load)
 {
 	struct counts a, b;
@@ -1646,9 +1697,8 @@ START_TEST(test_gang_stale_load)
 	h_reach(S_BOUND);
 	H.r->slurm_since = 0; /* a load of every job, as now and then */
 	poll_ask(H.r);
-	poll_ask(H.r);
-	ck_assert_int_eq(H.r->polling, 1);	   /* one load asked */
 	ck_assert_int_eq(drive_poll_make(H.r), 1); /* the job RUNNING */
+	h_poll_asked_again();
 	h_counts(&a);
 	if (stale_cases[_i].phase != NULL)
 		h_pods_end(stale_cases[_i].phase, 0);
@@ -1663,7 +1713,6 @@ START_TEST(test_gang_stale_load)
 	h_counts(&a);
 	h_nothing_more(&b, &a);
 	poll_ask(H.r);
-	ck_assert_int_eq(H.r->polling, 1);	   /* one load asked */
 	ck_assert_int_eq(drive_poll_make(H.r), 1); /* the job, ended */
 	ck_assert_int_eq(drive_poll_deliver(H.r), 0);
 	bind_flush_writes(H.r);
@@ -1889,7 +1938,6 @@ START_TEST(test_gang_purged)
 	h_reach(S_SUBMITTING);
 	H.r->slurm_since = 0; /* a load of every job: none yet */
 	poll_ask(H.r);
-	ck_assert_int_eq(H.r->polling, 1); /* one load asked */
 	ck_assert_int_eq(drive_poll_make(H.r), 0);
 	h_step(E_SUBMIT_OK, 0, NULL);
 	ck_assert_int_eq(h_state(), G_PENDING);
@@ -2591,6 +2639,7 @@ group_suite(void)
 	tcase_add_loop_test(tc, test_gang_end_answer, 0, 2);
 	tcase_add_test(tc, test_end_batch);
 	tcase_add_test(tc, test_cancel_promoted);
+	tcase_add_test(tc, test_pending_update);
 	tcase_add_test(tc, test_job_list);
 	tcase_add_test(tc, test_cond_coalesce);
 	tcase_add_test(tc, test_single_borrows);

@@ -10,7 +10,10 @@
  * The end thread's answers are made and delivered after each event
  * (drive_end_deliver, from the test's harness), unless held: then the ends
  * that free nodes are made and their answers wait; or lazy and held:
- * nothing is made, as when the thread has not come to them yet.
+ * nothing is made, as when the thread has not come to them yet.  The poll
+ * thread does its work in its own order (poller_take: a spent load freed,
+ * then a load, then a probe), so making a probe makes a load asked before
+ * it, and making a load with none asked makes the probe asked.
  */
 #include <stdlib.h>
 
@@ -112,7 +115,7 @@ drive_submit_waiting(struct reconcile *r)
 void
 drive_submit_make(struct reconcile *r)
 {
-	while (submitter_step(r->submitter))
+	while (submitter_step(r->submitter) == 1)
 		D.submits_made++;
 }
 
@@ -131,7 +134,7 @@ drive_poll_make(struct reconcile *r)
 
 	if (before != NULL)
 		return (-1); /* one is on its way: none is asked */
-	while (poller_step(r->poller))
+	while (poller_step(r->poller) == 1)
 		if ((made = drive_find(D.poll, MSG_POLLED)) != NULL)
 			return ((int)sctl_load_count(made->load));
 	return (-1);
@@ -147,7 +150,7 @@ int
 drive_probe_deliver(struct reconcile *r)
 {
 	while (drive_find(D.poll, MSG_PROBED) == NULL)
-		if (!poller_step(r->poller))
+		if (poller_step(r->poller) != 1)
 			return (-1);
 	return (drive_deliver(D.poll, r, MSG_PROBED, 1) == 1 ? 0 : -1);
 }
@@ -174,13 +177,17 @@ drive_end_deliver(struct reconcile *r)
 	if (r->ender == NULL)
 		return (0);
 	if (D.held) {
-		/* What frees nodes is made as it comes; bulk cancels wait. */
+		/*
+		 * What frees nodes is made as it comes; bulk cancels wait,
+		 * unless the thread's own rule takes them first (END_FAIR
+		 * ends in a row).
+		 */
 		while (!D.lazy && ender_waiting(r->ender, &bulk) > bulk &&
-		    ender_step(r->ender))
+		    ender_step(r->ender) == 1)
 			;
 		return (0);
 	}
-	while (ender_step(r->ender))
+	while (ender_step(r->ender) == 1)
 		;
 	return (drive_deliver(D.end, r, MSG_ENDED, (size_t)-1));
 }

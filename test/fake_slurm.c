@@ -490,6 +490,14 @@ fake_slurm_job_comment(uint32_t id)
 	return (j != NULL ? j->comment : NULL);
 }
 
+const char *
+fake_slurm_job_account(uint32_t id)
+{
+	struct fake_job *j = fake_job_find(id);
+
+	return (j != NULL ? j->account : NULL);
+}
+
 const struct fake_slurm_counts *
 fake_slurm_counts(void)
 {
@@ -558,7 +566,6 @@ sctl_submit(const struct jobspec *js, uint32_t *jobid, json_t **layout,
 	return (0);
 }
 
-/* Ends a job at our request; already gone is what a cancel wants. */
 /*
  * What slurmsubmit.c's does: a pending job takes the request's name,
  * partition, account and QOS; one that left PENDING, or is gone, refuses.
@@ -592,6 +599,7 @@ sctl_update_pending(const struct jobspec *js, uint32_t jobid, char *err,
 	return (0);
 }
 
+/* Ends a job at our request; already gone is what a cancel wants. */
 static int
 fake_cancel_one(uint32_t jobid, char *err, size_t errlen)
 {

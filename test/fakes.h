@@ -86,6 +86,8 @@ void fake_slurm_comment(uint32_t id, const char *comment);
 uint32_t fake_slurm_last_job(void);
 /* "PENDING", "RUNNING", "CANCELLED", ... or NULL if unknown. */
 const char *fake_slurm_job_state(uint32_t id);
+/* Its account, or NULL: none, or no such job. */
+const char *fake_slurm_job_account(uint32_t id);
 /* Its comment as Slurm keeps it, or NULL: no such job. */
 const char		       *fake_slurm_job_comment(uint32_t id);
 const struct fake_slurm_counts *fake_slurm_counts(void);
@@ -145,11 +147,17 @@ size_t drive_submit_waiting(struct reconcile *r);
 void drive_submit_make(struct reconcile *r);
 /* The answers made, each as an MSG_SUBMITTED message. */
 size_t drive_submit_deliver(struct reconcile *r);
-/* The load asked for, made now: its jobs, or -1: none asked. */
+/*
+ * The load asked for, made now (after a spent load is freed, before a
+ * probe): its jobs, or -1: none asked, or one is on its way.
+ */
 int drive_poll_make(struct reconcile *r);
 /* The load made, as an MSG_POLLED message (0, or -1: none). */
 int drive_poll_deliver(struct reconcile *r);
-/* The probe asked for, made and delivered as MSG_PROBED; -1: none asked. */
+/*
+ * The probe asked for, made and delivered as MSG_PROBED (a load asked
+ * before it is made first, and waits); -1: none asked.
+ */
 int drive_probe_deliver(struct reconcile *r);
 /* The ends made, and their answers delivered as MSG_ENDED messages. */
 size_t drive_end_deliver(struct reconcile *r);
