@@ -478,14 +478,18 @@ stack_cpu_ticks() {
 		"/proc/$1/stat" 2>/dev/null
 }
 
-# stack_no_bridge_jobs [NS]: true when Slurm holds no live job of the
-# bridge; with NS, none for a pod or gang of namespace NS (the job's
+# stack_no_bridge_jobs [NS...]: true when Slurm holds no live job of the
+# bridge; with namespaces, none for a pod or gang of any of them (the job's
 # comment names it: "slurm-bridge: pod NS/NAME ...", "... gang NS/GROUP"),
 # so that a test waits for its own jobs alone, not the demo's beside it.
 # (awk reads all of squeue's output: grep -q would leave it a broken pipe.)
 stack_no_bridge_jobs() {
-	squeue -h -t PD,R,CG -o '%k' | awk -v ns="${1:-}" '
-		/^slurm-bridge:/ && (ns == "" || index($0, " " ns "/") > 0) { f = 1 }
+	squeue -h -t PD,R,CG -o '%k' | awk -v nss="$*" '
+		BEGIN { n = split(nss, ns, " ") }
+		/^slurm-bridge:/ {
+			if (n == 0) f = 1
+			for (i = 1; i <= n; i++) if (index($0, " " ns[i] "/") > 0) f = 1
+		}
 		END { exit f }'
 }
 

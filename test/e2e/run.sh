@@ -19,9 +19,9 @@ if [ -n "$leftover" ]; then
 	# shellcheck disable=SC2086
 	k delete namespace $leftover --wait=true --timeout=120s >/dev/null
 fi
-for ns in $leftover; do
-	wait_for 60 stack_no_bridge_jobs "$ns" || echo "e2e: warning: jobs of $ns still in Slurm"
-done
+# shellcheck disable=SC2086
+[ -z "$leftover" ] || wait_for 60 stack_no_bridge_jobs $leftover ||
+	echo "e2e: warning: jobs of $leftover still in Slurm"
 # Say up front what else holds the nodes, so that a capacity scenario's
 # failure is not a mystery.
 others=$(squeue -h -t R,CG -p "$SLURM_PARTITION" -o '%i %u %j %N' 2>/dev/null)

@@ -51,15 +51,14 @@ ic_stop_host() {
 # scheduler (the release's, or bridge-up's) still runs to end their jobs;
 # then the release and its namespace.
 ic_clean_leftovers() {
-	local left ns
+	local left
 	left=$(k get namespaces -o name | sed -n 's#^namespace/\(e2e-.*\)$#\1#p')
 	# shellcheck disable=SC2086
 	[ -z "$left" ] || k delete namespace $left --wait=true --timeout=120s >/dev/null
 	# Their jobs alone: the demo's, or another install's, are not ours.
-	for ns in $left; do
-		wait_for 60 stack_no_bridge_jobs "$ns" ||
-			echo "in-cluster: warning: jobs of $ns still in Slurm"
-	done
+	# shellcheck disable=SC2086
+	[ -z "$left" ] || wait_for 60 stack_no_bridge_jobs $left ||
+		echo "in-cluster: warning: jobs of $left still in Slurm"
 	if helm status "$IC_REL" -n "$IC_NS" >/dev/null 2>&1; then
 		echo "in-cluster: removing the release of an earlier run"
 		helm uninstall "$IC_REL" -n "$IC_NS" --wait --timeout 120s >/dev/null || true
