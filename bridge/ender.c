@@ -25,8 +25,8 @@
 #include "bridge.h"
 
 struct ender {
-	struct worker
-	    *worker; /* one thread, or none; its lock guards the rest */
+	/* One thread, or none; its lock guards the rest. */
+	struct worker *worker;
 	/* cppcheck-suppress unusedStructMember ; TAILQ_* use its fields */
 	TAILQ_HEAD(, ereq) waiting; /* ends that free nodes */
 	struct lanes *bulk;	    /* by namespace, taken in turn (queue.c) */

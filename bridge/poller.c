@@ -30,13 +30,13 @@ enum poller_do {
 };
 
 struct poller {
-	struct worker
-	      *worker; /* one thread, or none; its lock guards the rest */
-	int    asked;
-	time_t since;
-	int    probe;	     /* a probe of jobs started was asked */
-	struct sload *spent; /* read: to free */
-	int	      spent_trim;
+	/* One thread, or none; its lock guards the rest. */
+	struct worker *worker;
+	int	       asked;
+	time_t	       since;
+	int	       probe; /* a probe of jobs started was asked */
+	struct sload  *spent; /* read: to free */
+	int	       spent_trim;
 	struct {
 		enum poller_do what;
 		time_t	       since;

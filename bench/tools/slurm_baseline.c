@@ -160,7 +160,7 @@ bl_job_find(struct bl_run *r, uint32_t id)
 	return (bsearch(&key, r->jobs, r->nsub, sizeof(*r->jobs), bl_job_cmp));
 }
 
-/* The same request sctl_desc_fill() makes for such pods (bridge/slurmsubmit.c). */
+/* The request sctl_desc_fill() makes for such pods (bridge/slurmsubmit.c). */
 static void
 bl_desc_fill(const struct bl_run *r, job_desc_msg_t *d, char *name,
     char *admin_comment, char *tres)
